@@ -1,0 +1,83 @@
+"""Trace-time input checks shared by every public function.
+
+Shape and dtype mistakes raise ``ValueError`` / ``TypeError`` when the
+function is called (or traced under ``jit``/``vmap``), naming the argument,
+what was expected and what was received. Value checks (is this mass
+positive?) are never done here: they live in ``physical_consistency`` (flags,
+jit-safe) and ``validate`` (eager, raising).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax.numpy as jnp
+import numpy as np
+
+
+def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
+    """Return ``x`` as a floating JAX array whose trailing axes equal ``trailing``.
+
+    Python ``int``/``float`` scalars are accepted and take JAX's default float
+    dtype. Integer, boolean or complex *arrays* raise ``TypeError``: a
+    float is never invented from integer data silently.
+
+    Args:
+      x: array-like input.
+      name: argument name used in error messages.
+      trailing: required trailing shape, e.g. ``(3, 3)``; leading axes are free.
+
+    Raises:
+      TypeError: ``x`` is not a floating-point array.
+      ValueError: the trailing shape does not match.
+    """
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        x = jnp.asarray(float(x))
+    elif not hasattr(x, "dtype"):
+        x = np.asarray(x)
+        if x.dtype.kind in "iu" or x.dtype == object:
+            raise TypeError(
+                f"{name}: expected a floating-point array, got a sequence converting to "
+                f"dtype {x.dtype}; write the numbers as floats or pass a float array"
+            )
+        x = jnp.asarray(x)
+    dtype = np.dtype(x.dtype)
+    if not jnp.issubdtype(dtype, jnp.floating):
+        raise TypeError(
+            f"{name}: expected a floating-point array (float32 or float64), got dtype {dtype}"
+        )
+    x = jnp.asarray(x)
+    trailing = tuple(trailing)
+    k = len(trailing)
+    if x.ndim < k or tuple(x.shape[x.ndim - k :]) != trailing:
+        want = "(..., " + ", ".join(str(t) for t in trailing) + ")" if k else "(...)"
+        raise ValueError(f"{name}: expected shape {want}, got shape {tuple(x.shape)}")
+    return x
+
+
+def same_dtype(**arrays) -> np.dtype:
+    """Check that all arrays share one floating dtype and return it.
+
+    Mixing float32 and float64 would silently upcast under NumPy promotion,
+    so it is refused with a ``TypeError`` naming both arguments.
+    """
+    items = list(arrays.items())
+    name0, a0 = items[0]
+    for name, a in items[1:]:
+        if a.dtype != a0.dtype:
+            raise TypeError(
+                f"{name} has dtype {a.dtype} but {name0} has dtype {a0.dtype}; "
+                "convert one explicitly (spatialjax never upcasts or downcasts silently)"
+            )
+    return a0.dtype
+
+
+def broadcast_batch(name_a: str, shape_a, name_b: str, shape_b) -> tuple[int, ...]:
+    """Broadcast two batch shapes NumPy-style or raise ``ValueError`` naming both."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(shape_a), tuple(shape_b)))
+    except ValueError:
+        raise ValueError(
+            f"batch shapes do not broadcast: {name_a} has batch shape {tuple(shape_a)}, "
+            f"{name_b} has batch shape {tuple(shape_b)}"
+        ) from None

@@ -1,0 +1,214 @@
+r"""Rotation helpers: skew, Featherstone coordinate rotations, quaternions, SO(3) exp/log.
+
+Conventions (``../shared/design/API.md`` section 1):
+
+* ``skew(v) @ u == cross(v, u)``.
+* An *active* rotation matrix ``R_AB`` has B's axes as columns, expressed in A;
+  it maps B-coordinates to A-coordinates. ``quat_to_matrix``,
+  ``matrix_to_quat``, ``so3_exp`` and ``so3_log`` all speak about ``R_AB``.
+* Featherstone's *coordinate* rotation ``E = R_AB.T`` maps A-coordinates to
+  B-coordinates. ``rotx``, ``roty``, ``rotz`` return ``E`` (Featherstone,
+  RBDA table 2.2), i.e. the transpose of the active rotation by the same angle.
+* Quaternions are ``(..., 4)`` scalar first, ``wxyz``; ``xyzw`` only through
+  :func:`quat_wxyz_to_xyzw` / :func:`quat_xyzw_to_wxyz`.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from . import _linalg3 as la
+from ._checks import as_float_array
+
+
+def skew(v):
+    """Cross-product matrix: ``skew(v) @ u == cross(v, u)``.
+
+    Args:
+      v: ``(..., 3)`` vector.
+
+    Returns:
+      ``(..., 3, 3)`` skew-symmetric matrix ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
+    """
+    return la.skew(as_float_array(v, "v", (3,)))
+
+
+def _axis_rotation(theta, name, i, j):
+    theta = as_float_array(theta, name)
+    c, s = jnp.cos(theta), jnp.sin(theta)
+    one, zero = jnp.ones_like(c), jnp.zeros_like(c)
+    rows = [[None] * 3 for _ in range(3)]
+    k = 3 - i - j
+    rows[k][k] = one
+    rows[k][i] = rows[k][j] = rows[i][k] = rows[j][k] = zero
+    rows[i][i], rows[i][j] = c, s
+    rows[j][i], rows[j][j] = -s, c
+    return jnp.stack([jnp.stack(r, axis=-1) for r in rows], axis=-2)
+
+
+def rotx(theta):
+    """Featherstone coordinate rotation about x: ``[[1,0,0],[0,c,s],[0,-s,c]]``.
+
+    For a frame B rotated by ``theta`` about A's x axis, ``rotx(theta)`` maps
+    A-coordinates to B-coordinates (``E = R_AB.T``; RBDA eq. 2.21).
+
+    Args:
+      theta: ``(...)`` angle in radians.
+
+    Returns:
+      ``(..., 3, 3)``.
+    """
+    return _axis_rotation(theta, "theta", 1, 2)
+
+
+def roty(theta):
+    """Featherstone coordinate rotation about y: ``[[c,0,-s],[0,1,0],[s,0,c]]`` (``E = R_AB.T``)."""
+    return _axis_rotation(theta, "theta", 2, 0)
+
+
+def rotz(theta):
+    """Featherstone coordinate rotation about z: ``[[c,s,0],[-s,c,0],[0,0,1]]`` (``E = R_AB.T``)."""
+    return _axis_rotation(theta, "theta", 0, 1)
+
+
+def quat_to_matrix(q):
+    r"""Active rotation matrix ``R_AB`` of a ``wxyz`` quaternion.
+
+    .. math:: R = 1 + 2 w\,[v]_\times + 2 [v]_\times^2 \quad\text{with } q/\|q\|
+
+    The quaternion is normalised first, so any non-zero ``q`` is accepted;
+    a zero quaternion has no rotation and gives non-finite entries.
+
+    Args:
+      q: ``(..., 4)`` scalar-first quaternion ``[w, x, y, z]``.
+
+    Returns:
+      ``(..., 3, 3)`` active rotation (B-coordinates to A-coordinates).
+    """
+    q = as_float_array(q, "q", (4,))
+    s = 2.0 / jnp.sum(q * q, axis=-1)
+    w, v = q[..., 0], q[..., 1:]
+    K = la.skew(v)
+    return la.eye3(q.shape[:-1], q.dtype) + s[..., None, None] * (
+        w[..., None, None] * K + la.mm(K, K)
+    )
+
+
+def matrix_to_quat(R):
+    """Unit ``wxyz`` quaternion of an active rotation matrix, with ``w >= 0``.
+
+    Shepperd's method: the branch with the largest pivot is selected per
+    batch element with ``jnp.where``, so the result is accurate for every
+    rotation including angle π, and gradients are finite everywhere. The sign
+    is fixed so that ``w >= 0`` (the angle lies in ``[0, π]``).
+
+    Args:
+      R: ``(..., 3, 3)`` rotation matrix (active, ``R_AB``).
+
+    Returns:
+      ``(..., 4)`` quaternion ``[w, x, y, z]``.
+    """
+    R = as_float_array(R, "R", (3, 3))
+    r00, r11, r22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
+    r01, r02, r10 = R[..., 0, 1], R[..., 0, 2], R[..., 1, 0]
+    r12, r20, r21 = R[..., 1, 2], R[..., 2, 0], R[..., 2, 1]
+    # pivots: 4 w^2, 4 x^2, 4 y^2, 4 z^2 (they sum to 4, so the largest is >= 1)
+    t = jnp.stack(
+        [1 + r00 + r11 + r22, 1 + r00 - r11 - r22, 1 - r00 + r11 - r22, 1 - r00 - r11 + r22],
+        axis=-1,
+    )
+    cand = jnp.stack(
+        [
+            jnp.stack([t[..., 0], r21 - r12, r02 - r20, r10 - r01], axis=-1),
+            jnp.stack([r21 - r12, t[..., 1], r01 + r10, r02 + r20], axis=-1),
+            jnp.stack([r02 - r20, r01 + r10, t[..., 2], r12 + r21], axis=-1),
+            jnp.stack([r10 - r01, r02 + r20, r12 + r21, t[..., 3]], axis=-1),
+        ],
+        axis=-2,
+    )
+    k = jnp.argmax(t, axis=-1)
+    tk = jnp.take_along_axis(t, k[..., None], axis=-1)
+    qk = jnp.take_along_axis(cand, k[..., None, None], axis=-2)[..., 0, :]
+    q = qk * (0.5 / jnp.sqrt(tk))
+    return jnp.where(q[..., :1] < 0, -q, q)
+
+
+def _sinc_terms(theta_sq):
+    """``(sin θ/θ, (1-cos θ)/θ², (θ - sin θ)/θ³)`` with a Taylor branch near 0.
+
+    Double ``jnp.where`` keeps gradients finite at θ = 0.
+    """
+    small = theta_sq < 1e-6
+    safe_sq = jnp.where(small, jnp.ones_like(theta_sq), theta_sq)
+    th = jnp.sqrt(safe_sq)
+    a = jnp.where(small, 1 - theta_sq / 6 + theta_sq**2 / 120, jnp.sin(th) / th)
+    b = jnp.where(small, 0.5 - theta_sq / 24 + theta_sq**2 / 720, (1 - jnp.cos(th)) / safe_sq)
+    return a, b
+
+
+def so3_exp(omega):
+    r"""Active rotation ``R = exp([ω]×)`` of an axis-angle vector (Rodrigues).
+
+    .. math:: R = 1 + \frac{\sin\theta}{\theta}[\omega]_\times
+              + \frac{1-\cos\theta}{\theta^2}[\omega]_\times^2,\quad \theta = \|\omega\|
+
+    Finite value and gradients at ``ω = 0`` (Taylor branch behind a double
+    ``jnp.where``).
+
+    Args:
+      omega: ``(..., 3)`` rotation vector (axis times angle, radians).
+
+    Returns:
+      ``(..., 3, 3)`` active rotation matrix.
+    """
+    omega = as_float_array(omega, "omega", (3,))
+    a, b = _sinc_terms(jnp.sum(omega * omega, axis=-1))
+    K = la.skew(omega)
+    return (
+        la.eye3(omega.shape[:-1], omega.dtype)
+        + a[..., None, None] * K
+        + b[..., None, None] * la.mm(K, K)
+    )
+
+
+def so3_log(R):
+    """Axis-angle vector ``ω`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
+
+    Computed through :func:`matrix_to_quat` (``w >= 0``) and
+    ``θ = 2 atan2(‖v‖, w)``, which is accurate at every angle, including π
+    where the trace formula loses all precision. Gradients are finite at the
+    identity (Taylor branch) and at π. At exactly π both ``ω`` and ``-ω`` are
+    valid logs; which one is returned is unspecified.
+
+    Args:
+      R: ``(..., 3, 3)`` active rotation matrix.
+
+    Returns:
+      ``(..., 3)`` rotation vector.
+    """
+    R = as_float_array(R, "R", (3, 3))
+    q = matrix_to_quat(R)
+    w, v = q[..., 0], q[..., 1:]
+    n_sq = jnp.sum(v * v, axis=-1)
+    small = n_sq < 1e-12
+    n = jnp.sqrt(jnp.where(small, jnp.ones_like(n_sq), n_sq))
+    w_safe = jnp.where(small, jnp.ones_like(w), w)
+    # scale = θ / ‖v‖ with θ = 2 atan2(‖v‖, w); Taylor for ‖v‖ -> 0 (w -> 1)
+    scale = jnp.where(
+        small,
+        2.0 / w_safe - 2.0 * n_sq / (3.0 * w_safe**3),
+        2.0 * jnp.arctan2(n, w) / n,
+    )
+    return scale[..., None] * v
+
+
+def quat_wxyz_to_xyzw(q):
+    """Reorder a scalar-first quaternion to scalar-last (Pinocchio/Eigen/ROS storage)."""
+    q = as_float_array(q, "q", (4,))
+    return jnp.concatenate([q[..., 1:], q[..., :1]], axis=-1)
+
+
+def quat_xyzw_to_wxyz(q):
+    """Reorder a scalar-last quaternion to scalar-first (spatialjax, brax, MJX, jaxlie)."""
+    q = as_float_array(q, "q", (4,))
+    return jnp.concatenate([q[..., 3:], q[..., :3]], axis=-1)

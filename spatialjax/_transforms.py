@@ -1,0 +1,312 @@
+r"""Plücker transforms in both associativity conventions (seed 002).
+
+Two pytree types describe the change of coordinates of spatial vectors from a
+frame A to a frame B. Motion vectors are ``[ω; v]`` (angular first), force
+vectors ``[n; f]`` (moment first).
+
+``Plx(E, r)`` (Featherstone, RBDL; *left-associative*)
+    ``E``: coordinate rotation A -> B (``E = R_AB.T``); ``r``: B's origin
+    relative to A's, in A coordinates. Motion matrix
+
+    .. math:: X = \begin{bmatrix} E & 0 \\ -E\,r_\times & E \end{bmatrix}
+
+    ``X1 @ X2`` is the matrix product: apply ``X2`` first, then ``X1``, and
+    ``plx(E1, r1) plx(E2, r2) = plx(E1 E2, E2ᵀ r1 + r2)``.
+
+``Plxb(E, r)`` (TDS, brax; *right-associative*)
+    The pose of a child frame B in a parent A: ``E = R_AB`` (B's axes in A),
+    ``r``: B's origin in A coordinates. Motion matrix (A -> B coordinates)
+
+    .. math:: Y = \begin{bmatrix} E^T & 0 \\ -E^T r_\times & E^T \end{bmatrix}
+
+    ``Y1 @ Y2`` is pose composition ``plxb(E1 E2, r1 + E1 r2)`` (``Y2`` is a
+    frame given in ``Y1``'s frame); its motion matrix is
+    ``Y2.as_matrix() @ Y1.as_matrix()``.
+
+``Plxb(E, r)`` and ``Plx(E.T, r)`` are the same physical transform
+(``to_plx`` / ``to_plxb``). All ``apply_*`` methods and ``compose`` work on
+the ``(E, r)`` form and never build a 6×6 matrix. Every ``as_*`` form and
+every ``apply_*`` maps *A-coordinates to B-coordinates*; the ``inverse_*``
+methods map B to A.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _linalg3 as la
+from ._checks import as_float_array, broadcast_batch, same_dtype
+
+
+def _split6(x):
+    return x[..., :3], x[..., 3:]
+
+
+def _join6(a, b):
+    return jnp.concatenate([a, b], axis=-1)
+
+
+def _batch_index(x, idx, trailing):
+    """Index the leading (batch) axes of a field with ``trailing`` core axes."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    return x[idx + (slice(None),) * trailing]
+
+
+class _PluckerBase:
+    """Shared plumbing: validation, batch shape, dtype, operand checks."""
+
+    E: jax.Array
+    r: jax.Array
+
+    def __post_init__(self):
+        E, r = self.E, self.r
+        # Leaves that are not arrays (vmap axis specs, tree sentinels) pass through.
+        if not (_is_array_like(E) and _is_array_like(r)):
+            return
+        name = type(self).__name__
+        E = as_float_array(E, f"{name}.E", (3, 3))
+        r = as_float_array(r, f"{name}.r", (3,))
+        same_dtype(**{f"{name}.E": E, f"{name}.r": r})
+        broadcast_batch(f"{name}.E", E.shape[:-2], f"{name}.r", r.shape[:-1])
+        object.__setattr__(self, "E", E)
+        object.__setattr__(self, "r", r)
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """Leading batch shape (broadcast of ``E`` and ``r`` batch shapes)."""
+        return tuple(np.broadcast_shapes(self.E.shape[:-2], self.r.shape[:-1]))
+
+    @property
+    def dtype(self):
+        return self.E.dtype
+
+    def __getitem__(self, idx):
+        """Index the batch axes: ``X[0]``, ``X[:, 1]`` (core axes are kept)."""
+        shape = self.batch_shape
+        E = jnp.broadcast_to(self.E, shape + (3, 3))
+        r = jnp.broadcast_to(self.r, shape + (3,))
+        return type(self)(E=_batch_index(E, idx, 2), r=_batch_index(r, idx, 1))
+
+    def _vector(self, x, name):
+        x = as_float_array(x, name, (6,))
+        same_dtype(**{f"{type(self).__name__}.E": self.E, name: x})
+        broadcast_batch(f"{type(self).__name__}", self.batch_shape, name, x.shape[:-1])
+        return x
+
+    def _other(self, other, method):
+        if not isinstance(other, type(self)):
+            hint = ""
+            if isinstance(other, _PluckerBase):
+                conv = "to_plx()" if isinstance(self, Plx) else "to_plxb()"
+                hint = f"; convert first with other.{conv}"
+            raise TypeError(
+                f"{type(self).__name__}.{method}: expected a {type(self).__name__}, "
+                f"got {type(other).__name__}{hint}"
+            )
+        same_dtype(**{"self.E": self.E, "other.E": other.E})
+        broadcast_batch("self", self.batch_shape, "other", other.batch_shape)
+        return other
+
+    def __matmul__(self, other):
+        if not isinstance(other, _PluckerBase):
+            raise TypeError(
+                f"{type(self).__name__} @ {type(other).__name__}: '@' composes transforms "
+                "only; use apply_motion(m) or apply_force(f) for spatial vectors"
+            )
+        return self.compose(other)
+
+    def as_force_matrix(self):
+        """6×6 force matrix ``X* = X⁻ᵀ`` (A -> B, ``[n; f]`` order)."""
+        return la.tr(self.inverse().as_matrix())
+
+
+def _is_array_like(x):
+    return isinstance(x, (jax.Array, np.ndarray, list, tuple))
+
+
+@dataclasses.dataclass(frozen=True)
+class Plx(_PluckerBase):
+    """Featherstone's left-associative Plücker transform ``X_BA`` (A -> B coordinates).
+
+    Attributes:
+      E: ``(..., 3, 3)`` coordinate rotation A -> B (``E = R_AB.T``; ``rotx``
+        etc. produce this form).
+      r: ``(..., 3)`` position of B's origin relative to A's origin, in A
+        coordinates.
+
+    The motion matrix is ``[[E, 0], [-E skew(r), E]]`` (RBDA eq. 2.24,
+    ``plx(E, r)``); ``X1 @ X2 == Plx(E1 E2, E2ᵀ r1 + r2)`` is the 6×6 matrix
+    product (apply ``X2`` first).
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax import Plx, rotz
+      >>> X = Plx(rotz(jnp.pi / 2), jnp.array([1.0, 0.0, 0.0]))
+      >>> X.apply_motion(jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])).round(6).tolist()
+      [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
+    """
+
+    E: jax.Array
+    r: jax.Array
+
+    @classmethod
+    def identity(cls, batch_shape=(), dtype=None) -> Plx:
+        """Identity transform with the given batch shape (default dtype: JAX's float)."""
+        dtype = dtype or jnp.zeros(()).dtype
+        return cls(la.eye3(batch_shape, dtype), jnp.zeros(tuple(batch_shape) + (3,), dtype))
+
+    @classmethod
+    def from_matrix(cls, X6) -> Plx:
+        """Read ``(E, r)`` from a 6×6 motion matrix ``[[E, 0], [-E skew(r), E]]``.
+
+        The input is not checked to be a valid motion transform; ``r`` is read
+        from the skew-symmetric part of ``-Eᵀ X[3:, :3]``.
+        """
+        X6 = as_float_array(X6, "X6", (6, 6))
+        E = X6[..., :3, :3]
+        return cls(E, la.vee(-la.mtm(E, X6[..., 3:, :3])))
+
+    def compose(self, other: Plx) -> Plx:
+        """``self @ other`` = ``Plx(E1 E2, E2ᵀ r1 + r2)``: ``other`` maps A->B, ``self`` B->C."""
+        other = self._other(other, "compose")
+        return Plx(la.mm(self.E, other.E), la.mtv(other.E, self.r) + other.r)
+
+    def inverse(self) -> Plx:
+        """``X⁻¹ = Plx(Eᵀ, -E r)`` (B -> A); motion matrix ``[[Eᵀ, 0], [skew(r) Eᵀ, Eᵀ]]``."""
+        return Plx(la.tr(self.E), -la.mv(self.E, self.r))
+
+    def apply_motion(self, m):
+        """``X m = [E ω; E (v - r × ω)]`` for a motion ``m = [ω; v]`` in A; result in B."""
+        w, v = _split6(self._vector(m, "m"))
+        return _join6(la.mv(self.E, w), la.mv(self.E, v - la.cross(self.r, w)))
+
+    def apply_force(self, f):
+        """``X* f = [E (n - r × f); E f]`` for a force ``f = [n; f]`` in A; result in B."""
+        n, fl = _split6(self._vector(f, "f"))
+        return _join6(la.mv(self.E, n - la.cross(self.r, fl)), la.mv(self.E, fl))
+
+    def inverse_apply_motion(self, m):
+        """``X⁻¹ m = [Eᵀ ω; Eᵀ v + r × Eᵀ ω]`` for a motion in B; result in A."""
+        w, v = _split6(self._vector(m, "m"))
+        wa = la.mtv(self.E, w)
+        return _join6(wa, la.mtv(self.E, v) + la.cross(self.r, wa))
+
+    def inverse_apply_force(self, f):
+        """``Xᵀ f = [Eᵀ n + r × Eᵀ f; Eᵀ f]`` for a force in B; result in A."""
+        n, fl = _split6(self._vector(f, "f"))
+        fa = la.mtv(self.E, fl)
+        return _join6(la.mtv(self.E, n) + la.cross(self.r, fa), fa)
+
+    def as_matrix(self):
+        """6×6 motion matrix ``[[E, 0], [-E skew(r), E]]`` (A -> B, ``[ω; v]``)."""
+        Z = jnp.zeros_like(self.E)
+        return la.block2x2(self.E, Z, -la.mm(self.E, la.skew(self.r)), self.E)
+
+    def as_homogeneous(self):
+        """4×4 ``T_BA = [[E, -E r], [0, 1]]`` mapping homogeneous *points* A -> B.
+
+        ``p_B = E (p_A - r)``. The pose of B in A (``T_AB``) is
+        ``X.inverse().as_homogeneous()``.
+        """
+        return _homogeneous(self.E, -la.mv(self.E, self.r))
+
+    def to_plxb(self) -> Plxb:
+        """The same physical transform as a right-associative ``Plxb(Eᵀ, r)``."""
+        return Plxb(la.tr(self.E), self.r)
+
+
+@dataclasses.dataclass(frozen=True)
+class Plxb(_PluckerBase):
+    """Right-associative (TDS / brax) transform: the pose of child B in parent A.
+
+    Attributes:
+      E: ``(..., 3, 3)`` active rotation ``R_AB`` (B's axes in A coordinates).
+      r: ``(..., 3)`` position of B's origin in A coordinates.
+
+    As a spatial transform it maps A-coordinates to B-coordinates with motion
+    matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (seed 002, ``plxb(E, r)``).
+    ``Y1 @ Y2 == Plxb(E1 E2, r1 + E1 r2)`` is pose composition (``Y2`` given
+    in ``Y1``'s child frame), and ``(Y1 @ Y2).as_matrix() ==
+    Y2.as_matrix() @ Y1.as_matrix()``.
+    """
+
+    E: jax.Array
+    r: jax.Array
+
+    @classmethod
+    def identity(cls, batch_shape=(), dtype=None) -> Plxb:
+        """Identity transform with the given batch shape (default dtype: JAX's float)."""
+        dtype = dtype or jnp.zeros(()).dtype
+        return cls(la.eye3(batch_shape, dtype), jnp.zeros(tuple(batch_shape) + (3,), dtype))
+
+    @classmethod
+    def from_matrix(cls, X6) -> Plxb:
+        """Read ``(E, r)`` from a 6×6 motion matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]``."""
+        return Plx.from_matrix(X6).to_plxb()
+
+    def compose(self, other: Plxb) -> Plxb:
+        """``self @ other`` = ``Plxb(E1 E2, r1 + E1 r2)`` (pose of ``other`` given in self's frame)."""
+        other = self._other(other, "compose")
+        return Plxb(la.mm(self.E, other.E), self.r + la.mv(self.E, other.r))
+
+    def inverse(self) -> Plxb:
+        """``Plxb(Eᵀ, -Eᵀ r)``: the pose of A in B."""
+        return Plxb(la.tr(self.E), -la.mtv(self.E, self.r))
+
+    def apply_motion(self, m):
+        """``Y m = [Eᵀ ω; Eᵀ (v - r × ω)]`` for a motion in A (parent); result in B (child)."""
+        w, v = _split6(self._vector(m, "m"))
+        return _join6(la.mtv(self.E, w), la.mtv(self.E, v - la.cross(self.r, w)))
+
+    def apply_force(self, f):
+        """``Y* f = [Eᵀ (n - r × f); Eᵀ f]`` for a force in A (parent); result in B (child)."""
+        n, fl = _split6(self._vector(f, "f"))
+        return _join6(la.mtv(self.E, n - la.cross(self.r, fl)), la.mtv(self.E, fl))
+
+    def inverse_apply_motion(self, m):
+        """``Y⁻¹ m = [E ω; E v + r × E ω]`` for a motion in B (child); result in A (parent)."""
+        w, v = _split6(self._vector(m, "m"))
+        wa = la.mv(self.E, w)
+        return _join6(wa, la.mv(self.E, v) + la.cross(self.r, wa))
+
+    def inverse_apply_force(self, f):
+        """``Yᵀ f = [E n + r × E f; E f]`` for a force in B (child); result in A (parent)."""
+        n, fl = _split6(self._vector(f, "f"))
+        fa = la.mv(self.E, fl)
+        return _join6(la.mv(self.E, n) + la.cross(self.r, fa), fa)
+
+    def as_matrix(self):
+        """6×6 motion matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (A -> B, ``[ω; v]``)."""
+        Et = la.tr(self.E)
+        return la.block2x2(Et, jnp.zeros_like(Et), -la.mm(Et, la.skew(self.r)), Et)
+
+    def as_homogeneous(self):
+        """4×4 ``T_BA = [[Eᵀ, -Eᵀ r], [0, 1]]`` mapping homogeneous *points* A -> B.
+
+        Same direction as :meth:`Plx.as_homogeneous` and as :meth:`as_matrix`.
+        The brax/TDS pose matrix ``T_AB = [[E, r], [0, 1]]`` is
+        ``Y.inverse().as_homogeneous()``.
+        """
+        return _homogeneous(la.tr(self.E), -la.mtv(self.E, self.r))
+
+    def to_plx(self) -> Plx:
+        """The same physical transform as a left-associative ``Plx(Eᵀ, r)``."""
+        return Plx(la.tr(self.E), self.r)
+
+
+def _homogeneous(R, p):
+    batch = np.broadcast_shapes(R.shape[:-2], p.shape[:-1])
+    R = jnp.broadcast_to(R, batch + (3, 3))
+    p = jnp.broadcast_to(p, batch + (3,))
+    top = jnp.concatenate([R, p[..., :, None]], axis=-1)
+    bottom = jnp.broadcast_to(jnp.array([0, 0, 0, 1], R.dtype), batch + (1, 4))
+    return jnp.concatenate([top, bottom], axis=-2)
+
+
+for _cls in (Plx, Plxb):
+    jax.tree_util.register_dataclass(_cls, data_fields=["E", "r"], meta_fields=[])
