@@ -250,7 +250,7 @@ class Plxb(_PluckerBase):
         return Plx.from_matrix(X6).to_plxb()
 
     def compose(self, other: Plxb) -> Plxb:
-        """``self @ other`` = ``Plxb(E1 E2, r1 + E1 r2)`` (pose of ``other`` given in self's frame)."""
+        """``self @ other`` = ``Plxb(E1 E2, r1 + E1 r2)`` (``other`` is a pose in self's frame)."""
         other = self._other(other, "compose")
         return Plxb(la.mm(self.E, other.E), self.r + la.mv(self.E, other.r))
 
