@@ -6,6 +6,15 @@ Conventions (one set, everywhere): motion vectors ``[ω; v]``, force vectors
 the README's conventions table.
 """
 
+from ._inertia import RigidBodyInertia as RigidBodyInertia
+from ._inertia import inertia_to_second_moment as inertia_to_second_moment
+from ._inertia import parallel_axis as parallel_axis
+from ._inertia import pseudo_inertia_sandwich as pseudo_inertia_sandwich
+from ._inertia import second_moment_to_inertia as second_moment_to_inertia
+from ._log_cholesky import log_cholesky_to_vector as log_cholesky_to_vector
+from ._log_cholesky import vector_to_log_cholesky as vector_to_log_cholesky
+from ._metrics import geodesic_distance as geodesic_distance
+from ._metrics import log_det_divergence as log_det_divergence
 from ._rotations import matrix_to_quat as matrix_to_quat
 from ._rotations import quat_to_matrix as quat_to_matrix
 from ._rotations import quat_wxyz_to_xyzw as quat_wxyz_to_xyzw
@@ -28,6 +37,15 @@ __version__ = "0.1.0"
 __all__ = [
     "Plx",
     "Plxb",
+    "RigidBodyInertia",
+    "geodesic_distance",
+    "inertia_to_second_moment",
+    "log_cholesky_to_vector",
+    "log_det_divergence",
+    "parallel_axis",
+    "pseudo_inertia_sandwich",
+    "second_moment_to_inertia",
+    "vector_to_log_cholesky",
     "crf",
     "crm",
     "force_cross",

@@ -1,0 +1,393 @@
+r"""Rigid-body inertial parameters (seed 001; Featherstone RBDA §2.13).
+
+A body's inertial parameters about the origin ``Bo`` of a frame B, expressed in
+B, are stored as the 10-vector (Pinocchio order)
+
+.. math:: π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
+
+with ``h = m c_BoBcm_B`` (first moment) and ``I = I_BBo_B`` (rotational inertia
+about ``Bo``). Equivalent forms, all in B about ``Bo``:
+
+* second moment ``S = ∫ρ r rᵀ = ½ tr(I) 1 − I`` and ``I = tr(S) 1 − S`` (seed 001, eq. 10);
+* pseudo-inertia ``J = [[S, h], [hᵀ, m]] = ∫ρ r̃ r̃ᵀ`` (4×4);
+* spatial inertia ``M = [[I, skew(h)], [skew(h)ᵀ, m 1]]`` (6×6, ``[ω; v]``, RBDA eq. 2.63).
+
+Changing frames uses the pseudo-inertia sandwich ``J_B = T_BA J_A T_BAᵀ``
+(seed 001, eq. 15), which equals the 6×6 congruence ``X* M X⁻¹``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import _linalg3 as la
+from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._transforms import Plx, Plxb
+
+
+def _sym_from6(p):
+    """``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` -> symmetric 3×3."""
+    xx, xy, yy, xz, yz, zz = (p[..., i] for i in range(6))
+    return jnp.stack(
+        [jnp.stack([xx, xy, xz], -1), jnp.stack([xy, yy, yz], -1), jnp.stack([xz, yz, zz], -1)],
+        axis=-2,
+    )
+
+
+def _sym_to6(I):
+    """Symmetric part of a 3×3 -> ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``."""
+    return jnp.stack(
+        [
+            I[..., 0, 0],
+            0.5 * (I[..., 0, 1] + I[..., 1, 0]),
+            I[..., 1, 1],
+            0.5 * (I[..., 0, 2] + I[..., 2, 0]),
+            0.5 * (I[..., 1, 2] + I[..., 2, 1]),
+            I[..., 2, 2],
+        ],
+        axis=-1,
+    )
+
+
+def _trace3(A):
+    return A[..., 0, 0] + A[..., 1, 1] + A[..., 2, 2]
+
+
+def _outer(a, b):
+    return a[..., :, None] * b[..., None, :]
+
+
+def inertia_to_second_moment(I):
+    """Second moment ``S = ½ tr(I) 1 − I`` from a rotational inertia about the same point.
+
+    Seed 001 ("From I to S"). Both matrices are about the same reference point
+    and in the same axes.
+
+    Args:
+      I: ``(..., 3, 3)`` rotational inertia.
+
+    Returns:
+      ``(..., 3, 3)`` second moment of mass.
+    """
+    I = as_float_array(I, "I", (3, 3))
+    return 0.5 * _trace3(I)[..., None, None] * la.eye3(I.shape[:-2], I.dtype) - I
+
+
+def second_moment_to_inertia(S):
+    """Rotational inertia ``I = tr(S) 1 − S`` from a second moment (seed 001, eq. 10).
+
+    Args:
+      S: ``(..., 3, 3)`` second moment of mass ``∫ρ r rᵀ``.
+
+    Returns:
+      ``(..., 3, 3)`` rotational inertia about the same point.
+    """
+    S = as_float_array(S, "S", (3, 3))
+    return _trace3(S)[..., None, None] * la.eye3(S.shape[:-2], S.dtype) - S
+
+
+def parallel_axis(I_c, m, p):
+    r"""Inertia about a point at offset ``p`` from the CoM: ``I_p = I_c − m p× p×``.
+
+    Seed 001, eq. 13 (parallel axis theorem).
+
+    Args:
+      I_c: ``(..., 3, 3)`` rotational inertia about the centre of mass.
+      m: ``(...)`` mass.
+      p: ``(..., 3)`` position of the new reference point relative to the CoM
+        (``Δp = p − c`` in the seed), in the same axes as ``I_c``.
+
+    Returns:
+      ``(..., 3, 3)`` inertia about the point. To move back towards the CoM
+      use ``I_c = I_p + m p× p×`` (i.e. pass ``-m``).
+    """
+    I_c = as_float_array(I_c, "I_c", (3, 3))
+    m = as_float_array(m, "m")
+    p = as_float_array(p, "p", (3,))
+    same_dtype(I_c=I_c, m=m, p=p)
+    P = la.skew(p)
+    return I_c - m[..., None, None] * la.mm(P, P)
+
+
+def pseudo_inertia_sandwich(T_ba, J_a):
+    """``J_b = T_ba J_a T_baᵀ`` (seed 001, eq. 15).
+
+    Args:
+      T_ba: ``(..., 4, 4)`` homogeneous transform mapping points from frame a
+        to frame b (``Plx.as_homogeneous()`` gives it for a transform A -> B).
+      J_a: ``(..., 4, 4)`` pseudo-inertia expressed in a.
+
+    Returns:
+      ``(..., 4, 4)`` pseudo-inertia expressed in b.
+    """
+    T = as_float_array(T_ba, "T_ba", (4, 4))
+    J = as_float_array(J_a, "J_a", (4, 4))
+    same_dtype(T_ba=T, J_a=J)
+    broadcast_batch("T_ba", T.shape[:-2], "J_a", J.shape[:-2])
+    TJ = jnp.sum(T[..., :, :, None] * J[..., None, :, :], axis=-2)
+    return jnp.sum(TJ[..., :, None, :] * T[..., None, :, :], axis=-1)
+
+
+@dataclasses.dataclass(frozen=True)
+class RigidBodyInertia:
+    """Inertial parameters of a rigid body about a frame's origin, batched.
+
+    Attributes:
+      params: ``(..., 10)`` vector ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz,
+        Izz]`` (Pinocchio's ``toDynamicParameters`` order): mass, first moment
+        ``h = m c_BoBcm_B`` and inertia ``I_BBo_B`` about the frame origin.
+
+    Constructors check shapes and dtypes only; values (positive mass,
+    positive semi-definite inertia, triangle inequality) are checked by
+    ``physical_consistency`` (jit-safe flags) and ``validate`` (eager).
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax import RigidBodyInertia
+      >>> body = RigidBodyInertia.from_point_masses(
+      ...     jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]))
+      >>> body.inertia_origin().diagonal().tolist()  # seed 001's two-point-mass example
+      [0.0, 1.0, 1.0]
+    """
+
+    params: jax.Array
+
+    def __post_init__(self):
+        p = self.params
+        if isinstance(p, (jax.Array, np.ndarray, list, tuple)):
+            object.__setattr__(self, "params", as_float_array(p, "params", (10,)))
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def from_vector(cls, pi) -> RigidBodyInertia:
+        """From the 10-vector ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (about the origin)."""
+        return cls(as_float_array(pi, "pi", (10,)))
+
+    @classmethod
+    def zeros(cls, batch_shape=(), dtype=None) -> RigidBodyInertia:
+        """The massless body (identity of ``+``)."""
+        dtype = dtype or jnp.zeros(()).dtype
+        return cls(jnp.zeros(tuple(batch_shape) + (10,), dtype))
+
+    @classmethod
+    def from_mass_com_inertia(cls, m, c, I_c) -> RigidBodyInertia:
+        """Featherstone's ``mcI``: mass, CoM and inertia about the CoM.
+
+        Args:
+          m: ``(...)`` mass.
+          c: ``(..., 3)`` CoM position ``c_BoBcm_B``.
+          I_c: ``(..., 3, 3)`` inertia about the CoM in B's axes
+            (``I_BBcm_B``); its symmetric part is used.
+
+        Returns:
+          The body about ``Bo``: ``h = m c``, ``I_o = I_c − m c× c×``.
+        """
+        m = as_float_array(m, "m")
+        c = as_float_array(c, "c", (3,))
+        I_c = as_float_array(I_c, "I_c", (3, 3))
+        same_dtype(m=m, c=c, I_c=I_c)
+        shape = broadcast_batch("m", m.shape, "c", c.shape[:-1])
+        shape = broadcast_batch("m, c", shape, "I_c", I_c.shape[:-2])
+        C = la.skew(c)
+        I_o = I_c - m[..., None, None] * la.mm(C, C)
+        return cls._pack(m, m[..., None] * c, I_o, shape)
+
+    @classmethod
+    def from_pseudo_inertia(cls, J) -> RigidBodyInertia:
+        """From the 4×4 pseudo-inertia ``[[S, h], [hᵀ, m]]`` (symmetric part used)."""
+        J = as_float_array(J, "J", (4, 4))
+        S = J[..., :3, :3]
+        h = 0.5 * (J[..., :3, 3] + J[..., 3, :3])
+        return cls._pack(J[..., 3, 3], h, _trace3(S)[..., None, None] * la.eye3((), J.dtype) - S)
+
+    @classmethod
+    def from_matrix(cls, M6) -> RigidBodyInertia:
+        """From a 6×6 spatial inertia ``[[I, skew(h)], [skew(h)ᵀ, m 1]]`` about the origin.
+
+        ``[ω; v]`` order. ``h`` is read from the skew part of the upper-right
+        block, ``m`` as the mean of the lower-right diagonal; use
+        ``transform_spatial_matrix`` for general (e.g. added-mass) matrices.
+        """
+        M6 = as_float_array(M6, "M6", (6, 6))
+        m = _trace3(M6[..., 3:, 3:]) / 3.0
+        h = 0.5 * (la.vee(M6[..., :3, 3:]) - la.vee(M6[..., 3:, :3]))
+        return cls._pack(m, h, M6[..., :3, :3])
+
+    @classmethod
+    def from_log_cholesky(cls, theta) -> RigidBodyInertia:
+        """From log-Cholesky parameters (see ``spatialjax._log_cholesky``); always consistent."""
+        from ._log_cholesky import log_cholesky_to_vector
+
+        return cls(log_cholesky_to_vector(theta))
+
+    @classmethod
+    def from_point_masses(cls, masses, positions) -> RigidBodyInertia:
+        """Body made of point masses (``m = Σ mᵢ``, ``h = Σ mᵢ pᵢ``).
+
+        ``I = Σ mᵢ (|pᵢ|² 1 − pᵢ pᵢᵀ)`` about the origin.
+
+        Args:
+          masses: ``(..., N)`` point masses.
+          positions: ``(..., N, 3)`` their positions in B, relative to ``Bo``.
+        """
+        masses = as_float_array(masses, "masses")
+        positions = as_float_array(positions, "positions", (3,))
+        same_dtype(masses=masses, positions=positions)
+        if masses.ndim < 1 or positions.ndim < 2:
+            raise ValueError(
+                f"masses: expected shape (..., N) and positions (..., N, 3), got "
+                f"{tuple(masses.shape)} and {tuple(positions.shape)}"
+            )
+        if masses.shape[-1] != positions.shape[-2]:
+            raise ValueError(
+                f"masses has N={masses.shape[-1]} points but positions has "
+                f"N={positions.shape[-2]} (shapes {tuple(masses.shape)}, {tuple(positions.shape)})"
+            )
+        broadcast_batch("masses", masses.shape[:-1], "positions", positions.shape[:-2])
+        mp = masses[..., None] * positions
+        S = jnp.sum(mp[..., :, :, None] * positions[..., :, None, :], axis=-3)
+        I_o = _trace3(S)[..., None, None] * la.eye3((), S.dtype) - S
+        return cls._pack(jnp.sum(masses, -1), jnp.sum(mp, -2), I_o)
+
+    @classmethod
+    def _pack(cls, m, h, I_o, shape=None):
+        if shape is None:
+            shape = np.broadcast_shapes(m.shape, h.shape[:-1], I_o.shape[:-2])
+        m = jnp.broadcast_to(m, shape)[..., None]
+        h = jnp.broadcast_to(h, tuple(shape) + (3,))
+        I6 = jnp.broadcast_to(_sym_to6(I_o), tuple(shape) + (6,))
+        return cls(jnp.concatenate([m, h, I6], axis=-1))
+
+    # -------------------------------------------------------------------- accessors
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        return tuple(self.params.shape[:-1])
+
+    @property
+    def dtype(self):
+        return self.params.dtype
+
+    @property
+    def mass(self):
+        """``(...)`` mass ``m``."""
+        return self.params[..., 0]
+
+    @property
+    def h(self):
+        """``(..., 3)`` first moment of mass ``h = m c`` about the origin."""
+        return self.params[..., 1:4]
+
+    @property
+    def com(self):
+        """``(..., 3)`` centre of mass ``c = h / m``; the origin (zeros) where ``m == 0``."""
+        m = self.mass
+        nonzero = m != 0
+        safe = jnp.where(nonzero, m, jnp.ones_like(m))
+        return jnp.where(nonzero[..., None], self.h / safe[..., None], jnp.zeros_like(self.h))
+
+    def __getitem__(self, idx) -> RigidBodyInertia:
+        """Index the batch axes (``body[3]``, ``body[:, 0]``)."""
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        return RigidBodyInertia(self.params[idx + (slice(None),)])
+
+    def to_vector(self):
+        """``(..., 10)`` parameters in Pinocchio order (about the origin)."""
+        return self.params
+
+    def inertia_origin(self):
+        """``(..., 3, 3)`` rotational inertia about the frame origin (``I_BBo_B``)."""
+        return _sym_from6(self.params[..., 4:])
+
+    def inertia_com(self):
+        """``(..., 3, 3)`` rotational inertia about the CoM in B's axes: ``I_o + h× h× / m``.
+
+        Undefined for ``m == 0``; returns ``I_o`` there.
+        """
+        m = self.mass
+        safe = jnp.where(m != 0, m, jnp.ones_like(m))
+        H = la.skew(self.h)
+        return self.inertia_origin() + la.mm(H, H) / safe[..., None, None]
+
+    def second_moment(self):
+        """``(..., 3, 3)`` second moment ``S = ∫ρ r rᵀ = ½ tr(I_o) 1 − I_o`` about the origin."""
+        I_o = self.inertia_origin()
+        return 0.5 * _trace3(I_o)[..., None, None] * la.eye3((), I_o.dtype) - I_o
+
+    def pseudo_inertia(self):
+        """``(..., 4, 4)`` pseudo-inertia ``J = [[S, h], [hᵀ, m]]``."""
+        S, h, m = self.second_moment(), self.h, self.mass
+        top = jnp.concatenate([S, h[..., :, None]], axis=-1)
+        bottom = jnp.concatenate([h, m[..., None]], axis=-1)[..., None, :]
+        return jnp.concatenate([top, bottom], axis=-2)
+
+    def as_matrix(self):
+        """``(..., 6, 6)`` spatial inertia ``[[I_o, skew(h)], [skew(h)ᵀ, m 1]]`` (``[ω; v]``)."""
+        H = la.skew(self.h)
+        mI = self.mass[..., None, None] * la.eye3((), self.dtype)
+        return la.block2x2(self.inertia_origin(), H, la.tr(H), mI)
+
+    def to_log_cholesky(self):
+        """``(..., 10)`` log-Cholesky parameters; requires ``J ≻ 0`` (else NaN entries)."""
+        from ._log_cholesky import vector_to_log_cholesky
+
+        return vector_to_log_cholesky(self.params)
+
+    # ------------------------------------------------------------------- operations
+    def transform(self, X) -> RigidBodyInertia:
+        r"""Re-express the body given in frame A in frame B, for ``X`` mapping A -> B.
+
+        ``M_B = X* M_A X⁻¹``, computed with the pseudo-inertia sandwich
+        ``J_B = T J_A Tᵀ`` in block form (``T = X.as_homogeneous() = [[R, t],
+        [0, 1]]``), never with 6×6 products:
+        ``S_B = R S Rᵀ + R h tᵀ + t hᵀ Rᵀ + m t tᵀ``, ``h_B = R h + m t``.
+
+        Args:
+          X: a ``Plx`` (``R = E``, ``t = −E r``) or a ``Plxb`` (``R = Eᵀ``,
+            ``t = −Eᵀ r``) mapping A-coordinates to B-coordinates.
+        """
+        if isinstance(X, Plx):
+            R, t = X.E, -la.mv(X.E, X.r)
+        elif isinstance(X, Plxb):
+            R, t = la.tr(X.E), -la.mtv(X.E, X.r)
+        else:
+            raise TypeError(f"transform: expected a Plx or Plxb, got {type(X).__name__}")
+        same_dtype(**{"inertia": self.params, "X.E": X.E})
+        shape = broadcast_batch("inertia", self.batch_shape, "X", X.batch_shape)
+        m, h = self.mass, self.h
+        S = self.second_moment()
+        Rh = la.mv(R, h)
+        mt = m[..., None] * t
+        S_B = la.mmt(la.mm(R, S), R) + _outer(Rh, t) + _outer(t, Rh) + _outer(mt, t)
+        I_B = _trace3(S_B)[..., None, None] * la.eye3((), S_B.dtype) - S_B
+        return RigidBodyInertia._pack(m, Rh + mt, I_B, shape)
+
+    def __add__(self, other) -> RigidBodyInertia:
+        """Bodies rigidly joined (both expressed in the same frame): parameters add."""
+        if not isinstance(other, RigidBodyInertia):
+            return NotImplemented
+        same_dtype(**{"self": self.params, "other": other.params})
+        broadcast_batch("self", self.batch_shape, "other", other.batch_shape)
+        return RigidBodyInertia(self.params + other.params)
+
+    def momentum(self, v):
+        """Spatial momentum ``M v = [I_o ω + h × v_o; m v_o − h × ω]`` of a motion ``[ω; v_o]``."""
+        v = as_float_array(v, "v", (6,))
+        same_dtype(inertia=self.params, v=v)
+        broadcast_batch("inertia", self.batch_shape, "v", v.shape[:-1])
+        w, vo = v[..., :3], v[..., 3:]
+        h = self.h
+        ang = la.mv(self.inertia_origin(), w) + la.cross(h, vo)
+        lin = self.mass[..., None] * vo - la.cross(h, w)
+        return jnp.concatenate([ang, lin], axis=-1)
+
+    def kinetic_energy(self, v):
+        """``½ vᵀ M v`` for a motion ``v = [ω; v_o]`` of the frame (``(...)``)."""
+        return 0.5 * jnp.sum(self.momentum(v) * v, axis=-1)
+
+
+jax.tree_util.register_dataclass(RigidBodyInertia, data_fields=["params"], meta_fields=[])
