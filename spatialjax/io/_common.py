@@ -1,0 +1,323 @@
+"""Shared plumbing for the model-file readers: errors, numbers, rotations, records.
+
+The readers use only the standard library (``xml.parsers.expat``, see
+``_xml.py``) and NumPy in float64: model files are parsed once, eagerly, and
+the values are exact decimal strings, so there is nothing to jit. Conversion
+to JAX arrays (and to the caller's dtype) happens once, in
+:func:`spatialjax.io.load_inertials`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ._xml import XNode
+# ----------------------------------------------------------------------------- errors
+
+
+class ModelFileError(ValueError):
+    """A model file that cannot be read: names the file, line, link and field.
+
+    Attributes:
+      path: the file.
+      line: 1-based line of the offending element, or ``None``.
+      link: the link / body name, or ``None`` when the problem is not in a link.
+      field: the element or attribute at fault (``"mass"``, ``"inertia/ixy"``,
+        ``"compiler/angle"``), or ``None``.
+      problem: what is wrong, in words.
+    """
+
+    def __init__(self, path, problem: str, *, line=None, link=None, field=None):
+        self.path = str(path)
+        self.line = line
+        self.link = link
+        self.field = field
+        self.problem = problem
+        where = self.path + (f":{line}" if line is not None else "")
+        parts = []
+        if link is not None:
+            parts.append(f"link '{link}'")
+        if field is not None:
+            parts.append(f"field '{field}'")
+        prefix = (", ".join(parts) + ": ") if parts else ""
+        super().__init__(f"{where}: {prefix}{problem}")
+
+
+# -------------------------------------------------------------------------- numbers
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+
+
+class Ctx:
+    """Where a value is read from, for error messages: file, line, link, field."""
+
+    __slots__ = ("path", "line", "link", "field")
+
+    def __init__(self, path, line=None, link=None, field=None):
+        self.path, self.line, self.link, self.field = path, line, link, field
+
+    def at(self, node: XNode | None = None, field=None) -> Ctx:
+        return Ctx(
+            self.path,
+            node.line if node is not None else self.line,
+            self.link,
+            field if field is not None else self.field,
+        )
+
+    def error(self, problem: str) -> ModelFileError:
+        return ModelFileError(self.path, problem, line=self.line, link=self.link, field=self.field)
+
+
+def parse_numbers(text: str | None, ctx: Ctx, count: int | tuple[int, ...]) -> np.ndarray:
+    """Parse whitespace-separated decimal numbers (float64) or raise naming the field.
+
+    Accepts the XML/xsd decimal and double lexical forms (``1``, ``-2.5e-3``,
+    ``.5``); rejects ``nan``, ``inf``, units (``1kg``) and anything else.
+
+    Args:
+      text: the attribute value or element text (``None``: missing).
+      ctx: where the value comes from.
+      count: required number of values (or a tuple of allowed counts).
+    """
+    if text is None:
+        raise ctx.error("missing")
+    tokens = text.split()
+    counts = (count,) if isinstance(count, int) else tuple(count)
+    for tok in tokens:
+        if not _NUMBER.match(tok):
+            raise ctx.error(f"expected a finite decimal number, got {tok!r}")
+    if len(tokens) not in counts:
+        want = " or ".join(str(c) for c in counts)
+        raise ctx.error(f"expected {want} number(s), got {len(tokens)} ({text.strip()!r})")
+    values = np.array([float(t) for t in tokens], dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ctx.error(f"value out of floating-point range: {text.strip()!r}")
+    return values
+
+
+def format_number(x: float) -> str:
+    """Shortest text that reads back as exactly ``x`` (``repr`` of a float64)."""
+    x = float(x)
+    if x == 0.0:
+        return "0"
+    return repr(x)
+
+
+# ------------------------------------------------------------------------ rotations
+
+
+def rot_axis(axis: int, angle: float) -> np.ndarray:
+    """Active rotation by ``angle`` about coordinate axis 0, 1 or 2 (float64)."""
+    c, s = np.cos(angle), np.sin(angle)
+    i, j = [(1, 2), (2, 0), (0, 1)][axis]
+    R = np.eye(3)
+    R[i, i] = R[j, j] = c
+    R[i, j], R[j, i] = -s, s
+    return R
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    """URDF/SDF roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z).
+
+    The active rotation ``R_BBi`` whose columns are the rotated frame's axes
+    (urdfdom ``Rotation::setFromRPY``; Pinocchio ``pin.rpy.rpyToMatrix``).
+    """
+    r, p, y = (float(v) for v in rpy)
+    return rot_axis(2, y) @ rot_axis(1, p) @ rot_axis(0, r)
+
+
+def quat_wxyz_to_matrix(q) -> np.ndarray:
+    """Active rotation of a (normalised) scalar-first quaternion."""
+    q = np.asarray(q, dtype=np.float64)
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def matrix_to_quat_wxyz(R) -> np.ndarray:
+    """Unit scalar-first quaternion (``w >= 0``) of an active rotation (Shepperd)."""
+    R = np.asarray(R, dtype=np.float64)
+    t = np.array(
+        [
+            1 + R[0, 0] + R[1, 1] + R[2, 2],
+            1 + R[0, 0] - R[1, 1] - R[2, 2],
+            1 - R[0, 0] + R[1, 1] - R[2, 2],
+            1 - R[0, 0] - R[1, 1] + R[2, 2],
+        ]
+    )
+    k = int(np.argmax(t))
+    if k == 0:
+        q = [t[0], R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]
+    elif k == 1:
+        q = [R[2, 1] - R[1, 2], t[1], R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]]
+    elif k == 2:
+        q = [R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], t[2], R[1, 2] + R[2, 1]]
+    else:
+        q = [R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], t[3]]
+    q = np.array(q) * (0.5 / np.sqrt(t[k]))
+    return -q if q[0] < 0 else q
+
+
+def principal_axes(I: np.ndarray, R_ref: np.ndarray | None = None):
+    """Eigen-decomposition ``I = Q diag(d) Qᵀ`` with ``Q`` a rotation close to ``R_ref``.
+
+    ``numpy.linalg.eigh`` returns the eigenvectors in an arbitrary order and
+    sign; here the columns are permuted and signed so that ``Q`` is the proper
+    rotation nearest ``R_ref`` (identity by default) among the 24 equivalent
+    choices, so a nearly diagonal inertia keeps its axes.
+
+    Returns:
+      ``(d, Q)``: principal moments ``(3,)`` and ``Q (3, 3)`` with ``det Q = +1``.
+    """
+    R_ref = np.eye(3) if R_ref is None else R_ref
+    d, V = np.linalg.eigh(0.5 * (I + I.T))
+    best = None
+    for perm in ((0, 1, 2), (0, 2, 1), (1, 0, 2), (1, 2, 0), (2, 0, 1), (2, 1, 0)):
+        Vp = V[:, perm]
+        signs = np.sign(np.sum(Vp * R_ref, axis=0))
+        signs[signs == 0] = 1.0
+        Q = Vp * signs
+        if np.linalg.det(Q) < 0:
+            j = int(np.argmin(np.abs(np.sum(Vp * R_ref, axis=0))))
+            Q[:, j] = -Q[:, j]
+        score = np.sum(Q * R_ref)
+        if best is None or score > best[0]:
+            best = (score, d[list(perm)], Q)
+    return best[1], best[2]
+
+
+# -------------------------------------------------------------------------- records
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LinkInertial:
+    """The inertial of one link/body, as read, in float64.
+
+    Attributes:
+      name: link (URDF/SDF) or body (MJCF) name; unnamed MJCF bodies are
+        called ``"<body N>"`` with N the MuJoCo body id (depth-first, world = 0).
+      status: ``"inertial"`` (read from an ``<inertial>`` element),
+        ``"absent"`` (URDF link without ``<inertial>``: a massless frame),
+        ``"sdf-default"`` (SDF link without ``<inertial>``: the SDF
+        specification's default, 1 kg and unit inertia).
+      mass: ``m``.
+      com: ``(3,)`` ``c_BoBcm_B``: CoM relative to the link origin in link axes.
+      inertia_com: ``(3, 3)`` ``I_BBcm_B``: rotational inertia about the CoM in
+        the link's axes (``R I_file Rᵀ``).
+      rotation: ``(3, 3)`` ``R_BBi``: orientation of the file's inertial
+        frame Bi in the link frame B (active rotation).
+      inertia_file: ``(3, 3)`` the inertia as written, about the CoM in Bi axes.
+      line: line of the ``<inertial>`` (or link) element.
+      added_mass: ``(6, 6)`` SDF ``<fluid_added_mass>`` as written, rows and
+        columns in the file's ``[x, y, z, p, q, r]`` order, or ``None``.
+    """
+
+    name: str
+    status: str
+    mass: float
+    com: np.ndarray
+    inertia_com: np.ndarray
+    rotation: np.ndarray
+    inertia_file: np.ndarray
+    line: int | None
+    added_mass: np.ndarray | None = None
+    # format-specific: rewrite this inertial with new values (None: not rewritable)
+    rewrite: Callable | None = dataclasses.field(default=None, repr=False)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ModelInertials:
+    """Everything read from one model file.
+
+    Attributes:
+      path: the file.
+      format: ``"urdf"``, ``"sdf"`` or ``"mjcf"`` (from the root element).
+      links: one :class:`LinkInertial` per link/body with an inertial to
+        check, in document order.
+      notes: things a user should know that are not errors (MJCF bodies whose
+        inertia MuJoCo infers from geoms, compiler flags that change inertias,
+        unsupported meta-elements skipped).
+      source: the file's bytes (for ``--fix``).
+    """
+
+    path: str
+    format: str
+    links: tuple
+    notes: tuple
+    source: bytes = dataclasses.field(repr=False, default=b"")
+
+    @property
+    def names(self) -> list[str]:
+        return [link.name for link in self.links]
+
+
+def make_link(name, status, mass, com, R, I_file, line, added_mass=None, rewrite=None):
+    I_file = 0.5 * (I_file + I_file.T)
+    return LinkInertial(
+        name=name,
+        status=status,
+        mass=float(mass),
+        com=np.asarray(com, dtype=np.float64),
+        inertia_com=R @ I_file @ R.T,
+        rotation=R,
+        inertia_file=I_file,
+        line=line,
+        added_mass=added_mass,
+        rewrite=rewrite,
+    )
+
+
+def sym3(xx, xy, xz, yy, yz, zz) -> np.ndarray:
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]], dtype=np.float64)
+
+
+def new_values_in_frame(R: np.ndarray, inertia_com_new: np.ndarray) -> np.ndarray:
+    """The corrected inertia about the CoM written in the file's inertial axes ``Bi``."""
+    I = R.T @ inertia_com_new @ R
+    return 0.5 * (I + I.T)
+
+
+def changed(old, new, scale: float) -> bool:
+    """Whether a number moved by more than round-off relative to ``scale``."""
+    return abs(float(new) - float(old)) > 1e-13 * max(scale, abs(float(old)), 1e-300)
+
+
+def read_bytes(path) -> bytes:
+    p = Path(path)
+    try:
+        return p.read_bytes()
+    except OSError as e:
+        raise ModelFileError(path, f"cannot read file: {e.strerror or e}") from None
+
+
+def vector_text(old_text: str | None, old, new, scale: float | None = None) -> str | None:
+    """New text for a number list, keeping the original token of every unchanged entry.
+
+    Returns ``None`` when no entry moved by more than round-off.
+    """
+    old = np.atleast_1d(np.asarray(old, dtype=np.float64))
+    new = np.atleast_1d(np.asarray(new, dtype=np.float64))
+    scale = float(np.max(np.abs(old), initial=0.0)) if scale is None else scale
+    tokens = old_text.split() if old_text is not None else [format_number(v) for v in old]
+    if len(tokens) < len(old):
+        tokens = [format_number(v) for v in old]
+    moved = [changed(o, n, scale) for o, n in zip(old, new, strict=True)]
+    if not any(moved):
+        return None
+    out = list(tokens)
+    for i, (m, v) in enumerate(zip(moved, new, strict=True)):
+        if m:
+            out[i] = format_number(v)
+    return " ".join(out)

@@ -1,0 +1,386 @@
+"""``spatialjax check``: verdicts, tolerances, exit status, JSON, and ``--fix``.
+
+Expected margins are closed forms (diagonal inertias) or NumPy eigenvalues
+of the matrices written in the fixtures; the fixed copies are compared with
+:func:`spatialjax.nearest_consistent` applied to the original parameters and
+checked byte-for-byte outside the rewritten ``<inertial>`` elements.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.metadata
+import json
+import shutil
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from spatialjax import cli
+from spatialjax._consistency import nearest_consistent
+from spatialjax._inertia import RigidBodyInertia
+from spatialjax.io import read_model
+from spatialjax.io._check import check_file, main
+from spatialjax.io._verdict import DEFAULT_TOL, VERDICTS, classify
+from spatialjax.io._xml import apply_edits, parse_xml
+
+FIX = Path(__file__).parent / "fixtures"
+
+BAD = {
+    "bad.urdf": {
+        "good": "consistent",
+        "negative_mass": "non_positive_mass",
+        "zero_mass_with_inertia": "non_positive_mass",
+        "not_psd": "not_psd",
+        "triangle": "triangle_violated",
+        "triangle_rotated": "triangle_violated",
+        "camera": "massless",
+    },
+    "bad.sdf": {"good": "consistent", "keel": "triangle_violated", "ballast": "non_positive_mass"},
+    "bad_mjcf.xml": {
+        "good": "consistent",
+        "flat": "triangle_violated",
+        "flat_quat": "triangle_violated",
+        "negative": "non_positive_mass",
+        "full_not_psd": "not_psd",
+    },
+}
+GOOD = {
+    "arm.urdf": {
+        "base_link": "consistent",
+        "link1": "consistent",
+        "sensor_link": "massless",
+        "tool_frame": "massless",
+        "payload": "point_mass",
+        "rod": "pseudo_inertia_not_pd",
+    },
+    "vehicle.sdf": {n: "consistent" for n in ("hull", "fin", "propeller", "marker")},
+    "walker.xml": {n: "consistent" for n in ("torso", "upper", "lower", "<body 4>", "foot", "arm")},
+}
+
+
+def _json(capsys, argv):
+    status = main(argv + ["--json"])
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["exit_status"] == status
+    return status, doc
+
+
+def _verdicts(doc, i=0):
+    return {link["name"]: link["verdict"] for link in doc["files"][i]["links"]}
+
+
+# ---------------------------------------------------------------------- verdicts
+
+
+@pytest.mark.parametrize("fixture", sorted(BAD) + sorted(GOOD))
+def test_verdicts_and_exit_status(capsys, fixture):
+    expected = {**BAD, **GOOD}[fixture]
+    status, doc = _json(capsys, [str(FIX / fixture)])
+    assert _verdicts(doc) == expected
+    invalid = sum(not VERDICTS[v][1] for v in expected.values())
+    assert doc["n_invalid"] == doc["files"][0]["n_invalid"] == invalid
+    assert status == (1 if invalid else 0)
+    for link in doc["files"][0]["links"]:
+        assert link["valid"] == VERDICTS[link["verdict"]][1]
+        assert link["degenerate"] == VERDICTS[link["verdict"]][2]
+
+
+def test_margins_in_json_match_closed_forms(capsys):
+    _, doc = _json(capsys, [str(FIX / "bad.urdf")])
+    links = {link["name"]: link for link in doc["files"][0]["links"]}
+    # diag(0.1, 0.1, 0.3): λ1 + λ2 − λ3 = −0.1
+    tri = links["triangle"]
+    assert tri["margins"]["triangle_margin"] == pytest.approx(-0.1, abs=1e-15)
+    assert tri["principal_moments"] == pytest.approx([0.1, 0.1, 0.3], abs=1e-15)
+    assert tri["com"] == [0.0, 0.1, 0.0] and tri["line"] == 56
+    # diag(-0.01, 0.03, 0.03): smallest moment −0.01
+    assert links["not_psd"]["margins"]["min_eig_inertia_com"] == pytest.approx(-0.01, abs=1e-15)
+    # a rotated inertial frame does not change the principal moments
+    I = np.array([[0.05, 0.01, 0.0], [0.01, 0.06, 0.0], [0.0, 0.0, 0.2]])
+    lam = np.linalg.eigvalsh(I)
+    rot = links["triangle_rotated"]
+    assert rot["principal_moments"] == pytest.approx(lam, abs=1e-15)
+    assert rot["margins"]["triangle_margin"] == pytest.approx(lam[0] + lam[1] - lam[2], abs=1e-15)
+    # the tolerance scales with the body: tol * (tr(I_c) / 2 + m * (1 mm)^2) + round-off
+    tau = DEFAULT_TOL * (0.5 * 0.5 + 1.0 * 1e-6)
+    assert tri["margins"]["tolerance"] == pytest.approx(tau, rel=1e-6)
+
+
+def _body(m, c, I_c):
+    return RigidBodyInertia.from_mass_com_inertia(
+        jnp.asarray(m, jnp.float64), jnp.asarray(c, jnp.float64), jnp.asarray(I_c, jnp.float64)
+    )
+
+
+def test_classify_definitions():
+    z = np.zeros(3)
+    cases = {
+        "massless": _body(0.0, z, np.zeros((3, 3))),
+        "non_positive_mass": _body(0.0, z, np.eye(3) * 1e-3),
+        "point_mass": _body(2.0, [0.3, 0.0, 0.0], np.zeros((3, 3))),
+        # seed 001: two point masses at ±1 on x: I = diag(0, 1, 1), a rod
+        "pseudo_inertia_not_pd": RigidBodyInertia.from_point_masses(
+            jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
+        ),
+        # seed 001: I = diag(1, 0, 0) is PSD but violates the triangle inequality
+        "triangle_violated": _body(1.0, z, np.diag([1.0, 0.0, 0.0])),
+        "not_psd": _body(1.0, z, np.diag([-1e-3, 1.0, 1.0])),
+        "consistent": _body(1.0, z, np.diag([1.0, 2.0, 2.5])),
+    }
+    for code, body in cases.items():
+        assert classify(body[None])[0].code == code, code
+    # a negative mass with a perfectly good inertia is still an error
+    assert classify(_body(-1.0, z, np.eye(3))[None])[0].code == "non_positive_mass"
+
+
+def test_roundoff_on_a_point_mass_is_not_an_error():
+    """Eigenvalues of −1e−20 on a 1 kg point mass are round-off, not a non-PSD inertia."""
+    body = _body(1.0, np.zeros(3), np.diag([-1e-20, 1e-20, 0.0]))
+    v = classify(body[None])[0]
+    assert v.code == "point_mass" and v.valid and v.degenerate
+    assert v.min_eig_inertia_com < 0 < v.tolerance
+    # the same numbers on a 1 g body with real moments are judged against that body's scale
+    real = _body(1e-3, [0.0, 0.0, 0.0], np.diag([-1e-7, 2e-6, 2e-6]))
+    assert classify(real[None])[0].code == "not_psd"
+
+
+def test_tol_option_changes_what_counts_as_roundoff(tmp_path, capsys):
+    # a lamina printed with 6 significant digits: 0.000416666 + 0.000833333 < 0.00125 by 1e-9
+    p = tmp_path / "plate.urdf"
+    p.write_text(
+        "<robot name='r'><link name='plate'><inertial><mass value='0.05'/>"
+        "<inertia ixx='0.000416666' ixy='0' ixz='0' iyy='0.000833333' iyz='0' izz='0.00125'/>"
+        "</inertial></link></robot>"
+    )
+    status, doc = _json(capsys, [str(p)])
+    assert (status, _verdicts(doc)) == (1, {"plate": "triangle_violated"})
+    status, doc = _json(capsys, [str(p), "--tol", "1e-6"])
+    assert (status, _verdicts(doc)) == (0, {"plate": "pseudo_inertia_not_pd"})
+
+
+def test_text_output_and_exit_status_for_several_files(tmp_path, capsys):
+    malformed = tmp_path / "broken.urdf"
+    malformed.write_text("<robot name='r'><link name='a'><inertial><mass value='x'/>")
+    assert main([str(FIX / "arm.urdf"), str(FIX / "walker.xml")]) == 0
+    out = capsys.readouterr().out
+    assert "payload" in out and "point mass (degenerate)" in out
+    assert "note: 1 body without <inertial>" in out
+    assert main([str(FIX / "arm.urdf"), str(FIX / "bad.urdf")]) == 1
+    out = capsys.readouterr().out
+    assert "INVALID: triangle inequality violated" in out
+    assert "checked 2 of 2 file(s), 13 links: 5 invalid" in out
+    assert main([str(FIX / "bad.urdf"), str(malformed)]) == 2
+    captured = capsys.readouterr()
+    assert "broken.urdf:1: not well-formed XML" in captured.err
+
+
+def test_registered_in_the_command_line(monkeypatch, capsys):
+    monkeypatch.setitem(
+        cli.SUBCOMMANDS,
+        "check",
+        ("spatialjax.io._check", "check the inertials of URDF/SDF/MJCF files"),
+    )
+    assert cli.main(["check", str(FIX / "bad.sdf"), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["n_invalid"] == 2
+
+
+# -------------------------------------------------------------------------- --fix
+
+
+def _params(model) -> np.ndarray:
+    """(n, 10) parameters about each link origin, in NumPy: h = m c, I_o = I_c − m c× c×."""
+    out = []
+    for link in model.links:
+        m, c, I_c = link.mass, link.com, link.inertia_com
+        I_o = I_c + m * (c @ c * np.eye(3) - np.outer(c, c))
+        out.append([m, *(m * c), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])
+    return np.array(out)
+
+
+def _inertial_spans(data: bytes, names) -> list[tuple[int, int]]:
+    """Byte spans of the <inertial> elements of the named links/bodies."""
+    spans = []
+    for node in parse_xml(data, "x").iter():
+        if node.tag in ("link", "body") and node.attrib.get("name") in names:
+            inertial = node.find("inertial")
+            spans.append((inertial.start, inertial.end))
+    assert len(spans) == len(names)
+    return sorted(spans)
+
+
+def _outside(data: bytes, spans) -> list[bytes]:
+    chunks, pos = [], 0
+    for s, e in spans:
+        chunks.append(data[pos:s])
+        pos = e
+    return chunks + [data[pos:]]
+
+
+@pytest.mark.parametrize("fixture", sorted(BAD))
+def test_fix_rewrites_only_invalid_inertials(tmp_path, capsys, fixture):
+    src = FIX / fixture
+    out = tmp_path / ("fixed_" + fixture)
+    status, doc = _json(capsys, [str(src), "--fix", str(out)])
+    assert status == 1  # the status describes the input
+    invalid = [n for n, v in BAD[fixture].items() if not VERDICTS[v][1]]
+    fix = doc["files"][0]["fix"]
+    assert [e["name"] for e in fix["links"]] == invalid
+    assert fix["n_invalid_after"] == 0
+    assert all(e["valid_after"] and e["verdict_after"] == "consistent" for e in fix["links"])
+
+    # re-read: everything valid, and consistent wherever it was fixed
+    status, after = _json(capsys, [str(out)])
+    assert status == 0
+    for name, code in _verdicts(after).items():
+        assert code == ("consistent" if name in invalid else BAD[fixture][name])
+
+    # bytes outside the rewritten <inertial> elements are identical
+    a, b = src.read_bytes(), out.read_bytes()
+    assert _outside(a, _inertial_spans(a, invalid)) == _outside(b, _inertial_spans(b, invalid))
+
+    # valid links read back bit-for-bit; fixed ones equal nearest_consistent of the original
+    p0, p1 = _params(read_model(src)), _params(read_model(out))
+    names = read_model(src).names
+    idx = np.array([names.index(n) for n in invalid])
+    expected = jax.jit(nearest_consistent)(RigidBodyInertia(p0[idx]), fix["eps"])
+    np.testing.assert_allclose(p1[idx], expected.params, rtol=1e-14, atol=1e-16)
+    keep = np.array([n not in invalid for n in names])
+    np.testing.assert_array_equal(p1[keep], p0[keep])
+
+    # the report says how far each one moved
+    text_status = main([str(src), "--fix", str(tmp_path / "again")])
+    assert text_status == 1
+    text = capsys.readouterr().out
+    assert "fixed copy written to" in text and "|ΔJ|_F" in text and "now consistent" in text
+
+
+def test_fix_several_files_into_a_directory(tmp_path, capsys):
+    outdir = tmp_path / "out"
+    assert main([str(FIX / "bad.urdf"), str(FIX / "arm.urdf"), "--fix", str(outdir)]) == 1
+    capsys.readouterr()
+    assert (outdir / "arm.urdf").read_bytes() == (FIX / "arm.urdf").read_bytes()
+    assert main([str(outdir / "bad.urdf"), str(outdir / "arm.urdf")]) == 0
+
+
+_R = np.array([[0.36, 0.48, -0.8], [-0.8, 0.6, 0.0], [0.48, 0.64, 0.6]])  # a rotation
+
+
+@pytest.mark.parametrize(
+    "ext, text",
+    [
+        ("urdf", "<robot name='r'><link name='L'><inertial><mass value='1'/><inertia ixx='1' "
+                 "ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/></inertial></link></robot>"),
+        ("urdf", "<robot name='r'><link name='L'><inertial><origin rpy='0.1 0.2 0.3'/>"
+                 "<mass value='1'/><inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/>"
+                 "</inertial></link></robot>"),
+        ("sdf", "<sdf version='1.9'><model name='m'><link name='L'><inertial>"
+                "<inertia><ixx>1</ixx><ixy>0</ixy><ixz>0</ixz><iyy>1</iyy><iyz>0</iyz><izz>1</izz>"
+                "</inertia></inertial></link></model></sdf>"),
+        ("sdf", "<sdf version='1.9'><model name='m'><link name='L'><inertial>"
+                "<pose degrees='true'>1 2 3 10 20 30</pose><mass>2</mass></inertial></link>"
+                "</model></sdf>"),
+        ("xml", "<mujoco><worldbody><body name='L'>"
+                "<inertial pos='0 0 0' mass='1' diaginertia='1 1 1'/></body></worldbody></mujoco>"),
+        ("xml", "<mujoco><compiler angle='radian'/><worldbody><body name='L'><inertial pos='0 0 0' "
+                "euler='0.1 0.2 0.3' mass='1' diaginertia='1 2 2.5'/></body></worldbody></mujoco>"),
+        ("xml", "<mujoco><worldbody><body name='L'><inertial pos='0 0 0' quat='1 0 0 0.2' mass='1' "
+                "diaginertia='1 2 2.5'/></body></worldbody></mujoco>"),
+        ("xml", "<mujoco><worldbody><body name='L'><inertial pos='0 0 0' mass='1' "
+                "fullinertia='1 1 1 0 0 0'/></body></worldbody></mujoco>"),
+    ],
+)  # fmt: skip
+def test_writers_round_trip_any_inertial(tmp_path, ext, text):
+    """Each format's writer can express any (m, c, I_c), inserting missing elements."""
+    p = tmp_path / f"m.{ext}"
+    p.write_text(text)
+    model = read_model(p)
+    m, c = 2.75, np.array([0.125, -0.5, 0.03125])
+    I_c = _R @ np.diag([0.3, 0.5, 0.7]) @ _R.T  # not diagonal in any file frame above
+    data = apply_edits(model.source, model.links[0].rewrite(m, c, I_c))
+    q = tmp_path / f"out.{ext}"
+    q.write_bytes(data)
+    link = read_model(q).links[0]
+    assert link.mass == m
+    np.testing.assert_allclose(link.com, c, atol=1e-16)
+    np.testing.assert_allclose(link.inertia_com, I_c, atol=1e-15)
+    # unchanged values are left as written
+    same = apply_edits(model.source, model.links[0].rewrite(*_as_read(model.links[0])))
+    assert same == model.source
+
+
+def _as_read(link):
+    return link.mass, link.com, link.inertia_com
+
+
+# --------------------------------------------------------------------- example-robot-data
+
+
+def _robots_dir():
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or []:
+        if str(f).endswith("example-robot-data/package.xml"):
+            d = Path(dist.locate_file(f)).parent / "robots"
+            if d.is_dir():
+                return d
+    return None
+
+
+@pytest.mark.skipif(_robots_dir() is None, reason="example-robot-data is not installed")
+def test_example_robot_data_corpus(tmp_path):
+    """Check every URDF (and SDF) of example-robot-data; fix the invalid ones."""
+    root = _robots_dir()
+    files = sorted(glob.glob(str(root / "**" / "*.urdf"), recursive=True))
+    files += sorted(glob.glob(str(root / "**" / "*.sdf"), recursive=True))
+    t0 = time.perf_counter()
+    n_links, invalid, counts = 0, [], {}
+    for k, path in enumerate(files):
+        rep = check_file(path)
+        n_links += rep["n_links"]
+        model = read_model(path)
+        for link, entry in zip(model.links, rep["links"], strict=True):
+            counts[entry["verdict"]] = counts.get(entry["verdict"], 0) + 1
+            # independent check of the verdict with NumPy on the values read
+            lam = np.linalg.eigvalsh(link.inertia_com)
+            tau = entry["margins"]["tolerance"]
+            numpy_invalid = entry["verdict"] != "massless" and (
+                link.mass <= 0 or lam[0] < -tau or lam[0] + lam[1] - lam[2] < -tau
+            )
+            assert numpy_invalid == (not entry["valid"]), (path, link.name)
+            if not entry["valid"]:
+                invalid.append(f"{Path(path).relative_to(root)}: {link.name}: {entry['text']}")
+        if rep["n_invalid"]:
+            out = tmp_path / f"{k}_{Path(path).name}"
+            fixed = check_file(path, fix_to=out)
+            assert fixed["fix"]["n_invalid_after"] == 0, path
+            assert check_file(out)["n_invalid"] == 0
+            names = [e["name"] for e in fixed["fix"]["links"]]
+            a, b = Path(path).read_bytes(), out.read_bytes()
+            assert _outside(a, _inertial_spans(a, set(names))) == _outside(
+                b, _inertial_spans(b, set(names))
+            )
+    elapsed = time.perf_counter() - t0
+    print(
+        f"\nexample-robot-data: {len(files)} files, {n_links} links checked in {elapsed:.1f} s; "
+        f"verdicts {dict(sorted(counts.items()))}; {len(invalid)} invalid:"
+    )
+    print("\n".join("  " + line for line in invalid))
+    assert len(files) > 20 and n_links > 1000
+    assert set(counts) <= set(VERDICTS)
+
+
+def test_fixture_copy_untouched_by_check(tmp_path, capsys):
+    """Checking never writes to the input."""
+    p = tmp_path / "bad.urdf"
+    shutil.copy(FIX / "bad.urdf", p)
+    before = p.read_bytes()
+    main([str(p)])
+    capsys.readouterr()
+    assert p.read_bytes() == before
