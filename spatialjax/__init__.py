@@ -6,6 +6,12 @@ Conventions (one set, everywhere): motion vectors ``[ω; v]``, force vectors
 the README's conventions table.
 """
 
+from . import interop as interop
+from ._consistency import ConsistencyReport as ConsistencyReport
+from ._consistency import is_physically_consistent as is_physically_consistent
+from ._consistency import nearest_consistent as nearest_consistent
+from ._consistency import physical_consistency as physical_consistency
+from ._consistency import validate as validate
 from ._inertia import RigidBodyInertia as RigidBodyInertia
 from ._inertia import inertia_to_second_moment as inertia_to_second_moment
 from ._inertia import parallel_axis as parallel_axis
@@ -25,39 +31,65 @@ from ._rotations import rotz as rotz
 from ._rotations import skew as skew
 from ._rotations import so3_exp as so3_exp
 from ._rotations import so3_log as so3_log
+from ._shapes import box as box
+from ._shapes import box_shell as box_shell
+from ._shapes import capsule as capsule
+from ._shapes import cylinder as cylinder
+from ._shapes import ellipsoid as ellipsoid
+from ._shapes import ellipsoid_shell as ellipsoid_shell
+from ._shapes import sphere as sphere
 from ._spatial import crf as crf
 from ._spatial import crm as crm
 from ._spatial import force_cross as force_cross
 from ._spatial import motion_cross as motion_cross
+from ._spatial_matrix import swap_linear_angular as swap_linear_angular
+from ._spatial_matrix import swap_linear_angular_vector as swap_linear_angular_vector
+from ._spatial_matrix import transform_spatial_matrix as transform_spatial_matrix
 from ._transforms import Plx as Plx
 from ._transforms import Plxb as Plxb
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConsistencyReport",
     "Plx",
     "Plxb",
     "RigidBodyInertia",
-    "geodesic_distance",
-    "inertia_to_second_moment",
-    "log_cholesky_to_vector",
-    "log_det_divergence",
-    "parallel_axis",
-    "pseudo_inertia_sandwich",
-    "second_moment_to_inertia",
-    "vector_to_log_cholesky",
+    "box",
+    "box_shell",
+    "capsule",
     "crf",
     "crm",
+    "cylinder",
+    "ellipsoid",
+    "ellipsoid_shell",
     "force_cross",
+    "geodesic_distance",
+    "inertia_to_second_moment",
+    "interop",
+    "is_physically_consistent",
+    "log_cholesky_to_vector",
+    "log_det_divergence",
     "matrix_to_quat",
     "motion_cross",
+    "nearest_consistent",
+    "parallel_axis",
+    "physical_consistency",
+    "pseudo_inertia_sandwich",
     "quat_to_matrix",
     "quat_wxyz_to_xyzw",
     "quat_xyzw_to_wxyz",
     "rotx",
     "roty",
     "rotz",
+    "second_moment_to_inertia",
     "skew",
     "so3_exp",
     "so3_log",
+    "sphere",
+    "swap_linear_angular",
+    "swap_linear_angular_vector",
+    "transform_spatial_matrix",
+    "validate",
+    "vector_to_log_cholesky",
 ]

@@ -1,0 +1,139 @@
+r"""General 6×6 spatial matrices: exact frame changes and ``[v; ω]`` <-> ``[ω; v]`` reordering.
+
+Added-mass matrices, articulated-body inertias and other motion-to-force maps
+are not rigid-body inertias (they have no 10-parameter form), but they change
+frame by the same congruence (seed 000; RBDA §2.13, eq. 2.66):
+
+.. math:: M_B = X^{*} M_A X^{-1} = X^{-T} M_A X^{-1}
+
+for a motion transform ``X`` mapping A-coordinates to B-coordinates. The
+implementation works on the four 3×3 blocks of ``M`` and never forms a 6×6
+product: for ``X = Plx(E, r)`` and ``R = skew(r)``,
+
+.. math::
+   X^{-T} \begin{bmatrix} A & B \\ C & D \end{bmatrix} X^{-1}
+   = \begin{bmatrix}
+       E (A + B R - R C - R D R) E^T & E (B - R D) E^T \\
+       E (C + D R) E^T & E D E^T
+     \end{bmatrix}.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from . import _linalg3 as la
+from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._transforms import Plx, Plxb
+
+
+def _plx_parts(X, fn):
+    if isinstance(X, Plx):
+        return X.E, X.r
+    if isinstance(X, Plxb):
+        return la.tr(X.E), X.r
+    raise TypeError(f"{fn}: X must be a Plx or Plxb transform, got {type(X).__name__}")
+
+
+def _blocks(M):
+    return M[..., :3, :3], M[..., :3, 3:], M[..., 3:, :3], M[..., 3:, 3:]
+
+
+def _sandwich(E, Y):
+    """``E Y Eᵀ``."""
+    return la.mmt(la.mm(E, Y), E)
+
+
+def _tsandwich(E, Y):
+    """``Eᵀ Y E``."""
+    return la.mm(la.mtm(E, Y), E)
+
+
+def transform_spatial_matrix(M, X, *, inverse: bool = False):
+    r"""Re-express a 6×6 motion-to-force matrix (inertia, added mass, ...) in another frame.
+
+    For ``X`` mapping motion vectors from A-coordinates to B-coordinates
+    (a :class:`~spatialjax.Plx` ``X_BA`` or a :class:`~spatialjax.Plxb`),
+
+    * ``inverse=False``: ``M_B = X⁻ᵀ M_A X⁻¹`` (``= X* M_A X⁻¹``), i.e. ``M``
+      given in A (about A's origin, in A's axes) is returned in B;
+    * ``inverse=True``: ``M_A = Xᵀ M_B X``, the opposite direction, without
+      inverting ``X``.
+
+    Both keep ``½ vᵀ M v`` (kinetic energy) and the power ``fᵀ v``
+    invariant: ``v_Aᵀ M_A v_A == v_Bᵀ M_B v_B`` for ``v_B = X v_A``. The
+    congruence is exact for *any* 6×6 ``M`` (symmetry is not assumed; a
+    non-symmetric ``M`` is transformed by the same formula and stays
+    non-symmetric), and for a rigid-body inertia it equals
+    ``RigidBodyInertia.transform``.
+
+    Ordering is Featherstone's ``[ω; v]`` (angular first). Convert Gazebo/SDF or
+    Pinocchio-style ``[v; ω]`` matrices with :func:`swap_linear_angular` first.
+
+    Args:
+      M: ``(..., 6, 6)`` matrix mapping motion ``[ω; v]`` to force ``[n; f]``.
+      X: ``Plx`` or ``Plxb`` with batch shape broadcastable against ``M``'s.
+      inverse: apply the inverse transform (B -> A) instead.
+
+    Returns:
+      ``(..., 6, 6)`` matrix in the target frame, same dtype as ``M``.
+
+    Raises:
+      TypeError: ``X`` is not a ``Plx``/``Plxb``, or dtypes differ.
+      ValueError: ``M`` is not ``(..., 6, 6)`` or batch shapes do not broadcast.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax import Plx
+      >>> M = jnp.diag(jnp.array([0.0, 0.0, 0.0, 2.0, 2.0, 2.0]))  # point mass at A's origin
+      >>> X = Plx(jnp.eye(3), jnp.array([1.0, 0.0, 0.0]))  # B's origin at x = 1 in A
+      >>> transform_spatial_matrix(M, X)[:3, :3].diagonal().tolist()  # 2 * 1**2 about y and z
+      [0.0, 2.0, 2.0]
+    """
+    M = as_float_array(M, "M", (6, 6))
+    E, r = _plx_parts(X, "transform_spatial_matrix")
+    same_dtype(M=M, **{"X.E": E})
+    broadcast_batch("M", M.shape[:-2], "X", X.batch_shape)
+    A, B, C, D = _blocks(M)
+    R = la.skew(r)
+    if not inverse:
+        RD = la.mm(R, D)
+        a = A + la.mm(B, R) - la.mm(R, C) - la.mm(RD, R)
+        b = B - RD
+        c = C + la.mm(D, R)
+        return la.block2x2(_sandwich(E, a), _sandwich(E, b), _sandwich(E, c), _sandwich(E, D))
+    A, B, C, D = (_tsandwich(E, Y) for Y in (A, B, C, D))
+    RD = la.mm(R, D)
+    b = B + RD
+    a = A + la.mm(R, C) - la.mm(b, R)
+    c = C - la.mm(D, R)
+    return la.block2x2(a, b, c, D)
+
+
+def swap_linear_angular(M):
+    """Reorder a 6×6 matrix between ``[v; ω]`` and ``[ω; v]`` (self-inverse).
+
+    Returns ``P M P`` with ``P = [[0, 1], [1, 0]]``: the diagonal blocks swap
+    places and so do the off-diagonal ones, ``[[A, B], [C, D]] -> [[D, C], [B, A]]``.
+    Use it for Gazebo/SDF ``<fluid_added_mass>``, Pinocchio's
+    ``Inertia.matrix()`` and other linear-first matrices; the point about
+    which the matrix is taken and the axes are unchanged.
+
+    For 6-vectors use :func:`swap_linear_angular_vector` (a ``(6, 6)`` array is
+    otherwise ambiguous between one matrix and six vectors).
+
+    Args:
+      M: ``(..., 6, 6)``.
+
+    Returns:
+      ``(..., 6, 6)``.
+    """
+    M = as_float_array(M, "M", (6, 6))
+    A, B, C, D = _blocks(M)
+    return la.block2x2(D, C, B, A)
+
+
+def swap_linear_angular_vector(v):
+    """Reorder a spatial vector between ``[v; ω]`` and ``[ω; v]`` (``(..., 6)``; self-inverse)."""
+    v = as_float_array(v, "v", (6,))
+    return jnp.concatenate([v[..., 3:], v[..., :3]], axis=-1)

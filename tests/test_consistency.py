@@ -1,0 +1,516 @@
+"""Physical consistency (seed 001): flags, margins, ``validate`` messages, ``nearest_consistent``.
+
+Reference values are built here in NumPy from the definitions of seed 001:
+point-mass sums ``S = Σ mᵢ pᵢ pᵢᵀ``, ``I = tr(S) 1 − S``, the pseudo-inertia
+``J = [[S, h], [hᵀ, m]]`` and bodies assembled from a chosen mass, CoM and
+central second moment ``S_c`` (so which side of the boundary a sample lies on
+is known by construction, not computed by the code under test).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jax.test_util import check_grads
+
+from spatialjax import (
+    Plx,
+    RigidBodyInertia,
+    inertia_to_second_moment,
+    parallel_axis,
+    pseudo_inertia_sandwich,
+    second_moment_to_inertia,
+)
+from spatialjax._consistency import (
+    default_tol,
+    is_physically_consistent,
+    nearest_consistent,
+    physical_consistency,
+    validate,
+)
+
+BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
+# jitted once per shape: eager op-by-op dispatch compiles every primitive separately
+pc = jax.jit(physical_consistency)
+ipc = jax.jit(is_physically_consistent)
+nc = jax.jit(nearest_consistent, static_argnames="reference")
+
+
+# ----------------------------------------------------------------------------- helpers
+def np_skew(v):
+    x, y, z = v[..., 0], v[..., 1], v[..., 2]
+    o = np.zeros_like(x)
+    return np.stack(
+        [np.stack([o, -z, y], -1), np.stack([z, o, -x], -1), np.stack([-y, x, o], -1)], -2
+    )
+
+
+def random_rotations(rng, shape):
+    q = rng.normal(size=tuple(shape) + (4,))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = (q[..., i] for i in range(4))
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+
+
+def np_params(m, c, S_c):
+    """10-vector (Pinocchio order, about the origin) from mass, CoM and central second moment."""
+    m = np.asarray(m, dtype=np.float64)
+    S = S_c + m[..., None, None] * c[..., :, None] * c[..., None, :]
+    I = np.trace(S, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - S
+    h = m[..., None] * c
+    six = np.stack(
+        [I[..., 0, 0], I[..., 0, 1], I[..., 1, 1], I[..., 0, 2], I[..., 1, 2], I[..., 2, 2]], -1
+    )
+    return np.concatenate([m[..., None], h, six], -1)
+
+
+def np_pseudo(params):
+    m, h = params[..., 0], params[..., 1:4]
+    xx, xy, yy, xz, yz, zz = (params[..., 4 + i] for i in range(6))
+    I = np.stack(
+        [np.stack([xx, xy, xz], -1), np.stack([xy, yy, yz], -1), np.stack([xz, yz, zz], -1)], -2
+    )
+    S = 0.5 * np.trace(I, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - I
+    top = np.concatenate([S, h[..., :, None]], -1)
+    bottom = np.concatenate([h, m[..., None]], -1)[..., None, :]
+    return np.concatenate([top, bottom], -2)
+
+
+def body_from(m, c, sigma, R):
+    """Body with mass ``m``, CoM ``c``, central second moment ``R diag(σ) Rᵀ``."""
+    S_c = R @ (sigma[..., :, None] * np.swapaxes(R, -1, -2))
+    return RigidBodyInertia(jnp.asarray(np_params(m, c, S_c)))
+
+
+def random_consistent(rng, shape):
+    """Bodies with σ(S_c) ∈ [0.01, 1]: strictly inside the consistent set."""
+    m = rng.uniform(0.2, 5.0, size=shape)
+    c = rng.normal(size=tuple(shape) + (3,))
+    sigma = rng.uniform(0.01, 1.0, size=tuple(shape) + (3,))
+    return body_from(m, c, sigma, random_rotations(rng, shape))
+
+
+def two_point_masses():
+    """Seed 001: masses 0.5 at x = ±1."""
+    return RigidBodyInertia.from_point_masses(
+        jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
+    )
+
+
+# ---------------------------------------------------------------- seed 001 identities
+def test_trace_identity_and_round_trip(rng):
+    """``tr(I) = 2 tr(S)`` (eq. 11) and ``S = ½ tr(I) 1 − I`` inverts ``I = tr(S) 1 − S``."""
+    masses = rng.uniform(0.1, 1.0, size=(10, 7))
+    pos = rng.normal(size=(10, 7, 3))
+    S_ref = np.einsum("bn,bni,bnj->bij", masses, pos, pos)
+    I_ref = np.einsum("bn,bn->b", masses, np.sum(pos * pos, -1))[:, None, None] * np.eye(3) - S_ref
+    body = RigidBodyInertia.from_point_masses(jnp.asarray(masses), jnp.asarray(pos))
+    np.testing.assert_allclose(body.inertia_origin(), I_ref, atol=1e-12)
+    S = inertia_to_second_moment(body.inertia_origin())
+    np.testing.assert_allclose(S, S_ref, atol=1e-12)
+    np.testing.assert_allclose(np.trace(I_ref, axis1=1, axis2=2), 2 * np.trace(S, axis1=1, axis2=2))
+    np.testing.assert_allclose(second_moment_to_inertia(S), I_ref, atol=1e-12)
+
+
+def test_two_point_mass_example():
+    body = two_point_masses()
+    np.testing.assert_allclose(body.inertia_origin(), np.diag([0.0, 1.0, 1.0]), atol=1e-15)
+    np.testing.assert_allclose(body.second_moment(), np.diag([1.0, 0.0, 0.0]), atol=1e-15)
+    rep = pc(body)
+    assert bool(rep.fully_consistent) and bool(rep.pseudo_inertia_psd)
+    np.testing.assert_allclose(rep.principal_moments, [0.0, 1.0, 1.0], atol=1e-15)
+    assert abs(float(rep.triangle_margin)) < 1e-15  # on the boundary: a line of mass
+    validate(body)
+    # the same body in float32 passes with the default (dtype-scaled) tolerance
+    b32 = RigidBodyInertia(body.params.astype(jnp.float32))
+    assert bool(ipc(b32))
+    assert default_tol(jnp.float32) == pytest.approx(100 * np.finfo(np.float32).eps)
+
+
+def test_triangle_counter_example():
+    """Seed 001: ``I = diag(1, 0, 0)`` is PSD but ``S = ½ diag(−1, 1, 1)`` is not."""
+    I = jnp.diag(jnp.array([1.0, 0.0, 0.0]))
+    np.testing.assert_allclose(inertia_to_second_moment(I), 0.5 * np.diag([-1.0, 1.0, 1.0]))
+    body = RigidBodyInertia.from_mass_com_inertia(1.0, jnp.zeros(3), I)
+    rep = pc(body, tol=0.0)
+    assert bool(rep.mass_positive) and bool(rep.inertia_psd)
+    assert not bool(rep.triangle_inequality) and not bool(rep.pseudo_inertia_psd)
+    assert not bool(rep.fully_consistent)
+    assert float(rep.triangle_margin) == pytest.approx(-1.0)  # = 2 λmin(S_c) = 2 · (−½)
+    assert float(rep.min_eig_pseudo_inertia) == pytest.approx(-0.5)
+    with pytest.raises(
+        ValueError, match=r"triangle inequality violated: λ1 \+ λ2 − λ3 = 0 \+ 0 − 1"
+    ):
+        validate(body)
+    with pytest.raises(ValueError, match="triangle inequality violated"):
+        validate(I)  # the 3×3 form
+
+
+def test_parallel_axis_between_arbitrary_points(rng):
+    """``I_p = I_q + m Δq× Δq× − m Δp× Δp×`` against point-mass sums about p and q."""
+    masses = rng.uniform(0.1, 1.0, size=9)
+    pos = rng.normal(size=(9, 3))
+    p, q = rng.normal(size=3), rng.normal(size=3)
+    m = masses.sum()
+    c = masses @ pos / m
+
+    def brute(point):
+        d = pos - point
+        return np.einsum("n,n->", masses, np.sum(d * d, -1)) * np.eye(3) - np.einsum(
+            "n,ni,nj->ij", masses, d, d
+        )
+
+    I_p, I_q = brute(p), brute(q)
+    dp, dq = np_skew(p - c), np_skew(q - c)
+    np.testing.assert_allclose(I_q + m * dq @ dq - m * dp @ dp, I_p, atol=1e-12)
+    # library: about the CoM then out to p (parallel_axis), and the body re-expressed at p
+    body = RigidBodyInertia.from_point_masses(jnp.asarray(masses), jnp.asarray(pos))
+    I_c = body.inertia_com()
+    np.testing.assert_allclose(
+        parallel_axis(I_c, jnp.asarray(m), jnp.asarray(p - c)), I_p, atol=1e-12
+    )
+    at_p = body.transform(Plx(jnp.eye(3), jnp.asarray(p)))
+    np.testing.assert_allclose(at_p.inertia_origin(), I_p, atol=1e-12)
+    # I_p ⪰ I_c with equality only at the CoM
+    assert np.linalg.eigvalsh(I_p - np.asarray(I_c)).min() >= -1e-12
+    np.testing.assert_allclose(parallel_axis(I_c, jnp.asarray(m), jnp.zeros(3)), I_c)
+
+
+def test_shift_dominates_central_inertia(rng):
+    body = random_consistent(rng, (50,))
+    p = jnp.asarray(rng.normal(size=(50, 3)))
+    I_p = parallel_axis(body.inertia_com(), body.mass, p)
+    gap = np.linalg.eigvalsh(np.asarray(I_p - body.inertia_com()))
+    assert gap.min() >= -1e-12
+    # m |p|² is the largest eigenvalue of −m p× p× (in the plane orthogonal to p)
+    np.testing.assert_allclose(gap[:, -1], body.mass * jnp.sum(p * p, -1), rtol=1e-10)
+
+
+def test_sandwich_equals_shift_then_rotate(rng):
+    """``Π_b = T Π_a Tᵀ`` equals the point masses moved to b, and shift-then-rotate."""
+    masses = rng.uniform(0.1, 1.0, size=6)
+    pos_a = rng.normal(size=(6, 3))
+    E = random_rotations(rng, ())
+    r = rng.normal(size=3)  # b's origin in a
+    pos_b = (pos_a - r) @ E.T  # p_b = E (p_a − r)
+    J_b_ref = np_pseudo(
+        np.asarray(
+            RigidBodyInertia.from_point_masses(jnp.asarray(masses), jnp.asarray(pos_b)).params
+        )
+    )
+    S_b = np.einsum("n,ni,nj->ij", masses, pos_b, pos_b)
+    np.testing.assert_allclose(J_b_ref[:3, :3], S_b, atol=1e-12)
+    body = RigidBodyInertia.from_point_masses(jnp.asarray(masses), jnp.asarray(pos_a))
+    X = Plx(jnp.asarray(E), jnp.asarray(r))
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = E, -E @ r
+    J_b = pseudo_inertia_sandwich(jnp.asarray(T), body.pseudo_inertia())
+    np.testing.assert_allclose(J_b, J_b_ref, atol=1e-12)
+    np.testing.assert_allclose(body.transform(X).pseudo_inertia(), J_b_ref, atol=1e-12)
+    shifted = body.transform(Plx(jnp.eye(3), jnp.asarray(r)))
+    rotated = shifted.transform(Plx(jnp.asarray(E), jnp.zeros(3)))
+    np.testing.assert_allclose(rotated.params, body.transform(X).params, atol=1e-12)
+    # consistency is frame independent
+    np.testing.assert_allclose(
+        pc(rotated).principal_moments,
+        pc(body).principal_moments,
+        atol=1e-12,
+    )
+
+
+def test_bigger_second_moment_bigger_inertia(rng):
+    A = rng.normal(size=(40, 3, 3))
+    S = jnp.asarray(A @ np.swapaxes(A, -1, -2))
+    B = rng.normal(size=(40, 3, 2))  # rank-2 increments: PSD, singular
+    dS = jnp.asarray(B @ np.swapaxes(B, -1, -2))
+    dI = second_moment_to_inertia(S + dS) - second_moment_to_inertia(S)
+    assert np.linalg.eigvalsh(np.asarray(dI)).min() >= -1e-12
+
+
+@pytest.mark.parametrize("side", [+1.0, -1.0])
+def test_pseudo_inertia_psd_iff_fully_consistent_near_boundary(side, rng):
+    """``m > 0 and Π ⪰ 0  ⇔  mass_positive & inertia_psd & triangle_inequality`` (tol = 0)."""
+    n = 400
+    m = rng.uniform(0.1, 10.0, size=n) * np.where(rng.uniform(size=n) < 0.2, -1.0, 1.0)
+    c = rng.normal(size=(n, 3)) * rng.choice([0.01, 1.0, 10.0], size=(n, 1))
+    sigma = rng.uniform(0.05, 1.0, size=(n, 3))
+    k = rng.integers(0, 3, size=n)
+    delta = side * 1e-6 * sigma.max(-1)  # just inside (+) or just outside (−) the boundary
+    sigma[np.arange(n), k] = delta
+    body = body_from(m, c, sigma, random_rotations(rng, (n,)))
+    rep = pc(body, tol=0.0)
+    truth = (m > 0) & (side > 0)
+    np.testing.assert_array_equal(rep.fully_consistent, truth)
+    np.testing.assert_array_equal(rep.mass_positive & rep.pseudo_inertia_psd, truth)
+    np.testing.assert_array_equal(rep.triangle_inequality, side > 0)
+    # triangle_margin = 2 λmin(S_c) = 2 δ
+    np.testing.assert_allclose(rep.triangle_margin, 2 * delta, rtol=1e-4, atol=1e-9)
+
+
+def test_negative_principal_moment_fails_psd_and_triangle(rng):
+    I_c = np.diag([-0.1, 1.0, 1.05])  # triangle holds for the two large ones, PSD fails
+    body = RigidBodyInertia.from_mass_com_inertia(
+        1.0, jnp.asarray(rng.normal(size=3)), jnp.asarray(I_c)
+    )
+    rep = pc(body)
+    assert not bool(rep.inertia_psd) and not bool(rep.triangle_inequality)
+    assert float(rep.min_eig_inertia_com) == pytest.approx(-0.1)
+    with pytest.raises(
+        ValueError, match=r"not positive semi-definite \(min principal moment -0.1\)"
+    ):
+        validate(body)
+
+
+def test_tolerance_is_relative():
+    sigma = np.array([0.0, 0.5, 0.5])
+    sigma[0] = -1e-10
+    body = body_from(np.array(2.0), np.array([1.0, 2.0, 3.0]), sigma, np.eye(3))
+    scale = float(pc(body).inertia_scale)
+    assert scale == pytest.approx(1.0 + 2.0 * 14.0, rel=1e-9)  # max|λ(I_c)| + m|c|²
+    assert bool(ipc(body, tol=1e-11))  # −2e-10 ≥ −1e-11 · 29
+    assert not bool(ipc(body, tol=1e-12))
+    # scaling the body by 1e6 in mass does not change the verdict
+    big = RigidBodyInertia(body.params * 1e6)
+    assert bool(ipc(big, tol=1e-11))
+    with pytest.raises(ValueError, match="tol must be >= 0"):
+        physical_consistency(body, tol=-1.0)
+
+
+def test_nonpositive_mass_is_finite_and_flagged(rng):
+    params = np_params(np.array([0.0, -1.0]), rng.normal(size=(2, 3)), np.stack([np.eye(3)] * 2))
+    params[0, 1:4] = [0.3, 0.0, 0.0]  # m = 0 with h ≠ 0: no CoM, J indefinite
+    rep = pc(RigidBodyInertia(jnp.asarray(params)))
+    assert not np.any(rep.mass_positive) and not np.any(rep.fully_consistent)
+    assert not np.any(rep.pseudo_inertia_psd)
+    for leaf in jax.tree_util.tree_leaves(rep):
+        assert np.all(np.isfinite(leaf))
+    # m = −1 keeps its CoM-based meaning: S_c = 1 ⇒ principal moments 2
+    np.testing.assert_allclose(rep.principal_moments[1], [2.0, 2.0, 2.0], atol=1e-12)
+
+
+def test_non_finite_flags():
+    p = np.asarray(two_point_masses().params).copy()
+    p[5] = np.nan
+    rep = pc(RigidBodyInertia(jnp.asarray(p)))
+    assert not bool(rep.finite) and not bool(rep.fully_consistent)
+    with pytest.raises(ValueError, match=r"inertia: 1 of 1 entries contain NaN or infinity"):
+        validate(RigidBodyInertia(jnp.asarray(p)))
+
+
+@settings(max_examples=12)
+@given(batch=st.sampled_from(BATCH_SHAPES), seed=st.integers(0, 2**32 - 1), f32=st.booleans())
+def test_property_batched_jit_vmap_dtype(batch, seed, f32):
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(batch)) if batch else 1
+    m = rng.uniform(0.1, 3.0, size=n)
+    c = rng.normal(size=(n, 3))
+    sigma = rng.uniform(-0.3, 1.0, size=(n, 3))  # mixes consistent and inconsistent
+    body = body_from(m, c, sigma, random_rotations(rng, (n,)))
+    dtype = jnp.float32 if f32 else jnp.float64
+    params = body.params.astype(dtype).reshape(batch + (10,))
+    rep = pc(RigidBodyInertia(params))
+    assert rep.fully_consistent.shape == batch and rep.principal_moments.shape == batch + (3,)
+    assert rep.triangle_margin.dtype == dtype
+    for leaf in jax.tree_util.tree_leaves(rep):
+        assert np.all(np.isfinite(leaf))
+    truth = (sigma.min(-1) > 0).reshape(batch)
+    clear = (np.abs(sigma).min(-1) > 1e-3).reshape(batch)  # away from the boundary
+    np.testing.assert_array_equal(np.asarray(rep.fully_consistent)[clear], truth[clear])
+    flat = RigidBodyInertia(params.reshape((-1, 10)))
+    vm = jax.jit(jax.vmap(physical_consistency))(flat)
+    np.testing.assert_array_equal(vm.fully_consistent.reshape(batch), rep.fully_consistent)
+
+
+def test_gradients_of_margins(rng):
+    body = random_consistent(rng, ())
+
+    def margins(p):
+        r = pc(RigidBodyInertia(p))
+        return jnp.stack([r.min_eig_inertia_com, r.triangle_margin, r.min_eig_pseudo_inertia])
+
+    # eps: the inertia about the CoM has large third derivatives in m (h× h× / m)
+    check_grads(jax.jit(margins), (body.params,), order=1, modes=["fwd", "rev"], eps=1e-6)
+    # repeated eigenvalues (a ball off the origin): gradients stay finite
+    ball = body_from(np.array(1.0), np.array([0.1, 0.2, 0.3]), np.full(3, 0.2), np.eye(3))
+    g = jax.jacrev(margins)(ball.params)
+    assert np.all(np.isfinite(g))
+
+
+# ------------------------------------------------------------------------- validate
+def test_validate_lists_failing_indices(rng):
+    good = np_params(np.ones(6), rng.normal(size=(6, 3)), np.stack([np.diag([0.1, 0.2, 0.3])] * 6))
+    bad = good.copy()
+    bad[1, 0] = -2.0  # negative mass (h unchanged: the CoM flips sign)
+    bad[4] = np_params(np.array(1.0), np.zeros(3), np.diag([-0.5, 1.0, 1.0]))
+    body = RigidBodyInertia(jnp.asarray(bad.reshape(2, 3, 10)))
+    with pytest.raises(ValueError) as err:
+        validate(body, name="links")
+    msg = str(err.value)
+    assert "links: 2 of 6 bodies are not fully physically consistent" in msg
+    assert "links[0, 1]: mass is not positive (m = -2)" in msg
+    assert "links[1, 1]: triangle inequality violated" in msg
+    assert (
+        "principal moments about the CoM [0.5, 0.5, 2]" in msg
+    )  # tr(S_c) 1 − S_c, S_c = diag(−.5, 1, 1)
+    assert "CoM [0, 0, 0]" in msg and "mass 1" in msg
+    assert validate(RigidBodyInertia(jnp.asarray(good))) is not None
+
+
+def test_validate_truncates_long_lists():
+    p = np_params(-np.ones(9), np.zeros((9, 3)), np.stack([np.eye(3)] * 9))
+    with pytest.raises(
+        ValueError,
+        match=r"(?s)9 of 9 .*inertia\[1\]: mass.*\.\.\. and 7 more: inertia\[2\], inertia\[3\]",
+    ):
+        validate(RigidBodyInertia(jnp.asarray(p)), max_listed=2)
+
+
+def test_validate_matrix_forms(rng):
+    body = random_consistent(rng, (3,))
+    assert validate(body.pseudo_inertia()) is not None
+    assert validate(body.as_matrix()) is not None
+    assert validate(body.params) is not None
+    J = np.asarray(body.pseudo_inertia()).copy()
+    J[2, 0, 1] += 1e-3  # non-symmetric
+    with pytest.raises(
+        ValueError, match=r"J: 1 of 3 matrices are not symmetric:\n  J\[2\]: the pseudo-inertia"
+    ):
+        validate(J, name="J")
+    M = np.asarray(body.as_matrix()).copy()
+    M[0, 0, 4] += 0.1
+    with pytest.raises(ValueError, match="the 6×6 spatial inertia is not symmetric"):
+        validate(M)
+    M = np.asarray(body.as_matrix()).copy()
+    M[1, 3, 3] += 0.5  # anisotropic "mass": an added-mass matrix, not a rigid body
+    with pytest.raises(ValueError, match=r"M6\[1\]: lower-right \(linear\) block is not m·1"):
+        validate(M, name="M6")
+    I = np.array([[1.0, 0.2, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    with pytest.raises(ValueError, match="the 3×3 inertia is not symmetric"):
+        validate(I)
+    with pytest.raises(ValueError, match=r"not positive semi-definite \(min eigenvalue -1\)"):
+        validate(np.diag([-1.0, 1.0, 1.0]))
+    assert validate(np.diag([1.0, 1.0, 2.0])) is not None  # on the triangle boundary: a lamina
+
+
+def test_validate_bad_shapes_types_and_tracing():
+    with pytest.raises(
+        ValueError, match=r"expected a RigidBodyInertia or an array of shape \(\.\.\., 10\)"
+    ):
+        validate(np.zeros((2, 5)))
+    with pytest.raises(TypeError, match="floating-point"):
+        validate(np.zeros((4, 4), dtype=np.int64))
+    with pytest.raises(TypeError, match="validate is eager"):
+        jax.jit(lambda p: validate(RigidBodyInertia(p)))(two_point_masses().params)
+    with pytest.raises(TypeError, match="RigidBodyInertia or a"):
+        physical_consistency("body")
+    with pytest.raises(ValueError, match=r"inertia: expected shape \(\.\.\., 10\)"):
+        physical_consistency(np.zeros((3, 9)))
+
+
+# --------------------------------------------------------------- nearest_consistent
+@pytest.mark.parametrize("reference", ["com", "origin"])
+def test_nearest_keeps_consistent_inputs_exactly(reference, rng):
+    body = random_consistent(rng, (20,))
+    out = nc(body, reference=reference)
+    np.testing.assert_array_equal(out.params, body.params)
+    edge = two_point_masses()  # on the boundary
+    np.testing.assert_allclose(nc(edge).params, edge.params, atol=1e-12)
+
+
+@pytest.mark.parametrize("reference", ["com", "origin"])
+def test_nearest_outputs_are_consistent(reference, rng):
+    n = 200
+    m = rng.uniform(-1.0, 3.0, size=n)
+    m[:5] = 0.0
+    c = rng.normal(size=(n, 3))
+    sigma = rng.uniform(-1.0, 1.0, size=(n, 3))
+    body = body_from(m, c, sigma, random_rotations(rng, (n,)))
+    p = np.asarray(body.params).copy()
+    p[:5, 1:4] = rng.normal(size=(5, 3))  # massless with a first moment
+    body = RigidBodyInertia(jnp.asarray(p))
+    out = nc(body, reference=reference)
+    rep = pc(out, tol=0.0)
+    assert np.all(rep.fully_consistent) and np.all(rep.pseudo_inertia_psd)
+    assert np.all(np.isfinite(out.params))
+
+
+def test_nearest_com_is_the_frobenius_projection_of_central_second_moment(rng):
+    n = 30
+    m = rng.uniform(0.5, 2.0, size=n)
+    c = rng.normal(size=(n, 3))
+    sigma = rng.uniform(-0.5, 1.0, size=(n, 3))
+    sigma[:, 0] = -np.abs(sigma[:, 0]) - 0.01  # every body inconsistent
+    R = random_rotations(rng, (n,))
+    body = body_from(m, c, sigma, R)
+    eps = 1e-9
+    out = nc(body, eps)
+    np.testing.assert_allclose(out.mass, m, rtol=1e-14)  # mass kept
+    np.testing.assert_allclose(out.com, c, atol=1e-12)  # CoM kept
+    s = np.maximum(m, np.abs(sigma).max(-1))
+    sigma_ref = np.maximum(sigma, eps * s[:, None])
+    ref = np_params(m, c, R @ (sigma_ref[..., :, None] * np.swapaxes(R, -1, -2)))
+    np.testing.assert_allclose(out.params, ref, atol=1e-12)
+
+
+def test_nearest_origin_is_eigenvalue_clipping_of_J(rng):
+    n = 30
+    body = body_from(
+        rng.uniform(-1, 2, size=n),
+        rng.normal(size=(n, 3)),
+        rng.uniform(-1, 1, size=(n, 3)),
+        random_rotations(rng, (n,)),
+    )
+    eps = 1e-6
+    out = nc(body, eps, reference="origin")
+    J = np_pseudo(np.asarray(body.params))
+    w, V = np.linalg.eigh(J)
+    s = np.abs(w).max(-1)
+    J_ref = V @ (np.maximum(w, eps * s[:, None])[..., :, None] * np.swapaxes(V, -1, -2))
+    inconsistent = ~np.asarray(pc(body, tol=0.0).fully_consistent)
+    assert inconsistent.sum() > 10
+    np.testing.assert_allclose(
+        np_pseudo(np.asarray(out.params))[inconsistent], J_ref[inconsistent], atol=1e-12
+    )
+    # no random consistent candidate is closer in the Frobenius norm of J
+    k = int(np.argmax(inconsistent))
+    d_best = np.linalg.norm(J_ref[k] - J[k])
+    for _ in range(200):
+        A = rng.normal(size=(4, 4))
+        cand = J_ref[k] + 0.05 * (A @ A.T)  # J_ref + PSD stays ⪰ eps·s
+        assert np.linalg.norm(cand - J[k]) >= d_best - 1e-12 or np.linalg.eigvalsh(cand).min() < 0
+
+
+def test_nearest_float32_vmap_and_gradients(rng):
+    body = body_from(
+        np.array([1.0, 2.0]),
+        rng.normal(size=(2, 3)),
+        np.array([[-0.2, 0.5, 0.7], [0.1, 0.2, 0.3]]),
+        random_rotations(rng, (2,)),
+    )
+    b32 = RigidBodyInertia(body.params.astype(jnp.float32))
+    out = jax.jit(jax.vmap(nearest_consistent))(b32)
+    assert out.params.dtype == jnp.float32
+    assert np.all(pc(out, tol=0.0).fully_consistent)
+    np.testing.assert_array_equal(out.params[1], b32.params[1])
+    f = jax.jit(lambda p: nc(RigidBodyInertia(p)).params)
+    check_grads(f, (body.params[0],), order=1, modes=["fwd", "rev"], atol=1e-5, rtol=1e-5)
+    # identity on consistent bodies
+    np.testing.assert_allclose(jax.jacrev(f)(body.params[1]), np.eye(10), atol=1e-12)
+    # repeated eigenvalues in the unclipped part (σ = (−0.2, 0.5, 0.5)): finite gradient
+    deg = body_from(np.array(1.0), np.array([0.1, 0.0, 0.2]), np.array([-0.2, 0.5, 0.5]), np.eye(3))
+    check_grads(f, (deg.params,), order=1, modes=["fwd", "rev"], atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="reference must be 'com' or 'origin'"):
+        nearest_consistent(body, reference="cog")
+    with pytest.raises(ValueError, match="eps must be > 0"):
+        nearest_consistent(body, 0.0)
