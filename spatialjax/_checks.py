@@ -18,9 +18,10 @@ import numpy as np
 def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
     """Return ``x`` as a floating JAX array whose trailing axes equal ``trailing``.
 
-    Python ``int``/``float`` scalars are accepted and take JAX's default float
-    dtype. Integer, boolean or complex *arrays* raise ``TypeError``: a
-    float is never invented from integer data silently.
+    Python ``int``/``float`` scalars are accepted as weakly typed floats: they
+    take the dtype of the arrays they are combined with (as in ``2.0 * x``).
+    Integer, boolean or complex *arrays* raise ``TypeError``: a float is never
+    invented from integer data silently.
 
     Args:
       x: array-like input.
@@ -61,7 +62,11 @@ def same_dtype(**arrays) -> np.dtype:
     Mixing float32 and float64 would silently upcast under NumPy promotion,
     so it is refused with a ``TypeError`` naming both arguments.
     """
-    items = list(arrays.items())
+    # Python scalars are weakly typed: they adopt the other operands' dtype under
+    # JAX promotion (like ``2.0 * x``), so only strongly typed arrays must agree.
+    items = [(n, a) for n, a in arrays.items() if not getattr(a, "weak_type", False)]
+    if not items:
+        return next(iter(arrays.values())).dtype
     name0, a0 = items[0]
     for name, a in items[1:]:
         if a.dtype != a0.dtype:

@@ -291,6 +291,11 @@ class RigidBodyInertia:
 
     def __getitem__(self, idx) -> RigidBodyInertia:
         """Index the batch axes (``body[3]``, ``body[:, 0]``)."""
+        if not self.batch_shape:
+            raise IndexError(
+                f"RigidBodyInertia[{idx!r}]: this body has batch shape (); "
+                "only batched bodies can be indexed"
+            )
         if not isinstance(idx, tuple):
             idx = (idx,)
         return RigidBodyInertia(self.params[idx + (slice(None),)])
@@ -390,4 +395,19 @@ class RigidBodyInertia:
         return 0.5 * jnp.sum(self.momentum(v) * v, axis=-1)
 
 
-jax.tree_util.register_dataclass(RigidBodyInertia, data_fields=["params"], meta_fields=[])
+def _unflatten(aux, children):
+    # Rebuild without ``__post_init__``: JAX puts arbitrary leaves here (tracers,
+    # shapes from ``jax.tree.map(jnp.shape, body)``, integer tangents, sentinels)
+    # and ``params`` was validated when the user built the body.
+    del aux
+    obj = object.__new__(RigidBodyInertia)
+    object.__setattr__(obj, "params", children[0])
+    return obj
+
+
+jax.tree_util.register_pytree_with_keys(
+    RigidBodyInertia,
+    lambda b: (((jax.tree_util.GetAttrKey("params"), b.params),), None),
+    _unflatten,
+    lambda b: ((b.params,), None),
+)

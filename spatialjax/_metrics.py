@@ -104,6 +104,9 @@ def geodesic_distance(J1, J2):
     M = jax.scipy.linalg.solve_triangular(L1, jnp.swapaxes(A, -1, -2), lower=True)
     M = 0.5 * (M + jnp.swapaxes(M, -1, -2))
     s = 0.5 * _sum_log_sq_eig(M)
-    pos = s > 0
+    # Bitwise-equal inputs are exactly distance 0 with gradient 0: rounding in M
+    # would otherwise leave s ~ eps² > 0 and an O(1) gradient in a random direction.
+    equal = jnp.all(jnp.broadcast_to(J1, shape) == jnp.broadcast_to(J2, shape), axis=(-2, -1))
+    pos = (s > 0) & ~equal
     # sqrt with a zero (sub)gradient at s == 0; NaN (non-PD input) passes through
     return jnp.where(pos, jnp.sqrt(jnp.where(pos, s, 1.0)), jnp.where(jnp.isnan(s), s, 0.0))
