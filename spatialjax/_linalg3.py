@@ -1,39 +1,57 @@
-"""Written-out 3-vector and 3x3 products over arbitrary leading batch axes.
+"""Written-out small-matrix products, cross products and joins over leading batch axes.
 
-XLA fuses these broadcast-multiply-reduce patterns into a single loop over
-the batch; on CPU that runs several times faster than ``einsum`` or
-``matmul`` over tiny trailing axes (see ``../shared/design/STYLE.md`` point 4
-and ``benchmarks/``). All functions broadcast leading axes NumPy-style.
+Hot paths are written for XLA:CPU's loop emitter (measured with jax 0.10 on
+10^6 float32 items; see ``benchmarks/README.md``):
+
+* products are sums of broadcast multiplies of slices
+  (``A[..., :, k, None] * B[..., None, k, :]``), never a ``jnp.sum`` over a
+  tiny axis: such a reduction is emitted as a separate kernel that ran 6-50x
+  slower (3x3 product: 160-230 ms against 23-27 ms, a copy of the bytes);
+* results are assembled with ``jnp.where`` on a constant mask
+  (:func:`stack_last`, :func:`join_last`), never with ``jnp.stack`` /
+  ``jnp.concatenate``: a concatenate inside a fused loop is emitted as a
+  branch per element and kept ``Plx.apply_motion`` at 4x its copy time (and
+  split it into two kernels); with selects it runs at the copy time.
+
+All functions broadcast leading axes NumPy-style.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
+
+
+def _sum(terms):
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
 
 
 def mv(A, x):
-    """``A @ x`` for ``A (..., 3, 3)`` and ``x (..., 3)``."""
-    return jnp.sum(A * x[..., None, :], axis=-1)
+    """``A @ x`` for ``A (..., n, k)`` and ``x (..., k)`` (``k`` small: 3 or 4)."""
+    return _sum([A[..., :, k] * x[..., k : k + 1] for k in range(A.shape[-1])])
 
 
 def mtv(A, x):
-    """``A.T @ x`` for ``A (..., 3, 3)`` and ``x (..., 3)``."""
-    return jnp.sum(A * x[..., :, None], axis=-2)
+    """``A.T @ x`` for ``A (..., k, n)`` and ``x (..., k)``."""
+    return _sum([A[..., k, :] * x[..., k : k + 1] for k in range(A.shape[-2])])
 
 
 def mm(A, B):
-    """``A @ B`` for ``(..., 3, 3)`` matrices."""
-    return jnp.sum(A[..., :, :, None] * B[..., None, :, :], axis=-2)
+    """``A @ B`` for ``(..., n, k)`` and ``(..., k, m)`` matrices (``k`` small: 3 or 4)."""
+    return _sum([A[..., :, k, None] * B[..., None, k, :] for k in range(A.shape[-1])])
 
 
 def mtm(A, B):
-    """``A.T @ B`` for ``(..., 3, 3)`` matrices."""
-    return jnp.sum(A[..., :, :, None] * B[..., :, None, :], axis=-3)
+    """``A.T @ B`` for ``(..., k, n)`` and ``(..., k, m)`` matrices."""
+    return _sum([A[..., k, :, None] * B[..., k, None, :] for k in range(A.shape[-2])])
 
 
 def mmt(A, B):
-    """``A @ B.T`` for ``(..., 3, 3)`` matrices."""
-    return jnp.sum(A[..., :, None, :] * B[..., None, :, :], axis=-1)
+    """``A @ B.T`` for ``(..., n, k)`` and ``(..., m, k)`` matrices."""
+    return _sum([A[..., :, k, None] * B[..., None, :, k] for k in range(A.shape[-1])])
 
 
 def tr(A):
@@ -43,9 +61,35 @@ def tr(A):
 
 def cross(a, b):
     """``a × b`` for ``(..., 3)`` vectors (written out; broadcasts)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    a0, a1, a2 = a[..., 0:1], a[..., 1:2], a[..., 2:3]
+    b0, b1, b2 = b[..., 0:1], b[..., 1:2], b[..., 2:3]
+    return stack_last(a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+
+
+def stack_last(*parts):
+    """``jnp.concatenate(parts, -1)`` for ``(..., 1)`` parts, assembled with selects.
+
+    The parts broadcast against each other; the result has ``len(parts)``
+    entries on its last axis. Equivalent to ``jnp.concatenate`` (values and
+    derivatives) but fuses into the surrounding loop on XLA:CPU.
+    """
+    k = len(parts)
+    idx = np.arange(k)
+    out = parts[-1]
+    for i in range(k - 2, -1, -1):
+        out = jnp.where(idx == i, parts[i], out)
+    shape = jnp.broadcast_shapes(*(p.shape[:-1] for p in parts)) + (k,)
+    return jnp.broadcast_to(out, shape)
+
+
+def join_last(a, b):
+    """``jnp.concatenate([a, b], -1)`` for two ``(..., k)`` arrays of equal ``k``, with a select.
+
+    Batch axes broadcast. Used for ``[ω; v]`` / ``[n; f]`` spatial vectors.
+    """
+    first = np.array([[True], [False]])
+    y = jnp.where(first, a[..., None, :], b[..., None, :])
+    return y.reshape(y.shape[:-2] + (2 * a.shape[-1],))
 
 
 def skew(v):

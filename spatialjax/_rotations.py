@@ -134,7 +134,7 @@ def matrix_to_quat(R):
 
 
 def _sinc_terms(theta_sq):
-    """``(sin θ/θ, (1-cos θ)/θ², (θ - sin θ)/θ³)`` with a Taylor branch near 0.
+    """``(sin θ/θ, (1-cos θ)/θ²)`` from ``θ²``, with a Taylor branch near 0.
 
     Double ``jnp.where`` keeps gradients finite at θ = 0.
     """

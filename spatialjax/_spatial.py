@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from . import _linalg3 as la
-from ._checks import as_float_array
+from ._checks import as_float_array, broadcast_batch, same_dtype
 
 
 def crm(v):
@@ -37,6 +37,8 @@ def motion_cross(v, m):
     """``v × m = [ω × m_ω; ω × m_v + v_o × m_ω]`` without building a 6×6 matrix."""
     v = as_float_array(v, "v", (6,))
     m = as_float_array(m, "m", (6,))
+    same_dtype(v=v, m=m)
+    broadcast_batch("v", v.shape[:-1], "m", m.shape[:-1])
     w, vo = v[..., :3], v[..., 3:]
     mw, mv = m[..., :3], m[..., 3:]
     return jnp.concatenate([la.cross(w, mw), la.cross(w, mv) + la.cross(vo, mw)], axis=-1)
@@ -46,6 +48,8 @@ def force_cross(v, f):
     """``v ×* f = [ω × n + v_o × f; ω × f]`` without building a 6×6 matrix."""
     v = as_float_array(v, "v", (6,))
     f = as_float_array(f, "f", (6,))
+    same_dtype(v=v, f=f)
+    broadcast_batch("v", v.shape[:-1], "f", f.shape[:-1])
     w, vo = v[..., :3], v[..., 3:]
     n, fl = f[..., :3], f[..., 3:]
     return jnp.concatenate([la.cross(w, n) + la.cross(vo, fl), la.cross(w, fl)], axis=-1)

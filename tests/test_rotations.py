@@ -1,0 +1,269 @@
+"""Rotation helpers: skew, rotx/roty/rotz, quaternions, so3_exp / so3_log.
+
+References are textbook closed forms written here in NumPy (Rodrigues'
+formula, the quaternion rotation matrix, RBDA table 2.2 for rotx/roty/rotz).
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from spatialjax import (
+    matrix_to_quat,
+    quat_to_matrix,
+    quat_wxyz_to_xyzw,
+    quat_xyzw_to_wxyz,
+    rotx,
+    roty,
+    rotz,
+    skew,
+    so3_exp,
+    so3_log,
+)
+
+BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
+DTYPES = [np.float32, np.float64]
+
+
+def np_quat_to_matrix(q):
+    q = np.asarray(q, np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w, x, y, z = (q[..., i] for i in range(4))
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+
+
+def np_rodrigues(w):
+    """exp([w]×) via the axis-angle form R = cos θ 1 + sin θ [k]× + (1 − cos θ) k kᵀ."""
+    w = np.asarray(w, np.float64)
+    th = np.linalg.norm(w, axis=-1)
+    k = w / np.where(th > 0, th, 1.0)[..., None]
+    K = np.zeros(w.shape[:-1] + (3, 3))
+    K[..., 0, 1], K[..., 0, 2], K[..., 1, 2] = -k[..., 2], k[..., 1], -k[..., 0]
+    K[..., 1, 0], K[..., 2, 0], K[..., 2, 1] = k[..., 2], -k[..., 1], k[..., 0]
+    c, s = np.cos(th)[..., None, None], np.sin(th)[..., None, None]
+    return c * np.eye(3) + s * K + (1 - c) * k[..., :, None] * k[..., None, :]
+
+
+def tol(dtype):
+    return (
+        {"rtol": 1e-5, "atol": 3e-6}
+        if np.dtype(dtype) == np.float32
+        else {"rtol": 1e-12, "atol": 1e-13}
+    )
+
+
+def close(a, b, dtype=np.float64):
+    np.testing.assert_allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), **tol(dtype))
+
+
+@st.composite
+def quaternions(draw, shape=None):
+    """Quaternions from standard-normal samples, with a batch shape and a sample kind."""
+    shape = draw(st.sampled_from(BATCH_SHAPES)) if shape is None else shape
+    kind = draw(st.sampled_from(["uniform", "near_identity", "near_pi"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    q = rng.normal(size=tuple(shape) + (4,))
+    if kind == "near_identity":
+        q[..., 0] = 1.0
+        q[..., 1:] *= 1e-5
+    elif kind == "near_pi":
+        q[..., 0] = 1e-5 * q[..., 0]
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def canonical(q):
+    """Unit quaternion with w >= 0 (the sign matrix_to_quat returns)."""
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return np.where(q[..., :1] < 0, -q, q)
+
+
+# ---------------------------------------------------------------------------
+# skew and the Featherstone coordinate rotations
+# ---------------------------------------------------------------------------
+
+
+def test_skew_is_cross_product(rng):
+    a, b = rng.normal(size=(2, 10, 3))
+    S = skew(jnp.asarray(a))
+    close((np.asarray(S) @ b[..., None])[..., 0], np.cross(a, b))
+    close(S, -np.swapaxes(np.asarray(S), -1, -2))
+    close(skew(jnp.array([1.0, 2.0, 3.0])), [[0, -3, 2], [3, 0, -1], [-2, 1, 0]])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rot_xyz_closed_forms(dtype):
+    th = np.array([-2.5, -0.3, 0.0, 0.7, np.pi]).astype(dtype)
+    c, s, o, i = np.cos(th), np.sin(th), np.zeros(5), np.ones(5)
+    expected = {
+        rotx: [[i, o, o], [o, c, s], [o, -s, c]],
+        roty: [[c, o, -s], [o, i, o], [s, o, c]],
+        rotz: [[c, s, o], [-s, c, o], [o, o, i]],
+    }
+    for fn, rows in expected.items():
+        E = fn(jnp.asarray(th))
+        assert E.shape == (5, 3, 3) and E.dtype == dtype
+        close(E, np.moveaxis(np.array(rows), (0, 1), (-2, -1)), dtype)
+
+
+def test_rot_xyz_are_transposed_active_rotations(rng):
+    """rotx(θ) = R_AB.T where B is A rotated by θ about x; same for y, z."""
+    th = rng.uniform(-np.pi, np.pi, size=7)
+    for fn, axis in ((rotx, 0), (roty, 1), (rotz, 2)):
+        w = np.zeros((7, 3))
+        w[:, axis] = th
+        R = np_rodrigues(w)
+        close(fn(jnp.asarray(th)), np.swapaxes(R, -1, -2))
+        # a vector fixed in A, seen from B: e.g. B's own axis of rotation is unchanged
+        e = np.zeros(3)
+        e[axis] = 1.0
+        close(np.asarray(fn(jnp.asarray(th))) @ e, np.broadcast_to(e, (7, 3)))
+    # python scalars are accepted
+    close(rotz(0.5), np.swapaxes(np_rodrigues(np.array([0.0, 0.0, 0.5])), -1, -2))
+
+
+# ---------------------------------------------------------------------------
+# Quaternions
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=20)
+@given(q=quaternions(), dtype=st.sampled_from(DTYPES))
+def test_quat_to_matrix_closed_form(q, dtype):
+    R = quat_to_matrix(jnp.asarray(q, dtype))
+    assert R.dtype == dtype and R.shape == q.shape[:-1] + (3, 3)
+    close(R, np_quat_to_matrix(q.astype(dtype)), dtype)
+    # q and -q, and any positive scaling, give the same rotation
+    close(quat_to_matrix(jnp.asarray(-3.0 * q, dtype)), R, dtype)
+
+
+@settings(max_examples=20)
+@given(q=quaternions(), dtype=st.sampled_from(DTYPES))
+def test_matrix_to_quat_round_trip(q, dtype):
+    R = np_quat_to_matrix(q).astype(dtype)
+    qq = matrix_to_quat(jnp.asarray(R))
+    assert qq.dtype == dtype and qq.shape == q.shape
+    assert np.all(np.asarray(qq)[..., 0] >= 0)
+    close(np.linalg.norm(np.asarray(qq, np.float64), axis=-1), np.ones(q.shape[:-1]), dtype)
+    close(quat_to_matrix(qq), R, dtype)
+    # the quaternion itself (up to the sign convention) unless w ~ 0, where ±q are both valid
+    qc = canonical(q)
+    if np.all(np.abs(qc[..., 0]) > 1e-3):
+        close(qq, qc, dtype)
+
+
+@pytest.mark.parametrize(
+    "axis", [[1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 0], [1, -2, 3], [0, -1, 1]]
+)
+def test_matrix_to_quat_at_pi(axis):
+    """Rotations by exactly π (w = 0): the trace pivot vanishes, Shepperd's other pivots work."""
+    k = np.asarray(axis, np.float64) / np.linalg.norm(axis)
+    R = 2 * np.outer(k, k) - np.eye(3)
+    q = np.asarray(matrix_to_quat(jnp.asarray(R)))
+    close(abs(q[0]), 0.0)
+    close(abs(np.dot(q[1:], k)), 1.0)
+    close(quat_to_matrix(jnp.asarray(q)), R)
+
+
+def test_quat_reordering(rng):
+    q = rng.normal(size=(4, 4))
+    xyzw = np.asarray(quat_wxyz_to_xyzw(jnp.asarray(q)))
+    close(xyzw, np.concatenate([q[:, 1:], q[:, :1]], -1))
+    close(quat_xyzw_to_wxyz(jnp.asarray(xyzw)), q)
+
+
+# ---------------------------------------------------------------------------
+# so3_exp / so3_log
+# ---------------------------------------------------------------------------
+
+
+@settings(max_examples=20)
+@given(q=quaternions(), dtype=st.sampled_from(DTYPES))
+def test_so3_exp_rodrigues(q, dtype):
+    # axis-angle vector with angle in [0, π] from the quaternion
+    qc = canonical(q)
+    n = np.linalg.norm(qc[..., 1:], axis=-1, keepdims=True)
+    th = 2 * np.arctan2(n, qc[..., :1])
+    w = (qc[..., 1:] * np.where(n > 0, th / np.where(n > 0, n, 1), 2.0)).astype(dtype)
+    R = so3_exp(jnp.asarray(w))
+    assert R.dtype == dtype and R.shape == w.shape[:-1] + (3, 3)
+    close(R, np_rodrigues(w), dtype)
+    close(R, np_quat_to_matrix(q), dtype)
+
+
+@settings(max_examples=20)
+@given(q=quaternions(), dtype=st.sampled_from(DTYPES))
+def test_so3_log_inverts_exp(q, dtype):
+    R = np_quat_to_matrix(q).astype(dtype)
+    w = so3_log(jnp.asarray(R))
+    assert w.dtype == dtype and w.shape == q.shape[:-1] + (3,)
+    theta = np.linalg.norm(np.asarray(w, np.float64), axis=-1)
+    assert np.all(theta <= np.pi + 1e-6)
+    close(np_rodrigues(np.asarray(w, np.float64)), R, dtype)
+    close(so3_exp(w), R, dtype)
+
+
+def test_so3_exp_small_and_zero_angles():
+    for th in [0.0, 1e-12, 1e-8, 1e-4, 9.9e-4, 1.01e-3, 1e-2]:
+        w = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8]) * th
+        # a few ulps: pins the Taylor coefficients (a wrong θ² term in (1 - cos θ)/θ²
+        # shows up as ~4e-14 at the switch-over θ² = 1e-6)
+        np.testing.assert_allclose(so3_exp(jnp.asarray(w)), np_rodrigues(w), rtol=0, atol=1e-15)
+        np.testing.assert_allclose(so3_log(jnp.asarray(np_rodrigues(w))), w, rtol=1e-14, atol=0)
+        R32 = so3_exp(jnp.asarray(w, jnp.float32))
+        assert R32.dtype == jnp.float32
+        close(R32, np_rodrigues(w), np.float32)
+    close(so3_exp(jnp.zeros(3)), np.eye(3))
+    np.testing.assert_array_equal(np.asarray(so3_log(jnp.eye(3))), np.zeros(3))
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-12, 1e-9, 1e-6, 1e-3])
+def test_so3_log_exp_round_trip_up_to_pi(delta, rng):
+    k = rng.normal(size=(16, 3))
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    w = k * (np.pi - delta)
+    R = np_rodrigues(w)
+    w_back = np.asarray(so3_log(jnp.asarray(R)))
+    close(np_rodrigues(w_back), R)
+    if delta == 0.0:
+        # at exactly π, ω and −ω are both valid
+        sign = np.sign(np.sum(w_back * w, -1, keepdims=True))
+        close(sign * w_back, w)
+    else:
+        # the log is ill-conditioned near π: error ~ eps / δ in the axis direction
+        np.testing.assert_allclose(w_back, w, atol=1e-13 + 1e-15 / delta)
+
+
+def _rotation_outputs(q):
+    R = quat_to_matrix(q)
+    return R, matrix_to_quat(R), so3_log(R), so3_exp(so3_log(R)), skew(q[..., 1:])
+
+
+# one compilation per (shape, dtype) covers both jit and vmap
+_rotation_outputs_jit_vmap = jax.jit(
+    lambda q: (_rotation_outputs(q), jax.vmap(_rotation_outputs)(q))
+)
+
+
+@pytest.mark.parametrize(
+    "shape, dtype", [((), np.float64), ((3, 1, 2, 1), np.float64), ((1,), np.float32)]
+)
+def test_rotations_jit_and_vmap_equal_eager(shape, dtype, rng):
+    q = jnp.asarray(rng.normal(size=(2,) + shape + (4,)), dtype)
+    eager = _rotation_outputs(q)
+    jitted, vmapped = _rotation_outputs_jit_vmap(q)
+    for out in (jitted, vmapped):
+        for a, b in zip(eager, out, strict=True):
+            assert a.dtype == b.dtype == dtype and a.shape == b.shape
+            close(b, a, dtype)
