@@ -38,6 +38,9 @@ from ._shapes import cylinder as cylinder
 from ._shapes import ellipsoid as ellipsoid
 from ._shapes import ellipsoid_shell as ellipsoid_shell
 from ._shapes import sphere as sphere
+from ._sharding import batch_mesh as batch_mesh
+from ._sharding import batch_sharding as batch_sharding
+from ._sharding import shard_batch as shard_batch
 from ._spatial import crf as crf
 from ._spatial import crm as crm
 from ._spatial import force_cross as force_cross
@@ -55,6 +58,8 @@ __all__ = [
     "Plx",
     "Plxb",
     "RigidBodyInertia",
+    "batch_mesh",
+    "batch_sharding",
     "box",
     "box_shell",
     "capsule",
@@ -83,6 +88,7 @@ __all__ = [
     "roty",
     "rotz",
     "second_moment_to_inertia",
+    "shard_batch",
     "skew",
     "so3_exp",
     "so3_log",

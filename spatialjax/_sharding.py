@@ -1,0 +1,96 @@
+"""Split batched inputs over several devices along the batch axis.
+
+Every batched spatialjax function is a per-item computation over the leading
+batch axes, so it needs no special code to run on several devices: give it
+arrays sharded along the first batch axis (a ``jax.sharding.NamedSharding``
+with ``PartitionSpec("batch")``) and XLA's sharding propagation runs each
+device's slice on that device and returns results sharded the same way, under
+``jax.jit`` and eagerly. These two helpers build the mesh and place a pytree
+(arrays, ``Plx``/``Plxb``, ``RigidBodyInertia``, tuples of them) on it.
+
+Multi-host: start every process with ``jax.distributed.initialize()``; then
+``jax.devices()`` lists the devices of all hosts and :func:`batch_mesh` spans
+them. Each process holds only its own part of the batch, so build the global
+arrays with ``jax.make_array_from_process_local_data(sharding, local_part)``
+(``sharding = batch_sharding(mesh)``) instead of :func:`shard_batch`, which
+places arrays that every process holds in full.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import jax
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+
+def batch_mesh(devices: Sequence | None = None, axis_name: str = "batch") -> Mesh:
+    """A one-axis device mesh named ``axis_name`` over ``devices`` (default: all devices).
+
+    Args:
+      devices: devices to split the batch over, e.g. ``jax.devices("gpu")``.
+      axis_name: mesh axis name used by :func:`batch_sharding` / :func:`shard_batch`.
+    """
+    devices = jax.devices() if devices is None else list(devices)
+    if not devices:
+        raise ValueError("batch_mesh: expected at least one device, got none")
+    return Mesh(np.asarray(devices), (axis_name,))
+
+
+def batch_sharding(mesh: Mesh | None = None, axis_name: str = "batch") -> NamedSharding:
+    """``NamedSharding(mesh, PartitionSpec(axis_name))``: first axis split, the rest replicated."""
+    mesh = batch_mesh(axis_name=axis_name) if mesh is None else mesh
+    if axis_name not in mesh.axis_names:
+        raise ValueError(
+            f"batch_sharding: mesh has axes {tuple(mesh.axis_names)}, no axis named {axis_name!r}"
+        )
+    return NamedSharding(mesh, PartitionSpec(axis_name))
+
+
+def shard_batch(tree, mesh: Mesh | None = None, *, axis_name: str = "batch"):
+    """Place every array leaf of ``tree`` with its first axis split over ``mesh[axis_name]``.
+
+    Leaves with no axis (scalars) are replicated on every device of the mesh.
+    The first axis of every other leaf must be a multiple of the number of
+    devices along ``axis_name`` (pad the batch, or choose a mesh that divides
+    it). Values and dtypes are unchanged.
+
+    Args:
+      tree: a pytree of arrays, e.g. ``(X, m)`` with ``X`` a ``Plx`` of batch
+        shape ``(N, ...)`` and ``m`` of shape ``(N, ..., 6)``.
+      mesh: the device mesh (default :func:`batch_mesh` over all devices).
+      axis_name: the mesh axis to split the batch over.
+
+    Returns:
+      The same pytree with ``jax.Array`` leaves sharded by
+      :func:`batch_sharding`.
+
+    Raises:
+      ValueError: a leaf's first axis does not divide evenly over the devices.
+
+    Example:
+      >>> import jax, jax.numpy as jnp
+      >>> from spatialjax import Plx
+      >>> X = Plx(jnp.broadcast_to(jnp.eye(3), (8, 3, 3)), jnp.zeros((8, 3)))
+      >>> Xs = shard_batch(X, batch_mesh(jax.devices()[:1]))
+      >>> Xs.E.sharding.spec == jax.sharding.PartitionSpec("batch")
+      True
+    """
+    sharding = batch_sharding(mesh, axis_name)
+    count = sharding.mesh.shape[axis_name]
+    replicated = NamedSharding(sharding.mesh, PartitionSpec())
+
+    def place(path, x):
+        shape = np.shape(x)
+        if not shape:
+            return jax.device_put(x, replicated)
+        if shape[0] % count:
+            raise ValueError(
+                f"shard_batch: leaf {jax.tree_util.keystr(path) or '<root>'} has leading axis "
+                f"{shape[0]} (shape {tuple(shape)}), which does not split over {count} devices "
+                f"of mesh axis {axis_name!r}; expected a multiple of {count}"
+            )
+        return jax.device_put(x, sharding)
+
+    return jax.tree_util.tree_map_with_path(place, tree)
