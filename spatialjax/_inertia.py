@@ -328,13 +328,13 @@ class RigidBodyInertia:
 
     def __getitem__(self, idx) -> RigidBodyInertia:
         """Index the batch axes (``body[3]``, ``body[:, 0]``)."""
-        if not self.batch_shape:
-            raise IndexError(
-                f"RigidBodyInertia[{idx!r}]: this body has batch shape (); "
-                "only batched bodies can be indexed"
-            )
         if not isinstance(idx, tuple):
             idx = (idx,)
+        if not self.batch_shape and any(i is not None and i is not Ellipsis for i in idx):
+            raise IndexError(
+                f"RigidBodyInertia[{idx!r}]: this body has batch shape (); "
+                "only batched bodies can be indexed (None adds a batch axis)"
+            )
         return RigidBodyInertia(self.params[idx + (slice(None),)])
 
     def to_vector(self):

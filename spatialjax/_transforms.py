@@ -89,10 +89,11 @@ class _PluckerBase:
     def __getitem__(self, idx):
         """Index the batch axes: ``X[0]``, ``X[:, 1]`` (core axes are kept)."""
         shape = self.batch_shape
-        if not shape:
+        items = idx if isinstance(idx, tuple) else (idx,)
+        if not shape and any(i is not None and i is not Ellipsis for i in items):
             raise IndexError(
                 f"{type(self).__name__}[{idx!r}]: this transform has batch shape (); "
-                "only batched transforms can be indexed"
+                "only batched transforms can be indexed (None adds a batch axis)"
             )
         E = jnp.broadcast_to(self.E, shape + (3, 3))
         r = jnp.broadcast_to(self.r, shape + (3,))

@@ -514,3 +514,81 @@ def test_nearest_float32_vmap_and_gradients(rng):
         nearest_consistent(body, reference="cog")
     with pytest.raises(ValueError, match="eps must be > 0"):
         nearest_consistent(body, 0.0)
+
+
+# ------------------------------------------------- written-out eigenvalues vs LAPACK
+def _reference_eigs(params):
+    """NumPy float64 LAPACK eigenvalues of ``I_c`` (from the definition) and of ``J``."""
+    p = np.asarray(params, np.float64)
+    m, h = p[..., 0], p[..., 1:4]
+    J = np_pseudo(p)
+    S = J[..., :3, :3]
+    S_c = S - h[..., :, None] * h[..., None, :] / m[..., None, None]
+    I_c = np.trace(S_c, axis1=-2, axis2=-1)[..., None, None] * np.eye(3) - S_c
+    return np.linalg.eigvalsh(I_c), np.linalg.eigvalsh(J)
+
+
+def _degenerate_bodies(rng, n):
+    """Point masses, rods, laminas, spheres, repeated and clustered moments, random rotations."""
+    m = rng.uniform(0.2, 5.0, size=(6, n))
+    c = rng.normal(size=(6, n, 3))
+    one = np.ones(n)
+    sig = np.stack(
+        [
+            np.zeros((n, 3)),  # point mass: J rank one, triple zero eigenvalue
+            np.stack([one, 0 * one, 0 * one], -1),  # rod: I_c = (0, 1, 1)
+            np.stack([one, 2 * one, 0 * one], -1),  # lamina: λ3 = λ1 + λ2
+            np.full((n, 3), 0.3),  # sphere: repeated moments
+            np.stack([one, one, 1 + 1e-9 * one], -1),  # clustered
+            rng.uniform(-0.5, 1.0, size=(n, 3)),  # partly inconsistent (σ < 0)
+        ]
+    )
+    R = random_rotations(rng, (6, n))
+    S_c = R @ (sig[..., :, None] * np.swapaxes(R, -1, -2))
+    return np_params(m, c, S_c)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_margins_match_lapack(rng, dtype):
+    """Margins, principal moments and scales agree with ``np.linalg.eigvalsh`` (eps · scale)."""
+    n = 200
+    params = np.concatenate(
+        [
+            _degenerate_bodies(rng, n).reshape(-1, 10),
+            # random symmetric parameters: mostly inconsistent, any sign of the mass
+            np.concatenate([rng.uniform(0.1, 2, (n, 1)), rng.normal(size=(n, 9))], -1),
+            -np.concatenate([rng.uniform(0.1, 2, (n, 1)), rng.normal(size=(n, 9))], -1),
+        ]
+    )
+    scales = 10.0 ** rng.integers(-12, 13, size=(params.shape[0], 1))
+    params = params * scales
+    params = params.astype(dtype).astype(np.float64)  # the reference sees the same inputs
+    lam, mu = _reference_eigs(params)
+    rep = pc(RigidBodyInertia(jnp.asarray(params.astype(dtype))))
+    tol = 20 * np.finfo(dtype).eps
+    s_lam = np.max(np.abs(lam), -1) + np.abs(params[:, 0]) * np.sum(
+        (params[:, 1:4] / params[:, :1]) ** 2, -1
+    )
+    s_mu = np.max(np.abs(mu), -1)
+    np.testing.assert_array_less(
+        np.abs(rep.principal_moments - lam), np.broadcast_to(tol * s_lam[:, None], lam.shape)
+    )
+    np.testing.assert_array_less(np.abs(rep.min_eig_inertia_com - lam[:, 0]), tol * s_lam)
+    tri = lam[:, 0] + lam[:, 1] - lam[:, 2]
+    np.testing.assert_array_less(np.abs(rep.triangle_margin - tri), 2 * tol * s_lam)
+    np.testing.assert_array_less(np.abs(rep.min_eig_pseudo_inertia - mu[:, 0]), tol * s_mu)
+    np.testing.assert_array_less(np.abs(rep.pseudo_inertia_scale - s_mu), tol * s_mu)
+    np.testing.assert_array_less(np.abs(rep.inertia_scale - s_lam), tol * s_lam)
+
+
+def test_boundary_bodies_keep_exact_flags(rng):
+    """Point masses, rods and laminas (on the boundary) stay consistent at the default tol,
+    and axis-aligned ones give exactly zero margins (as LAPACK on a diagonal matrix)."""
+    params = _degenerate_bodies(rng, 20)[:3].reshape(-1, 10)
+    for dtype in (jnp.float64, jnp.float32):
+        rep = pc(RigidBodyInertia(jnp.asarray(params, dtype)))
+        assert np.all(rep.fully_consistent) and np.all(rep.pseudo_inertia_psd)
+    rod = body_from(np.array(2.0), np.zeros(3), np.array([1.0, 0.0, 0.0]), np.eye(3))
+    rep = pc(rod, tol=0.0)
+    assert float(rep.triangle_margin) == 0.0 and float(rep.min_eig_pseudo_inertia) == 0.0
+    assert bool(rep.fully_consistent)
