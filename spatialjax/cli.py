@@ -15,6 +15,10 @@ import sys
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "info": ("spatialjax._info", "print the version, the JAX devices and the conventions"),
+    "demo": (
+        "spatialjax._demo",
+        "identify a composite body from noisy wrenches: least squares vs fit (the main job)",
+    ),
     "bench": (
         "spatialjax.bench._cli",
         "time the batched primitives against a copy roofline, NumPy, Pinocchio and jaxlie",

@@ -1,0 +1,250 @@
+"""Optimiser plumbing shared by both methods: the optax loop, the boundary rule, Newton steps.
+
+Everything here acts on one body and is written for ``jax.lax.while_loop``
+so that a whole fit is one compiled program (``fit`` maps it over bodies with
+``vmap``; a batched ``while_loop`` keeps finished bodies frozen).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import optax
+
+from ._objective import Problem, hessian_pi, ldl_pivots4, objective_pi, pseudo_inertia
+from ._smallmat import cho_solve, lower_inverse, modified_cholesky
+
+
+def make_optimizer(
+    optimizer: str, learning_rate, memory_size: int, linesearch: str, extra=(), slack=0.0
+) -> optax.GradientTransformationExtraArgs:
+    """An optax optimiser producing *descent updates* (``x + u`` is the next iterate).
+
+    It works in preconditioned coordinates (curvature ≈ identity at the
+    restart point, see :func:`minimize`), so L-BFGS starts from the identity
+    (``scale_init_precond=False``: its first step is the Newton step) and
+    Adam's learning rate is unit-free. ``"lbfgs"`` is
+    ``optax.scale_by_lbfgs`` followed by ``extra`` transforms and a line
+    search (``"zoom"``: strong Wolfe, as ``optax.lbfgs``; ``"backtracking"``:
+    Armijo, which never accepts a trial point whose objective is
+    ``inf``/NaN). ``"adam"`` is ``optax.adam``'s scaling with
+    ``learning_rate``, then ``extra``.
+    """
+    if optimizer == "lbfgs":
+        if linesearch == "zoom":
+            ls = optax.scale_by_zoom_linesearch(
+                max_linesearch_steps=30, initial_guess_strategy="one"
+            )
+        else:
+            # Armijo with a relative slack of a few ulps: at the optimum, rounding makes
+            # F(x + αd) ≥ F(x) for every α, and under vmap one body backtracking to the
+            # cap stalls the whole batch.
+            ls = optax.scale_by_backtracking_linesearch(
+                max_backtracking_steps=25,
+                decrease_factor=0.5,
+                increase_factor=1.0,
+                rtol=slack,
+            )
+        return optax.chain(
+            optax.scale_by_lbfgs(memory_size=memory_size, scale_init_precond=False),
+            optax.scale(-1.0),
+            *extra,
+            ls,
+        )
+    return optax.chain(optax.scale_by_adam(), optax.scale(-learning_rate), *extra)
+
+
+def preconditioner(H):
+    """``T = L⁻ᵀ`` with ``L Lᵀ ≈ H`` (modified Cholesky), so ``Tᵀ H T ≈ 1``.
+
+    Optimising over ``y`` with ``x = x0 + T y`` makes the curvature at ``x0``
+    isotropic, so a unit step along ``−∇_y`` is the (modified) Newton step.
+    Pivots are floored at ``ε`` times the largest diagonal entry (flat or
+    non-convex directions get a bounded scale).
+    """
+    H = 0.5 * (H + H.T)
+    return lower_inverse(modified_cholesky(H, jnp.finfo(H.dtype).eps)).T
+
+
+class LoopOut(NamedTuple):
+    x: jax.Array
+    value: jax.Array
+    iterations: jax.Array
+    converged: jax.Array
+
+
+NU = 4.0  # barrier parameter of −log det on 4×4 matrices
+MU_DECREASE = 10.0
+
+
+def minimize(
+    value_fn: Callable,
+    x0,
+    make_opt: Callable,
+    *,
+    rtol,
+    max_iters: int,
+    restart_every: int,
+    mu0=None,
+    hess_fn: Callable | None = None,
+) -> LoopOut:
+    r"""Preconditioned optax iterations with restarts, as nested ``while_loop``\ s.
+
+    Outer loop (a *restart*): compute the Hessian ``H`` of ``value_fn(·, μ)``
+    at the current point ``x``, build ``T = preconditioner(H)`` and the
+    optimiser ``make_opt(x, T)``, and run it on ``y ↦ value_fn(x + T y, μ)``
+    from ``y = 0`` for at most ``restart_every`` iterations, until the
+    relative objective change of an iteration is ``≤ tol``. A restart whose
+    *first* step (a line-searched Newton step for L-BFGS) changes the
+    objective by ``≤ tol`` relative ends the stage: this test on the relative
+    objective change cannot be fooled by a slow crawl, as a plain
+    per-iteration test can.
+
+    Barrier stages (``mu0`` given): ``value_fn(x, μ)`` includes ``−μ log det``;
+    a stage's ``tol`` is ``max(rtol, 0.1 ν μ / |F|)`` (``ν = 4``), and after each
+    stage ``μ`` is divided by 10 until ``ν μ ≤ 0.1 rtol |F|``. Without ``mu0``
+    there is one stage, ``μ = 0``.
+
+    ``hess_fn(x, μ)`` gives the Hessian (default: ``jax.hessian``). Under
+    ``vmap`` a value/gradient stored by the line search would not save work
+    (``lax.cond`` becomes ``select``), so each iteration evaluates both afresh.
+
+    Returns ``LoopOut(x, F(x, μ_final), iterations, converged)``.
+    """
+    hess_fn = jax.hessian(value_fn) if hess_fn is None else hess_fn
+    dtype = x0.dtype
+    staged = mu0 is not None
+    mu0 = jnp.asarray(0.0 if mu0 is None else mu0, dtype)
+    izero = jnp.asarray(0, jnp.int32)
+    inf = jnp.asarray(jnp.inf, dtype)
+
+    def outer_cond(c):
+        return (~c[4]) & (c[3] < max_iters)
+
+    def outer_body(c):
+        x, v_x, mu, k, _, _ = c
+        T = preconditioner(hess_fn(x, mu))
+        fn = lambda y: value_fn(x + T @ y, mu)  # noqa: E731
+        opt = make_opt(x, T)
+        vg = jax.value_and_grad(fn)
+        tol = jnp.maximum(rtol, 0.1 * NU * mu / jnp.abs(v_x)) if staged else rtol
+
+        def inner_cond(ic):
+            _, _, _, j, _, stop, _, _ = ic
+            return (~stop) & (j < restart_every) & (k + j < max_iters)
+
+        def inner_body(ic):
+            y, state, v_prev, j, first, _, y_prev, dec0 = ic
+            v, g = vg(y)
+            dec0 = jnp.where(j == 0, 0.5 * jnp.sum(g * g), dec0)
+            # a step that did not decrease the objective (failed line search,
+            # Adam overshoot) is undone and ends the inner loop: restart
+            worse = ~(v <= v_prev)
+            y, v = jnp.where(worse, y_prev, y), jnp.where(worse, v_prev, v)
+            change = jnp.where(worse, inf, v_prev - v)
+            first = jnp.where(j == 1, change, first)
+            stop = (j >= 1) & ((change <= tol * jnp.abs(v)) | worse)
+            u, new_state = opt.update(g, state, y, value=v, grad=g, value_fn=fn)
+            y_new = y + u
+            y_new = jnp.where(stop | ~jnp.all(jnp.isfinite(y_new)), y, y_new)
+            return y_new, new_state, v, j + 1, first, stop, y, dec0
+
+        y0 = jnp.zeros_like(x)
+        ic0 = (y0, opt.init(y0), v_x, izero, inf, jnp.asarray(False), y0, inf)
+        y, _, v, j, first, _, _, dec0 = jax.lax.while_loop(inner_cond, inner_body, ic0)
+        x_new = x + T @ y
+        v_new = value_fn(x_new, mu)
+        # Certified: a fresh (Newton-like) first step changed F by ≤ tol, or it could
+        # not decrease F at all while ½‖∇_y F‖² (≈ half the Newton decrement²) is ≤ tol.
+        # Stalled: no decrease although the decrement is larger; restarting from the
+        # same point would repeat the same step, so the stage ends either way.
+        stalled = first == inf
+        certified = (first <= tol * jnp.abs(v_new)) | (stalled & (dec0 <= tol * jnp.abs(v_new)))
+        stage_done = certified | stalled
+        if staged:
+            final = NU * mu <= 0.1 * rtol * jnp.abs(v_new)
+            done = stage_done & final
+            mu = jnp.where(stage_done & ~final, mu / MU_DECREASE, mu)
+            v_new = jnp.where(stage_done & ~final, value_fn(x_new, mu), v_new)
+        else:
+            done = stage_done
+        return x_new, v_new, mu, k + j, done, certified
+
+    false = jnp.asarray(False)
+    c0 = (x0, value_fn(x0, mu0), mu0, izero, false, false)
+    x, v, mu, k, done, certified = jax.lax.while_loop(outer_cond, outer_body, c0)
+    return LoopOut(x, v, k, done & certified)
+
+
+def max_feasible_step(pi, dpi, tau, eps=0.0, bisections: int = 30):
+    """Fraction-to-boundary step: ``min(1, τ α_max)``, ``α_max = sup{α: J(π + α Δπ) − εI ≻ 0}``.
+
+    The interior-point step rule that keeps every iterate strictly feasible.
+    ``α_max`` is bracketed by bisection on ``[0, 1/τ]`` with the written-out
+    LDLᵀ pivot test (all pivots positive ⇔ positive definite), which fuses
+    into one loop over the batch; ``30`` bisections give ``α_max`` to
+    ``1e-9`` relative, ample for a step rule. The feasible ``α`` form an
+    interval because the PSD cone is convex and ``α = 0`` is feasible.
+    """
+    J = pseudo_inertia(pi) - eps * jnp.eye(4, dtype=pi.dtype)
+    dJ = pseudo_inertia(dpi)
+
+    def feasible(a):
+        return jnp.all(ldl_pivots4(J + a * dJ) > 0, axis=-1)
+
+    lo = jnp.zeros((), pi.dtype)
+    hi = jnp.asarray(1.0 / tau, pi.dtype)
+    full = feasible(hi)
+    for _ in range(bisections):
+        mid = 0.5 * (lo + hi)
+        ok = feasible(mid)
+        lo = jnp.where(ok, mid, lo)
+        hi = jnp.where(ok, hi, mid)
+    return jnp.where(full, 1.0, tau * lo)
+
+
+def newton_polish(pi, P: Problem, steps: int, rtol):
+    """Damped Newton steps on ``F(π)`` keeping ``J ≻ 0``; returns ``(π, steps taken, certified)``.
+
+    ``F`` is a quadratic plus ``γ`` times a self-concordant barrier, so damped
+    Newton with an Armijo back-tracking search converges quadratically near
+    the optimum. Each step is first cut to 0.99 of the distance to the PSD
+    boundary. ``certified`` is true once half the Newton decrement
+    ``½ gᵀH⁻¹g`` (an estimate of the suboptimality) is ``≤ rtol |F|``.
+    """
+    f = jax.value_and_grad(objective_pi)
+    dtype = pi.dtype
+
+    def step(pi):
+        v, g = f(pi, P)
+        L = modified_cholesky(hessian_pi(pi, P), jnp.finfo(dtype).eps)
+        d = -cho_solve(L, g)
+        dec = -(g @ d)
+        alpha0 = max_feasible_step(pi, d, 0.99)
+
+        def ls_cond(c):
+            a, j = c
+            return (objective_pi(pi + a * d, P) > v - 0.25 * a * dec) & (j < 40)
+
+        alpha, _ = jax.lax.while_loop(ls_cond, lambda c: (0.5 * c[0], c[1] + 1), (alpha0, 0))
+        new = pi + alpha * d
+        better = objective_pi(new, P) <= v
+        return jnp.where(better & jnp.all(jnp.isfinite(new)), new, pi), 0.5 * dec <= rtol * jnp.abs(
+            v
+        )
+
+    def cond(c):
+        return (~c[2]) & (c[1] < steps)
+
+    def body(c):
+        pi, k, _ = c
+        new, cert = step(pi)
+        return jnp.where(cert, pi, new), k + jnp.where(cert, 0, 1), cert
+
+    pi, k, cert = jax.lax.while_loop(
+        cond, body, (pi, jnp.asarray(0, jnp.int32), jnp.asarray(False))
+    )
+    return pi, k, cert
