@@ -62,60 +62,73 @@ def test_regressor_matches_pinocchio(rng):
         np.testing.assert_allclose(Y, Y_pin[PERM], atol=1e-12)
 
 
-def _problem(rng, n_bodies, n_samples, noise):
-    bodies = [_random_body(rng) for _ in range(n_bodies)]
+# Every fit below uses the same shapes (4 bodies, 32 samples) and keyword structure, so the
+# compiled program is shared between tests instead of recompiled for each.
+N_BODIES, N_SAMPLES = 4, 32
+
+
+def _problem(rng, noise):
+    bodies = [_random_body(rng) for _ in range(N_BODIES)]
     truth = sj.RigidBodyInertia(jnp.stack([b.params for b in bodies]))
-    v, a = _trajectory(n_samples)
-    Y = jnp.broadcast_to(body_regressor(v, a), (n_bodies, n_samples, 6, 10))
+    v, a = _trajectory(N_SAMPLES)
+    Y = jnp.broadcast_to(body_regressor(v, a), (N_BODIES, N_SAMPLES, 6, 10))
     f = jnp.einsum("nsij,nj->nsi", Y, truth.params)
     sigma = np.array([0.02, 0.02, 0.03, 1.2, 1.2, 0.5])
     f = f + noise * jnp.asarray(rng.normal(size=f.shape) * sigma)
     return truth, Y, f, jnp.asarray(1.0 / sigma**2)
 
 
+def _fit(Y, f, w, gamma, method="log_cholesky"):
+    return fit(Y, f, weights=w, gamma=jnp.full((N_BODIES,), gamma), method=method)
+
+
 def test_fit_recovers_truth_from_noiseless_data(rng):
     # γ = 0: no pull towards the (inflated) default prior, so the optimum is the truth
-    truth, Y, f, w = _problem(rng, 3, 63, noise=0.0)
-    res = fit(Y, f, weights=w, gamma=0.0)
+    truth, Y, f, w = _problem(rng, noise=0.0)
+    res = _fit(Y, f, w, 0.0)
     assert bool(jnp.all(res.consistency.fully_consistent))
     d = sj.geodesic_distance(truth, res.inertia)
     assert float(jnp.max(d)) <= 1e-6, d
 
 
-def test_every_noisy_fit_is_consistent_and_beats_nothing_worse_than_ls(rng):
-    truth, Y, f, w = _problem(rng, 16, 32, noise=1.0)
-    res = fit(Y, f, weights=w)
-    assert bool(jnp.all(res.consistency.fully_consistent))
-    assert bool(jnp.all(res.consistency.min_eig_pseudo_inertia > 0))
-    assert bool(jnp.all(jnp.isfinite(res.objective)))
+def test_every_noisy_fit_is_consistent(rng):
+    for _ in range(3):
+        truth, Y, f, w = _problem(rng, noise=1.0)
+        res = _fit(Y, f, w, 0.01)
+        assert bool(jnp.all(res.consistency.fully_consistent))
+        assert bool(jnp.all(res.consistency.min_eig_pseudo_inertia > 0))
+        assert bool(jnp.all(jnp.isfinite(res.objective)))
 
 
 def test_both_methods_reach_the_same_optimum(rng):
-    truth, Y, f, w = _problem(rng, 4, 32, noise=1.0)
-    a = fit(Y, f, weights=w, method="log_cholesky")
-    b = fit(Y, f, weights=w, method="barrier", prior=a.prior, gamma=a.gamma)
+    truth, Y, f, w = _problem(rng, noise=1.0)
+    a = _fit(Y, f, w, 0.01, method="log_cholesky")
+    b = _fit(Y, f, w, 0.01, method="barrier")
     rel = jnp.abs(a.objective - b.objective) / jnp.abs(a.objective)
     assert float(jnp.max(rel)) <= 1e-6, rel
 
 
 def test_rank_deficient_excitation_still_consistent(rng):
     # rotation about z only: the data cannot see most inertia components
-    body = _random_body(rng)
-    t = np.arange(40) * 0.1
-    v = np.zeros((40, 6))
-    a = np.zeros((40, 6))
+    truth, _, _, w = _problem(rng, noise=0.0)
+    t = np.arange(N_SAMPLES) * 0.1
+    v = np.zeros((N_SAMPLES, 6))
+    a = np.zeros((N_SAMPLES, 6))
     v[:, 2], a[:, 2] = np.sin(t), np.cos(t)
-    Y = body_regressor(jnp.asarray(v), jnp.asarray(a))
-    res = fit(Y, Y @ body.params)
-    assert bool(res.consistency.fully_consistent)
-    assert not bool(jnp.isfinite(res.condition_number)) or float(res.condition_number) > 1e8
+    Y = jnp.broadcast_to(
+        body_regressor(jnp.asarray(v), jnp.asarray(a)), (N_BODIES, N_SAMPLES, 6, 10)
+    )
+    res = _fit(Y, jnp.einsum("nsij,nj->nsi", Y, truth.params), w, 0.01)
+    assert bool(jnp.all(res.consistency.fully_consistent))
+    cond = np.asarray(res.condition_number)
+    assert np.all(~np.isfinite(cond) | (cond > 1e8)), cond
 
 
 def test_fit_is_differentiable_in_the_data(rng):
-    truth, Y, f, w = _problem(rng, 1, 32, noise=1.0)
+    truth, Y, f, w = _problem(rng, noise=1.0)
 
     def mass(f):
-        return fit(Y, f, weights=w, prior=truth, gamma=jnp.asarray([1.0])).inertia.mass.sum()
+        return _fit(Y, f, w, 0.01).inertia.mass.sum()
 
     g = jax.grad(mass)(f)
     assert bool(jnp.all(jnp.isfinite(g)))
