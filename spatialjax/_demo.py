@@ -126,7 +126,7 @@ def _row(name, body, truth, seconds, sj):
         dist = "undefined (J not PD)"
     t = "" if seconds is None else f"{seconds * 1e3:8.1f}"
     print(
-        f"  {name:<16} {float(body.mass):7.4f}  ({c[0]:6.1f}, {c[1]:6.1f}, {c[2]:6.1f})  "
+        f"  {name:<20} {float(body.mass):7.4f}  ({c[0]:6.1f}, {c[1]:6.1f}, {c[2]:6.1f})  "
         f"({lam[0]:7.3f}, {lam[1]:7.3f}, {lam[2]:7.3f})  {verdict:<20} {dist:<20} {t}"
     )
 
