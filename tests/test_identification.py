@@ -133,11 +133,12 @@ def test_fit_is_differentiable_in_the_data(rng):
     g = jax.grad(mass)(f)
     assert bool(jnp.all(jnp.isfinite(g)))
     assert float(jnp.abs(g).max()) > 0
-    # directional derivative vs central finite difference
+    # directional derivative vs central finite difference; the step is large enough that the
+    # solver's own tolerance (relative objective change 1e-10) does not dominate the difference
     d = jnp.asarray(rng.normal(size=f.shape))
-    eps = 1e-4
+    eps = 1e-2
     fd = (mass(f + eps * d) - mass(f - eps * d)) / (2 * eps)
-    np.testing.assert_allclose(jnp.sum(g * d), fd, rtol=1e-4, atol=1e-8)
+    np.testing.assert_allclose(jnp.sum(g * d), fd, rtol=2e-3, atol=1e-8)
 
 
 def test_bad_input_shapes():

@@ -314,7 +314,9 @@ def test_batch_shapes_broadcasting_and_dtype(seed, shape, dtype, single_first):
     assert d.dtype == dtype and D.dtype == dtype
     assert d.shape == shape and D.shape == shape
     B1, B2 = np.broadcast_to(J1, shape + (4, 4)), np.broadcast_to(J2, shape + (4, 4))
-    rtol = 2e-3 if dtype == np.float32 else 1e-9
+    # float32: input rounding (eps ≈ 1.2e-7) is amplified by the conditioning of J1⁻¹J2
+    cond = max(np.linalg.cond(J1).max(), np.linalg.cond(J2).max())
+    rtol = 2e-3 + 1e-6 * cond if dtype == np.float32 else 1e-9
     np.testing.assert_allclose(d, np_geodesic(B1, B2), rtol=rtol, atol=10 * rtol)
     np.testing.assert_allclose(D, np_logdet_div(B1, B2), rtol=rtol, atol=10 * rtol)
 
