@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.linalg
+from _numpy_reference import random_rotations
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,20 +20,6 @@ from spatialjax import RigidBodyInertia, geodesic_distance, log_det_divergence
 
 N = 64
 BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
-
-
-def random_rotations(rng, shape):
-    q = rng.normal(size=tuple(shape) + (4,))
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = (q[..., i] for i in range(4))
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
 
 
 def random_J(rng, shape, k=6):

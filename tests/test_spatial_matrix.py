@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _numpy_reference import np_skew, random_rotations
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -23,28 +24,6 @@ from spatialjax._spatial_matrix import (
 )
 
 BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
-
-
-def np_skew(v):
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    o = np.zeros_like(x)
-    return np.stack(
-        [np.stack([o, -z, y], -1), np.stack([z, o, -x], -1), np.stack([-y, x, o], -1)], -2
-    )
-
-
-def random_rotations(rng, shape):
-    q = rng.normal(size=tuple(shape) + (4,))
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = (q[..., i] for i in range(4))
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
 
 
 def np_motion_matrix(E, r):
