@@ -11,9 +11,10 @@ of ``F_μ`` is within ``νμ`` of the constrained optimum; the last stage has
 boundary rule (0.99 of the largest step keeping ``J − εI ≻ 0``); with L-BFGS
 an Armijo back-tracking line search follows, which never accepts an
 infeasible trial point (its objective is ``+inf``). The iterate therefore
-stays strictly feasible throughout. Variables are preconditioned with the
-Hessian at the start (``π = π0 + T y``, ``Tᵀ H T = 1``), so Adam's learning
-rate is unit-free.
+stays strictly feasible throughout; the start must be strictly feasible
+(``J(π0) − εI ≻ 0``, true for the default ``ε = 0``). Iterations are
+preconditioned with the Hessian of ``F_μ`` at each restart
+(``_optim.minimize``), computed in closed form.
 """
 
 from __future__ import annotations
@@ -31,12 +32,15 @@ def _shifted_logdet(pi, eps):
     return jnp.sum(jnp.log(jnp.where(feasible, d, jnp.ones_like(d)))), feasible
 
 
-def _barrier_objective(pi, P: Problem, mu, eps):
+def _barrier_objective(pi, P: Problem, mu, eps: float):
+    """``F_μ(π)``; ``+inf`` outside ``J(π) − εI ≻ 0`` (``eps`` is a static float)."""
     logdet, feasible = _shifted_logdet(pi, 0.0)
     value = data_term(pi, P) + P.gamma * (P.k @ pi - logdet + P.logdet0 - 4.0)
-    blogdet, bfeasible = _shifted_logdet(pi, eps)
-    value = value - mu * blogdet
-    return jnp.where(feasible & bfeasible & jnp.isfinite(value), value, jnp.inf)
+    if eps:
+        logdet, feasible_eps = _shifted_logdet(pi, eps)
+        feasible = feasible & feasible_eps
+    value = value - mu * logdet
+    return jnp.where(feasible & jnp.isfinite(value), value, jnp.inf)
 
 
 def _barrier_hessian(pi, P: Problem, mu, eps):
@@ -61,7 +65,17 @@ def _fraction_to_boundary(pi0, T, eps):
 
 
 def solve_barrier(
-    P: Problem, pi0, *, optimizer, learning_rate, memory_size, rtol, max_iters, restart_every, eps
+    P: Problem,
+    pi0,
+    *,
+    optimizer,
+    learning_rate,
+    memory_size,
+    rtol,
+    atol,
+    max_iters,
+    restart_every,
+    eps,
 ) -> LoopOut:
     """Interior-point loop for one body from a strictly feasible ``pi0``; returns ``π``."""
     mu0 = 0.1 * jnp.abs(_barrier_objective(pi0, P, 0.0, eps)) / NU
@@ -69,13 +83,14 @@ def solve_barrier(
     def make_opt(pi, T):
         extra = (_fraction_to_boundary(pi, T, eps),)
         slack = 8 * jnp.finfo(pi.dtype).eps
-        return make_optimizer(optimizer, learning_rate, memory_size, "backtracking", extra, slack)
+        return make_optimizer(optimizer, learning_rate, memory_size, extra, slack)
 
     out = minimize(
         lambda pi, mu: _barrier_objective(pi, P, mu, eps),
         pi0,
         make_opt,
         rtol=rtol,
+        atol=atol,
         max_iters=max_iters,
         restart_every=restart_every,
         mu0=mu0,

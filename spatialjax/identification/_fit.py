@@ -52,7 +52,16 @@ def _default_rtol(dtype) -> float:
 
 # ------------------------------------------------------------------ log-Cholesky method
 def _solve_log_cholesky(
-    P: Problem, pi0, *, optimizer, learning_rate, memory_size, rtol, max_iters, restart_every
+    P: Problem,
+    pi0,
+    *,
+    optimizer,
+    learning_rate,
+    memory_size,
+    rtol,
+    atol,
+    max_iters,
+    restart_every,
 ):
     r"""Unconstrained optimisation over log-Cholesky parameters for one body.
 
@@ -98,14 +107,13 @@ def _solve_log_cholesky(
         v = data_term(pi, P) + P.gamma * reg - mu * logdet
         return jnp.where(jnp.isfinite(v), v, jnp.inf)
 
-    opt = make_optimizer(
-        optimizer, learning_rate, memory_size, "backtracking", slack=8 * jnp.finfo(dtype).eps
-    )
+    opt = make_optimizer(optimizer, learning_rate, memory_size, slack=8 * jnp.finfo(dtype).eps)
     out = minimize(
         value_x,
         x0,
         lambda x, T: opt,
         rtol=rtol,
+        atol=atol,
         max_iters=max_iters,
         restart_every=restart_every,
         mu0=0.1 * jnp.abs(value_x(x0, 0.0)) / NU,
@@ -117,9 +125,9 @@ def _solve_log_cholesky(
 def _inflate(pi, rel=INFLATE_REL):
     """Same mass and CoM, ``S_c + rel · tr(S_c)/3 · 1``: a slightly fatter, strictly interior body.
 
-    Used on the projected least-squares body (which may sit on the boundary
-    ``det J ≈ 0``) to make the default prior well conditioned and to start
-    both methods strictly inside the feasible set.
+    Used on the projection of an inconsistent least-squares body (which sits
+    on the boundary ``det J ≈ 0``) to make the default prior well
+    conditioned and to start both methods strictly inside the feasible set.
     """
     m = pi[0]
     trS = 0.5 * (pi[4] + pi[6] + pi[9])
@@ -128,30 +136,21 @@ def _inflate(pi, rel=INFLATE_REL):
     return pi.at[jnp.array([4, 6, 9])].add(2.0 * delta)
 
 
-def _default_gamma(P: Problem, pi_prior):
-    """``γ = GAMMA_REL · tr(H0⁻¹ ∇²(data term)) / 10``, ``H0 = ∇²(−log det J)`` at the prior.
+def _default_gamma(A, pi_prior):
+    """``γ = GAMMA_REL · tr(H0⁻¹ 2A) / 10``, ``H0 = ∇²(−log det J)`` at the prior, ``2A = ∇²`` data.
 
-    The mean generalised eigenvalue of the data's Hessian against the
+    The mean generalised eigenvalue of the data term's Hessian against the
     regulariser's (a unit-free ratio): the regulariser carries a ``1e-4``
     share of the data's curvature, measured in the prior's own metric.
     """
     H0 = neg_logdet_hessian(pseudo_inertia(pi_prior))
-    ratio = jnp.trace(jnp.linalg.solve(H0, 2.0 * P.R.T @ P.R)) / 10.0
+    ratio = jnp.trace(jnp.linalg.solve(H0, 2.0 * A)) / 10.0
     return GAMMA_REL * jnp.where(jnp.isfinite(ratio) & (ratio > 0), ratio, 1.0)
 
 
-def _implicit_step(pi_star, H, Y, f, w, k, gamma):
-    r"""``π*`` whose derivatives are those of the implicit function ``∇F(π*; inputs) = 0``.
-
-    Returns ``π* + (s − stop_gradient(s))`` with ``s = −H⁻¹ ∇_π F(π*; Y, f,
-    w, J0, γ)``: the value is exactly ``π*``; the derivative is
-    ``−H⁻¹ ∂(∇_π F)/∂inputs``.
-    """
-    r = jnp.einsum("nij,j->ni", Y, pi_star) - f
-    g = 2.0 * jnp.einsum("nij,ni->j", Y, w * r)
-    g = g + gamma * (k - jax.grad(lambda p: logdet_pi(p)[0])(pi_star))
-    s = -jnp.linalg.solve(H, g)
-    return pi_star + (s - jax.lax.stop_gradient(s))
+def _with_derivative(value, s):
+    """``value + (s − stop_gradient(s))``: the value of ``value``, the derivative of ``s``."""
+    return value + (s - jax.lax.stop_gradient(s))
 
 
 def _fit_one(
@@ -172,30 +171,44 @@ def _fit_one(
     barrier_eps,
     restart_every,
 ):
+    """One body. The loops see stop-gradient copies of everything; derivatives come from
+    the implicit function theorem at the end (``_with_derivative``), exactly through the
+    data-derived defaults (least squares, default prior and γ) as well."""
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     eps = jnp.finfo(dtype).eps
     rtol = jnp.asarray(rtol, dtype)
+    # normal equations (differentiable) and the QR-reduced data term (for the loops)
+    A = jnp.einsum("nij,ni,nik->jk", Y, w, Y)
+    b = jnp.einsum("nij,ni,ni->j", Y, w, f)
     R, z, rho2 = reduce_data(sg(Y), sg(f), sg(w))
 
     # unconstrained (minimum-norm) least squares and the excitation's conditioning
     U, s, Vt = jnp.linalg.svd(R)
     keep = s > s[0] * eps * max(Y.shape[0] * 6, 10)
-    pi_ls = Vt.T @ (jnp.where(keep, (U.T @ z) / jnp.where(keep, s, 1.0), 0.0))
+    s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
+    pi_ls = Vt.T @ (s_inv * (U.T @ z))
+    A_pinv = (Vt.T * s_inv**2) @ Vt  # (RᵀR)⁺
+    pi_ls = _with_derivative(pi_ls, -A_pinv @ (A @ pi_ls - b))
     cond = s[0] / s[-1]
-    pi_proj = _inflate(nearest_consistent(RigidBodyInertia(pi_ls)).params)
+    # projected least squares: unchanged where already consistent (J ≻ 0), else the
+    # nearest consistent body made strictly interior (_inflate)
+    ls_ok = logdet_pi(sg(pi_ls))[1]
+    pi_proj = jnp.where(ls_ok, pi_ls, _inflate(nearest_consistent(RigidBodyInertia(pi_ls)).params))
 
-    prior_given = prior_pi is not None
-    pi_prior = prior_pi if prior_given else pi_proj
-    k, logdet0 = prior_terms(pseudo_inertia(sg(pi_prior)))
-    P = Problem(R, z, rho2, k, logdet0, jnp.zeros((), dtype))
-    gamma_used = _default_gamma(P, sg(pi_prior)) if gamma is None else gamma
-    P = P._replace(gamma=sg(gamma_used))
+    pi_prior = pi_proj if prior_pi is None else prior_pi
+    k, logdet0 = prior_terms(pseudo_inertia(pi_prior))
+    gamma = _default_gamma(A, pi_prior) if gamma is None else gamma
+    P = Problem(R, z, rho2, sg(k), sg(logdet0), sg(gamma))
 
-    pi0 = pi_proj if init == "least_squares" else sg(pi_prior)
-    # Newton steps finish the job where γ > 0: the optax phase then stops at √ε
+    pi0 = sg(pi_proj if init == "least_squares" else pi_prior)
+    # Newton steps finish the job where γ > 0: the optax phase then stops earlier
     newton = (newton_steps > 0) & (P.gamma > 0)
+    # absolute floor of every convergence test: a few ulps of the whitened data's
+    # energy Σ w f² = ρ² + ‖z‖² (reachable even when F* = 0, e.g. noiseless data)
+    atol = 16 * eps * (rho2 + z @ z)
     kw = dict(
+        atol=atol,
         optimizer=optimizer,
         learning_rate=learning_rate,
         memory_size=memory_size,
@@ -210,25 +223,23 @@ def _fit_one(
     pi, iters, converged = out.x, out.iterations, out.converged
 
     if newton_steps > 0:
-        pi_n, n_steps, cert = newton_polish(pi, P, newton_steps, rtol)
+        pi_n, n_steps, cert = newton_polish(pi, P, newton_steps, rtol, atol)
         pi = jnp.where(newton, pi_n, pi)
         iters = iters + jnp.where(newton, n_steps, 0)
         converged = jnp.where(newton, cert, converged)
 
-    # derivatives by the implicit function theorem (value unchanged)
-    H = hessian_pi(pi, P)
-    H = sg(H + (eps * jnp.trace(H)) * jnp.eye(10, dtype=dtype))
-    if prior_given:
-        k_diff, logdet0_diff = prior_terms(pseudo_inertia(prior_pi))
-    else:
-        k_diff, logdet0_diff = k, logdet0
-    g_used = gamma_used if gamma is not None else sg(gamma_used)
-    pi = _implicit_step(sg(pi), H, Y, f, w, k_diff, g_used)
+    # implicit function theorem at the optimum: ∇F(π*; inputs) = 0, so
+    # dπ* = −H⁻¹ d(∇F); the value stays exactly π*
+    pi = sg(pi)
+    H = sg(hessian_pi(pi, P))
+    H = H + (eps * jnp.trace(H)) * jnp.eye(10, dtype=dtype)
+    grad = 2.0 * (A @ pi - b) + gamma * (k - jax.grad(lambda p: logdet_pi(p)[0])(pi))
+    pi = _with_derivative(pi, -jnp.linalg.solve(H, grad))
 
     r = jnp.einsum("nij,j->ni", Y, pi) - f
     residual = jnp.sum(w * r * r)
-    reg = k_diff @ pi - logdet_pi(pi)[0] + logdet0_diff - 4.0
-    objective = residual + jnp.where(g_used > 0, g_used * reg, 0.0)
+    reg = k @ pi - logdet_pi(pi)[0] + logdet0 - 4.0
+    objective = residual + jnp.where(gamma > 0, gamma * reg, 0.0)
     inertia = RigidBodyInertia(pi)
     return FitResult(
         inertia=inertia,
@@ -239,7 +250,7 @@ def _fit_one(
         consistency=physical_consistency(inertia),
         condition_number=cond,
         prior=RigidBodyInertia(pi_prior),
-        gamma=jnp.asarray(gamma_used, dtype),
+        gamma=jnp.asarray(gamma, dtype),
     )
 
 
@@ -311,49 +322,57 @@ def fit(
     weights=None,
     prior=None,
     gamma=None,
-    method: str = "log_cholesky",
+    method: str = "barrier",
     optimizer: str = "lbfgs",
-    init: str = "least_squares",
+    init: str = "prior",
     rtol: float | None = None,
     max_iters: int | None = None,
     newton_steps: int = 20,
     learning_rate: float | None = None,
     memory_size: int = 10,
     barrier_eps: float = 0.0,
-    restart_every: int = 20,
+    restart_every: int = 10,
 ) -> FitResult:
     r"""Fit physically consistent inertial parameters to measured wrenches.
 
     Solves, independently for every body of the batch,
 
     .. math::
-       \min_{π:\ J(π) \succ 0}\ \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
+       \min_{π:\ J(π) \succ 0}\ F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
           + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
 
     (weighted least squares plus the entropic / log-det Bregman divergence to
     a prior pseudo-inertia ``J0``; Lee, Wensing & Park 2020). The problem is
     convex in ``π``; the result always has ``J(π) ≻ 0``, i.e. it is fully
     physically consistent (Wensing, Kim & Slotine 2017). All bodies run in one
-    compiled program (``jit`` of a ``vmap`` over a ``while_loop``); ``fit``
-    also works under ``jax.vmap`` and ``jax.jit``.
+    compiled program (``jit`` of a ``vmap`` over ``while_loop``\ s); ``fit``
+    also works under ``jax.vmap`` and ``jax.jit``. The data term is reduced
+    once by a QR factorisation, so the cost of an iteration does not depend
+    on the number of samples.
 
-    Methods:
+    Methods (both optimise with optax and follow a central path: a
+    ``−μ log det J`` term, ``μ`` divided by 10 per stage down to
+    ``4μ ≤ 0.1 rtol |F|``, keeps the iterates away from the boundary):
 
-    * ``"log_cholesky"`` (default): unconstrained optimisation over the
-      log-Cholesky vector ``θ`` (consistent by construction; ``log det J =
-      8α + 2Σd`` exactly). A soft floor on the ``dᵢ`` keeps ``J`` numerically
-      definite when the optimum lies on the boundary (``γ = 0``).
-    * ``"barrier"``: interior-point optimisation over ``π`` with
-      ``−μ log det(J − εI)`` (``ε = barrier_eps``), ``μ`` divided by 10 per
-      stage down to ``4μ ≤ 0.1 rtol |F|``, and a fraction-to-boundary step
-      rule plus Armijo line search keeping ``J − εI ≻ 0``.
+    * ``"barrier"`` (default): interior-point optimisation directly over
+      ``π`` with ``−μ log det(J − εI)`` (``ε = barrier_eps``); every update
+      is cut to 0.99 of the distance to the boundary (fraction-to-boundary
+      rule), then an Armijo line search follows, so iterates stay strictly
+      feasible.
+    * ``"log_cholesky"``: unconstrained optimisation over the log-Cholesky
+      vector ``θ`` (consistent by construction; ``log det J = 8α + 2Σd``
+      exactly). With ``γ = 0`` a soft floor on the ``dᵢ`` keeps ``J``
+      numerically definite when the optimum lies on the boundary.
 
-    Both use optax (``optimizer="lbfgs"``: ``scale_by_lbfgs`` with a zoom /
-    back-tracking line search; ``"adam"``) and stop when the relative
-    objective change is ``≤ rtol``. Then, where ``γ > 0``, up to
-    ``newton_steps`` damped Newton steps on ``π`` (10×10 Hessian, same
-    boundary rule) finish the job; ``converged`` is also set once half the
-    Newton decrement is ``≤ rtol |F|``.
+    Iterations are preconditioned with the exact Hessian at each restart
+    (every ``restart_every`` iterations, so L-BFGS's first step is a
+    line-searched Newton step and Adam's learning rate is unit-free); a stage
+    ends when a restart's first step changes the objective by ``≤ rtol``
+    relative (the convergence test on the relative objective change). Where
+    ``γ > 0`` the optax phase hands over at a relative change of ``1e-5`` to
+    at most ``newton_steps`` damped Newton steps on ``π`` (10×10 Hessian,
+    same boundary rule), which stop once half the Newton decrement
+    ``½ gᵀH⁻¹g`` (the estimated suboptimality) is ``≤ rtol |F|``.
 
     Args:
       Y: ``(..., N, 6, 10)`` body regressors (:func:`body_regressor`) of
@@ -364,40 +383,47 @@ def fit(
         standard deviation ``σ`` use ``w = 1/σ²``. Default: all ones.
       prior: ``RigidBodyInertia`` (batch broadcastable to the bodies) giving
         ``J0``; must be fully consistent (``J0 ≻ 0``). Default: the
-        least-squares solution projected with ``nearest_consistent``.
+        weighted least-squares solution (minimum-norm where the excitation
+        is rank-deficient) if it is consistent, else its
+        ``nearest_consistent`` projection with ``S_c`` inflated by 1 % of its
+        mean principal value (strictly interior, well conditioned).
       gamma: ``γ ≥ 0``, scalar or ``(...)``. Default: ``1e-4`` times the mean
         generalised eigenvalue of the data term's Hessian against the
-        regulariser's at ``J0`` (``tr(H0⁻¹ 2RᵀR)/10``), a unit-free choice
+        regulariser's at ``J0`` (``tr(H0⁻¹ 2YᵀWY)/10``), a unit-free choice
         that leaves the fit to the data but decides unexcited directions.
-        ``γ = 0`` gives the consistent weighted least-squares fit (optimum
-        possibly on the boundary ``det J = 0``; only ``log_cholesky`` with a
-        soft floor and ``barrier`` with its final ``μ`` reach it).
-      method: ``"log_cholesky"`` or ``"barrier"``.
-      optimizer: ``"lbfgs"`` or ``"adam"``.
-      init: ``"least_squares"`` (projected least squares) or ``"prior"``.
-      rtol: relative objective-change tolerance; default ``1e-10`` (float64)
+        ``γ = 0`` gives the consistent weighted least-squares fit (its
+        optimum may lie on the boundary ``det J = 0``, approached to
+        ``rtol``).
+      method: ``"barrier"`` or ``"log_cholesky"``.
+      optimizer: ``"lbfgs"`` (``optax.scale_by_lbfgs`` + line search) or
+        ``"adam"`` (``optax.scale_by_adam``; slower, for comparison).
+      init: ``"prior"`` (the prior, i.e. the projected least squares when no
+        prior is given) or ``"least_squares"`` (projected least squares).
+      rtol: relative tolerance on the objective; default ``1e-10`` (float64)
         or ``1e-5`` (float32).
       max_iters: optimiser iteration cap; default 500 (L-BFGS) / 5000 (Adam).
-      newton_steps: cap on final Newton steps (0 to disable).
-      learning_rate: Adam's step (default ``1e-2`` in log-Cholesky
-        coordinates, ``1e-1`` in the barrier method's scaled coordinates).
+      newton_steps: cap on the final Newton steps (0: optax only).
+      learning_rate: Adam's step in preconditioned coordinates (default 0.1).
       memory_size: L-BFGS memory.
       barrier_eps: ``ε`` of the barrier method (``J ⪰ εI``; default 0).
+      restart_every: optax iterations between Hessian re-preconditioning.
 
     Returns:
       :class:`FitResult` with batch shape ``(...)``. ``inertia`` is
       differentiable with respect to ``Y``, ``f``, ``weights``, ``prior``
-      and ``gamma`` (forward and reverse mode), by the implicit function
-      theorem at the computed optimum: exact where the optimum is interior
-      (always for ``γ > 0``) and the fit converged. Defaults computed from
-      the data (the default prior and ``γ``) are treated as constants.
+      and ``gamma`` (forward and reverse mode) by the implicit function
+      theorem at the computed optimum, including the dependence of the
+      default prior and ``γ`` on the data. Exact where the optimum is
+      interior (always for ``γ > 0``) and the fit converged; the optimiser's
+      iterations themselves are not differentiated.
 
     Raises:
       ValueError: shapes of ``Y``, ``f``, ``weights``, ``prior`` or ``gamma``
         do not fit together; an unknown ``method``/``optimizer``/``init``;
         (eagerly, on concrete values) negative weights or ``γ``, or a prior
         that is not fully consistent.
-      TypeError: non-float inputs or mixed float32/float64.
+      TypeError: non-float inputs, mixed float32/float64, or a ``prior``
+        that is not a ``RigidBodyInertia``.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
@@ -407,11 +433,13 @@ def fit(
       identification: a convex programming approach", IEEE T-RO 36(2), 2020.
       C. Rucker, P. M. Wensing, "Smooth parameterization of rigid-body
       inertia", IEEE RA-L 7(2), 2022.
+      J. Nocedal, S. J. Wright, *Numerical Optimization*, 2nd ed., 2006,
+      ch. 19 (interior-point methods, fraction to the boundary).
 
     >>> import jax.numpy as jnp
     >>> from spatialjax.identification import body_regressor, fit
-    >>> t = jnp.linspace(0.0, 6.0, 40)[:, None] + jnp.arange(6.0)
-    >>> Y = body_regressor(jnp.sin(t), jnp.cos(t))
+    >>> t = jnp.linspace(0.0, 6.0, 40)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
+    >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))
     >>> truth = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
     >>> res = fit(Y, Y @ truth)
     >>> bool(res.consistency.fully_consistent), round(float(res.inertia.mass), 4)
@@ -486,7 +514,7 @@ def fit(
     if max_iters is None:
         max_iters = 500 if optimizer == "lbfgs" else 5000
     if learning_rate is None:
-        learning_rate = 1e-2 if method == "log_cholesky" else 1e-1
+        learning_rate = 0.1
     return _fit_batch(
         Y,
         f,

@@ -145,10 +145,9 @@ def neg_logdet_hessian(J):
     return jnp.einsum("iac,jca->ij", A, A)
 
 
-def hessian_pi(pi, P: Problem, extra_barrier=0.0):
-    """``∇²F(π) = 2RᵀR + (γ + extra_barrier) ∇²(−log det J(π))`` (``10 × 10``)."""
-    H = neg_logdet_hessian(pseudo_inertia(pi))
-    return 2.0 * P.R.T @ P.R + (P.gamma + extra_barrier) * H
+def hessian_pi(pi, P: Problem):
+    """``∇²F(π) = 2RᵀR + γ ∇²(−log det J(π))`` (``10 × 10``)."""
+    return 2.0 * P.R.T @ P.R + P.gamma * neg_logdet_hessian(pseudo_inertia(pi))
 
 
 def theta_logdet(theta):

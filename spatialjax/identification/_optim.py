@@ -19,35 +19,27 @@ from ._smallmat import cho_solve, lower_inverse, modified_cholesky
 
 
 def make_optimizer(
-    optimizer: str, learning_rate, memory_size: int, linesearch: str, extra=(), slack=0.0
+    optimizer: str, learning_rate, memory_size: int, extra=(), slack=0.0
 ) -> optax.GradientTransformationExtraArgs:
     """An optax optimiser producing *descent updates* (``x + u`` is the next iterate).
 
     It works in preconditioned coordinates (curvature ≈ identity at the
     restart point, see :func:`minimize`), so L-BFGS starts from the identity
     (``scale_init_precond=False``: its first step is the Newton step) and
-    Adam's learning rate is unit-free. ``"lbfgs"`` is
-    ``optax.scale_by_lbfgs`` followed by ``extra`` transforms and a line
-    search (``"zoom"``: strong Wolfe, as ``optax.lbfgs``; ``"backtracking"``:
-    Armijo, which never accepts a trial point whose objective is
-    ``inf``/NaN). ``"adam"`` is ``optax.adam``'s scaling with
-    ``learning_rate``, then ``extra``.
+    Adam's learning rate is unit-free.
+
+    ``"lbfgs"``: ``optax.scale_by_lbfgs``, then the ``extra`` transforms
+    (e.g. the fraction-to-boundary rule), then an Armijo back-tracking line
+    search from step 1, which never accepts a trial point whose objective is
+    ``inf``/NaN. Its relative ``slack`` (a few ulps) matters under ``vmap``:
+    at an optimum, rounding makes ``F(x + αd) ≥ F(x)`` for every ``α``, and one
+    body back-tracking to the cap would hold up the whole batch.
+    ``"adam"``: ``optax.scale_by_adam`` with ``learning_rate``, then ``extra``.
     """
     if optimizer == "lbfgs":
-        if linesearch == "zoom":
-            ls = optax.scale_by_zoom_linesearch(
-                max_linesearch_steps=30, initial_guess_strategy="one"
-            )
-        else:
-            # Armijo with a relative slack of a few ulps: at the optimum, rounding makes
-            # F(x + αd) ≥ F(x) for every α, and under vmap one body backtracking to the
-            # cap stalls the whole batch.
-            ls = optax.scale_by_backtracking_linesearch(
-                max_backtracking_steps=25,
-                decrease_factor=0.5,
-                increase_factor=1.0,
-                rtol=slack,
-            )
+        ls = optax.scale_by_backtracking_linesearch(
+            max_backtracking_steps=25, decrease_factor=0.5, increase_factor=1.0, rtol=slack
+        )
         return optax.chain(
             optax.scale_by_lbfgs(memory_size=memory_size, scale_init_precond=False),
             optax.scale(-1.0),
@@ -86,6 +78,7 @@ def minimize(
     make_opt: Callable,
     *,
     rtol,
+    atol,
     max_iters: int,
     restart_every: int,
     mu0=None,
@@ -105,8 +98,10 @@ def minimize(
 
     Barrier stages (``mu0`` given): ``value_fn(x, μ)`` includes ``−μ log det``;
     a stage's ``tol`` is ``max(rtol, 0.1 ν μ / |F|)`` (``ν = 4``), and after each
-    stage ``μ`` is divided by 10 until ``ν μ ≤ 0.1 rtol |F|``. Without ``mu0``
-    there is one stage, ``μ = 0``.
+    stage ``μ`` is divided by 10 until ``ν μ ≤ 0.1 (rtol |F| + atol)``. Without
+    ``mu0`` there is one stage, ``μ = 0``. Every test on a change of ``F``
+    accepts ``tol |F| + atol``: ``atol`` (a few ulps of the data's size) is
+    what remains reachable when the optimum is ``F* = 0`` (noiseless data).
 
     ``hess_fn(x, μ)`` gives the Hessian (default: ``jax.hessian``). Under
     ``vmap`` a value/gradient stored by the line search would not save work
@@ -146,7 +141,7 @@ def minimize(
             y, v = jnp.where(worse, y_prev, y), jnp.where(worse, v_prev, v)
             change = jnp.where(worse, inf, v_prev - v)
             first = jnp.where(j == 1, change, first)
-            stop = (j >= 1) & ((change <= tol * jnp.abs(v)) | worse)
+            stop = (j >= 1) & ((change <= tol * jnp.abs(v) + atol) | worse)
             u, new_state = opt.update(g, state, y, value=v, grad=g, value_fn=fn)
             y_new = y + u
             y_new = jnp.where(stop | ~jnp.all(jnp.isfinite(y_new)), y, y_new)
@@ -162,10 +157,11 @@ def minimize(
         # Stalled: no decrease although the decrement is larger; restarting from the
         # same point would repeat the same step, so the stage ends either way.
         stalled = first == inf
-        certified = (first <= tol * jnp.abs(v_new)) | (stalled & (dec0 <= tol * jnp.abs(v_new)))
+        bound = tol * jnp.abs(v_new) + atol
+        certified = (first <= bound) | (stalled & (dec0 <= bound))
         stage_done = certified | stalled
         if staged:
-            final = NU * mu <= 0.1 * rtol * jnp.abs(v_new)
+            final = NU * mu <= 0.1 * (rtol * jnp.abs(v_new) + atol)
             done = stage_done & final
             mu = jnp.where(stage_done & ~final, mu / MU_DECREASE, mu)
             v_new = jnp.where(stage_done & ~final, value_fn(x_new, mu), v_new)
@@ -195,56 +191,50 @@ def max_feasible_step(pi, dpi, tau, eps=0.0, bisections: int = 30):
     def feasible(a):
         return jnp.all(ldl_pivots4(J + a * dJ) > 0, axis=-1)
 
-    lo = jnp.zeros((), pi.dtype)
-    hi = jnp.asarray(1.0 / tau, pi.dtype)
-    full = feasible(hi)
-    for _ in range(bisections):
+    def bisect(_, bracket):
+        lo, hi = bracket
         mid = 0.5 * (lo + hi)
         ok = feasible(mid)
-        lo = jnp.where(ok, mid, lo)
-        hi = jnp.where(ok, hi, mid)
-    return jnp.where(full, 1.0, tau * lo)
+        return jnp.where(ok, mid, lo), jnp.where(ok, hi, mid)
+
+    hi = jnp.asarray(1.0 / tau, pi.dtype)
+    lo, _ = jax.lax.fori_loop(0, bisections, bisect, (jnp.zeros((), pi.dtype), hi))
+    return jnp.where(feasible(hi), 1.0, tau * lo)
 
 
-def newton_polish(pi, P: Problem, steps: int, rtol):
+def newton_polish(pi, P: Problem, steps: int, rtol, atol):
     """Damped Newton steps on ``F(π)`` keeping ``J ≻ 0``; returns ``(π, steps taken, certified)``.
 
     ``F`` is a quadratic plus ``γ`` times a self-concordant barrier, so damped
     Newton with an Armijo back-tracking search converges quadratically near
     the optimum. Each step is first cut to 0.99 of the distance to the PSD
-    boundary. ``certified`` is true once half the Newton decrement
-    ``½ gᵀH⁻¹g`` (an estimate of the suboptimality) is ``≤ rtol |F|``.
+    boundary (:func:`max_feasible_step`). ``certified`` is true once half the
+    Newton decrement ``½ gᵀH⁻¹g`` (an estimate of the suboptimality) is
+    ``≤ rtol |F| + atol``; then no further step is taken.
     """
-    f = jax.value_and_grad(objective_pi)
-    dtype = pi.dtype
-
-    def step(pi):
-        v, g = f(pi, P)
-        L = modified_cholesky(hessian_pi(pi, P), jnp.finfo(dtype).eps)
-        d = -cho_solve(L, g)
-        dec = -(g @ d)
-        alpha0 = max_feasible_step(pi, d, 0.99)
-
-        def ls_cond(c):
-            a, j = c
-            return (objective_pi(pi + a * d, P) > v - 0.25 * a * dec) & (j < 40)
-
-        alpha, _ = jax.lax.while_loop(ls_cond, lambda c: (0.5 * c[0], c[1] + 1), (alpha0, 0))
-        new = pi + alpha * d
-        better = objective_pi(new, P) <= v
-        return jnp.where(better & jnp.all(jnp.isfinite(new)), new, pi), 0.5 * dec <= rtol * jnp.abs(
-            v
-        )
+    value_and_grad = jax.value_and_grad(objective_pi)
+    slack = 8 * jnp.finfo(pi.dtype).eps
 
     def cond(c):
         return (~c[2]) & (c[1] < steps)
 
     def body(c):
         pi, k, _ = c
-        new, cert = step(pi)
-        return jnp.where(cert, pi, new), k + jnp.where(cert, 0, 1), cert
+        v, g = value_and_grad(pi, P)
+        d = -cho_solve(modified_cholesky(hessian_pi(pi, P), jnp.finfo(pi.dtype).eps), g)
+        dec = -(g @ d)
+        cert = 0.5 * dec <= rtol * jnp.abs(v) + atol
 
-    pi, k, cert = jax.lax.while_loop(
-        cond, body, (pi, jnp.asarray(0, jnp.int32), jnp.asarray(False))
-    )
-    return pi, k, cert
+        def ls_cond(ls):
+            a, j = ls
+            armijo = objective_pi(pi + a * d, P) <= v - 0.25 * a * dec + slack * jnp.abs(v)
+            return ~armijo & ~cert & (j < 40)
+
+        a0 = max_feasible_step(pi, d, 0.99)
+        alpha, _ = jax.lax.while_loop(ls_cond, lambda ls: (0.5 * ls[0], ls[1] + 1), (a0, 0))
+        new = pi + alpha * d
+        keep = cert | ~(objective_pi(new, P) <= v) | ~jnp.all(jnp.isfinite(new))
+        return jnp.where(keep, pi, new), k + jnp.where(cert, 0, 1), cert
+
+    c0 = (pi, jnp.asarray(0, jnp.int32), jnp.asarray(False))
+    return jax.lax.while_loop(cond, body, c0)
