@@ -1,15 +1,14 @@
-"""Shared entry point of the scripts in this folder: ``spatialjax bench`` with preset ``--ops``."""
+"""Shared entry point of the scripts here: the harness's command line with a preset ``--ops``."""
 
 from __future__ import annotations
 
-import argparse
 import sys
+
+from _harness import main as harness_main
 
 
 def main(description: str, ops: str, argv: list[str] | None = None) -> int:
-    from spatialjax.bench import add_arguments, run
-
-    parser = argparse.ArgumentParser(description=description)
-    add_arguments(parser)
-    parser.set_defaults(ops=ops)
-    return run(parser.parse_args(sys.argv[1:] if argv is None else argv))
+    prog = "python " + sys.argv[0] if argv is None else None
+    return harness_main(
+        sys.argv[1:] if argv is None else argv, prog=prog, description=description, ops=ops
+    )

@@ -1,6 +1,6 @@
 """Forward kinematics of a chain of n transforms: lax.scan vs lax.associative_scan (n to 4096).
 
-Same options as ``spatialjax bench`` (``--help``); ``--ops`` defaults to ``fk_chain``.
+Options: those of ``spatialjax bench`` (``--help``); ``--ops`` defaults to ``fk_chain``.
 Example: ``python benchmarks/bench_fk_chain.py --fk-batch 1,1024 --dtype float32``.
 """
 

@@ -1,6 +1,6 @@
 """Batched primitives (compose, apply, inertia transform, sandwich, consistency) vs baselines.
 
-Same options as ``spatialjax bench`` (``--help``); ``--ops`` defaults to every primitive.
+Options: those of ``spatialjax bench`` (``--help``); ``--ops`` defaults to every primitive.
 Example: ``python benchmarks/bench_primitives.py --max-size 1e7 --out benchmarks/results``.
 """
 

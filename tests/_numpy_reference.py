@@ -13,8 +13,12 @@ def np_skew(v):
 
 
 def random_rotations(rng, shape):
-    """Active rotations from normalised normal quaternions (uniform on SO(3))."""
-    q = rng.normal(size=tuple(shape) + (4,))
+    """Active rotations from normalised normal quaternions (uniform on SO(3)).
+
+    ``shape`` is an int or a tuple.
+    """
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    q = rng.normal(size=shape + (4,))
     q /= np.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = (q[..., i] for i in range(4))
     return np.stack(
@@ -25,3 +29,22 @@ def random_rotations(rng, shape):
         ],
         -2,
     )
+
+
+def random_inertia_params(rng, n):
+    """``(n, 10)`` physically consistent ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the origin.
+
+    Mass in [0.5, 2], CoM ~0.1 from the origin, principal moments ``s_j + s_k``
+    from positive second moments ``s`` (triangle inequality strict), random
+    axes, moved to the frame origin by the parallel-axis theorem.
+    """
+    m = rng.uniform(0.5, 2.0, n)
+    c = 0.1 * rng.standard_normal((n, 3))
+    s = rng.uniform(0.01, 0.1, (n, 3)) * m[:, None]
+    lam = s.sum(-1, keepdims=True) - s
+    R = random_rotations(rng, n)
+    I_c = np.einsum("nij,nj,nkj->nik", R, lam, R)
+    I_o = I_c + m[:, None, None] * (np.einsum("ni,ni->n", c, c)[:, None, None] * np.eye(3))
+    I_o = I_o - m[:, None, None] * np.einsum("ni,nj->nij", c, c)
+    i6 = I_o[:, [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
+    return np.concatenate([m[:, None], m[:, None] * c, i6], axis=-1)

@@ -1,4 +1,4 @@
-"""The benchmark machinery: baselines compute the same thing, the copy roofline, the CLI.
+"""The benchmark harness (``benchmarks/_harness``): baselines, the copy roofline, the CLI.
 
 Timings are never asserted (the machine is shared); what is checked is that
 each baseline computes the quantity it is compared with, that the copy
@@ -16,12 +16,15 @@ import jax
 import numpy as np
 import pytest
 
-from spatialjax.bench import _baselines as bl
-from spatialjax.bench import _core, _report
-from spatialjax.bench._cli import add_arguments, run
-from spatialjax.bench._ops import OPS, fk_associative, fk_sequential, make_chain
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the harness is tooling of the checkout
+
+from _harness import baselines as bl  # noqa: E402
+from _harness import core as _core  # noqa: E402
+from _harness import report as _report  # noqa: E402
+from _harness.cli import add_arguments, run  # noqa: E402
+from _harness.ops import OPS, fk_associative, fk_sequential, make_chain  # noqa: E402
+
 TOL = {np.float32: 2e-4, np.float64: 1e-10}
 
 
@@ -191,3 +194,32 @@ def test_targets_are_evaluated_not_asserted():
     assert "MISSED (by 2.00x)" in _report.targets_table(cpu)
     gpu = _report.evaluate_targets("gpu", [_rec("apply_force", 10**7, 1.0, 0.7)], [])
     assert [(t["goal"], t["met"]) for t in gpu] == [(0.8, False)]
+
+
+def test_out_without_matplotlib_writes_json_and_says_what_to_install(tmp_path, capsys, monkeypatch):
+    """Regression: ``--out DIR`` crashed with ModuleNotFoundError when matplotlib was missing."""
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    argv = ["--ops", "plx_compose", "--sizes", "1", "--dtype", "float32", "--baselines", "none"]
+    argv += ["--min-time", "0", "--out", str(tmp_path), "--name", "nomatplotlib"]
+    assert run(_args(argv)) == 0
+    text = capsys.readouterr().out
+    assert "matplotlib is not installed" in text and "spatialjax[bench]" in text
+    assert (tmp_path / "nomatplotlib.json").exists()
+    assert not (tmp_path / "nomatplotlib.png").exists()
+
+
+def test_spatialjax_bench_forwards_to_the_harness_or_explains(monkeypatch, capsys):
+    from spatialjax._cli import bench, main
+
+    assert bench.harness_dir() == ROOT / "benchmarks"
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--help"])
+    assert exc.value.code == 0
+    assert "usage: spatialjax bench" in capsys.readouterr().out
+    # an installed package (no benchmarks/ beside it) says what to do instead of crashing
+    monkeypatch.setattr(bench, "harness_dir", lambda: None)
+    assert main(["bench", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert "not part of the installed package" in err and "benchmarks/bench_primitives.py" in err

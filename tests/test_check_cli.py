@@ -20,11 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from spatialjax import cli
+from spatialjax import _cli as cli
+from spatialjax._cli.check import main
 from spatialjax._consistency import nearest_consistent
 from spatialjax._inertia import RigidBodyInertia
-from spatialjax.io import read_model
-from spatialjax.io._check import check_file, main
+from spatialjax.io import check_file, read_model
 from spatialjax.io._verdict import DEFAULT_TOL, VERDICTS, classify
 from spatialjax.io._xml import apply_edits, parse_xml
 
@@ -123,11 +123,11 @@ def test_classify_definitions():
         "massless": _body(0.0, z, np.zeros((3, 3))),
         "non_positive_mass": _body(0.0, z, np.eye(3) * 1e-3),
         "point_mass": _body(2.0, [0.3, 0.0, 0.0], np.zeros((3, 3))),
-        # seed 001: two point masses at ±1 on x: I = diag(0, 1, 1), a rod
+        # two point masses at ±1 on x: I = diag(0, 1, 1), a rod
         "pseudo_inertia_not_pd": RigidBodyInertia.from_point_masses(
             jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
         ),
-        # seed 001: I = diag(1, 0, 0) is PSD but violates the triangle inequality
+        # I = diag(1, 0, 0) is PSD but violates the triangle inequality
         "triangle_violated": _body(1.0, z, np.diag([1.0, 0.0, 0.0])),
         "not_psd": _body(1.0, z, np.diag([-1e-3, 1.0, 1.0])),
         "consistent": _body(1.0, z, np.diag([1.0, 2.0, 2.5])),
@@ -173,7 +173,8 @@ def test_text_output_and_exit_status_for_several_files(tmp_path, capsys):
     assert main([str(FIX / "arm.urdf"), str(FIX / "bad.urdf")]) == 1
     out = capsys.readouterr().out
     assert "INVALID: triangle inequality violated" in out
-    assert "checked 2 of 2 file(s), 13 links: 5 invalid" in out
+    assert "checked 2 of 2 files, 13 links: 3 consistent, 3 massless, " in out
+    assert "5 INVALID (2 non-positive mass, 1 not PSD, 2 triangle inequality violated)" in out
     assert main([str(FIX / "bad.urdf"), str(malformed)]) == 2
     captured = capsys.readouterr()
     assert "broken.urdf:1: not well-formed XML" in captured.err
@@ -183,7 +184,7 @@ def test_registered_in_the_command_line(monkeypatch, capsys):
     monkeypatch.setitem(
         cli.SUBCOMMANDS,
         "check",
-        ("spatialjax.io._check", "check the inertials of URDF/SDF/MJCF files"),
+        ("spatialjax._cli.check", "check the inertials of URDF/SDF/MJCF files"),
     )
     assert cli.main(["check", str(FIX / "bad.sdf"), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["n_invalid"] == 2
@@ -226,7 +227,7 @@ def test_fix_rewrites_only_invalid_inertials(tmp_path, capsys, fixture):
     src = FIX / fixture
     out = tmp_path / ("fixed_" + fixture)
     status, doc = _json(capsys, [str(src), "--fix", str(out)])
-    assert status == 1  # the status describes the input
+    assert status == 0  # ruff's convention: everything found was fixed
     invalid = [n for n, v in BAD[fixture].items() if not VERDICTS[v][1]]
     fix = doc["files"][0]["fix"]
     assert [e["name"] for e in fix["links"]] == invalid
@@ -254,14 +255,14 @@ def test_fix_rewrites_only_invalid_inertials(tmp_path, capsys, fixture):
 
     # the report says how far each one moved
     text_status = main([str(src), "--fix", str(tmp_path / "again")])
-    assert text_status == 1
+    assert text_status == 0
     text = capsys.readouterr().out
-    assert "fixed copy written to" in text and "|ΔJ|_F" in text and "now consistent" in text
+    assert f"wrote {tmp_path / 'again'}" in text and "|ΔJ|_F" in text and "now consistent" in text
 
 
 def test_fix_several_files_into_a_directory(tmp_path, capsys):
     outdir = tmp_path / "out"
-    assert main([str(FIX / "bad.urdf"), str(FIX / "arm.urdf"), "--fix", str(outdir)]) == 1
+    assert main([str(FIX / "bad.urdf"), str(FIX / "arm.urdf"), "--fix", str(outdir)]) == 0
     capsys.readouterr()
     assert (outdir / "arm.urdf").read_bytes() == (FIX / "arm.urdf").read_bytes()
     assert main([str(outdir / "bad.urdf"), str(outdir / "arm.urdf")]) == 0
@@ -384,3 +385,144 @@ def test_fixture_copy_untouched_by_check(tmp_path, capsys):
     main([str(p)])
     capsys.readouterr()
     assert p.read_bytes() == before
+
+
+# ----------------------------------------------------- regressions: --fix never clobbers
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(src, dst)
+    return dst
+
+
+def test_fix_into_the_folder_of_an_input_refuses_to_overwrite_it(tmp_path, capsys):
+    """Regression: ``check c.urdf d.urdf --fix DIR`` overwrote an input living in DIR."""
+    a = _copy(FIX / "bad.urdf", tmp_path / "dir" / "bad.urdf")
+    b = _copy(FIX / "arm.urdf", tmp_path / "other" / "arm.urdf")
+    before = a.read_bytes()
+    assert main([str(a), str(b), "--fix", str(tmp_path / "dir")]) == 2
+    err = capsys.readouterr().err
+    assert "is the input" in err and "--in-place" in err
+    assert a.read_bytes() == before
+    assert not (tmp_path / "dir" / "arm.urdf").exists()  # nothing written at all
+
+
+def test_fix_of_one_file_onto_itself_is_refused(tmp_path, capsys):
+    a = _copy(FIX / "bad.urdf", tmp_path / "bad.urdf")
+    before = a.read_bytes()
+    assert main([str(a), "--fix", str(a)]) == 2
+    assert "is the input" in capsys.readouterr().err
+    assert a.read_bytes() == before
+    with pytest.raises(ValueError, match="in_place=True"):
+        check_file(a, fix_to=tmp_path / "." / "bad.urdf")
+    assert a.read_bytes() == before
+
+
+def test_fix_two_inputs_with_the_same_name_into_one_folder_is_refused(tmp_path, capsys):
+    """Regression: ``a/robot.urdf`` and ``b/robot.urdf`` into one folder made one file."""
+    a = _copy(FIX / "bad.urdf", tmp_path / "a" / "robot.urdf")
+    b = _copy(FIX / "arm.urdf", tmp_path / "b" / "robot.urdf")
+    out = tmp_path / "out"
+    assert main([str(a), str(b), "--fix", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "would both be written to" in err and str(a) in err and str(b) in err
+    assert not out.exists()
+
+
+def test_fix_to_a_file_name_with_several_inputs_is_an_error(tmp_path, capsys):
+    """Regression: ``--fix out.urdf`` with two inputs silently created a directory."""
+    out = tmp_path / "out.urdf"
+    assert main([str(FIX / "bad.urdf"), str(FIX / "arm.urdf"), "--fix", str(out)]) == 2
+    assert "OUT must be a folder" in capsys.readouterr().err
+    assert not out.exists()
+    out.write_text("not a folder")
+    assert main([str(FIX / "bad.urdf"), str(FIX / "arm.urdf"), "--fix", str(out)]) == 2
+    assert "existing file" in capsys.readouterr().err
+    assert out.read_text() == "not a folder"
+
+
+def test_fix_prints_every_file_it_wrote_even_when_quiet(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main([str(FIX / "bad.urdf"), str(FIX / "arm.urdf"), "--fix", str(out), "-q"]) == 0
+    text = capsys.readouterr().out
+    assert f"wrote {out / 'bad.urdf'}: 5 inertials replaced" in text
+    assert f"wrote {out / 'arm.urdf'}: an unchanged copy (nothing to fix)" in text
+    assert text.strip().splitlines()[-1].endswith("; fixed 5 of 5")
+    # a second run replaces its own earlier outputs (not inputs), and says so
+    assert main([str(FIX / "bad.urdf"), "--fix", str(out / "bad.urdf")]) == 0
+    assert f"replaced the existing file {out / 'bad.urdf'}" in capsys.readouterr().out
+
+
+def test_in_place_rewrites_only_files_with_invalid_inertials(tmp_path, capsys):
+    bad = _copy(FIX / "bad.urdf", tmp_path / "bad.urdf")
+    good = _copy(FIX / "arm.urdf", tmp_path / "arm.urdf")
+    good_mtime = good.stat().st_mtime_ns
+    assert main([str(bad), str(good), "--in-place"]) == 0
+    text = capsys.readouterr().out
+    assert f"rewrote {bad} in place: 5 inertials replaced" in text
+    assert f"nothing to fix: {good} left unchanged" in text
+    assert good.stat().st_mtime_ns == good_mtime
+    assert main([str(bad), str(good)]) == 0
+    capsys.readouterr()
+    assert not list(tmp_path.glob(".*.tmp"))  # the atomic write leaves no temporary file
+    with pytest.raises(SystemExit) as exc:  # --fix and --in-place are exclusive
+        main([str(bad), "--in-place", "--fix", str(tmp_path / "x.urdf")])
+    assert exc.value.code == 2
+
+
+# --------------------------------------------------------- exit status, --quiet, summary
+
+
+def test_exit_status_follows_ruff_remaining_problems_decide(tmp_path, capsys):
+    """0: nothing invalid or everything fixed; 1: something remains; 2: unreadable input."""
+    assert main([str(FIX / "arm.urdf")]) == 0
+    assert main([str(FIX / "bad.urdf")]) == 1
+    assert main([str(FIX / "bad.urdf"), "--fix", str(tmp_path / "fixed.urdf")]) == 0
+    capsys.readouterr()
+    status, doc = _json(capsys, [str(FIX / "bad.urdf"), "--fix", str(tmp_path / "f2.urdf")])
+    assert (status, doc["n_invalid"], doc["n_invalid_remaining"]) == (0, 5, 0)
+
+
+def test_internal_entity_expanding_to_markup_is_a_clear_error_exit_2(tmp_path, capsys):
+    """Regression: such an entity crashed ``check`` with a traceback and exit status 1."""
+    p = tmp_path / "entity.urdf"
+    p.write_text(
+        "<?xml version='1.0'?>\n<!DOCTYPE robot [<!ENTITY L \"<link name='x'><inertial>"
+        "<mass value='1'/><inertia ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/>"
+        "</inertial></link>\">]>\n<robot name='r'>\n&L;\n</robot>\n"
+    )
+    assert main([str(p)]) == 2
+    captured = capsys.readouterr()
+    assert f"error: {p}:4: element <link> comes from the expansion of an XML entity" in captured.err
+    assert "Traceback" not in captured.err + captured.out
+
+
+def test_quiet_prints_problems_and_summary_only(capsys):
+    assert main([str(FIX / "arm.urdf"), str(FIX / "bad.urdf"), "--quiet"]) == 1
+    text = capsys.readouterr().out
+    assert "arm.urdf" not in text  # a file without problems is not listed
+    assert "base_link" not in text and "note:" not in text
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    assert lines[0].startswith(f"{FIX / 'bad.urdf'} (URDF): 7 links, 5 invalid")
+    assert sum("INVALID:" in ln for ln in lines) == 5
+    assert "good " not in text and "camera" not in text
+    assert lines[-1] == (
+        "checked 2 of 2 files, 13 links: 3 consistent, 3 massless, 1 point mass (degenerate), "
+        "1 rod/lamina (degenerate), 5 INVALID (2 non-positive mass, 1 not PSD, "
+        "2 triangle inequality violated)"
+    )
+
+
+def test_counts_are_pluralised(tmp_path, capsys):
+    """Regression: ``1 links``."""
+    p = tmp_path / "one.urdf"
+    p.write_text(
+        "<robot name='r'><link name='a'><inertial><mass value='1'/><inertia ixx='1' ixy='0' "
+        "ixz='0' iyy='1' iyz='0' izz='1'/></inertial></link></robot>"
+    )
+    assert main([str(p)]) == 0
+    text = capsys.readouterr().out
+    assert f"{p} (URDF): 1 link, " in text
+    assert "checked 1 of 1 file, 1 link: 1 consistent, 0 invalid" in text
+    assert "1 links" not in text and "1 files" not in text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,14 +10,15 @@ from pathlib import Path
 import pytest
 
 import spatialjax
-from spatialjax import cli
+from spatialjax import _cli as cli
 
 
 def _run(*args):
-    """Run the installed console script if present, else ``python -m spatialjax.cli``."""
-    exe = shutil.which("spatialjax", path=str(Path(sys.executable).parent))
-    cmd = [exe, *args] if exe else [sys.executable, "-m", "spatialjax.cli", *args]
-    env = dict(os.environ, JAX_PLATFORMS="cpu", COLUMNS="200")
+    """Run ``python -m spatialjax`` on this tree (the console script calls the same ``main``)."""
+    cmd = [sys.executable, "-m", "spatialjax", *args]
+    root = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    env = dict(os.environ, JAX_PLATFORMS="cpu", COLUMNS="200", PYTHONPATH=path)
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
 
 
@@ -67,6 +67,24 @@ def test_main_help_and_unknown_command_exit_like_argparse(capsys):
         cli.main(["no-such-command"])
     assert exc.value.code == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_console_script_entry_point_is_the_cli_main():
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
+    assert pyproject["project"]["scripts"] == {"spatialjax": "spatialjax._cli:main"}
+
+
+def test_every_option_has_help_text():
+    """``spatialjax SUBCOMMAND --help`` documents every option (``demo --method`` had none)."""
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            if action.dest in ("help",) or name == "bench":
+                continue
+            assert action.help, f"spatialjax {name}: {action.option_strings or action.dest}"
 
 
 def test_every_subcommand_module_has_the_interface():

@@ -42,7 +42,8 @@ def _params_in_parent(link, placement):
 
     ``placement`` is Pinocchio's ``SE3`` of the link frame in the parent frame
     (rotation R, translation p); S' = R S Rᵀ + R h pᵀ + p (R h)ᵀ + m p pᵀ,
-    h' = R h + m p, I' = tr(S') 1 − S' (seed 001, eq. 15), in NumPy.
+    h' = R h + m p, I' = tr(S') 1 − S' (the pseudo-inertia congruence J' = T J Tᵀ of
+    Wensing, Kim & Slotine, RA-L 2017), in NumPy.
     """
     m, c, I_c = link.mass, np.asarray(link.com), np.asarray(link.inertia_com)
     h = m * c
@@ -411,6 +412,30 @@ def _sdf(pose="0 0 0 0 0 0", pose_attr="", ixz="<ixz>0</ixz>"):
             "xml", 3, "b", "inertial/quat", "zero quaternion",
         ),
         ("<robot name='r'>\n<link name='a'>\n</robot>", "urdf", 3, None, None, "not well-formed"),
+        # non-ASCII digits: float("٢") is 2.0, XML Schema's decimal is ASCII only
+        (_urdf(mass="<mass value='\u0662'/>"), "urdf", 6, "L1", "inertial/mass/value", "'٢'"),
+        (
+            _urdf(inertia="<inertia ixx='\uff11' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'/>"),
+            "urdf", 7, "L1", "inertial/inertia/ixx", "finite decimal number",
+        ),
+        (_sdf(pose="0 0 \u0967 0 0 0"), "sdf", 3, "L1", "inertial/pose", "'१'"),
+        # duplicate names: urdfdom and Pinocchio reject the file
+        (
+            "<robot name='r'>\n<link name='a'/>\n<link name='b'/>\n<link name='a'/>\n</robot>",
+            "urdf", 4, None, "link/name", "duplicate link name 'a' (first defined on line 2)",
+        ),
+        (
+            "<robot name='r'>\n<link name='a'/><link name='b'/><link name='c'/>\n"
+            "<joint name='j' type='fixed'><parent link='a'/><child link='b'/></joint>\n"
+            "<joint name='j' type='fixed'><parent link='b'/><child link='c'/></joint>\n</robot>",
+            "urdf", 4, None, "joint/name", "duplicate joint name 'j' (first defined on line 3)",
+        ),
+        # an internal entity that expands to markup (its bytes cannot be located for --fix)
+        (
+            "<?xml version='1.0'?>\n<!DOCTYPE robot [<!ENTITY L \"<link name='x'/>\">]>\n"
+            "<robot name='r'>\n&L;\n</robot>",
+            "urdf", 4, None, None, "expansion of an XML entity",
+        ),
     ],
 )
 # fmt: on
@@ -418,7 +443,7 @@ def test_malformed_files_name_file_line_link_and_field(
     tmp_path, text, ext, line, link, field, problem
 ):
     p = tmp_path / f"model.{ext}"
-    p.write_text(text)
+    p.write_text(text, encoding="utf-8")
     with pytest.raises(ModelFileError) as info:
         load_inertials(p)
     err = info.value

@@ -12,12 +12,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _numpy_reference import random_inertia_params, random_rotations
 from jax.sharding import NamedSharding, PartitionSpec
 
 from spatialjax._inertia import RigidBodyInertia, pseudo_inertia_sandwich
 from spatialjax._sharding import batch_mesh, batch_sharding, shard_batch
 from spatialjax._transforms import Plx, Plxb
-from spatialjax.bench._ops import random_inertia_params, random_rotations
 
 DEVICES = 8
 

@@ -1,56 +1,29 @@
-"""``spatialjax check FILE...``: lint the inertials of URDF / SDFormat / MJCF files.
+"""The library behind ``spatialjax check``: check one model file, optionally write a fixed copy.
 
-One row per link: name, line, mass, CoM, principal moments about the CoM,
-the two margins (smallest principal moment ``λ1`` and triangle margin
-``λ1 + λ2 − λ3``) and the verdict of :mod:`spatialjax.io._verdict`
-(consistent, massless frame, point mass / pseudo-inertia not PD (degenerate,
-still valid), non-positive mass, not PSD, triangle inequality violated).
+:func:`check_file` returns, per link: name, line, mass, CoM, principal
+moments about the CoM, the two margins (smallest principal moment ``λ1`` and
+triangle margin ``λ1 + λ2 − λ3``) and the verdict of
+:mod:`spatialjax.io._verdict` (consistent, massless frame, point mass /
+pseudo-inertia not PD (degenerate, still valid), non-positive mass, not PSD,
+triangle inequality violated).
 
-Exit status: 0 when every link is valid, 1 when any link is invalid, 2 when
-a file cannot be read (malformed; the message names file, line, link and
-field). ``--fix OUT`` writes a copy of the file in which each invalid
-inertial is replaced by :func:`spatialjax.nearest_consistent` (pseudo-inertia
-clipped about the CoM: CoM and principal axes kept, only the offending
-principal second moments and a non-positive mass raised) and every other byte
-is unchanged; the exit status still describes the input.
+With ``fix_to`` (or ``in_place=True``) it also writes the file with each
+invalid inertial replaced by :func:`spatialjax.nearest_consistent`
+(pseudo-inertia clipped about the CoM: CoM and principal axes kept, only the
+offending principal second moments and a non-positive mass raised) and every
+other byte unchanged. The command line (``spatialjax._cli.check``) adds the
+printing, the choice of output paths and the exit status.
 """
 
 from __future__ import annotations
 
 import functools
-import json
-import sys
+import os
 from pathlib import Path
 
 import numpy as np
 
 from ._verdict import DEFAULT_LENGTH_SCALE, DEFAULT_TOL
-
-
-def add_arguments(parser) -> None:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="URDF, SDFormat or MJCF files")
-    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout")
-    parser.add_argument(
-        "--tol",
-        type=float,
-        default=DEFAULT_TOL,
-        help="relative tolerance of the checks (default %(default)g); the absolute tolerance of "
-        "a body is tol * (tr(I_c)/2 + m * length_scale^2) plus float64 round-off",
-    )
-    parser.add_argument(
-        "--length-scale",
-        type=float,
-        default=DEFAULT_LENGTH_SCALE,
-        help="size below which a body counts as a point, in the file's length unit "
-        "(default %(default)g = 1 mm for SI files)",
-    )
-    parser.add_argument(
-        "--fix",
-        metavar="OUT",
-        help="write a copy of FILE with every invalid inertial replaced by its nearest "
-        "consistent one (everything else byte-identical); OUT is a file, or a directory "
-        "when several FILEs are given",
-    )
 
 
 def _x64():
@@ -62,22 +35,6 @@ def _x64():
     from jax.experimental import enable_x64  # older JAX
 
     return enable_x64()
-
-
-def _g(x) -> str:
-    return f"{float(x):.4g}"
-
-
-def _vec(v) -> str:
-    return "[" + ", ".join(_g(x) for x in v) + "]"
-
-
-def _fix_targets(files, out):
-    out = Path(out)
-    if len(files) > 1 or out.is_dir():
-        out.mkdir(parents=True, exist_ok=True)
-        return {f: out / Path(f).name for f in files}
-    return {files[0]: out}
 
 
 def _fix_eps(tol: float) -> float:
@@ -130,20 +87,72 @@ def _inertia(model):
     return RigidBodyInertia(np.asarray(p)[:n])
 
 
-def check_file(path, *, tol=DEFAULT_TOL, length_scale=DEFAULT_LENGTH_SCALE, fix_to=None) -> dict:
-    """Check one file; optionally write the fixed copy. Returns the JSON-able report.
+def check_file(
+    path,
+    *,
+    tol: float = DEFAULT_TOL,
+    length_scale: float = DEFAULT_LENGTH_SCALE,
+    fix_to=None,
+    in_place: bool = False,
+) -> dict:
+    """Check one file; optionally write the fixed file. Returns the JSON-able report.
 
     The numbers are computed in float64 whatever JAX's global x64 setting.
 
+    Args:
+      path: a URDF, SDFormat or MJCF file (format from the root element).
+      tol: relative tolerance of the verdicts (see :mod:`spatialjax.io._verdict`).
+      length_scale: size below which a body counts as a point, in the file's unit.
+      fix_to: write a copy with every invalid inertial replaced here (written
+        even when nothing needed fixing, so that the copy always exists). It
+        must not be ``path`` itself: use ``in_place``.
+      in_place: rewrite ``path`` itself, only if something was fixed.
+
+    Returns:
+      The report: ``path``, ``format``, ``n_links``, ``n_invalid``,
+      ``n_degenerate``, ``n_massless``, ``notes``, ``links`` (one dict per
+      link) and, when a fix was asked for, ``fix`` with ``output``,
+      ``written`` (whether the file was written), ``replaced_existing``, the
+      moved ``links`` and ``n_invalid_after``.
+
     Raises:
       ModelFileError: the file (or the fixed copy, which would be a bug) is malformed.
+      ValueError: ``fix_to`` is the input file, or both ``fix_to`` and ``in_place``.
     """
+    if in_place and fix_to is not None:
+        raise ValueError("check_file: give fix_to (a copy) or in_place=True, not both")
+    if fix_to is not None and _same_file(path, fix_to):
+        raise ValueError(
+            f"check_file: fix_to {str(fix_to)!r} is the input file itself; pass in_place=True "
+            "to rewrite the input"
+        )
     with _x64():
-        return _check_file(path, tol=tol, length_scale=length_scale, fix_to=fix_to)
+        return _check_file(
+            path,
+            tol=tol,
+            length_scale=length_scale,
+            fix_to=path if in_place else fix_to,
+            in_place=in_place,
+        )
 
 
-def _check_file(path, *, tol, length_scale, fix_to) -> dict:
-    from . import read_model
+def _same_file(a, b) -> bool:
+    """Whether two paths name the same existing file (symlinks and ``..`` resolved)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
+    tmp = path.with_name(f".{path.name}.spatialjax-fix.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def _check_file(path, *, tol, length_scale, fix_to, in_place) -> dict:
+    from ._load import read_model
     from ._verdict import bucket, classify
     from ._xml import apply_edits
 
@@ -196,7 +205,10 @@ def _check_file(path, *, tol, length_scale, fix_to) -> dict:
             )
     out = apply_edits(model.source, edits)
     fix_to = Path(fix_to)
-    fix_to.write_bytes(out)
+    existed = fix_to.exists()
+    written = not in_place or bool(edits)
+    if written:
+        _write_atomic(fix_to, out)
     # re-read the copy: every link must now be valid
     fixed = read_model(fix_to)
     after = classify(_inertia(fixed), tol=tol, length_scale=length_scale) if fixed.links else []
@@ -207,126 +219,12 @@ def _check_file(path, *, tol, length_scale, fix_to) -> dict:
         entry["valid_after"] = v.valid
     report["fix"] = {
         "output": str(fix_to),
+        "in_place": in_place,
+        "written": written,
+        "replaced_existing": existed and written and not in_place,
         "method": "nearest_consistent(reference='com'): pseudo-inertia eigenvalues clipped",
         "eps": eps,
         "links": moved,
         "n_invalid_after": sum(not v.valid for v in after),
     }
     return report
-
-
-def _print_report(rep: dict, out) -> None:
-    head = (
-        f"{rep['path']} ({rep['format'].upper()}): {rep['n_links']} links, "
-        f"{rep['n_invalid']} invalid, {rep['n_degenerate']} degenerate, "
-        f"{rep['n_massless']} massless"
-    )
-    print(head, file=out)
-    rows = [("link", "line", "mass", "CoM", "principal moments", "min λ", "λ1+λ2−λ3", "verdict")]
-    for link in rep["links"]:
-        mg = link["margins"]
-        verdict = link["text"]
-        if not link["valid"]:
-            verdict += f" (tol {_g(mg['tolerance'])})"
-        rows.append(
-            (
-                link["name"],
-                str(link["line"] or ""),
-                _g(link["mass"]),
-                _vec(link["com"]),
-                _vec(link["principal_moments"]),
-                _g(mg["min_eig_inertia_com"]),
-                _g(mg["triangle_margin"]),
-                ("INVALID: " if not link["valid"] else "") + verdict,
-            )
-        )
-    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]) - 1)]
-    for r in rows:
-        cells = [c.ljust(w) for c, w in zip(r[:-1], widths, strict=True)]
-        print("  " + "  ".join(cells) + "  " + r[-1], file=out)
-    for note in rep["notes"]:
-        print(f"  note: {note}", file=out)
-    fix = rep.get("fix")
-    if fix is not None:
-        print(
-            f"  fixed copy written to {fix['output']}: {len(fix['links'])} inertial(s) replaced "
-            f"by nearest_consistent (eps {fix['eps']:.3g}); {fix['n_invalid_after']} invalid after",
-            file=out,
-        )
-        for e in fix["links"]:
-            m0, m1 = e["mass"]
-            print(
-                f"    {e['name']}: mass {_g(m0)} -> {_g(m1)}, CoM moved {_g(e['com_moved'])}, "
-                f"|ΔI_c|_F {_g(e['inertia_com_moved'])} "
-                f"({_g(100 * e['inertia_com_moved_relative'])}%), "
-                f"|ΔJ|_F {_g(e['pseudo_inertia_moved'])}; now {e['verdict_after']}",
-                file=out,
-            )
-            if m0 <= 0:
-                print(
-                    "      the mass was not positive: the nearest consistent body is almost "
-                    "massless; set the intended mass by hand",
-                    file=out,
-                )
-
-
-def run(args) -> int:
-    from ._common import ModelFileError
-
-    targets = _fix_targets(args.files, args.fix) if args.fix else {}
-    reports, errors = [], []
-    with _x64():
-        for f in args.files:
-            try:
-                reports.append(
-                    check_file(
-                        f, tol=args.tol, length_scale=args.length_scale, fix_to=targets.get(f)
-                    )
-                )
-            except ModelFileError as e:
-                errors.append({"path": str(f), "error": str(e)})
-            except OSError as e:  # writing the fixed copy failed
-                errors.append({"path": str(f), "error": f"{f}: cannot write the fixed copy: {e}"})
-    n_links = sum(r["n_links"] for r in reports)
-    n_invalid = sum(r["n_invalid"] for r in reports)
-    status = 2 if errors else (1 if n_invalid else 0)
-    if args.json:
-        doc = {
-            "tol": args.tol,
-            "length_scale": args.length_scale,
-            "n_files": len(args.files),
-            "n_links": n_links,
-            "n_invalid": n_invalid,
-            "n_errors": len(errors),
-            "exit_status": status,
-            "files": reports,
-            "errors": errors,
-        }
-        json.dump(doc, sys.stdout, indent=1)
-        print()
-        return status
-    for r in reports:
-        _print_report(r, sys.stdout)
-        print()
-    for e in errors:
-        print(f"error: {e['error']}", file=sys.stderr)
-    print(
-        f"checked {len(reports)} of {len(args.files)} file(s), {n_links} links: "
-        f"{n_invalid} invalid, {sum(r['n_degenerate'] for r in reports)} degenerate, "
-        f"{sum(r['n_massless'] for r in reports)} massless"
-        + (f"; {len(errors)} file(s) could not be read" if errors else "")
-    )
-    return status
-
-
-def main(argv=None) -> int:
-    """Stand-alone entry (``python -m spatialjax.io._check``); the CLI wires ``run``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="spatialjax check", description=__doc__.split("\n")[0])
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

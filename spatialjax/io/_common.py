@@ -52,7 +52,9 @@ class ModelFileError(ValueError):
 
 # -------------------------------------------------------------------------- numbers
 
-_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\Z")
+# ASCII digits only: Python's ``\d`` and ``float`` also accept other scripts' digits ("٢" -> 2.0),
+# which XML Schema's decimal and double (and urdfdom, SDFormat, MuJoCo) do not.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 
 
 class Ctx:
@@ -79,7 +81,8 @@ def parse_numbers(text: str | None, ctx: Ctx, count: int | tuple[int, ...]) -> n
     """Parse whitespace-separated decimal numbers (float64) or raise naming the field.
 
     Accepts the XML/xsd decimal and double lexical forms (``1``, ``-2.5e-3``,
-    ``.5``); rejects ``nan``, ``inf``, units (``1kg``) and anything else.
+    ``.5``) in ASCII digits; rejects ``nan``, ``inf``, units (``1kg``),
+    digits of other scripts (``٢``) and anything else.
 
     Args:
       text: the attribute value or element text (``None``: missing).

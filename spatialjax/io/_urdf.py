@@ -17,6 +17,10 @@ urdfdom ``Rotation::setFromRPY``). The inertia is about the CoM in Bi's axes
 
 A link without ``<inertial>`` is a massless frame (urdfdom leaves the link's
 inertial empty; Pinocchio and Drake give it zero mass).
+
+Link names, and joint names, must be unique (urdfdom's ``parseURDF`` rejects
+a duplicate, and so does Pinocchio): a duplicate is a :class:`ModelFileError`
+naming both lines.
 """
 
 from __future__ import annotations
@@ -38,9 +42,26 @@ from ._xml import XNode, attr_insert_edit, attr_value_edit, insert_child_edit
 _INERTIA_ATTRS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
+def _check_unique(path, nodes: list[XNode], what: str) -> None:
+    """Raise for the first ``<link>``/``<joint>`` whose name an earlier one already has."""
+    seen: dict[str, int] = {}
+    for node in nodes:
+        name = node.attrib.get("name")
+        if name is None:
+            continue
+        if name in seen:
+            raise Ctx(path, node.line, None, f"{what}/name").error(
+                f"duplicate {what} name {name!r} (first defined on line {seen[name]}); "
+                f"URDF {what} names must be unique"
+            )
+        seen[name] = node.line
+
+
 def read_urdf(root: XNode, path, data: bytes) -> ModelInertials:
     """Read every ``<robot>/<link>``'s inertial (see the module docstring)."""
     links = []
+    _check_unique(path, root.findall("joint"), "joint")
+    _check_unique(path, root.findall("link"), "link")
     for link in root.findall("link"):
         name = link.attrib.get("name")
         if name is None:

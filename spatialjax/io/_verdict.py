@@ -19,9 +19,10 @@ pseudo-inertia not PD     yes     ``λ1 + λ2 − λ3 ≤ τ``: consistent, but 
 consistent                yes     otherwise: ``m > 0`` and ``J ≻ 0`` with room to spare
 ========================= ======= ============================================================
 
-Degenerate bodies are physically realisable (seed 001 admits point masses,
-rods and laminas) but simulators or algorithms that need a positive definite
-inertia (log-det metrics, ``to_log_cholesky``, some integrators) reject them.
+Degenerate bodies are physically realisable (``J ⪰ 0`` admits point masses,
+rods and laminas: Wensing, Kim & Slotine, RA-L 2017) but simulators or
+algorithms that need a positive definite inertia (log-det metrics,
+``to_log_cholesky``, some integrators) reject them.
 
 **Tolerance.** ``λ`` are the principal moments about the CoM and the
 tolerance scales with the body:

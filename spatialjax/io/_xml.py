@@ -122,7 +122,8 @@ def parse_xml(data: bytes, path) -> XNode:
 
     Raises:
       ModelFileError: the file is not well-formed XML (with expat's line and
-        message), or uses a non ASCII-compatible encoding (UTF-16/32), whose
+        message), has an element produced by an entity expansion (whose bytes
+        cannot be located for ``--fix``), or uses a non ASCII-compatible encoding (UTF-16/32), whose
         byte offsets could not be spliced safely.
     """
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") or data[:4] in (b"\x00\x00\xfe\xff",):
@@ -134,8 +135,28 @@ def parse_xml(data: bytes, path) -> XNode:
 
     def start(tag, attrs):
         pos = parser.CurrentByteIndex
+        if data[pos : pos + 1] != b"<":
+            # expat reports an element that an internal entity expanded to at the reference
+            raise ModelFileError(
+                path,
+                f"element <{tag}> comes from the expansion of an XML entity (&name;); entities "
+                "that expand to markup are not supported: write the element out",
+                line=parser.CurrentLineNumber,
+            )
         node = XNode(tag, dict(attrs), stack[-1] if stack else None, parser.CurrentLineNumber, pos)
-        node.head_end, node.attr_spans, closed = _scan_head(data, pos)
+        try:
+            node.head_end, node.attr_spans, closed = _scan_head(data, pos)
+        except ValueError as e:
+            raise ModelFileError(
+                path, f"cannot locate <{tag}> in the file: {e}", line=node.line
+            ) from None
+        if set(node.attr_spans) != set(attrs):
+            raise ModelFileError(
+                path,
+                f"the attributes of <{tag}> differ from the file's bytes (a default attribute "
+                "declared in a DTD?); not supported",
+                line=node.line,
+            )
         if closed:
             node.end = node.head_end
         if stack:

@@ -1,8 +1,8 @@
-"""``spatialjax bench``: the benchmark suite, with its baselines, from the command line.
+"""The harness's command line (``benchmarks/bench_*.py``; ``spatialjax bench`` in a checkout).
 
 Runs on ``jax.devices()[0]`` (a GPU when JAX sees one; the NumPy and
 Pinocchio baselines always run on the host). Prints the device, a table per
-benchmark and the issue-5 targets; with ``--out DIR`` also writes
+benchmark and the performance targets; with ``--out DIR`` also writes
 ``DIR/NAME.json`` and ``DIR/NAME.png`` (``NAME`` defaults to the platform,
 e.g. ``cpu`` or ``gpu``).
 
@@ -60,7 +60,7 @@ def _size(text: str) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ._ops import OPS
+    from .ops import OPS
 
     names = ", ".join([*OPS, FK])
     parser.add_argument(
@@ -119,7 +119,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--out", type=Path, help="directory for NAME.json and NAME.png")
     parser.add_argument("--name", help="file stem for --out (default: the device platform)")
-    parser.add_argument("--no-plot", action="store_true", help="with --out, skip the PNG")
+    parser.add_argument(
+        "--no-plot",
+        action="store_true",
+        help="with --out, skip the PNG (skipped with a note when matplotlib is not installed)",
+    )
     parser.add_argument(
         "--no-keep-buffers",
         action="store_true",
@@ -129,8 +133,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(args):
-    from ._ops import OPS
-    from ._suite import Settings
+    from .ops import OPS
+    from .suite import Settings
 
     known = [*OPS, FK]
     wanted = known if args.ops == "all" else [s.strip() for s in args.ops.split(",") if s.strip()]
@@ -171,7 +175,7 @@ def _settings(args):
 
 def _drop_missing(settings) -> None:
     """Remove operations and baselines that cannot run here, saying why."""
-    from ._ops import available_ops
+    from .ops import available_ops
 
     for name, why in available_ops().items():
         if name in settings.ops:
@@ -208,14 +212,14 @@ def run(args) -> int:
 
     if "float64" in settings.dtypes:
         jax.config.update("jax_enable_x64", True)
-    from . import _core, _report, _suite
+    from . import core, report, suite
 
-    device = _core.bench_device()
-    kept = device.platform == "cpu" and not args.no_keep_buffers and _core.keep_host_buffers()
+    device = core.bench_device()
+    kept = device.platform == "cpu" and not args.no_keep_buffers and core.keep_host_buffers()
     _drop_missing(settings)
     meta = {
         **_versions(),
-        "device": _core.describe_device(device),
+        "device": core.describe_device(device),
         "platform": device.platform,
         "device_count": jax.device_count(),
         "host": platform.node(),
@@ -236,17 +240,17 @@ def run(args) -> int:
     if kept:
         print("host buffers: glibc malloc keeps freed buffers (see --no-keep-buffers)")
     t0 = time.perf_counter()
-    ops = _suite.run_ops(settings, device) if settings.ops else []
-    fk = _suite.run_fk(settings, device) if with_fk else []
-    targets = _report.evaluate_targets(device.platform, ops, fk)
+    ops = suite.run_ops(settings, device) if settings.ops else []
+    fk = suite.run_fk(settings, device) if with_fk else []
+    targets = report.evaluate_targets(device.platform, ops, fk)
     print(f"\ndevice: {meta['device']}   total {time.perf_counter() - t0:.0f} s")
     if ops:
-        print("\n" + _report.op_table(ops))
+        print("\n" + report.op_table(ops))
     if fk:
         print("\nforward kinematics (all link poses of a chain; Plxb pose composition)")
-        print(_report.fk_table(fk))
-    print("\ntargets (issue 5; reported, not asserted)")
-    print(_report.targets_table(targets))
+        print(report.fk_table(fk))
+    print("\ntargets (reported, not asserted)")
+    print(report.targets_table(targets))
     data = {"meta": meta, "ops": ops, "fk": fk, "targets": targets}
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -255,10 +259,49 @@ def run(args) -> int:
         json_path.write_text(json.dumps(data, indent=1, default=_json_default) + "\n")
         print(f"\nwrote {json_path}")
         if not args.no_plot:
-            from ._plot import plot
-
-            print(f"wrote {plot(data, args.out / f'{stem}.png')}")
+            png = _plot_or_note(data, args.out / f"{stem}.png")
+            if png is not None:
+                print(f"wrote {png}")
     return 0
+
+
+def _plot_or_note(data: dict, path: Path) -> Path | None:
+    """Write the PNG, or say why not (matplotlib missing) and return ``None``."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print(
+            f"note: {path.name} not written: matplotlib is not installed "
+            "(pip install matplotlib, or pip install 'spatialjax[bench]'); "
+            "the JSON holds every number; --no-plot silences this note"
+        )
+        return None
+    from .plot import plot
+
+    return plot(data, path)
+
+
+def build_parser(
+    prog: str | None = None, description: str | None = None, ops: str | None = None
+) -> argparse.ArgumentParser:
+    """The harness's argument parser; ``ops`` presets ``--ops`` (the scripts' selection)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description or __doc__.split("\n")[0])
+    add_arguments(parser)
+    if ops is not None:
+        parser.set_defaults(ops=ops)
+    return parser
+
+
+def main(
+    argv: list[str] | None = None,
+    *,
+    prog: str | None = None,
+    description: str | None = None,
+    ops: str | None = None,
+) -> int:
+    """Parse ``argv`` (default ``sys.argv[1:]``) and run; returns the exit status."""
+    args = build_parser(prog, description, ops).parse_args(argv)
+    return run(args)
 
 
 def _json_default(x):

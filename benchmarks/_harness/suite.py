@@ -6,7 +6,7 @@ included in a run time. Ratios are written so that bigger means "spatialjax is
 better": ``vs_numpy = numpy_time / time`` and so on, except ``copy_ratio =
 time / copy_time`` (the issue's definition: 1.0 is the physical limit). Each
 ratio comes from the operation and the baseline timed interleaved with each
-other (:func:`_core.time_interleaved`), so both saw the same machine load;
+other (:func:`core.time_interleaved`), so both saw the same machine load;
 ``time_s`` is the operation's median in its pairing with the copy. The
 Pinocchio loop runs on a fixed subsample and cannot be paired.
 """
@@ -19,9 +19,9 @@ from collections.abc import Callable
 import jax
 import numpy as np
 
-from . import _baselines as bl
-from . import _core
-from ._ops import OPS, fk_associative, fk_sequential, make_chain
+from . import baselines as bl
+from . import core
+from .ops import OPS, fk_associative, fk_sequential, make_chain
 
 #: Operations slower than this (seconds per call) are not re-timed beside each baseline.
 SLOW_S = 0.25
@@ -70,7 +70,7 @@ def _per_item_bytes(op, dtype) -> tuple[int, int]:
     args = op.make_inputs(np.random.default_rng(0), 2, dtype)
     shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in args]
     out = jax.eval_shape(op.fn, *shapes)
-    return _core.tree_nbytes(shapes) // 2, _core.tree_nbytes(out) // 2
+    return core.tree_nbytes(shapes) // 2, core.tree_nbytes(out) // 2
 
 
 def _run_op(op, n, dtype, settings, device, pin_cache) -> dict:
@@ -78,8 +78,8 @@ def _run_op(op, n, dtype, settings, device, pin_cache) -> dict:
     b_in, b_out = _per_item_bytes(op, dtype)
     rec["bytes_in"], rec["bytes_out"] = b_in * n, b_out * n
     skip = _memory_check(
-        3 * (b_in + b_out) * n, _core.available_bytes(device), "device memory"
-    ) or _memory_check(8 * b_in * n * 8 // dtype.itemsize, _core.host_available_bytes(), "RAM")
+        3 * (b_in + b_out) * n, core.available_bytes(device), "device memory"
+    ) or _memory_check(8 * b_in * n * 8 // dtype.itemsize, core.host_available_bytes(), "RAM")
     if skip:
         rec["status"] = skip
         return rec
@@ -87,10 +87,10 @@ def _run_op(op, n, dtype, settings, device, pin_cache) -> dict:
     host = op.make_inputs(rng, n, dtype)
     args = tuple(jax.device_put(a, device) for a in host)
 
-    op_exe, rec["compile_s"] = _core.compile_jitted(op.fn, args)
+    op_exe, rec["compile_s"] = core.compile_jitted(op.fn, args)
     op_call = (op_exe, args)
-    copy_fn, copy_args = _core.copy_inputs(rec["bytes_in"], rec["bytes_out"], dtype, device)
-    copy_exe, rec["copy_compile_s"] = _core.compile_jitted(copy_fn, copy_args)
+    copy_fn, copy_args = core.copy_inputs(rec["bytes_in"], rec["bytes_out"], dtype, device)
+    copy_exe, rec["copy_compile_s"] = core.compile_jitted(copy_fn, copy_args)
 
     t_op = None
 
@@ -101,8 +101,8 @@ def _run_op(op, n, dtype, settings, device, pin_cache) -> dict:
         then only ``other`` is timed and the op's first median reused.
         """
         if t_op is not None and t_op.median_s > SLOW_S:
-            return t_op, _core.time_host(*other, min_time=settings.min_time)
-        return _core.time_interleaved(
+            return t_op, core.time_host(*other, min_time=settings.min_time)
+        return core.time_interleaved(
             [op_call, other], min_time=settings.min_time, max_repeats=settings.max_repeats
         )
 
@@ -115,7 +115,7 @@ def _run_op(op, n, dtype, settings, device, pin_cache) -> dict:
     setup = bl.jaxlie_setup(op.name, host, device) if "jaxlie" in settings.baselines else None
     if setup is not None:
         fn, jl_args = setup
-        jl_exe, rec["jaxlie_compile_s"] = _core.compile_jitted(fn, jl_args)
+        jl_exe, rec["jaxlie_compile_s"] = core.compile_jitted(fn, jl_args)
         t_op2, t_jl = pair((jl_exe, jl_args))
         rec["jaxlie_label"] = bl.JAXLIE_LABELS[op.name]
         rec["jaxlie_time_s"] = t_jl.median_s
@@ -146,7 +146,7 @@ def _pin_time(op, n, settings, cache) -> tuple[float, int] | None:
             loop, args = bl.pin_setup(op.name, host)
         except ImportError:
             return None
-        cache[(op.name, m)] = (_core.time_host(loop, args, min_time=settings.min_time).median_s, m)
+        cache[(op.name, m)] = (core.time_host(loop, args, min_time=settings.min_time).median_s, m)
     t, m = cache[(op.name, m)]
     return t * n / m, m
 
@@ -168,17 +168,17 @@ def _run_fk(length, batch, dtype, settings, device) -> dict:
     rec: dict = {"op": "fk_chain", "dtype": dtype.name, "length": length, "batch": batch}
     nbytes = 12 * dtype.itemsize * length * batch
     rec["bytes_in"] = rec["bytes_out"] = nbytes
-    skip = _memory_check(8 * nbytes, _core.available_bytes(device), "device memory")
+    skip = _memory_check(8 * nbytes, core.available_bytes(device), "device memory")
     if skip:
         rec["status"] = skip
         return rec
     host = make_chain(np.random.default_rng(settings.seed), length, batch, dtype)
     args = tuple(jax.device_put(a, device) for a in host)
-    seq, rec["seq_compile_s"] = _core.compile_jitted(fk_sequential, args)
-    assoc, rec["assoc_compile_s"] = _core.compile_jitted(fk_associative, args)
-    copy_fn, copy_args = _core.copy_inputs(nbytes, nbytes, dtype, device)
-    copy, rec["copy_compile_s"] = _core.compile_jitted(copy_fn, copy_args)
-    t_seq, t_assoc, t_copy = _core.time_interleaved(
+    seq, rec["seq_compile_s"] = core.compile_jitted(fk_sequential, args)
+    assoc, rec["assoc_compile_s"] = core.compile_jitted(fk_associative, args)
+    copy_fn, copy_args = core.copy_inputs(nbytes, nbytes, dtype, device)
+    copy, rec["copy_compile_s"] = core.compile_jitted(copy_fn, copy_args)
+    t_seq, t_assoc, t_copy = core.time_interleaved(
         [(seq, args), (assoc, args), (copy, copy_args)],
         min_time=settings.min_time,
         max_repeats=settings.max_repeats,
@@ -192,9 +192,7 @@ def _run_fk(length, batch, dtype, settings, device) -> dict:
     )
     best = min(t_seq.median_s, t_assoc.median_s)
     if "numpy" in settings.baselines:
-        rec["numpy_time_s"] = _core.time_host(
-            bl.numpy_fk, host, min_time=settings.min_time
-        ).median_s
+        rec["numpy_time_s"] = core.time_host(bl.numpy_fk, host, min_time=settings.min_time).median_s
         rec["vs_numpy"] = rec["numpy_time_s"] / best
     if "pin" in settings.baselines:
         chains = max(1, min(batch, settings.pin_items // length))
@@ -203,7 +201,7 @@ def _run_fk(length, batch, dtype, settings, device) -> dict:
         except ImportError:
             pin_args = None
         if pin_args is not None:
-            t = _core.time_host(loop, pin_args, min_time=settings.min_time).median_s
+            t = core.time_host(loop, pin_args, min_time=settings.min_time).median_s
             rec["pin_time_s"] = t * batch / chains
             rec["pin_extrapolated"] = chains < batch
             rec["vs_pin"] = rec["pin_time_s"] / best

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 CONVENTIONS = """\
 motion vector      [w; v]  angular first            (..., 6)
 force vector       [n; f]  moment first             (..., 6)
@@ -15,11 +17,13 @@ pseudo-inertia     J = [[S, h], [h^T, m]],  S = tr(I)/2 1 - I
 """
 
 
-def add_arguments(parser) -> None:
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``info`` takes no options."""
     del parser
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
+    """Print the versions, the devices and :data:`CONVENTIONS`."""
     del args
     import jax
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ._suite import fmt_time
+from .suite import fmt_time
 
-#: Targets of issue 5, checked on whatever the run measured.
+#: Performance targets (the project's issue 5), checked on whatever the run measured.
 CPU_SIZE, GPU_SIZE, FK_MIN_LENGTH = 10**6, 10**7, 256
 
 

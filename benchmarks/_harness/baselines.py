@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._ops import inertia_matrix_np, pseudo_inertia_np
+from .ops import inertia_matrix_np, pseudo_inertia_np
 
 
 def _T(A):

@@ -1,6 +1,6 @@
 """Timing machinery shared by every benchmark: compile apart, warm up, median, copy roofline.
 
-Rules (``shared/design/STYLE.md`` point 6): a function is jitted and compiled
+Rules: a function is jitted and compiled
 once (``jax.jit(f).lower(*args).compile()``, timed on its own as the compile
 time), run a few times to warm up, then timed ``repeats`` times with
 ``jax.block_until_ready`` on its outputs; the median is reported. Functions

@@ -1,0 +1,8 @@
+"""``python -m spatialjax``: the same command line as the ``spatialjax`` script."""
+
+import sys
+
+from ._cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,66 @@
+"""The ``spatialjax`` command line: ``check``, ``demo``, ``info`` (and ``bench`` in a checkout).
+
+Each sub-command lives in its own module of this package, which exposes
+``add_arguments(parser)`` and ``run(args) -> int``; this module only wires
+them up and imports a sub-command's module when it is used, so that
+``--help`` and ``info`` stay fast and never import optional packages.
+
+Exit status, for every sub-command: 0 success, 1 problems found (``check``),
+2 usage errors and unreadable inputs (argparse's convention).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+
+# name -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "info": ("spatialjax._cli.info", "print the version, the JAX devices and the conventions"),
+    "demo": (
+        "spatialjax._cli.demo",
+        "identify a composite body from noisy wrenches: least squares vs fit (the main job)",
+    ),
+    "check": (
+        "spatialjax._cli.check",
+        "check the inertials of URDF/SDF/MJCF files for physical consistency",
+    ),
+    "bench": (
+        "spatialjax._cli.bench",
+        "source checkout only: run benchmarks/ (copy roofline, NumPy, Pinocchio, jaxlie)",
+    ),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with one sub-parser per entry of :data:`SUBCOMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="spatialjax",
+        description="Featherstone spatial algebra and inertial identification in JAX.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_) in SUBCOMMANDS.items():
+        # bench forwards its arguments to the harness's own parser (see main)
+        p = sub.add_parser(name, help=help_, description=help_, add_help=name != "bench")
+        p.set_defaults(_module=module)
+        if name != "bench":
+            importlib.import_module(module).add_arguments(p)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] == "bench":
+        from . import bench
+
+        return bench.main(argv[1:])
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return int(importlib.import_module(args._module).run(args) or 0)

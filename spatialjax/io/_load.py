@@ -1,0 +1,201 @@
+"""The model-file readers' entry points: format detection, :func:`read_model`, arrays.
+
+See :mod:`spatialjax.io` for the conventions.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ._common import ModelFileError, ModelInertials, read_bytes
+from ._mjcf import read_mjcf
+from ._sdf import read_sdf
+from ._urdf import read_urdf
+from ._xml import parse_xml
+
+_READERS = {"robot": ("urdf", read_urdf), "sdf": ("sdf", read_sdf), "mujoco": ("mjcf", read_mjcf)}
+
+
+def _parse(path):
+    data = read_bytes(path)
+    root = parse_xml(data, path)
+    tag = root.tag.rsplit(":", 1)[-1]
+    if tag not in _READERS:
+        ext = Path(str(path)).suffix
+        raise ModelFileError(
+            path,
+            f"unknown model format: root element <{root.tag}> (expected <robot> for URDF, "
+            f"<sdf> for SDFormat or <mujoco> for MJCF; the extension {ext!r} is not used)",
+            line=root.line,
+        )
+    return data, root, _READERS[tag]
+
+
+def detect_format(path) -> str:
+    """``"urdf"``, ``"sdf"`` or ``"mjcf"`` from the file's root element.
+
+    Raises:
+      ModelFileError: not XML, or an unknown root element.
+    """
+    return _parse(path)[2][0]
+
+
+def read_model(path) -> ModelInertials:
+    """Read every link's inertial with everything known about it (float64, NumPy).
+
+    Returns:
+      A :class:`ModelInertials`: the format, one :class:`LinkInertial` per
+      link/body (name, mass, CoM, inertia about the CoM in link axes, the
+      file's inertial-frame rotation and the line), and notes about things
+      not checked. :func:`load_inertials` is the array form.
+
+    Raises:
+      ModelFileError: malformed file (names file, line, link and field).
+    """
+    data, root, (_, reader) = _parse(path)
+    return reader(root, path, data)
+
+
+def _strict_check(model: ModelInertials):
+    for link in model.links:
+        if link.mass < 0:
+            raise ModelFileError(
+                model.path, f"negative mass {link.mass!r}", line=link.line, link=link.name,
+                field="mass",
+            )  # fmt: skip
+        for i, axis in enumerate("xyz"):
+            if link.inertia_file[i, i] < 0:
+                raise ModelFileError(
+                    model.path,
+                    f"negative moment of inertia {link.inertia_file[i, i]!r}",
+                    line=link.line,
+                    link=link.name,
+                    field=f"inertia/i{axis}{axis}",
+                )
+
+
+def _resolve_dtype(dtype):
+    import jax
+    import jax.numpy as jnp
+
+    if dtype is None:
+        return jnp.zeros(()).dtype
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError(f"dtype: expected a floating dtype (float32 or float64), got {dtype}")
+    if dtype == np.float64 and not jax.config.jax_enable_x64:
+        raise ValueError(
+            "dtype: float64 requested but JAX is in 32-bit mode; call "
+            "jax.config.update('jax_enable_x64', True) first"
+        )
+    return dtype
+
+
+def load_inertials(path, *, dtype=None, strict: bool = False):
+    """Inertial parameters of every link in a URDF, SDFormat or MJCF file.
+
+    Args:
+      path: the model file (format detected from the root element).
+      dtype: float dtype of the result; default JAX's default float
+        (float32 unless x64 is enabled). Parsing is done in float64 and
+        converted once.
+      strict: raise :class:`ModelFileError` for a negative mass or a negative
+        moment of inertia instead of returning it.
+
+    Returns:
+      ``(names, inertia)``: the link (URDF/SDF) or body (MJCF) names in
+      document order and a :class:`~spatialjax.RigidBodyInertia` of batch
+      shape ``(len(names),)`` holding each inertial about its link's origin,
+      in the link's axes (``[m, m c_BoBcm_B, I_BBo_B]``). URDF links without
+      ``<inertial>`` are zero (massless frames); SDF links without one carry
+      the SDF default (1 kg, unit inertia); MJCF bodies without ``<inertial>``
+      (inertia inferred from geoms) are left out: see :func:`read_model`'s
+      notes. An SDF ``<fluid_added_mass>`` is not part of the rigid body: see
+      :func:`load_sdf_added_mass`.
+
+    Raises:
+      ModelFileError: malformed file (names file, line, link and field).
+    """
+    model = read_model(path)
+    if strict:
+        _strict_check(model)
+    return model.names, inertia_of(model, dtype)
+
+
+def inertia_of(model: ModelInertials, dtype=None):
+    """The links of a :func:`read_model` result as a ``RigidBodyInertia`` of batch ``(n,)``."""
+    import jax.numpy as jnp
+
+    from .._inertia import RigidBodyInertia
+
+    dtype = _resolve_dtype(dtype)
+    n = len(model.links)
+    m = np.array([link.mass for link in model.links], dtype=np.float64).reshape(n)
+    c = np.array([link.com for link in model.links], dtype=np.float64).reshape(n, 3)
+    I_c = np.array([link.inertia_com for link in model.links], dtype=np.float64).reshape(n, 3, 3)
+    return RigidBodyInertia.from_mass_com_inertia(
+        jnp.asarray(m, dtype), jnp.asarray(c, dtype), jnp.asarray(I_c, dtype)
+    )
+
+
+def load_sdf_added_mass(path, *, about: str = "origin", dtype=None):
+    r"""The ``<fluid_added_mass>`` of every link of an SDFormat file, in spatialjax's convention.
+
+    SDF writes the symmetric 6×6 added-mass matrix in ``[x, y, z, p, q, r]``
+    order (linear first); it is returned re-ordered to ``[ω; v]`` (angular
+    first), so that it adds to ``RigidBodyInertia.as_matrix()``.
+
+    Args:
+      path: an SDFormat file.
+      about: how to read the file's matrix. ``"origin"`` (default, the SDF
+        1.10 specification: "about the link's origin") takes it as given about
+        the link origin in the link's axes, so only the order changes.
+        ``"com"`` takes it as given about the CoM in the inertial frame C's
+        axes (the reading of Gazebo's ``gz::math::Inertial::SpatialMatrix`` in
+        gz-math, which adds the added mass to the body matrix about the CoM)
+        and moves it exactly to the link origin with
+        ``transform_spatial_matrix``: ``M_B = X_CBᵀ M_C X_CB`` with ``X_CB``
+        the motion transform from B to C coordinates (never by adding an
+        ``m c× c×ᵀ`` term, which only holds for a rigid body's isotropic mass).
+      dtype: as in :func:`load_inertials`.
+
+    Returns:
+      ``(names, added, present)``: link names (as :func:`load_inertials`),
+      ``(n, 6, 6)`` added-mass matrices about the link origin in link axes,
+      ``[ω; v]`` order (zeros where absent) and an ``(n,)`` boolean mask of
+      the links that have a ``<fluid_added_mass>``.
+
+    Raises:
+      ModelFileError: malformed file or not an SDFormat file.
+      ValueError: unknown ``about``.
+    """
+    import jax.numpy as jnp
+
+    from .._transforms import Plxb
+
+    if about not in ("origin", "com"):
+        raise ValueError(f"about: expected 'origin' or 'com', got {about!r}")
+    model = read_model(path)
+    if model.format != "sdf":
+        raise ModelFileError(path, f"expected an SDFormat file, got {model.format.upper()}")
+    dtype = _resolve_dtype(dtype)
+    from .._spatial_matrix import swap_linear_angular, transform_spatial_matrix
+
+    n = len(model.links)
+    added = np.zeros((n, 6, 6))
+    present = np.zeros(n, dtype=bool)
+    for k, link in enumerate(model.links):
+        if link.added_mass is not None:
+            added[k] = link.added_mass
+            present[k] = True
+    added_j = swap_linear_angular(jnp.asarray(added, dtype))  # [x y z p q r] -> [ω; v]
+    if about == "com" and n:
+        # Plxb(R_BC, c_BoBcm_B) maps motion from link (B) to CoM-frame (C) coordinates;
+        # inverse=True returns M_B = Xᵀ M_C X.
+        R = np.array([link.rotation for link in model.links])
+        c = np.array([link.com for link in model.links])
+        X_CB = Plxb(jnp.asarray(R, dtype), jnp.asarray(c, dtype))
+        added_j = transform_spatial_matrix(added_j, X_CB, inverse=True)
+    return model.names, added_j, jnp.asarray(present)
