@@ -3,7 +3,7 @@
 References: explicit NumPy 6×6 matrices (the motion transform ``X`` from the CoM
 frame to the link frame and ``X⁻ᵀ M X⁻¹``), kinetic-energy invariance for
 random twists, Pinocchio's ``Inertia.matrix()`` for the rigid part, and the two
-flawed variants of seed 000 (naive sum, rotational-block-only shift) computed
+flawed variants (Gazebo's naive sum, a rotational-block-only shift) computed
 here to measure how far they are from the exact result.
 """
 
@@ -57,7 +57,7 @@ def random_spd6(rng):
     return A @ A.T + 0.5 * np.eye(6)
 
 
-# The docstring example (seed 000 discussion): added mass with angular-linear coupling.
+# The docstring example: added mass with angular-linear coupling.
 M_EX, C_EX, I_EX = 2.0, np.array([0.3, -0.1, 0.2]), np.diag([0.02, 0.03, 0.04])
 
 
@@ -69,13 +69,13 @@ def example_added_mass(coupling=True):
     return A
 
 
-def naive_and_seed000(m, c, I_c_B, added):
-    """Gazebo's sum of the unshifted added mass, and seed 000's rotational-block-only shift."""
+def naive_and_block_shift(m, c, I_c_B, added):
+    """Gazebo's sum of the unshifted added mass, and the rotational-block-only shift."""
     naive = np_rigid(m, c, I_c_B) + np_swap(added)
     M_lin, CM = added[:3, :3], added[3:, :3]  # TOP_LEFT and BOTTOM_LEFT of the [v; ω] matrix
-    seed = naive.copy()
-    seed[:3, :3] += CM @ np.linalg.inv(M_lin) @ CM.T
-    return naive, seed
+    shifted = naive.copy()
+    shifted[:3, :3] += CM @ np.linalg.inv(M_lin) @ CM.T
+    return naive, shifted
 
 
 # ---------------------------------------------------------------------- exactness
@@ -147,28 +147,28 @@ def test_pose_forms_agree(rng):
     np.testing.assert_allclose(d, a, atol=1e-12)
 
 
-# ------------------------------------------------------------ seed 000 discrepancies
-def test_naive_and_seed000_variants_are_wrong_with_coupling():
+# ------------------------------------------- naive sum and block-shift discrepancies
+def test_naive_and_block_shift_variants_are_wrong_with_coupling():
     added = example_added_mass(coupling=True)
     exact = np.asarray(gazebo_link_spatial_inertia(M_EX, (np.eye(3), C_EX), I_EX, added))
-    naive, seed = naive_and_seed000(M_EX, C_EX, I_EX, added)
+    naive, shifted = naive_and_block_shift(M_EX, C_EX, I_EX, added)
     # the figures quoted in the docstring
     np.testing.assert_allclose(np.diag(exact)[:3], [0.43, 1.44, 1.31], atol=1e-12)
     np.testing.assert_allclose(np.diag(naive)[:3], [0.22, 0.59, 0.64], atol=1e-12)
-    np.testing.assert_allclose(np.diag(seed)[:3], [0.22, 0.662, 0.7025], atol=1e-12)
+    np.testing.assert_allclose(np.diag(shifted)[:3], [0.22, 0.662, 0.7025], atol=1e-12)
     assert exact[1, 5] == pytest.approx(-2.7) and naive[1, 5] == pytest.approx(-1.2)
     assert np.abs(naive - exact).max() == pytest.approx(1.5)
-    assert np.abs(seed - exact).max() == pytest.approx(1.5)
+    assert np.abs(shifted - exact).max() == pytest.approx(1.5)
     assert np.linalg.norm(naive - exact) == pytest.approx(3.2857, abs=1e-4)
-    assert np.linalg.norm(seed - exact) == pytest.approx(3.2556, abs=1e-4)
+    assert np.linalg.norm(shifted - exact) == pytest.approx(3.2556, abs=1e-4)
     assert np.linalg.norm(exact) == pytest.approx(11.3345, abs=1e-4)
 
 
-def test_seed000_correction_vanishes_without_coupling():
+def test_block_shift_correction_vanishes_without_coupling():
     added = example_added_mass(coupling=False)
     exact = np.asarray(gazebo_link_spatial_inertia(M_EX, (np.eye(3), C_EX), I_EX, added))
-    naive, seed = naive_and_seed000(M_EX, C_EX, I_EX, added)
-    np.testing.assert_array_equal(seed, naive)
+    naive, shifted = naive_and_block_shift(M_EX, C_EX, I_EX, added)
+    np.testing.assert_array_equal(shifted, naive)
     # the missing part is exactly the shift of diag(M_lin) from Bcm to Bo
     C, M_lin = np_skew(C_EX), np.diag([1.0, 4.0, 5.0])
     np.testing.assert_allclose(exact[:3, :3] - naive[:3, :3], C @ M_lin @ C.T, atol=1e-12)
@@ -178,15 +178,15 @@ def test_seed000_correction_vanishes_without_coupling():
     )  # (c× M)[1, 2] = −c_x · M_zz = −0.3 · 5
 
 
-def test_seed000_is_exact_only_for_the_half_shifted_form():
-    """If the coupling block already is ``c× M`` (BodyMatrix style), seed 000's shift is right."""
+def test_block_shift_is_exact_only_for_the_half_shifted_form():
+    """If the coupling block already is ``c× M`` (BodyMatrix style), the block shift is right."""
     M_lin, A_rot = np.diag([1.0, 4.0, 5.0]), np.diag([0.1, 0.3, 0.4])
     C = np_skew(C_EX)
     half = np.block([[M_lin, (C @ M_lin).T], [C @ M_lin, A_rot]])
-    _, seed = naive_and_seed000(M_EX, C_EX, I_EX, half)
+    _, shifted = naive_and_block_shift(M_EX, C_EX, I_EX, half)
     decoupled = np.block([[M_lin, np.zeros((3, 3))], [np.zeros((3, 3)), A_rot]])
     exact = gazebo_link_spatial_inertia(M_EX, (np.eye(3), C_EX), I_EX, decoupled)
-    np.testing.assert_allclose(seed, exact, atol=1e-12)
+    np.testing.assert_allclose(shifted, exact, atol=1e-12)
 
 
 # ----------------------------------------------------------- batching, dtype, grads

@@ -17,7 +17,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from spatialjax._interop_libs import (
+from spatialjax._rotations import quat_to_matrix, so3_exp
+from spatialjax._transforms import Plx, Plxb
+from spatialjax.interop import (
     from_brax_force,
     from_brax_inertia,
     from_brax_motion,
@@ -39,8 +41,6 @@ from spatialjax._interop_libs import (
     to_pin_motion,
     to_pin_se3,
 )
-from spatialjax._rotations import quat_to_matrix, so3_exp
-from spatialjax._transforms import Plx, Plxb
 
 P6 = np.block([[np.zeros((3, 3)), np.eye(3)], [np.eye(3), np.zeros((3, 3))]])  # [v;ω] <-> [ω;v]
 
@@ -161,10 +161,28 @@ def test_jaxlie_tangent_order_and_jit(rng):
     np.testing.assert_allclose(f(Y).E, Y.E, atol=1e-14)
 
 
-def test_missing_library_gives_an_install_hint(monkeypatch):
-    monkeypatch.setitem(sys.modules, "jaxlie", None)
-    with pytest.raises(ImportError, match=r"pip install 'spatialjax\[interop\]'"):
-        to_jaxlie_se3(Plxb.identity())
+@pytest.mark.parametrize(
+    ("module", "call"),
+    [
+        ("jaxlie", lambda: to_jaxlie_se3(Plxb.identity())),
+        ("pinocchio", lambda: to_pin_se3(Plxb.identity())),
+        ("brax.base", lambda: to_brax_motion(jnp.zeros(6))),
+    ],
+)
+def test_missing_library_gives_an_install_hint(monkeypatch, module, call):
+    monkeypatch.setitem(sys.modules, module, None)
+    with pytest.raises(ImportError, match=rf"^{module} is needed .*'spatialjax\[interop\]'"):
+        call()
+
+
+def test_interop_exports_exactly_its_converters():
+    """``spatialjax.interop`` is a package with an ``__all__`` and no leaked helpers."""
+    import spatialjax.interop as interop
+
+    public = {n for n in dir(interop) if not n.startswith("_")}
+    assert public == set(interop.__all__)
+    assert len(interop.__all__) == 21 and "gazebo_link_spatial_inertia" in interop.__all__
+    assert all(callable(getattr(interop, n)) for n in interop.__all__)
 
 
 # -------------------------------------------------------------------------------- brax

@@ -1,47 +1,23 @@
-r"""Conversions to and from other robotics software conventions.
+r"""SDFormat / Gazebo link inertials, with fluid added mass, as Featherstone spatial inertias.
 
-:func:`gazebo_link_spatial_inertia` turns an SDF/Gazebo ``<inertial>`` element
-(optionally with ``<fluid_added_mass>``) into the Featherstone spatial inertia
-about the link origin, exactly (seed 000).
-
-``to_pin_* / from_pin_*`` (Pinocchio: ``[v; ω]`` spatial vectors, ``SE3`` as
-the pose of B in A), ``to_jaxlie_* / from_jaxlie_*`` (jaxlie: ``SE3`` pose,
-``(v, ω)`` tangents) and ``to_brax_* / from_brax_*`` (brax ``base.Transform``,
-``Inertia``, ``Motion``, ``Force``) convert between those libraries' objects
-and spatialjax's. Each imports its library only when called; none is a
-runtime dependency (``pip install 'spatialjax[interop]'``).
+:func:`gazebo_link_spatial_inertia` turns an SDF ``<inertial>`` element
+(optionally with ``<fluid_added_mass>``, SDFormat specification 1.10,
+``link.sdf``) into the spatial inertia about the link origin, exactly, and
+documents how Gazebo's own sum (``gz::math::Inertial::SpatialMatrix`` in
+gz-math, used by gz-physics' DART plugin) differs from it.
 """
 
 from __future__ import annotations
 
-from . import _linalg3 as la
-from ._checks import as_float_array, broadcast_batch, same_dtype
-from ._inertia import RigidBodyInertia
-from ._interop_libs import (  # noqa: F401  (re-exported)
-    from_brax_force,
-    from_brax_inertia,
-    from_brax_motion,
-    from_brax_transform,
-    from_jaxlie_se3,
-    from_jaxlie_tangent,
-    from_pin_force,
-    from_pin_inertia,
-    from_pin_motion,
-    from_pin_se3,
-    to_brax_force,
-    to_brax_inertia,
-    to_brax_motion,
-    to_brax_transform,
-    to_jaxlie_se3,
-    to_jaxlie_tangent,
-    to_pin_force,
-    to_pin_inertia,
-    to_pin_motion,
-    to_pin_se3,
-)
-from ._rotations import quat_to_matrix
-from ._spatial_matrix import swap_linear_angular, transform_spatial_matrix
-from ._transforms import Plxb
+import jax.numpy as jnp
+
+from .._checks import as_float_array, broadcast_batch, same_dtype
+from .._inertia import RigidBodyInertia
+from .._rotations import quat_to_matrix
+from .._spatial_matrix import swap_linear_angular, transform_spatial_matrix
+from .._transforms import Plxb
+
+__all__ = ["gazebo_link_spatial_inertia"]
 
 _REFERENCES = ("com", "com_frame", "link")
 
@@ -75,7 +51,7 @@ def gazebo_link_spatial_inertia(
 ):
     r"""Featherstone spatial inertia of an SDF link about its origin, with exact added mass.
 
-    Frames (Drake monogram notation, as seed 000): ``B`` link frame with
+    Frames (Drake's monogram notation): ``B`` link frame with
     origin ``Bo``; ``Bcm`` the centre-of-mass frame whose pose in ``B`` is the
     ``<inertial><pose>`` ``X_BBcm = (R_BBcm, c_BoBcm_B)``. SDF gives the
     inertia ``I_BBcm_Bcm`` about ``Bcm`` in ``Bcm``'s axes.
@@ -91,11 +67,13 @@ def gazebo_link_spatial_inertia(
     from SDF's ``[v; ω]`` (``xx … xr, …, rr``: x, y, z linear then p, q, r
     angular) and moved to ``Bo`` in ``B`` by the congruence
     :func:`~spatialjax.transform_spatial_matrix` — the only frame change that
-    preserves the added kinetic energy ``½ Vᵀ M_a V``.
+    preserves the added kinetic energy ``½ Vᵀ M_a V`` (the congruence of
+    Featherstone, RBDA 2008, eq. 2.66, applied to any symmetric 6×6 matrix).
 
     **Where the naive sum goes wrong.** Gazebo's DART plugin adds the
-    unshifted added-mass matrix to DART's tensor about ``Bo``; seed 000
-    proposes to shift only the rotational block, ``+ CM M⁻¹ CMᵀ`` with ``M``
+    unshifted added-mass matrix to DART's tensor about ``Bo`` (gz-physics,
+    ``dartsim`` plugin, with gz-math's ``Inertial::SpatialMatrix``); a
+    tempting correction shifts only the rotational block, ``+ CM M⁻¹ CMᵀ`` with ``M``
     the linear and ``CM`` the angular-from-linear block (meant as
     ``c× M c×ᵀ``). The exact shift of ``[[A, B], [C, D]]`` (``[ω; v]``, about
     ``Bcm``, B axes, ``R = skew(−c)``) is
@@ -107,12 +85,12 @@ def gazebo_link_spatial_inertia(
     with linear ``diag(1, 4, 5)``, angular ``diag(0.1, 0.3, 0.4)`` and
     coupling ``yr = 0.5``, ``zq = −0.6`` (kg, kg m, kg m²). The exact
     rotational diagonal about ``Bo`` is ``(0.43, 1.44, 1.31)``; the naive sum
-    gives ``(0.22, 0.59, 0.64)`` and seed 000's variant
+    gives ``(0.22, 0.59, 0.64)`` and the rotational-block-only correction
     ``(0.22, 0.662, 0.7025)``. Both also miss the angular–linear coupling
     ``c× M`` of the added mass (entry ``[1, 5]``: exact ``−2.7``, both
     ``−1.2``): largest entry error 1.5 for both, Frobenius error 3.29 (naive)
-    and 3.26 (seed 000) against ``‖M_B‖_F = 11.33``. Without coupling terms
-    seed 000's correction is zero, so it is exactly as wrong as the naive sum
+    and 3.26 (corrected) against ``‖M_B‖_F = 11.33``. Without coupling terms
+    that correction is zero, so it is exactly as wrong as the naive sum
     whenever ``c ≠ 0``. It is exact only for a decoupled added mass
     ``M ⊕ A`` whose coupling block was already replaced by ``c× M`` (the
     half-shifted form of Gazebo's ``BodyMatrix``), which is not how SDF's
@@ -131,8 +109,8 @@ def gazebo_link_spatial_inertia(
         ``[v; ω]`` order.
       added_mass_reference: the point and axes ``fluid_added_mass`` is given
         about/in: ``"com"`` (default; about ``Bcm`` in ``B``'s axes, the
-        reading of Gazebo's ``Inertial::SpatialMatrix = BodyMatrix + addedMass``
-        in seed 000), ``"com_frame"`` (about ``Bcm`` in ``Bcm``'s axes) or
+        reading of gz-math's ``Inertial::SpatialMatrix = BodyMatrix + addedMass``),
+        ``"com_frame"`` (about ``Bcm`` in ``Bcm``'s axes) or
         ``"link"`` (about ``Bo`` in ``B``'s axes: only reordered).
 
     Returns:
@@ -166,8 +144,8 @@ def gazebo_link_spatial_inertia(
     shape = broadcast_batch("mass", m.shape, "com_pose", R.shape[:-2])
     shape = broadcast_batch("mass, com_pose", shape, "com_pose position", c.shape[:-1])
     broadcast_batch("mass, com_pose", shape, "inertia_com", I.shape[:-2])
-    I_sym = 0.5 * (I + la.tr(I))
-    I_BBcm_B = la.mmt(la.mm(R, I_sym), R)
+    I_sym = 0.5 * (I + jnp.swapaxes(I, -1, -2))
+    I_BBcm_B = R @ I_sym @ jnp.swapaxes(R, -1, -2)
     M = RigidBodyInertia.from_mass_com_inertia(m, c, I_BBcm_B).as_matrix()
     if fluid_added_mass is None:
         return M
@@ -178,7 +156,7 @@ def gazebo_link_spatial_inertia(
     if added_mass_reference == "link":
         A_B = A
     else:
-        E = R if added_mass_reference == "com_frame" else la.eye3((), c.dtype)
+        E = R if added_mass_reference == "com_frame" else jnp.eye(3, dtype=c.dtype)
         # Plxb(E, c) maps B-coordinates to the reference frame's; go back with Yᵀ M Y.
         A_B = transform_spatial_matrix(A, Plxb(E, c), inverse=True)
     return M + A_B

@@ -1,0 +1,123 @@
+"""brax converters: ``brax.base.Transform``, ``Motion``, ``Force`` and ``Inertia``.
+
+brax's ``Transform(pos, rot)`` (``rot`` wxyz) is the pose of a frame in its
+parent, like ``Plxb``; ``Motion(ang, vel)`` and ``Force(ang, vel)`` hold
+``[ω; v]`` and ``[n; f]`` in two fields; ``Inertia`` is given in the CoM
+frame (see :func:`to_brax_inertia`). brax is imported when a ``to_brax_*``
+converter is called.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+
+from .._checks import as_float_array
+from .._inertia import RigidBodyInertia
+from .._rotations import matrix_to_quat, quat_to_matrix
+from .._transforms import Plxb
+from ._common import as_plxb, import_optional
+
+__all__ = [
+    "from_brax_force",
+    "from_brax_inertia",
+    "from_brax_motion",
+    "from_brax_transform",
+    "to_brax_force",
+    "to_brax_inertia",
+    "to_brax_motion",
+    "to_brax_transform",
+]
+
+
+def to_brax_transform(X):
+    """``Plxb`` (or ``Plx``) -> ``brax.base.Transform(pos=r, rot=wxyz of R_AB)``.
+
+    brax's ``Transform`` is the pose of a frame in its parent (``Link.transform``,
+    ``State.x``): the same pose as ``Plxb``. Its ``do(Motion)`` maps parent- to
+    child-coordinates (our ``apply_motion``) and its ``do(Force)`` maps child-
+    to parent-coordinates (our ``inverse_apply_force``).
+    """
+    base = import_optional("brax.base", "interop")
+    Y = as_plxb(X)
+    shape = Y.batch_shape
+    E = jnp.broadcast_to(Y.E, shape + (3, 3))
+    r = jnp.broadcast_to(Y.r, shape + (3,))
+    return base.Transform(pos=r, rot=matrix_to_quat(E))
+
+
+def from_brax_transform(t) -> Plxb:
+    """``brax.base.Transform`` (anything with ``pos`` and wxyz ``rot``) -> ``Plxb``."""
+    return Plxb(quat_to_matrix(jnp.asarray(t.rot)), jnp.asarray(t.pos))
+
+
+def to_brax_motion(v):
+    """``[ω; v]`` -> ``brax.base.Motion(ang=ω, vel=v)``."""
+    base = import_optional("brax.base", "interop")
+    v = as_float_array(v, "v", (6,))
+    return base.Motion(ang=v[..., :3], vel=v[..., 3:])
+
+
+def from_brax_motion(m):
+    """``brax.base.Motion`` -> ``[ang; vel]`` = ``[ω; v]``."""
+    return jnp.concatenate([jnp.asarray(m.ang), jnp.asarray(m.vel)], axis=-1)
+
+
+def to_brax_force(f):
+    """``[n; f]`` -> ``brax.base.Force(ang=n, vel=f)`` (brax names the force ``vel``)."""
+    base = import_optional("brax.base", "interop")
+    f = as_float_array(f, "f", (6,))
+    return base.Force(ang=f[..., :3], vel=f[..., 3:])
+
+
+def from_brax_force(f):
+    """``brax.base.Force`` -> ``[ang; vel]`` = ``[n; f]``."""
+    return jnp.concatenate([jnp.asarray(f.ang), jnp.asarray(f.vel)], axis=-1)
+
+
+def to_brax_inertia(inertia: RigidBodyInertia, *, principal: bool = False):
+    """``RigidBodyInertia`` -> ``brax.base.Inertia`` in brax's link convention.
+
+    brax's ``System.link.inertia`` (built by ``brax.io.mjcf`` from MuJoCo's
+    ``body_ipos``, ``body_iquat``, ``body_inertia`` and ``body_mass``) holds
+    ``transform``: the pose of the inertial (CoM) frame in the link frame;
+    ``i``: the 3×3 inertia about the CoM in that frame's axes; ``mass``.
+
+    Args:
+      inertia: about the link origin, in link axes.
+      principal: ``False`` (default): ``rot`` is the identity and ``i`` the
+        full inertia about the CoM in link axes. ``True``: ``rot`` is the
+        principal frame and ``i`` diagonal (as brax's MJCF loader makes it);
+        the principal axes come from ``eigh`` and are not differentiable at
+        repeated moments.
+
+    This is not the world-frame form that brax's ``Transform.do(Inertia)``
+    returns (its ``transform.pos`` holds ``m c`` there).
+    """
+    base = import_optional("brax.base", "interop")
+    if not isinstance(inertia, RigidBodyInertia):
+        raise TypeError(f"inertia: expected a RigidBodyInertia, got {type(inertia).__name__}")
+    m, c, I_c = inertia.mass, inertia.com, inertia.inertia_com()
+    shape = inertia.batch_shape
+    if principal:
+        d, Q = jnp.linalg.eigh(I_c)
+        Q = Q * jnp.where(jnp.linalg.det(Q) < 0, -1.0, 1.0).astype(Q.dtype)[..., None, None]
+        rot = matrix_to_quat(Q)
+        i = d[..., :, None] * jnp.eye(3, dtype=I_c.dtype)
+    else:
+        rot = jnp.broadcast_to(jnp.asarray([1.0, 0.0, 0.0, 0.0], I_c.dtype), shape + (4,))
+        i = I_c
+    return base.Inertia(transform=base.Transform(pos=c, rot=rot), i=i, mass=m)
+
+
+def from_brax_inertia(it) -> RigidBodyInertia:
+    """brax ``Inertia`` (link convention, see :func:`to_brax_inertia`) -> ``RigidBodyInertia``.
+
+    ``I_c = R i Rᵀ`` with ``R`` the rotation of ``it.transform.rot``, then the
+    parallel-axis shift to the link origin (``from_mass_com_inertia``).
+    """
+    R = quat_to_matrix(jnp.asarray(it.transform.rot))
+    i = jnp.asarray(it.i)
+    I_c = R @ i @ jnp.swapaxes(R, -1, -2)
+    return RigidBodyInertia.from_mass_com_inertia(
+        jnp.asarray(it.mass), jnp.asarray(it.transform.pos), I_c
+    )
