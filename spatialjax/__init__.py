@@ -50,8 +50,7 @@ from ._spatial_matrix import swap_linear_angular_vector as swap_linear_angular_v
 from ._spatial_matrix import transform_spatial_matrix as transform_spatial_matrix
 from ._transforms import Plx as Plx
 from ._transforms import Plxb as Plxb
-
-__version__ = "0.1.0"
+from ._version import __version__ as __version__
 
 __all__ = [
     "ConsistencyReport",

@@ -319,6 +319,8 @@ def run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Stand-alone entry with ``spatialjax check``'s options; returns the exit status."""
-    parser = argparse.ArgumentParser(prog="spatialjax check", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="spatialjax check", description=(__doc__ or "").split("\n")[0]
+    )
     add_arguments(parser)
     return run(parser.parse_args(argv))

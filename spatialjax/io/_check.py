@@ -17,24 +17,26 @@ printing, the choice of output paths and the exit status.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import importlib
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ._verdict import DEFAULT_LENGTH_SCALE, DEFAULT_TOL
 
 
-def _x64():
+def _x64() -> contextlib.AbstractContextManager[Any]:
+    """A context in which JAX computes in float64 (``jax.enable_x64``, or the older location)."""
     import jax
 
-    ctx = getattr(jax, "enable_x64", None)
-    if callable(ctx):
+    ctx: Any = getattr(jax, "enable_x64", None)
+    if ctx is not None:
         return ctx(True)
-    from jax.experimental import enable_x64  # older JAX
-
-    return enable_x64()
+    return importlib.import_module("jax.experimental").enable_x64()  # older JAX
 
 
 def _fix_eps(tol: float) -> float:
@@ -75,6 +77,8 @@ def _pad(x, n_pad, fill):
 
 def _inertia(model):
     """float64 ``RigidBodyInertia`` of the model's links (jitted on a padded batch)."""
+    import jax.numpy as jnp
+
     from .._inertia import RigidBodyInertia
     from ._verdict import bucket
 
@@ -84,7 +88,7 @@ def _inertia(model):
     c = np.array([link.com for link in model.links]).reshape(n, 3)
     I_c = np.array([link.inertia_com for link in model.links]).reshape(n, 3, 3)
     p = _jitted()[0](_pad(m, b, 0.0), _pad(c, b, 0.0), _pad(I_c, b, 0.0))
-    return RigidBodyInertia(np.asarray(p)[:n])
+    return RigidBodyInertia(jnp.asarray(np.asarray(p)[:n]))
 
 
 def check_file(

@@ -211,7 +211,10 @@ def attr_rename_edit(node: XNode, old: str, new: str, text: str) -> Edit:
 
 def text_edit(node: XNode, data: bytes, text: str) -> Edit:
     """Replace an element's text, keeping the whitespace around it."""
-    s, e = node.text_span()
+    span = node.text_span()
+    if span is None:  # <a/>: nothing to replace (readers only edit elements with text)
+        raise ValueError(f"text_edit: <{node.tag}> on line {node.line} is self-closing")
+    s, e = span
     inner = data[s:e]
     if b"<" in inner:  # a comment or CDATA inside: replace the whole content
         return (s, e, text.encode("utf-8"))
