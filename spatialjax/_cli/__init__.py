@@ -40,6 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="spatialjax",
         description="Featherstone spatial algebra and inertial identification in JAX.",
+        epilog="'spatialjax COMMAND --help' describes each command; "
+        "'python -m spatialjax' is the same command line",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_) in SUBCOMMANDS.items():

@@ -36,6 +36,10 @@ class UsageError(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``spatialjax check``."""
+    parser.epilog = (
+        "exit status: 0 when no invalid inertial remains (none found, or all fixed by --fix or "
+        "--in-place), 1 when one remains, 2 for a usage error or a file that cannot be read"
+    )
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="URDF, SDFormat or MJCF files (any extension)"
     )
