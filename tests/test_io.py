@@ -494,3 +494,11 @@ def test_example_robot_data_urdfs_match_pinocchio():
     print(f"\nexample-robot-data: {len(files)} URDF files, {n_links} links read, "
           f"{n_compared} joint inertias equal to Pinocchio's, {time.perf_counter() - t0:.1f} s")
     assert n_links > 1000
+
+
+def test_io_package_only_re_exports_its_public_names():
+    import spatialjax.io as io
+
+    assert {n for n in dir(io) if not n.startswith("_")} == set(io.__all__)
+    functions_and_classes = [getattr(io, n) for n in io.__all__ if n != "VERDICTS"]
+    assert all(f.__module__.startswith("spatialjax.io._") for f in functions_and_classes)
