@@ -466,6 +466,16 @@ def test_in_place_rewrites_only_files_with_invalid_inertials(tmp_path, capsys):
     assert main([str(bad), str(good)]) == 0
     capsys.readouterr()
     assert not list(tmp_path.glob(".*.tmp"))  # the atomic write leaves no temporary file
+    # a symbolic link is followed: the target is rewritten, the link and the mode kept
+    target = _copy(FIX / "bad.urdf", tmp_path / "real" / "model.urdf")
+    target.chmod(0o640)
+    link = tmp_path / "link.urdf"
+    link.symlink_to(target)
+    assert main([str(link), "--in-place"]) == 0
+    capsys.readouterr()
+    assert link.is_symlink() and oct(target.stat().st_mode & 0o777) == oct(0o640)
+    assert main([str(target)]) == 0
+    capsys.readouterr()
     with pytest.raises(SystemExit) as exc:  # --fix and --in-place are exclusive
         main([str(bad), "--in-place", "--fix", str(tmp_path / "x.urdf")])
     assert exc.value.code == 2

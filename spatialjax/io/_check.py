@@ -21,6 +21,7 @@ import contextlib
 import functools
 import importlib
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -149,10 +150,20 @@ def _same_file(a, b) -> bool:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    A symbolic link is followed (its target is rewritten, the link kept) and an
+    existing file keeps its permission bits.
+    """
+    path = Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.spatialjax-fix.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        tmp.write_bytes(data)
+        if path.exists():
+            shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _check_file(path, *, tol, length_scale, fix_to, in_place) -> dict:
