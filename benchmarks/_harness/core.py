@@ -130,7 +130,12 @@ def roofline_calls(bytes_in: int, bytes_out: int, dtype, device) -> dict[str, tu
     * ``"numpy_copyto"`` (CPU devices only): ``np.copyto(dst, src)`` of ``N``
       bytes into a preallocated ``dst``.
 
-    The roofline is the fastest of them (see :func:`pick_roofline`).
+    The roofline is the fastest of them (see :func:`pick_roofline`). On the
+    project's CPU (AMD EPYC, 32 MiB L3) the donated pass was 1.3-1.6x faster
+    than ``np.copyto`` at 1e6 items. A jitted two-buffer copy (read ``x``,
+    write a donated ``dst``) is not a candidate: XLA does not reuse a donated
+    buffer that the computation does not read, so it allocates its output
+    on every call (10x slower there), the artefact this roofline replaces.
     """
     item = np.dtype(dtype).itemsize
     n = max(1, -(-(bytes_in + bytes_out) // (2 * item)))
