@@ -1,6 +1,6 @@
 """Physically consistent identification: ``spatialjax.identification.fit`` vs cvxpy + Clarabel.
 
-Reference problem (issue 4): random bodies of 10 point masses each (total mass U[0.5, 5] kg split
+Reference problem: random bodies of 10 point masses each (total mass U[0.5, 5] kg split
 by uniform random weights, points uniform in the 1 m cube [-0.5, 0.5]³ about the body frame
 origin). Body twist ``v_i(t) = sin(t + iπ/3)`` and acceleration ``cos(t + iπ/3)`` on the 6 axes
 of ``[ω; v]``, ``t = 0, 0.1, ..., < 2π`` (63 samples); the EVEN-indexed samples (every other one,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .suite import fmt_time
 
-#: Performance targets (the project's issue 5), checked on whatever the run measured.
+#: Performance targets, checked on whatever the run measured.
 CPU_SIZE, GPU_SIZE, FK_MIN_LENGTH = 10**6, 10**7, 256
 
 
