@@ -430,6 +430,11 @@ def _sdf(pose="0 0 0 0 0 0", pose_attr="", ixz="<ixz>0</ixz>"):
             "<joint name='j' type='fixed'><parent link='b'/><child link='c'/></joint>\n</robot>",
             "urdf", 4, None, "joint/name", "duplicate joint name 'j' (first defined on line 3)",
         ),
+        (
+            "<sdf version='1.9'><model name='m'>\n<link name='a'/>\n<link name='a'/>\n"
+            "</model></sdf>",
+            "sdf", 3, None, "link/name", "duplicate link name 'a' (first defined on line 2)",
+        ),
         # an internal entity that expands to markup (its bytes cannot be located for --fix)
         (
             "<?xml version='1.0'?>\n<!DOCTYPE robot [<!ENTITY L \"<link name='x'/>\">]>\n"

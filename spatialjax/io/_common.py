@@ -266,6 +266,29 @@ class ModelInertials:
         return [link.name for link in self.links]
 
 
+def check_unique_names(path, nodes, what: str, rule: str) -> None:
+    """Raise for the first element whose ``name`` an earlier one in ``nodes`` already has.
+
+    Args:
+      path: the file, for the error.
+      nodes: ``XNode`` elements of one kind (``<link>``, ``<joint>``) that must
+        have distinct names; unnamed ones are skipped (reported elsewhere).
+      what: the element kind, for the message and the field.
+      rule: the rule broken, with ``{what}`` filled in (names the specification).
+    """
+    seen: dict[str, int] = {}
+    for node in nodes:
+        name = node.attrib.get("name")
+        if name is None:
+            continue
+        if name in seen:
+            raise Ctx(path, node.line, None, f"{what}/name").error(
+                f"duplicate {what} name {name!r} (first defined on line {seen[name]}); "
+                + rule.format(what=what)
+            )
+        seen[name] = node.line
+
+
 def make_link(name, status, mass, com, R, I_file, line, added_mass=None, rewrite=None):
     I_file = 0.5 * (I_file + I_file.T)
     return LinkInertial(

@@ -39,6 +39,7 @@ import numpy as np
 from ._common import (
     Ctx,
     ModelInertials,
+    check_unique_names,
     format_number,
     make_link,
     new_values_in_frame,
@@ -78,7 +79,10 @@ def read_sdf(root: XNode, path, data: bytes) -> ModelInertials:
     models = _models(root)
     plain = len(models) == 1
     links, notes = [], []
+    rule = "{what} names must be unique within a <model> (SDFormat specification)"
     for prefix, model in models:
+        check_unique_names(path, model.findall("joint"), "joint", rule)
+        check_unique_names(path, model.findall("link"), "link", rule)
         for link in model.findall("link"):
             lname = link.attrib.get("name")
             if lname is None:

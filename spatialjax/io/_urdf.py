@@ -30,6 +30,7 @@ import numpy as np
 from ._common import (
     Ctx,
     ModelInertials,
+    check_unique_names,
     make_link,
     new_values_in_frame,
     parse_numbers,
@@ -42,26 +43,12 @@ from ._xml import XNode, attr_insert_edit, attr_value_edit, insert_child_edit
 _INERTIA_ATTRS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
-def _check_unique(path, nodes: list[XNode], what: str) -> None:
-    """Raise for the first ``<link>``/``<joint>`` whose name an earlier one already has."""
-    seen: dict[str, int] = {}
-    for node in nodes:
-        name = node.attrib.get("name")
-        if name is None:
-            continue
-        if name in seen:
-            raise Ctx(path, node.line, None, f"{what}/name").error(
-                f"duplicate {what} name {name!r} (first defined on line {seen[name]}); "
-                f"URDF {what} names must be unique"
-            )
-        seen[name] = node.line
-
-
 def read_urdf(root: XNode, path, data: bytes) -> ModelInertials:
     """Read every ``<robot>/<link>``'s inertial (see the module docstring)."""
     links = []
-    _check_unique(path, root.findall("joint"), "joint")
-    _check_unique(path, root.findall("link"), "link")
+    rule = "URDF {what} names must be unique (urdfdom)"
+    check_unique_names(path, root.findall("joint"), "joint", rule)
+    check_unique_names(path, root.findall("link"), "link", rule)
     for link in root.findall("link"):
         name = link.attrib.get("name")
         if name is None:
