@@ -26,8 +26,6 @@ Three tiers, as in lineax/equinox:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,6 +33,7 @@ import numpy as np
 from . import _linalg3 as la
 from ._checks import as_float_array
 from ._inertia import RigidBodyInertia
+from ._pytree import Pytree, pytree_dataclass
 
 #: Default relative tolerance of the flags is ``_TOL_ULPS`` machine epsilons of the dtype.
 _TOL_ULPS = 100
@@ -42,8 +41,14 @@ _TOL_ULPS = 100
 _EPS_ULPS = 1000
 
 
-class ConsistencyReport(NamedTuple):
+@pytree_dataclass
+class ConsistencyReport(Pytree):
     """Flags and margins returned by :func:`physical_consistency` (a pytree; fields ``(...)``).
+
+    A frozen pytree dataclass (:mod:`spatialjax._pytree`): fields are read by
+    name (``report.fully_consistent``), ``report[i]`` indexes the batch,
+    ``==`` compares values. Built by :func:`physical_consistency`; the
+    constructor only checks that every field is an array.
 
     Attributes:
       finite: all ten parameters are finite.
@@ -73,6 +78,17 @@ class ConsistencyReport(NamedTuple):
     principal_moments: jax.Array
     inertia_scale: jax.Array
     pseudo_inertia_scale: jax.Array
+    _core_ndims = {"principal_moments": 1}
+
+    def __post_init__(self):
+        if self._is_axis_spec():
+            return
+        for name in self._data_fields:
+            value = getattr(self, name)
+            if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+                raise TypeError(
+                    f"ConsistencyReport.{name}: expected an array, got {type(value).__name__}"
+                )
 
 
 def _as_inertia(x, fn: str) -> RigidBodyInertia:

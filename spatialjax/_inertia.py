@@ -18,14 +18,13 @@ Changing frames uses the pseudo-inertia sandwich ``J_B = T_BA J_A T_BAᵀ``
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from . import _linalg3 as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._pytree import Pytree, field_array, pytree_dataclass
 from ._transforms import Plx, Plxb
 
 
@@ -169,8 +168,8 @@ def _sandwich_params(R, t, p):
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class RigidBodyInertia:
+@pytree_dataclass
+class RigidBodyInertia(Pytree):
     """Inertial parameters of a rigid body about a frame's origin, batched.
 
     Attributes:
@@ -178,6 +177,10 @@ class RigidBodyInertia:
         Izz]`` (Pinocchio's ``toDynamicParameters`` order): mass, first moment
         ``h = m c_BoBcm_B`` and inertia ``I_BBo_B`` about the frame origin.
 
+    ``RigidBodyInertia(params)`` needs a floating ``(..., 10)`` array (a
+    Python number such as ``RigidBodyInertia(3.0)`` raises ``TypeError``;
+    ``RigidBodyInertia(0)`` is a ``vmap`` axis spec). It is a pytree with
+    value equality, batch indexing and a short repr (:mod:`spatialjax._pytree`).
     Constructors check shapes and dtypes only; values (positive mass,
     positive semi-definite inertia, triangle inequality) are checked by
     ``physical_consistency`` (jit-safe flags) and ``validate`` (eager).
@@ -192,11 +195,13 @@ class RigidBodyInertia:
     """
 
     params: jax.Array
+    _core_ndims = {"params": 1}
 
     def __post_init__(self):
-        p = self.params
-        if isinstance(p, (jax.Array, np.ndarray, list, tuple)):
-            object.__setattr__(self, "params", as_float_array(p, "params", (10,)))
+        if self._is_axis_spec():  # ``RigidBodyInertia(0)``: a vmap/scan axis spec
+            return
+        params = field_array(self.params, "RigidBodyInertia.params", (10,))
+        object.__setattr__(self, "params", params)
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -302,11 +307,13 @@ class RigidBodyInertia:
     # -------------------------------------------------------------------- accessors
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.params.shape[:-1])
+        """Leading batch shape (``params`` is ``batch_shape + (10,)``)."""
+        return tuple(np.shape(self.params)[:-1])
 
     @property
-    def dtype(self):
-        return self.params.dtype
+    def dtype(self) -> np.dtype:
+        """Floating dtype of ``params``."""
+        return np.dtype(self.params.dtype)
 
     @property
     def mass(self):
@@ -325,17 +332,6 @@ class RigidBodyInertia:
         nonzero = m != 0
         safe = jnp.where(nonzero, m, jnp.ones_like(m))
         return jnp.where(nonzero[..., None], self.h / safe[..., None], jnp.zeros_like(self.h))
-
-    def __getitem__(self, idx) -> RigidBodyInertia:
-        """Index the batch axes (``body[3]``, ``body[:, 0]``)."""
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        if not self.batch_shape and any(i is not None and i is not Ellipsis for i in idx):
-            raise IndexError(
-                f"RigidBodyInertia[{idx!r}]: this body has batch shape (); "
-                "only batched bodies can be indexed (None adds a batch axis)"
-            )
-        return RigidBodyInertia(self.params[idx + (slice(None),)])
 
     def to_vector(self):
         """``(..., 10)`` parameters in Pinocchio order (about the origin)."""
@@ -424,21 +420,3 @@ class RigidBodyInertia:
     def kinetic_energy(self, v):
         """``½ vᵀ M v`` for a motion ``v = [ω; v_o]`` of the frame (``(...)``)."""
         return 0.5 * jnp.sum(self.momentum(v) * v, axis=-1)
-
-
-def _unflatten(aux, children):
-    # Rebuild without ``__post_init__``: JAX puts arbitrary leaves here (tracers,
-    # shapes from ``jax.tree.map(jnp.shape, body)``, integer tangents, sentinels)
-    # and ``params`` was validated when the user built the body.
-    del aux
-    obj = object.__new__(RigidBodyInertia)
-    object.__setattr__(obj, "params", children[0])
-    return obj
-
-
-jax.tree_util.register_pytree_with_keys(
-    RigidBodyInertia,
-    lambda b: (((jax.tree_util.GetAttrKey("params"), b.params),), None),
-    _unflatten,
-    lambda b: ((b.params,), None),
-)

@@ -594,8 +594,10 @@ def test_vmap_and_jit_over_transform_argument(cls, rng):
     X0 = cls(jnp.asarray(E[0]), jnp.asarray(r[0]))
     out = jax.vmap(lambda X, m: X.apply_motion(m), in_axes=(None, 0))(X0, jnp.asarray(m))
     close(out, mv6(np_matrix(cls, E[0], r[0]), m))
+    # fields are broadcast to one batch shape, so an axis spec maps both
     Xr = cls(jnp.asarray(E), jnp.asarray(r[0]))
-    out = jax.vmap(lambda X, m: X.apply_motion(m), in_axes=(cls(0, None), 0))(Xr, jnp.asarray(m))
+    assert Xr.r.shape == (5, 3)
+    out = jax.vmap(lambda X, m: X.apply_motion(m), in_axes=(cls(0, 0), 0))(Xr, jnp.asarray(m))
     close(out, mv6(np_matrix(cls, E, r[0]), m))
 
 
