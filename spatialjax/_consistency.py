@@ -30,7 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _linalg3 as la
+from . import _smallmat as la
 from ._checks import as_float_array
 from ._inertia import RigidBodyInertia
 from ._pytree import Pytree, pytree_dataclass

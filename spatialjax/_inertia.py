@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _linalg3 as la
+from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
 from ._pytree import Pytree, field_array, pytree_dataclass
 from ._transforms import Plx, Plxb

@@ -35,7 +35,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from . import _linalg3 as la
+from . import _smallmat as la
 from ._checks import as_float_array
 from ._inertia import RigidBodyInertia
 from ._rotations import matrix_to_quat, quat_to_matrix

@@ -49,7 +49,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _linalg3 as la
+from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
 from ._pytree import Pytree, field_array, pytree_dataclass
 
@@ -59,7 +59,7 @@ def _split6(x):
 
 
 def _join6(a, b):
-    # a select, not jnp.concatenate: fuses into one loop on XLA:CPU (see _linalg3)
+    # a select, not jnp.concatenate: fuses into one loop on XLA:CPU (see _smallmat)
     return la.join_last(a, b)
 
 

@@ -14,7 +14,7 @@ runtime dependency (``pip install 'spatialjax[interop]'``).
 
 from __future__ import annotations
 
-from . import _linalg3 as la
+from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
 from ._inertia import RigidBodyInertia
 from ._interop_libs import (  # noqa: F401  (re-exported)

@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._inertia import RigidBodyInertia
-from ._smallmat import lower_inverse, modified_cholesky
+from .._smallmat import ldl_pivots4, lower_inverse, modified_cholesky
 
 
 class Problem(NamedTuple):
@@ -77,24 +77,6 @@ def data_term(pi, P: Problem):
     """``Σ w (Yπ − f)² = ‖Rπ − z‖² + ρ²``."""
     r = P.R @ pi - P.z
     return jnp.sum(r * r) + P.rho2
-
-
-def ldl_pivots4(J):
-    """Pivots ``d`` of ``J = L diag(d) Lᵀ`` for a symmetric 4×4 ``J`` (written out).
-
-    ``J ≻ 0`` iff every pivot is positive; then ``log det J = Σ log dᵢ``.
-    Unrolled so that XLA fuses it into one loop over the batch.
-    """
-    a = [[J[..., i, j] for j in range(4)] for i in range(4)]
-    pivots = []
-    for p in range(4):
-        d = a[p][p]
-        pivots.append(d)
-        for i in range(p + 1, 4):
-            li = a[i][p] / d
-            for j in range(p + 1, i + 1):
-                a[i][j] = a[i][j] - li * a[j][p]
-    return jnp.stack(pivots, axis=-1)
 
 
 def logdet_pi(pi):
