@@ -13,14 +13,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _numpy_reference import np_skew, random_rotations
+from helpers import BATCH_SHAPES, np_skew, random_rotations
 
 from spatialjax import ConsistencyReport, Plx, Plxb, RigidBodyInertia, rotz, shard_batch
 from spatialjax._consistency import physical_consistency
 from spatialjax._sharding import batch_mesh
 from spatialjax.identification import FitResult
 
-BATCH_SHAPES = [(), (1,), (3, 1, 2)]
 DTYPES = [np.float32, np.float64]
 KINDS = ["Plx", "Plxb", "RigidBodyInertia", "ConsistencyReport", "FitResult"]
 
