@@ -2,7 +2,7 @@ r"""General 6×6 spatial matrices: exact frame changes and ``[v; ω]`` <-> ``[ω
 
 Added-mass matrices, articulated-body inertias and other motion-to-force maps
 are not rigid-body inertias (they have no 10-parameter form), but they change
-frame by the same congruence (seed 000; RBDA §2.13, eq. 2.66):
+frame by the same congruence (Featherstone, RBDA 2008, §2.13, eq. 2.66):
 
 .. math:: M_B = X^{*} M_A X^{-1} = X^{-T} M_A X^{-1}
 
