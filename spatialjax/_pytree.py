@@ -32,8 +32,20 @@ Axis specs: an object whose data fields are all Python ``int`` or ``None``
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
+
+if sys.version_info >= (3, 11):
+    from typing import dataclass_transform
+else:  # pragma: no cover - Python 3.10
+    try:
+        from typing_extensions import dataclass_transform
+    except ImportError:
+
+        def dataclass_transform(**kwargs):
+            return lambda cls: cls
+
 
 import jax
 import numpy as np
@@ -160,7 +172,8 @@ class Pytree:
             return NotImplemented
         leaves_a, tree_a = jax.tree_util.tree_flatten(self)
         leaves_b, tree_b = jax.tree_util.tree_flatten(other)
-        if any(isinstance(x, jax.core.Tracer) for x in leaves_a + leaves_b):
+        tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
+        if any(isinstance(x, tracer) for x in leaves_a + leaves_b):
             raise TypeError(
                 f"{type(self).__name__} == {type(other).__name__}: '==' compares values and "
                 "returns a Python bool, which traced values (inside jit/vmap/grad) do not "
@@ -190,6 +203,7 @@ class Pytree:
         return f"{type(self).__name__}({inner})"
 
 
+@dataclass_transform(frozen_default=True, eq_default=False)
 def pytree_dataclass(cls: type[_T]) -> type[_T]:
     """Make ``cls`` (a :class:`Pytree` subclass) a frozen dataclass registered as a pytree.
 

@@ -266,16 +266,17 @@ def _eigvalsh3(a00, a01, a02, a11, a12, a22):
     r0 = (b00 - mu, b01, b02)
     r1 = (b01, b11 - mu, b12)
     r2 = (b02, b12, b22 - mu)
-    best, best_n = None, None
-    for x, y in ((r0, r1), (r0, r2), (r1, r2)):
+
+    def row_cross(x, y):
         c = (x[1] * y[2] - x[2] * y[1], x[2] * y[0] - x[0] * y[2], x[0] * y[1] - x[1] * y[0])
-        n = c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
-        if best is None:
-            best, best_n = c, n
-        else:
-            take = n > best_n
-            best = tuple(jnp.where(take, ci, bi) for ci, bi in zip(c, best, strict=True))
-            best_n = jnp.where(take, n, best_n)
+        return c, c[0] * c[0] + c[1] * c[1] + c[2] * c[2]
+
+    best, best_n = row_cross(r0, r1)
+    for x, y in ((r0, r2), (r1, r2)):
+        c, n = row_cross(x, y)
+        take = n > best_n
+        best = tuple(jnp.where(take, ci, bi) for ci, bi in zip(c, best, strict=True))
+        best_n = jnp.where(take, n, best_n)
     ok = best_n > 0
     vs = jax.lax.rsqrt(jnp.where(ok, best_n, jnp.ones_like(best_n)))
     v0 = jnp.where(ok, best[0] * vs, jnp.ones_like(vs))

@@ -45,6 +45,8 @@ References:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -86,6 +88,12 @@ class _PluckerBase(Pytree):
             r = jnp.broadcast_to(r, shape + (3,))
         object.__setattr__(self, "E", E)
         object.__setattr__(self, "r", r)
+
+    if TYPE_CHECKING:  # defined by Plx and Plxb; declared here for the type checker
+
+        def compose(self, other: Any) -> Any: ...
+
+        def inverse(self) -> Any: ...
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
