@@ -32,6 +32,7 @@ Axis specs: an object whose data fields are all Python ``int`` or ``None``
 from __future__ import annotations
 
 import dataclasses
+import operator
 import sys
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
@@ -223,20 +224,28 @@ def pytree_dataclass(cls: type[_T]) -> type[_T]:
     data = tuple(n for n in names if n not in meta)
     cls._data_fields = data
     keys = tuple(jax.tree_util.GetAttrKey(n) for n in data)
-
-    def flatten_with_keys(obj):
-        children = tuple(zip(keys, (getattr(obj, n) for n in data), strict=True))
-        return children, tuple(getattr(obj, n) for n in meta)
+    # flatten/unflatten run on every jit call with these objects as arguments or
+    # results: attrgetter and a __dict__ update keep them to a few hundred ns.
+    get_data = operator.attrgetter(*data) if len(data) > 1 else None
+    get_meta = operator.attrgetter(*meta) if len(meta) > 1 else None
+    first_data = data[0]
 
     def flatten(obj):
-        return tuple(getattr(obj, n) for n in data), tuple(getattr(obj, n) for n in meta)
+        children = get_data(obj) if get_data else (getattr(obj, first_data),)
+        if not meta:
+            return children, ()
+        return children, get_meta(obj) if get_meta else (getattr(obj, meta[0]),)
+
+    def flatten_with_keys(obj):
+        children, aux = flatten(obj)
+        return tuple(zip(keys, children, strict=True)), aux
 
     def unflatten(aux, children):
         obj = object.__new__(cls)
-        for name, value in zip(data, children, strict=True):
-            object.__setattr__(obj, name, value)
-        for name, value in zip(meta, aux, strict=True):
-            object.__setattr__(obj, name, value)
+        fields = obj.__dict__
+        fields.update(zip(data, children, strict=True))
+        if meta:
+            fields.update(zip(meta, aux, strict=True))
         return obj
 
     jax.tree_util.register_pytree_with_keys(cls, flatten_with_keys, unflatten, flatten)
