@@ -161,7 +161,8 @@ class Plx(_PluckerBase):
       >>> import jax.numpy as jnp
       >>> from spatialjax import Plx, rotz
       >>> X = Plx(rotz(jnp.pi / 2), jnp.array([1.0, 0.0, 0.0]))
-      >>> X.apply_motion(jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])).round(6).tolist()
+      >>> m = X.apply_motion(jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0]))
+      >>> (m.round(6) + 0.0).tolist()  # + 0.0 prints a rounding -0.0 as 0.0
       [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
     """
 
