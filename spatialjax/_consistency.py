@@ -26,15 +26,15 @@ Three tiers, as in lineax/equinox:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _linalg3 as la
+from . import _params
+from . import _smallmat as la
 from ._checks import as_float_array
 from ._inertia import RigidBodyInertia
+from ._pytree import Pytree, pytree_dataclass
 
 #: Default relative tolerance of the flags is ``_TOL_ULPS`` machine epsilons of the dtype.
 _TOL_ULPS = 100
@@ -42,8 +42,14 @@ _TOL_ULPS = 100
 _EPS_ULPS = 1000
 
 
-class ConsistencyReport(NamedTuple):
+@pytree_dataclass
+class ConsistencyReport(Pytree):
     """Flags and margins returned by :func:`physical_consistency` (a pytree; fields ``(...)``).
+
+    A frozen pytree dataclass (:mod:`spatialjax._pytree`): fields are read by
+    name (``report.fully_consistent``), ``report[i]`` indexes the batch,
+    ``==`` compares values. Built by :func:`physical_consistency`; the
+    constructor only checks that every field is an array.
 
     Attributes:
       finite: all ten parameters are finite.
@@ -73,6 +79,17 @@ class ConsistencyReport(NamedTuple):
     principal_moments: jax.Array
     inertia_scale: jax.Array
     pseudo_inertia_scale: jax.Array
+    _core_ndims = {"principal_moments": 1}
+
+    def __post_init__(self):
+        if self._is_axis_spec():
+            return
+        for name in self._data_fields:
+            value = getattr(self, name)
+            if not (hasattr(value, "shape") and hasattr(value, "dtype")):
+                raise TypeError(
+                    f"ConsistencyReport.{name}: expected an array, got {type(value).__name__}"
+                )
 
 
 def _as_inertia(x, fn: str) -> RigidBodyInertia:
@@ -97,7 +114,7 @@ def default_tol(dtype) -> float:
 
 def _inertia_com_upper(p):
     """Upper triangle of ``I_c = I_o + h× h× / m`` (``I_o`` where ``m == 0``) as slices."""
-    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = (p[..., k : k + 1] for k in range(10))
+    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = _params.slices(p)
     inv = 1 / jnp.where(m != 0, m, jnp.ones_like(m))
     return (
         xx - (hy * hy + hz * hz) * inv,
@@ -107,13 +124,6 @@ def _inertia_com_upper(p):
         yz + hy * hz * inv,
         zz - (hx * hx + hy * hy) * inv,
     )
-
-
-def _pseudo_inertia_upper(p):
-    """Upper triangle of ``J = [[S, h], [hᵀ, m]]``, ``S = ½ tr(I_o) 1 − I_o``, as slices."""
-    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = (p[..., k : k + 1] for k in range(10))
-    half = 0.5 * (xx + yy + zz)
-    return (half - xx, -xy, -xz, hx, half - yy, -yz, hy, half - zz, hz, m)
 
 
 def physical_consistency(inertia, tol=None) -> ConsistencyReport:
@@ -170,7 +180,7 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     # entries written out on (..., 1) slices and la.eigvalsh_upper, not jnp.linalg.eigvalsh on
     # assembled matrices: one LAPACK call per item was 100x slower on CPU
     lam = la.eigvalsh_upper(*_inertia_com_upper(p))
-    mu = la.eigvalsh_upper(*_pseudo_inertia_upper(p))
+    mu = la.eigvalsh_upper(*_params.pseudo_inertia_upper(p))
     min_eig_I = lam[..., 0]
     tri = lam[..., 0] + lam[..., 1] - lam[..., 2]
     min_eig_J = mu[..., 0]
@@ -521,7 +531,7 @@ def _clip_eigs_jvp(primals, tangents):
 def _body_from(m, h, S):
     trS = S[..., 0, 0] + S[..., 1, 1] + S[..., 2, 2]
     I_o = trS[..., None, None] * la.eye3((), S.dtype) - S
-    return RigidBodyInertia._pack(m, h, I_o)
+    return RigidBodyInertia(_params.pack(m, h, I_o))
 
 
 def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBodyInertia:

@@ -1,60 +1,40 @@
-r"""Rigid-body inertial parameters (seed 001; Featherstone RBDA §2.13).
+r"""Rigid-body inertial parameters (Featherstone RBDA 2008, §2.13; Wensing, Kim & Slotine 2017).
 
 A body's inertial parameters about the origin ``Bo`` of a frame B, expressed in
-B, are stored as the 10-vector (Pinocchio order)
+B, are stored as the 10-vector (Pinocchio order; the layout is written once,
+in :mod:`spatialjax._params`)
 
 .. math:: π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
 
 with ``h = m c_BoBcm_B`` (first moment) and ``I = I_BBo_B`` (rotational inertia
 about ``Bo``). Equivalent forms, all in B about ``Bo``:
 
-* second moment ``S = ∫ρ r rᵀ = ½ tr(I) 1 − I`` and ``I = tr(S) 1 − S`` (seed 001, eq. 10);
-* pseudo-inertia ``J = [[S, h], [hᵀ, m]] = ∫ρ r̃ r̃ᵀ`` (4×4);
+* second moment ``S = ∫ρ r rᵀ = ½ tr(I) 1 − I`` and ``I = tr(S) 1 − S`` (Wensing et al. 2017);
+* pseudo-inertia ``J = [[S, h], [hᵀ, m]] = ∫ρ r̃ r̃ᵀ`` (4×4; Wensing et al. 2017);
 * spatial inertia ``M = [[I, skew(h)], [skew(h)ᵀ, m 1]]`` (6×6, ``[ω; v]``, RBDA eq. 2.63).
 
 Changing frames uses the pseudo-inertia sandwich ``J_B = T_BA J_A T_BAᵀ``
-(seed 001, eq. 15), which equals the 6×6 congruence ``X* M X⁻¹``.
+(points map as ``r̃_B = T_BA r̃_A``, so ``∫ρ r̃ r̃ᵀ`` transforms by congruence),
+which equals the 6×6 congruence ``X* M X⁻¹`` of RBDA eq. 2.66.
+
+References:
+  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008, §2.13.
+  P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
+  physically consistent inertial parameter identification: a statistical
+  perspective on the mass distribution", IEEE RA-L 3(1), 2017.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _linalg3 as la
+from . import _params
+from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._pytree import Pytree, field_array, pytree_dataclass
 from ._transforms import Plx, Plxb
-
-
-def _sym_from6(p):
-    """``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` -> symmetric 3×3."""
-    xx, xy, yy, xz, yz, zz = (p[..., i] for i in range(6))
-    return jnp.stack(
-        [jnp.stack([xx, xy, xz], -1), jnp.stack([xy, yy, yz], -1), jnp.stack([xz, yz, zz], -1)],
-        axis=-2,
-    )
-
-
-def _sym_to6(I):
-    """Symmetric part of a 3×3 -> ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``."""
-    return jnp.stack(
-        [
-            I[..., 0, 0],
-            0.5 * (I[..., 0, 1] + I[..., 1, 0]),
-            I[..., 1, 1],
-            0.5 * (I[..., 0, 2] + I[..., 2, 0]),
-            0.5 * (I[..., 1, 2] + I[..., 2, 1]),
-            I[..., 2, 2],
-        ],
-        axis=-1,
-    )
-
-
-def _trace3(A):
-    return A[..., 0, 0] + A[..., 1, 1] + A[..., 2, 2]
 
 
 def inertia_to_second_moment(I):
@@ -69,12 +49,11 @@ def inertia_to_second_moment(I):
     Returns:
       ``(..., 3, 3)`` second moment of mass.
     """
-    I = as_float_array(I, "I", (3, 3))
-    return 0.5 * _trace3(I)[..., None, None] * la.eye3(I.shape[:-2], I.dtype) - I
+    return _params.second_moment_from_inertia(as_float_array(I, "I", (3, 3)))
 
 
 def second_moment_to_inertia(S):
-    """Rotational inertia ``I = tr(S) 1 − S`` from a second moment (seed 001, eq. 10).
+    """Rotational inertia ``I = tr(S) 1 − S`` from a second moment (Wensing et al. 2017).
 
     Args:
       S: ``(..., 3, 3)`` second moment of mass ``∫ρ r rᵀ``.
@@ -82,20 +61,19 @@ def second_moment_to_inertia(S):
     Returns:
       ``(..., 3, 3)`` rotational inertia about the same point.
     """
-    S = as_float_array(S, "S", (3, 3))
-    return _trace3(S)[..., None, None] * la.eye3(S.shape[:-2], S.dtype) - S
+    return _params.inertia_from_second_moment(as_float_array(S, "S", (3, 3)))
 
 
 def parallel_axis(I_c, m, p):
     r"""Inertia about a point at offset ``p`` from the CoM: ``I_p = I_c − m p× p×``.
 
-    Seed 001, eq. 13 (parallel axis theorem).
+    The parallel axis theorem (RBDA eq. 2.63 written for the rotational block).
 
     Args:
       I_c: ``(..., 3, 3)`` rotational inertia about the centre of mass.
       m: ``(...)`` mass.
       p: ``(..., 3)`` position of the new reference point relative to the CoM
-        (``Δp = p − c`` in the seed), in the same axes as ``I_c``.
+        (``Δp = p − c``), in the same axes as ``I_c``.
 
     Returns:
       ``(..., 3, 3)`` inertia about the point. To move back towards the CoM
@@ -110,7 +88,7 @@ def parallel_axis(I_c, m, p):
 
 
 def pseudo_inertia_sandwich(T_ba, J_a):
-    """``J_b = T_ba J_a T_baᵀ`` (seed 001, eq. 15).
+    """``J_b = T_ba J_a T_baᵀ``: the pseudo-inertia in another frame (Wensing et al. 2017).
 
     Args:
       T_ba: ``(..., 4, 4)`` homogeneous transform mapping points from frame a
@@ -137,9 +115,8 @@ def _sandwich_params(R, t, p):
     slower on CPU; see ``benchmarks/``). Batch axes of ``R``, ``t``, ``p``
     broadcast.
     """
-    c = [p[..., k : k + 1] for k in range(10)]
-    m, h = c[0], c[1:4]
-    xx, xy, yy, xz, yz, zz = c[4:]
+    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = _params.slices(p)
+    h = [hx, hy, hz]
     half = 0.5 * (xx + yy + zz)
     S = [[half - xx, -xy, -xz], [-xy, half - yy, -yz], [-xz, -yz, half - zz]]
     Rs = [[R[..., a, b : b + 1] for b in range(3)] for a in range(3)]
@@ -169,8 +146,8 @@ def _sandwich_params(R, t, p):
     )
 
 
-@dataclasses.dataclass(frozen=True)
-class RigidBodyInertia:
+@pytree_dataclass
+class RigidBodyInertia(Pytree):
     """Inertial parameters of a rigid body about a frame's origin, batched.
 
     Attributes:
@@ -178,6 +155,10 @@ class RigidBodyInertia:
         Izz]`` (Pinocchio's ``toDynamicParameters`` order): mass, first moment
         ``h = m c_BoBcm_B`` and inertia ``I_BBo_B`` about the frame origin.
 
+    ``RigidBodyInertia(params)`` needs a floating ``(..., 10)`` array (a
+    Python number such as ``RigidBodyInertia(3.0)`` raises ``TypeError``;
+    ``RigidBodyInertia(0)`` is a ``vmap`` axis spec). It is a pytree with
+    value equality, batch indexing and a short repr (:mod:`spatialjax._pytree`).
     Constructors check shapes and dtypes only; values (positive mass,
     positive semi-definite inertia, triangle inequality) are checked by
     ``physical_consistency`` (jit-safe flags) and ``validate`` (eager).
@@ -187,16 +168,18 @@ class RigidBodyInertia:
       >>> from spatialjax import RigidBodyInertia
       >>> body = RigidBodyInertia.from_point_masses(
       ...     jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]]))
-      >>> body.inertia_origin().diagonal().tolist()  # seed 001's two-point-mass example
+      >>> body.inertia_origin().diagonal().tolist()  # two 0.5 kg points at x = ±1
       [0.0, 1.0, 1.0]
     """
 
     params: jax.Array
+    _core_ndims = {"params": 1}
 
     def __post_init__(self):
-        p = self.params
-        if isinstance(p, (jax.Array, np.ndarray, list, tuple)):
-            object.__setattr__(self, "params", as_float_array(p, "params", (10,)))
+        if self._is_axis_spec():  # ``RigidBodyInertia(0)``: a vmap/scan axis spec
+            return
+        params = field_array(self.params, "RigidBodyInertia.params", (10,))
+        object.__setattr__(self, "params", params)
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -228,18 +211,15 @@ class RigidBodyInertia:
         I_c = as_float_array(I_c, "I_c", (3, 3))
         same_dtype(m=m, c=c, I_c=I_c)
         shape = broadcast_batch("m", m.shape, "c", c.shape[:-1])
-        shape = broadcast_batch("m, c", shape, "I_c", I_c.shape[:-2])
+        broadcast_batch("m, c", shape, "I_c", I_c.shape[:-2])
         C = la.skew(c)
         I_o = I_c - m[..., None, None] * la.mm(C, C)
-        return cls._pack(m, m[..., None] * c, I_o, shape)
+        return cls(_params.pack(m, m[..., None] * c, I_o))
 
     @classmethod
     def from_pseudo_inertia(cls, J) -> RigidBodyInertia:
         """From the 4×4 pseudo-inertia ``[[S, h], [hᵀ, m]]`` (symmetric part used)."""
-        J = as_float_array(J, "J", (4, 4))
-        S = J[..., :3, :3]
-        h = 0.5 * (J[..., :3, 3] + J[..., 3, :3])
-        return cls._pack(J[..., 3, 3], h, _trace3(S)[..., None, None] * la.eye3((), J.dtype) - S)
+        return cls(_params.from_pseudo_inertia(as_float_array(J, "J", (4, 4))))
 
     @classmethod
     def from_matrix(cls, M6) -> RigidBodyInertia:
@@ -250,9 +230,9 @@ class RigidBodyInertia:
         ``transform_spatial_matrix`` for general (e.g. added-mass) matrices.
         """
         M6 = as_float_array(M6, "M6", (6, 6))
-        m = _trace3(M6[..., 3:, 3:]) / 3.0
+        m = _params.trace3(M6[..., 3:, 3:]) / 3.0
         h = 0.5 * (la.vee(M6[..., :3, 3:]) - la.vee(M6[..., 3:, :3]))
-        return cls._pack(m, h, M6[..., :3, :3])
+        return cls(_params.pack(m, h, M6[..., :3, :3]))
 
     @classmethod
     def from_log_cholesky(cls, theta) -> RigidBodyInertia:
@@ -287,36 +267,29 @@ class RigidBodyInertia:
         broadcast_batch("masses", masses.shape[:-1], "positions", positions.shape[:-2])
         mp = masses[..., None] * positions
         S = jnp.sum(mp[..., :, :, None] * positions[..., :, None, :], axis=-3)
-        I_o = _trace3(S)[..., None, None] * la.eye3((), S.dtype) - S
-        return cls._pack(jnp.sum(masses, -1), jnp.sum(mp, -2), I_o)
-
-    @classmethod
-    def _pack(cls, m, h, I_o, shape=None):
-        if shape is None:
-            shape = np.broadcast_shapes(m.shape, h.shape[:-1], I_o.shape[:-2])
-        m = jnp.broadcast_to(m, shape)[..., None]
-        h = jnp.broadcast_to(h, tuple(shape) + (3,))
-        I6 = jnp.broadcast_to(_sym_to6(I_o), tuple(shape) + (6,))
-        return cls(jnp.concatenate([m, h, I6], axis=-1))
+        I_o = _params.inertia_from_second_moment(S)
+        return cls(_params.pack(jnp.sum(masses, -1), jnp.sum(mp, -2), I_o))
 
     # -------------------------------------------------------------------- accessors
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        return tuple(self.params.shape[:-1])
+        """Leading batch shape (``params`` is ``batch_shape + (10,)``)."""
+        return tuple(np.shape(self.params)[:-1])
 
     @property
-    def dtype(self):
-        return self.params.dtype
+    def dtype(self) -> np.dtype:
+        """Floating dtype of ``params``."""
+        return np.dtype(self.params.dtype)
 
     @property
     def mass(self):
         """``(...)`` mass ``m``."""
-        return self.params[..., 0]
+        return self.params[..., _params.MASS]
 
     @property
     def h(self):
         """``(..., 3)`` first moment of mass ``h = m c`` about the origin."""
-        return self.params[..., 1:4]
+        return self.params[..., _params.FIRST_MOMENT]
 
     @property
     def com(self):
@@ -326,24 +299,13 @@ class RigidBodyInertia:
         safe = jnp.where(nonzero, m, jnp.ones_like(m))
         return jnp.where(nonzero[..., None], self.h / safe[..., None], jnp.zeros_like(self.h))
 
-    def __getitem__(self, idx) -> RigidBodyInertia:
-        """Index the batch axes (``body[3]``, ``body[:, 0]``)."""
-        if not isinstance(idx, tuple):
-            idx = (idx,)
-        if not self.batch_shape and any(i is not None and i is not Ellipsis for i in idx):
-            raise IndexError(
-                f"RigidBodyInertia[{idx!r}]: this body has batch shape (); "
-                "only batched bodies can be indexed (None adds a batch axis)"
-            )
-        return RigidBodyInertia(self.params[idx + (slice(None),)])
-
     def to_vector(self):
         """``(..., 10)`` parameters in Pinocchio order (about the origin)."""
         return self.params
 
     def inertia_origin(self):
         """``(..., 3, 3)`` rotational inertia about the frame origin (``I_BBo_B``)."""
-        return _sym_from6(self.params[..., 4:])
+        return _params.sym_from6(self.params[..., _params.INERTIA])
 
     def inertia_com(self):
         """``(..., 3, 3)`` rotational inertia about the CoM in B's axes: ``I_o + h× h× / m``.
@@ -357,15 +319,11 @@ class RigidBodyInertia:
 
     def second_moment(self):
         """``(..., 3, 3)`` second moment ``S = ∫ρ r rᵀ = ½ tr(I_o) 1 − I_o`` about the origin."""
-        I_o = self.inertia_origin()
-        return 0.5 * _trace3(I_o)[..., None, None] * la.eye3((), I_o.dtype) - I_o
+        return _params.second_moment_from_inertia(self.inertia_origin())
 
     def pseudo_inertia(self):
         """``(..., 4, 4)`` pseudo-inertia ``J = [[S, h], [hᵀ, m]]``."""
-        S, h, m = self.second_moment(), self.h, self.mass
-        top = jnp.concatenate([S, h[..., :, None]], axis=-1)
-        bottom = jnp.concatenate([h, m[..., None]], axis=-1)[..., None, :]
-        return jnp.concatenate([top, bottom], axis=-2)
+        return _params.pseudo_inertia(self.params)
 
     def as_matrix(self):
         """``(..., 6, 6)`` spatial inertia ``[[I_o, skew(h)], [skew(h)ᵀ, m 1]]`` (``[ω; v]``)."""
@@ -424,21 +382,3 @@ class RigidBodyInertia:
     def kinetic_energy(self, v):
         """``½ vᵀ M v`` for a motion ``v = [ω; v_o]`` of the frame (``(...)``)."""
         return 0.5 * jnp.sum(self.momentum(v) * v, axis=-1)
-
-
-def _unflatten(aux, children):
-    # Rebuild without ``__post_init__``: JAX puts arbitrary leaves here (tracers,
-    # shapes from ``jax.tree.map(jnp.shape, body)``, integer tangents, sentinels)
-    # and ``params`` was validated when the user built the body.
-    del aux
-    obj = object.__new__(RigidBodyInertia)
-    object.__setattr__(obj, "params", children[0])
-    return obj
-
-
-jax.tree_util.register_pytree_with_keys(
-    RigidBodyInertia,
-    lambda b: (((jax.tree_util.GetAttrKey("params"), b.params),), None),
-    _unflatten,
-    lambda b: ((b.params,), None),
-)

@@ -1,4 +1,4 @@
-r"""Log-Cholesky parameters of the pseudo-inertia (Rucker & Wensing 2022, corrected map).
+r"""Log-Cholesky parameters of the pseudo-inertia (Rucker & Wensing, RA-L 2022).
 
 .. math::
    θ = [α, d_1, d_2, d_3, s_{12}, s_{23}, s_{13}, t_1, t_2, t_3],\qquad J = U U^T,
@@ -10,13 +10,19 @@ r"""Log-Cholesky parameters of the pseudo-inertia (Rucker & Wensing 2022, correc
 and ``S_c = m L Lᵀ`` with ``L`` the upper-left 3×3 of ``U / e^α``: every
 ``θ ∈ R¹⁰`` is a fully physically consistent body with ``J ≻ 0``, and every
 such body has exactly one ``θ``.
+
+References:
+  C. Rucker, P. M. Wensing, "Smooth parameterization of rigid-body inertia",
+  IEEE RA-L 7(2), 2022 (the log-Cholesky map ``θ -> J``); its inverse here is
+  solved from the bottom-right corner of ``S_c / m = L Lᵀ``.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
 
-from . import _linalg3 as la
+from . import _params
+from . import _smallmat as la
 from ._checks import as_float_array
 
 
@@ -50,12 +56,7 @@ def log_cholesky_to_vector(theta):
     t = theta[..., 7:10]
     L = _upper_L(theta)
     S = m[..., None, None] * (la.mmt(L, L) + t[..., :, None] * t[..., None, :])
-    trS = S[..., 0, 0] + S[..., 1, 1] + S[..., 2, 2]
-    I = trS[..., None, None] * la.eye3((), S.dtype) - S
-    sym = jnp.stack(
-        [I[..., 0, 0], I[..., 0, 1], I[..., 1, 1], I[..., 0, 2], I[..., 1, 2], I[..., 2, 2]], -1
-    )
-    return jnp.concatenate([m[..., None], m[..., None] * t, sym], axis=-1)
+    return _params.pack(m, m[..., None] * t, _params.inertia_from_second_moment(S))
 
 
 def vector_to_log_cholesky(pi):
@@ -73,9 +74,9 @@ def vector_to_log_cholesky(pi):
       ``(..., 10)`` ``[α, d1, d2, d3, s12, s23, s13, t1, t2, t3]``.
     """
     pi = as_float_array(pi, "pi", (10,))
-    m = pi[..., 0]
-    c = pi[..., 1:4] / m[..., None]
-    xx, xy, yy, xz, yz, zz = (pi[..., 4 + i] for i in range(6))
+    m = pi[..., _params.MASS]
+    c = pi[..., _params.FIRST_MOMENT] / m[..., None]
+    xx, xy, yy, xz, yz, zz = (pi[..., _params.INERTIA][..., k] for k in range(6))
     tr_half = 0.5 * (xx + yy + zz)
     # A = S_c / m, with S = ½ tr(I) 1 − I and S_c = S − m c cᵀ
     a00 = (tr_half - xx) / m - c[..., 0] ** 2

@@ -2,7 +2,7 @@ r"""General 6×6 spatial matrices: exact frame changes and ``[v; ω]`` <-> ``[ω
 
 Added-mass matrices, articulated-body inertias and other motion-to-force maps
 are not rigid-body inertias (they have no 10-parameter form), but they change
-frame by the same congruence (seed 000; RBDA §2.13, eq. 2.66):
+frame by the same congruence (Featherstone, RBDA 2008, §2.13, eq. 2.66):
 
 .. math:: M_B = X^{*} M_A X^{-1} = X^{-T} M_A X^{-1}
 
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from . import _linalg3 as la
+from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
 from ._transforms import Plx, Plxb
 

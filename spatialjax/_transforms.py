@@ -1,4 +1,4 @@
-r"""Plücker transforms in both associativity conventions (seed 002).
+r"""Plücker transforms in both associativity conventions (Featherstone, RBDA 2008, §2.8).
 
 Two pytree types describe the change of coordinates of spatial vectors from a
 frame A to a frame B. Motion vectors are ``[ω; v]`` (angular first), force
@@ -28,18 +28,32 @@ vectors ``[n; f]`` (moment first).
 the ``(E, r)`` form and never build a 6×6 matrix. Every ``as_*`` form and
 every ``apply_*`` maps *A-coordinates to B-coordinates*; the ``inverse_*``
 methods map B to A.
+
+Both are pytrees (:mod:`spatialjax._pytree`): the constructor checks ``E``
+and ``r`` and broadcasts them to one batch shape, so ``jax.vmap``,
+``jax.lax.scan``, ``shard_batch`` and indexing see equal leading axes;
+``X == Y`` compares values (a Python ``bool``). ``Plx(0, None)`` (every field
+an ``int`` or ``None``) is a ``vmap``/``scan`` axis spec, not a transform.
+
+References:
+  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008: §2.8
+  (Plücker transforms, eq. 2.24) and the compact ``plx(E, r)`` arithmetic of
+  its chapter 2 (products, inverse and vector maps on ``(E, r)``). The
+  right-associative ``plxb`` form is the pose convention of Tiny
+  Differentiable Simulator and brax (``base.Transform``).
 """
 
 from __future__ import annotations
 
-import dataclasses
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import _linalg3 as la
+from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._pytree import Pytree, field_array, pytree_dataclass
 
 
 def _split6(x):
@@ -47,57 +61,49 @@ def _split6(x):
 
 
 def _join6(a, b):
-    # a select, not jnp.concatenate: fuses into one loop on XLA:CPU (see _linalg3)
+    # a select, not jnp.concatenate: fuses into one loop on XLA:CPU (see _smallmat)
     return la.join_last(a, b)
 
 
-def _batch_index(x, idx, trailing):
-    """Index the leading (batch) axes of a field with ``trailing`` core axes."""
-    if not isinstance(idx, tuple):
-        idx = (idx,)
-    return x[idx + (slice(None),) * trailing]
-
-
-class _PluckerBase:
-    """Shared plumbing: validation, batch shape, dtype, operand checks."""
+class _PluckerBase(Pytree):
+    """Shared plumbing: validation and broadcasting, dtype, operand checks."""
 
     E: jax.Array
     r: jax.Array
+    _core_ndims = {"E": 2, "r": 1}
 
     def __post_init__(self):
-        E, r = self.E, self.r
-        # Fields that are not arrays (vmap specs such as ``Plx(0, None)``) pass through.
-        if not (_is_array_like(E) and _is_array_like(r)):
+        # All-int/None fields are a vmap/scan axis spec (``Plx(0, None)``): kept as given.
+        if self._is_axis_spec():
             return
         name = type(self).__name__
-        E = as_float_array(E, f"{name}.E", (3, 3))
-        r = as_float_array(r, f"{name}.r", (3,))
+        E = field_array(self.E, f"{name}.E", (3, 3))
+        r = field_array(self.r, f"{name}.r", (3,))
         same_dtype(**{f"{name}.E": E, f"{name}.r": r})
-        broadcast_batch(f"{name}.E", E.shape[:-2], f"{name}.r", r.shape[:-1])
+        shape = broadcast_batch(f"{name}.E", E.shape[:-2], f"{name}.r", r.shape[:-1])
+        # one batch shape for both fields, so vmap/scan/shard_batch see equal leading axes
+        if E.shape[:-2] != shape:
+            E = jnp.broadcast_to(E, shape + (3, 3))
+        if r.shape[:-1] != shape:
+            r = jnp.broadcast_to(r, shape + (3,))
         object.__setattr__(self, "E", E)
         object.__setattr__(self, "r", r)
 
+    if TYPE_CHECKING:  # defined by Plx and Plxb; declared here for the type checker
+
+        def compose(self, other: Any) -> Any: ...
+
+        def inverse(self) -> Any: ...
+
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        """Leading batch shape (broadcast of ``E`` and ``r`` batch shapes)."""
-        return tuple(np.broadcast_shapes(self.E.shape[:-2], self.r.shape[:-1]))
+        """Leading batch shape (``E`` is ``batch_shape + (3, 3)``, ``r`` ``batch_shape + (3,)``)."""
+        return tuple(np.broadcast_shapes(np.shape(self.E)[:-2], np.shape(self.r)[:-1]))
 
     @property
-    def dtype(self):
-        return self.E.dtype
-
-    def __getitem__(self, idx):
-        """Index the batch axes: ``X[0]``, ``X[:, 1]`` (core axes are kept)."""
-        shape = self.batch_shape
-        items = idx if isinstance(idx, tuple) else (idx,)
-        if not shape and any(i is not None and i is not Ellipsis for i in items):
-            raise IndexError(
-                f"{type(self).__name__}[{idx!r}]: this transform has batch shape (); "
-                "only batched transforms can be indexed (None adds a batch axis)"
-            )
-        E = jnp.broadcast_to(self.E, shape + (3, 3))
-        r = jnp.broadcast_to(self.r, shape + (3,))
-        return type(self)(E=_batch_index(E, idx, 2), r=_batch_index(r, idx, 1))
+    def dtype(self) -> np.dtype:
+        """Floating dtype of ``E`` and ``r``."""
+        return np.dtype(self.E.dtype)
 
     def _vector(self, x, name):
         x = as_float_array(x, name, (6,))
@@ -132,11 +138,7 @@ class _PluckerBase:
         return la.tr(self.inverse().as_matrix())
 
 
-def _is_array_like(x):
-    return isinstance(x, (jax.Array, np.ndarray, list, tuple))
-
-
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass
 class Plx(_PluckerBase):
     """Featherstone's left-associative Plücker transform ``X_BA`` (A -> B coordinates).
 
@@ -150,11 +152,17 @@ class Plx(_PluckerBase):
     ``plx(E, r)``); ``X1 @ X2 == Plx(E1 E2, E2ᵀ r1 + r2)`` is the 6×6 matrix
     product (apply ``X2`` first).
 
+    ``E`` and ``r`` must be floating arrays of one dtype whose batch shapes
+    broadcast; both are stored broadcast to :attr:`batch_shape`. Python
+    numbers are refused (``Plx(1.0, 2.0)`` raises ``TypeError``) except the
+    all-``int``/``None`` axis specs of ``jax.vmap`` (``Plx(0, None)``).
+
     Example:
       >>> import jax.numpy as jnp
       >>> from spatialjax import Plx, rotz
       >>> X = Plx(rotz(jnp.pi / 2), jnp.array([1.0, 0.0, 0.0]))
-      >>> X.apply_motion(jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])).round(6).tolist()
+      >>> m = X.apply_motion(jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0]))
+      >>> (m.round(6) + 0.0).tolist()  # + 0.0 prints a rounding -0.0 as 0.0
       [0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
     """
 
@@ -227,7 +235,7 @@ class Plx(_PluckerBase):
         return Plxb(la.tr(self.E), self.r)
 
 
-@dataclasses.dataclass(frozen=True)
+@pytree_dataclass
 class Plxb(_PluckerBase):
     """Right-associative (TDS / brax) transform: the pose of child B in parent A.
 
@@ -236,7 +244,8 @@ class Plxb(_PluckerBase):
       r: ``(..., 3)`` position of B's origin in A coordinates.
 
     As a spatial transform it maps A-coordinates to B-coordinates with motion
-    matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (seed 002, ``plxb(E, r)``).
+    matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (``plx(Eᵀ, r)`` of RBDA eq. 2.24).
+    Fields are checked and broadcast as for :class:`Plx`.
     ``Y1 @ Y2 == Plxb(E1 E2, r1 + E1 r2)`` is pose composition (``Y2`` given
     in ``Y1``'s child frame), and ``(Y1 @ Y2).as_matrix() ==
     Y2.as_matrix() @ Y1.as_matrix()``.
@@ -313,32 +322,3 @@ def _homogeneous(R, p):
     top = jnp.concatenate([R, p[..., :, None]], axis=-1)
     bottom = jnp.broadcast_to(jnp.array([0, 0, 0, 1], R.dtype), batch + (1, 4))
     return jnp.concatenate([top, bottom], axis=-2)
-
-
-def _flatten_with_keys(X):
-    return ((jax.tree_util.GetAttrKey("E"), X.E), (jax.tree_util.GetAttrKey("r"), X.r)), None
-
-
-def _flatten(X):
-    return (X.E, X.r), None
-
-
-def _make_unflatten(cls):
-    def unflatten(aux, children):
-        # Rebuild without ``__post_init__``: JAX puts arbitrary leaves here
-        # (tracers, shapes from ``jax.tree.map(jnp.shape, X)``, sentinels) and
-        # the fields were already validated when the user built the transform.
-        del aux
-        obj = object.__new__(cls)
-        E, r = children
-        object.__setattr__(obj, "E", E)
-        object.__setattr__(obj, "r", r)
-        return obj
-
-    return unflatten
-
-
-for _cls in (Plx, Plxb):
-    jax.tree_util.register_pytree_with_keys(
-        _cls, _flatten_with_keys, _make_unflatten(_cls), _flatten
-    )

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _numpy_reference import np_skew, random_rotations
+from helpers import BATCH_SHAPES, np_skew, random_rotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -34,7 +34,6 @@ from spatialjax._consistency import (
     validate,
 )
 
-BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 # jitted once per shape: eager op-by-op dispatch compiles every primitive separately
 pc = jax.jit(physical_consistency)
 ipc = jax.jit(is_physically_consistent)

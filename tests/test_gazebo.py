@@ -13,14 +13,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import np_skew
 from jax.test_util import check_grads
 
 from spatialjax import Plxb, matrix_to_quat
 from spatialjax.interop import gazebo_link_spatial_inertia
-
-
-def np_skew(v):
-    return np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
 
 
 def np_swap(M):

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _numpy_reference import np_skew, random_rotations
+from helpers import BATCH_SHAPES, np_skew, random_rotations
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -27,7 +27,6 @@ from spatialjax import (
     second_moment_to_inertia,
 )
 
-BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 N_BODIES = 1000
 N_SMALL = 64  # one small batch size: eager JAX compiles each primitive per shape
 

@@ -12,14 +12,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.linalg
-from _numpy_reference import random_rotations
+from helpers import BATCH_SHAPES, random_rotations
 from hypothesis import given
 from hypothesis import strategies as st
 
 from spatialjax import RigidBodyInertia, geodesic_distance, log_det_divergence
 
 N = 64
-BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 
 
 def random_J(rng, shape, k=6):

@@ -7,14 +7,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import BATCH_SHAPES
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
 
 import spatialjax as sj
 from spatialjax.identification import body_regressor
-
-BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 
 
 def _random_pi(rng, shape=()):

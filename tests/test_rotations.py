@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import BATCH_SHAPES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,6 @@ from spatialjax import (
     so3_log,
 )
 
-BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 DTYPES = [np.float32, np.float64]
 
 

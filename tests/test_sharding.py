@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _numpy_reference import random_inertia_params, random_rotations
+from helpers import random_inertia_params, random_rotations
 from jax.sharding import NamedSharding, PartitionSpec
 
 from spatialjax._inertia import RigidBodyInertia, pseudo_inertia_sandwich

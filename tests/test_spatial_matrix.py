@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _numpy_reference import np_skew, random_rotations
+from helpers import BATCH_SHAPES, np_skew, random_rotations
 from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
@@ -22,8 +22,6 @@ from spatialjax._spatial_matrix import (
     swap_linear_angular_vector,
     transform_spatial_matrix,
 )
-
-BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 
 
 def np_motion_matrix(E, r):

@@ -13,12 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import BATCH_SHAPES, np_skew
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spatialjax import Plx, Plxb, crf, crm, force_cross, motion_cross, skew
 
-BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 KINDS = ["near_identity", "uniform", "large"]
 TRANSLATION_SCALE = {"near_identity": 1e-4, "uniform": 1.0, "large": 1e3}
 CLASSES = [Plx, Plxb]
@@ -26,15 +26,6 @@ CLASSES = [Plx, Plxb]
 # ---------------------------------------------------------------------------
 # NumPy references (closed forms, independent of spatialjax)
 # ---------------------------------------------------------------------------
-
-
-def np_skew(v):
-    v = np.asarray(v)
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    o = np.zeros_like(x)
-    return np.stack(
-        [np.stack([o, -z, y], -1), np.stack([z, o, -x], -1), np.stack([-y, x, o], -1)], -2
-    )
 
 
 def np_quat_to_matrix(q):
@@ -594,8 +585,10 @@ def test_vmap_and_jit_over_transform_argument(cls, rng):
     X0 = cls(jnp.asarray(E[0]), jnp.asarray(r[0]))
     out = jax.vmap(lambda X, m: X.apply_motion(m), in_axes=(None, 0))(X0, jnp.asarray(m))
     close(out, mv6(np_matrix(cls, E[0], r[0]), m))
+    # fields are broadcast to one batch shape, so an axis spec maps both
     Xr = cls(jnp.asarray(E), jnp.asarray(r[0]))
-    out = jax.vmap(lambda X, m: X.apply_motion(m), in_axes=(cls(0, None), 0))(Xr, jnp.asarray(m))
+    assert Xr.r.shape == (5, 3)
+    out = jax.vmap(lambda X, m: X.apply_motion(m), in_axes=(cls(0, 0), 0))(Xr, jnp.asarray(m))
     close(out, mv6(np_matrix(cls, E, r[0]), m))
 
 

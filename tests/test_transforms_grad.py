@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import np_skew
 from jax.test_util import check_grads
 
 from spatialjax import (
@@ -48,10 +49,6 @@ def np_rodrigues(w):
     k = w / th
     K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
     return np.cos(th) * np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * np.outer(k, k)
-
-
-def np_skew(a):
-    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
 
 
 @pytest.fixture(scope="module")

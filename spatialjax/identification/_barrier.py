@@ -22,7 +22,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
-from ._objective import Problem, data_term, ldl_pivots4, neg_logdet_hessian, pseudo_inertia
+from .._smallmat import ldl_pivots4
+from ._objective import Problem, data_term, neg_logdet_hessian, pseudo_inertia
 from ._optim import NU, LoopOut, make_optimizer, max_feasible_step, minimize
 
 

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _params
 from .._checks import as_float_array, broadcast_batch, same_dtype
 from .._consistency import nearest_consistent, physical_consistency
 from .._inertia import RigidBodyInertia
@@ -292,21 +293,7 @@ def _fit_batch(Y, f, w, prior_pi, gamma, *, batch, **static):
 
 def _np_min_eig_pseudo_inertia(p):
     """``λ_min(J)`` of ``(..., 10)`` parameters, in NumPy (eager input checks only)."""
-    p = np.asarray(p, dtype=np.float64)
-    m, h = p[..., 0], p[..., 1:4]
-    xx, xy, yy, xz, yz, zz = (p[..., 4 + i] for i in range(6))
-    t = 0.5 * (xx + yy + zz)
-    J = np.empty(p.shape[:-1] + (4, 4))
-    J[..., :3, :3] = np.stack(
-        [
-            np.stack([t - xx, -xy, -xz], -1),
-            np.stack([-xy, t - yy, -yz], -1),
-            np.stack([-xz, -yz, t - zz], -1),
-        ],
-        -2,
-    )
-    J[..., :3, 3] = J[..., 3, :3] = h
-    J[..., 3, 3] = m
+    J = _params.pseudo_inertia(np.asarray(p, dtype=np.float64), np)
     return np.linalg.eigvalsh(J)[..., 0]
 
 

@@ -20,10 +20,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from .._inertia import RigidBodyInertia
-from ._smallmat import lower_inverse, modified_cholesky
+from .. import _params
+from .._params import PSEUDO_INERTIA_BASIS
+from .._smallmat import ldl_pivots4, lower_inverse, modified_cholesky
 
 
 class Problem(NamedTuple):
@@ -47,8 +47,8 @@ class Problem(NamedTuple):
 
 
 def pseudo_inertia(pi):
-    """``(..., 4, 4)`` pseudo-inertia ``J(π)`` (linear in ``π``)."""
-    return RigidBodyInertia(pi).pseudo_inertia()
+    """``(..., 4, 4)`` pseudo-inertia ``J(π)`` (linear in ``π``; layout of ``_params``)."""
+    return _params.pseudo_inertia(pi)
 
 
 def reduce_data(Y, f, w):
@@ -79,24 +79,6 @@ def data_term(pi, P: Problem):
     return jnp.sum(r * r) + P.rho2
 
 
-def ldl_pivots4(J):
-    """Pivots ``d`` of ``J = L diag(d) Lᵀ`` for a symmetric 4×4 ``J`` (written out).
-
-    ``J ≻ 0`` iff every pivot is positive; then ``log det J = Σ log dᵢ``.
-    Unrolled so that XLA fuses it into one loop over the batch.
-    """
-    a = [[J[..., i, j] for j in range(4)] for i in range(4)]
-    pivots = []
-    for p in range(4):
-        d = a[p][p]
-        pivots.append(d)
-        for i in range(p + 1, 4):
-            li = a[i][p] / d
-            for j in range(p + 1, i + 1):
-                a[i][j] = a[i][j] - li * a[j][p]
-    return jnp.stack(pivots, axis=-1)
-
-
 def logdet_pi(pi):
     """``(log det J(π), feasible)``; ``log det`` is ``-inf``/NaN-free only where feasible."""
     d = ldl_pivots4(pseudo_inertia(pi))
@@ -113,24 +95,8 @@ def objective_pi(pi, P: Problem):
     return jnp.where(feasible | (P.gamma <= 0), value, jnp.inf)
 
 
-def _basis():
-    """``(10, 4, 4)`` constant ``E_i = ∂J/∂π_i``."""
-    E = np.zeros((10, 4, 4))
-    E[0, 3, 3] = 1.0
-    for i in range(3):
-        E[1 + i, i, 3] = E[1 + i, 3, i] = 1.0
-    # S = ½ tr(I) 1 − I with I from [Ixx, Ixy, Iyy, Ixz, Iyz, Izz]
-    pairs = [(0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2)]
-    for col, (a, b) in enumerate(pairs, start=4):
-        if a == b:
-            E[col, :3, :3] += 0.5 * np.eye(3)
-            E[col, a, a] -= 1.0
-        else:
-            E[col, a, b] = E[col, b, a] = -1.0
-    return E
-
-
-_E = _basis()
+#: ``(10, 4, 4)`` constant ``E_i = ∂J/∂π_i`` (from the one layout in ``_params``).
+_E = PSEUDO_INERTIA_BASIS
 
 
 def neg_logdet_hessian(J):

@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from ._objective import Problem, hessian_pi, ldl_pivots4, objective_pi, pseudo_inertia
-from ._smallmat import cho_solve, lower_inverse, modified_cholesky
+from .._smallmat import cho_solve, ldl_pivots4, lower_inverse, modified_cholesky
+from ._objective import Problem, hessian_pi, objective_pi, pseudo_inertia
 
 
 def make_optimizer(

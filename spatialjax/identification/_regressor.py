@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .. import _linalg3 as la
+from .. import _smallmat as la
 from .._checks import as_float_array, broadcast_batch, same_dtype
 
 

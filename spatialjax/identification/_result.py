@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import jax
 
 from .._consistency import ConsistencyReport
 from .._inertia import RigidBodyInertia
+from .._pytree import Pytree, pytree_dataclass
 
 
-@dataclasses.dataclass(frozen=True)
-class FitResult:
+@pytree_dataclass
+class FitResult(Pytree):
     """What ``fit`` returns; every field has the batch shape ``(...)`` of the bodies.
+
+    A frozen pytree dataclass (:mod:`spatialjax._pytree`): ``res[i]`` is the
+    result of body ``i``, ``==`` compares values, ``jax.tree.map`` and
+    ``jax.tree_util.tree_flatten_with_path`` see ``.inertia.params``,
+    ``.objective``, ..., ``.consistency.fully_consistent``. Built by
+    :func:`~spatialjax.identification.fit`; the constructor checks the
+    field types.
 
     Attributes:
       inertia: the fitted ``RigidBodyInertia`` (about the origin of the
@@ -46,9 +52,22 @@ class FitResult:
     prior: RigidBodyInertia
     gamma: jax.Array
 
-
-jax.tree_util.register_dataclass(
-    FitResult,
-    data_fields=[f.name for f in dataclasses.fields(FitResult)],
-    meta_fields=[],
-)
+    def __post_init__(self):
+        if self._is_axis_spec():
+            return
+        kinds = {
+            "inertia": RigidBodyInertia,
+            "prior": RigidBodyInertia,
+            "consistency": ConsistencyReport,
+        }
+        for name in self._data_fields:
+            value = getattr(self, name)
+            want = kinds.get(name)
+            if want is not None:
+                ok = isinstance(value, want)
+                what = f"a {want.__name__}"
+            else:
+                ok = hasattr(value, "shape") and hasattr(value, "dtype")
+                what = "an array"
+            if not ok:
+                raise TypeError(f"FitResult.{name}: expected {what}, got {type(value).__name__}")

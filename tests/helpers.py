@@ -1,10 +1,15 @@
-"""Independent NumPy references shared by the tests (no spatialjax code involved)."""
+"""Shared test helpers: batch shapes and independent NumPy references (no spatialjax code)."""
 
 import numpy as np
+
+#: Batch shapes every batched property runs over (jaxlie's habit: none, one, and a
+#: mixed shape with unit axes that must broadcast).
+BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 
 
 def np_skew(v):
     """``np_skew(v) @ u == np.cross(v, u)`` for ``(..., 3)`` vectors."""
+    v = np.asarray(v)
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     o = np.zeros_like(x)
     return np.stack(
