@@ -229,8 +229,8 @@ def _joint_frames(model: Model, q, batch):
         qb = jnp.concatenate([jnp.zeros((1,) + batch, q.dtype), qb], axis=0)
     rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)
     pri = np.array([t == "prismatic" for t in model.joint_types], float)
-    rot = rot.reshape((nb,) + (1,) * len(batch))
-    pri = pri.reshape((nb,) + (1,) * len(batch))
+    rot = jnp.asarray(rot.reshape((nb,) + (1,) * len(batch)), q.dtype)
+    pri = jnp.asarray(pri.reshape((nb,) + (1,) * len(batch)), q.dtype)
     PR = _lead(model.placements.E, batch)
     Pp = _lead(model.placements.r, batch)
     ax = _lead(model.axes, batch)
@@ -253,7 +253,8 @@ def _subspaces(model: Model):
     """``(nb, 6)`` motion subspace ``S_i`` of each 1-DoF joint in its body frame (free flyer: 0)."""
     rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)[:, None]
     pri = np.array([t == "prismatic" for t in model.joint_types], float)[:, None]
-    return jnp.concatenate([model.axes * rot, model.axes * pri], axis=-1)
+    ax = model.axes
+    return jnp.concatenate([ax * jnp.asarray(rot, ax.dtype), ax * jnp.asarray(pri, ax.dtype)], -1)
 
 
 def _split_dofs(model: Model, x, batch):
@@ -558,7 +559,7 @@ def mass_matrix(model: Model, q, *, method: str = "levels") -> jax.Array:
     Sw = _world_subspaces(model, Rw, pw, batch)  # (nv, *batch, 6)
     F = _inertia_times(Ic[db], Sw)  # I^c_{body(d)} S_d
     G = jnp.sum(Sw[:, None] * F[None, :], axis=-1)  # G[e, d] = S_eᵀ I^c_d S_d
-    G = jnp.moveaxis(jnp.moveaxis(G, 0, -1), 0, -1)  # (*batch, nv_e, nv_d)
+    G = jnp.moveaxis(jnp.moveaxis(G, 0, -1), 0, -1)  # (nv_e, nv_d, *batch) -> (*batch, e, d)
     A = _ancestor_mask(model.parents, tuple(db))[:, db]
     return jnp.where(A, G, jnp.where(A.T, jnp.swapaxes(G, -1, -2), jnp.zeros_like(G)))
 
@@ -629,7 +630,8 @@ def joint_torque_regressor(
     mask = _ancestor_mask(model.parents, tuple(db))  # (nv, nb)
     Y = jnp.sum(Sw[:, None, ..., None, :] * Phi_w[None], axis=-1)  # (nv, nb, *batch, 10)
     Y = Y * jnp.asarray(mask, Y.dtype).reshape(mask.shape + (1,) * (len(batch) + 1))
-    Y = jnp.moveaxis(jnp.moveaxis(Y, 0, -3), 0, -3)  # (*batch, nv, nb, 10)
+    nbat = len(batch)
+    Y = jnp.transpose(Y, tuple(range(2, 2 + nbat)) + (0, 1, 2 + nbat))  # (*batch, nv, nb, 10)
     return Y.reshape(batch + (model.nv, 10 * model.nbodies))
 
 
