@@ -49,6 +49,7 @@ CASES = [
     ("talos_reduced", "talos_data/robots/talos_reduced.urdf", True, None),
 ]  # fmt: skip
 NSTATES = 3
+FLOAT32_ROBOTS = ("panda", "solo")  # URDF robot names
 
 
 def _pin_model(path, floating, locked):
@@ -149,6 +150,8 @@ def test_float64_matches_pinocchio(robot):
 
 def test_float32_matches_pinocchio(robot):
     model64, pm = robot
+    if model64.name not in FLOAT32_ROBOTS:
+        pytest.skip("float32 runs on one fixed-base and one floating-base robot (compile time)")
     model = model64.astype(jnp.float32)
     q, v, a = _random_states(model, NSTATES, np.random.default_rng(2), np.float32)
     fk, tau, H, Y = _everything(model, q, v, a)
@@ -174,19 +177,44 @@ def test_float32_matches_pinocchio(robot):
 # ---------------------------------------------------------------- smaller checks
 
 
+def test_level_and_loop_sweeps_agree_on_a_branching_tree(tmp_path):
+    links = "".join(
+        f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'
+        f'<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
+        for k, n in enumerate(["base", "a1", "a2", "b1", "b2"])
+    )
+    joints = "".join(
+        f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
+        f'<origin xyz="0.2 0.1 0" rpy="0.1 0.2 0.3"/><axis xyz="0 1 1"/>'
+        '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
+        for j, t, p, c in [("ja1", "revolute", "base", "a1"), ("ja2", "prismatic", "a1", "a2"),
+                           ("jb1", "revolute", "base", "b1"), ("jb2", "fixed", "b1", "b2")]
+    )  # fmt: skip
+    path = tmp_path / "tree.urdf"
+    path.write_text(f'<robot name="tree">{links}{joints}</robot>')
+    model = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
+    assert model.levels == ((0,), (1, 3), (2,)) and model.parents == (-1, 0, 1, 0)
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    q, v, a = (x[0] for x in _random_states(model, 1, np.random.default_rng(3)))
+    t_lev = mb.rnea(model, q, v, a, method="levels")
+    t_loop = mb.rnea(model, q, v, a, method="loop")
+    np.testing.assert_allclose(t_lev, t_loop, rtol=0, atol=1e-13)
+    args = [np.asarray(x) for x in (model.q_to_pinocchio(q), model.v_to_pinocchio(v),
+                                    model.v_to_pinocchio(a))]  # fmt: skip
+    tau_p = pin.rnea(pm, pm.createData(), *args)
+    np.testing.assert_allclose(model.v_to_pinocchio(t_lev), tau_p, rtol=0, atol=1e-12)
+
+
 @needs_robots
-def test_level_and_loop_sweeps_agree_and_frames_match_pinocchio():
+def test_frame_poses_match_pinocchio():
     path = str(ROBOTS / CASES[0][1])
     model = mb.Model.from_urdf(path, locked_joints=PANDA_LOCKED, dtype="float64")
     pm = _pin_model(path, False, PANDA_LOCKED)
-    q, v, a = _random_states(model, 2, np.random.default_rng(3))
-    t_lev = mb.rnea(model, q, v, a, method="levels")
-    t_loop = mb.rnea(model, q, v, a, method="loop")
-    np.testing.assert_allclose(t_lev, t_loop, rtol=0, atol=1e-12)
-    fk = mb.forward_kinematics(model, q[0])
+    q = next(_random_states(model, 1, np.random.default_rng(3)))[0]
+    fk = mb.forward_kinematics(model, q)
     frames = mb.frame_poses(model, fk.poses)
     pd = pm.createData()
-    pin.framesForwardKinematics(pm, pd, np.asarray(model.q_to_pinocchio(q[0])))
+    pin.framesForwardKinematics(pm, pd, np.asarray(model.q_to_pinocchio(q)))
     for name in ("panda_hand", "panda_leftfinger", "panda_link8", "panda_link0"):
         k = model.frame_names.index(name)
         M = pd.oMf[pm.getFrameId(name)]
@@ -231,18 +259,25 @@ def test_continuous_joint_q_is_cos_sin_in_pinocchio():
 
 
 def test_batch_shapes_broadcast():
-    model = mb.chain_model(3, dtype="float64")  # same shapes as the chain tests below
+    model = mb.chain_model(3, dtype="float64")
+
+    @jax.jit
+    def f(q, v, a):
+        fk = mb.forward_kinematics(model, q)
+        return mb.rnea(model, q, v, a), mb.joint_torque_regressor(model, q, v, a), fk, \
+            mb.mass_matrix(model, q)  # fmt: skip
+
     rng = np.random.default_rng(4)
     q = jnp.asarray(rng.standard_normal((2, 1, 3)))
     v = jnp.asarray(rng.standard_normal((4, 3)))
     a = jnp.asarray(rng.standard_normal((3,)))
-    tau = mb.rnea(model, q, v, a)
-    assert tau.shape == (2, 4, 3)
-    np.testing.assert_allclose(tau[1, 2], mb.rnea(model, q[1, 0], v[2], a), atol=1e-13)
-    Y = mb.joint_torque_regressor(model, q, v, a)
-    assert Y.shape == (2, 4, 3, 30)
-    assert mb.forward_kinematics(model, q).poses.E.shape == (2, 1, 3, 3, 3)
-    assert mb.mass_matrix(model, q).shape == (2, 1, 3, 3)
+    tau, Y, fk, H = f(q, v, a)
+    assert tau.shape == (2, 4, 3) and Y.shape == (2, 4, 3, 30)
+    assert fk.poses.E.shape == (2, 1, 3, 3, 3) and H.shape == (2, 1, 3, 3)
+    full = (jnp.broadcast_to(x, (2, 4, 3)) for x in (q, v, a))
+    tau_full, Y_full, _, _ = f(*full)
+    np.testing.assert_allclose(tau, tau_full, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(Y, Y_full, rtol=0, atol=1e-13)
 
 
 def test_single_pendulum_closed_form():
