@@ -1,9 +1,11 @@
 """Kinematic trees: robot models, batched forward kinematics, RNEA, CRBA and regressors.
 
->>> import spatialjax.multibody as mb                        # doctest: +SKIP
->>> model = mb.Model.from_urdf("panda.urdf", locked_joints={"panda_finger_joint1": 0.0,
-...                                                         "panda_finger_joint2": 0.0})
->>> tau = mb.rnea(model, q, v, a)                             # (..., nv)
+Example::
+
+    import spatialjax.multibody as mb
+    model = mb.Model.from_urdf("panda.urdf", locked_joints={"panda_finger_joint1": 0.0,
+                                                            "panda_finger_joint2": 0.0})
+    tau = mb.rnea(model, q, v, a)  # (..., nv)
 
 Conventions (motion ``[ω; v]``, force ``[n; f]``, free flyer ``q = [p, wxyz]``,
 ``v = [ω; v]`` in the body frame) are stated in :class:`Model`; converters to
