@@ -381,7 +381,7 @@ def _forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None
         Sg = _take(S, idx)
         vJ = Sg * _take(qd, idx)[:, None, :]
         vi = vJ if vp is None else _motion_to_child(Eg, rg, vp) + vJ
-        if gp < 0 and model.floating_base and idx[0] == 0:
+        if gp < 0 and vff is not None and idx[0] == 0:
             # free flyer: v_0 = v[:6] and S = 1 (RBDA §4.5), so a_0 = X_0 a_world + v̇[:6]
             vi = jnp.concatenate([vff[None], vi[1:]], axis=0)
         V.append(vi)
@@ -390,7 +390,7 @@ def _forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None
         ai = Sg * _take(qdd, idx)[:, None, :] + _crm(vi, vJ)
         if ap is not None:
             ai = ai + _motion_to_child(Eg, rg, ap)
-        if gp < 0 and model.floating_base and idx[0] == 0:
+        if gp < 0 and aff is not None and idx[0] == 0:
             a_root = aff if ap is None else _motion_to_child(Eg[0], rg[0], ap[0]) + aff
             ai = jnp.concatenate([a_root[None], ai[1:]], axis=0)
         A.append(ai)
@@ -602,13 +602,12 @@ def _world_subspaces(model, Rw, pw):
     """``(nv, 6, N)``: every dof's motion subspace column in world coordinates."""
     db = _dof_body(model)
     S = _subspaces(model)
-    cols = [S[i] if t != "free_flyer" else None for i, t in enumerate(model.joint_types)]
     Sd = []
     for i, t in enumerate(model.joint_types):
         if t == "free_flyer":
             Sd.append(jnp.eye(6, dtype=S.dtype))
         else:
-            Sd.append(cols[i][None])
+            Sd.append(S[i][None])
     Sd = _n(jnp.concatenate(Sd, axis=0))
     return _motion_to_parent(Rw[db], pw[db], Sd)
 
