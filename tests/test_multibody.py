@@ -247,9 +247,9 @@ def test_pinocchio_converters_round_trip_and_layout():
 
 
 def test_continuous_joint_q_is_cos_sin_in_pinocchio():
-    path = ROBOTS / "double_pendulum_description/urdf/double_pendulum_continuous.urdf"
     if ROBOTS is None:
         pytest.skip("example-robot-data is not installed")
+    path = ROBOTS / "double_pendulum_description/urdf/double_pendulum_continuous.urdf"
     model = mb.Model.from_urdf(path, dtype="float64")
     assert model.joint_types == ("continuous", "continuous")
     q = jnp.array([0.3, -2.0])
