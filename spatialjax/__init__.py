@@ -7,6 +7,7 @@ the README's conventions table.
 """
 
 from . import interop as interop
+from . import multibody as multibody
 from ._consistency import ConsistencyReport as ConsistencyReport
 from ._consistency import is_physically_consistent as is_physically_consistent
 from ._consistency import nearest_consistent as nearest_consistent
@@ -76,6 +77,7 @@ __all__ = [
     "log_det_divergence",
     "matrix_to_quat",
     "motion_cross",
+    "multibody",
     "nearest_consistent",
     "parallel_axis",
     "physical_consistency",

@@ -1,0 +1,748 @@
+r"""Batched rigid-body algorithms on a kinematic tree: FK, RNEA, CRBA, regressors.
+
+Conventions (see :mod:`spatialjax.multibody._model` for ``q``/``v``): motion
+vectors ``[ω; v]``, forces ``[n; f]``, body quantities in the body's frame
+(Featherstone's body coordinates), world poses as :class:`~spatialjax.Plxb`
+(``E = R_world_body``, ``r`` = body origin in the world). Every function
+takes ``q``, ``v``, ``a`` with any leading batch axes (they broadcast) and
+returns results with those axes first; it is ``jit``-, ``vmap``- and
+``grad``-able, in float32 or float64 (the model's dtype; cast a model with
+``Model.astype``).
+
+Tree sweeps. ``method="levels"`` (default) processes all bodies of one depth
+together: the forward pass gathers the parents' values from the previous
+level, the backward pass scatter-adds the children's forces into their
+parents' level, so the traced program has one step per tree *level* (9 for a
+Panda, 8 for Talos) instead of one per body. ``method="loop"`` is the plain
+per-body recursion (one step per body), kept as the baseline that
+``benchmarks/bench_multibody.py`` measures against.
+
+References:
+  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
+  §2.9-2.10 and eqs. 2.24/2.63 (spatial transforms and inertia), Table 5.1
+  (recursive Newton-Euler), Table 6.2 (composite-rigid-body algorithm).
+  C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of inertial
+  parameters of manipulator loads and links", IJRR 5(3), 1986 (the
+  regressor's linearity in the 10 inertial parameters).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._transforms import Plxb
+from ._model import Model
+
+_METHODS = ("levels", "loop")
+
+
+# ----------------------------------------------------------------- layout
+# Inside this module every array is laid out ``(bodies, components..., N)``: the
+# flattened batch N is the LAST (contiguous) axis and the small 3/6/10 component
+# axes come before it, so every formula below is an elementwise loop over N that
+# XLA fuses and vectorises (with the batch first and components last, XLA:CPU
+# ran 10-20x slower on these 3- and 6-long minor axes). Model leaves get a
+# trailing axis of 1 to broadcast against N.
+
+
+def _mv(R, x):
+    """``R x``: ``R (..., 3, 3, N)``, ``x (..., 3, N)`` (written out: no reduce op)."""
+    return (
+        R[..., :, 0, :] * x[..., 0:1, :]
+        + R[..., :, 1, :] * x[..., 1:2, :]
+        + R[..., :, 2, :] * x[..., 2:3, :]
+    )
+
+
+def _mtv(R, x):
+    """``Rᵀ x``."""
+    return (
+        R[..., 0, :, :] * x[..., 0:1, :]
+        + R[..., 1, :, :] * x[..., 1:2, :]
+        + R[..., 2, :, :] * x[..., 2:3, :]
+    )
+
+
+def _mm(A, B):
+    """``A B`` for ``(..., 3, 3, N)`` operands."""
+    return (
+        A[..., :, 0:1, :] * B[..., 0:1, :, :]
+        + A[..., :, 1:2, :] * B[..., 1:2, :, :]
+        + A[..., :, 2:3, :] * B[..., 2:3, :, :]
+    )
+
+
+def _cross(a, b):
+    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
+    b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
+    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-2)
+
+
+def _skew(a):
+    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
+    z = jnp.zeros_like(a0)
+    return jnp.stack(
+        [jnp.stack([z, -a2, a1], -2), jnp.stack([a2, z, -a0], -2), jnp.stack([-a1, a0, z], -2)],
+        axis=-3,
+    )
+
+
+def _split(x):
+    return x[..., :3, :], x[..., 3:, :]
+
+
+def _join(a, b):
+    return jnp.concatenate([a, b], axis=-2)
+
+
+def _quat_matrix(qw, qx, qy, qz):
+    """Active rotation of a ``wxyz`` quaternion (normalised here), ``(3, 3, N)``."""
+    s = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
+    rows = [
+        [1 - s * (qy * qy + qz * qz), s * (qx * qy - qw * qz), s * (qx * qz + qw * qy)],
+        [s * (qx * qy + qw * qz), 1 - s * (qx * qx + qz * qz), s * (qy * qz - qw * qx)],
+        [s * (qx * qz - qw * qy), s * (qy * qz + qw * qx), 1 - s * (qx * qx + qy * qy)],
+    ]
+    return jnp.stack([jnp.stack(r, 0) for r in rows], 0)
+
+
+# ------------------------------------------------------------ spatial operations
+def _motion_to_child(E, r, m):
+    """Parent -> child coordinates, child pose ``(E, r)`` in parent: ``[Eᵀω; Eᵀ(v − r×ω)]``."""
+    w, v = _split(m)
+    return _join(_mtv(E, w), _mtv(E, v - _cross(r, w)))
+
+
+def _force_to_parent(E, r, f):
+    """Child -> parent coordinates of a force: ``[E n + r × E f; E f]`` (``Xᵀ f``)."""
+    n, fl = _split(f)
+    fp = _mv(E, fl)
+    return _join(_mv(E, n) + _cross(r, fp), fp)
+
+
+def _motion_to_parent(E, r, m):
+    """Child -> parent coordinates of a motion: ``[E ω; E v + r × E ω]`` (``X⁻¹ m``)."""
+    w, v = _split(m)
+    wp = _mv(E, w)
+    return _join(wp, _mv(E, v) + _cross(r, wp))
+
+
+def _crm(v, m):
+    """Motion cross product ``v × m = [ω×m_ω; ω×m_v + v×m_ω]`` (RBDA eq. 2.31)."""
+    w, vl = _split(v)
+    mw, mv = _split(m)
+    return _join(_cross(w, mw), _cross(w, mv) + _cross(vl, mw))
+
+
+def _crf(v, f):
+    """Force cross product ``v ×* f = [ω×n + v×f; ω×f]`` (RBDA eq. 2.32)."""
+    w, vl = _split(v)
+    n, fl = _split(f)
+    return _join(_cross(w, n) + _cross(vl, fl), _cross(w, fl))
+
+
+def _inertia_times(p, m):
+    """Spatial inertia (10-vector ``p``) times motion: ``[I_o ω + h×v; m v − h×ω]`` (eq. 2.63)."""
+    w, vl = _split(m)
+    mass, h = p[..., 0:1, :], p[..., 1:4, :]
+    xx, xy, yy, xz, yz, zz = (p[..., k, :] for k in range(4, 10))
+    w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
+    Iw = jnp.stack(
+        [xx * w0 + xy * w1 + xz * w2, xy * w0 + yy * w1 + yz * w2, xz * w0 + yz * w1 + zz * w2],
+        axis=-2,
+    )
+    return _join(Iw + _cross(h, vl), mass * vl - _cross(h, w))
+
+
+def _inertia_to_parent(p, R, t):
+    """10-vector of a body given in a child frame, in the parent frame (child pose ``(R, t)``).
+
+    Pseudo-inertia sandwich ``J' = T J Tᵀ`` (see ``RigidBodyInertia.transform``):
+    ``S' = R S Rᵀ + u tᵀ + t uᵀ + m t tᵀ`` with ``u = R h``, ``h' = u + m t``,
+    ``I' = tr(S') 1 − S'``.
+    """
+    m, h = p[..., 0:1, :], p[..., 1:4, :]
+    xx, xy, yy, xz, yz, zz = (p[..., k, :] for k in range(4, 10))
+    half = 0.5 * (xx + yy + zz)
+    S = jnp.stack(
+        [
+            jnp.stack([half - xx, -xy, -xz], -2),
+            jnp.stack([-xy, half - yy, -yz], -2),
+            jnp.stack([-xz, -yz, half - zz], -2),
+        ],
+        -3,
+    )
+    u = _mv(R, h)
+    RSRt = _mm(_mm(R, S), jnp.swapaxes(R, -2, -3))
+    ut = u[..., :, None, :] * t[..., None, :, :]
+    Sb = (
+        RSRt
+        + ut
+        + jnp.swapaxes(ut, -2, -3)
+        + m[..., None, :] * t[..., :, None, :] * t[..., None, :, :]
+    )
+    s00, s11, s22 = Sb[..., 0, 0, :], Sb[..., 1, 1, :], Sb[..., 2, 2, :]
+    hb = u + m * t
+    return jnp.concatenate(
+        [
+            jnp.broadcast_to(m, hb[..., :1, :].shape),
+            hb,
+            jnp.stack(
+                [s11 + s22, -Sb[..., 0, 1, :], s00 + s22, -Sb[..., 0, 2, :], -Sb[..., 1, 2, :],
+                 s00 + s11],
+                -2,
+            ),
+        ],
+        axis=-2,
+    )  # fmt: skip
+
+
+# --------------------------------------------------------------- input checking
+def _as_input(x, name, n, model: Model):
+    if not hasattr(x, "dtype"):
+        x = np.asarray(x)
+        if x.dtype.kind in "iub" or x.dtype == object:
+            raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
+        x = np.asarray(x, model.dtype)
+    if not jnp.issubdtype(x.dtype, jnp.floating):
+        raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
+    x = jnp.asarray(x)
+    if x.ndim < 1 or x.shape[-1] != n:
+        raise ValueError(
+            f"{name}: expected shape (..., {n}) for model {model.name!r} "
+            f"({'nq' if name.startswith('q') else 'nv'} = {n}), got shape {tuple(x.shape)}"
+        )
+    if x.dtype != model.dtype:
+        raise TypeError(
+            f"{name}: dtype {x.dtype} differs from the model's {model.dtype}; cast one of "
+            "them (model.astype(dtype) or x.astype(model.dtype))"
+        )
+    return x
+
+
+def _check_method(method):
+    if method not in _METHODS:
+        raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
+
+
+def _batch(**named):
+    shapes = {k: tuple(v.shape[:-1]) for k, v in named.items() if v is not None}
+    try:
+        return tuple(np.broadcast_shapes(*shapes.values()))
+    except ValueError:
+        desc = ", ".join(f"{k} {s}" for k, s in shapes.items())
+        raise ValueError(f"batch shapes do not broadcast: {desc}") from None
+
+
+def _gravity(gravity, model: Model):
+    g = gravity
+    if not hasattr(g, "dtype"):
+        g = np.asarray(g, dtype=np.float64)
+        g = jnp.asarray(g, model.dtype)
+    elif g.dtype != model.dtype:
+        raise TypeError(f"gravity: dtype {g.dtype} differs from the model's {model.dtype}")
+    if g.ndim < 1 or g.shape[-1] != 3:
+        raise ValueError(f"gravity: expected shape (..., 3), got {tuple(g.shape)}")
+    return g
+
+
+# ------------------------------------------------------------------ tree sweeps
+@functools.lru_cache(maxsize=256)
+def _groups(parents: tuple, levels: tuple, method: str):
+    """Groups of bodies swept together: ``(idx, parent_group, positions_in_parent_group)``."""
+    groups = levels if method == "levels" else tuple((i,) for i in range(len(parents)))
+    where = {}
+    out = []
+    for g, idx in enumerate(groups):
+        for k, i in enumerate(idx):
+            where[i] = (g, k)
+        par = [parents[i] for i in idx]
+        if all(p < 0 for p in par):
+            out.append((np.asarray(idx), -1, None))
+            continue
+        gps = {where[p][0] for p in par}
+        if len(gps) != 1 or any(p < 0 for p in par):  # pragma: no cover - by construction
+            raise AssertionError("a group's parents must lie in one earlier group")
+        out.append((np.asarray(idx), gps.pop(), np.asarray([where[p][1] for p in par])))
+    order = np.concatenate([np.asarray(g) for g in groups]) if groups else np.zeros(0, int)
+    return tuple(out), np.argsort(order)
+
+
+def _take(x, idx):
+    """``x[idx]`` on the leading axis; a slice when ``idx`` is a contiguous range."""
+    idx = np.asarray(idx)
+    if idx.size and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size)):
+        return x[int(idx[0]) : int(idx[0]) + idx.size]
+    return x[idx]
+
+
+def _assemble(parts, inv_order):
+    """Concatenate per-group arrays (body axis first) and restore body order."""
+    x = jnp.concatenate(parts, axis=0)
+    if np.array_equal(inv_order, np.arange(inv_order.size)):
+        return x
+    return x[inv_order]
+
+
+def _flat(x, batch):
+    """``(..., k)`` user array -> ``(k, N)`` with ``N = prod(batch)`` (batch-last layout)."""
+    x = jnp.broadcast_to(x, batch + x.shape[-1:])
+    n = int(np.prod(batch, dtype=int))
+    return x.reshape((n, x.shape[-1])).T
+
+
+def _unflat(y, batch):
+    """``(k..., N)`` -> ``(*batch, k...)``."""
+    y = jnp.moveaxis(y, -1, 0)
+    return y.reshape(batch + y.shape[1:])
+
+
+def _n(x):
+    """Model leaf ``(nb, k...)`` -> ``(nb, k..., 1)`` (broadcasts against ``N``)."""
+    return x[..., None]
+
+
+def _joint_frames(model: Model, q):
+    """Each body's pose in its parent: ``E (nb, 3, 3, N) = R_λi``, ``r (nb, 3, N)``."""
+    ff = model.floating_base
+    N = q.shape[-1]
+    qb = q[7 if ff else 0 :]
+    if ff:
+        qb = jnp.concatenate([jnp.zeros((1, N), q.dtype), qb], axis=0)
+    rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)
+    pri = np.array([t == "prismatic" for t in model.joint_types], float)
+    rot = jnp.asarray(rot[:, None], q.dtype)
+    pri = jnp.asarray(pri[:, None], q.dtype)
+    PR, Pp, ax = _n(model.placements.E), _n(model.placements.r), _n(model.axes)
+    theta = qb * rot  # (nb, N)
+    K = _skew(ax)  # (nb, 3, 3, 1)
+    s, c = jnp.sin(theta)[:, None, None, :], jnp.cos(theta)[:, None, None, :]
+    Rj = jnp.eye(3, dtype=q.dtype)[:, :, None] + s * K + (1.0 - c) * _mm(K, K)
+    E = _mm(PR, Rj)
+    r = Pp + _mv(PR, ax * (qb * pri)[:, None, :])
+    if ff:
+        Rq = _quat_matrix(q[3], q[4], q[5], q[6])
+        E0 = _mm(PR[0], Rq)
+        r0 = Pp[0] + _mv(PR[0], q[0:3])
+        E = jnp.concatenate([E0[None], E[1:]], axis=0)
+        r = jnp.concatenate([r0[None], r[1:]], axis=0)
+    return E, r
+
+
+def _subspaces(model: Model):
+    """``(nb, 6)`` motion subspace ``S_i`` of each 1-DoF joint in its body frame (free flyer: 0)."""
+    rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)[:, None]
+    pri = np.array([t == "prismatic" for t in model.joint_types], float)[:, None]
+    ax = model.axes
+    return jnp.concatenate([ax * jnp.asarray(rot, ax.dtype), ax * jnp.asarray(pri, ax.dtype)], -1)
+
+
+def _split_dofs(model: Model, x):
+    """``(nv, N)`` -> (free-flyer part ``(6, N)`` or None, per-body ``(nb, N)``)."""
+    if model.floating_base:
+        xb = jnp.concatenate([jnp.zeros((1, x.shape[-1]), x.dtype), x[6:]], axis=0)
+        return x[:6], xb
+    return None, x
+
+
+def _forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None, pose=True):
+    """Forward sweep (RBDA Table 5.1, forward loop): world poses, body ``v_i``, ``a_i``.
+
+    ``v_i = X_i v_λ + S_i q̇_i``; ``a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i``;
+    ``a_0`` is the world's acceleration (``[0; −g]`` for RNEA, zero for FK).
+    Returns per-group lists (body axis first) and the inverse group order.
+    """
+    groups, inv = _groups(model.parents, model.levels, method)
+    S = _n(_subspaces(model)) if qd is not None else None
+    N = E.shape[-1]
+    Rw, pw, V, A = [], [], [], []
+    for idx, gp, pos in groups:
+        Eg, rg = _take(E, idx), _take(r, idx)
+        if gp < 0:
+            if pose:
+                Rw.append(Eg)
+                pw.append(rg)
+            vp = None
+            ap = None if a0 is None else jnp.broadcast_to(a0, (len(idx), 6, N))
+        else:
+            if pose:
+                Rp, pp = _take(Rw[gp], pos), _take(pw[gp], pos)
+                Rw.append(_mm(Rp, Eg))
+                pw.append(pp + _mv(Rp, rg))
+            vp = _take(V[gp], pos) if qd is not None else None
+            ap = _take(A[gp], pos) if qdd is not None else None
+        if qd is None:
+            continue
+        Sg = _take(S, idx)
+        vJ = Sg * _take(qd, idx)[:, None, :]
+        vi = vJ if vp is None else _motion_to_child(Eg, rg, vp) + vJ
+        if gp < 0 and vff is not None and idx[0] == 0:
+            # free flyer: v_0 = v[:6] and S = 1 (RBDA §4.5), so a_0 = X_0 a_world + v̇[:6]
+            vi = jnp.concatenate([vff[None], vi[1:]], axis=0)
+        V.append(vi)
+        if qdd is None:
+            continue
+        ai = Sg * _take(qdd, idx)[:, None, :] + _crm(vi, vJ)
+        if ap is not None:
+            ai = ai + _motion_to_child(Eg, rg, ap)
+        if gp < 0 and aff is not None and idx[0] == 0:
+            a_root = aff if ap is None else _motion_to_child(Eg[0], rg[0], ap[0]) + aff
+            ai = jnp.concatenate([a_root[None], ai[1:]], axis=0)
+        A.append(ai)
+    return groups, inv, Rw, pw, V, A
+
+
+def _backward_sum(groups, parts, E, r, transform=True):
+    """Backward sweep: add each group's (final) values into its parents' group.
+
+    With ``transform`` the values are forces moved child -> parent (``Xᵀ f``,
+    RBDA Table 5.1 backward loop); without, they are already in a common
+    (world) frame and only add.
+    """
+    parts = list(parts)
+    for g in range(len(groups) - 1, -1, -1):
+        idx, gp, pos = groups[g]
+        if gp < 0:
+            continue
+        x = parts[g]
+        if transform:
+            x = _force_to_parent(_take(E, idx), _take(r, idx), x)
+        target = parts[gp]
+        if pos.size == target.shape[0] and np.array_equal(pos, np.arange(pos.size)):
+            parts[gp] = target + x
+        else:
+            parts[gp] = target.at[pos].add(x)
+    return parts
+
+
+# ------------------------------------------------------------------ public API
+class Kinematics(NamedTuple):
+    """Result of :func:`forward_kinematics`.
+
+    Attributes:
+      poses: :class:`~spatialjax.Plxb` of batch ``(..., nbodies)``: each body's
+        pose in the world (``E = R_world_body``, ``r`` = body origin in world
+        coordinates). ``poses.E[..., i, :, :]`` equals Pinocchio's
+        ``data.oMi[i + 1].rotation``.
+      velocities: ``(..., nbodies, 6)`` body spatial velocity ``[ω; v]`` in the
+        body frame (``v``: velocity of the body origin), or ``None``.
+      accelerations: ``(..., nbodies, 6)`` body spatial acceleration in the body
+        frame (the derivative of the spatial velocity, not the classical
+        acceleration of the origin; gravity not included), or ``None``.
+    """
+
+    poses: Plxb
+    velocities: jax.Array | None
+    accelerations: jax.Array | None
+
+
+def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels") -> Kinematics:
+    """World pose of every body, and body velocities/accelerations when ``v``/``a`` are given.
+
+    Forward loop of RBDA Table 5.1: ``X_world_i = X_world_λ X_λi(q_i)``,
+    ``v_i = X_i v_λ + S_i q̇_i``, ``a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i``
+    (RBDA eqs. 5.7-5.8 style, body coordinates), with ``v_world = a_world = 0``.
+
+    Args:
+      model: the tree.
+      q: ``(..., nq)`` configuration (module docstring of ``_model`` for the order).
+      v: ``(..., nv)`` generalised velocity, optional.
+      a: ``(..., nv)`` generalised acceleration, optional (needs ``v``).
+      method: ``"levels"`` (one vectorised step per tree depth) or ``"loop"``
+        (one per body).
+
+    Returns:
+      A :class:`Kinematics` with batch axes ``broadcast(q, v, a)`` first.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.multibody import chain_model, forward_kinematics
+      >>> m = chain_model(2, length=1.0)         # two revolute-z links, 1 m apart along x
+      >>> fk = forward_kinematics(m, jnp.array([jnp.pi / 2, 0.0]))
+      >>> fk.poses.r[1].round(6).tolist()        # the 2nd joint sits 1 m along the rotated x
+      [0.0, 1.0, 0.0]
+    """
+    _check_method(method)
+    q = _as_input(q, "q", model.nq, model)
+    if a is not None and v is None:
+        raise ValueError("forward_kinematics: accelerations need v as well (pass v=zeros)")
+    v = None if v is None else _as_input(v, "v", model.nv, model)
+    a = None if a is None else _as_input(a, "a", model.nv, model)
+    batch = _batch(q=q, v=v, a=a)
+    E, r = _joint_frames(model, _flat(q, batch))
+    vff = qd = aff = qdd = None
+    if v is not None:
+        vff, qd = _split_dofs(model, _flat(v, batch))
+    if a is not None:
+        aff, qdd = _split_dofs(model, _flat(a, batch))
+    groups, inv, Rw, pw, V, A = _forward(
+        model, E, r, method, qd=qd, qdd=qdd, vff=vff, aff=aff, a0=None
+    )
+    Rw = _unflat(_assemble(Rw, inv), batch)
+    pw = _unflat(_assemble(pw, inv), batch)
+    vel = None if v is None else _unflat(_assemble(V, inv), batch)
+    acc = None if a is None else _unflat(_assemble(A, inv), batch)
+    return Kinematics(Plxb(Rw, pw), vel, acc)
+
+
+def frame_poses(model: Model, poses: Plxb) -> Plxb:
+    """World pose of every frame (``model.frame_names``) from the body poses.
+
+    ``T_world_frame = T_world_body · T_body_frame`` (``Plxb`` composition);
+    frames on the world (``frame_bodies == -1``) keep their placement.
+
+    Args:
+      model: the tree.
+      poses: body poses of batch ``(..., nbodies)`` (``forward_kinematics(...).poses``).
+
+    Returns:
+      ``Plxb`` of batch ``(..., nframes)``.
+    """
+    fb = np.asarray(model.frame_bodies)
+    batch = poses.E.shape[:-3]
+    eye = jnp.broadcast_to(jnp.eye(3, dtype=poses.E.dtype), batch + (1, 3, 3))
+    zero = jnp.zeros(batch + (1, 3), poses.E.dtype)
+    Rb = jnp.concatenate([poses.E, eye], axis=-3)[..., fb, :, :]  # index -1 -> the world
+    pb = jnp.concatenate([poses.r, zero], axis=-2)[..., fb, :]
+    FR, Fp = model.frame_placements.E, model.frame_placements.r
+    R = jnp.sum(Rb[..., :, :, None] * FR[..., None, :, :], axis=-2)
+    return Plxb(R, pb + jnp.sum(Rb * Fp[..., None, :], axis=-1))
+
+
+def _dynamics_inputs(model, q, v, a, gravity):
+    q = _as_input(q, "q", model.nq, model)
+    v = _as_input(v, "v", model.nv, model)
+    a = _as_input(a, "a", model.nv, model)
+    g = _gravity(gravity, model)
+    batch = _batch(q=q, v=v, a=a, gravity=g)
+    g = g[:, None] if g.ndim == 1 else _flat(g, batch)
+    return _flat(q, batch), _flat(v, batch), _flat(a, batch), g, batch
+
+
+def _rnea_forward(model, q, v, a, g, method, pose=False):
+    E, r = _joint_frames(model, q)
+    vff, qd = _split_dofs(model, v)
+    aff, qdd = _split_dofs(model, a)
+    # The base accelerates at −g (RBDA §5.3: gravity as a fictitious base acceleration).
+    a0 = _join(jnp.zeros_like(g), -g)
+    return E, r, _forward(model, E, r, method, qd, qdd, vff, aff, a0, pose=pose)
+
+
+def _tau_from_forces(model, f_body):
+    """``τ_i = S_iᵀ f_i`` (free flyer: ``f_0``) in ``v``'s order: ``(nv, N)``."""
+    S = _n(_subspaces(model))
+    tau = jnp.sum(S * f_body, axis=-2)
+    if model.floating_base:
+        return jnp.concatenate([f_body[0], tau[1:]], axis=0)
+    return tau
+
+
+def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "levels") -> jax.Array:
+    """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
+
+    Forward loop as in :func:`forward_kinematics` with the base accelerating
+    at ``a_0 = [0; −g]`` (world coordinates), then
+    ``f_i = I_i a_i + v_i ×* I_i v_i`` and, leaves to root,
+    ``τ_i = S_iᵀ f_i``, ``f_λ += X_iᵀ f_i``. For a floating base the first six
+    entries are the free flyer's generalised force, the body-frame wrench
+    ``[n; f]`` that the base would need (Pinocchio's ``tau[:6]`` reordered
+    ``[f; n]`` -> ``[n; f]``: :meth:`Model.v_from_pinocchio`).
+
+    Args:
+      model: the tree.
+      q: ``(..., nq)`` configuration.
+      v: ``(..., nv)`` velocity.
+      a: ``(..., nv)`` acceleration.
+      gravity: ``(..., 3)`` gravitational acceleration in world coordinates
+        (default ``(0, 0, -9.81)`` m/s², Pinocchio's ``model.gravity``).
+      method: ``"levels"`` or ``"loop"`` (see the module docstring).
+
+    Returns:
+      ``(..., nv)`` generalised forces (N m for revolute joints, N for
+      prismatic ones).
+    """
+    _check_method(method)
+    q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
+    E, r, (groups, inv, _, _, V, A) = _rnea_forward(model, q, v, a, g, method)
+    params = _n(model.inertia.params)
+    F = []
+    for (idx, _, _), vi, ai in zip(groups, V, A, strict=True):
+        p = _take(params, idx)
+        F.append(_inertia_times(p, ai) + _crf(vi, _inertia_times(p, vi)))
+    F = _backward_sum(groups, F, E, r)
+    return _unflat(_tau_from_forces(model, _assemble(F, inv)), batch)
+
+
+def _dof_body(model: Model):
+    out = []
+    for i, t in enumerate(model.joint_types):
+        out += [i] * (6 if t == "free_flyer" else 1)
+    return np.asarray(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _ancestor_mask(parents: tuple, dof_body: tuple):
+    """``A[d, i]``: the body of dof ``d`` is body ``i`` or one of its ancestors."""
+    nb = len(parents)
+    anc = np.zeros((nb, nb), bool)  # anc[j, i]: j is i or an ancestor of i
+    for i in range(nb):
+        j = i
+        while j >= 0:
+            anc[j, i] = True
+            j = parents[j]
+    return anc[np.asarray(dof_body, int)]
+
+
+def _world_subspaces(model, Rw, pw):
+    """``(nv, 6, N)``: every dof's motion subspace column in world coordinates."""
+    db = _dof_body(model)
+    S = _subspaces(model)
+    Sd = []
+    for i, t in enumerate(model.joint_types):
+        if t == "free_flyer":
+            Sd.append(jnp.eye(6, dtype=S.dtype))
+        else:
+            Sd.append(S[i][None])
+    Sd = _n(jnp.concatenate(Sd, axis=0))
+    return _motion_to_parent(Rw[db], pw[db], Sd)
+
+
+def mass_matrix(model: Model, q, *, method: str = "levels") -> jax.Array:
+    """Joint-space inertia matrix ``H(q)`` by the composite-rigid-body algorithm (RBDA Table 6.2).
+
+    Written in world coordinates: body inertias ``I_i⁰ = X_i⁰* I_i X_0i``
+    (``RigidBodyInertia.transform``), composite inertias ``I_i^c = Σ_{k ∈
+    subtree(i)} I_k⁰`` by a backward level sweep (no transforms needed in one
+    frame), then ``H_ij = S_iᵀ I_j^c S_j`` for body(i) an ancestor of (or
+    equal to) body(j), ``H_ji = H_ij``, and zero between unrelated branches
+    (RBDA §6.2). Rows/columns in ``v``'s order (free flyer ``[ω; v]``, body frame).
+
+    Args:
+      model: the tree.
+      q: ``(..., nq)`` configuration.
+      method: ``"levels"`` or ``"loop"``.
+
+    Returns:
+      ``(..., nv, nv)`` symmetric positive-definite ``H`` (for positive masses).
+    """
+    _check_method(method)
+    q = _as_input(q, "q", model.nq, model)
+    batch = tuple(q.shape[:-1])
+    E, r = _joint_frames(model, _flat(q, batch))
+    groups, inv, Rw, pw, _, _ = _forward(model, E, r, method)
+    Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+    I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N), world frame
+    parts = [_take(I0, idx) for idx, _, _ in groups]
+    Ic = _assemble(_backward_sum(groups, parts, None, None, transform=False), inv)
+    db = _dof_body(model)
+    Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
+    F = _inertia_times(Ic[db], Sw)  # I^c_{body(d)} S_d
+    G = jnp.sum(Sw[:, None] * F[None, :], axis=-2)  # (nv_e, nv_d, N): S_eᵀ I^c_d S_d
+    A = _ancestor_mask(model.parents, tuple(db))[:, db][..., None]
+    H = jnp.where(A, G, jnp.where(np.swapaxes(A, 0, 1), jnp.swapaxes(G, 0, 1), 0.0))
+    return _unflat(H, batch)
+
+
+def _body_regressor_columns(v, a):
+    r"""``(..., 10, 6, N)``: ``f = I a + v ×* I v`` is ``Φ(v, a) π``; ``[k]`` is ``Φ[:, k]``.
+
+    With ``x = a_v + ω × v_v``: mass column ``[0; x]``; first-moment columns
+    ``[e_j × x; α × e_j + ω × (ω × e_j)]``; rotational-inertia columns
+    ``[L(α)_k + ω × L(ω)_k; 0]`` with ``I u = L(u) [Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``.
+    """
+    w, vl = _split(v)
+    al, av = _split(a)  # angular α, linear
+    x = av + _cross(w, vl)
+    z = jnp.zeros_like(x)
+    zs = jnp.zeros_like(x[..., 0, :])
+    cols = [_join(z, x)]
+    for j in range(3):
+        e = jnp.zeros((3, 1), x.dtype).at[j].set(1.0)
+        e = jnp.broadcast_to(e, x.shape)
+        cols.append(_join(_cross(e, x), _cross(al, e) + _cross(w, _cross(w, e))))
+
+    def L_cols(u):
+        u0, u1, u2 = u[..., 0, :], u[..., 1, :], u[..., 2, :]
+        return [
+            jnp.stack([u0, zs, zs], -2),
+            jnp.stack([u1, u0, zs], -2),
+            jnp.stack([zs, u1, zs], -2),
+            jnp.stack([u2, zs, u0], -2),
+            jnp.stack([zs, u2, u1], -2),
+            jnp.stack([zs, zs, u2], -2),
+        ]
+
+    for la, lw in zip(L_cols(al), L_cols(w), strict=True):
+        cols.append(_join(la + _cross(w, lw), z))
+    return jnp.stack(cols, axis=-3)
+
+
+def joint_torque_regressor(
+    model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "levels"
+) -> jax.Array:
+    r"""``Y(q, v, a)`` with ``Y @ π == rnea(model, q, v, a, gravity)`` (linear in inertias).
+
+    ``π = model.inertia.params.reshape(-1)``: the bodies' 10-vectors
+    ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (about each body frame's
+    origin, in its axes; Pinocchio's ``computeJointTorqueRegressor`` order).
+    Built as ``Y[d, 10 i : 10 i + 10] = S_dᵀ X_{body(d)←i}* Φ_i(v_i, a_i)`` for
+    body(d) an ancestor of (or equal to) body ``i``, zero otherwise, with
+    ``Φ_i`` the body regressor of ``f_i = I_i a_i + v_i ×* I_i v_i`` (RBDA
+    Table 5.1; Atkeson, An & Hollerbach 1986), evaluated in world coordinates.
+
+    Args:
+      model, q, v, a, gravity, method: as in :func:`rnea` (the model's inertias
+        are not used).
+
+    Returns:
+      ``(..., nv, 10 * nbodies)``.
+    """
+    _check_method(method)
+    q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
+    _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
+    Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+    V, A = _assemble(V, inv), _assemble(A, inv)
+    Phi = _body_regressor_columns(V, A)  # (nb, 10, 6, N) body frame
+    Phi_w = _force_to_parent(Rw[:, None], pw[:, None], Phi)
+    Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
+    db = _dof_body(model)
+    mask = _ancestor_mask(model.parents, tuple(db))  # (nv, nb)
+    Y = jnp.sum(Sw[:, None, None] * Phi_w[None], axis=-2)  # (nv, nb, 10, N)
+    Y = Y * jnp.asarray(mask[:, :, None, None], Y.dtype)
+    Y = _unflat(Y, batch)  # (*batch, nv, nb, 10)
+    return Y.reshape(batch + (model.nv, 10 * model.nbodies))
+
+
+def friction_regressor(model: Model, v) -> jax.Array:
+    r"""Joint friction regressor: ``τ_friction = Y_f(v) @ φ``.
+
+    Three columns per one-degree-of-freedom joint ``j`` (in body order):
+    viscous ``v_j``, Coulomb ``sign(v_j)`` and a constant offset ``1``, so
+    ``φ = [F_v1, F_c1, o_1, F_v2, ...]`` and ``τ_j = F_vj v_j + F_cj sign(v_j) + o_j``.
+    ``sign(0) = 0`` (``jnp.sign``): at rest the Coulomb column is zero, and
+    its derivative is zero everywhere (no subgradient). A free flyer's six
+    rows are zero (no joint friction on a floating base).
+
+    Args:
+      model: the tree.
+      v: ``(..., nv)`` velocity.
+
+    Returns:
+      ``(..., nv, 3 * n1)`` with ``n1`` the number of one-DoF joints.
+    """
+    v = _as_input(v, "v", model.nv, model)
+    off = 6 if model.floating_base else 0
+    n1 = model.nv - off
+    vj = v[..., off:]
+    cols = jnp.stack([vj, jnp.sign(vj), jnp.ones_like(vj)], axis=-1)  # (..., n1, 3)
+    eye = jnp.eye(n1, dtype=v.dtype)
+    block = eye[:, :, None] * cols[..., None, :, :]  # (..., n1, n1, 3): row d, joint j, col
+    block = block.reshape(v.shape[:-1] + (n1, 3 * n1))
+    if off:
+        block = jnp.concatenate([jnp.zeros(v.shape[:-1] + (off, 3 * n1), v.dtype), block], -2)
+    return block

@@ -1,0 +1,395 @@
+r"""The kinematic-tree :class:`Model` pytree and its Pinocchio ``q``/``v`` converters.
+
+A model is a tree of ``nbodies`` rigid bodies, each connected to its parent
+(or to the world) by one joint. Fixed joints (and joints locked at a value)
+are *merged*: the child link's inertia is added to its parent body's, so
+every body of a model has a moving joint. Bodies are topologically ordered
+(a parent comes before its children); ``parents[i] == -1`` for a body whose
+joint connects it to the world.
+
+Frames. Body ``i``'s frame is its joint's frame after the joint moved (the
+URDF child-link frame of the joint, as in Pinocchio). ``placements[i]`` is
+the pose of the joint frame *at zero joint value* in the parent body's frame
+(in the world for a root): a :class:`~spatialjax.Plxb` with ``E = R_λi``
+(joint frame axes in parent coordinates) and ``r`` the joint frame origin in
+parent coordinates. The joint motion is then applied in the joint frame.
+
+Joint types and their coordinates (per body; ``q`` then ``v`` entries):
+
+============== ===================================== ===================================
+type           ``q``                                 ``v``
+============== ===================================== ===================================
+``revolute``   angle θ (rad) about ``axes[i]``       θ̇
+``continuous`` angle θ (rad), unbounded              θ̇ (Pinocchio: ``q = [cos θ, sin θ]``)
+``prismatic``  displacement d (m) along ``axes[i]``  ḋ
+``free_flyer`` ``[x, y, z, qw, qx, qy, qz]``: body   ``[ω; v]``: body spatial velocity in
+               origin in the world, then the body's  the body frame (angular first;
+               orientation as a ``wxyz`` quaternion  ``v`` is the velocity of the body
+               (``R_world_body``)                    origin in body axes)
+============== ===================================== ===================================
+
+A free flyer can only be the joint of body 0 (the root). ``q`` and ``v``
+concatenate the bodies' entries in body order. Generalised forces ``tau`` and
+accelerations ``a`` use ``v``'s ordering; for a free flyer they are the
+body-frame wrench ``[n; f]`` and the body-frame spatial acceleration
+``[ω̇; v̇]``.
+
+Pinocchio orders a free flyer's ``q`` as ``[x, y, z, qx, qy, qz, qw]`` and
+its ``v`` (and ``a``, ``tau``) as ``[v; ω]`` (linear first, local frame);
+continuous joints take two ``q`` entries ``[cos θ, sin θ]``.
+:meth:`Model.q_to_pinocchio`, :meth:`Model.v_to_pinocchio` and their
+inverses convert.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._inertia import RigidBodyInertia
+from .._transforms import Plxb
+
+JOINT_TYPES = ("revolute", "continuous", "prismatic", "free_flyer")
+_ONE_DOF = ("revolute", "continuous", "prismatic")
+
+
+def _levels(parents):
+    depth = []
+    for p in parents:
+        depth.append(0 if p < 0 else depth[p] + 1)
+    nlev = max(depth) + 1 if depth else 0
+    return tuple(tuple(i for i, d in enumerate(depth) if d == k) for k in range(nlev))
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A kinematic tree of rigid bodies (see the module docstring for conventions).
+
+    Static fields (hashable; ``jit`` specialises on them):
+      name: robot name.
+      parents: ``parents[i]`` is body ``i``'s parent body, ``-1`` for the world;
+        topological order (``parents[i] < i``).
+      joint_types: one of ``"revolute"``, ``"continuous"``, ``"prismatic"``,
+        ``"free_flyer"`` per body (a free flyer only for body 0).
+      joint_names: the joint of each body (URDF joint names).
+      body_names: the URDF link that is each body's frame.
+      levels: bodies grouped by depth (``levels[0]``: the bodies whose parent is
+        the world); each level is processed in one vectorised step.
+      frame_names: every link of the source file (merged ones included), in
+        file order.
+      frame_bodies: the body each frame is attached to (``-1``: the world).
+
+    Numeric fields (pytree leaves; ``grad`` and ``vmap`` go through them):
+      placements: :class:`~spatialjax.Plxb` of batch ``(nbodies,)``: pose of
+        each joint frame at zero joint value in its parent body's frame.
+      axes: ``(nbodies, 3)`` unit joint axis in the joint frame (zeros for a
+        free flyer).
+      inertia: :class:`~spatialjax.RigidBodyInertia` of batch ``(nbodies,)``:
+        each body's inertia (merged links included) about its frame's origin,
+        in its axes, Pinocchio 10-vector order.
+      frame_placements: :class:`~spatialjax.Plxb` of batch ``(nframes,)``:
+        pose of each frame in its body's frame (in the world for body ``-1``).
+
+    Many robots with different numeric fields batch with ``jax.vmap`` over a
+    model whose leaves carry a leading axis (``jax.tree.map`` to stack them);
+    the algorithms themselves take one model.
+    """
+
+    placements: Plxb
+    axes: jax.Array
+    inertia: RigidBodyInertia
+    frame_placements: Plxb
+    name: str = dataclasses.field(metadata=dict(static=True))
+    parents: tuple = dataclasses.field(metadata=dict(static=True))
+    joint_types: tuple = dataclasses.field(metadata=dict(static=True))
+    joint_names: tuple = dataclasses.field(metadata=dict(static=True))
+    body_names: tuple = dataclasses.field(metadata=dict(static=True))
+    levels: tuple = dataclasses.field(metadata=dict(static=True))
+    frame_names: tuple = dataclasses.field(metadata=dict(static=True))
+    frame_bodies: tuple = dataclasses.field(metadata=dict(static=True))
+
+    # ------------------------------------------------------------ constructors
+    @classmethod
+    def from_urdf(
+        cls, path, *, locked_joints=None, floating_base: bool = False, dtype=None
+    ) -> Model:
+        """Read the kinematic tree of a URDF file.
+
+        Links become bodies; ``revolute``, ``continuous`` and ``prismatic``
+        joints move them; ``fixed`` joints and the joints named in
+        ``locked_joints`` are merged (the child link's inertia, moved to the
+        parent body's frame with the parallel-axis rule, is added to the
+        parent's: the composite-body rule of RBDA §6.2). Bodies are numbered as
+        Pinocchio's ``buildModelFromUrdf`` numbers its joints (depth first,
+        siblings by joint name), so ``body i`` is Pinocchio joint ``i + 1``.
+
+        Args:
+          path: the URDF file.
+          locked_joints: ``{joint name: value}`` (rad or m) of movable joints to
+            freeze at that value and merge (e.g. a Panda's fingers).
+          floating_base: attach the root link to the world with a free flyer
+            (``q = [p, wxyz]``, ``v = [ω; v]`` body frame); otherwise the root
+            link is fixed to the world, and it and every link rigidly attached
+            to it are world frames (their inertia does not enter the dynamics).
+          dtype: float dtype of the numeric leaves (default JAX's default float).
+            Parsing and merging are done in float64 NumPy and cast once.
+
+        Raises:
+          spatialjax.io.ModelFileError: malformed file, a kinematic loop (a link
+            that is the child of two joints, or no root), two or more root
+            links, an unknown link name, or an unsupported joint type
+            (``floating``, ``planar``), naming the file, line and joint.
+          ValueError: a name in ``locked_joints`` that is no movable joint.
+        """
+        from ._urdf import load_urdf_model
+
+        return load_urdf_model(
+            path, locked_joints=locked_joints, floating_base=floating_base, dtype=dtype
+        )
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def nbodies(self) -> int:
+        """Number of moving bodies (fixed joints merged)."""
+        return len(self.parents)
+
+    @property
+    def floating_base(self) -> bool:
+        """Whether body 0 is attached to the world by a free flyer."""
+        return bool(self.joint_types) and self.joint_types[0] == "free_flyer"
+
+    @property
+    def nq(self) -> int:
+        """Length of ``q`` (7 for a free flyer, 1 per other joint)."""
+        return sum(7 if t == "free_flyer" else 1 for t in self.joint_types)
+
+    @property
+    def nv(self) -> int:
+        """Length of ``v``, ``a`` and ``tau`` (6 for a free flyer, 1 per other joint)."""
+        return sum(6 if t == "free_flyer" else 1 for t in self.joint_types)
+
+    @property
+    def dtype(self):
+        return self.axes.dtype
+
+    def body_index(self, name: str) -> int:
+        """Index of the body whose frame is link ``name`` (raises ``KeyError`` naming it)."""
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise KeyError(
+                f"body_index: no body named {name!r} in model {self.name!r} "
+                f"(bodies: {', '.join(self.body_names)}; merged links are frames: "
+                "see frame_names)"
+            ) from None
+
+    def astype(self, dtype) -> Model:
+        """The same model with every numeric leaf cast to ``dtype`` (float32 or float64)."""
+        dtype = np.dtype(dtype)
+        if not np.issubdtype(dtype, np.floating):
+            raise TypeError(f"astype: expected a floating dtype, got {dtype}")
+        return jax.tree.map(lambda x: jnp.asarray(x, dtype), self)
+
+    def neutral_configuration(self) -> jax.Array:
+        """``q`` with every joint at zero and a free flyer at the origin with identity rotation."""
+        q = np.zeros(self.nq)
+        if self.floating_base:
+            q[3] = 1.0
+        return jnp.asarray(q, self.dtype)
+
+    # --------------------------------------------------------- Pinocchio order
+    def _check_last(self, x, n, name):
+        x = jnp.asarray(x)
+        if x.ndim < 1 or x.shape[-1] != n:
+            raise ValueError(
+                f"{name}: expected shape (..., {n}) for model {self.name!r}, got {tuple(x.shape)}"
+            )
+        if not jnp.issubdtype(x.dtype, jnp.floating):
+            raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
+        return x
+
+    @property
+    def nq_pinocchio(self) -> int:
+        """Length of Pinocchio's ``q`` for this model (continuous joints take 2 entries)."""
+        return self.nq + sum(t == "continuous" for t in self.joint_types)
+
+    def q_to_pinocchio(self, q) -> jax.Array:
+        """``q`` (this module's order) -> Pinocchio's ``q``.
+
+        Free flyer ``[p, qw, qx, qy, qz]`` -> ``[p, qx, qy, qz, qw]``;
+        continuous ``θ`` -> ``[cos θ, sin θ]``; other joints unchanged.
+        """
+        q = self._check_last(q, self.nq, "q")
+        out, k = [], 0
+        for t in self.joint_types:
+            if t == "free_flyer":
+                out += [q[..., k : k + 3], q[..., k + 4 : k + 7], q[..., k + 3 : k + 4]]
+                k += 7
+            elif t == "continuous":
+                out += [jnp.cos(q[..., k : k + 1]), jnp.sin(q[..., k : k + 1])]
+                k += 1
+            else:
+                out.append(q[..., k : k + 1])
+                k += 1
+        return jnp.concatenate(out, axis=-1)
+
+    def q_from_pinocchio(self, q_pin) -> jax.Array:
+        """Pinocchio's ``q`` -> this module's ``q`` (inverse of :meth:`q_to_pinocchio`).
+
+        A continuous joint's angle is ``atan2(sin, cos)`` in ``(-π, π]``.
+        """
+        q_pin = self._check_last(q_pin, self.nq_pinocchio, "q_pin")
+        out, k = [], 0
+        for t in self.joint_types:
+            if t == "free_flyer":
+                out += [q_pin[..., k : k + 3], q_pin[..., k + 6 : k + 7], q_pin[..., k + 3 : k + 6]]
+                k += 7
+            elif t == "continuous":
+                out.append(jnp.arctan2(q_pin[..., k + 1 : k + 2], q_pin[..., k : k + 1]))
+                k += 2
+            else:
+                out.append(q_pin[..., k : k + 1])
+                k += 1
+        return jnp.concatenate(out, axis=-1)
+
+    def _v_perm(self):
+        perm, k = [], 0
+        for t in self.joint_types:
+            if t == "free_flyer":
+                perm += [k + 3, k + 4, k + 5, k, k + 1, k + 2]
+                k += 6
+            else:
+                perm.append(k)
+                k += 1
+        return np.asarray(perm)
+
+    def v_to_pinocchio(self, v) -> jax.Array:
+        """``v`` (or ``a``, ``tau``) -> Pinocchio's order: free flyer ``[ω; v]`` -> ``[v; ω]``.
+
+        The permutation is its own inverse, so this equals :meth:`v_from_pinocchio`.
+        Rows and columns of a mass matrix convert with ``M[..., p, :][..., :, p]``
+        where ``p = model.v_permutation()``.
+        """
+        v = self._check_last(v, self.nv, "v")
+        return v[..., self._v_perm()]
+
+    def v_from_pinocchio(self, v_pin) -> jax.Array:
+        """Pinocchio's ``v`` (or ``a``, ``tau``) -> this module's order."""
+        v_pin = self._check_last(v_pin, self.nv, "v_pin")
+        return v_pin[..., self._v_perm()]
+
+    def v_permutation(self) -> np.ndarray:
+        """Index array ``p`` with ``v_pin = v[p]`` (and ``v = v_pin[p]``)."""
+        return self._v_perm()
+
+
+jax.tree_util.register_dataclass(Model)
+
+
+def build_model(
+    *,
+    name,
+    parents,
+    joint_types,
+    joint_names,
+    body_names,
+    placement_R,
+    placement_p,
+    axes,
+    params,
+    frame_names,
+    frame_bodies,
+    frame_R,
+    frame_p,
+    dtype=None,
+) -> Model:
+    """Assemble a :class:`Model` from float64 NumPy arrays (internal; loaders call it)."""
+    dtype = np.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError(f"dtype: expected a floating dtype (float32 or float64), got {dtype}")
+    if dtype == np.float64 and not jax.config.jax_enable_x64:
+        raise ValueError(
+            "dtype: float64 requested but JAX is in 32-bit mode; call "
+            "jax.config.update('jax_enable_x64', True) first"
+        )
+    parents = tuple(int(p) for p in parents)
+    for i, p in enumerate(parents):
+        if not -1 <= p < i:
+            raise ValueError(f"parents: body {i} has parent {p}; expected topological order")
+    for i, t in enumerate(joint_types):
+        if t not in JOINT_TYPES:
+            raise ValueError(f"joint_types[{i}]: unknown joint type {t!r}")
+        if t == "free_flyer" and (i != 0 or parents[0] != -1):
+            raise ValueError("a free_flyer joint is only allowed for body 0, attached to the world")
+    nb = len(parents)
+    nf = len(frame_names)
+
+    def arr(x, shape):
+        return jnp.asarray(np.asarray(x, np.float64).reshape(shape), dtype)
+
+    return Model(
+        placements=Plxb(arr(placement_R, (nb, 3, 3)), arr(placement_p, (nb, 3))),
+        axes=arr(axes, (nb, 3)),
+        inertia=RigidBodyInertia(arr(params, (nb, 10))),
+        frame_placements=Plxb(arr(frame_R, (nf, 3, 3)), arr(frame_p, (nf, 3))),
+        name=str(name),
+        parents=parents,
+        joint_types=tuple(joint_types),
+        joint_names=tuple(joint_names),
+        body_names=tuple(body_names),
+        levels=_levels(parents),
+        frame_names=tuple(frame_names),
+        frame_bodies=tuple(int(b) for b in frame_bodies),
+    )
+
+
+def chain_model(
+    n: int,
+    *,
+    length: float = 1.0,
+    mass: float = 1.0,
+    floating_base: bool = False,
+    dtype=None,
+) -> Model:
+    """A serial chain of ``n`` revolute-z links (tests, examples).
+
+    Joint ``i > 0`` sits ``length`` along the parent's x axis; each link is a
+    uniform thin rod of ``mass`` from its origin to ``(length, 0, 0)``
+    (inertia about the CoM ``m L²/12`` about y and z, ``m L²/1200`` about x).
+    With ``floating_base`` the first link carries a free flyer and the
+    remaining ``n - 1`` joints are revolute.
+    """
+    if n < 1:
+        raise ValueError(f"n: expected at least one link, got {n}")
+    L, m = float(length), float(mass)
+    c = np.array([L / 2, 0.0, 0.0])
+    I_c = np.diag([m * L * L / 1200, m * L * L / 12, m * L * L / 12])
+    I_o = I_c + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+    pi = np.array([m, *(m * c), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])
+    types = ["revolute"] * n
+    axes = np.tile([0.0, 0.0, 1.0], (n, 1))
+    if floating_base:
+        types[0] = "free_flyer"
+        axes[0] = 0.0
+    Pp = np.zeros((n, 3))
+    Pp[1:, 0] = L
+    names = [f"link{i}" for i in range(n)]
+    return build_model(
+        name=f"chain{n}",
+        parents=list(range(-1, n - 1)),
+        joint_types=types,
+        joint_names=[f"joint{i}" for i in range(n)],
+        body_names=names,
+        placement_R=np.tile(np.eye(3), (n, 1, 1)),
+        placement_p=Pp,
+        axes=axes,
+        params=np.tile(pi, (n, 1)),
+        frame_names=names,
+        frame_bodies=list(range(n)),
+        frame_R=np.tile(np.eye(3), (n, 1, 1)),
+        frame_p=np.zeros((n, 3)),
+        dtype=dtype,
+    )

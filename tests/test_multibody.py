@@ -1,0 +1,414 @@
+"""spatialjax.multibody against Pinocchio on example-robot-data robots, plus properties.
+
+Every robot is loaded from the same URDF by both libraries; one jitted function per
+robot and dtype computes FK, RNEA, CRBA and the regressor for a batch of random
+states (one compile per robot), each state compared with Pinocchio's C++ result.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.test_util import check_grads
+
+import spatialjax.multibody as mb
+from spatialjax.io import ModelFileError
+
+pin = pytest.importorskip("pinocchio")
+
+
+def _robots_dir():
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or []:
+        if str(f).endswith("example-robot-data/package.xml"):
+            d = Path(dist.locate_file(f)).parent / "robots"
+            if d.is_dir():
+                return d
+    return None
+
+
+ROBOTS = _robots_dir()
+needs_robots = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+
+PANDA_LOCKED = {"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.03}
+# (id, URDF, floating base, locked joints): which ran is the parametrisation below.
+CASES = [
+    ("panda", "panda_description/urdf/panda.urdf", False, PANDA_LOCKED),
+    ("ur5", "ur_description/urdf/ur5_robot.urdf", False, None),
+    ("double_pendulum_continuous", "double_pendulum_description/urdf/"
+     "double_pendulum_continuous.urdf", False, None),
+    ("solo12", "solo_description/robots/solo12.urdf", True, None),
+    ("talos_reduced", "talos_data/robots/talos_reduced.urdf", True, None),
+]  # fmt: skip
+NSTATES = 3
+FLOAT32_ROBOTS = ("panda", "solo")  # URDF robot names
+
+
+def _pin_model(path, floating, locked):
+    pm = (
+        pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+        if floating
+        else pin.buildModelFromUrdf(path)
+    )
+    if locked:
+        q0 = pin.neutral(pm)
+        for name, value in locked.items():
+            q0[pm.idx_qs[pm.getJointId(name)]] = value
+        pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], q0)
+    return pm
+
+
+def _random_states(model, n, rng, dtype=np.float64):
+    """``q`` in spatialjax order (angles in (-π, π), unit wxyz quaternion), ``v``, ``a``."""
+    q = rng.uniform(-np.pi, np.pi, (n, model.nq))
+    if model.floating_base:
+        q[:, :3] = rng.uniform(-1, 1, (n, 3))
+        quat = rng.standard_normal((n, 4))
+        q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    v = rng.standard_normal((n, model.nv))
+    a = rng.standard_normal((n, model.nv))
+    return (jnp.asarray(x, dtype) for x in (q, v, a))
+
+
+@jax.jit
+def _everything(model, q, v, a):
+    fk = mb.forward_kinematics(model, q, v, a)
+    tau = mb.rnea(model, q, v, a)
+    H = mb.mass_matrix(model, q)
+    Y = mb.joint_torque_regressor(model, q, v, a)
+    return fk, tau, H, Y
+
+
+def _pin_everything(pm, qp, vp, ap):
+    pd = pm.createData()
+    pin.forwardKinematics(pm, pd, qp, vp, ap)
+    R = np.array([pd.oMi[i].rotation for i in range(1, pm.njoints)])
+    p = np.array([pd.oMi[i].translation for i in range(1, pm.njoints)])
+    vel = np.array([np.r_[pd.v[i].angular, pd.v[i].linear] for i in range(1, pm.njoints)])
+    acc = np.array([np.r_[pd.a[i].angular, pd.a[i].linear] for i in range(1, pm.njoints)])
+    tau = pin.rnea(pm, pd, qp, vp, ap).copy()
+    H = pin.crba(pm, pd, qp).copy()
+    H = np.triu(H) + np.triu(H, 1).T
+    Y = pin.computeJointTorqueRegressor(pm, pd, qp, vp, ap).copy()
+    return R, p, vel, acc, tau, H, Y
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[c[0] for c in CASES])
+def robot(request):
+    if ROBOTS is None:
+        pytest.skip("example-robot-data is not installed")
+    _, rel, floating, locked = request.param
+    path = str(ROBOTS / rel)
+    model = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
+    return model, _pin_model(path, floating, locked)
+
+
+def test_structure_matches_pinocchio(robot):
+    model, pm = robot
+    assert model.nv == pm.nv and model.nq_pinocchio == pm.nq
+    assert model.nbodies == pm.njoints - 1
+    names = list(pm.names)[1:]
+    assert list(model.joint_names[int(model.floating_base) :]) == names[int(model.floating_base) :]
+    assert [p + 1 for p in model.parents] == list(pm.parents)[1:]
+    pin_params = np.array([pm.inertias[i].toDynamicParameters() for i in range(1, pm.njoints)])
+    np.testing.assert_allclose(model.inertia.params, pin_params, rtol=0, atol=1e-12)
+
+
+def test_float64_matches_pinocchio(robot):
+    model, pm = robot
+    q, v, a = _random_states(model, NSTATES, np.random.default_rng(1))
+    fk, tau, H, Y = _everything(model, q, v, a)
+    perm = model.v_permutation()
+    qp_all = np.asarray(model.q_to_pinocchio(q))
+    vp_all, ap_all = np.asarray(model.v_to_pinocchio(v)), np.asarray(model.v_to_pinocchio(a))
+    for k in range(NSTATES):
+        R, p, vel, acc, tau_p, H_p, Y_p = _pin_everything(pm, qp_all[k], vp_all[k], ap_all[k])
+        np.testing.assert_allclose(fk.poses.E[k], R, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fk.poses.r[k], p, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(fk.velocities[k], vel, rtol=0, atol=1e-11)
+        np.testing.assert_allclose(fk.accelerations[k], acc, rtol=0, atol=1e-11)
+        scale = max(1.0, np.abs(tau_p).max())
+        np.testing.assert_allclose(np.asarray(tau[k])[perm], tau_p, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(
+            np.asarray(H[k])[np.ix_(perm, perm)], H_p, rtol=0, atol=1e-12 * max(1, H_p.max())
+        )
+        np.testing.assert_allclose(
+            np.asarray(Y[k])[perm], Y_p, rtol=0, atol=1e-12 * max(1.0, np.abs(Y_p).max())
+        )
+    # Y π == rnea (both from this module; Pinocchio checked each above)
+    Ypi = jnp.einsum("...ij,j->...i", Y, model.inertia.params.reshape(-1))
+    np.testing.assert_allclose(Ypi, tau, rtol=0, atol=1e-10 * max(1.0, float(jnp.abs(tau).max())))
+
+
+def test_float32_matches_pinocchio(robot):
+    model64, pm = robot
+    if model64.name not in FLOAT32_ROBOTS:
+        pytest.skip("float32 runs on one fixed-base and one floating-base robot (compile time)")
+    model = model64.astype(jnp.float32)
+    q, v, a = _random_states(model, NSTATES, np.random.default_rng(2), np.float32)
+    fk, tau, H, Y = _everything(model, q, v, a)
+    assert tau.dtype == jnp.float32 and H.dtype == jnp.float32 and Y.dtype == jnp.float32
+    perm = model.v_permutation()
+    q64, v64, a64 = (jnp.asarray(x, jnp.float64) for x in (q, v, a))
+    qp_all = np.asarray(model64.q_to_pinocchio(q64))
+    vp_all, ap_all = (
+        np.asarray(model64.v_to_pinocchio(v64)),
+        np.asarray(model64.v_to_pinocchio(a64)),
+    )
+    for k in range(NSTATES):
+        R, p, vel, acc, tau_p, H_p, Y_p = _pin_everything(pm, qp_all[k], vp_all[k], ap_all[k])
+        # float32 round-off ~6e-8, grown along the chain (~depth) and by the state's scale
+        np.testing.assert_allclose(fk.poses.E[k], R, rtol=0, atol=2e-5)
+        np.testing.assert_allclose(fk.poses.r[k], p, rtol=0, atol=2e-5)
+        tol = 3e-5 * max(1.0, np.abs(tau_p).max())
+        np.testing.assert_allclose(np.asarray(tau[k])[perm], tau_p, rtol=0, atol=tol)
+        tol = 3e-5 * max(1.0, np.abs(H_p).max())
+        np.testing.assert_allclose(np.asarray(H[k])[np.ix_(perm, perm)], H_p, rtol=0, atol=tol)
+
+
+# ---------------------------------------------------------------- smaller checks
+
+
+def test_level_and_loop_sweeps_agree_on_a_branching_tree(tmp_path):
+    links = "".join(
+        f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'
+        f'<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
+        for k, n in enumerate(["base", "a1", "a2", "b1", "b2"])
+    )
+    joints = "".join(
+        f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
+        f'<origin xyz="0.2 0.1 0" rpy="0.1 0.2 0.3"/><axis xyz="0 1 1"/>'
+        '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
+        for j, t, p, c in [("ja1", "revolute", "base", "a1"), ("ja2", "prismatic", "a1", "a2"),
+                           ("jb1", "revolute", "base", "b1"), ("jb2", "fixed", "b1", "b2")]
+    )  # fmt: skip
+    path = tmp_path / "tree.urdf"
+    path.write_text(f'<robot name="tree">{links}{joints}</robot>')
+    model = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
+    assert model.levels == ((0,), (1, 3), (2,)) and model.parents == (-1, 0, 1, 0)
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    q, v, a = (x[0] for x in _random_states(model, 1, np.random.default_rng(3)))
+    t_lev = mb.rnea(model, q, v, a, method="levels")
+    t_loop = mb.rnea(model, q, v, a, method="loop")
+    np.testing.assert_allclose(t_lev, t_loop, rtol=0, atol=1e-13)
+    args = [np.asarray(x) for x in (model.q_to_pinocchio(q), model.v_to_pinocchio(v),
+                                    model.v_to_pinocchio(a))]  # fmt: skip
+    tau_p = pin.rnea(pm, pm.createData(), *args)
+    np.testing.assert_allclose(model.v_to_pinocchio(t_lev), tau_p, rtol=0, atol=1e-12)
+
+
+@needs_robots
+def test_frame_poses_match_pinocchio():
+    path = str(ROBOTS / CASES[0][1])
+    model = mb.Model.from_urdf(path, locked_joints=PANDA_LOCKED, dtype="float64")
+    pm = _pin_model(path, False, PANDA_LOCKED)
+    q = next(_random_states(model, 1, np.random.default_rng(3)))[0]
+    fk = mb.forward_kinematics(model, q)
+    frames = mb.frame_poses(model, fk.poses)
+    pd = pm.createData()
+    pin.framesForwardKinematics(pm, pd, np.asarray(model.q_to_pinocchio(q)))
+    for name in ("panda_hand", "panda_leftfinger", "panda_link8", "panda_link0"):
+        k = model.frame_names.index(name)
+        M = pd.oMf[pm.getFrameId(name)]
+        np.testing.assert_allclose(frames.E[k], M.rotation, atol=1e-12)
+        np.testing.assert_allclose(frames.r[k], M.translation, atol=1e-12)
+
+
+@needs_robots
+def test_from_pinocchio_matches_from_urdf():
+    path = str(ROBOTS / "talos_data/robots/talos_reduced.urdf")
+    a = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
+    b = mb.from_pinocchio(_pin_model(path, True, None), dtype="float64")
+    assert a.parents == b.parents and a.joint_types == b.joint_types
+    assert a.joint_names[1:] == b.joint_names[1:] and a.body_names == b.body_names
+    for x, y in zip(jax.tree.leaves((a.placements, a.axes, a.inertia)),
+                    jax.tree.leaves((b.placements, b.axes, b.inertia)), strict=True):  # fmt: skip
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
+
+
+def test_pinocchio_converters_round_trip_and_layout():
+    model = mb.chain_model(3, floating_base=True, dtype="float64")
+    q = jnp.array([0.1, 0.2, 0.3, 0.5, 0.5, -0.5, 0.5, 0.7, -0.4])
+    qp = model.q_to_pinocchio(q)
+    np.testing.assert_array_equal(qp[3:7], [0.5, -0.5, 0.5, 0.5])  # xyzw
+    np.testing.assert_array_equal(model.q_from_pinocchio(qp), q)
+    v = jnp.arange(8.0)
+    np.testing.assert_array_equal(model.v_to_pinocchio(v), [3, 4, 5, 0, 1, 2, 6, 7])  # [v; ω]
+    np.testing.assert_array_equal(model.v_from_pinocchio(model.v_to_pinocchio(v)), v)
+    assert (model.nq, model.nv) == (9, 8)
+
+
+def test_continuous_joint_q_is_cos_sin_in_pinocchio():
+    if ROBOTS is None:
+        pytest.skip("example-robot-data is not installed")
+    path = ROBOTS / "double_pendulum_description/urdf/double_pendulum_continuous.urdf"
+    model = mb.Model.from_urdf(path, dtype="float64")
+    assert model.joint_types == ("continuous", "continuous")
+    q = jnp.array([0.3, -2.0])
+    qp = model.q_to_pinocchio(q)
+    np.testing.assert_allclose(qp, [np.cos(0.3), np.sin(0.3), np.cos(-2.0), np.sin(-2.0)])
+    np.testing.assert_allclose(model.q_from_pinocchio(qp), q, atol=1e-15)
+
+
+def test_batch_shapes_broadcast():
+    model = mb.chain_model(3, dtype="float64")
+
+    @jax.jit
+    def f(q, v, a):
+        fk = mb.forward_kinematics(model, q)
+        return mb.rnea(model, q, v, a), mb.joint_torque_regressor(model, q, v, a), fk, \
+            mb.mass_matrix(model, q)  # fmt: skip
+
+    rng = np.random.default_rng(4)
+    q = jnp.asarray(rng.standard_normal((2, 1, 3)))
+    v = jnp.asarray(rng.standard_normal((4, 3)))
+    a = jnp.asarray(rng.standard_normal((3,)))
+    tau, Y, fk, H = f(q, v, a)
+    assert tau.shape == (2, 4, 3) and Y.shape == (2, 4, 3, 30)
+    assert fk.poses.E.shape == (2, 1, 3, 3, 3) and H.shape == (2, 1, 3, 3)
+    full = (jnp.broadcast_to(x, (2, 4, 3)) for x in (q, v, a))
+    tau_full, Y_full, _, _ = f(*full)
+    np.testing.assert_allclose(tau, tau_full, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(Y, Y_full, rtol=0, atol=1e-13)
+
+
+def test_single_pendulum_closed_form():
+    """One rod about z with gravity along -y: τ = I_o θ̈ + m g (L/2) cos θ (textbook pendulum)."""
+    model = mb.chain_model(1, length=2.0, mass=3.0, dtype="float64")
+    th, thd, thdd = 0.4, 1.3, -0.7
+    tau = mb.rnea(model, jnp.array([th]), jnp.array([thd]), jnp.array([thdd]), (0.0, -9.81, 0.0))
+    I_o = 3.0 * 2.0**2 / 3.0  # rod about its end: m L² / 3
+    np.testing.assert_allclose(tau[0], I_o * thdd + 3.0 * 9.81 * 1.0 * np.cos(th), rtol=1e-14)
+    H = mb.mass_matrix(model, jnp.array([th]))
+    np.testing.assert_allclose(H[0, 0], I_o, rtol=1e-14)
+
+
+def test_friction_regressor_columns_and_sign_zero():
+    model = mb.chain_model(3, floating_base=True, dtype="float64")
+    v = jnp.array([1.0, 2, 3, 4, 5, 6, -0.5, 0.0])
+    Yf = mb.friction_regressor(model, v)
+    assert Yf.shape == (8, 6)
+    phi = jnp.array([0.1, 0.2, 0.3, 1.0, 2.0, 3.0])  # (F_v, F_c, offset) per joint
+    expected = [0, 0, 0, 0, 0, 0, 0.1 * -0.5 + 0.2 * -1 + 0.3, 1.0 * 0.0 + 2.0 * 0.0 + 3.0]
+    np.testing.assert_allclose(Yf @ phi, expected, atol=1e-15)
+
+
+def test_vmap_over_models_with_different_inertias():
+    if ROBOTS is None:
+        pytest.skip("example-robot-data is not installed")
+    path = str(ROBOTS / CASES[0][1])
+    base = mb.Model.from_urdf(path, locked_joints=PANDA_LOCKED, dtype="float64")
+    scales = jnp.array([0.5, 1.0, 2.0])
+    models = jax.tree.map(lambda x: jnp.stack([x, x, x]), base)
+    models = jax.tree.map(lambda x: x, models)
+    params = models.inertia.params * scales[:, None, None]
+    models = type(base)(**{**_fields(models), "inertia": type(base.inertia)(params)})
+    q, v, a = _random_states(base, 1, np.random.default_rng(5))
+    taus = jax.vmap(mb.rnea, in_axes=(0, None, None, None))(models, q[0], v[0], a[0])
+    pm = _pin_model(path, False, PANDA_LOCKED)
+    for k in range(3):
+        pmk = pm.copy()
+        for i in range(1, pm.njoints):
+            pmk.inertias[i] = pin.Inertia.FromDynamicParameters(np.asarray(params[k, i - 1]))
+        tau_p = pin.rnea(pmk, pmk.createData(), *(np.asarray(x) for x in
+                         (base.q_to_pinocchio(q[0]), v[0], a[0])))  # fmt: skip
+        np.testing.assert_allclose(taus[k], tau_p, rtol=0, atol=1e-12)
+
+
+def _fields(model):
+    import dataclasses
+
+    return {f.name: getattr(model, f.name) for f in dataclasses.fields(model)}
+
+
+def test_gradients_check_grads():
+    """Derivatives of rnea (q, v, a, inertias), mass_matrix and FK against finite differences."""
+    model = mb.chain_model(2, floating_base=True, dtype="float64")
+    q, v, a = (x[0] for x in _random_states(model, 1, np.random.default_rng(6)))
+
+    @jax.jit
+    def f(q, v, a, params):
+        m = type(model)(**{**_fields(model), "inertia": type(model.inertia)(params)})
+        fk = mb.forward_kinematics(m, q)
+        return mb.rnea(m, q, v, a), mb.mass_matrix(m, q), fk.poses.r, fk.poses.E
+
+    check_grads(f, (q, v, a, model.inertia.params), order=1, modes=("rev",))
+
+
+# -------------------------------------------------------------------- bad input
+
+_URDF_HEAD = '<?xml version="1.0"?>\n<robot name="r">\n'
+_LINKS = "".join(f'  <link name="l{i}"/>\n' for i in range(3))
+
+
+def _joint(name, parent, child, jtype="revolute"):
+    return (
+        f'  <joint name="{name}" type="{jtype}"><parent link="{parent}"/>'
+        f'<child link="{child}"/><axis xyz="0 0 1"/></joint>\n'
+    )
+
+
+def _write(tmp_path, body):
+    p = tmp_path / "r.urdf"
+    p.write_text(_URDF_HEAD + body + "</robot>\n")
+    return p
+
+
+def test_bad_q_length_and_dtype():
+    model = mb.chain_model(3, dtype="float64")
+    with pytest.raises(
+        ValueError, match=r"q: expected shape \(\.\.\., 3\) for model 'chain3'.*got shape \(4,\)"
+    ):
+        mb.rnea(model, jnp.zeros(4), jnp.zeros(3), jnp.zeros(3))
+    with pytest.raises(ValueError, match=r"v: expected shape \(\.\.\., 3\)"):
+        mb.forward_kinematics(model, jnp.zeros(3), jnp.zeros(2))
+    with pytest.raises(TypeError, match="dtype float32 differs from the model's float64"):
+        mb.rnea(model, jnp.zeros(3, jnp.float32), jnp.zeros(3), jnp.zeros(3))
+    with pytest.raises(ValueError, match="batch shapes do not broadcast"):
+        mb.rnea(model, jnp.zeros((2, 3)), jnp.zeros((5, 3)), jnp.zeros(3))
+    with pytest.raises(ValueError, match="method: expected one of"):
+        mb.mass_matrix(model, jnp.zeros(3), method="fast")
+
+
+def test_unknown_locked_joint(tmp_path):
+    p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "l2"))
+    with pytest.raises(
+        ValueError, match=r"locked_joints: no joint named 'nope'.*movable joints: j1, j2"
+    ):
+        mb.Model.from_urdf(p, locked_joints={"nope": 0.0})
+    m = mb.Model.from_urdf(p, locked_joints={"j2": 0.5})
+    assert m.joint_names == ("j1",) and m.frame_bodies == (-1, 0, 0)
+
+
+def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
+    p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "l2")
+               + _joint("j3", "l0", "l2"))  # fmt: skip
+    with pytest.raises(
+        ModelFileError,
+        match=r"r\.urdf:\d+: .*link 'l2' is the child of two joints, 'j2' .*and 'j3'.*loop",
+    ):
+        mb.Model.from_urdf(p)
+    p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1"))
+    with pytest.raises(ModelFileError, match=r"2 root links \('l0' \(line 3\), 'l2' \(line 5\)\)"):
+        mb.Model.from_urdf(p)
+    p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "l0")
+               + _joint("j3", "l1", "l2"))  # fmt: skip
+    with pytest.raises(ModelFileError, match="no root link"):
+        mb.Model.from_urdf(p)
+    p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "l2", "planar"))
+    with pytest.raises(
+        ModelFileError,
+        match=r"r\.urdf:7: field 'joint\[j2\]/type': joint 'j2' has type 'planar'.*not support",
+    ):
+        mb.Model.from_urdf(p)
+    p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "lx"))
+    with pytest.raises(ModelFileError, match="names child link 'lx', which is not a <link>"):
+        mb.Model.from_urdf(p)
