@@ -34,6 +34,8 @@ class FitResult:
       prior: the prior actually used (the given one, or the default built
         from least squares).
       gamma: ``(...)`` the regularisation weight actually used.
+      status: ``(...)`` int32 :class:`FitStatus` code: why a body did or did
+        not converge (``converged == (status == FitStatus.CONVERGED)``).
     """
 
     inertia: RigidBodyInertia
@@ -45,6 +47,7 @@ class FitResult:
     condition_number: jax.Array
     prior: RigidBodyInertia
     gamma: jax.Array
+    status: jax.Array
 
 
 jax.tree_util.register_dataclass(
