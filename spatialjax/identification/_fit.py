@@ -111,7 +111,9 @@ def _solve_log_cholesky(
         v = data_term(pi, P) + P.gamma * reg - mu * logdet
         return jnp.where(jnp.isfinite(v), v, jnp.inf)
 
-    opt = make_optimizer(optimizer, learning_rate, memory_size, slack=8 * jnp.finfo(dtype).eps)
+    opt = make_optimizer(
+        optimizer, learning_rate, memory_size, slack=float(8 * jnp.finfo(dtype).eps)
+    )
     out = minimize(
         value_x,
         x0,
@@ -342,7 +344,7 @@ def _np_min_eig_pseudo_inertia(p):
 
 # ------------------------------------------------------------------ public API
 def _is_concrete(x) -> bool:
-    return not isinstance(x, jax.core.Tracer)
+    return not isinstance(x, jax.core.Tracer)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def _first_bad(mask: np.ndarray) -> str:
