@@ -63,6 +63,15 @@ def _one(Y, f, w, prior, gamma):
     return fit(Y, f, weights=w, prior=sj.RigidBodyInertia(prior), gamma=gamma)
 
 
-# jit of a vmap of fit: each outer body's regressor against an inner batch of (2,) wrench
-# sets, priors and γ; one compiled program for every call with these shapes
-fit_vmapped = jax.jit(jax.vmap(_one))
+_fit_vmapped = jax.jit(jax.vmap(_one))
+
+
+def fit_vmapped(Y, f, w, prior, gamma):
+    """``jit`` of a ``vmap`` of fit: each outer body's regressor against an inner batch.
+
+    One compiled program for every call with the same shapes (inputs are made
+    float64 and strongly typed first: a weakly typed array, e.g. from
+    ``jnp.full(shape, 0.05)``, would key a separate program).
+    """
+    args = (Y, f, w, prior, gamma)
+    return _fit_vmapped(*(jnp.asarray(x).astype(jnp.float64) for x in args))

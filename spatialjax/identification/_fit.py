@@ -634,13 +634,15 @@ def fit(
             raise ValueError(f"gamma: expected a finite γ ≥ 0, got {np.asarray(gamma)}")
     # one input structure whatever the caller's broadcasting (weights given or not, γ scalar
     # or batched...), so that calls differing only in that share one compiled program
+    # (astype also drops weak types, which would key a separate compiled program)
     batch = tuple(batch)
     shape_f = batch + (n, 6)
-    f = jnp.broadcast_to(f, shape_f)
+    Y = Y.astype(dtype)
+    f = jnp.broadcast_to(f.astype(dtype), shape_f)
     w = jnp.ones(shape_f, dtype) if w is None else jnp.broadcast_to(w, shape_f)
     # prior and γ: placeholders and a flag where not given (defaults computed inside)
     given = jnp.asarray([prior_pi is not None, gamma is not None])
     prior_pi = jnp.asarray(_UNIT_BODY, dtype) if prior_pi is None else prior_pi
-    prior_pi = jnp.broadcast_to(prior_pi, batch + (10,))
+    prior_pi = jnp.broadcast_to(prior_pi.astype(dtype), batch + (10,))
     gamma = jnp.broadcast_to(jnp.zeros((), dtype) if gamma is None else gamma, batch)
     return _fit_batch(Y, f, w, prior_pi, gamma, given, batch=batch, solver=solver)
