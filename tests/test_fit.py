@@ -86,6 +86,7 @@ def test_solver_objects_hold_only_their_options_and_validate_them():
     assert Barrier() == Barrier(optimizer=LBFGS(memory_size=10, max_iters=500), eps=0.0)
     assert hash(LogCholesky(rtol=1e-8)) == hash(LogCholesky(rtol=1e-8))  # static jit args
     assert not hasattr(LogCholesky(), "eps") and not hasattr(LBFGS(), "learning_rate")
+    assert LBFGS(max_iters=np.int64(500)) == LBFGS()  # NumPy scalars are numbers too
     for make, match in (
         (lambda: Barrier(eps=-1.0), r"Barrier: eps: expected a finite float ≥ 0, got -1.0"),
         (lambda: LogCholesky(init="zeros"), r"LogCholesky: init: expected one of"),

@@ -16,17 +16,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 
 INITS = ("prior", "least_squares")
 
 
 def _check_int(owner: str, name: str, value, lo: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
         raise ValueError(f"{owner}: {name}: expected an int ≥ {lo}, got {value!r}")
 
 
 def _check_float(owner: str, name: str, value, *, positive: bool) -> None:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
     if not ok or (value <= 0 if positive else value < 0):
         want = "a finite float > 0" if positive else "a finite float ≥ 0"
         raise ValueError(f"{owner}: {name}: expected {want}, got {value!r}")
