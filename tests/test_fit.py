@@ -1,74 +1,56 @@
-"""fit: batch axes, vmap, float32, the barrier default, Adam, defaults, gradients, bad input.
+"""fit: batch axes, vmap, float32, the barrier default, Adam, weights, gradients, status, bad input.
 
-Complements test_identification.py (noiseless recovery and method agreement with
-log-Cholesky, consistency on noisy data, rank deficiency, gradient in the data).
-Every fit here uses 3 bodies × 24 samples so compiled programs are shared.
+Complements test_identification.py (noiseless recovery and method agreement,
+consistency on noisy data, rank deficiency). Every fit here uses the shapes of
+``_fit_cases`` (3 bodies x 24 samples) so compiled programs are shared.
 """
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _fit_cases import N_BODIES, N_SAMPLES, box_prior, fit_vmapped, problem, regressor_of
 
 import spatialjax as sj
-from spatialjax.identification import body_regressor, fit
-
-N_BODIES, N_SAMPLES = 3, 24
-SIGMA = np.array([0.02, 0.02, 0.03, 1.2, 1.2, 0.5])
-
-
-def _trajectory():
-    """Persistently exciting: each axis at its own frequency (``a = dv/dt``)."""
-    t = np.arange(N_SAMPLES)[:, None] * 0.12
-    freq = 1.0 + 0.41 * np.arange(6)
-    phase = np.arange(6) * np.pi / 3
-    return jnp.asarray(np.sin(freq * t + phase)), jnp.asarray(freq * np.cos(freq * t + phase))
-
-
-def _problem(rng, noise, dtype=jnp.float64):
-    m = rng.uniform(0.05, 0.5, size=(N_BODIES, 10))
-    p = rng.uniform(-0.5, 0.5, size=(N_BODIES, 10, 3))
-    truth = sj.RigidBodyInertia.from_point_masses(jnp.asarray(m, dtype), jnp.asarray(p, dtype))
-    v, a = _trajectory()
-    Y = jnp.broadcast_to(body_regressor(v, a).astype(dtype), (N_BODIES, N_SAMPLES, 6, 10))
-    f = jnp.einsum("nsij,nj->nsi", Y, truth.params)
-    f = f + jnp.asarray(noise * rng.normal(size=f.shape) * SIGMA, dtype)
-    return truth, Y, f, jnp.asarray(1.0 / SIGMA**2, dtype)
-
-
-def _fit(Y, f, w, **kw):
-    """All defaults but the noise weights (one compiled program shared by most tests)."""
-    return fit(Y, f, weights=w, **kw)
-
-
-def _box_prior(mass, dtype=jnp.float64):
-    return sj.box(jnp.asarray(mass, dtype), jnp.ones((3,), dtype))
+from spatialjax.identification import (
+    LBFGS,
+    Adam,
+    Barrier,
+    FitStatus,
+    LogCholesky,
+    fit,
+)
 
 
 def test_defaults_recover_truth_from_noiseless_data(rng):
     # default prior = the (consistent) least-squares body = the truth, so the default γ > 0
     # does not bias the fit
-    truth, Y, f, w = _problem(rng, noise=0.0)
-    res = _fit(Y, f, w)  # barrier is the default method
+    truth, Y, f, w = problem(rng, noise=0.0)
+    res = fit(Y, f, weights=w)  # barrier is the default solver
     assert bool(jnp.all(res.converged)) and bool(jnp.all(res.gamma > 0))
+    assert bool(jnp.all(res.status == FitStatus.CONVERGED))
+    assert res.status.dtype == jnp.int32
     assert bool(jnp.all(res.consistency.fully_consistent))
     assert float(jnp.max(sj.geodesic_distance(truth, res.inertia))) <= 1e-6
 
 
 def test_vmap_and_broadcast_leading_axes_match_the_flat_batch(rng):
-    truth, Y, f, w = _problem(rng, noise=1.0)
-    flat = _fit(Y, f, w)
-    f2 = jnp.stack([f, f[::-1]], axis=1)  # (3, 2, N, 6): each body twice, second pair reversed
-
-    def one(Y, f2):  # Y (N, 6, 10) is broadcast against f2's leading axis (2,)
-        return _fit(Y, f2, w)
-
-    res = jax.vmap(one)(Y, f2)
+    truth, Y, f, w = problem(rng, noise=1.0)
+    prior = box_prior(truth.mass * 1.3)
+    gamma = jnp.asarray([0.5, 0.05, 0.005])
+    flat = fit(Y, f, weights=w, prior=prior, gamma=gamma)
+    # (3, 2, ...): each body twice, the second copy with the wrenches, prior and γ of the
+    # reversed batch; Y (N, 6, 10) is broadcast against the inner axis (2,)
+    f2 = jnp.stack([f, f[::-1]], axis=1)
+    w2 = jnp.broadcast_to(w, f2.shape)
+    p2 = jnp.stack([prior.params, prior.params[::-1]], axis=1)
+    g2 = jnp.stack([gamma, gamma[::-1]], axis=1)
+    res = fit_vmapped(Y, f2, w2, p2, g2)
     assert res.inertia.batch_shape == (3, 2)
-    assert res.objective.shape == res.converged.shape == res.condition_number.shape == (3, 2)
+    assert res.objective.shape == res.converged.shape == res.status.shape == (3, 2)
     np.testing.assert_allclose(res.inertia.params[:, 0], flat.inertia.params, rtol=1e-7, atol=1e-9)
     np.testing.assert_allclose(res.objective[:, 0], flat.objective, rtol=1e-9)
-    # body i's regressor with body (2 - i)'s wrenches: all bodies share one trajectory, so
+    # body i's regressor with body (2 - i)'s data: all bodies share one trajectory, so
     # this is body (2 - i)'s fit again
     np.testing.assert_allclose(
         res.inertia.params[:, 1], flat.inertia.params[::-1], rtol=1e-7, atol=1e-9
@@ -77,28 +59,74 @@ def test_vmap_and_broadcast_leading_axes_match_the_flat_batch(rng):
 
 
 def test_float32_in_float32_out_and_consistent(rng):
-    truth, Y, f, w = _problem(rng, noise=1.0, dtype=jnp.float32)
-    res = _fit(Y, f, w)
+    truth, Y, f, w = problem(rng, noise=1.0, dtype=jnp.float32)
+    res = fit(Y, f, weights=w)
     for x in (res.inertia.params, res.objective, res.residual, res.gamma, res.condition_number):
         assert x.dtype == jnp.float32
     assert bool(jnp.all(res.consistency.fully_consistent))
     assert bool(jnp.all(res.consistency.min_eig_pseudo_inertia > 0))
-    ref = _fit(Y.astype(float), f.astype(float), w.astype(float))
+    ref = fit(Y.astype(float), f.astype(float), weights=w.astype(float))
     np.testing.assert_allclose(res.objective, ref.objective, rtol=1e-3)
 
 
-def test_adam_reaches_the_lbfgs_optimum(rng):
-    truth, Y, f, w = _problem(rng, noise=1.0)
-    a = _fit(Y, f, w)
-    b = _fit(Y, f, w, optimizer="adam")
+def test_adam_reaches_the_lbfgs_optimum_and_the_old_keywords_still_work(rng):
+    truth, Y, f, w = problem(rng, noise=1.0)
+    a = fit(Y, f, weights=w)
+    b = fit(Y, f, weights=w, solver=Barrier(optimizer=Adam()))
     assert bool(jnp.all(b.converged))
     rel = jnp.abs(b.objective - a.objective) / jnp.abs(a.objective)
     assert float(jnp.max(rel)) <= 1e-6, rel
+    # the flat keywords of the first API map onto the same solver object (same program)
+    with pytest.warns(DeprecationWarning, match="solver="):
+        c = fit(Y, f, weights=w, method="barrier", optimizer="adam", learning_rate=0.1)
+    np.testing.assert_array_equal(c.inertia.params, b.inertia.params)
+
+
+def test_solver_objects_hold_only_their_options_and_validate_them():
+    assert Barrier() == Barrier(optimizer=LBFGS(memory_size=10, max_iters=500), eps=0.0)
+    assert hash(LogCholesky(rtol=1e-8)) == hash(LogCholesky(rtol=1e-8))  # static jit args
+    assert not hasattr(LogCholesky(), "eps") and not hasattr(LBFGS(), "learning_rate")
+    assert LBFGS(max_iters=np.int64(500)) == LBFGS()  # NumPy scalars are numbers too
+    for make, match in (
+        (lambda: Barrier(eps=-1.0), r"Barrier: eps: expected a finite float ≥ 0, got -1.0"),
+        (lambda: LogCholesky(init="zeros"), r"LogCholesky: init: expected one of"),
+        (lambda: LogCholesky(rtol=2.0), r"LogCholesky: rtol: expected a float in \(0, 1\)"),
+        (lambda: Barrier(newton_steps=-1), r"Barrier: newton_steps: expected an int ≥ 0"),
+        (lambda: Barrier(optimizer="adam"), r"Barrier: optimizer: expected LBFGS\(...\)"),
+        (lambda: Adam(learning_rate=0.0), r"Adam: learning_rate: expected a finite float > 0"),
+        (lambda: LBFGS(max_iters=0), r"LBFGS: max_iters: expected an int ≥ 1, got 0"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            make()
+
+
+def test_weights_broadcast_like_numpy(rng):
+    # regression: weights had to be (6,), (N, 6) or (..., N, 6); per-sample (N, 1) and scalar
+    # weights were refused. Any shape broadcastable to f's (..., N, 6) now works.
+    truth, Y, f, w = problem(rng, noise=1.0)
+    per_sample = jnp.asarray(rng.uniform(0.5, 2.0, size=(N_SAMPLES, 1)))
+    tiled = jnp.broadcast_to(per_sample * w, f.shape)
+    a = fit(Y, f, weights=per_sample * w)  # (N, 6)
+    b = fit(Y, f, weights=tiled)  # (3, N, 6)
+    np.testing.assert_allclose(a.inertia.params, b.inertia.params, rtol=1e-12, atol=1e-15)
+    c = fit(Y, f, weights=per_sample)  # (N, 1)
+    d = fit(Y, f, weights=jnp.broadcast_to(per_sample, f.shape))
+    np.testing.assert_allclose(c.inertia.params, d.inertia.params, rtol=1e-12, atol=1e-15)
+    # a scalar weight scales the objective only (the default γ is unit-free)
+    e = fit(Y, f, weights=2.0)
+    g = fit(Y, f)
+    np.testing.assert_allclose(e.inertia.params, g.inertia.params, rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(e.objective, 2.0 * g.objective, rtol=1e-7)
+    for bad in ((5, 6), (N_SAMPLES, 3), (7,)):
+        with pytest.raises(ValueError, match=r"weights: expected a shape broadcastable to f"):
+            fit(Y, f, weights=jnp.ones(bad))
+    with pytest.raises(ValueError, match=r"Y and f has batch shape \(3,\), weights has .*\(2,\)"):
+        fit(Y, f, weights=jnp.ones((2, N_SAMPLES, 6)))
 
 
 def test_default_prior_is_least_squares_when_that_is_consistent(rng):
-    truth, Y, f, w = _problem(rng, noise=0.01)
-    res = _fit(Y, f, w)
+    truth, Y, f, w = problem(rng, noise=0.01)
+    res = fit(Y, f, weights=w)
     Yw = np.asarray(Y * jnp.sqrt(w)[:, None]).reshape(N_BODIES, -1, 10)
     fw = np.asarray(f * jnp.sqrt(w)).reshape(N_BODIES, -1)
     ls = np.stack([np.linalg.lstsq(Yw[i], fw[i], rcond=None)[0] for i in range(N_BODIES)])
@@ -111,40 +139,98 @@ def test_default_prior_is_least_squares_when_that_is_consistent(rng):
     assert bool(jnp.all(res.gamma > 0)) and bool(jnp.all(res.converged))
 
 
-def test_gradients_in_prior_and_gamma_match_finite_differences(rng):
-    truth, Y, f, w = _problem(rng, noise=1.0)
+def test_gradients_in_data_prior_and_gamma_match_finite_differences(rng):
+    truth, Y, f, w = problem(rng, noise=1.0)
     masses = truth.mass * 1.1
-
-    def out(masses, gamma):
-        res = fit(Y, f, weights=w, prior=_box_prior(masses), gamma=gamma)
-        return jnp.sum(res.inertia.params[:, 4:] ** 2)  # rotational inertia, least determined
-
     gamma = jnp.full((N_BODIES,), 0.5)
-    gm, gg = jax.grad(out, argnums=(0, 1))(masses, gamma)
-    assert bool(jnp.all(jnp.isfinite(gm))) and float(jnp.abs(gg).max()) > 0
-    for x, g, argnum in ((masses, gm, 0), (gamma, gg, 1)):
+
+    def out(f, masses, gamma):
+        res = fit(Y, f, weights=w, prior=box_prior(masses), gamma=gamma)
+        # mass (best determined) and rotational inertia (least determined)
+        return jnp.sum(res.inertia.mass) + jnp.sum(res.inertia.params[:, 4:] ** 2)
+
+    args = (f, masses, gamma)
+    grads = jax.grad(out, argnums=(0, 1, 2))(*args)
+    assert all(bool(jnp.all(jnp.isfinite(g))) and float(jnp.abs(g).max()) > 0 for g in grads)
+    for i, (x, g) in enumerate(zip(args, grads, strict=True)):
         d = jnp.asarray(rng.normal(size=x.shape))
-        eps = 1e-4 * float(jnp.max(jnp.abs(x)))
-        args_p = [masses, gamma]
-        args_m = [masses, gamma]
-        args_p[argnum] = x + eps * d
-        args_m[argnum] = x - eps * d
-        fd = (out(*args_p) - out(*args_m)) / (2 * eps)
-        np.testing.assert_allclose(jnp.sum(g * d), fd, rtol=1e-3)
+        # steps large enough that the solver's tolerance (1e-10 relative) does not dominate
+        eps = 1e-2 if i == 0 else 1e-4 * float(jnp.max(jnp.abs(x)))
+        plus = list(args)
+        minus = list(args)
+        plus[i] = x + eps * d
+        minus[i] = x - eps * d
+        fd = (out(*plus) - out(*minus)) / (2 * eps)
+        np.testing.assert_allclose(jnp.sum(g * d), fd, rtol=2e-3, atol=1e-8)
+
+
+def test_invalid_values_under_jit_give_nan_and_a_status_not_silent_nan(rng):
+    # regression: under jit, NaN data, negative weights, γ < 0 and an inconsistent prior
+    # came back as NaN parameters (or, for γ < 0, a "converged" fit) with no reason given
+    truth, Y, f, w = problem(rng, noise=1.0)
+    prior = box_prior(truth.mass * 1.3).params
+    gamma = jnp.full((N_BODIES,), 0.05)
+    f2 = jnp.stack([f, f], axis=1)
+    w2 = jnp.broadcast_to(w, f2.shape)
+    p2 = jnp.stack([prior, prior], axis=1)
+    g2 = jnp.stack([gamma, gamma], axis=1)
+    good = fit_vmapped(Y, f2, w2, p2, g2)
+    assert bool(jnp.all(good.status == FitStatus.CONVERGED))
+    # one invalid input per (body, copy), copy (2, 1) left valid
+    f2 = f2.at[0, 0, 3, 2].set(jnp.nan)
+    w2 = w2.at[0, 1, 5, 0].set(-1.0)
+    p2 = p2.at[1, 0, 0].set(-1.0)  # negative mass: J0 not positive definite
+    g2 = g2.at[1, 1].set(-0.1)
+    p2 = p2.at[2, 0, 4].set(jnp.inf)
+    res = fit_vmapped(Y, f2, w2, p2, g2)
+    want = np.array(
+        [
+            [FitStatus.NONFINITE_INPUT, FitStatus.INVALID_INPUT],
+            [FitStatus.INVALID_INPUT, FitStatus.INVALID_INPUT],
+            [FitStatus.NONFINITE_INPUT, FitStatus.CONVERGED],
+        ]
+    )
+    np.testing.assert_array_equal(res.status, want)
+    np.testing.assert_array_equal(res.converged, want == FitStatus.CONVERGED)
+    bad = want != FitStatus.CONVERGED
+    assert bool(jnp.all(jnp.isnan(res.inertia.params[bad])))
+    assert bool(jnp.all(jnp.isnan(res.objective[bad])))
+    # invalid bodies neither hold up nor perturb the valid one
+    assert int(jnp.max(res.iterations[bad])) <= 3, res.iterations
+    np.testing.assert_allclose(res.inertia.params[2, 1], good.inertia.params[2, 1], rtol=1e-12)
+    assert "negative weight" in FitStatus.describe(res.status[0, 1])
+
+
+def test_unexcited_data_with_gamma_zero_is_undetermined_not_nan(rng):
+    # regression: fit(..., gamma=0) on an all-zero regressor returned NaN with no reason;
+    # without excitation nothing determines the body unless a prior and γ > 0 do
+    truth, Y, f, w = problem(rng, noise=0.0)
+    Z = jnp.zeros_like(Y)
+    for gamma in (0.0, None):  # explicit γ = 0 and the default γ
+        res = fit(Z, jnp.zeros_like(f), weights=w, gamma=gamma)
+        np.testing.assert_array_equal(res.status, FitStatus.UNDETERMINED)
+        assert not bool(jnp.any(res.converged))
+        assert bool(jnp.all(jnp.isnan(res.inertia.params)))
+        assert bool(jnp.all(res.condition_number == jnp.inf))  # not 0/0 = NaN
+    # with a prior and γ > 0 the prior decides: the fit is the prior itself
+    prior = box_prior(truth.mass)
+    res = fit(Z, jnp.zeros_like(f), weights=w, prior=prior, gamma=1.0)
+    assert bool(jnp.all(res.converged))
+    np.testing.assert_allclose(res.inertia.params, prior.params, rtol=1e-7, atol=1e-9)
 
 
 def test_bad_input_is_rejected_with_clear_messages(rng):
-    truth, Y, f, w = _problem(rng, noise=1.0)
+    truth, Y, f, w = problem(rng, noise=1.0)
     with pytest.raises(ValueError, match=r"Y: expected shape \(\.\.\., N, 6, 10\)"):
         fit(Y[0, 0], f[0, 0])
     with pytest.raises(ValueError, match="N=24 samples .* but f has N=23"):
         fit(Y, f[:, :23])
     with pytest.raises(ValueError, match="batch shapes do not broadcast"):
         fit(Y, f[:2])
-    with pytest.raises(ValueError, match="weights: expected shape"):
+    with pytest.raises(ValueError, match="weights: expected a shape"):
         fit(Y, f, weights=jnp.ones((5, 6)))
-    with pytest.raises(ValueError, match="non-negative"):
-        fit(Y, f, weights=-w)
+    with pytest.raises(ValueError, match=r"weights: .*non-negative .* at index \(3,\)"):
+        fit(Y, f, weights=w.at[3].set(-1.0))
     with pytest.raises(TypeError, match="dtype"):
         fit(Y, f.astype(jnp.float32))
     with pytest.raises(ValueError, match="gamma"):
@@ -157,7 +243,58 @@ def test_bad_input_is_rejected_with_clear_messages(rng):
     with pytest.raises(ValueError, match=r"prior: .*body \(1,\) is not"):
         fit(Y, f, prior=bad)
     with pytest.raises(ValueError, match="batch shapes do not broadcast"):
-        fit(Y, f, prior=_box_prior(jnp.ones(2)))
+        fit(Y, f, prior=box_prior(jnp.ones(2)))
+    with pytest.raises(ValueError, match="solver: expected one of"):
+        fit(Y, f, solver="newton")
+    with pytest.raises(TypeError, match="solver: expected Barrier"):
+        fit(Y, f, solver=LBFGS())
+    with pytest.raises(TypeError, match="unexpected keyword argument 'weight'"):
+        fit(Y, f, weight=w)
+    with pytest.raises(TypeError, match="not both"):
+        fit(Y, f, solver=Barrier(), method="barrier")
     for kw in ({"optimizer": "sgd"}, {"init": "zeros"}, {"method": "newton"}):
-        with pytest.raises(ValueError, match=next(iter(kw))):
+        with pytest.raises(ValueError, match=next(iter(kw))), pytest.warns(DeprecationWarning):
             fit(Y, f, **kw)
+
+
+def test_non_finite_and_out_of_range_values_are_rejected_eagerly(rng):
+    # regression: an unbatched inconsistent prior slipped through (np.argwhere on a 0-d
+    # mask found nothing) and the fit came back all NaN; NaN data and NaN weights passed
+    truth, Y, f, w = problem(rng, noise=1.0)
+    one = sj.RigidBodyInertia(truth.params[0].at[0].set(-1.0))
+    with pytest.raises(ValueError, match=r"prior: expected a fully consistent body .* it is not"):
+        fit(Y, f, prior=one)
+    with pytest.raises(ValueError, match=r"Y: expected finite values, got NaN or inf at index"):
+        fit(Y.at[1, 2, 3, 4].set(jnp.nan), f)
+    with pytest.raises(ValueError, match=r"f: expected finite values, .* at index \(0, 5, 1\)"):
+        fit(Y, f.at[0, 5, 1].set(jnp.inf))
+    with pytest.raises(ValueError, match=r"weights: expected finite values"):
+        fit(Y, f, weights=w.at[2].set(jnp.nan))
+    with pytest.raises(ValueError, match=r"prior: expected finite values"):
+        fit(Y, f, prior=sj.RigidBodyInertia(truth.params.at[0, 4].set(jnp.nan)))
+    for gamma in (jnp.nan, jnp.inf, -1e-9):
+        with pytest.raises(ValueError, match=r"gamma: expected a finite γ ≥ 0"):
+            fit(Y, f, gamma=gamma)
+
+
+def test_translation_only_excitation_with_gamma_zero_reports_undetermined(rng):
+    # regression: with γ = 0 and only linear motion the rotational inertia is unexcited;
+    # log-Cholesky returned λ_min(J) ≈ 0 with converged=True
+    truth, _, _, w = problem(rng, noise=0.0)
+    t = np.arange(N_SAMPLES)[:, None] * 0.12
+    freq = np.array([1.0, 1.3, 1.7])
+    v = np.zeros((N_SAMPLES, 6))
+    a = np.zeros((N_SAMPLES, 6))
+    v[:, 3:], a[:, 3:] = np.sin(freq * t), freq * np.cos(freq * t)
+    Y = regressor_of(jnp.asarray(v), jnp.asarray(a))
+    f = jnp.einsum("nsij,nj->nsi", Y, truth.params)
+    for solver in (LogCholesky(), Barrier()):
+        res = fit(Y, f, weights=w, gamma=0.0, solver=solver)
+        np.testing.assert_array_equal(res.status, FitStatus.UNDETERMINED)
+        assert not bool(jnp.any(res.converged))
+        assert bool(jnp.all(res.condition_number == jnp.inf))
+        # mass and first moment are excited and still recovered
+        np.testing.assert_allclose(res.inertia.params[:, :4], truth.params[:, :4], rtol=1e-6)
+    # the default γ > 0 decides the unexcited directions: a unique, certified optimum
+    res = fit(Y, f, weights=w)
+    assert bool(jnp.all(res.converged)) and bool(jnp.all(res.consistency.fully_consistent))

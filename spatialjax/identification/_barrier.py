@@ -83,7 +83,7 @@ def solve_barrier(
 
     def make_opt(pi, T):
         extra = (_fraction_to_boundary(pi, T, eps),)
-        slack = 8 * jnp.finfo(pi.dtype).eps
+        slack = float(8 * jnp.finfo(pi.dtype).eps)
         return make_optimizer(optimizer, learning_rate, memory_size, extra, slack)
 
     out = minimize(

@@ -14,6 +14,7 @@ with optax, as one compiled program (``jit`` of a ``vmap`` of
 from __future__ import annotations
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -38,13 +39,16 @@ from ._objective import (
 )
 from ._optim import NU, LoopOut, make_optimizer, minimize, newton_polish
 from ._result import FitResult
+from ._solvers import INITS, LBFGS, SOLVERS, Adam, Barrier, LogCholesky
+from ._status import FitStatus
 
-METHODS = ("log_cholesky", "barrier")
+METHODS = tuple(SOLVERS)
 OPTIMIZERS = ("lbfgs", "adam")
-INITS = ("least_squares", "prior")
 GAMMA_REL = 1e-4  # default γ, relative to the data's mean curvature in the prior's metric
 NEWTON_HANDOFF = 1e-5  # relative tolerance at which the optax phase hands over to Newton
 INFLATE_REL = 1e-2  # default prior / start: S_c inflated by 1% of its mean principal value
+# m = 1, h = 0, I = 1 (J = diag(½, ½, ½, 1)): the stand-in problem of skipped bodies
+_UNIT_BODY = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
 
 
 def _default_rtol(dtype) -> float:
@@ -108,7 +112,9 @@ def _solve_log_cholesky(
         v = data_term(pi, P) + P.gamma * reg - mu * logdet
         return jnp.where(jnp.isfinite(v), v, jnp.inf)
 
-    opt = make_optimizer(optimizer, learning_rate, memory_size, slack=8 * jnp.finfo(dtype).eps)
+    opt = make_optimizer(
+        optimizer, learning_rate, memory_size, slack=float(8 * jnp.finfo(dtype).eps)
+    )
     out = minimize(
         value_x,
         x0,
@@ -154,77 +160,96 @@ def _with_derivative(value, s):
     return value + (s - jax.lax.stop_gradient(s))
 
 
-def _fit_one(
-    Y,
-    f,
-    w,
-    prior_pi,
-    gamma,
-    *,
-    rtol,
-    method,
-    optimizer,
-    init,
-    max_iters,
-    newton_steps,
-    learning_rate,
-    memory_size,
-    barrier_eps,
-    restart_every,
-):
+def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, rtol: float):
     """One body. The loops see stop-gradient copies of everything; derivatives come from
     the implicit function theorem at the end (``_with_derivative``), exactly through the
-    data-derived defaults (least squares, default prior and γ) as well."""
+    data-derived defaults (least squares, default prior and γ) as well.
+
+    ``given = [prior given, γ given]`` (traced booleans): where not given, ``prior_pi``
+    and ``gamma`` are placeholders and the defaults are used. Passing flags instead of
+    ``None`` makes every call structure one compiled program.
+
+    Bodies whose input is invalid (non-finite, negative weights, ``γ < 0``, a prior
+    that is not positive definite) or carries no information at all (rank-0
+    excitation and no prior) are swapped for a trivial problem before the loops, so
+    that they cost one iteration instead of holding up the batch, and come back as
+    NaN with their ``FitStatus``.
+    """
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     eps = jnp.finfo(dtype).eps
-    rtol = jnp.asarray(rtol, dtype)
+    unit = jnp.asarray(_UNIT_BODY, dtype)
+
+    # ---- value checks that must run under jit (the eager path raised already)
+    has_prior, has_gamma = given[0], given[1]
+    finite_in = jnp.all(jnp.isfinite(Y)) & jnp.all(jnp.isfinite(f)) & jnp.all(jnp.isfinite(w))
+    finite_in = finite_in & (~has_prior | jnp.all(jnp.isfinite(prior_pi)))
+    finite_in = finite_in & (~has_gamma | jnp.isfinite(gamma))
+    invalid = jnp.any(w < 0) | (has_gamma & (gamma < 0))
+    invalid = invalid | (has_prior & ~logdet_pi(jnp.where(finite_in, prior_pi, unit))[1])
+    bad = ~finite_in | invalid
+    Y = jnp.where(bad, jnp.zeros_like(Y), Y)
+    f = jnp.where(bad, jnp.zeros_like(f), f)
+    w = jnp.where(bad, jnp.ones_like(w), w)
+    prior_pi = jnp.where(bad | ~has_prior, unit, prior_pi)
+    gamma = jnp.where(bad | ~has_gamma, jnp.ones_like(gamma), gamma)
+
     # normal equations (differentiable) and the QR-reduced data term (for the loops)
     A = jnp.einsum("nij,ni,nik->jk", Y, w, Y)
     b = jnp.einsum("nij,ni,ni->j", Y, w, f)
     R, z, rho2 = reduce_data(sg(Y), sg(f), sg(w))
 
-    # unconstrained (minimum-norm) least squares and the excitation's conditioning
+    # unconstrained (minimum-norm) least squares and the excitation's numerical rank
     U, s, Vt = jnp.linalg.svd(R)
     keep = s > s[0] * eps * max(Y.shape[0] * 6, 10)
+    full_rank = jnp.all(keep)
     s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
     pi_ls = Vt.T @ (s_inv * (U.T @ z))
     A_pinv = (Vt.T * s_inv**2) @ Vt  # (RᵀR)⁺
     pi_ls = _with_derivative(pi_ls, -A_pinv @ (A @ pi_ls - b))
-    cond = s[0] / s[-1]
+    cond = jnp.where(full_rank, s[0] / jnp.where(full_rank, s[-1], 1.0), jnp.inf)
+    # no information at all (zero regressor or zero weights) and no prior: nothing can
+    # define the body; solved as a trivial problem and returned as NaN (UNDETERMINED)
+    blank = ~keep[0] & ~has_prior & ~bad
+    skip = bad | blank
     # projected least squares: unchanged where already consistent (J ≻ 0), else the
     # nearest consistent body made strictly interior (_inflate)
     ls_ok = logdet_pi(sg(pi_ls))[1]
     pi_proj = jnp.where(ls_ok, pi_ls, _inflate(nearest_consistent(RigidBodyInertia(pi_ls)).params))
+    pi_proj = jnp.where(skip, unit, pi_proj)
 
-    pi_prior = pi_proj if prior_pi is None else prior_pi
+    pi_prior = jnp.where(has_prior, prior_pi, pi_proj)
     k, logdet0 = prior_terms(pseudo_inertia(pi_prior))
-    gamma = _default_gamma(A, pi_prior) if gamma is None else gamma
+    gamma = jnp.where(has_gamma, gamma, _default_gamma(A, pi_prior))
     P = Problem(R, z, rho2, sg(k), sg(logdet0), sg(gamma))
 
-    pi0 = sg(pi_proj if init == "least_squares" else pi_prior)
+    pi0 = sg(pi_proj if solver.init == "least_squares" else pi_prior)
     # Newton steps finish the job where γ > 0: the optax phase then stops earlier
-    newton = (newton_steps > 0) & (P.gamma > 0)
-    # absolute floor of every convergence test: a few ulps of the whitened data's
-    # energy Σ w f² = ρ² + ‖z‖² (reachable even when F* = 0, e.g. noiseless data)
-    atol = 16 * eps * (rho2 + z @ z)
+    newton = (solver.newton_steps > 0) & (P.gamma > 0)
+    # absolute floor of every convergence test: a few ulps of the terms summed in F, the
+    # whitened data's energy Σ w f² = ρ² + ‖z‖² and γ (kᵀπ = 4 at J0, log det J0): reachable
+    # even when F* = 0 (noiseless data and a prior equal to the truth; no data and γ > 0);
+    # infinite for skipped bodies, so that every loop stops at its first test
+    scale = rho2 + z @ z + P.gamma * (4.0 + jnp.abs(P.logdet0))
+    atol = jnp.where(skip, jnp.inf, 16 * eps * scale)
+    opt = solver.optimizer
     kw = dict(
         atol=atol,
-        optimizer=optimizer,
-        learning_rate=learning_rate,
-        memory_size=memory_size,
+        optimizer="lbfgs" if isinstance(opt, LBFGS) else "adam",
+        learning_rate=getattr(opt, "learning_rate", 0.1),
+        memory_size=getattr(opt, "memory_size", 10),
         rtol=jnp.where(newton, jnp.maximum(rtol, NEWTON_HANDOFF), rtol),
-        max_iters=max_iters,
-        restart_every=restart_every,
+        max_iters=opt.max_iters,
+        restart_every=solver.restart_every,
     )
-    if method == "log_cholesky":
+    if isinstance(solver, LogCholesky):
         out: LoopOut = _solve_log_cholesky(P, pi0, **kw)
     else:
-        out = solve_barrier(P, pi0, eps=barrier_eps, **kw)
+        out = solve_barrier(P, pi0, eps=solver.eps, **kw)
     pi, iters, converged = out.x, out.iterations, out.converged
 
-    if newton_steps > 0:
-        pi_n, n_steps, cert = newton_polish(pi, P, newton_steps, rtol, atol)
+    if solver.newton_steps > 0:
+        pi_n, n_steps, cert = newton_polish(pi, P, solver.newton_steps, rtol, atol)
         pi = jnp.where(newton, pi_n, pi)
         iters = iters + jnp.where(newton, n_steps, 0)
         converged = jnp.where(newton, cert, converged)
@@ -232,6 +257,7 @@ def _fit_one(
     # implicit function theorem at the optimum: ∇F(π*; inputs) = 0, so
     # dπ* = −H⁻¹ d(∇F); the value stays exactly π*
     pi = sg(pi)
+    finite_out = jnp.all(jnp.isfinite(pi))
     H = sg(hessian_pi(pi, P))
     H = H + (eps * jnp.trace(H)) * jnp.eye(10, dtype=dtype)
     grad = 2.0 * (A @ pi - b) + gamma * (k - jax.grad(lambda p: logdet_pi(p)[0])(pi))
@@ -241,37 +267,42 @@ def _fit_one(
     residual = jnp.sum(w * r * r)
     reg = k @ pi - logdet_pi(pi)[0] + logdet0 - 4.0
     objective = residual + jnp.where(gamma > 0, gamma * reg, 0.0)
-    inertia = RigidBodyInertia(pi)
+
+    # status, highest priority first (FitStatus); converged only where CONVERGED
+    undetermined = ((P.gamma <= 0) & ~full_rank) | blank
+    status = jnp.select(
+        [~finite_in, invalid, undetermined, ~finite_out, ~converged],
+        [
+            FitStatus.NONFINITE_INPUT,
+            FitStatus.INVALID_INPUT,
+            FitStatus.UNDETERMINED,
+            FitStatus.NUMERICAL_FAILURE,
+            FitStatus.NOT_CONVERGED,
+        ],
+        FitStatus.CONVERGED,
+    ).astype(jnp.int32)
+    nan = jnp.asarray(jnp.nan, dtype)
+
+    def out_(x):  # NaN for bodies whose inputs were swapped out
+        return jnp.where(skip, nan, x)
+
+    inertia = RigidBodyInertia(out_(pi))
     return FitResult(
         inertia=inertia,
-        objective=objective,
-        residual=residual,
+        objective=out_(objective),
+        residual=out_(residual),
         iterations=iters.astype(jnp.int32),
-        converged=converged,
+        converged=status == FitStatus.CONVERGED,
         consistency=physical_consistency(inertia),
-        condition_number=cond,
-        prior=RigidBodyInertia(pi_prior),
-        gamma=jnp.asarray(gamma, dtype),
+        condition_number=jnp.where(bad, nan, cond),
+        prior=RigidBodyInertia(out_(pi_prior)),
+        gamma=out_(jnp.asarray(gamma, dtype)),
+        status=status,
     )
 
 
-_STATIC = (
-    "batch",
-    "rtol",
-    "method",
-    "optimizer",
-    "init",
-    "max_iters",
-    "newton_steps",
-    "learning_rate",
-    "memory_size",
-    "barrier_eps",
-    "restart_every",
-)
-
-
-@functools.partial(jax.jit, static_argnames=_STATIC)
-def _fit_batch(Y, f, w, prior_pi, gamma, *, batch, **static):
+@functools.partial(jax.jit, static_argnames=("batch", "solver"))
+def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, solver):
     """Broadcast to the common ``batch``, flatten it, ``vmap`` one body, restore the shape."""
     nb = int(np.prod(batch, dtype=np.int64))
     n = Y.shape[-3]
@@ -279,15 +310,16 @@ def _fit_batch(Y, f, w, prior_pi, gamma, *, batch, **static):
     def flat(x, core):
         return jnp.broadcast_to(x, tuple(batch) + core).reshape((nb,) + core)
 
-    w = jnp.ones((6,), Y.dtype) if w is None else w
     args = (
         flat(Y, (n, 6, 10)),
         flat(f, (n, 6)),
         flat(w, (n, 6)),
-        None if prior_pi is None else flat(prior_pi, (10,)),
-        None if gamma is None else flat(gamma, ()),
+        flat(prior_pi, (10,)),
+        flat(gamma, ()),
     )
-    out = jax.vmap(functools.partial(_fit_one, **static))(*args)
+    rtol = _default_rtol(Y.dtype) if solver.rtol is None else float(solver.rtol)
+    one = functools.partial(_fit_one, solver=solver, rtol=rtol)
+    out = jax.vmap(one, in_axes=(0, 0, 0, 0, 0, None))(*args, given)
     return jax.tree.map(lambda x: x.reshape(tuple(batch) + x.shape[1:]), out)
 
 
@@ -299,7 +331,92 @@ def _np_min_eig_pseudo_inertia(p):
 
 # ------------------------------------------------------------------ public API
 def _is_concrete(x) -> bool:
-    return not isinstance(x, jax.core.Tracer)
+    return not isinstance(x, jax.core.Tracer)  # pyright: ignore[reportAttributeAccessIssue]
+
+
+def _first_bad(mask: np.ndarray) -> str:
+    """``"at index (i, j, ...)"`` of the first true entry of a non-empty boolean mask."""
+    idx = np.argwhere(np.atleast_1d(mask))[0]
+    return f"at index {tuple(int(i) for i in idx)}" if np.ndim(mask) else ""
+
+
+def _require_finite(x, name: str) -> None:
+    """Eager check (concrete ``x`` only): no NaN or ``inf``."""
+    if _is_concrete(x):
+        bad = ~np.isfinite(np.asarray(x))
+        if np.any(bad):
+            raise ValueError(
+                f"{name}: expected finite values, got NaN or inf {_first_bad(bad)}".rstrip()
+            )
+
+
+_LEGACY = (
+    "method",
+    "optimizer",
+    "init",
+    "rtol",
+    "max_iters",
+    "newton_steps",
+    "learning_rate",
+    "memory_size",
+    "barrier_eps",
+    "restart_every",
+)
+
+
+def _solver_from_keywords(solver, legacy: dict) -> Barrier | LogCholesky:
+    """The solver object from ``solver=`` or from the deprecated flat keywords."""
+    for name in legacy:
+        if name not in _LEGACY:
+            raise TypeError(f"fit() got an unexpected keyword argument {name!r}")
+    if legacy:
+        if solver is not None:
+            raise TypeError(
+                f"fit: pass either solver=... or the deprecated keywords {sorted(legacy)}, not both"
+            )
+        warnings.warn(
+            f"fit: the keywords {sorted(legacy)} are deprecated and will be removed; pass a "
+            "solver object instead, e.g. solver=LogCholesky(optimizer=Adam(learning_rate=0.1), "
+            "rtol=1e-8) or solver=Barrier(eps=0.0) (spatialjax.identification)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        kw = {k: v for k, v in legacy.items() if v is not None}
+        method = kw.pop("method", "barrier")
+        if method not in METHODS:
+            raise ValueError(f"method: expected one of {METHODS}, got {method!r}")
+        optimizer = kw.pop("optimizer", "lbfgs")
+        if optimizer not in OPTIMIZERS:
+            raise ValueError(f"optimizer: expected one of {OPTIMIZERS}, got {optimizer!r}")
+        if "init" in kw and kw["init"] not in INITS:
+            raise ValueError(f"init: expected one of {INITS}, got {kw['init']!r}")
+        opt_kw = {"max_iters": kw.pop("max_iters")} if "max_iters" in kw else {}
+        learning_rate = kw.pop("learning_rate", None)  # ignored by L-BFGS, as it always was
+        memory_size = kw.pop("memory_size", None)  # ignored by Adam, as it always was
+        if optimizer == "adam":
+            opt = Adam(
+                **opt_kw, **({} if learning_rate is None else {"learning_rate": learning_rate})
+            )
+        else:
+            opt = LBFGS(**opt_kw, **({} if memory_size is None else {"memory_size": memory_size}))
+        barrier_eps = kw.pop("barrier_eps", 0.0)
+        if method == "barrier":
+            kw["eps"] = barrier_eps
+        return SOLVERS[method](optimizer=opt, **kw)
+    if solver is None:
+        return Barrier()
+    if isinstance(solver, str):
+        if solver not in SOLVERS:
+            raise ValueError(
+                f"solver: expected one of {METHODS} or a solver object, got {solver!r}"
+            )
+        return SOLVERS[solver]()
+    if not isinstance(solver, (Barrier, LogCholesky)):
+        raise TypeError(
+            "solver: expected Barrier(...), LogCholesky(...), 'barrier' or 'log_cholesky', "
+            f"got {type(solver).__name__}"
+        )
+    return solver
 
 
 def fit(
@@ -307,18 +424,10 @@ def fit(
     f,
     *,
     weights=None,
-    prior=None,
+    prior: RigidBodyInertia | None = None,
     gamma=None,
-    method: str = "barrier",
-    optimizer: str = "lbfgs",
-    init: str = "prior",
-    rtol: float | None = None,
-    max_iters: int | None = None,
-    newton_steps: int = 20,
-    learning_rate: float | None = None,
-    memory_size: int = 10,
-    barrier_eps: float = 0.0,
-    restart_every: int = 10,
+    solver: Barrier | LogCholesky | str | None = None,
+    **deprecated,
 ) -> FitResult:
     r"""Fit physically consistent inertial parameters to measured wrenches.
 
@@ -337,37 +446,37 @@ def fit(
     once by a QR factorisation, so the cost of an iteration does not depend
     on the number of samples.
 
-    Methods (both optimise with optax and follow a central path: a
+    Solvers (both optimise with optax and follow a central path: a
     ``−μ log det J`` term, ``μ`` divided by 10 per stage down to
     ``4μ ≤ 0.1 rtol |F|``, keeps the iterates away from the boundary):
 
-    * ``"barrier"`` (default): interior-point optimisation directly over
-      ``π`` with ``−μ log det(J − εI)`` (``ε = barrier_eps``); every update
-      is cut to 0.99 of the distance to the boundary (fraction-to-boundary
-      rule), then an Armijo line search follows, so iterates stay strictly
-      feasible.
-    * ``"log_cholesky"``: unconstrained optimisation over the log-Cholesky
+    * :class:`Barrier` (default): interior-point optimisation directly over
+      ``π`` with ``−μ log det(J − εI)``; every update is cut to 0.99 of the
+      distance to the boundary (fraction-to-boundary rule), then an Armijo
+      line search follows, so iterates stay strictly feasible.
+    * :class:`LogCholesky`: unconstrained optimisation over the log-Cholesky
       vector ``θ`` (consistent by construction; ``log det J = 8α + 2Σd``
-      exactly). With ``γ = 0`` a soft floor on the ``dᵢ`` keeps ``J``
-      numerically definite when the optimum lies on the boundary.
+      exactly; Rucker & Wensing 2022).
 
-    Iterations are preconditioned with the exact Hessian at each restart
-    (every ``restart_every`` iterations, so L-BFGS's first step is a
-    line-searched Newton step and Adam's learning rate is unit-free); a stage
-    ends when a restart's first step changes the objective by ``≤ rtol``
-    relative (the convergence test on the relative objective change). Where
-    ``γ > 0`` the optax phase hands over at a relative change of ``1e-5`` to
-    at most ``newton_steps`` damped Newton steps on ``π`` (10×10 Hessian,
-    same boundary rule), which stop once half the Newton decrement
-    ``½ gᵀH⁻¹g`` (the estimated suboptimality) is ``≤ rtol |F|``.
+    Iterations are preconditioned with the exact Hessian at each restart (so
+    L-BFGS's first step is a line-searched Newton step and Adam's learning
+    rate is unit-free); a stage ends when a restart's first step changes the
+    objective by ``≤ rtol`` relative. Where ``γ > 0`` the optax phase hands
+    over at a relative change of ``1e-5`` to at most ``newton_steps`` damped
+    Newton steps on ``π`` (same boundary rule), which stop once half the
+    Newton decrement ``½ gᵀH⁻¹g`` (the estimated suboptimality) is
+    ``≤ rtol |F|``.
 
     Args:
       Y: ``(..., N, 6, 10)`` body regressors (:func:`body_regressor`) of
-        ``N`` samples per body; rows ``[n; f]``.
+        ``N`` samples per body; rows ``[n; f]``. Gravity enters through
+        ``body_regressor``'s ``gravity`` argument.
       f: ``(..., N, 6)`` measured body wrenches ``[n; f]``.
-      weights: per-axis noise weights ``w ≥ 0``, broadcastable to ``f``:
-        ``(6,)``, ``(N, 6)`` or ``(..., N, 6)``. For Gaussian noise of
-        standard deviation ``σ`` use ``w = 1/σ²``. Default: all ones.
+      weights: noise weights ``w ≥ 0`` broadcastable to ``f`` (NumPy rules on
+        the trailing ``(N, 6)``, leading axes broadcast with the bodies):
+        ``()``, ``(6,)``, ``(N, 1)``, ``(N, 6)``, ``(..., N, 6)``, … For
+        Gaussian noise of standard deviation ``σ`` use ``w = 1/σ²``.
+        Default: all ones.
       prior: ``RigidBodyInertia`` (batch broadcastable to the bodies) giving
         ``J0``; must be fully consistent (``J0 ≻ 0``). Default: the
         weighted least-squares solution (minimum-norm where the excitation
@@ -380,37 +489,40 @@ def fit(
         that leaves the fit to the data but decides unexcited directions.
         ``γ = 0`` gives the consistent weighted least-squares fit (its
         optimum may lie on the boundary ``det J = 0``, approached to
-        ``rtol``).
-      method: ``"barrier"`` or ``"log_cholesky"``.
-      optimizer: ``"lbfgs"`` (``optax.scale_by_lbfgs`` + line search) or
-        ``"adam"`` (``optax.scale_by_adam``; slower, for comparison).
-      init: ``"prior"`` (the prior, i.e. the projected least squares when no
-        prior is given) or ``"least_squares"`` (projected least squares).
-      rtol: relative tolerance on the objective; default ``1e-10`` (float64)
-        or ``1e-5`` (float32).
-      max_iters: optimiser iteration cap; default 500 (L-BFGS) / 5000 (Adam).
-      newton_steps: cap on the final Newton steps (0: optax only).
-      learning_rate: Adam's step in preconditioned coordinates (default 0.1).
-      memory_size: L-BFGS memory.
-      barrier_eps: ``ε`` of the barrier method (``J ⪰ εI``; default 0).
-      restart_every: optax iterations between Hessian re-preconditioning.
+        ``rtol``); it needs an excitation of full rank 10, else the status is
+        ``UNDETERMINED``.
+      solver: :class:`Barrier` (default ``Barrier()``) or
+        :class:`LogCholesky`, holding the optimiser (:class:`LBFGS` or
+        :class:`Adam`) and the tolerances; ``"barrier"`` and
+        ``"log_cholesky"`` are short for their default objects.
+      **deprecated: the former flat keywords ``method``, ``optimizer``,
+        ``init``, ``rtol``, ``max_iters``, ``newton_steps``,
+        ``learning_rate``, ``memory_size``, ``barrier_eps``,
+        ``restart_every`` still work, with a ``DeprecationWarning``, and map
+        onto the solver objects (``method="log_cholesky", optimizer="adam"``
+        is ``solver=LogCholesky(optimizer=Adam())``).
 
     Returns:
-      :class:`FitResult` with batch shape ``(...)``. ``inertia`` is
-      differentiable with respect to ``Y``, ``f``, ``weights``, ``prior``
-      and ``gamma`` (forward and reverse mode) by the implicit function
-      theorem at the computed optimum, including the dependence of the
-      default prior and ``γ`` on the data. Exact where the optimum is
-      interior (always for ``γ > 0``) and the fit converged; the optimiser's
-      iterations themselves are not differentiated.
+      :class:`FitResult` with batch shape ``(...)``. ``status``
+      (:class:`FitStatus`) says per body whether and why not it converged;
+      ``converged`` is ``status == FitStatus.CONVERGED``, and ``inertia`` is
+      NaN only where the status is an input error or ``UNDETERMINED`` with no
+      excitation at all. ``inertia`` is differentiable with respect to ``Y``,
+      ``f``, ``weights``, ``prior`` and ``gamma`` (forward and reverse mode)
+      by the implicit function theorem at the computed optimum, including the
+      dependence of the default prior and ``γ`` on the data. Exact where the
+      optimum is interior (always for ``γ > 0``) and the fit converged; the
+      optimiser's iterations themselves are not differentiated.
 
     Raises:
       ValueError: shapes of ``Y``, ``f``, ``weights``, ``prior`` or ``gamma``
-        do not fit together; an unknown ``method``/``optimizer``/``init``;
-        (eagerly, on concrete values) negative weights or ``γ``, or a prior
-        that is not fully consistent.
-      TypeError: non-float inputs, mixed float32/float64, or a ``prior``
-        that is not a ``RigidBodyInertia``.
+        do not fit together; an unknown solver name; (eagerly, on concrete
+        values only) NaN or ``inf`` in any input, negative weights or ``γ``,
+        or a prior that is not fully consistent. Under ``jit``/``vmap`` these
+        value problems are reported in ``status`` instead.
+      TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
+        not a ``RigidBodyInertia``, a ``solver`` of the wrong type, or both
+        ``solver`` and deprecated keywords.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
@@ -424,22 +536,18 @@ def fit(
       ch. 19 (interior-point methods, fraction to the boundary).
 
     >>> import jax.numpy as jnp
-    >>> from spatialjax.identification import body_regressor, fit
+    >>> from spatialjax.identification import FitStatus, LogCholesky, body_regressor, fit
     >>> t = jnp.linspace(0.0, 6.0, 40)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
     >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))
     >>> truth = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
     >>> res = fit(Y, Y @ truth)
     >>> bool(res.consistency.fully_consistent), round(float(res.inertia.mass), 4)
     (True, 2.0)
+    >>> FitStatus.describe(res.status)
+    'converged: certified to rtol, J ≻ 0'
+    >>> res = fit(Y, Y @ truth, solver=LogCholesky(rtol=1e-8))
     """
-    # ---- choices
-    for name, value, allowed in (
-        ("method", method, METHODS),
-        ("optimizer", optimizer, OPTIMIZERS),
-        ("init", init, INITS),
-    ):
-        if value not in allowed:
-            raise ValueError(f"{name}: expected one of {allowed}, got {value!r}")
+    solver = _solver_from_keywords(solver, deprecated)
     # ---- shapes and dtypes
     Y = as_float_array(Y, "Y", (6, 10))
     f = as_float_array(f, "f", (6,))
@@ -460,19 +568,26 @@ def fit(
             f"(shape {tuple(f.shape)})"
         )
     batch = broadcast_batch("Y", Y.shape[:-3], "f", f.shape[:-2])
+    _require_finite(Y, "Y")
+    _require_finite(f, "f")
     w = None
     if weights is not None:
-        w = as_float_array(weights, "weights", (6,))
+        w = as_float_array(weights, "weights")
         same_dtype(Y=Y, weights=w)
-        if w.ndim >= 2 and w.shape[-2] not in (1, n):
+        ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
+        if ws[-1] not in (1, 6) or ws[-2] not in (1, n):
             raise ValueError(
-                f"weights: expected shape (6,), (N, 6) or (..., N, 6) with N={n}, "
-                f"got shape {tuple(w.shape)}"
+                f"weights: expected a shape broadcastable to f's (..., N, 6) with N={n}, such "
+                f"as (), (6,), (N, 1), (N, 6) or (..., N, 6); got shape {tuple(w.shape)}"
             )
-        if w.ndim >= 3:
-            batch = broadcast_batch("Y and f", batch, "weights", w.shape[:-2])
+        batch = broadcast_batch("Y and f", batch, "weights", ws[:-2])
+        w = w.astype(dtype)
+        _require_finite(w, "weights")
         if _is_concrete(w) and np.any(np.asarray(w) < 0):
-            raise ValueError("weights: expected non-negative noise weights (1/σ²), got a negative")
+            raise ValueError(
+                "weights: expected non-negative noise weights (1/σ²), got a negative value "
+                f"{_first_bad(np.asarray(w) < 0)}".rstrip()
+            )
     prior_pi = None
     if prior is not None:
         if not isinstance(prior, RigidBodyInertia):
@@ -482,10 +597,13 @@ def fit(
         prior_pi = prior.params
         same_dtype(Y=Y, prior=prior_pi)
         batch = broadcast_batch("Y and f", batch, "prior", prior_pi.shape[:-1])
+        _require_finite(prior_pi, "prior")
         if _is_concrete(prior_pi):
-            bad = np.argwhere(~(_np_min_eig_pseudo_inertia(prior_pi) > 0))
-            if bad.size:
-                where = f"body {tuple(int(i) for i in bad[0])} is" if bad.shape[1] else "it is"
+            bad = ~(_np_min_eig_pseudo_inertia(prior_pi) > 0)
+            if np.any(bad):
+                where = (
+                    f"body {tuple(int(i) for i in np.argwhere(bad)[0])} is" if bad.ndim else "it is"
+                )
                 raise ValueError(
                     "prior: expected a fully consistent body (pseudo-inertia J0 positive "
                     f"definite); {where} not (use nearest_consistent)"
@@ -495,28 +613,23 @@ def fit(
             gamma = np.asarray(float(gamma), dtype)
         gamma = as_float_array(gamma, "gamma")
         same_dtype(Y=Y, gamma=gamma)
+        gamma = gamma.astype(dtype)
         batch = broadcast_batch("Y and f", batch, "gamma", gamma.shape)
-        if _is_concrete(gamma) and np.any(~(np.asarray(gamma) >= 0)):
-            raise ValueError(f"gamma: expected γ ≥ 0, got {np.asarray(gamma)}")
-    if max_iters is None:
-        max_iters = 500 if optimizer == "lbfgs" else 5000
-    if learning_rate is None:
-        learning_rate = 0.1
-    return _fit_batch(
-        Y,
-        f,
-        w,
-        prior_pi,
-        gamma,
-        batch=tuple(batch),
-        rtol=_default_rtol(dtype) if rtol is None else float(rtol),
-        method=method,
-        optimizer=optimizer,
-        init=init,
-        max_iters=int(max_iters),
-        newton_steps=int(newton_steps),
-        learning_rate=float(learning_rate),
-        memory_size=int(memory_size),
-        barrier_eps=float(barrier_eps),
-        restart_every=int(restart_every),
-    )
+        if _is_concrete(gamma) and np.any(
+            ~(np.isfinite(np.asarray(gamma)) & (np.asarray(gamma) >= 0))
+        ):
+            raise ValueError(f"gamma: expected a finite γ ≥ 0, got {np.asarray(gamma)}")
+    # one input structure whatever the caller's broadcasting (weights given or not, γ scalar
+    # or batched...), so that calls differing only in that share one compiled program
+    # (astype also drops weak types, which would key a separate compiled program)
+    batch = tuple(batch)
+    shape_f = batch + (n, 6)
+    Y = Y.astype(dtype)
+    f = jnp.broadcast_to(f.astype(dtype), shape_f)
+    w = jnp.ones(shape_f, dtype) if w is None else jnp.broadcast_to(w, shape_f)
+    # prior and γ: placeholders and a flag where not given (defaults computed inside)
+    given = jnp.asarray([prior_pi is not None, gamma is not None])
+    prior_pi = jnp.asarray(_UNIT_BODY, dtype) if prior_pi is None else prior_pi
+    prior_pi = jnp.broadcast_to(prior_pi.astype(dtype), batch + (10,))
+    gamma = jnp.broadcast_to(jnp.zeros((), dtype) if gamma is None else gamma, batch)
+    return _fit_batch(Y, f, w, prior_pi, gamma, given, batch=batch, solver=solver)

@@ -159,7 +159,9 @@ def minimize(
         stalled = first == inf
         bound = tol * jnp.abs(v_new) + atol
         certified = (first <= bound) | (stalled & (dec0 <= bound))
-        stage_done = certified | stalled
+        # a non-finite objective (not expected from valid input) ends the loop uncertified
+        stage_done = certified | stalled | ~jnp.isfinite(v_new)
+        certified = certified & jnp.isfinite(v_new)
         if staged:
             final = NU * mu <= 0.1 * (rtol * jnp.abs(v_new) + atol)
             done = stage_done & final

@@ -40,6 +40,8 @@ class FitResult(Pytree):
       prior: the prior actually used (the given one, or the default built
         from least squares).
       gamma: ``(...)`` the regularisation weight actually used.
+      status: ``(...)`` int32 :class:`FitStatus` code: why a body did or did
+        not converge (``converged == (status == FitStatus.CONVERGED)``).
     """
 
     inertia: RigidBodyInertia
@@ -51,6 +53,7 @@ class FitResult(Pytree):
     condition_number: jax.Array
     prior: RigidBodyInertia
     gamma: jax.Array
+    status: jax.Array
 
     def __post_init__(self):
         if self._is_axis_spec():

@@ -1,0 +1,71 @@
+"""``FitStatus``: why a fit did or did not converge, as a jit-safe integer code per body."""
+
+from __future__ import annotations
+
+import enum
+
+
+class FitStatus(enum.IntEnum):
+    """Status codes of :func:`~spatialjax.identification.fit` (``FitResult.status``, int32).
+
+    ``fit`` runs under ``jit``, so value problems it cannot raise on are reported
+    per body in ``FitResult.status`` (the lineax / equinox habit: solvers return
+    a result code instead of raising deep inside). ``converged`` is true exactly
+    where ``status == CONVERGED``. Called eagerly on concrete arrays, ``fit``
+    raises a ``ValueError`` for the input problems instead (codes 3 and 4 then
+    only occur under ``jit``/``vmap``). Compare with the members, which are
+    ``int``\\ s: ``res.status == FitStatus.CONVERGED``; ``FitStatus(int(code))``
+    names a scalar code and ``FitStatus.describe(code)`` explains it.
+
+    Members (highest priority first where several apply: 3, 4, 2, 5, 1):
+
+    * ``CONVERGED`` (0): certified to ``rtol``; ``J(π) ≻ 0``.
+    * ``NOT_CONVERGED`` (1): the optimiser stopped (iteration cap, or no
+      further decrease) before the certificate; the body is consistent
+      (``J ≻ 0``) but may be short of the optimum: raise the solver's
+      ``max_iters`` or loosen ``rtol``.
+    * ``UNDETERMINED`` (2): the data do not determine the body and nothing
+      else does: ``γ = 0`` with a rank-deficient excitation (some parameter
+      combinations are unexcited, ``condition_number = inf``), so the
+      minimisers form a continuum and the returned one is arbitrary (possibly
+      on the boundary ``det J = 0``); or an excitation of rank 0 (zero
+      regressor or zero weights) without a ``prior``, where ``inertia`` is NaN.
+      Pass ``γ > 0`` (the default) and/or a ``prior``.
+    * ``NONFINITE_INPUT`` (3): NaN or ``inf`` in ``Y``, ``f``, ``weights``,
+      ``prior`` or ``gamma`` of this body; ``inertia`` is NaN.
+    * ``INVALID_INPUT`` (4): a negative weight, ``γ < 0``, or a ``prior``
+      whose pseudo-inertia is not positive definite; ``inertia`` is NaN.
+    * ``NUMERICAL_FAILURE`` (5): valid input, but the solver produced a
+      non-finite value (not expected; please report it with the data).
+    """
+
+    CONVERGED = 0
+    NOT_CONVERGED = 1
+    UNDETERMINED = 2
+    NONFINITE_INPUT = 3
+    INVALID_INPUT = 4
+    NUMERICAL_FAILURE = 5
+
+    @classmethod
+    def describe(cls, code) -> str:
+        """One line explaining a scalar status ``code`` (an int or a 0-d array)."""
+        return _MESSAGES[cls(int(code))]
+
+
+_MESSAGES = {
+    FitStatus.CONVERGED: "converged: certified to rtol, J ≻ 0",
+    FitStatus.NOT_CONVERGED: (
+        "not converged: the optimiser stopped before certifying rtol (iteration cap or no "
+        "further decrease); the body is consistent but may be short of the optimum"
+    ),
+    FitStatus.UNDETERMINED: (
+        "undetermined: gamma = 0 with a rank-deficient excitation, or no excitation and no "
+        "prior; the data do not pin the body down (use gamma > 0 and/or a prior)"
+    ),
+    FitStatus.NONFINITE_INPUT: "invalid input: NaN or inf in Y, f, weights, prior or gamma",
+    FitStatus.INVALID_INPUT: (
+        "invalid input: a negative weight, gamma < 0, or a prior whose pseudo-inertia is not "
+        "positive definite"
+    ),
+    FitStatus.NUMERICAL_FAILURE: "numerical failure: the solver produced a non-finite value",
+}
