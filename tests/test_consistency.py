@@ -29,10 +29,10 @@ from spatialjax import (
 from spatialjax._consistency import (
     default_tol,
     is_physically_consistent,
-    nearest_consistent,
     physical_consistency,
-    validate,
 )
+from spatialjax._projection import nearest_consistent
+from spatialjax._validate import validate
 
 BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 # jitted once per shape: eager op-by-op dispatch compiles every primitive separately
