@@ -191,8 +191,10 @@ def so3_log(R):
     w, v = q[..., 0], q[..., 1:]
     n_sq = jnp.sum(v * v, axis=-1)
     small = n_sq < 1e-12
-    n = jnp.sqrt(jnp.where(small, jnp.ones_like(n_sq), n_sq))
-    w_safe = jnp.where(small, jnp.ones_like(w), w)
+    # double where: each branch sees safe arguments where it is not selected, so its unused
+    # derivative cannot turn the selected one into NaN (jacrev multiplies it by zero)
+    n = jnp.sqrt(jnp.where(small, jnp.ones_like(n_sq), n_sq))  # atan2 branch: ‖v‖ > 0
+    w_safe = jnp.where(small, w, jnp.ones_like(w))  # Taylor branch: w ≈ 1; else 1 (w = 0 at π)
     # scale = θ / ‖v‖ with θ = 2 atan2(‖v‖, w); Taylor for ‖v‖ -> 0 (w -> 1)
     scale = jnp.where(
         small,

@@ -10,8 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from _numpy_reference import np_skew
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax.test_util import check_grads
 
 from spatialjax import (
     matrix_to_quat,
@@ -215,7 +217,8 @@ def test_so3_log_inverts_exp(q, dtype):
 
 
 def test_so3_exp_small_and_zero_angles():
-    for th in [0.0, 1e-12, 1e-8, 1e-4, 9.9e-4, 1.01e-3, 1e-2]:
+    # 1.9e-6: just inside so3_log's Taylor branch (‖v‖² < 1e-12), where it must use the true w
+    for th in [0.0, 1e-12, 1e-8, 1.9e-6, 2.1e-6, 1e-4, 9.9e-4, 1.01e-3, 1e-2]:
         w = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8]) * th
         # a few ulps: pins the Taylor coefficients (a wrong θ² term in (1 - cos θ)/θ²
         # shows up as ~4e-14 at the switch-over θ² = 1e-6)
@@ -267,3 +270,74 @@ def test_rotations_jit_and_vmap_equal_eager(shape, dtype, rng):
         for a, b in zip(eager, out, strict=True):
             assert a.dtype == b.dtype == dtype and a.shape == b.shape
             close(b, a, dtype)
+
+
+# ---------------------------------------------------------------------------
+# so3_log derivatives at 0, π and near π
+# ---------------------------------------------------------------------------
+
+
+def np_right_jacobian_inverse(w):
+    """``J_r⁻¹(ω) = 1 + ½[ω]× + (1/θ² − (1 + cos θ)/(2θ sin θ)) [ω]×²``.
+
+    Solà, Deray & Atchuthan, "A micro Lie theory for state estimation in robotics"
+    (2018), eq. 144: ``Log(R Exp(tδ)) = Log(R) + t J_r⁻¹(ω) δ + O(t²)``. The coefficient
+    tends to ``1/12`` at θ = 0 and to ``1/π²`` at θ = π (``(1 + cos θ)/sin θ = cot(θ/2)``).
+    """
+    w = np.asarray(w, np.float64)
+    th = np.linalg.norm(w)
+    if th < 1e-4:
+        coef = 1.0 / 12.0 + th**2 / 720.0
+    else:
+        coef = 1.0 / th**2 - 1.0 / (2.0 * th * np.tan(th / 2.0))
+    K = np_skew(w)
+    return np.eye(3) + 0.5 * K + coef * K @ K
+
+
+_AXIS = np.array([1.0, -2.0, 3.0]) / np.sqrt(14.0)
+_LOG_POINTS = {
+    "zero": np.zeros(3),
+    "generic": 0.5 * _AXIS,
+    "pi_x": np.array([np.pi, 0.0, 0.0]),  # exactly representable: R = diag(1, −1, −1)
+    "pi": np.pi * _AXIS,
+    "near_pi_1e-3": (np.pi - 1e-3) * _AXIS,
+    "near_pi_1e-6": (np.pi - 1e-6) * _AXIS,
+}
+_jac_log_fwd = jax.jit(jax.jacfwd(so3_log))
+_jac_log_rev = jax.jit(jax.jacrev(so3_log))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("point", list(_LOG_POINTS))
+def test_so3_log_jacobians_at_zero_and_pi(point, dtype):
+    """jacfwd and jacrev are finite, agree, and give ``J_r⁻¹(ω) δ`` along ``R [δ]×``.
+
+    Regression: jacrev was NaN at exactly π (the Taylor branch's safe ``w`` had its
+    ``jnp.where`` arguments swapped, so the unused branch divided by ``w = 0``).
+    """
+    w = _LOG_POINTS[point]
+    if dtype == np.float32 and point == "near_pi_1e-6":
+        pytest.skip("π − 1e-6 is π in float32 rounding of R (covered by 'pi')")
+    R = jnp.asarray(np_rodrigues(w) if point != "pi_x" else np.diag([1.0, -1.0, -1.0]), dtype)
+    Jf = np.asarray(_jac_log_fwd(R), np.float64)
+    Jr = np.asarray(_jac_log_rev(R), np.float64)
+    assert Jf.shape == Jr.shape == (3, 3, 3)
+    assert np.all(np.isfinite(Jf)) and np.all(np.isfinite(Jr))
+    t = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-9, "atol": 1e-12}
+    np.testing.assert_allclose(Jr, Jf, **t)
+    # tangent directions R [δ]× of SO(3): the manifold derivative has a closed form
+    w_out = np.asarray(so3_log(R), np.float64)  # at π: ω or −ω, the formula uses the one returned
+    Rn = np.asarray(R, np.float64)
+    Jinv = np_right_jacobian_inverse(w_out)
+    for k in range(3):
+        delta = np.eye(3)[k]
+        tangent = Rn @ np_skew(delta)
+        for J in (Jf, Jr):
+            np.testing.assert_allclose(np.einsum("aij,ij->a", J, tangent), Jinv @ delta, **t)
+
+
+@pytest.mark.parametrize("point", ["zero", "generic", "near_pi_1e-3"])
+def test_so3_log_gradients_match_finite_differences(point):
+    """Ambient-space derivatives (off SO(3) too) against central differences, float64."""
+    R = jnp.asarray(np_rodrigues(_LOG_POINTS[point]))
+    check_grads(so3_log, (R,), order=1, modes=["fwd", "rev"], eps=1e-6)
