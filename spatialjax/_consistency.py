@@ -40,6 +40,10 @@ from ._inertia import RigidBodyInertia
 _TOL_ULPS = 100
 #: Default ``eps`` of :func:`nearest_consistent` is ``_EPS_ULPS`` machine epsilons.
 _EPS_ULPS = 1000
+#: Rounding allowance of the shift ``I_c = I_o + m c× c×``: ``_SHIFT_ULPS · eps · |m| |c|²``
+#: (measured: at most 3.5 eps |m| |c|² on 24,000 rods, laminas and boxes, float32 and float64,
+#: built by ``from_mass_com_inertia`` or ``transform`` at 1 to 100 body sizes from the origin).
+_SHIFT_ULPS = 8
 
 
 class ConsistencyReport(NamedTuple):
@@ -48,16 +52,17 @@ class ConsistencyReport(NamedTuple):
     Attributes:
       finite: all ten parameters are finite.
       mass_positive: ``m > 0`` (strict; no tolerance).
-      inertia_psd: ``min_eig_inertia_com ≥ −tol · inertia_scale``.
-      triangle_inequality: ``triangle_margin ≥ −tol · inertia_scale``.
-      pseudo_inertia_psd: ``min_eig_pseudo_inertia ≥ −tol · pseudo_inertia_scale``.
+      inertia_psd: ``min_eig_inertia_com ≥ −(tol · inertia_scale + tol_shift · |m| |c|²)``.
+      triangle_inequality: ``triangle_margin ≥ −(tol · inertia_scale + tol_shift · |m| |c|²)``.
+      pseudo_inertia_psd: ``J ⪰ 0`` decided through ``J = T diag(S_c, m) Tᵀ``: ``m > 0``,
+        ``inertia_psd`` and ``triangle_inequality`` (``m == 0``: ``h == 0`` instead of ``m > 0``).
       fully_consistent: ``finite & mass_positive & inertia_psd & triangle_inequality``.
       min_eig_inertia_com: smallest eigenvalue ``λ1`` of ``I_c`` (kg m²).
       triangle_margin: ``λ1 + λ2 − λ3 = min_i (λj + λk − λi) = 2 λmin(S_c)`` (kg m²).
-      min_eig_pseudo_inertia: smallest eigenvalue of ``J`` (about the frame origin).
+      min_eig_pseudo_inertia: smallest eigenvalue of ``J`` about the frame origin (the LMI
+        margin; its size, not its sign, depends on the frame).
       principal_moments: ``(..., 3)`` eigenvalues of ``I_c``, ascending.
-      inertia_scale: ``max|λ(I_c)| + |m| |c|²``, the size of the numbers
-        ``I_c`` is computed from (kg m²).
+      inertia_scale: ``max|λ(I_c)|``, the size of the moments about the CoM (kg m²).
       pseudo_inertia_scale: ``max|λ(J)|``.
     """
 
@@ -130,19 +135,36 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     Finite inputs with ``m > 0`` never produce NaN; non-finite inputs give
     ``finite = False`` and ``fully_consistent = False``.
 
+    The verdict does not depend on where the frame origin is: ``I_c ⪰ 0`` and
+    the triangle inequality are judged on the moments about the CoM, with a
+    tolerance relative to them, plus the rounding allowance of computing
+    ``I_c`` from origin-frame numbers (``I_c = I_o + m c× c×`` loses about
+    ``eps · |m| |c|²`` whatever the algorithm, because the inputs themselves
+    carry that rounding). So a body and the same body translated by ``d``
+    get the same flags as long as ``8 eps |m| d²`` stays below the margin
+    being judged: for a margin of 15 % of the largest moment, up to about
+    100 body sizes (rms diameters) in float32 and 10⁶ in float64.
+    ``J ⪰ 0`` is decided the same way, through the factorisation
+    ``J = T diag(S_c, m) Tᵀ`` with ``T = [[1, c], [0, 1]]`` (the ``LDLᵀ``
+    of ``J`` with ``m`` as first pivot; Wensing, Kim & Slotine 2017, Sec. III):
+    the smallest eigenvalue of ``J`` about the origin, reported as
+    ``min_eig_pseudo_inertia``, shrinks like ``1/d²`` for a body far from
+    the origin and cannot resolve the sign once ``eps · |m| d²`` exceeds it.
+
     Args:
       inertia: :class:`~spatialjax.RigidBodyInertia` (or a ``(..., 10)``
         parameter array) with batch shape ``(...)``.
       tol: *relative* tolerance ``≥ 0``. ``inertia_psd`` and
-        ``triangle_inequality`` accept margins down to ``−tol · inertia_scale``
-        (``inertia_scale = max|λ(I_c)| + |m| |c|²`` is the magnitude of the
-        origin-frame numbers ``I_c`` is computed from, so rounding in
-        ``I_c = I_o + m c× c×`` is covered), ``pseudo_inertia_psd`` accepts
-        ``λmin(J) ≥ −tol · max|λ(J)|``. ``m > 0`` is always strict. ``None``
-        (default) is :func:`default_tol` of the dtype; ``0.0`` is the exact
-        mathematical test, for which ``fully_consistent == mass_positive &
-        pseudo_inertia_psd`` (the two tests use different scales when
-        ``tol > 0``).
+        ``triangle_inequality`` accept margins down to
+        ``−(tol · inertia_scale + tol_shift · |m| |c|²)`` with
+        ``inertia_scale = max|λ(I_c)|`` (the moments about the CoM) and
+        ``tol_shift = min(tol, 8 · finfo(dtype).eps)``, the rounding of the
+        shift from the frame origin to the CoM (capped, so that a generous
+        ``tol`` does not grow with the distance of the CoM from the origin).
+        ``m > 0`` is always strict. ``None`` (default) is
+        :func:`default_tol` of the dtype; ``0.0`` is the exact test on the
+        computed numbers. For every ``tol``,
+        ``fully_consistent == finite & mass_positive & pseudo_inertia_psd``.
 
     Returns:
       :class:`ConsistencyReport` with fields of shape ``(...)``
@@ -175,12 +197,20 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     tri = lam[..., 0] + lam[..., 1] - lam[..., 2]
     min_eig_J = mu[..., 0]
     mc2 = jnp.abs(m) * jnp.sum(c * c, axis=-1)
-    scale_I = jnp.maximum(jnp.abs(lam[..., 0]), jnp.abs(lam[..., 2])) + mc2
+    scale_I = jnp.maximum(jnp.abs(lam[..., 0]), jnp.abs(lam[..., 2]))
     scale_J = jnp.maximum(jnp.abs(mu[..., 0]), jnp.abs(mu[..., 3]))
+    # judged about the CoM: tolerance relative to the CoM moments, plus the rounding of the
+    # shift from the origin (not tol · m|c|²: that let a body 100 sizes away pass in float32
+    # with its triangle inequality violated by half)
+    tol_shift = jnp.minimum(tol, jnp.asarray(_SHIFT_ULPS * jnp.finfo(dtype).eps, dtype))
+    threshold = tol * scale_I + tol_shift * mc2
     mass_positive = m > 0
-    inertia_psd = min_eig_I >= -tol * scale_I
-    triangle = tri >= -tol * scale_I
-    pseudo_psd = min_eig_J >= -tol * scale_J
+    inertia_psd = min_eig_I >= -threshold
+    triangle = tri >= -threshold
+    # J = T diag(S_c, m) Tᵀ: J ⪰ 0 iff m > 0 and S_c ⪰ 0 (2 λmin(S_c) = triangle margin) for
+    # m ≠ 0; for m == 0, J = [[S, h], [hᵀ, 0]] ⪰ 0 iff h == 0 and S ⪰ 0 (I_c = I_o there)
+    h_zero = jnp.all(p[..., 1:4] == 0, axis=-1)
+    pseudo_psd = jnp.where(m != 0, mass_positive, h_zero) & inertia_psd & triangle
     fully = finite & mass_positive & inertia_psd & triangle
     return ConsistencyReport(
         finite=finite,

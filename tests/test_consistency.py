@@ -255,13 +255,15 @@ def test_tolerance_is_relative():
     sigma = np.array([0.0, 0.5, 0.5])
     sigma[0] = -1e-10
     body = body_from(np.array(2.0), np.array([1.0, 2.0, 3.0]), sigma, np.eye(3))
-    scale = float(pc(body).inertia_scale)
-    assert scale == pytest.approx(1.0 + 2.0 * 14.0, rel=1e-9)  # max|λ(I_c)| + m|c|²
-    assert bool(ipc(body, tol=1e-11))  # −2e-10 ≥ −1e-11 · 29
-    assert not bool(ipc(body, tol=1e-12))
+    rep = pc(body)
+    assert float(rep.inertia_scale) == pytest.approx(1.0, rel=1e-9)  # max|λ(I_c)|, about the CoM
+    assert float(rep.triangle_margin) == pytest.approx(-2e-10, rel=1e-5)
+    # −2e-10 ≥ −(1e-9 · 1 + 8 eps · m|c|²), m|c|² = 28: relative to the CoM moments only
+    assert bool(ipc(body, tol=1e-9))
+    assert not bool(ipc(body, tol=1e-10))  # the old scale max|λ| + m|c|² = 29 accepted this
     # scaling the body by 1e6 in mass does not change the verdict
     big = RigidBodyInertia(body.params * 1e6)
-    assert bool(ipc(big, tol=1e-11))
+    assert bool(ipc(big, tol=1e-9)) and not bool(ipc(big, tol=1e-10))
     with pytest.raises(ValueError, match="tol must be >= 0"):
         physical_consistency(body, tol=-1.0)
 
@@ -545,6 +547,7 @@ def test_margins_match_lapack(rng, dtype):
     lam, mu = _reference_eigs(params)
     rep = pc(RigidBodyInertia(jnp.asarray(params.astype(dtype))))
     tol = 20 * np.finfo(dtype).eps
+    # error scale: the origin-frame numbers I_c is computed from
     s_lam = np.max(np.abs(lam), -1) + np.abs(params[:, 0]) * np.sum(
         (params[:, 1:4] / params[:, :1]) ** 2, -1
     )
@@ -557,7 +560,7 @@ def test_margins_match_lapack(rng, dtype):
     np.testing.assert_array_less(np.abs(rep.triangle_margin - tri), 2 * tol * s_lam)
     np.testing.assert_array_less(np.abs(rep.min_eig_pseudo_inertia - mu[:, 0]), tol * s_mu)
     np.testing.assert_array_less(np.abs(rep.pseudo_inertia_scale - s_mu), tol * s_mu)
-    np.testing.assert_array_less(np.abs(rep.inertia_scale - s_lam), tol * s_lam)
+    np.testing.assert_array_less(np.abs(rep.inertia_scale - np.max(np.abs(lam), -1)), tol * s_lam)
 
 
 def test_boundary_bodies_keep_exact_flags(rng):
@@ -571,3 +574,83 @@ def test_boundary_bodies_keep_exact_flags(rng):
     rep = pc(rod, tol=0.0)
     assert float(rep.triangle_margin) == 0.0 and float(rep.min_eig_pseudo_inertia) == 0.0
     assert bool(rep.fully_consistent)
+
+
+# ------------------------------------------- the verdict does not depend on the frame origin
+# principal moments about the CoM (ascending) and the verdict known by construction
+_FRAME_BODIES = {
+    "half_violated": ([1.0, 1.0, 3.0], False),  # λ3 = 1.5 (λ1 + λ2)
+    "negative_moment": ([-0.1, 1.0, 1.05], False),
+    "rod": ([0.0, 1.0, 1.0], True),  # on the boundary: λ1 + λ2 = λ3 or λ = 0
+    "lamina": ([1.0, 2.0, 3.0], True),
+    "point_mass": ([0.0, 0.0, 0.0], True),
+    "box": ([2.0, 2.5, 3.0], True),
+}
+_OFFSETS = [0.0, 1.0, 3.0, 10.0, 30.0, 100.0]
+
+
+def _translated_bodies(rng, n_copies=8):
+    """``(len(_FRAME_BODIES) · n_copies, len(_OFFSETS), 10)`` float64 parameters and truths.
+
+    Each body gets a random orientation, a random scale ``10^k`` of mass and moments, and its
+    CoM at ``offset · L`` in a random direction, ``L = 2 √(tr S_c / m)`` (its rms diameter).
+    """
+    kinds = list(_FRAME_BODIES)
+    lam = np.repeat(np.array([_FRAME_BODIES[k][0] for k in kinds]), n_copies, axis=0)
+    truth = np.repeat(np.array([_FRAME_BODIES[k][1] for k in kinds]), n_copies)
+    n = lam.shape[0]
+    scale = 10.0 ** rng.uniform(-3, 3, size=n)
+    m = 2.0 * scale
+    lam = lam * scale[:, None]
+    sigma = 0.5 * lam.sum(-1, keepdims=True) - lam  # σᵢ = ½(λj + λk − λi)
+    R = random_rotations(rng, (n,))
+    S_c = R @ (sigma[..., :, None] * np.swapaxes(R, -1, -2))
+    L = 2.0 * np.sqrt(np.maximum(sigma.sum(-1), 1e-3 * scale) / m)
+    u = rng.normal(size=(n, 3))
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    c = np.asarray(_OFFSETS)[None, :, None] * (L[:, None] * u)[:, None, :]
+    k = len(_OFFSETS)
+    params = np_params(np.repeat(m[:, None], k, 1), c, np.repeat(S_c[:, None], k, 1))
+    return params, truth
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_verdict_does_not_depend_on_the_frame_origin(dtype, rng):
+    """Regression: float32 accepted a body whose triangle inequality is violated by half once
+    its CoM was ~100 sizes from the origin (the tolerance grew like tol · m|c|²)."""
+    params, truth = _translated_bodies(rng)
+    rep = pc(RigidBodyInertia(jnp.asarray(params.astype(dtype))))
+    expected = np.broadcast_to(truth[:, None], rep.fully_consistent.shape)
+    np.testing.assert_array_equal(rep.fully_consistent, expected)
+    np.testing.assert_array_equal(rep.triangle_inequality, expected)
+    np.testing.assert_array_equal(rep.pseudo_inertia_psd, expected)
+    np.testing.assert_array_equal(
+        ipc(RigidBodyInertia(jnp.asarray(params.astype(dtype)))), expected
+    )
+    # the same bodies built at the CoM and moved by transform (float arithmetic in dtype)
+    at_com = RigidBodyInertia(jnp.asarray(params[:, 0].astype(dtype)))
+    c = np.asarray(RigidBodyInertia(jnp.asarray(params)).com)
+    E = random_rotations(rng, c.shape[:-1]).astype(dtype)
+    moved = jax.vmap(lambda b, E, r: b.transform(Plx(E, r)), in_axes=(None, 1, 1), out_axes=1)(
+        at_com, jnp.asarray(E), jnp.asarray(-c.astype(dtype))
+    )
+    np.testing.assert_array_equal(pc(moved).fully_consistent, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_validate_and_nearest_agree_with_flags_far_from_the_origin(dtype, rng):
+    params, truth = _translated_bodies(rng, n_copies=2)
+    body = RigidBodyInertia(jnp.asarray(params.astype(dtype)))
+    # validate raises exactly for the bodies the flags reject, at every offset
+    good = RigidBodyInertia(body.params[truth])
+    bad = RigidBodyInertia(body.params[~truth])
+    assert validate(good) is good
+    n_bad = int(np.prod(bad.batch_shape))
+    with pytest.raises(ValueError, match=f"{n_bad} of {n_bad} bodies are not fully physically"):
+        validate(bad)
+    out = nc(body)
+    rep = pc(out)
+    assert np.all(rep.fully_consistent) and np.all(np.isfinite(out.params))
+    validate(out)
+    # the projection keeps mass and CoM (reference="com") at every offset
+    np.testing.assert_allclose(out.mass, body.mass, rtol=10 * np.finfo(dtype).eps)
