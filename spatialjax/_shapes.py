@@ -32,14 +32,23 @@ from ._inertia import RigidBodyInertia
 
 
 def _inputs(fn, spec):
-    """Coerce ``{name: (value, trailing)}``; Python scalars take the arrays' dtype."""
-    dtypes = {np.dtype(v.dtype) for v, _ in spec.values() if hasattr(v, "dtype")}
-    dtype = dtypes.pop() if len(dtypes) == 1 else None
+    """Coerce ``{name: (value, trailing)}``; Python scalars take the arrays' dtype.
+
+    Every argument is checked under its own name *before* a Python scalar adopts the dtype
+    of the arrays, so an integer array is reported as itself (not as the scalar it infected).
+    """
     out = {}
     for name, (v, trailing) in spec.items():
-        if dtype is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-            v = jnp.asarray(float(v), dtype)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            continue
         out[name] = as_float_array(v, f"{fn}: {name}", trailing)
+    dtypes = {np.dtype(v.dtype) for v in out.values() if not getattr(v, "weak_type", False)}
+    dtype = dtypes.pop() if len(dtypes) == 1 else None
+    for name, (v, trailing) in spec.items():
+        if name not in out:
+            v = jnp.asarray(float(v), dtype) if dtype is not None else v
+            out[name] = as_float_array(v, f"{fn}: {name}", trailing)
+    out = {name: out[name] for name in spec}
     same_dtype(**out)
     shape = ()
     prev = []
