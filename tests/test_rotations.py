@@ -341,3 +341,65 @@ def test_so3_log_gradients_match_finite_differences(point):
     """Ambient-space derivatives (off SO(3) too) against central differences, float64."""
     R = jnp.asarray(np_rodrigues(_LOG_POINTS[point]))
     check_grads(so3_log, (R,), order=1, modes=["fwd", "rev"], eps=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# quat_to_matrix: any non-zero norm, zero quaternion
+# ---------------------------------------------------------------------------
+
+_Q0 = np.array([0.3, -0.5, 0.7, 0.41])
+_Q_SCALES = {
+    np.float64: [1e-300, 1e-200, 1e-160, 1e-20, 1.0, 1e20, 1e160, 1e200, 1e300],
+    np.float32: [1e-35, 1e-25, 1e-19, 1e-10, 1.0, 1e10, 1e19, 1e25, 1e35],
+}
+_jac_q_fwd = jax.jit(jax.jacfwd(quat_to_matrix))
+_jac_q_rev = jax.jit(jax.jacrev(quat_to_matrix))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quat_to_matrix_any_nonzero_norm(dtype):
+    """Regression: norms 1e-200 / 1e200 (float64) and <= 1e-19 (float32) gave NaN because
+    ``q · q`` under- or overflowed; the quaternion is now scaled by its largest component."""
+    scales = np.asarray(_Q_SCALES[dtype], dtype)
+    q = jnp.asarray(_Q0.astype(dtype) * scales[:, None])
+    R = quat_to_matrix(q)
+    ref = np.broadcast_to(np_quat_to_matrix(_Q0.astype(dtype)), R.shape)
+    close(R, ref, dtype)
+    close(jax.jit(quat_to_matrix)(q), ref, dtype)
+    # components of very different sizes
+    big_small = np.array([1.0, 1e-30, 0.0, -1e-30]) * (1e200 if dtype == np.float64 else 1e30)
+    close(quat_to_matrix(jnp.asarray(big_small, dtype)), np.eye(3), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quat_to_matrix_gradients_finite_at_any_norm(dtype):
+    """``R(a q) = R(q)``, so ``∂R/∂q`` at ``a q`` is ``(1/a) ∂R/∂q`` at ``q``: finite for all ``a``."""
+    q0 = jnp.asarray(_Q0 / np.linalg.norm(_Q0), dtype)
+    J0 = np.asarray(_jac_q_fwd(q0), np.float64)
+    t = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
+    for a in _Q_SCALES[dtype]:
+        qa = q0 * jnp.asarray(a, dtype)
+        for jac in (_jac_q_fwd, _jac_q_rev):
+            Ja = np.asarray(jac(qa), np.float64)
+            assert np.all(np.isfinite(Ja)), a
+            np.testing.assert_allclose(Ja * float(a), J0, **t)
+
+
+def test_quat_to_matrix_gradients_match_finite_differences():
+    # generic, and ties in the largest magnitude (the scaling component switches there)
+    for q in (_Q0, np.array([0.5, -0.5, 0.5, 0.5]), np.array([0.0, 0.0, 1.0, 1.0])):
+        check_grads(quat_to_matrix, (jnp.asarray(q),), order=1, modes=["fwd", "rev"], eps=1e-6)
+
+
+def test_quat_to_matrix_zero_quaternion():
+    """Zero quaternion: eager calls raise naming the index; under jit the matrix is NaN."""
+    q = np.tile(_Q0, (2, 3, 1))
+    q[1, 2] = 0.0
+    with pytest.raises(ValueError, match=r"q\[1, 2\] is the zero quaternion"):
+        quat_to_matrix(jnp.asarray(q))
+    with pytest.raises(ValueError, match=r"q is the zero quaternion"):
+        quat_to_matrix(jnp.zeros(4))
+    R = np.asarray(jax.jit(quat_to_matrix)(jnp.asarray(q)))
+    assert np.all(np.isnan(R[1, 2]))
+    close(R[0, 0], np_quat_to_matrix(_Q0))
+    assert np.all(np.isfinite(np.delete(R.reshape(6, 3, 3), 5, axis=0)))
