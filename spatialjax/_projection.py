@@ -12,6 +12,7 @@ import numpy as np
 
 from ._consistency import _EPS_ULPS, _as_inertia, _body_from, physical_consistency
 from ._inertia import RigidBodyInertia
+from ._validate import _is_traced, _raise_listing
 
 
 @jax.custom_jvp
@@ -58,6 +59,29 @@ def _clip_eigs_jvp(primals, tangents):
     return out, V @ inner @ Vt
 
 
+_PARAM_NAMES = ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+
+
+def _check_finite_params(params) -> None:
+    """Raise ``ValueError`` naming every body (and parameter) that is NaN or infinite."""
+    x = np.asarray(params)
+    bad_entry = ~np.isfinite(x)
+    bad = np.any(bad_entry, axis=-1)
+    if not np.any(bad):
+        return
+
+    def line(idx):
+        return ", ".join(f"{_PARAM_NAMES[k]} = {x[idx][k]}" for k in np.flatnonzero(bad_entry[idx]))
+
+    try:
+        _raise_listing("inertia", x.shape[:-1], bad, line, "bodies have non-finite parameters:", 5)
+    except ValueError as err:
+        raise ValueError(
+            f"nearest_consistent: {err}\n(a NaN or infinite parameter has no nearest "
+            "consistent body; fix or drop these bodies first)"
+        ) from None
+
+
 def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBodyInertia:
     r"""Closest fully consistent body, by eigenvalue clipping of the pseudo-inertia.
 
@@ -85,13 +109,24 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
         parameters), any batch shape.
       eps: relative floor ``> 0``; ``None`` is ``1000 · finfo(dtype).eps``
         (``2.2e-13`` float64, ``1.2e-4`` float32), large enough that the
-        output passes ``physical_consistency(·, tol=0)`` after rounding.
+        output passes ``physical_consistency`` with its default ``tol`` at any
+        distance of the CoM from the origin, and with ``tol=0`` when the CoM is
+        within a few body sizes of it (farther, rounding the shifted parameters
+        to the dtype costs about ``eps · |m| |c|²``, which the default ``tol``
+        allows for).
       reference: ``"com"`` or ``"origin"``, the frame in which ``J`` is clipped.
 
     Returns:
       :class:`~spatialjax.RigidBodyInertia` with the input's batch shape and dtype.
       Differentiable (``jit``/``vmap``/``grad``) except where clipped
       eigenvalues are repeated.
+
+    Raises:
+      ValueError: a body has a NaN or infinite parameter, when ``inertia`` is
+        concrete (the message names each body's index and the offending
+        parameters). Under ``jit``/``vmap`` no check is possible: such bodies
+        come back with all ten parameters NaN (``physical_consistency(out).finite``
+        is ``False`` there) and the other bodies are unaffected.
     """
     inertia = _as_inertia(inertia, "nearest_consistent")
     if reference not in ("com", "origin"):
@@ -100,14 +135,17 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
         )
     dtype = inertia.dtype
     eps = _EPS_ULPS * float(np.finfo(np.dtype(dtype)).eps) if eps is None else eps
-    if isinstance(eps, (int, float)) and eps <= 0:
+    if isinstance(eps, (int, float)) and not eps > 0:  # also NaN
         raise ValueError(f"nearest_consistent: eps must be > 0, got {eps}")
+    if not _is_traced(inertia.params):
+        _check_finite_params(inertia.params)
     eps = jnp.asarray(eps, dtype)
     ok = physical_consistency(inertia, tol=0.0).fully_consistent
-    # double-where: the projection branch sees a harmless body where the input is kept, so
-    # its (unused) derivatives cannot poison the gradient with NaN.
+    finite = jnp.all(jnp.isfinite(inertia.params), axis=-1)
+    # double-where: the projection branch sees a harmless body where the input is kept (or is
+    # not finite), so its (unused) derivatives cannot poison the gradient with NaN.
     unit = jnp.asarray([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], dtype)
-    p_in = jnp.where(ok[..., None], unit, inertia.params)
+    p_in = jnp.where((ok | ~finite)[..., None], unit, inertia.params)
     body = RigidBodyInertia(p_in)
     m, h = body.mass, body.h
     J = body.pseudo_inertia()
@@ -134,4 +172,5 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
         S2 = S_c2 + m2[..., None, None] * c[..., :, None] * c[..., None, :]
         p_com = _body_from(m2, m2[..., None] * c, S2).params
         p_new = jnp.where(nz[..., None], p_com, p_origin)
-    return RigidBodyInertia(jnp.where(ok[..., None], inertia.params, p_new))
+    p_out = jnp.where(ok[..., None], inertia.params, p_new)
+    return RigidBodyInertia(jnp.where(finite[..., None], p_out, jnp.nan))

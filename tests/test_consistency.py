@@ -654,3 +654,30 @@ def test_validate_and_nearest_agree_with_flags_far_from_the_origin(dtype, rng):
     validate(out)
     # the projection keeps mass and CoM (reference="com") at every offset
     np.testing.assert_allclose(out.mass, body.mass, rtol=10 * np.finfo(dtype).eps)
+
+
+def test_nearest_rejects_non_finite_input_eagerly(rng):
+    """Regression: a body with a NaN entry came back as NaN without a word."""
+    body = random_consistent(rng, (2, 3))
+    p = np.asarray(body.params).copy()
+    p[1, 0, 5] = np.nan  # Ixy
+    p[0, 2, 0] = np.inf  # m
+    bad = RigidBodyInertia(jnp.asarray(p))
+    with pytest.raises(ValueError) as err:
+        nearest_consistent(bad)
+    msg = str(err.value)
+    assert msg.startswith("nearest_consistent: inertia: 2 of 6 bodies have non-finite parameters")
+    assert "inertia[0, 2]: m = inf" in msg and "inertia[1, 0]: Ixy = nan" in msg
+    with pytest.raises(ValueError, match=r"inertia\[3\]: hy = nan"):
+        q = np.asarray(random_consistent(rng, (4,)).params).copy()
+        q[3, 2] = np.nan
+        nearest_consistent(q)  # the (..., 10) array form
+    with pytest.raises(ValueError, match="eps must be > 0"):
+        nearest_consistent(body, float("nan"))
+    # under jit (no check possible): the non-finite bodies come back all-NaN, the rest as usual
+    out = np.asarray(nc(bad).params)
+    assert np.all(np.isnan(out[1, 0])) and np.all(np.isnan(out[0, 2]))
+    keep = np.ones((2, 3), bool)
+    keep[1, 0] = keep[0, 2] = False
+    np.testing.assert_array_equal(out[keep], p[keep])
+    assert not np.any(pc(nc(bad)).finite[~keep])
