@@ -1,4 +1,4 @@
-r"""Physical consistency of rigid-body inertial parameters (seed 001; Wensing, Kim & Slotine 2017).
+r"""Physical consistency of rigid-body inertial parameters (Wensing, Kim & Slotine, RA-L 2017).
 
 A 10-vector of inertial parameters (mass ``m``, first moment ``h = m c``,
 inertia ``I_o`` about the frame origin) is realisable by a non-negative mass
@@ -13,7 +13,16 @@ density iff it is *fully physically consistent*:
   (It implies ``I_c ⪰ 0``: adding two of the inequalities gives ``2 λk ≥ 0``.)
 
 and, for ``m > 0``, this holds iff the pseudo-inertia ``J = [[S, h], [hᵀ, m]]``
-is PSD (seed 001: Schur complement, ``J = T diag(S_c, m) Tᵀ``).
+is PSD (the Schur complement of ``m``: ``J = T diag(S_c, m) Tᵀ`` with
+``T = [[1, c], [0, 1]]``).
+
+References:
+  P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
+  physically consistent inertial parameter identification: a statistical
+  perspective on the mass distribution", IEEE Robotics and Automation
+  Letters 3(1), 2017 (pseudo-inertia ``J``, the LMI ``J ⪰ 0`` and the
+  triangle inequality). R. Featherstone, Rigid Body Dynamics Algorithms,
+  Springer 2008, Sec. 2.13 (``mcI`` and the parallel-axis theorem, eq. 2.63).
 
 Three tiers, as in lineax/equinox:
 
@@ -95,7 +104,7 @@ def default_tol(dtype) -> float:
 
     ``2.2e-14`` for float64, ``1.2e-5`` for float32: a few hundred roundings of
     the parameters, so that bodies exactly on the boundary (point masses, rods,
-    laminas, seed 001's two-point-mass example) are accepted.
+    laminas, two point masses) are accepted.
     """
     return float(_TOL_ULPS * np.finfo(np.dtype(dtype)).eps)
 
@@ -146,7 +155,7 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     100 body sizes (rms diameters) in float32 and 10⁶ in float64.
     ``J ⪰ 0`` is decided the same way, through the factorisation
     ``J = T diag(S_c, m) Tᵀ`` with ``T = [[1, c], [0, 1]]`` (the ``LDLᵀ``
-    of ``J`` with ``m`` as first pivot; Wensing, Kim & Slotine 2017, Sec. III):
+    of ``J`` with ``m`` as first pivot; Wensing, Kim & Slotine 2017):
     the smallest eigenvalue of ``J`` about the origin, reported as
     ``min_eig_pseudo_inertia``, shrinks like ``1/d²`` for a body far from
     the origin and cannot resolve the sign once ``eps · |m| d²`` exceeds it.
@@ -173,7 +182,7 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     Example:
       >>> import jax.numpy as jnp
       >>> from spatialjax import RigidBodyInertia
-      >>> rod = RigidBodyInertia.from_mass_com_inertia(  # I = diag(1, 0, 0): seed 001
+      >>> rod = RigidBodyInertia.from_mass_com_inertia(  # I = diag(1, 0, 0): PSD, not a body
       ...     1.0, jnp.zeros(3), jnp.diag(jnp.array([1.0, 0.0, 0.0])))
       >>> r = physical_consistency(rod)
       >>> bool(r.inertia_psd), bool(r.triangle_inequality), float(r.triangle_margin)

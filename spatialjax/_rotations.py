@@ -1,6 +1,6 @@
 r"""Rotation helpers: skew, Featherstone coordinate rotations, quaternions, SO(3) exp/log.
 
-Conventions (``../shared/design/API.md`` section 1):
+Conventions (as in the README's conventions table):
 
 * ``skew(v) @ u == cross(v, u)``.
 * An *active* rotation matrix ``R_AB`` has B's axes as columns, expressed in A;

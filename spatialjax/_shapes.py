@@ -7,7 +7,8 @@ first moment is zero and the inertia is diagonal. Place a shape elsewhere with
 and join shapes with ``+``.
 
 The inertias are computed from the diagonal second moment
-``S = diag(∫ρx², ∫ρy², ∫ρz²)`` and ``I = tr(S) 1 − S`` (seed 001, eq. 10),
+``S = diag(∫ρx², ∫ρy², ∫ρz²)`` and ``I = tr(S) 1 − S`` (Wensing, Kim & Slotine,
+RA-L 2017, the second moment and the pseudo-inertia),
 which keeps every formula a one-liner per axis. Dimensions are *full* side
 lengths for boxes and cylinder/capsule lengths, and radii or semi-axes
 otherwise.

@@ -1,6 +1,7 @@
-"""Physical consistency (seed 001): flags, margins, ``validate`` messages, ``nearest_consistent``.
+"""Physical consistency: flags, margins, ``validate`` messages, ``nearest_consistent``.
 
-Reference values are built here in NumPy from the definitions of seed 001:
+Reference values are built here in NumPy from the definitions of Wensing, Kim & Slotine
+(RA-L 2017):
 point-mass sums ``S = Σ mᵢ pᵢ pᵢᵀ``, ``I = tr(S) 1 − S``, the pseudo-inertia
 ``J = [[S, h], [hᵀ, m]]`` and bodies assembled from a chosen mass, CoM and
 central second moment ``S_c`` (so which side of the boundary a sample lies on
@@ -81,15 +82,15 @@ def random_consistent(rng, shape):
 
 
 def two_point_masses():
-    """Seed 001: masses 0.5 at x = ±1."""
+    """Two point masses 0.5 at x = ±1: a segment, on the boundary of the consistent set."""
     return RigidBodyInertia.from_point_masses(
         jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
     )
 
 
-# ---------------------------------------------------------------- seed 001 identities
+# ------------------------------------------------- Wensing, Kim & Slotine (2017) identities
 def test_trace_identity_and_round_trip(rng):
-    """``tr(I) = 2 tr(S)`` (eq. 11) and ``S = ½ tr(I) 1 − I`` inverts ``I = tr(S) 1 − S``."""
+    """``tr(I) = 2 tr(S)`` and ``S = ½ tr(I) 1 − I`` inverts ``I = tr(S) 1 − S``."""
     masses = rng.uniform(0.1, 1.0, size=(10, 7))
     pos = rng.normal(size=(10, 7, 3))
     S_ref = np.einsum("bn,bni,bnj->bij", masses, pos, pos)
@@ -118,7 +119,7 @@ def test_two_point_mass_example():
 
 
 def test_triangle_counter_example():
-    """Seed 001: ``I = diag(1, 0, 0)`` is PSD but ``S = ½ diag(−1, 1, 1)`` is not."""
+    """``I = diag(1, 0, 0)`` is PSD but ``S = ½ diag(−1, 1, 1)`` is not (triangle inequality)."""
     I = jnp.diag(jnp.array([1.0, 0.0, 0.0]))
     np.testing.assert_allclose(inertia_to_second_moment(I), 0.5 * np.diag([-1.0, 1.0, 1.0]))
     body = RigidBodyInertia.from_mass_com_inertia(1.0, jnp.zeros(3), I)
