@@ -71,7 +71,7 @@ class ConsistencyReport(NamedTuple):
       min_eig_pseudo_inertia: smallest eigenvalue of ``J`` about the frame origin (the LMI
         margin; its size, not its sign, depends on the frame).
       principal_moments: ``(..., 3)`` eigenvalues of ``I_c``, ascending.
-      inertia_scale: ``max|λ(I_c)|``, the size of the moments about the CoM (kg m²).
+      inertia_scale: ``‖I_c‖_F = √(Σ λᵢ²)``, the size of the moments about the CoM (kg m²).
       pseudo_inertia_scale: ``max|λ(J)|``.
     """
 
@@ -130,6 +130,88 @@ def _pseudo_inertia_upper(p):
     return (half - xx, -xy, -xz, hx, half - yy, -yz, hy, half - zz, hz, m)
 
 
+def _shift_size(p):
+    """``|m| |c|² = |h|² / |m|`` (``0`` where ``m == 0``: no CoM, ``I_c = I_o``)."""
+    m = p[..., 0]
+    nz = m != 0
+    inv = 1 / jnp.where(nz, m, jnp.ones_like(m))
+    h2 = p[..., 1] * p[..., 1] + p[..., 2] * p[..., 2] + p[..., 3] * p[..., 3]
+    return jnp.where(nz, jnp.abs(inv) * h2, jnp.zeros_like(m))
+
+
+def _scale_and_threshold(Ic, mc2, tol, dtype):
+    """``(‖I_c‖_F, tol ‖I_c‖_F + min(tol, 8 eps) |m| |c|²)``, shared by both flag paths.
+
+    Judged about the CoM: the tolerance is relative to the CoM moments, plus the rounding of
+    the shift from the origin (not ``tol · m|c|²``: that let a body 100 sizes away pass in
+    float32 with its triangle inequality violated by half).
+    """
+    xx, xy, xz, yy, yz, zz = (x[..., 0] for x in Ic)
+    scale = jnp.sqrt(xx * xx + yy * yy + zz * zz + 2.0 * (xy * xy + xz * xz + yz * yz))
+    tol_shift = jnp.minimum(tol, jnp.asarray(_SHIFT_ULPS * jnp.finfo(dtype).eps, dtype))
+    return scale, tol * scale + tol_shift * mc2
+
+
+def _psd3(a00, a01, a02, a11, a12, a22):
+    """``A ⪰ 0`` for a symmetric 3×3 from its upper triangle, without eigenvalues.
+
+    ``LDLᵀ`` with diagonal (complete) pivoting: the largest remaining diagonal entry is the
+    next pivot, so the Schur complements are formed without cancellation beyond
+    ``eps · ‖A‖`` and a matrix with two tiny eigenvalues (a rod) is still decided correctly
+    (a 3×3 determinant would lose them). ``A ⪰ 0`` iff every pivot is ``≥ 0``, where a zero
+    pivot requires its whole remaining row to be zero (Higham, Accuracy and Stability of
+    Numerical Algorithms, 2nd ed., Sec. 10.3). NaN gives ``False``.
+    """
+    # first pivot: the largest diagonal entry, moved to the front (p, q, r)
+    k1 = (a11 > a00) & (a11 >= a22)
+    k2 = (a22 > a00) & (a22 > a11)
+
+    def pick(v0, v1, v2):
+        return jnp.where(k2, v2, jnp.where(k1, v1, v0))
+
+    d = pick(a00, a11, a22)
+    dq = pick(a01, a01, a02)  # A[p, q]
+    dr = pick(a02, a12, a12)  # A[p, r]
+    qq = pick(a11, a00, a00)
+    qr = pick(a12, a02, a01)
+    rr = pick(a22, a22, a11)
+    pos = d > 0
+    inv = 1.0 / jnp.where(pos, d, jnp.ones_like(d))
+    c11 = qq - dq * dq * inv
+    c12 = qr - dq * dr * inv
+    c22 = rr - dr * dr * inv
+    # 2×2 Schur complement, again pivoted on its larger diagonal entry
+    e = jnp.maximum(c11, c22)
+    f = jnp.minimum(c11, c22)
+    epos = e > 0
+    last = f - c12 * c12 / jnp.where(epos, e, jnp.ones_like(e))
+    psd2 = jnp.where(epos, last >= 0, (e == 0) & (f == 0) & (c12 == 0))
+    zero_rest = (a00 == 0) & (a11 == 0) & (a22 == 0) & (a01 == 0) & (a02 == 0) & (a12 == 0)
+    return jnp.where(pos, psd2, (d == 0) & zero_rest)
+
+
+def _flags(p, tol, dtype):
+    """``(finite, mass_positive, inertia_psd, triangle, pseudo_psd, fully)`` without eigenvalues.
+
+    Same definitions and thresholds as :func:`physical_consistency`:
+    ``λmin(I_c) ≥ −t`` iff ``I_c + t 1 ⪰ 0`` and ``λ1 + λ2 − λ3 = 2 λmin(S_c) ≥ −t`` iff
+    ``S_c + (t/2) 1 ⪰ 0`` with ``S_c = ½ tr(I_c) 1 − I_c``; each decided by :func:`_psd3`.
+    """
+    m = p[..., 0]
+    finite = jnp.all(jnp.isfinite(p), axis=-1)
+    Ic = _inertia_com_upper(p)
+    _, t = _scale_and_threshold(Ic, _shift_size(p), tol, dtype)
+    xx, xy, xz, yy, yz, zz = (x[..., 0] for x in Ic)
+    inertia_psd = _psd3(xx + t, xy, xz, yy + t, yz, zz + t)
+    half = 0.5 * (xx + yy + zz) + 0.5 * t
+    triangle = _psd3(half - xx, -xy, -xz, half - yy, -yz, half - zz)
+    mass_positive = m > 0
+    h_zero = jnp.all(p[..., 1:4] == 0, axis=-1)
+    pseudo_psd = jnp.where(m != 0, mass_positive, h_zero) & inertia_psd & triangle
+    fully = finite & mass_positive & inertia_psd & triangle
+    return finite, mass_positive, inertia_psd, triangle, pseudo_psd, fully
+
+
 def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     r"""Consistency flags and margins of a (batched) rigid-body inertia; never raises on values.
 
@@ -166,7 +248,8 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
       tol: *relative* tolerance ``≥ 0``. ``inertia_psd`` and
         ``triangle_inequality`` accept margins down to
         ``−(tol · inertia_scale + tol_shift · |m| |c|²)`` with
-        ``inertia_scale = max|λ(I_c)|`` (the moments about the CoM) and
+        ``inertia_scale = ‖I_c‖_F`` (the moments about the CoM; Frobenius,
+        so that :func:`is_physically_consistent` needs no eigenvalues) and
         ``tol_shift = min(tol, 8 · finfo(dtype).eps)``, the rounding of the
         shift from the frame origin to the CoM (capped, so that a generous
         ``tol`` does not grow with the distance of the CoM from the origin).
@@ -197,22 +280,17 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     p = inertia.params
     m = inertia.mass
     finite = jnp.all(jnp.isfinite(p), axis=-1)
-    c = inertia.com
     # entries written out on (..., 1) slices and la.eigvalsh_upper, not jnp.linalg.eigvalsh on
     # assembled matrices: one LAPACK call per item was 100x slower on CPU
-    lam = la.eigvalsh_upper(*_inertia_com_upper(p))
+    Ic = _inertia_com_upper(p)
+    lam = la.eigvalsh_upper(*Ic)
     mu = la.eigvalsh_upper(*_pseudo_inertia_upper(p))
     min_eig_I = lam[..., 0]
     tri = lam[..., 0] + lam[..., 1] - lam[..., 2]
     min_eig_J = mu[..., 0]
-    mc2 = jnp.abs(m) * jnp.sum(c * c, axis=-1)
-    scale_I = jnp.maximum(jnp.abs(lam[..., 0]), jnp.abs(lam[..., 2]))
+    mc2 = _shift_size(p)
     scale_J = jnp.maximum(jnp.abs(mu[..., 0]), jnp.abs(mu[..., 3]))
-    # judged about the CoM: tolerance relative to the CoM moments, plus the rounding of the
-    # shift from the origin (not tol · m|c|²: that let a body 100 sizes away pass in float32
-    # with its triangle inequality violated by half)
-    tol_shift = jnp.minimum(tol, jnp.asarray(_SHIFT_ULPS * jnp.finfo(dtype).eps, dtype))
-    threshold = tol * scale_I + tol_shift * mc2
+    scale_I, threshold = _scale_and_threshold(Ic, mc2, tol, dtype)
     mass_positive = m > 0
     inertia_psd = min_eig_I >= -threshold
     triangle = tri >= -threshold
@@ -240,11 +318,25 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
 def is_physically_consistent(inertia, tol=None):
     """``(...)`` bool array: fully physically consistent (see :func:`physical_consistency`).
 
+    Same definition, thresholds and verdicts as
+    ``physical_consistency(inertia, tol).fully_consistent``, computed without
+    eigenvalues: ``I_c ⪰ 0`` and the triangle inequality (``S_c ⪰ 0``) are
+    decided by pivoted ``LDLᵀ`` factorisations of the shifted 3×3 matrices
+    ``I_c + t 1`` and ``S_c + (t/2) 1`` (``t`` the tolerance of
+    :func:`physical_consistency`). The two paths can differ only for bodies
+    whose margin lies within rounding (``≈ eps · ‖I_c‖``) of ``−t``. Use
+    :func:`physical_consistency` for the margins.
+
     Args:
       inertia: :class:`~spatialjax.RigidBodyInertia` or ``(..., 10)`` parameters.
       tol: relative tolerance; ``None`` is :func:`default_tol` of the dtype.
     """
-    return physical_consistency(inertia, tol).fully_consistent
+    inertia = _as_inertia(inertia, "is_physically_consistent")
+    dtype = inertia.dtype
+    tol = default_tol(dtype) if tol is None else tol
+    if isinstance(tol, (int, float)) and tol < 0:
+        raise ValueError(f"is_physically_consistent: tol must be >= 0, got {tol}")
+    return _flags(inertia.params, jnp.asarray(tol, dtype), dtype)[-1]
 
 
 def _body_from(m, h, S):

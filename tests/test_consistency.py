@@ -28,6 +28,7 @@ from spatialjax import (
     second_moment_to_inertia,
 )
 from spatialjax._consistency import (
+    _flags,
     default_tol,
     is_physically_consistent,
     physical_consistency,
@@ -257,9 +258,10 @@ def test_tolerance_is_relative():
     sigma[0] = -1e-10
     body = body_from(np.array(2.0), np.array([1.0, 2.0, 3.0]), sigma, np.eye(3))
     rep = pc(body)
-    assert float(rep.inertia_scale) == pytest.approx(1.0, rel=1e-9)  # max|λ(I_c)|, about the CoM
+    # ‖I_c‖_F of λ = (½, ½, 1), about the CoM
+    assert float(rep.inertia_scale) == pytest.approx(np.sqrt(1.5), rel=1e-9)
     assert float(rep.triangle_margin) == pytest.approx(-2e-10, rel=1e-5)
-    # −2e-10 ≥ −(1e-9 · 1 + 8 eps · m|c|²), m|c|² = 28: relative to the CoM moments only
+    # −2e-10 ≥ −(1e-9 · 1.22 + 8 eps · m|c|²), m|c|² = 28: relative to the CoM moments only
     assert bool(ipc(body, tol=1e-9))
     assert not bool(ipc(body, tol=1e-10))  # the old scale max|λ| + m|c|² = 29 accepted this
     # scaling the body by 1e6 in mass does not change the verdict
@@ -561,7 +563,9 @@ def test_margins_match_lapack(rng, dtype):
     np.testing.assert_array_less(np.abs(rep.triangle_margin - tri), 2 * tol * s_lam)
     np.testing.assert_array_less(np.abs(rep.min_eig_pseudo_inertia - mu[:, 0]), tol * s_mu)
     np.testing.assert_array_less(np.abs(rep.pseudo_inertia_scale - s_mu), tol * s_mu)
-    np.testing.assert_array_less(np.abs(rep.inertia_scale - np.max(np.abs(lam), -1)), tol * s_lam)
+    np.testing.assert_array_less(
+        np.abs(rep.inertia_scale - np.sqrt(np.sum(lam * lam, -1))), 2 * tol * s_lam
+    )
 
 
 def test_boundary_bodies_keep_exact_flags(rng):
@@ -682,3 +686,55 @@ def test_nearest_rejects_non_finite_input_eagerly(rng):
     keep[1, 0] = keep[0, 2] = False
     np.testing.assert_array_equal(out[keep], p[keep])
     assert not np.any(pc(nc(bad)).finite[~keep])
+
+
+# ------------------------------------------------------- eigenvalue-free flags path
+def _rot_diag(rng, sigma):
+    R = random_rotations(rng, sigma.shape[:-1])
+    return R @ (sigma[..., :, None] * np.swapaxes(R, -1, -2))
+
+
+def _flag_bodies(rng, n):
+    """At least ``n`` random bodies of many kinds plus edge cases, float64 ``(N, 10)``."""
+    k = n // 5
+    consistent = np.asarray(random_consistent(rng, (k,)).params)
+    m = rng.uniform(-1.0, 3.0, size=k)
+    sigma = rng.uniform(-1.0, 1.0, size=(k, 3))
+    mixed = np_params(m, rng.normal(size=(k, 3)) * 3, _rot_diag(rng, sigma))
+    # near the boundary, but clear of rounding: one σ at ±1e-3 of the others
+    sigma = rng.uniform(0.05, 1.0, size=(k, 3))
+    sigma[np.arange(k), rng.integers(0, 3, size=k)] = rng.choice([-1e-3, 1e-3], size=k)
+    near = np_params(rng.uniform(0.1, 5, size=k), rng.normal(size=(k, 3)), _rot_diag(rng, sigma))
+    noise = rng.normal(size=(k, 10)) * 10.0 ** rng.integers(-6, 7, size=(k, 1))
+    degenerate = _degenerate_bodies(rng, (n - 4 * k) // 6 + 1).reshape(-1, 10)
+    edge = np.zeros((8, 10))  # edge[0]: the zero body
+    edge[1, 0] = 1.0  # point mass at the origin
+    edge[2, 1] = 0.3  # massless with a first moment
+    edge[3] = np_params(np.array(2.0), np.zeros(3), np.diag([1.0, 0.0, 0.0]))  # rod
+    edge[4] = np_params(np.array(2.0), np.zeros(3), np.diag([1.0, 1.0, 0.0]))  # lamina
+    edge[5] = np_params(np.array(-1.0), np.zeros(3), np.eye(3))  # negative mass
+    edge[6] = np_params(np.array(1.0), np.zeros(3), np.diag([-1.0, 1.0, 1.0]))  # triangle
+    edge[7, 4] = np.nan
+    return np.concatenate([consistent, mixed, near, noise, degenerate, edge])
+
+
+_flags_jit = jax.jit(lambda p, t: _flags(p, t, p.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_flags_without_eigenvalues_match_the_eigenvalue_path(dtype, rng):
+    """``is_physically_consistent`` (pivoted LDLᵀ, no eigenvalues) gives the flags of
+    ``physical_consistency`` (eigenvalues) on 20,000 random and edge-case bodies."""
+    params = _flag_bodies(rng, 20_000).astype(dtype)
+    assert params.shape[0] >= 20_000
+    body = RigidBodyInertia(jnp.asarray(params))
+    names = ("finite", "mass_positive", "inertia_psd", "triangle_inequality")
+    names += ("pseudo_inertia_psd", "fully_consistent")
+    for tol in (None, 1e-3):
+        rep = pc(body, tol)
+        t = jnp.asarray(default_tol(dtype) if tol is None else tol, dtype)
+        for name, got in zip(names, _flags_jit(body.params, t), strict=True):
+            np.testing.assert_array_equal(got, getattr(rep, name), err_msg=name)
+        np.testing.assert_array_equal(ipc(body, tol), rep.fully_consistent)
+        # both verdicts occur in numbers (the comparison would be empty otherwise)
+        assert 0.2 < float(np.mean(rep.fully_consistent)) < 0.8
