@@ -11,10 +11,11 @@ import jax
 import numpy as np
 
 from ._checks import as_float_array
-from ._consistency import default_tol, physical_consistency
+from ._consistency import default_tol, is_physically_consistent, physical_consistency
 from ._inertia import RigidBodyInertia
 
 _physical_consistency_jit = jax.jit(physical_consistency)
+_is_consistent_jit = jax.jit(is_physically_consistent)
 
 
 def _is_traced(x) -> bool:
@@ -231,6 +232,9 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
                 f"or (..., 3, 3) (rotational inertia), got shape {tuple(x.shape)}"
             )
     tol_v = default_tol(body.dtype) if tol is None else tol
+    # the eigenvalue-free verdict first (same flags); margins only when something failed
+    if bool(np.all(np.asarray(_is_consistent_jit(body, tol_v)))):
+        return inertia
     rep = jax.tree_util.tree_map(np.asarray, _physical_consistency_jit(body, tol_v))
     bad = ~rep.fully_consistent
     if not np.any(bad):
