@@ -18,6 +18,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from . import _linalg3 as la
 from ._checks import as_float_array
@@ -39,7 +40,7 @@ def _axis_rotation(theta, name, i, j):
     theta = as_float_array(theta, name)
     c, s = jnp.cos(theta), jnp.sin(theta)
     one, zero = jnp.ones_like(c), jnp.zeros_like(c)
-    rows = [[None] * 3 for _ in range(3)]
+    rows: list[list[jnp.ndarray]] = [[zero] * 3 for _ in range(3)]
     k = 3 - i - j
     rows[k][k] = one
     rows[k][i] = rows[k][j] = rows[i][k] = rows[j][k] = zero
@@ -102,7 +103,7 @@ def quat_to_matrix(q):
     q = as_float_array(q, "q", (4,))
     amax = jnp.max(jnp.abs(q), axis=-1, keepdims=True)
     zero = amax[..., 0] == 0
-    if not isinstance(q, jax.core.Tracer) and bool(np.any(np.asarray(zero))):
+    if not isinstance(q, Tracer) and bool(np.any(np.asarray(zero))):
         idx = [tuple(int(i) for i in ix) for ix in np.argwhere(np.asarray(zero))]
         names = ", ".join("q" if i == () else f"q[{', '.join(map(str, i))}]" for i in idx[:10])
         more = f" and {len(idx) - 10} more" if len(idx) > 10 else ""

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from ._checks import as_float_array, broadcast_batch, same_dtype
 from ._inertia import RigidBodyInertia
@@ -58,7 +58,7 @@ def _inputs(fn, spec):
         shape = broadcast_batch(" and ".join(prev) or name, shape, name, v.shape[: v.ndim - core])
         prev.append(name)
     for name, v in out.items():
-        if isinstance(v, jax.core.Tracer):
+        if isinstance(v, Tracer):
             continue
         x = np.asarray(v)
         if not np.all(np.isfinite(x)) or np.any(x < 0):

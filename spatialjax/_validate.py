@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+from jax.core import Tracer
 
 from ._checks import as_float_array
 from ._consistency import default_tol, is_physically_consistent, physical_consistency
@@ -19,7 +20,7 @@ _is_consistent_jit = jax.jit(is_physically_consistent)
 
 
 def _is_traced(x) -> bool:
-    return any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree_util.tree_leaves(x))
+    return any(isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(x))
 
 
 def _fmt(x) -> str:
