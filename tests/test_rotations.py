@@ -373,7 +373,10 @@ def test_quat_to_matrix_any_nonzero_norm(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_quat_to_matrix_gradients_finite_at_any_norm(dtype):
-    """``R(a q) = R(q)``, so ``∂R/∂q`` at ``a q`` is ``(1/a) ∂R/∂q`` at ``q``: finite for all ``a``."""
+    """``R(a q) = R(q)``, so ``∂R/∂q`` at ``a q`` is ``(1/a) ∂R/∂q`` at ``q``: finite for any ``a``.
+
+    Regression: NaN for tiny and huge norms before the largest-component scaling.
+    """
     q0 = jnp.asarray(_Q0 / np.linalg.norm(_Q0), dtype)
     J0 = np.asarray(_jac_q_fwd(q0), np.float64)
     t = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
