@@ -10,9 +10,7 @@ from . import interop as interop
 from . import multibody as multibody
 from ._consistency import ConsistencyReport as ConsistencyReport
 from ._consistency import is_physically_consistent as is_physically_consistent
-from ._consistency import nearest_consistent as nearest_consistent
 from ._consistency import physical_consistency as physical_consistency
-from ._consistency import validate as validate
 from ._inertia import RigidBodyInertia as RigidBodyInertia
 from ._inertia import inertia_to_second_moment as inertia_to_second_moment
 from ._inertia import parallel_axis as parallel_axis
@@ -22,6 +20,7 @@ from ._log_cholesky import log_cholesky_to_vector as log_cholesky_to_vector
 from ._log_cholesky import vector_to_log_cholesky as vector_to_log_cholesky
 from ._metrics import geodesic_distance as geodesic_distance
 from ._metrics import log_det_divergence as log_det_divergence
+from ._projection import nearest_consistent as nearest_consistent
 from ._rotations import matrix_to_quat as matrix_to_quat
 from ._rotations import quat_to_matrix as quat_to_matrix
 from ._rotations import quat_wxyz_to_xyzw as quat_wxyz_to_xyzw
@@ -51,6 +50,7 @@ from ._spatial_matrix import swap_linear_angular_vector as swap_linear_angular_v
 from ._spatial_matrix import transform_spatial_matrix as transform_spatial_matrix
 from ._transforms import Plx as Plx
 from ._transforms import Plxb as Plxb
+from ._validate import validate as validate
 from ._version import __version__ as __version__
 
 __all__ = [

@@ -1,6 +1,6 @@
 r"""Rotation helpers: skew, Featherstone coordinate rotations, quaternions, SO(3) exp/log.
 
-Conventions (``../shared/design/API.md`` section 1):
+Conventions (as in the README's conventions table):
 
 * ``skew(v) @ u == cross(v, u)``.
 * An *active* rotation matrix ``R_AB`` has B's axes as columns, expressed in A;
@@ -15,7 +15,10 @@ Conventions (``../shared/design/API.md`` section 1):
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.core import Tracer
 
 from . import _smallmat as la
 from ._checks import as_float_array
@@ -37,7 +40,7 @@ def _axis_rotation(theta, name, i, j):
     theta = as_float_array(theta, name)
     c, s = jnp.cos(theta), jnp.sin(theta)
     one, zero = jnp.ones_like(c), jnp.zeros_like(c)
-    rows = [[None] * 3 for _ in range(3)]
+    rows: list[list[jnp.ndarray]] = [[zero] * 3 for _ in range(3)]
     k = 3 - i - j
     rows[k][k] = one
     rows[k][i] = rows[k][j] = rows[i][k] = rows[j][k] = zero
@@ -76,18 +79,46 @@ def quat_to_matrix(q):
 
     .. math:: R = 1 + 2 w\,[v]_\times + 2 [v]_\times^2 \quad\text{with } q/\|q\|
 
-    The quaternion is normalised first, so any non-zero ``q`` is accepted;
-    a zero quaternion has no rotation and gives non-finite entries.
+    The quaternion is normalised first, so any non-zero ``q`` is accepted,
+    whatever its norm (``1e-300`` to ``1e300`` in float64, ``1e-37`` to
+    ``1e37`` in float32): it is divided by its largest-magnitude component
+    before ``q · q`` is formed, so the sum neither underflows nor overflows.
+    The derivative is finite for every non-zero ``q`` (and scales like
+    ``1/‖q‖``, as it must for a function of ``q/‖q‖``).
+
+    A zero quaternion has no rotation: called on concrete values,
+    ``quat_to_matrix`` raises ``ValueError`` naming the index of every zero
+    quaternion; under ``jit``/``vmap`` (traced values, no check possible) its
+    matrix is all NaN, and the other entries of the batch are unaffected.
 
     Args:
       q: ``(..., 4)`` scalar-first quaternion ``[w, x, y, z]``.
 
     Returns:
       ``(..., 3, 3)`` active rotation (B-coordinates to A-coordinates).
+
+    Raises:
+      ValueError: a zero quaternion, when ``q`` is concrete.
     """
     q = as_float_array(q, "q", (4,))
-    s = 2.0 / jnp.sum(q * q, axis=-1)
-    w, v = q[..., 0], q[..., 1:]
+    amax = jnp.max(jnp.abs(q), axis=-1, keepdims=True)
+    zero = amax[..., 0] == 0
+    if not isinstance(q, Tracer) and bool(np.any(np.asarray(zero))):
+        idx = [tuple(int(i) for i in ix) for ix in np.argwhere(np.asarray(zero))]
+        names = ", ".join("q" if i == () else f"q[{', '.join(map(str, i))}]" for i in idx[:10])
+        more = f" and {len(idx) - 10} more" if len(idx) > 10 else ""
+        raise ValueError(
+            f"quat_to_matrix: {names}{more} is the zero quaternion, which has no rotation; "
+            "expected a non-zero (..., 4) quaternion [w, x, y, z]"
+        )
+    # scale by the largest component: ‖q'‖² ∈ [1, 4]. R(k q) = R(q) for every k > 0, so the
+    # derivative through k is exactly zero: stop_gradient drops it (differentiating q / amax
+    # would form q / amax², which overflows for ‖q‖ = 1e-300 and gives NaN gradients)
+    inv = jax.lax.stop_gradient(1.0 / jnp.where(amax == 0, jnp.ones_like(amax), amax))
+    qs = q * inv
+    n2 = jnp.sum(qs * qs, axis=-1)
+    s = jnp.where(zero, jnp.nan, 2.0 / jnp.where(zero, jnp.ones_like(n2), n2))
+    w, v = qs[..., 0], qs[..., 1:]
     K = la.skew(v)
     return la.eye3(q.shape[:-1], q.dtype) + s[..., None, None] * (
         w[..., None, None] * K + la.mm(K, K)
@@ -191,8 +222,10 @@ def so3_log(R):
     w, v = q[..., 0], q[..., 1:]
     n_sq = jnp.sum(v * v, axis=-1)
     small = n_sq < 1e-12
-    n = jnp.sqrt(jnp.where(small, jnp.ones_like(n_sq), n_sq))
-    w_safe = jnp.where(small, jnp.ones_like(w), w)
+    # double where: each branch sees safe arguments where it is not selected, so its unused
+    # derivative cannot turn the selected one into NaN (jacrev multiplies it by zero)
+    n = jnp.sqrt(jnp.where(small, jnp.ones_like(n_sq), n_sq))  # atan2 branch: ‖v‖ > 0
+    w_safe = jnp.where(small, w, jnp.ones_like(w))  # Taylor branch: w ≈ 1; else 1 (w = 0 at π)
     # scale = θ / ‖v‖ with θ = 2 atan2(‖v‖, w); Taylor for ‖v‖ -> 0 (w -> 1)
     scale = jnp.where(
         small,

@@ -7,7 +7,8 @@ first moment is zero and the inertia is diagonal. Place a shape elsewhere with
 and join shapes with ``+``.
 
 The inertias are computed from the diagonal second moment
-``S = diag(∫ρx², ∫ρy², ∫ρz²)`` and ``I = tr(S) 1 − S`` (seed 001, eq. 10),
+``S = diag(∫ρx², ∫ρy², ∫ρz²)`` and ``I = tr(S) 1 − S`` (Wensing, Kim & Slotine,
+RA-L 2017, the second moment and the pseudo-inertia),
 which keeps every formula a one-liner per axis. Dimensions are *full* side
 lengths for boxes and cylinder/capsule lengths, and radii or semi-axes
 otherwise.
@@ -23,23 +24,32 @@ from __future__ import annotations
 
 import math
 
-import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.core import Tracer
 
 from ._checks import as_float_array, broadcast_batch, same_dtype
 from ._inertia import RigidBodyInertia
 
 
 def _inputs(fn, spec):
-    """Coerce ``{name: (value, trailing)}``; Python scalars take the arrays' dtype."""
-    dtypes = {np.dtype(v.dtype) for v, _ in spec.values() if hasattr(v, "dtype")}
-    dtype = dtypes.pop() if len(dtypes) == 1 else None
+    """Coerce ``{name: (value, trailing)}``; Python scalars take the arrays' dtype.
+
+    Every argument is checked under its own name *before* a Python scalar adopts the dtype
+    of the arrays, so an integer array is reported as itself (not as the scalar it infected).
+    """
     out = {}
     for name, (v, trailing) in spec.items():
-        if dtype is not None and isinstance(v, (int, float)) and not isinstance(v, bool):
-            v = jnp.asarray(float(v), dtype)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            continue
         out[name] = as_float_array(v, f"{fn}: {name}", trailing)
+    dtypes = {np.dtype(v.dtype) for v in out.values() if not getattr(v, "weak_type", False)}
+    dtype = dtypes.pop() if len(dtypes) == 1 else None
+    for name, (v, trailing) in spec.items():
+        if name not in out:
+            v = jnp.asarray(float(v), dtype) if dtype is not None else v
+            out[name] = as_float_array(v, f"{fn}: {name}", trailing)
+    out = {name: out[name] for name in spec}
     same_dtype(**out)
     shape = ()
     prev = []
@@ -48,7 +58,7 @@ def _inputs(fn, spec):
         shape = broadcast_batch(" and ".join(prev) or name, shape, name, v.shape[: v.ndim - core])
         prev.append(name)
     for name, v in out.items():
-        if isinstance(v, jax.core.Tracer):
+        if isinstance(v, Tracer):
             continue
         x = np.asarray(v)
         if not np.all(np.isfinite(x)) or np.any(x < 0):

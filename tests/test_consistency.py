@@ -1,6 +1,7 @@
-"""Physical consistency (seed 001): flags, margins, ``validate`` messages, ``nearest_consistent``.
+"""Physical consistency: flags, margins, ``validate`` messages, ``nearest_consistent``.
 
-Reference values are built here in NumPy from the definitions of seed 001:
+Reference values are built here in NumPy from the definitions of Wensing, Kim & Slotine
+(RA-L 2017):
 point-mass sums ``S = Σ mᵢ pᵢ pᵢᵀ``, ``I = tr(S) 1 − S``, the pseudo-inertia
 ``J = [[S, h], [hᵀ, m]]`` and bodies assembled from a chosen mass, CoM and
 central second moment ``S_c`` (so which side of the boundary a sample lies on
@@ -27,12 +28,13 @@ from spatialjax import (
     second_moment_to_inertia,
 )
 from spatialjax._consistency import (
+    _flags,
     default_tol,
     is_physically_consistent,
-    nearest_consistent,
     physical_consistency,
-    validate,
 )
+from spatialjax._projection import nearest_consistent
+from spatialjax._validate import validate
 
 # jitted once per shape: eager op-by-op dispatch compiles every primitive separately
 pc = jax.jit(physical_consistency)
@@ -80,15 +82,15 @@ def random_consistent(rng, shape):
 
 
 def two_point_masses():
-    """Seed 001: masses 0.5 at x = ±1."""
+    """Two point masses 0.5 at x = ±1: a segment, on the boundary of the consistent set."""
     return RigidBodyInertia.from_point_masses(
         jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
     )
 
 
-# ---------------------------------------------------------------- seed 001 identities
+# ------------------------------------------------- Wensing, Kim & Slotine (2017) identities
 def test_trace_identity_and_round_trip(rng):
-    """``tr(I) = 2 tr(S)`` (eq. 11) and ``S = ½ tr(I) 1 − I`` inverts ``I = tr(S) 1 − S``."""
+    """``tr(I) = 2 tr(S)`` and ``S = ½ tr(I) 1 − I`` inverts ``I = tr(S) 1 − S``."""
     masses = rng.uniform(0.1, 1.0, size=(10, 7))
     pos = rng.normal(size=(10, 7, 3))
     S_ref = np.einsum("bn,bni,bnj->bij", masses, pos, pos)
@@ -117,7 +119,7 @@ def test_two_point_mass_example():
 
 
 def test_triangle_counter_example():
-    """Seed 001: ``I = diag(1, 0, 0)`` is PSD but ``S = ½ diag(−1, 1, 1)`` is not."""
+    """``I = diag(1, 0, 0)`` is PSD but ``S = ½ diag(−1, 1, 1)`` is not (triangle inequality)."""
     I = jnp.diag(jnp.array([1.0, 0.0, 0.0]))
     np.testing.assert_allclose(inertia_to_second_moment(I), 0.5 * np.diag([-1.0, 1.0, 1.0]))
     body = RigidBodyInertia.from_mass_com_inertia(1.0, jnp.zeros(3), I)
@@ -254,13 +256,16 @@ def test_tolerance_is_relative():
     sigma = np.array([0.0, 0.5, 0.5])
     sigma[0] = -1e-10
     body = body_from(np.array(2.0), np.array([1.0, 2.0, 3.0]), sigma, np.eye(3))
-    scale = float(pc(body).inertia_scale)
-    assert scale == pytest.approx(1.0 + 2.0 * 14.0, rel=1e-9)  # max|λ(I_c)| + m|c|²
-    assert bool(ipc(body, tol=1e-11))  # −2e-10 ≥ −1e-11 · 29
-    assert not bool(ipc(body, tol=1e-12))
+    rep = pc(body)
+    # ‖I_c‖_F of λ = (½, ½, 1), about the CoM
+    assert float(rep.inertia_scale) == pytest.approx(np.sqrt(1.5), rel=1e-9)
+    assert float(rep.triangle_margin) == pytest.approx(-2e-10, rel=1e-5)
+    # −2e-10 ≥ −(1e-9 · 1.22 + 8 eps · m|c|²), m|c|² = 28: relative to the CoM moments only
+    assert bool(ipc(body, tol=1e-9))
+    assert not bool(ipc(body, tol=1e-10))  # the old scale max|λ| + m|c|² = 29 accepted this
     # scaling the body by 1e6 in mass does not change the verdict
     big = RigidBodyInertia(body.params * 1e6)
-    assert bool(ipc(big, tol=1e-11))
+    assert bool(ipc(big, tol=1e-9)) and not bool(ipc(big, tol=1e-10))
     with pytest.raises(ValueError, match="tol must be >= 0"):
         physical_consistency(body, tol=-1.0)
 
@@ -544,6 +549,7 @@ def test_margins_match_lapack(rng, dtype):
     lam, mu = _reference_eigs(params)
     rep = pc(RigidBodyInertia(jnp.asarray(params.astype(dtype))))
     tol = 20 * np.finfo(dtype).eps
+    # error scale: the origin-frame numbers I_c is computed from
     s_lam = np.max(np.abs(lam), -1) + np.abs(params[:, 0]) * np.sum(
         (params[:, 1:4] / params[:, :1]) ** 2, -1
     )
@@ -556,7 +562,9 @@ def test_margins_match_lapack(rng, dtype):
     np.testing.assert_array_less(np.abs(rep.triangle_margin - tri), 2 * tol * s_lam)
     np.testing.assert_array_less(np.abs(rep.min_eig_pseudo_inertia - mu[:, 0]), tol * s_mu)
     np.testing.assert_array_less(np.abs(rep.pseudo_inertia_scale - s_mu), tol * s_mu)
-    np.testing.assert_array_less(np.abs(rep.inertia_scale - s_lam), tol * s_lam)
+    np.testing.assert_array_less(
+        np.abs(rep.inertia_scale - np.sqrt(np.sum(lam * lam, -1))), 2 * tol * s_lam
+    )
 
 
 def test_boundary_bodies_keep_exact_flags(rng):
@@ -570,3 +578,162 @@ def test_boundary_bodies_keep_exact_flags(rng):
     rep = pc(rod, tol=0.0)
     assert float(rep.triangle_margin) == 0.0 and float(rep.min_eig_pseudo_inertia) == 0.0
     assert bool(rep.fully_consistent)
+
+
+# ------------------------------------------- the verdict does not depend on the frame origin
+# principal moments about the CoM (ascending) and the verdict known by construction
+_FRAME_BODIES = {
+    "half_violated": ([1.0, 1.0, 3.0], False),  # λ3 = 1.5 (λ1 + λ2)
+    "negative_moment": ([-0.1, 1.0, 1.05], False),
+    "rod": ([0.0, 1.0, 1.0], True),  # on the boundary: λ1 + λ2 = λ3 or λ = 0
+    "lamina": ([1.0, 2.0, 3.0], True),
+    "point_mass": ([0.0, 0.0, 0.0], True),
+    "box": ([2.0, 2.5, 3.0], True),
+}
+_OFFSETS = [0.0, 1.0, 3.0, 10.0, 30.0, 100.0]
+
+
+def _translated_bodies(rng, n_copies=8):
+    """``(len(_FRAME_BODIES) · n_copies, len(_OFFSETS), 10)`` float64 parameters and truths.
+
+    Each body gets a random orientation, a random scale ``10^k`` of mass and moments, and its
+    CoM at ``offset · L`` in a random direction, ``L = 2 √(tr S_c / m)`` (its rms diameter).
+    """
+    kinds = list(_FRAME_BODIES)
+    lam = np.repeat(np.array([_FRAME_BODIES[k][0] for k in kinds]), n_copies, axis=0)
+    truth = np.repeat(np.array([_FRAME_BODIES[k][1] for k in kinds]), n_copies)
+    n = lam.shape[0]
+    scale = 10.0 ** rng.uniform(-3, 3, size=n)
+    m = 2.0 * scale
+    lam = lam * scale[:, None]
+    sigma = 0.5 * lam.sum(-1, keepdims=True) - lam  # σᵢ = ½(λj + λk − λi)
+    R = random_rotations(rng, (n,))
+    S_c = R @ (sigma[..., :, None] * np.swapaxes(R, -1, -2))
+    L = 2.0 * np.sqrt(np.maximum(sigma.sum(-1), 1e-3 * scale) / m)
+    u = rng.normal(size=(n, 3))
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    c = np.asarray(_OFFSETS)[None, :, None] * (L[:, None] * u)[:, None, :]
+    k = len(_OFFSETS)
+    params = np_params(np.repeat(m[:, None], k, 1), c, np.repeat(S_c[:, None], k, 1))
+    return params, truth
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_verdict_does_not_depend_on_the_frame_origin(dtype, rng):
+    """Regression: float32 accepted a body whose triangle inequality is violated by half once
+    its CoM was ~100 sizes from the origin (the tolerance grew like tol · m|c|²)."""
+    params, truth = _translated_bodies(rng)
+    rep = pc(RigidBodyInertia(jnp.asarray(params.astype(dtype))))
+    expected = np.broadcast_to(truth[:, None], rep.fully_consistent.shape)
+    np.testing.assert_array_equal(rep.fully_consistent, expected)
+    np.testing.assert_array_equal(rep.triangle_inequality, expected)
+    np.testing.assert_array_equal(rep.pseudo_inertia_psd, expected)
+    np.testing.assert_array_equal(
+        ipc(RigidBodyInertia(jnp.asarray(params.astype(dtype)))), expected
+    )
+    # the same bodies built at the CoM and moved by transform (float arithmetic in dtype)
+    at_com = RigidBodyInertia(jnp.asarray(params[:, 0].astype(dtype)))
+    c = np.asarray(RigidBodyInertia(jnp.asarray(params)).com)
+    E = random_rotations(rng, c.shape[:-1]).astype(dtype)
+    moved = jax.vmap(lambda b, E, r: b.transform(Plx(E, r)), in_axes=(None, 1, 1), out_axes=1)(
+        at_com, jnp.asarray(E), jnp.asarray(-c.astype(dtype))
+    )
+    np.testing.assert_array_equal(pc(moved).fully_consistent, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_validate_and_nearest_agree_with_flags_far_from_the_origin(dtype, rng):
+    params, truth = _translated_bodies(rng, n_copies=2)
+    body = RigidBodyInertia(jnp.asarray(params.astype(dtype)))
+    # validate raises exactly for the bodies the flags reject, at every offset
+    good = RigidBodyInertia(body.params[truth])
+    bad = RigidBodyInertia(body.params[~truth])
+    assert validate(good) is good
+    n_bad = int(np.prod(bad.batch_shape))
+    with pytest.raises(ValueError, match=f"{n_bad} of {n_bad} bodies are not fully physically"):
+        validate(bad)
+    out = nc(body)
+    rep = pc(out)
+    assert np.all(rep.fully_consistent) and np.all(np.isfinite(out.params))
+    validate(out)
+    # the projection keeps mass and CoM (reference="com") at every offset
+    np.testing.assert_allclose(out.mass, body.mass, rtol=10 * np.finfo(dtype).eps)
+
+
+def test_nearest_rejects_non_finite_input_eagerly(rng):
+    """Regression: a body with a NaN entry came back as NaN without a word."""
+    body = random_consistent(rng, (2, 3))
+    p = np.asarray(body.params).copy()
+    p[1, 0, 5] = np.nan  # Ixy
+    p[0, 2, 0] = np.inf  # m
+    bad = RigidBodyInertia(jnp.asarray(p))
+    with pytest.raises(ValueError) as err:
+        nearest_consistent(bad)
+    msg = str(err.value)
+    assert msg.startswith("nearest_consistent: inertia: 2 of 6 bodies have non-finite parameters")
+    assert "inertia[0, 2]: m = inf" in msg and "inertia[1, 0]: Ixy = nan" in msg
+    with pytest.raises(ValueError, match=r"inertia\[3\]: hy = nan"):
+        q = np.asarray(random_consistent(rng, (4,)).params).copy()
+        q[3, 2] = np.nan
+        nearest_consistent(q)  # the (..., 10) array form
+    with pytest.raises(ValueError, match="eps must be > 0"):
+        nearest_consistent(body, float("nan"))
+    # under jit (no check possible): the non-finite bodies come back all-NaN, the rest as usual
+    out = np.asarray(nc(bad).params)
+    assert np.all(np.isnan(out[1, 0])) and np.all(np.isnan(out[0, 2]))
+    keep = np.ones((2, 3), bool)
+    keep[1, 0] = keep[0, 2] = False
+    np.testing.assert_array_equal(out[keep], p[keep])
+    assert not np.any(pc(nc(bad)).finite[~keep])
+
+
+# ------------------------------------------------------- eigenvalue-free flags path
+def _rot_diag(rng, sigma):
+    R = random_rotations(rng, sigma.shape[:-1])
+    return R @ (sigma[..., :, None] * np.swapaxes(R, -1, -2))
+
+
+def _flag_bodies(rng, n):
+    """At least ``n`` random bodies of many kinds plus edge cases, float64 ``(N, 10)``."""
+    k = n // 5
+    consistent = np.asarray(random_consistent(rng, (k,)).params)
+    m = rng.uniform(-1.0, 3.0, size=k)
+    sigma = rng.uniform(-1.0, 1.0, size=(k, 3))
+    mixed = np_params(m, rng.normal(size=(k, 3)) * 3, _rot_diag(rng, sigma))
+    # near the boundary, but clear of rounding: one σ at ±1e-3 of the others
+    sigma = rng.uniform(0.05, 1.0, size=(k, 3))
+    sigma[np.arange(k), rng.integers(0, 3, size=k)] = rng.choice([-1e-3, 1e-3], size=k)
+    near = np_params(rng.uniform(0.1, 5, size=k), rng.normal(size=(k, 3)), _rot_diag(rng, sigma))
+    noise = rng.normal(size=(k, 10)) * 10.0 ** rng.integers(-6, 7, size=(k, 1))
+    degenerate = _degenerate_bodies(rng, (n - 4 * k) // 6 + 1).reshape(-1, 10)
+    edge = np.zeros((8, 10))  # edge[0]: the zero body
+    edge[1, 0] = 1.0  # point mass at the origin
+    edge[2, 1] = 0.3  # massless with a first moment
+    edge[3] = np_params(np.array(2.0), np.zeros(3), np.diag([1.0, 0.0, 0.0]))  # rod
+    edge[4] = np_params(np.array(2.0), np.zeros(3), np.diag([1.0, 1.0, 0.0]))  # lamina
+    edge[5] = np_params(np.array(-1.0), np.zeros(3), np.eye(3))  # negative mass
+    edge[6] = np_params(np.array(1.0), np.zeros(3), np.diag([-1.0, 1.0, 1.0]))  # triangle
+    edge[7, 4] = np.nan
+    return np.concatenate([consistent, mixed, near, noise, degenerate, edge])
+
+
+_flags_jit = jax.jit(lambda p, t: _flags(p, t, p.dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_flags_without_eigenvalues_match_the_eigenvalue_path(dtype, rng):
+    """``is_physically_consistent`` (pivoted LDLᵀ, no eigenvalues) gives the flags of
+    ``physical_consistency`` (eigenvalues) on 20,000 random and edge-case bodies."""
+    params = _flag_bodies(rng, 20_000).astype(dtype)
+    assert params.shape[0] >= 20_000
+    body = RigidBodyInertia(jnp.asarray(params))
+    names = ("finite", "mass_positive", "inertia_psd", "triangle_inequality")
+    names += ("pseudo_inertia_psd", "fully_consistent")
+    for tol in (None, 1e-3):
+        rep = pc(body, tol)
+        t = jnp.asarray(default_tol(dtype) if tol is None else tol, dtype)
+        for name, got in zip(names, _flags_jit(body.params, t), strict=True):
+            np.testing.assert_array_equal(got, getattr(rep, name), err_msg=name)
+        np.testing.assert_array_equal(ipc(body, tol), rep.fully_consistent)
+        # both verdicts occur in numbers (the comparison would be empty otherwise)
+        assert 0.2 < float(np.mean(rep.fully_consistent)) < 0.8

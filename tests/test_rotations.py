@@ -10,9 +10,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import BATCH_SHAPES
+from helpers import BATCH_SHAPES, np_skew
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jax.test_util import check_grads
 
 from spatialjax import (
     matrix_to_quat,
@@ -215,7 +216,8 @@ def test_so3_log_inverts_exp(q, dtype):
 
 
 def test_so3_exp_small_and_zero_angles():
-    for th in [0.0, 1e-12, 1e-8, 1e-4, 9.9e-4, 1.01e-3, 1e-2]:
+    # 1.9e-6: just inside so3_log's Taylor branch (‖v‖² < 1e-12), where it must use the true w
+    for th in [0.0, 1e-12, 1e-8, 1.9e-6, 2.1e-6, 1e-4, 9.9e-4, 1.01e-3, 1e-2]:
         w = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8]) * th
         # a few ulps: pins the Taylor coefficients (a wrong θ² term in (1 - cos θ)/θ²
         # shows up as ~4e-14 at the switch-over θ² = 1e-6)
@@ -267,3 +269,139 @@ def test_rotations_jit_and_vmap_equal_eager(shape, dtype, rng):
         for a, b in zip(eager, out, strict=True):
             assert a.dtype == b.dtype == dtype and a.shape == b.shape
             close(b, a, dtype)
+
+
+# ---------------------------------------------------------------------------
+# so3_log derivatives at 0, π and near π
+# ---------------------------------------------------------------------------
+
+
+def np_right_jacobian_inverse(w):
+    """``J_r⁻¹(ω) = 1 + ½[ω]× + (1/θ² − (1 + cos θ)/(2θ sin θ)) [ω]×²``.
+
+    Solà, Deray & Atchuthan, "A micro Lie theory for state estimation in robotics"
+    (2018), eq. 144: ``Log(R Exp(tδ)) = Log(R) + t J_r⁻¹(ω) δ + O(t²)``. The coefficient
+    tends to ``1/12`` at θ = 0 and to ``1/π²`` at θ = π (``(1 + cos θ)/sin θ = cot(θ/2)``).
+    """
+    w = np.asarray(w, np.float64)
+    th = np.linalg.norm(w)
+    if th < 1e-4:
+        coef = 1.0 / 12.0 + th**2 / 720.0
+    else:
+        coef = 1.0 / th**2 - 1.0 / (2.0 * th * np.tan(th / 2.0))
+    K = np_skew(w)
+    return np.eye(3) + 0.5 * K + coef * K @ K
+
+
+_AXIS = np.array([1.0, -2.0, 3.0]) / np.sqrt(14.0)
+_LOG_POINTS = {
+    "zero": np.zeros(3),
+    "generic": 0.5 * _AXIS,
+    "pi_x": np.array([np.pi, 0.0, 0.0]),  # exactly representable: R = diag(1, −1, −1)
+    "pi": np.pi * _AXIS,
+    "near_pi_1e-3": (np.pi - 1e-3) * _AXIS,
+    "near_pi_1e-6": (np.pi - 1e-6) * _AXIS,
+}
+_jac_log_fwd = jax.jit(jax.jacfwd(so3_log))
+_jac_log_rev = jax.jit(jax.jacrev(so3_log))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("point", list(_LOG_POINTS))
+def test_so3_log_jacobians_at_zero_and_pi(point, dtype):
+    """jacfwd and jacrev are finite, agree, and give ``J_r⁻¹(ω) δ`` along ``R [δ]×``.
+
+    Regression: jacrev was NaN at exactly π (the Taylor branch's safe ``w`` had its
+    ``jnp.where`` arguments swapped, so the unused branch divided by ``w = 0``).
+    """
+    w = _LOG_POINTS[point]
+    if dtype == np.float32 and point == "near_pi_1e-6":
+        pytest.skip("π − 1e-6 is π in float32 rounding of R (covered by 'pi')")
+    R = jnp.asarray(np_rodrigues(w) if point != "pi_x" else np.diag([1.0, -1.0, -1.0]), dtype)
+    Jf = np.asarray(_jac_log_fwd(R), np.float64)
+    Jr = np.asarray(_jac_log_rev(R), np.float64)
+    assert Jf.shape == Jr.shape == (3, 3, 3)
+    assert np.all(np.isfinite(Jf)) and np.all(np.isfinite(Jr))
+    t = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-9, "atol": 1e-12}
+    np.testing.assert_allclose(Jr, Jf, **t)
+    # tangent directions R [δ]× of SO(3): the manifold derivative has a closed form
+    w_out = np.asarray(so3_log(R), np.float64)  # at π: ω or −ω, the formula uses the one returned
+    Rn = np.asarray(R, np.float64)
+    Jinv = np_right_jacobian_inverse(w_out)
+    for k in range(3):
+        delta = np.eye(3)[k]
+        tangent = Rn @ np_skew(delta)
+        for J in (Jf, Jr):
+            np.testing.assert_allclose(np.einsum("aij,ij->a", J, tangent), Jinv @ delta, **t)
+
+
+@pytest.mark.parametrize("point", ["zero", "generic", "near_pi_1e-3"])
+def test_so3_log_gradients_match_finite_differences(point):
+    """Ambient-space derivatives (off SO(3) too) against central differences, float64."""
+    R = jnp.asarray(np_rodrigues(_LOG_POINTS[point]))
+    check_grads(so3_log, (R,), order=1, modes=["fwd", "rev"], eps=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# quat_to_matrix: any non-zero norm, zero quaternion
+# ---------------------------------------------------------------------------
+
+_Q0 = np.array([0.3, -0.5, 0.7, 0.41])
+_Q_SCALES = {
+    np.float64: [1e-300, 1e-200, 1e-160, 1e-20, 1.0, 1e20, 1e160, 1e200, 1e300],
+    np.float32: [1e-35, 1e-25, 1e-19, 1e-10, 1.0, 1e10, 1e19, 1e25, 1e35],
+}
+_jac_q_fwd = jax.jit(jax.jacfwd(quat_to_matrix))
+_jac_q_rev = jax.jit(jax.jacrev(quat_to_matrix))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quat_to_matrix_any_nonzero_norm(dtype):
+    """Regression: norms 1e-200 / 1e200 (float64) and <= 1e-19 (float32) gave NaN because
+    ``q · q`` under- or overflowed; the quaternion is now scaled by its largest component."""
+    scales = np.asarray(_Q_SCALES[dtype], dtype)
+    q = jnp.asarray(_Q0.astype(dtype) * scales[:, None])
+    R = quat_to_matrix(q)
+    ref = np.broadcast_to(np_quat_to_matrix(_Q0.astype(dtype)), R.shape)
+    close(R, ref, dtype)
+    close(jax.jit(quat_to_matrix)(q), ref, dtype)
+    # components of very different sizes
+    big_small = np.array([1.0, 1e-30, 0.0, -1e-30]) * (1e200 if dtype == np.float64 else 1e30)
+    close(quat_to_matrix(jnp.asarray(big_small, dtype)), np.eye(3), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_quat_to_matrix_gradients_finite_at_any_norm(dtype):
+    """``R(a q) = R(q)``, so ``∂R/∂q`` at ``a q`` is ``(1/a) ∂R/∂q`` at ``q``: finite for any ``a``.
+
+    Regression: NaN for tiny and huge norms before the largest-component scaling.
+    """
+    q0 = jnp.asarray(_Q0 / np.linalg.norm(_Q0), dtype)
+    J0 = np.asarray(_jac_q_fwd(q0), np.float64)
+    t = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-10, "atol": 1e-12}
+    for a in _Q_SCALES[dtype]:
+        qa = q0 * jnp.asarray(a, dtype)
+        for jac in (_jac_q_fwd, _jac_q_rev):
+            Ja = np.asarray(jac(qa), np.float64)
+            assert np.all(np.isfinite(Ja)), a
+            np.testing.assert_allclose(Ja * float(a), J0, **t)
+
+
+def test_quat_to_matrix_gradients_match_finite_differences():
+    # generic, and ties in the largest magnitude (the scaling component switches there)
+    for q in (_Q0, np.array([0.5, -0.5, 0.5, 0.5]), np.array([0.0, 0.0, 1.0, 1.0])):
+        check_grads(quat_to_matrix, (jnp.asarray(q),), order=1, modes=["fwd", "rev"], eps=1e-6)
+
+
+def test_quat_to_matrix_zero_quaternion():
+    """Zero quaternion: eager calls raise naming the index; under jit the matrix is NaN."""
+    q = np.tile(_Q0, (2, 3, 1))
+    q[1, 2] = 0.0
+    with pytest.raises(ValueError, match=r"q\[1, 2\] is the zero quaternion"):
+        quat_to_matrix(jnp.asarray(q))
+    with pytest.raises(ValueError, match=r"q is the zero quaternion"):
+        quat_to_matrix(jnp.zeros(4))
+    R = np.asarray(jax.jit(quat_to_matrix)(jnp.asarray(q)))
+    assert np.all(np.isnan(R[1, 2]))
+    close(R[0, 0], np_quat_to_matrix(_Q0))
+    assert np.all(np.isfinite(np.delete(R.reshape(6, 3, 3), 5, axis=0)))

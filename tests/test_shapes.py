@@ -363,3 +363,37 @@ def test_bad_inputs():
     # under jit the values are not checked (documented): no error, formula applied
     out = jax.jit(sphere)(1.0, -2.0)
     np.testing.assert_allclose(out.params[4], 0.4 * 4.0)
+
+
+_ARG_NAMES = {
+    "box": ("mass", "size"),
+    "box_shell": ("mass", "size"),
+    "ellipsoid": ("mass", "semi_axes"),
+    "ellipsoid_shell": ("mass", "semi_axes"),
+    "sphere": ("mass", "radius"),
+    "cylinder": ("mass", "radius", "length"),
+    "capsule": ("mass", "radius", "length"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_integer_array_error_names_the_right_argument(name):
+    """Regression: ``box(1.0, jnp.ones(3, int))`` blamed ``mass`` (a Python float adopted the
+    integer array's dtype before being checked)."""
+    fn, *dims = SHAPES[name]
+    names = _ARG_NAMES[name]
+    shapes = [(), *dims]
+    for k, bad_name in enumerate(names):
+        for other in ("python", "float32"):
+            args = [
+                (1.0 if other == "python" else jnp.ones(s, jnp.float32))
+                if s == ()
+                else jnp.ones(s, jnp.float32)
+                for s in shapes
+            ]
+            args[k] = jnp.ones(shapes[k], jnp.int32)
+            with pytest.raises(TypeError) as err:
+                fn(*args)
+            msg = str(err.value)
+            assert msg.startswith(f"{name}: {bad_name}: expected a floating-point array"), msg
+            assert "int32" in msg

@@ -22,9 +22,10 @@ import numpy as np
 
 from .. import _params
 from .._checks import as_float_array, broadcast_batch, same_dtype
-from .._consistency import nearest_consistent, physical_consistency
+from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._log_cholesky import log_cholesky_to_vector, vector_to_log_cholesky
+from .._projection import nearest_consistent
 from ._barrier import solve_barrier
 from ._objective import (
     Problem,
