@@ -430,3 +430,19 @@ def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
     p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "lx"))
     with pytest.raises(ModelFileError, match="names child link 'lx', which is not a <link>"):
         mb.Model.from_urdf(p)
+
+
+def test_long_batches_are_chunked_without_changing_results():
+    """Batches over 2 chunks are swept with lax.map (padded last chunk): same rows as unchunked."""
+    from spatialjax.multibody import _algorithms
+
+    model = mb.chain_model(2, floating_base=True, dtype="float64")
+    n = 2 * _algorithms._CHUNK + 5  # 3 chunks, the last one padded
+    q, v, a = _random_states(model, n, np.random.default_rng(8))
+    rows = np.array([0, 1, _algorithms._CHUNK, n - 1])
+    f = jax.jit(lambda q, v, a: (mb.rnea(model, q, v, a), mb.forward_kinematics(model, q, v, a)))
+    tau, fk = f(q, v, a)
+    tau_r, fk_r = f(q[rows], v[rows], a[rows])
+    np.testing.assert_allclose(tau[rows], tau_r, rtol=0, atol=1e-12)
+    for x, y in zip(jax.tree.leaves(fk), jax.tree.leaves(fk_r), strict=True):
+        np.testing.assert_allclose(x[rows], y, rtol=0, atol=1e-12)
