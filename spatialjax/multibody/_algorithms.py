@@ -302,6 +302,37 @@ def _unflat(y, batch):
     return y.reshape(batch + y.shape[1:])
 
 
+# Batches longer than this are swept in chunks of this many states (``lax.map``):
+# the per-level intermediates of a chunk stay in cache, 1.6x faster for a Panda
+# RNEA at 1e5 float64 states on a 2-core CPU (chunks of 500-5000 all within 20 %).
+_CHUNK = 2048
+
+
+def _chunked(core, *xs):
+    """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``_CHUNK``.
+
+    Every output leaf has the batch last as well. Inputs of batch 1 broadcast.
+    """
+    n = max(x.shape[-1] for x in xs)
+    if n <= 2 * _CHUNK:
+        return core(*xs)
+    nc = -(-n // _CHUNK)
+    pad = nc * _CHUNK - n
+
+    def split(x):
+        x = jnp.broadcast_to(x, x.shape[:-1] + (n,))
+        x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)], mode="edge")
+        return jnp.moveaxis(x.reshape(x.shape[:-1] + (nc, _CHUNK)), -2, 0)
+
+    out = jax.lax.map(lambda c: core(*c), tuple(split(x) for x in xs))
+
+    def join(y):
+        y = jnp.moveaxis(y, 0, -2)
+        return y.reshape(y.shape[:-2] + (nc * _CHUNK,))[..., :n]
+
+    return jax.tree.map(join, out)
+
+
 def _n(x):
     """Model leaf ``(nb, k...)`` -> ``(nb, k..., 1)`` (broadcasts against ``N``)."""
     return x[..., None]
@@ -474,20 +505,26 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels
     v = None if v is None else _as_input(v, "v", model.nv, model)
     a = None if a is None else _as_input(a, "a", model.nv, model)
     batch = _batch(q=q, v=v, a=a)
-    E, r = _joint_frames(model, _flat(q, batch))
-    vff = qd = aff = qdd = None
-    if v is not None:
-        vff, qd = _split_dofs(model, _flat(v, batch))
-    if a is not None:
-        aff, qdd = _split_dofs(model, _flat(a, batch))
-    groups, inv, Rw, pw, V, A = _forward(
-        model, E, r, method, qd=qd, qdd=qdd, vff=vff, aff=aff, a0=None
-    )
-    Rw = _unflat(_assemble(Rw, inv), batch)
-    pw = _unflat(_assemble(pw, inv), batch)
-    vel = None if v is None else _unflat(_assemble(V, inv), batch)
-    acc = None if a is None else _unflat(_assemble(A, inv), batch)
-    return Kinematics(Plxb(Rw, pw), vel, acc)
+
+    def core(q, v=None, a=None):
+        E, r = _joint_frames(model, q)
+        vff = qd = aff = qdd = None
+        if v is not None:
+            vff, qd = _split_dofs(model, v)
+        if a is not None:
+            aff, qdd = _split_dofs(model, a)
+        _, inv, Rw, pw, V, A = _forward(
+            model, E, r, method, qd=qd, qdd=qdd, vff=vff, aff=aff, a0=None
+        )
+        vel = None if v is None else _assemble(V, inv)
+        acc = None if a is None else _assemble(A, inv)
+        return _assemble(Rw, inv), _assemble(pw, inv), vel, acc
+
+    flat = [_flat(x, batch) for x in (q, v, a) if x is not None]
+    Rw, pw, vel, acc = _chunked(core, *flat)
+    vel = None if vel is None else _unflat(vel, batch)
+    acc = None if acc is None else _unflat(acc, batch)
+    return Kinematics(Plxb(_unflat(Rw, batch), _unflat(pw, batch)), vel, acc)
 
 
 def frame_poses(model: Model, poses: Plxb) -> Plxb:
@@ -568,14 +605,18 @@ def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "lev
     """
     _check_method(method)
     q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
-    E, r, (groups, inv, _, _, V, A) = _rnea_forward(model, q, v, a, g, method)
-    params = _n(model.inertia.params)
-    F = []
-    for (idx, _, _), vi, ai in zip(groups, V, A, strict=True):
-        p = _take(params, idx)
-        F.append(_inertia_times(p, ai) + _crf(vi, _inertia_times(p, vi)))
-    F = _backward_sum(groups, F, E, r)
-    return _unflat(_tau_from_forces(model, _assemble(F, inv)), batch)
+
+    def core(q, v, a, g):
+        E, r, (groups, inv, _, _, V, A) = _rnea_forward(model, q, v, a, g, method)
+        params = _n(model.inertia.params)
+        F = []
+        for (idx, _, _), vi, ai in zip(groups, V, A, strict=True):
+            p = _take(params, idx)
+            F.append(_inertia_times(p, ai) + _crf(vi, _inertia_times(p, vi)))
+        F = _backward_sum(groups, F, E, r)
+        return _tau_from_forces(model, _assemble(F, inv))
+
+    return _unflat(_chunked(core, q, v, a, g), batch)
 
 
 def _dof_body(model: Model):
