@@ -154,7 +154,7 @@ def time_fit(P, method: str, repeats: int = 3):
     gamma = jnp.asarray(GAMMA)
 
     def run(Y, f, w, prior, gamma):
-        return fit(Y, f, weights=w, prior=prior, gamma=gamma, method=method)
+        return fit(Y, f, weights=w, prior=prior, gamma=gamma, solver=method)
 
     t0 = time.perf_counter()
     compiled = jax.jit(run).lower(Y, f, w, P["prior"], gamma).compile()

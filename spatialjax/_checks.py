@@ -42,7 +42,7 @@ def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
                 f"dtype {x.dtype}; write the numbers as floats or pass a float array"
             )
         x = jnp.asarray(x)
-    dtype = np.dtype(x.dtype)
+    dtype = np.dtype(x.dtype)  # pyright: ignore[reportAttributeAccessIssue]  (x is an array here)
     if not jnp.issubdtype(dtype, jnp.floating):
         raise TypeError(
             f"{name}: expected a floating-point array (float32 or float64), got dtype {dtype}"

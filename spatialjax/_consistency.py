@@ -353,17 +353,3 @@ def _body_from(m, h, S):
     trS = S[..., 0, 0] + S[..., 1, 1] + S[..., 2, 2]
     I_o = trS[..., None, None] * la.eye3((), S.dtype) - S
     return RigidBodyInertia(_params.pack(m, h, I_o))
-
-
-def __getattr__(name: str):
-    # ``validate`` and ``nearest_consistent`` moved to ``_validate`` and ``_projection``; modules
-    # that still import them from here get them lazily (no import cycle at load time).
-    if name == "validate":
-        from ._validate import validate
-
-        return validate
-    if name == "nearest_consistent":
-        from ._projection import nearest_consistent
-
-        return nearest_consistent
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

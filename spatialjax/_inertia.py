@@ -205,6 +205,11 @@ class RigidBodyInertia(Pytree):
 
         Returns:
           The body about ``Bo``: ``h = m c``, ``I_o = I_c − m c× c×``.
+
+        Values are not checked here (a negative mass or an inertia violating
+        the triangle inequality is accepted as given): check them with
+        :func:`spatialjax.validate` (eager, raises) or
+        :func:`spatialjax.physical_consistency` (jit-safe flags).
         """
         m = as_float_array(m, "m")
         c = as_float_array(c, "c", (3,))

@@ -228,7 +228,7 @@ def pytree_dataclass(cls: type[_T]) -> type[_T]:
     # results: attrgetter and a __dict__ update keep them to a few hundred ns.
     get_data = operator.attrgetter(*data) if len(data) > 1 else None
     get_meta = operator.attrgetter(*meta) if len(meta) > 1 else None
-    first_data = data[0]
+    first_data = next(iter(data), "")
 
     def flatten(obj):
         children = get_data(obj) if get_data else (getattr(obj, first_data),)

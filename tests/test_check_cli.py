@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 
 from spatialjax import _cli as cli
+from spatialjax import nearest_consistent
 from spatialjax._cli.check import main
-from spatialjax._consistency import nearest_consistent
 from spatialjax._inertia import RigidBodyInertia
 from spatialjax.io import check_file, read_model
 from spatialjax.io._verdict import DEFAULT_TOL, VERDICTS, classify

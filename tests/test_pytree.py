@@ -89,6 +89,7 @@ def make(kind, shape, dtype, rng):
         condition_number=arr(rng.uniform(1, 10, size=shape)),
         prior=RigidBodyInertia(_params(rng, shape, dtype)),
         gamma=arr(rng.uniform(size=shape)),
+        status=arr(rng.integers(0, 6, size=shape), jnp.int32),
     )
 
 
@@ -376,6 +377,7 @@ KEY_PATHS_FIT = [
     "condition_number",
     "prior",
     "gamma",
+    "status",
 ]
 
 

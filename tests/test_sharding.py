@@ -141,7 +141,11 @@ def test_fit_sharded_over_bodies(mesh):
     f = np.einsum("bnij,bj->bni", Y, truth)
     # Adam with few iterations and no Newton steps: the same code path with a
     # program that compiles in a fraction of the default L-BFGS one's time.
-    opts = {"optimizer": "adam", "max_iters": 50, "newton_steps": 0}
+    opts = {
+        "solver": identification.Barrier(
+            optimizer=identification.Adam(max_iters=50), newton_steps=0
+        )
+    }
     single = identification.fit(jnp.asarray(Y), jnp.asarray(f), **opts)
     Ys, fs = shard_batch((Y, f), mesh)
     sharded = identification.fit(Ys, fs, **opts)

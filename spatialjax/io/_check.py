@@ -56,8 +56,8 @@ def _jitted():
     """``params(m, c, I_c)`` and ``fix(params, eps)``, jitted once per padded batch size."""
     import jax
 
-    from .._consistency import nearest_consistent
     from .._inertia import RigidBodyInertia
+    from .._projection import nearest_consistent
 
     def params(m, c, I_c):
         return RigidBodyInertia.from_mass_com_inertia(m, c, I_c).params

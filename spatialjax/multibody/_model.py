@@ -310,7 +310,7 @@ def build_model(
     dtype = np.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
     if not np.issubdtype(dtype, np.floating):
         raise TypeError(f"dtype: expected a floating dtype (float32 or float64), got {dtype}")
-    if dtype == np.float64 and not jax.config.jax_enable_x64:
+    if dtype == np.float64 and not jax.config.read("jax_enable_x64"):
         raise ValueError(
             "dtype: float64 requested but JAX is in 32-bit mode; call "
             "jax.config.update('jax_enable_x64', True) first"

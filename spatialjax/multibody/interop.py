@@ -70,7 +70,7 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
         params.append(np.asarray(pin_model.inertias[i].toDynamicParameters()).reshape(10))
     fnames, fbodies, FR, Fp = [], [], [], []
     for f in pin_model.frames:
-        if f.type != pin.FrameType.BODY:
+        if f.type != pin.FrameType.BODY:  # pyright: ignore[reportAttributeAccessIssue]
             continue
         fnames.append(f.name)
         fbodies.append(int(f.parentJoint) - 1)
