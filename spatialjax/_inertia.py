@@ -40,7 +40,7 @@ from ._transforms import Plx, Plxb
 def inertia_to_second_moment(I):
     """Second moment ``S = ½ tr(I) 1 − I`` from a rotational inertia about the same point.
 
-    Seed 001 ("From I to S"). Both matrices are about the same reference point
+    (Wensing, Kim & Slotine 2017.) Both matrices are about the same reference point
     and in the same axes.
 
     Args:

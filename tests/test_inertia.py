@@ -1,8 +1,8 @@
-"""``RigidBodyInertia`` and the free inertia functions: seed 001 identities, 6×6 checks,
+"""``RigidBodyInertia`` and the free inertia functions: the identities of Wensing, Kim & Slotine (2017), 6×6 checks,
 property tests and bad input.
 
 Reference values come from closed forms evaluated here in NumPy: sums over point
-masses (the integrals of seed 001 with a discrete density), the Featherstone 6×6
+masses (the mass integrals of Wensing et al. 2017 with a discrete density), the Featherstone 6×6
 formula ``X* M X⁻¹`` with a NumPy matrix inverse, and the worked examples of seed
 001. Pinocchio cross-checks live in ``test_inertia_pinocchio.py``.
 """
@@ -44,12 +44,12 @@ def random_points(rng, shape, k=5):
 
 
 def np_second_moment(masses, pos):
-    """``S = Σ mᵢ xᵢ xᵢᵀ`` (seed 001, eq. 8 with a discrete density)."""
+    """``S = Σ mᵢ xᵢ xᵢᵀ`` (second moment, Wensing et al. 2017, with a discrete density)."""
     return np.einsum("...k,...ki,...kj->...ij", masses, pos, pos)
 
 
 def np_inertia_points(masses, pos):
-    """``I = Σ mᵢ (|xᵢ|² 1 − xᵢ xᵢᵀ)`` about the origin (seed 001, eq. 3)."""
+    """``I = Σ mᵢ (|xᵢ|² 1 − xᵢ xᵢᵀ)`` about the origin (definition of the rotational inertia)."""
     sq = np.einsum("...k,...ki,...ki->...", masses, pos, pos)
     return sq[..., None, None] * np.eye(3) - np_second_moment(masses, pos)
 
@@ -125,7 +125,7 @@ def assert_close(actual, expected, tol=1e-12):
 
 
 # ---------------------------------------------------------------------------
-# Seed 001 identities
+# Inertial-parameter identities (Wensing, Kim & Slotine 2017; Featherstone RBDA §2.13)
 # ---------------------------------------------------------------------------
 
 
@@ -144,7 +144,7 @@ def test_trace_identity_tr_I_equals_2_tr_S(rng):
 
 
 def test_second_moment_is_the_mass_integral(rng):
-    """``S = Σ m x xᵀ`` and ``J = Σ m x̃ x̃ᵀ`` (seed 001, eq. 8 and the pseudo-inertia)."""
+    """``S = Σ m x xᵀ`` and ``J = Σ m x̃ x̃ᵀ`` (second moment and pseudo-inertia, Wensing et al. 2017)."""
     masses, pos = random_points(rng, (N_SMALL,))
     body = RigidBodyInertia.from_point_masses(jnp.asarray(masses), jnp.asarray(pos))
     assert_close(body.second_moment(), np_second_moment(masses, pos))
@@ -166,7 +166,7 @@ def test_second_moment_inertia_round_trip(rng):
 
 
 def test_two_point_mass_example():
-    """Seed 001: masses 0.5 at ±1 on x -> I = diag(0, 1, 1), S = diag(1, 0, 0)."""
+    """Two point masses 0.5 at ±1 on x -> I = diag(0, 1, 1), S = diag(1, 0, 0)."""
     body = RigidBodyInertia.from_point_masses(
         jnp.array([0.5, 0.5]), jnp.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0]])
     )
@@ -181,14 +181,14 @@ def test_two_point_mass_example():
 
 
 def test_triangle_violation_example():
-    """Seed 001: I = diag(1, 0, 0) gives S = ½ diag(−1, 1, 1) (not PSD)."""
+    """I = diag(1, 0, 0) gives S = ½ diag(−1, 1, 1) (not PSD)."""
     S = inertia_to_second_moment(jnp.diag(jnp.array([1.0, 0.0, 0.0])))
     np.testing.assert_array_equal(S, 0.5 * np.diag([-1.0, 1.0, 1.0]))
 
 
 @pytest.mark.parametrize("about_com", [True, False])
 def test_parallel_axis_matches_point_masses(rng, about_com):
-    """``I_p = I_c − m Δp× Δp×`` (seed 001, eq. 13) against the brute-force sum about p."""
+    """``I_p = I_c − m Δp× Δp×`` (parallel-axis theorem) against the brute-force sum about p."""
     masses, pos = random_points(rng, (N_SMALL,))
     m = masses.sum(-1)
     c = np.einsum("...k,...ki->...i", masses, pos) / m[:, None]
@@ -217,7 +217,7 @@ def test_parallel_axis_matches_point_masses(rng, about_com):
 
 
 def test_sandwich_parallel_axis_seed_example(rng):
-    """Seed 001: T_pc Π_c T_pcᵀ = [[S_c + m Δp Δpᵀ, −m Δp], [−m Δpᵀ, m]]."""
+    """Pseudo-inertia sandwich (Wensing et al. 2017): T_pc Π_c T_pcᵀ = [[S_c + m Δp Δpᵀ, −m Δp], [−m Δpᵀ, m]]."""
     A = rng.normal(size=(3, 3))
     S_c = A @ A.T
     m = 1.7

@@ -123,7 +123,7 @@ def test_round_trip_consistent_body(rng):
     "params",
     [
         [-1.0, 0, 0, 0, 1, 0, 1, 0, 0, 1],  # negative mass
-        [1.0, 0, 0, 0, 1, 0, 0, 0, 0, 0],  # seed 001: I = diag(1, 0, 0), triangle inequality fails
+        [1.0, 0, 0, 0, 1, 0, 0, 0, 0, 0],  # I = diag(1, 0, 0), triangle inequality fails
         [1.0, 0, 0, 0, 3, 0, 1, 0, 0, 1],  # I = diag(3, 1, 1): S_xx = −0.5 < 0
         [1.0, 0, 0, 0, 1, 0, 3, 0, 0, 1],  # violation in the y direction
         [1.0, 0, 0, 0, 1, 0, 1, 0, 0, 3],  # violation in the z direction

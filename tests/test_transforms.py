@@ -1,6 +1,6 @@
-"""Plücker transforms ``Plx`` / ``Plxb``: seed 002 identities and property tests.
+"""Plücker transforms ``Plx`` / ``Plxb``: the transform identities (Featherstone RBDA §2.8) and property tests.
 
-Reference values are built here in NumPy from the closed forms of seed 002
+Reference values are built here in NumPy from the closed forms of Featherstone RBDA eq. 2.24 and its right-associative twin
 (with its X⁻ᵀ / Y⁻ᵀ typos corrected, see the test names) and RBDA chapter 2;
 nothing is compared against a value produced by the code under test unless the
 test is about an identity between two public operations (group laws,
@@ -54,7 +54,7 @@ def random_rotations(rng, shape, kind="uniform"):
 
 
 def np_plx_matrix(E, r):
-    """``[[E, 0], [-E r×, E]]`` (seed 002, plx)."""
+    """``[[E, 0], [-E r×, E]]`` (RBDA eq. 2.24, plx)."""
     E, r = np.broadcast_arrays(np.asarray(E), np.asarray(r)[..., None, :])
     r = r[..., 0, :]
     M = np.zeros(E.shape[:-2] + (6, 6))
@@ -65,7 +65,7 @@ def np_plx_matrix(E, r):
 
 
 def np_plxb_matrix(E, r):
-    """``[[Eᵀ, 0], [-Eᵀ r×, Eᵀ]]`` (seed 002, plxb)."""
+    """``[[Eᵀ, 0], [-Eᵀ r×, Eᵀ]]`` (plxb, the transpose-rotation form)."""
     return np_plx_matrix(np.swapaxes(E, -1, -2), r)
 
 
@@ -152,7 +152,7 @@ def batch(rng):
 
 
 # ---------------------------------------------------------------------------
-# Seed 002 identities, one named test each
+# Transform identities, one named test each
 # ---------------------------------------------------------------------------
 
 
@@ -261,7 +261,7 @@ def test_seed_rotated_skew_identity(batch):
     Et = np.swapaxes(E, -1, -2)
     close(skew(jnp.asarray(mv6(E, a))), E @ np_skew(a) @ Et)
     close(E @ np.asarray(skew(jnp.asarray(a))) @ Et, np_skew(mv6(E, a)))
-    # seed 002's step: −E1 r1× E2 − E1 E2 r2× = −E1 E2 (E2ᵀ r1 + r2)×
+    # the algebra step: −E1 r1× E2 − E1 E2 r2× = −E1 E2 (E2ᵀ r1 + r2)×
     E1, E2, r1, r2 = batch.E[0], batch.E[1], batch.r[0], batch.r[1]
     lhs = -E1 @ np_skew(r1) @ E2 - E1 @ E2 @ np.asarray(skew(jnp.asarray(r2)))
     rhs = -E1 @ E2 @ np.asarray(skew(jnp.asarray(mv6(np.swapaxes(E2, -1, -2), r1) + r2)))
