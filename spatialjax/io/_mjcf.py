@@ -109,16 +109,16 @@ def _axis_angle(axis, angle) -> np.ndarray:
     return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * (K @ K)
 
 
-def _orientation(node: XNode, ctx: Ctx, degree: bool, eulerseq: str):
+def _orientation(node: XNode, ctx: Ctx, degree: bool, eulerseq: str, element: str = "inertial"):
     present = [a for a in _ORIENT if a in node.attrib]
     if len(present) > 1:
-        raise ctx.at(field="inertial/" + present[1]).error(
+        raise ctx.at(field=f"{element}/{present[1]}").error(
             f"multiple orientation specifiers ({', '.join(present)}); MuJoCo allows one"
         )
     if not present:
         return None, np.eye(3)
     kind = present[0]
-    fc = ctx.at(field=f"inertial/{kind}")
+    fc = ctx.at(field=f"{element}/{kind}")
     text = node.attrib[kind]
     unit = np.pi / 180.0 if degree else 1.0
     if kind == "quat":

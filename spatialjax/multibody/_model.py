@@ -150,6 +150,88 @@ class Model:
             path, locked_joints=locked_joints, floating_base=floating_base, dtype=dtype
         )
 
+    @classmethod
+    def from_mjcf(cls, path, *, locked_joints=None, dtype=None) -> Model:
+        """Read the kinematic tree of an MJCF (MuJoCo) file.
+
+        Bodies nested in ``<worldbody>`` become bodies; ``hinge`` joints are
+        revolute, ``slide`` prismatic, ``free``/``<freejoint/>`` a free flyer
+        (root bodies only). A body without a joint is welded (merged) into its
+        parent; the joints in ``locked_joints`` are frozen and merged likewise
+        (composite-body rule, RBDA §6.2). Bodies are numbered depth first in
+        document order (MuJoCo's and Pinocchio's ``buildModelFromMJCF`` order).
+
+        Frames: a body's frame is its MJCF body frame translated to its
+        joint's ``pos`` (the MJCF frame itself when ``pos`` is zero), so that
+        the joint axis passes through the origin; ``frame_placements`` hold
+        every MJCF body frame. A body without ``<inertial>`` is massless here
+        (MuJoCo infers it from the geoms). See
+        :mod:`spatialjax.multibody._mjcf` for the attributes read.
+
+        Args:
+          path: the MJCF file.
+          locked_joints: ``{joint name: value}`` (rad or m) of hinge/slide joints
+            to freeze at that value and merge.
+          dtype: float dtype of the numeric leaves (default JAX's default float).
+
+        Raises:
+          spatialjax.io.ModelFileError: malformed file, a ``ball`` or unknown
+            joint type, a body with several joints, a free joint below the
+            root, naming the file, line and joint.
+          ValueError: a name in ``locked_joints`` that is no hinge/slide joint.
+        """
+        from ._mjcf import load_mjcf_model
+
+        return load_mjcf_model(path, locked_joints=locked_joints, dtype=dtype)
+
+    @classmethod
+    def from_sdf(
+        cls,
+        path,
+        *,
+        model_name: str | None = None,
+        locked_joints=None,
+        floating_base: bool = False,
+        dtype=None,
+    ) -> Model:
+        """Read the kinematic tree of one ``<model>`` of an SDFormat file.
+
+        Links become bodies; ``revolute``, ``continuous`` and ``prismatic``
+        joints move them; ``fixed`` joints and the joints in ``locked_joints``
+        are merged (composite-body rule, RBDA §6.2). Poses follow SDFormat 1.7+
+        ``relative_to`` semantics; the axis ``<xyz expressed_in=...>``. Bodies
+        are numbered depth first from the root link, siblings by joint name.
+
+        Frames: a body's frame is its joint's frame (the child link frame
+        with the default joint ``<pose>``); ``frame_placements`` hold every
+        link frame. See :mod:`spatialjax.multibody._sdf`.
+
+        Args:
+          path: the SDFormat file.
+          model_name: the ``<model>`` to read when the file has several.
+          locked_joints: ``{joint name: value}`` (rad or m) of movable joints to
+            freeze at that value and merge.
+          floating_base: attach the root link to the world with a free flyer;
+            otherwise the root link's frame is the world (or, when joints have
+            ``<parent>world``, the model frame is).
+          dtype: float dtype of the numeric leaves (default JAX's default float).
+
+        Raises:
+          spatialjax.io.ModelFileError: malformed file, two roots, a loop, an
+            unknown frame in ``relative_to``/``expressed_in``, or an unsupported
+            joint type (``ball``, ``universal``, ...), naming file, line and joint.
+          ValueError: an unknown ``model_name`` or name in ``locked_joints``.
+        """
+        from ._sdf import load_sdf_model
+
+        return load_sdf_model(
+            path,
+            model_name=model_name,
+            locked_joints=locked_joints,
+            floating_base=floating_base,
+            dtype=dtype,
+        )
+
     # ------------------------------------------------------------------ sizes
     @property
     def nbodies(self) -> int:
