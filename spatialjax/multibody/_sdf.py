@@ -94,7 +94,9 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
     root = parse_xml(data, path)
     if root.tag != "sdf":
         raise ModelFileError(
-            path, f"expected an SDFormat file (root element <sdf>), got <{root.tag}>", line=root.line
+            path,
+            f"expected an SDFormat file (root element <sdf>), got <{root.tag}>",
+            line=root.line,
         )
     models = _models(root)
     top = [(p, m) for p, m in models if p.count("::") == 1]
@@ -163,7 +165,8 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
             if text != "world" and frames.get(text, ("",))[0] != "link":
                 raise ctx.at(sub, f"joint[{name}]/{role}").error(
                     f"joint {name!r} names {role} {text!r}, which is not a <link> of model "
-                    f"{mname!r}" + (" (frames as parent/child are not supported)" if text in frames else "")
+                    f"{mname!r}"
+                    + (" (frames as parent/child are not supported)" if text in frames else "")
                 )
             setattr(j, role, text)
         if j.child == "world":
@@ -278,14 +281,8 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
     for lst in children.values():
         lst.sort(key=lambda j: j.name.encode("utf-8"))
 
-    # attach[link] = (body, R, p): pose of the link frame in the body frame;
-    # frame_of[body]: the body frame (joint frame) in the model frame.
-    attach, frame_of = {}, {}
+    attach = {}  # link -> (body, R, p): pose of the link frame in the body frame
     parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
-    if root_link == "world":
-        world_R, world_p = np.eye(3), np.zeros(3)
-    else:
-        world_R, world_p = resolved[root_link]
     if floating_base:
         parents.append(-1)
         types.append("free_flyer")
@@ -295,23 +292,22 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
         Pp.append(np.zeros(3))
         axes.append(np.zeros(3))
         attach[root_link] = (0, np.eye(3), np.zeros(3))
-        frame_of[0] = (world_R, world_p)
-    elif root_link != "world":
+    else:  # the root link (or the model frame, for world) is the world frame
         attach[root_link] = (-1, np.eye(3), np.zeros(3))
-    frame_of[-1] = (world_R, world_p)
+    resolved["world"] = resolved["__model__"]
+
+    def relative(a, b):
+        """Pose of frame ``b`` in frame ``a`` (both resolved in the model frame)."""
+        (R_a, p_a), (R_b, p_b) = resolved[a], resolved[b]
+        return R_a.T @ R_b, R_a.T @ (p_b - p_a)
 
     def visit(link):
-        b = attach[link][0] if link != "world" else -1
-        R_b, p_b = frame_of[b]
+        # poses are composed link to link, so a locked joint's value moves the subtree
+        b, R_bl, p_bl = attach[link]
         for j in children[link]:
-            R_J, p_J = resolved[j.name]
-            R_L, p_L = resolved[j.child]
-            # joint frame in the parent body frame
-            R_bj = R_b.T @ R_J
-            p_bj = R_b.T @ (p_J - p_b)
-            # child link in the joint frame (at zero joint value)
-            R_jl = R_J.T @ R_L
-            p_jl = R_J.T @ (p_L - p_J)
+            R_lj, p_lj = relative(link, j.name)
+            R_bj, p_bj = R_bl @ R_lj, p_bl + R_bl @ p_lj  # joint frame in the body frame
+            R_jc, p_jc = relative(j.name, j.child)  # child link in the joint frame
             if j.type != "fixed" and j.name not in locked:
                 k = len(parents)
                 parents.append(b)
@@ -321,8 +317,7 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
                 PR.append(R_bj)
                 Pp.append(p_bj)
                 axes.append(j.axis)
-                frame_of[k] = (R_J, p_J)
-                attach[j.child] = (k, R_jl, p_jl)
+                attach[j.child] = (k, R_jc, p_jc)
             else:
                 val = locked.get(j.name, 0.0)
                 R_q, p_q = np.eye(3), np.zeros(3)
@@ -331,7 +326,7 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
                 elif j.type != "fixed":
                     R_q = axis_rotation(j.axis, val)
                 R_c = R_bj @ R_q
-                attach[j.child] = (b, R_c @ R_jl, p_bj + R_bj @ p_q + R_c @ p_jl)
+                attach[j.child] = (b, R_c @ R_jc, p_bj + R_bj @ p_q + R_c @ p_jc)
             visit(j.child)
 
     visit(root_link)
