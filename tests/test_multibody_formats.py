@@ -251,6 +251,11 @@ def test_mjcf_bad_input(tmp_path):
         mb.Model.from_mjcf(p, locked_joints={"nope": 0.0})
     with pytest.raises(ModelFileError, match=r"no movable joint"):
         mb.Model.from_mjcf(p, locked_joints={"j1": 0.3})
+    p = _mj(tmp_path, '<joint name="j1"/>\n<include file="arm.xml"/>')
+    with pytest.raises(
+        ModelFileError, match=r"m\.xml:5: field 'include': <include> is not expanded"
+    ):
+        mb.Model.from_mjcf(p)
     bad = tmp_path / "u.urdf"
     bad.write_text('<robot name="r"><link name="a"/></robot>')
     with pytest.raises(ModelFileError, match=r"expected an MJCF file \(root element <mujoco>\)"):

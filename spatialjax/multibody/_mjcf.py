@@ -36,8 +36,9 @@ Reads the bodies nested in ``<worldbody>`` with the project's XML parser
   a placement, so the free flyer's placement is the identity.
 * A body without ``<inertial>`` is treated as **massless** here (MuJoCo would
   infer its inertia from its geoms at compile time, which this reader does
-  not do). ``<include>``, ``<attach>``, ``<replicate>`` and ``<frame>`` are
-  not expanded; ``<frame>`` inside ``<worldbody>`` raises an error.
+  not do; ``<compiler inertiafromgeom="true">`` is not applied either).
+  ``<include>``, ``<attach>``, ``<replicate>`` and ``<frame>`` are not
+  expanded: they raise :class:`~spatialjax.io.ModelFileError`.
 * Bodies are numbered depth first in document order (MuJoCo's body order, and
   Pinocchio's). Unsupported: ``ball`` joints and bodies with several joints
   (both raise :class:`~spatialjax.io.ModelFileError` naming file, line and
@@ -110,6 +111,15 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
             path, f"expected an MJCF file (root element <mujoco>), got <{root.tag}>", line=root.line
         )
     degree, eulerseq, notes = _compiler(root, path)
+    for tag in ("include", "attach", "replicate"):
+        for node in root.iter(tag):
+            raise ModelFileError(
+                path,
+                f"<{tag}> is not expanded by Model.from_mjcf (its bodies would be missing); "
+                "expand it first, e.g. by saving the model from MuJoCo",
+                line=node.line,
+                field=tag,
+            )
     classes = _defaults(root)
     model_name = root.attrib.get("model", "")
 
