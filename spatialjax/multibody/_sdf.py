@@ -70,7 +70,7 @@ def _pose(el, ctx):
     fmt = pose.attrib.get("rotation_format", "euler_rpy").strip()
     degrees = _bool(pose.attrib.get("degrees", "false"), pc.at(field=pc.field + "/degrees"))
     if fmt == "euler_rpy":
-        v = parse_numbers(pose.text or "0 0 0 0 0 0", pc, 6)
+        v = parse_numbers((pose.text or "").strip() or "0 0 0 0 0 0", pc, 6)
         rpy = np.deg2rad(v[3:]) if degrees else v[3:]
         return rpy_to_matrix(rpy), v[:3], rel
     if fmt == "quat_xyzw":
