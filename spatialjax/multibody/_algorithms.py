@@ -317,11 +317,17 @@ _CHUNK = 2048
 def _chunked(core, *xs):
     """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``_CHUNK``.
 
-    Every output leaf has the batch last as well. Inputs of batch 1 broadcast.
+    Every output leaf comes back with the batch FIRST, ``(N, k...)``: each chunk's
+    result is transposed while it is in cache, so the full-size result is never
+    transposed. Inputs of batch 1 broadcast.
     """
+
+    def batch_first(out):
+        return jax.tree.map(lambda y: jnp.moveaxis(y, -1, 0), out)
+
     n = max(x.shape[-1] for x in xs)
     if n <= 2 * _CHUNK:
-        return core(*xs)
+        return batch_first(core(*xs))
     nc = -(-n // _CHUNK)
     pad = nc * _CHUNK - n
 
@@ -330,13 +336,13 @@ def _chunked(core, *xs):
         x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)], mode="edge")
         return jnp.moveaxis(x.reshape(x.shape[:-1] + (nc, _CHUNK)), -2, 0)
 
-    out = jax.lax.map(lambda c: core(*c), tuple(split(x) for x in xs))
+    out = jax.lax.map(lambda c: batch_first(core(*c)), tuple(split(x) for x in xs))
+    return jax.tree.map(lambda y: y.reshape((nc * _CHUNK,) + y.shape[2:])[:n], out)
 
-    def join(y):
-        y = jnp.moveaxis(y, 0, -2)
-        return y.reshape(y.shape[:-2] + (nc * _CHUNK,))[..., :n]
 
-    return jax.tree.map(join, out)
+def _unflat_bf(y, batch):
+    """``(N, k...)`` -> ``(*batch, k...)``."""
+    return y.reshape(batch + y.shape[1:])
 
 
 def _n(x):
@@ -665,9 +671,9 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels
 
     flat = [_flat(x, batch) for x in (q, v, a) if x is not None]
     Rw, pw, vel, acc = _chunked(core, *flat)
-    vel = None if vel is None else _unflat(vel, batch)
-    acc = None if acc is None else _unflat(acc, batch)
-    return Kinematics(Plxb(_unflat(Rw, batch), _unflat(pw, batch)), vel, acc)
+    vel = None if vel is None else _unflat_bf(vel, batch)
+    acc = None if acc is None else _unflat_bf(acc, batch)
+    return Kinematics(Plxb(_unflat_bf(Rw, batch), _unflat_bf(pw, batch)), vel, acc)
 
 
 def frame_poses(model: Model, poses: Plxb) -> Plxb:
@@ -763,7 +769,7 @@ def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "lev
         F = _backward_sum(groups, F, E, r)
         return _tau_from_forces(model, _assemble(F, inv))
 
-    return _unflat(_chunked(core, q, v, a, g), batch)
+    return _unflat_bf(_chunked(core, q, v, a, g), batch)
 
 
 def _dof_body(model: Model):
