@@ -509,7 +509,7 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True, forces=Fa
     for a Panda RNEA than computing them in the step) and scanned over.
     Returns the final carry (dict of ``(nb + 1, k, N)`` buffers: ``T`` world
     poses (``_pose_row``), ``V``, ``A``), the scanned bodies' ``(E, r, f)``
-    (with ``forces``, else ``None``) and the free-flyer root's force (or ``None``).
+    (``f`` None without ``forces``) and the free-flyer root's force (or ``None``).
     """
     ff = model.floating_base
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
@@ -537,7 +537,7 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True, forces=Fa
         if a is not None:
             a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(E[0], r[0], a0)
             c["A"] = c["A"].at[0].set(a_root)
-            if forces:
+            if forces and v is not None:
                 P0 = _n(model.inertia.params[0])
                 f_root = _inertia_times(P0, a_root) + _crf(v[:6], _inertia_times(P0, v[:6]))
         v, a = None if v is None else v[6:], None if a is None else a[6:]
@@ -564,7 +564,7 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True, forces=Fa
 
     xs = dict(_scan_static(model), E=E[s0:], r=r[s0:], v=v, a=a)
     c, f = jax.lax.scan(step, c, xs)
-    return c, ((E[s0:], r[s0:], f) if forces else None), f_root
+    return c, (E[s0:], r[s0:], f), f_root
 
 
 def _scan_poses(model: Model, q, c=None):
