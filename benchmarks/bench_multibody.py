@@ -3,8 +3,9 @@
 For the Panda (fingers locked, nv = 7) and Talos (``talos_reduced``, free flyer,
 nv = 38) from example-robot-data, float64, at batch sizes 1, 1e3 and 1e5:
 
-* spatialjax.multibody, jitted, with the level-parallel sweeps (``method="levels"``)
-  and with the plain per-body recursion (``method="loop"``): compile time (lower +
+* spatialjax.multibody, jitted, with the level-parallel sweeps (``method="levels"``),
+  the ``lax.scan`` over bodies (``method="scan"``) and the plain unrolled per-body
+  recursion (``method="loop"``): compile time (lower +
   compile, once) reported apart from run time (best of ``--repeat`` runs,
   ``block_until_ready``);
 * a Pinocchio Python loop over the same states (``pin.forwardKinematics``,
@@ -125,7 +126,7 @@ def main(argv=None):
     p.add_argument("--robots", default="panda,talos")
     p.add_argument("--ops", default="fk,rnea,regressor")
     p.add_argument("--batches", default="1,1000,100000")
-    p.add_argument("--methods", default="levels,levels_chunked,loop")
+    p.add_argument("--methods", default="levels,scan,loop")
     p.add_argument("--chunk", type=int, default=2000, help="states per lax.map step")
     p.add_argument("--loop-max-batch", type=int, default=1000, help="largest batch for loop")
     p.add_argument("--repeat", type=int, default=3)
@@ -198,7 +199,9 @@ def main(argv=None):
                         args.repeat,
                     )
                     del compiled
-                best = min(row.get(f"{m}_run_s", np.inf) for m in ("levels", "levels_chunked"))
+                best = min(
+                    row.get(f"{m}_run_s", np.inf) for m in ("levels", "levels_chunked", "scan")
+                )
                 row["best_jax_run_s"] = best
                 if "pin_loop_s" in row:
                     row["speedup_vs_pin_loop"] = row["pin_loop_s"] / best
@@ -212,8 +215,9 @@ def main(argv=None):
 
                 print(
                     f"  {op:9s} batch {nn:>6d}{note}: levels {ms('levels_run_s'):9.3f} ms "
-                    f"(compile {row.get('levels_compile_s', nan):5.1f} s) | chunked "
-                    f"{ms('levels_chunked_run_s'):9.3f} ms | loop {ms('loop_run_s'):9.3f} ms "
+                    f"(compile {row.get('levels_compile_s', nan):5.1f} s) | scan "
+                    f"{ms('scan_run_s'):9.3f} ms (compile {row.get('scan_compile_s', nan):5.1f} s)"
+                    f" | loop {ms('loop_run_s'):9.3f} ms "
                     f"(compile {row.get('loop_compile_s', nan):5.1f} s) | pin loop "
                     f"{ms('pin_loop_s'):9.3f} ms | pin per call {per_call * 1e6:6.2f} us | "
                     f"x pin loop {row.get('speedup_vs_pin_loop', nan):6.2f}",

@@ -7,6 +7,7 @@ states (one compile per robot), each state compared with Pinocchio's C++ result.
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 from pathlib import Path
 
@@ -77,12 +78,12 @@ def _random_states(model, n, rng, dtype=np.float64):
     return (jnp.asarray(x, dtype) for x in (q, v, a))
 
 
-@jax.jit
-def _everything(model, q, v, a):
-    fk = mb.forward_kinematics(model, q, v, a)
-    tau = mb.rnea(model, q, v, a)
-    H = mb.mass_matrix(model, q)
-    Y = mb.joint_torque_regressor(model, q, v, a)
+@functools.partial(jax.jit, static_argnames="method")
+def _everything(model, q, v, a, method="levels"):
+    fk = mb.forward_kinematics(model, q, v, a, method=method)
+    tau = mb.rnea(model, q, v, a, method=method)
+    H = mb.mass_matrix(model, q, method=method)
+    Y = mb.joint_torque_regressor(model, q, v, a, method=method)
     return fk, tau, H, Y
 
 
@@ -121,10 +122,11 @@ def test_structure_matches_pinocchio(robot):
     np.testing.assert_allclose(model.inertia.params, pin_params, rtol=0, atol=1e-12)
 
 
-def test_float64_matches_pinocchio(robot):
+@pytest.mark.parametrize("method", ["levels", "scan"])
+def test_float64_matches_pinocchio(robot, method):
     model, pm = robot
     q, v, a = _random_states(model, NSTATES, np.random.default_rng(1))
-    fk, tau, H, Y = _everything(model, q, v, a)
+    fk, tau, H, Y = _everything(model, q, v, a, method=method)
     perm = model.v_permutation()
     qp_all = np.asarray(model.q_to_pinocchio(q))
     vp_all, ap_all = np.asarray(model.v_to_pinocchio(v)), np.asarray(model.v_to_pinocchio(a))
@@ -176,7 +178,7 @@ def test_float32_matches_pinocchio(robot):
 # ---------------------------------------------------------------- smaller checks
 
 
-def test_level_and_loop_sweeps_agree_on_a_branching_tree(tmp_path):
+def test_level_loop_and_scan_sweeps_agree_on_a_branching_tree(tmp_path):
     links = "".join(
         f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'
         f'<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
@@ -195,11 +197,11 @@ def test_level_and_loop_sweeps_agree_on_a_branching_tree(tmp_path):
     assert model.levels == ((0,), (1, 3), (2,)) and model.parents == (-1, 0, 1, 0)
     pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
     q, v, a = (x[0] for x in _random_states(model, 1, np.random.default_rng(3)))
-    t_lev, t_loop = jax.jit(
-        lambda q, v, a: (mb.rnea(model, q, v, a, method="levels"),
-                         mb.rnea(model, q, v, a, method="loop"))
-    )(q, v, a)  # fmt: skip
+    t_lev, t_loop, t_scan = jax.jit(
+        lambda q, v, a: tuple(mb.rnea(model, q, v, a, method=m) for m in ("levels", "loop", "scan"))
+    )(q, v, a)
     np.testing.assert_allclose(t_lev, t_loop, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(t_scan, t_loop, rtol=0, atol=1e-13)
     args = [np.asarray(x) for x in (model.q_to_pinocchio(q), model.v_to_pinocchio(v),
                                     model.v_to_pinocchio(a))]  # fmt: skip
     tau_p = pin.rnea(pm, pm.createData(), *args)
@@ -440,9 +442,17 @@ def test_long_batches_are_chunked_without_changing_results():
     n = 2 * _algorithms._CHUNK + 5  # 3 chunks, the last one padded
     q, v, a = _random_states(model, n, np.random.default_rng(8))
     rows = np.array([0, 1, _algorithms._CHUNK, n - 1])
-    f = jax.jit(lambda q, v, a: (mb.rnea(model, q, v, a), mb.forward_kinematics(model, q, v, a)))
-    tau, fk = f(q, v, a)
-    tau_r, fk_r = f(q[rows], v[rows], a[rows])
+    f = jax.jit(
+        lambda q, v, a: tuple(
+            (mb.rnea(model, q, v, a, method=m), mb.forward_kinematics(model, q, v, a, method=m))
+            for m in ("levels", "scan")
+        )
+    )
+    (tau, fk), (tau_s, fk_s) = f(q, v, a)
+    (tau_r, fk_r), _ = f(q[rows], v[rows], a[rows])
     np.testing.assert_allclose(tau[rows], tau_r, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(tau_s, tau, rtol=0, atol=1e-12)
+    for x, y in zip(jax.tree.leaves(fk_s), jax.tree.leaves(fk), strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
     for x, y in zip(jax.tree.leaves(fk), jax.tree.leaves(fk_r), strict=True):
         np.testing.assert_allclose(x[rows], y, rtol=0, atol=1e-12)
