@@ -45,7 +45,7 @@ KEY_PATHS = {
     "FitResult": (
         [".inertia.params", ".objective", ".residual", ".iterations", ".converged"]
         + [".consistency." + f for f in CONSISTENCY_FIELDS]
-        + [".condition_number", ".prior.params", ".gamma"]
+        + [".condition_number", ".prior.params", ".gamma", ".status"]
     ),
 }
 
