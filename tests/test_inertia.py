@@ -1,5 +1,6 @@
-"""``RigidBodyInertia`` and the free inertia functions: the identities of Wensing, Kim & Slotine (2017), 6×6 checks,
-property tests and bad input.
+"""``RigidBodyInertia`` and the free inertia functions.
+
+The identities of Wensing, Kim & Slotine (2017), 6×6 checks, property tests and bad input.
 
 Reference values come from closed forms evaluated here in NumPy: sums over point
 masses (the mass integrals of Wensing et al. 2017 with a discrete density), the Featherstone 6×6
@@ -144,7 +145,7 @@ def test_trace_identity_tr_I_equals_2_tr_S(rng):
 
 
 def test_second_moment_is_the_mass_integral(rng):
-    """``S = Σ m x xᵀ`` and ``J = Σ m x̃ x̃ᵀ`` (second moment and pseudo-inertia, Wensing et al. 2017)."""
+    """``S = Σ m x xᵀ`` and ``J = Σ m x̃ x̃ᵀ`` (Wensing et al. 2017)."""
     masses, pos = random_points(rng, (N_SMALL,))
     body = RigidBodyInertia.from_point_masses(jnp.asarray(masses), jnp.asarray(pos))
     assert_close(body.second_moment(), np_second_moment(masses, pos))
@@ -217,7 +218,7 @@ def test_parallel_axis_matches_point_masses(rng, about_com):
 
 
 def test_sandwich_parallel_axis_seed_example(rng):
-    """Pseudo-inertia sandwich (Wensing et al. 2017): T_pc Π_c T_pcᵀ = [[S_c + m Δp Δpᵀ, −m Δp], [−m Δpᵀ, m]]."""
+    """Pseudo-inertia sandwich: T_pc Π_c T_pcᵀ = [[S_c + m Δp Δpᵀ, −m Δp], [−m Δpᵀ, m]]."""
     A = rng.normal(size=(3, 3))
     S_c = A @ A.T
     m = 1.7

@@ -1,6 +1,7 @@
-"""Plücker transforms ``Plx`` / ``Plxb``: the transform identities (Featherstone RBDA §2.8) and property tests.
+"""Plücker transforms ``Plx`` / ``Plxb``: transform identities (RBDA §2.8) and property tests.
 
-Reference values are built here in NumPy from the closed forms of Featherstone RBDA eq. 2.24 and its right-associative twin
+Reference values are built here in NumPy from the closed forms of Featherstone RBDA
+eq. 2.24 and its right-associative twin
 (with its X⁻ᵀ / Y⁻ᵀ typos corrected, see the test names) and RBDA chapter 2;
 nothing is compared against a value produced by the code under test unless the
 test is about an identity between two public operations (group laws,
