@@ -50,6 +50,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import spatialjax as sj  # noqa: E402
+from spatialjax import _params  # noqa: E402
 from spatialjax.identification import body_regressor, fit  # noqa: E402
 
 SIGMA = np.array([0.02, 0.02, 0.03, 1.2, 1.2, 0.5])  # [n; f] noise std
@@ -58,22 +59,7 @@ METHODS = ("log_cholesky", "barrier")
 
 
 # ------------------------------------------------------------------ pseudo-inertia helpers (NumPy)
-def _basis() -> np.ndarray:
-    """``(10, 4, 4)`` ``E_i = ∂J/∂π_i`` for π = [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]."""
-    E = np.zeros((10, 4, 4))
-    E[0, 3, 3] = 1.0
-    for i in range(3):
-        E[1 + i, i, 3] = E[1 + i, 3, i] = 1.0
-    for col, (a, b) in enumerate([(0, 0), (0, 1), (1, 1), (0, 2), (1, 2), (2, 2)], start=4):
-        if a == b:
-            E[col, :3, :3] += 0.5 * np.eye(3)
-            E[col, a, a] -= 1.0
-        else:
-            E[col, a, b] = E[col, b, a] = -1.0
-    return E
-
-
-E_BASIS = _basis()
+E_BASIS = _params.PSEUDO_INERTIA_BASIS  # (10, 4, 4): E_i = ∂J/∂π_i, the layout written once
 
 
 def pseudo(pi: np.ndarray) -> np.ndarray:

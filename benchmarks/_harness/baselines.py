@@ -70,6 +70,7 @@ def _np_apply_force(E, r, f):
 
 
 def _np_inertia_transform(E, r, params):
+    # The timed NumPy peer: written as a NumPy user would, independent of spatialjax on purpose.
     m, h = params[..., 0], params[..., 1:4]
     I = inertia_matrix_np(params[..., 4:])
     S = 0.5 * np.trace(I, axis1=-2, axis2=-1)[..., None, None] * np.eye(3, dtype=I.dtype) - I

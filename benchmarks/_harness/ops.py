@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from spatialjax import _params
 from spatialjax._transforms import Plx, Plxb
 
 
@@ -68,30 +69,17 @@ def random_inertia_params(rng: np.random.Generator, n: int) -> np.ndarray:
     I_c = np.einsum("nij,nj,nkj->nik", R, lam, R)
     cc = np.einsum("ni,nj->nij", c, c)
     I_o = I_c + m[:, None, None] * (np.einsum("ni,ni->n", c, c)[:, None, None] * np.eye(3) - cc)
-    h = m[:, None] * c
-    i6 = I_o[:, [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
-    return np.concatenate([m[:, None], h, i6], axis=-1)
+    return _params.pack(m, m[:, None] * c, I_o, np)
 
 
 def pseudo_inertia_np(params: np.ndarray) -> np.ndarray:
     """``(n, 4, 4)`` pseudo-inertia ``[[S, h], [hᵀ, m]]`` of ``(n, 10)`` parameters (NumPy)."""
-    m, h = params[:, 0], params[:, 1:4]
-    I = inertia_matrix_np(params[:, 4:])
-    S = 0.5 * np.trace(I, axis1=-2, axis2=-1)[:, None, None] * np.eye(3) - I
-    J = np.zeros((len(params), 4, 4))
-    J[:, :3, :3] = S
-    J[:, :3, 3] = h
-    J[:, 3, :3] = h
-    J[:, 3, 3] = m
-    return J
+    return _params.pseudo_inertia(params, np)
 
 
 def inertia_matrix_np(i6: np.ndarray) -> np.ndarray:
     """``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` -> symmetric ``(n, 3, 3)`` (NumPy)."""
-    xx, xy, yy, xz, yz, zz = i6.T
-    return np.stack(
-        [np.stack([xx, xy, xz], -1), np.stack([xy, yy, yz], -1), np.stack([xz, yz, zz], -1)], -2
-    )
+    return _params.sym_from6(i6, np)
 
 
 def _transform_inputs(rng, n, k=1):
