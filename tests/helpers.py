@@ -1,5 +1,8 @@
 """Shared test helpers: batch shapes and independent NumPy references (no spatialjax code)."""
 
+import importlib.metadata
+from pathlib import Path
+
 import numpy as np
 
 #: Batch shapes every batched property runs over (jaxlie's habit: none, one, and a
@@ -53,3 +56,17 @@ def random_inertia_params(rng, n):
     I_o = I_o - m[:, None, None] * np.einsum("ni,nj->nij", c, c)
     i6 = I_o[:, [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
     return np.concatenate([m[:, None], m[:, None] * c, i6], axis=-1)
+
+
+def robots_dir() -> Path | None:
+    """example-robot-data's ``robots`` folder, found through the package's metadata."""
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for f in dist.files or []:
+        if str(f).endswith("example-robot-data/package.xml"):
+            d = Path(dist.locate_file(f)).parent / "robots"
+            if d.is_dir():
+                return d
+    return None

@@ -9,7 +9,6 @@ checked byte-for-byte outside the rewritten ``<inertial>`` elements.
 from __future__ import annotations
 
 import glob
-import importlib.metadata
 import json
 import shutil
 import time
@@ -19,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import robots_dir as _robots_dir
 
 from spatialjax import _cli as cli
 from spatialjax import nearest_consistent
@@ -319,19 +319,6 @@ def _as_read(link):
 
 
 # --------------------------------------------------------------------- example-robot-data
-
-
-def _robots_dir():
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or []:
-        if str(f).endswith("example-robot-data/package.xml"):
-            d = Path(dist.locate_file(f)).parent / "robots"
-            if d.is_dir():
-                return d
-    return None
 
 
 @pytest.mark.skipif(_robots_dir() is None, reason="example-robot-data is not installed")

@@ -8,7 +8,6 @@ rotations written out in the test, never from the readers under test.
 from __future__ import annotations
 
 import glob
-import importlib.metadata
 import shutil
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import robots_dir
 
 from spatialjax.io import (
     ModelFileError,
@@ -54,20 +54,6 @@ def _params_in_parent(link, placement):
     S2 = R @ S @ R.T + np.outer(Rh, p) + np.outer(p, Rh) + m * np.outer(p, p)
     I2 = np.trace(S2) * np.eye(3) - S2
     return np.array([m, *(Rh + m * p), I2[0, 0], I2[0, 1], I2[1, 1], I2[0, 2], I2[1, 2], I2[2, 2]])
-
-
-def robots_dir():
-    """example-robot-data's ``robots`` folder, found through the package's metadata."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or []:
-        if str(f).endswith("example-robot-data/package.xml"):
-            d = Path(dist.locate_file(f)).parent / "robots"
-            if d.is_dir():
-                return d
-    return None
 
 
 # ----------------------------------------------------------------------------- format

@@ -8,31 +8,17 @@ states (one compile per robot), each state compared with Pinocchio's C++ result.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
-from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
 from spatialjax.io import ModelFileError
 
 pin = pytest.importorskip("pinocchio")
-
-
-def _robots_dir():
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for f in dist.files or []:
-        if str(f).endswith("example-robot-data/package.xml"):
-            d = Path(dist.locate_file(f)).parent / "robots"
-            if d.is_dir():
-                return d
-    return None
 
 
 ROBOTS = _robots_dir()
