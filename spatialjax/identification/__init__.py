@@ -14,6 +14,15 @@ Robot data (issue 14): :func:`fourier_trajectory`, :func:`excitation_trajectory`
 :class:`RobotLog` with :func:`load_log` / ``RobotLog.save`` (``.npz``/``.csv``),
 :class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
 :func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation).
+
+Whole robots (joint torques):
+
+* :func:`fit_robot` — every link (and joint friction) of a
+  :class:`~spatialjax.multibody.Model` from a torque log, consistent, with the
+  model's inertias as log-det prior; :func:`fit_torques` — the same from a
+  joint-torque regressor; :class:`RobotFitResult` — what they return.
+* :func:`least_squares_torques` — ordinary (minimum-norm) least squares, the
+  baseline.
 """
 
 # --- robot data (excitation, simulated logs, log files, preprocessing) ---
@@ -29,6 +38,12 @@ from ._preprocess import PreparedLog as PreparedLog
 from ._preprocess import prepare_log as prepare_log
 from ._regressor import body_regressor as body_regressor
 from ._result import FitResult as FitResult
+
+# whole-robot identification (robot-fit)
+from ._robot_fit import fit_robot as fit_robot
+from ._robot_fit import fit_torques as fit_torques
+from ._robot_fit import least_squares_torques as least_squares_torques
+from ._robot_result import RobotFitResult as RobotFitResult
 from ._simulate import perturb_inertia as perturb_inertia
 from ._simulate import simulate_log as simulate_log
 from ._solvers import LBFGS as LBFGS
@@ -58,4 +73,9 @@ __all__ = [
     "perturb_inertia",
     "prepare_log",
     "simulate_log",
+    # whole-robot identification (robot-fit)
+    "RobotFitResult",
+    "fit_robot",
+    "fit_torques",
+    "least_squares_torques",
 ]
