@@ -17,16 +17,22 @@ Whole robots (joint torques):
   joint-torque regressor; :class:`RobotFitResult` — what they return.
 * :func:`least_squares_torques` — ordinary (minimum-norm) least squares, the
   baseline.
+* :func:`identifiability` — rank, conditioning, base columns, unidentifiable
+  directions and the prior's share per parameter (:class:`Identifiability`);
+  :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
 """
 
 from ._fit import fit as fit
-from ._regressor import body_regressor as body_regressor
-from ._result import FitResult as FitResult
 
 # whole-robot identification (robot-fit)
+from ._identifiability import identifiability as identifiability
+from ._identifiability import parameter_names as parameter_names
+from ._regressor import body_regressor as body_regressor
+from ._result import FitResult as FitResult
 from ._robot_fit import fit_robot as fit_robot
 from ._robot_fit import fit_torques as fit_torques
 from ._robot_fit import least_squares_torques as least_squares_torques
+from ._robot_result import Identifiability as Identifiability
 from ._robot_result import RobotFitResult as RobotFitResult
 from ._solvers import LBFGS as LBFGS
 from ._solvers import Adam as Adam
@@ -44,8 +50,11 @@ __all__ = [
     "body_regressor",
     "fit",
     # whole-robot identification (robot-fit)
+    "Identifiability",
     "RobotFitResult",
     "fit_robot",
     "fit_torques",
+    "identifiability",
     "least_squares_torques",
+    "parameter_names",
 ]
