@@ -100,8 +100,14 @@ def pseudo_inertia_sandwich(T_ba, J_a):
     """
     T = as_float_array(T_ba, "T_ba", (4, 4))
     J = as_float_array(J_a, "J_a", (4, 4))
-    same_dtype(T_ba=T, J_a=J)
+    if T.dtype != J.dtype:
+        same_dtype(T_ba=T, J_a=J)
     broadcast_batch("T_ba", T.shape[:-2], "J_a", J.shape[:-2])
+    return _sandwich_kernel(T, J)
+
+
+@jax.jit
+def _sandwich_kernel(T, J):
     return la.mmt(la.mm(T, J), T)
 
 
@@ -146,6 +152,35 @@ def _sandwich_params(R, t, p):
     )
 
 
+# ------------------------------------------------------------------ kernels
+# One jitted function of arrays per operation (see ``_transforms``): an eager call is one
+# XLA dispatch; under an outer jit/vmap/grad it is inlined. Callers check the operands.
+
+
+@jax.jit
+def _transform_plx(E, r, params):
+    return _sandwich_params(E, -la.mv(E, r), params)
+
+
+@jax.jit
+def _transform_plxb(E, r, params):
+    return _sandwich_params(la.tr(E), -la.mtv(E, r), params)
+
+
+@jax.jit
+def _add(a, b):
+    return a + b
+
+
+@jax.jit
+def _momentum(params, v):
+    w, vo = v[..., :3], v[..., 3:]
+    h = params[..., _params.FIRST_MOMENT]
+    ang = la.mv(_params.sym_from6(params[..., _params.INERTIA]), w) + la.cross(h, vo)
+    lin = params[..., _params.MASS, None] * vo - la.cross(h, w)
+    return la.join_last(ang, lin)
+
+
 @pytree_dataclass
 class RigidBodyInertia(Pytree):
     """Inertial parameters of a rigid body about a frame's origin, batched.
@@ -180,6 +215,13 @@ class RigidBodyInertia(Pytree):
             return
         params = field_array(self.params, "RigidBodyInertia.params", (10,))
         object.__setattr__(self, "params", params)
+
+    @classmethod
+    def _new(cls, params) -> RigidBodyInertia:
+        """Wrap a kernel's ``(..., 10)`` result (trusted) without the constructor's checks."""
+        obj = object.__new__(cls)
+        obj.__dict__["params"] = params
+        return obj
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -356,33 +398,32 @@ class RigidBodyInertia(Pytree):
             ``t = −Eᵀ r``) mapping A-coordinates to B-coordinates.
         """
         if isinstance(X, Plx):
-            R, t = X.E, -la.mv(X.E, X.r)
+            kernel = _transform_plx
         elif isinstance(X, Plxb):
-            R, t = la.tr(X.E), -la.mtv(X.E, X.r)
+            kernel = _transform_plxb
         else:
             raise TypeError(f"transform: expected a Plx or Plxb, got {type(X).__name__}")
-        same_dtype(**{"inertia": self.params, "X.E": X.E})
-        broadcast_batch("inertia", self.batch_shape, "X", X.batch_shape)
-        return RigidBodyInertia(_sandwich_params(R, t, self.params))
+        if self.params.dtype != X.E.dtype:
+            same_dtype(**{"inertia": self.params, "X.E": X.E})
+        broadcast_batch("inertia", self.batch_shape, "X", X._batch())
+        return RigidBodyInertia._new(kernel(X.E, X.r, self.params))
 
     def __add__(self, other) -> RigidBodyInertia:
         """Bodies rigidly joined (both expressed in the same frame): parameters add."""
         if not isinstance(other, RigidBodyInertia):
             return NotImplemented
-        same_dtype(**{"self": self.params, "other": other.params})
+        if self.params.dtype != other.params.dtype:
+            same_dtype(**{"self": self.params, "other": other.params})
         broadcast_batch("self", self.batch_shape, "other", other.batch_shape)
-        return RigidBodyInertia(self.params + other.params)
+        return RigidBodyInertia._new(_add(self.params, other.params))
 
     def momentum(self, v):
         """Spatial momentum ``M v = [I_o ω + h × v_o; m v_o − h × ω]`` of a motion ``[ω; v_o]``."""
         v = as_float_array(v, "v", (6,))
-        same_dtype(inertia=self.params, v=v)
+        if v.dtype != self.params.dtype:
+            same_dtype(inertia=self.params, v=v)
         broadcast_batch("inertia", self.batch_shape, "v", v.shape[:-1])
-        w, vo = v[..., :3], v[..., 3:]
-        h = self.h
-        ang = la.mv(self.inertia_origin(), w) + la.cross(h, vo)
-        lin = self.mass[..., None] * vo - la.cross(h, w)
-        return jnp.concatenate([ang, lin], axis=-1)
+        return _momentum(self.params, v)
 
     def kinetic_energy(self, v):
         """``½ vᵀ M v`` for a motion ``v = [ω; v_o]`` of the frame (``(...)``)."""
