@@ -111,45 +111,45 @@ def _sandwich_kernel(T, J):
     return la.mmt(la.mm(T, J), T)
 
 
-def _sandwich_params(R, t, p):
+def _sandwich_params(E, r, p, transposed):
     """10-vector of ``J_B = T J Tᵀ`` for ``T = [[R, t], [0, 1]]``, in closed form.
 
-    ``S_B = R S Rᵀ + u tᵀ + t uᵀ + m t tᵀ`` with ``u = R h``; ``h_B = u + m t``;
-    ``I_B = tr(S_B) 1 − S_B``. Written on ``(..., 1)`` scalar slices and
-    assembled with selects so XLA fuses it into one loop over the batch
-    (3×3 intermediates or ``jnp.stack`` split it into several kernels, 6-9×
-    slower on CPU; see ``benchmarks/``). Batch axes of ``R``, ``t``, ``p``
-    broadcast.
+    ``R = E``, ``t = −E r`` for a ``Plx(E, r)``; ``R = Eᵀ``, ``t = −Eᵀ r`` for
+    a ``Plxb(E, r)`` (``transposed``). With ``u = R h`` and ``h_B = u + m t``:
+    ``S_B = R S Rᵀ + u tᵀ + t h_Bᵀ`` (``= R S Rᵀ + u tᵀ + t uᵀ + m t tᵀ``) and
+    ``I_B = tr(S_B) 1 − S_B``. Batch axes of ``E``, ``r``, ``p`` broadcast.
+
+    Written for XLA:CPU's loop emitter: every per-item quantity is a ``(...)``
+    array of scalars (entries read as ``x[..., i, j]``, no trailing axis of
+    size 1), and the ten results are joined by :func:`_smallmat.stack_last`
+    into one fused loop over the batch. Reading entries as ``(..., 1)`` slices
+    instead made the same loop about 2x slower (measured at 10^6 float32
+    items; see ``benchmarks/README.md``).
     """
-    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = _params.slices(p)
+    if transposed:
+        R = [[E[..., b, a] for b in range(3)] for a in range(3)]
+    else:
+        R = [[E[..., a, b] for b in range(3)] for a in range(3)]
+    rs = [r[..., a] for a in range(3)]
+    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = (p[..., k] for k in range(10))
     h = [hx, hy, hz]
+    t = [-(R[a][0] * rs[0] + R[a][1] * rs[1] + R[a][2] * rs[2]) for a in range(3)]
     half = 0.5 * (xx + yy + zz)
     S = [[half - xx, -xy, -xz], [-xy, half - yy, -yz], [-xz, -yz, half - zz]]
-    Rs = [[R[..., a, b : b + 1] for b in range(3)] for a in range(3)]
-    ts = [t[..., a : a + 1] for a in range(3)]
-    u = [Rs[a][0] * h[0] + Rs[a][1] * h[1] + Rs[a][2] * h[2] for a in range(3)]
+    u = [R[a][0] * h[0] + R[a][1] * h[1] + R[a][2] * h[2] for a in range(3)]
+    hb = [u[a] + m * t[a] for a in range(3)]
     RS = [
-        [Rs[a][0] * S[0][j] + Rs[a][1] * S[1][j] + Rs[a][2] * S[2][j] for j in range(3)]
+        [R[a][0] * S[0][j] + R[a][1] * S[1][j] + R[a][2] * S[2][j] for j in range(3)]
         for a in range(3)
     ]
 
     def sb(a, b):
-        rsr = RS[a][0] * Rs[b][0] + RS[a][1] * Rs[b][1] + RS[a][2] * Rs[b][2]
-        return rsr + u[a] * ts[b] + ts[a] * u[b] + m * ts[a] * ts[b]
+        rsr = RS[a][0] * R[b][0] + RS[a][1] * R[b][1] + RS[a][2] * R[b][2]
+        return rsr + u[a] * t[b] + t[a] * hb[b]
 
     s00, s11, s22 = sb(0, 0), sb(1, 1), sb(2, 2)
-    return la.stack_last(
-        m,
-        u[0] + m * ts[0],
-        u[1] + m * ts[1],
-        u[2] + m * ts[2],
-        s11 + s22,
-        -sb(0, 1),
-        s00 + s22,
-        -sb(0, 2),
-        -sb(1, 2),
-        s00 + s11,
-    )
+    out = (m, hb[0], hb[1], hb[2], s11 + s22, -sb(0, 1), s00 + s22, -sb(0, 2), -sb(1, 2), s00 + s11)
+    return la.stack_last(*(x[..., None] for x in out))
 
 
 # ------------------------------------------------------------------ kernels
@@ -159,12 +159,12 @@ def _sandwich_params(R, t, p):
 
 @jax.jit
 def _transform_plx(E, r, params):
-    return _sandwich_params(E, -la.mv(E, r), params)
+    return _sandwich_params(E, r, params, transposed=False)
 
 
 @jax.jit
 def _transform_plxb(E, r, params):
-    return _sandwich_params(la.tr(E), -la.mtv(E, r), params)
+    return _sandwich_params(E, r, params, transposed=True)
 
 
 @jax.jit
