@@ -239,7 +239,7 @@ def _table(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--batches", default="1,16", help="comma list; 1 = unbatched (shape ())")
     ap.add_argument("--dtypes", default="float32,float64")
     ap.add_argument("--min-time", type=float, default=0.05, help="seconds per round (jit)")
