@@ -100,50 +100,89 @@ def pseudo_inertia_sandwich(T_ba, J_a):
     """
     T = as_float_array(T_ba, "T_ba", (4, 4))
     J = as_float_array(J_a, "J_a", (4, 4))
-    same_dtype(T_ba=T, J_a=J)
+    if T.dtype != J.dtype:
+        same_dtype(T_ba=T, J_a=J)
     broadcast_batch("T_ba", T.shape[:-2], "J_a", J.shape[:-2])
+    return _sandwich_kernel(T, J)
+
+
+@jax.jit
+def _sandwich_kernel(T, J):
+    # float32: T (J Tᵀ), the same products as (T J) Tᵀ in the other order, which XLA:CPU's
+    # fused loop ran 1.6-1.8x faster at 10^6 items; float64: no gain (0.8-1.1x), kept as was
+    if T.dtype == jnp.float32:
+        return la.mm(T, la.mmt(J, T))
     return la.mmt(la.mm(T, J), T)
 
 
-def _sandwich_params(R, t, p):
+def _sandwich_params(E, r, p, transposed):
     """10-vector of ``J_B = T J Tᵀ`` for ``T = [[R, t], [0, 1]]``, in closed form.
 
-    ``S_B = R S Rᵀ + u tᵀ + t uᵀ + m t tᵀ`` with ``u = R h``; ``h_B = u + m t``;
-    ``I_B = tr(S_B) 1 − S_B``. Written on ``(..., 1)`` scalar slices and
-    assembled with selects so XLA fuses it into one loop over the batch
-    (3×3 intermediates or ``jnp.stack`` split it into several kernels, 6-9×
-    slower on CPU; see ``benchmarks/``). Batch axes of ``R``, ``t``, ``p``
-    broadcast.
+    ``R = E``, ``t = −E r`` for a ``Plx(E, r)``; ``R = Eᵀ``, ``t = −Eᵀ r`` for
+    a ``Plxb(E, r)`` (``transposed``). With ``u = R h`` and ``h_B = u + m t``:
+    ``S_B = R S Rᵀ + u tᵀ + t h_Bᵀ`` (``= R S Rᵀ + u tᵀ + t uᵀ + m t tᵀ``) and
+    ``I_B = tr(S_B) 1 − S_B``. Batch axes of ``E``, ``r``, ``p`` broadcast.
+
+    Written for XLA:CPU's loop emitter: every per-item quantity is a ``(...)``
+    array of scalars (entries read as ``x[..., i, j]``, no trailing axis of
+    size 1), and the ten results are joined by :func:`_smallmat.stack_last`
+    into one fused loop over the batch. Reading entries as ``(..., 1)`` slices
+    instead made the same loop about 2x slower (measured at 10^6 float32
+    items; see ``benchmarks/README.md``).
     """
-    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = _params.slices(p)
+    if transposed:
+        R = [[E[..., b, a] for b in range(3)] for a in range(3)]
+    else:
+        R = [[E[..., a, b] for b in range(3)] for a in range(3)]
+    rs = [r[..., a] for a in range(3)]
+    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = (p[..., k] for k in range(10))
     h = [hx, hy, hz]
+    t = [-(R[a][0] * rs[0] + R[a][1] * rs[1] + R[a][2] * rs[2]) for a in range(3)]
     half = 0.5 * (xx + yy + zz)
     S = [[half - xx, -xy, -xz], [-xy, half - yy, -yz], [-xz, -yz, half - zz]]
-    Rs = [[R[..., a, b : b + 1] for b in range(3)] for a in range(3)]
-    ts = [t[..., a : a + 1] for a in range(3)]
-    u = [Rs[a][0] * h[0] + Rs[a][1] * h[1] + Rs[a][2] * h[2] for a in range(3)]
+    u = [R[a][0] * h[0] + R[a][1] * h[1] + R[a][2] * h[2] for a in range(3)]
+    hb = [u[a] + m * t[a] for a in range(3)]
     RS = [
-        [Rs[a][0] * S[0][j] + Rs[a][1] * S[1][j] + Rs[a][2] * S[2][j] for j in range(3)]
+        [R[a][0] * S[0][j] + R[a][1] * S[1][j] + R[a][2] * S[2][j] for j in range(3)]
         for a in range(3)
     ]
 
     def sb(a, b):
-        rsr = RS[a][0] * Rs[b][0] + RS[a][1] * Rs[b][1] + RS[a][2] * Rs[b][2]
-        return rsr + u[a] * ts[b] + ts[a] * u[b] + m * ts[a] * ts[b]
+        rsr = RS[a][0] * R[b][0] + RS[a][1] * R[b][1] + RS[a][2] * R[b][2]
+        return rsr + u[a] * t[b] + t[a] * hb[b]
 
     s00, s11, s22 = sb(0, 0), sb(1, 1), sb(2, 2)
-    return la.stack_last(
-        m,
-        u[0] + m * ts[0],
-        u[1] + m * ts[1],
-        u[2] + m * ts[2],
-        s11 + s22,
-        -sb(0, 1),
-        s00 + s22,
-        -sb(0, 2),
-        -sb(1, 2),
-        s00 + s11,
-    )
+    out = (m, hb[0], hb[1], hb[2], s11 + s22, -sb(0, 1), s00 + s22, -sb(0, 2), -sb(1, 2), s00 + s11)
+    return la.stack_last(*(x[..., None] for x in out))
+
+
+# ------------------------------------------------------------------ kernels
+# One jitted function of arrays per operation (see ``_transforms``): an eager call is one
+# XLA dispatch; under an outer jit/vmap/grad it is inlined. Callers check the operands.
+
+
+@jax.jit
+def _transform_plx(E, r, params):
+    return _sandwich_params(E, r, params, transposed=False)
+
+
+@jax.jit
+def _transform_plxb(E, r, params):
+    return _sandwich_params(E, r, params, transposed=True)
+
+
+@jax.jit
+def _add(a, b):
+    return a + b
+
+
+@jax.jit
+def _momentum(params, v):
+    w, vo = v[..., :3], v[..., 3:]
+    h = params[..., _params.FIRST_MOMENT]
+    ang = la.mv(_params.sym_from6(params[..., _params.INERTIA]), w) + la.cross(h, vo)
+    lin = params[..., _params.MASS, None] * vo - la.cross(h, w)
+    return la.join_last(ang, lin)
 
 
 @pytree_dataclass
@@ -180,6 +219,13 @@ class RigidBodyInertia(Pytree):
             return
         params = field_array(self.params, "RigidBodyInertia.params", (10,))
         object.__setattr__(self, "params", params)
+
+    @classmethod
+    def _new(cls, params) -> RigidBodyInertia:
+        """Wrap a kernel's ``(..., 10)`` result (trusted) without the constructor's checks."""
+        obj = object.__new__(cls)
+        obj.__dict__["params"] = params
+        return obj
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -356,33 +402,32 @@ class RigidBodyInertia(Pytree):
             ``t = −Eᵀ r``) mapping A-coordinates to B-coordinates.
         """
         if isinstance(X, Plx):
-            R, t = X.E, -la.mv(X.E, X.r)
+            kernel = _transform_plx
         elif isinstance(X, Plxb):
-            R, t = la.tr(X.E), -la.mtv(X.E, X.r)
+            kernel = _transform_plxb
         else:
             raise TypeError(f"transform: expected a Plx or Plxb, got {type(X).__name__}")
-        same_dtype(**{"inertia": self.params, "X.E": X.E})
-        broadcast_batch("inertia", self.batch_shape, "X", X.batch_shape)
-        return RigidBodyInertia(_sandwich_params(R, t, self.params))
+        if self.params.dtype != X.E.dtype:
+            same_dtype(**{"inertia": self.params, "X.E": X.E})
+        broadcast_batch("inertia", self.batch_shape, "X", X._batch())
+        return RigidBodyInertia._new(kernel(X.E, X.r, self.params))
 
     def __add__(self, other) -> RigidBodyInertia:
         """Bodies rigidly joined (both expressed in the same frame): parameters add."""
         if not isinstance(other, RigidBodyInertia):
             return NotImplemented
-        same_dtype(**{"self": self.params, "other": other.params})
+        if self.params.dtype != other.params.dtype:
+            same_dtype(**{"self": self.params, "other": other.params})
         broadcast_batch("self", self.batch_shape, "other", other.batch_shape)
-        return RigidBodyInertia(self.params + other.params)
+        return RigidBodyInertia._new(_add(self.params, other.params))
 
     def momentum(self, v):
         """Spatial momentum ``M v = [I_o ω + h × v_o; m v_o − h × ω]`` of a motion ``[ω; v_o]``."""
         v = as_float_array(v, "v", (6,))
-        same_dtype(inertia=self.params, v=v)
+        if v.dtype != self.params.dtype:
+            same_dtype(inertia=self.params, v=v)
         broadcast_batch("inertia", self.batch_shape, "v", v.shape[:-1])
-        w, vo = v[..., :3], v[..., 3:]
-        h = self.h
-        ang = la.mv(self.inertia_origin(), w) + la.cross(h, vo)
-        lin = self.mass[..., None] * vo - la.cross(h, w)
-        return jnp.concatenate([ang, lin], axis=-1)
+        return _momentum(self.params, v)
 
     def kinetic_energy(self, v):
         """``½ vᵀ M v`` for a motion ``v = [ω; v_o]`` of the frame (``(...)``)."""

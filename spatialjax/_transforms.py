@@ -65,6 +65,98 @@ def _join6(a, b):
     return la.join_last(a, b)
 
 
+def _broadcast_fields(E, r, broadcast):
+    """``E (..., 3, 3)`` and ``r (..., 3)`` on one batch shape (``broadcast`` computes it)."""
+    bE, br = E.shape[:-2], r.shape[:-1]
+    if bE == br:
+        return E, r
+    shape = tuple(broadcast(bE, br))
+    if bE != shape:
+        E = jnp.broadcast_to(E, shape + (3, 3))
+    if br != shape:
+        r = jnp.broadcast_to(r, shape + (3,))
+    return E, r
+
+
+# ------------------------------------------------------------------ kernels
+# Each operation's arithmetic is one jitted function of arrays. The methods check their
+# operands in Python and call these: an eager call is then one XLA dispatch (instead of one
+# per jnp operation, 2-3 ms per call), and under an outer jit/vmap/grad the kernel is
+# inlined like any nested jit. Shapes and dtypes are checked by the callers.
+
+
+@jax.jit
+def _plx_compose(E1, r1, E2, r2):
+    return la.mm(E1, E2), la.mtv(E2, r1) + r2
+
+
+@jax.jit
+def _plxb_compose(E1, r1, E2, r2):
+    return la.mm(E1, E2), r1 + la.mv(E1, r2)
+
+
+@jax.jit
+def _plx_inverse(E, r):
+    return la.tr(E), -la.mv(E, r)
+
+
+@jax.jit
+def _plxb_inverse(E, r):
+    return la.tr(E), -la.mtv(E, r)
+
+
+@jax.jit
+def _plx_apply_motion(E, r, m):
+    w, v = _split6(m)
+    return _join6(la.mv(E, w), la.mv(E, v - la.cross(r, w)))
+
+
+@jax.jit
+def _plx_apply_force(E, r, f):
+    n, fl = _split6(f)
+    return _join6(la.mv(E, n - la.cross(r, fl)), la.mv(E, fl))
+
+
+@jax.jit
+def _plx_inverse_apply_motion(E, r, m):
+    w, v = _split6(m)
+    wa = la.mtv(E, w)
+    return _join6(wa, la.mtv(E, v) + la.cross(r, wa))
+
+
+@jax.jit
+def _plx_inverse_apply_force(E, r, f):
+    n, fl = _split6(f)
+    fa = la.mtv(E, fl)
+    return _join6(la.mtv(E, n) + la.cross(r, fa), fa)
+
+
+@jax.jit
+def _plxb_apply_motion(E, r, m):
+    w, v = _split6(m)
+    return _join6(la.mtv(E, w), la.mtv(E, v - la.cross(r, w)))
+
+
+@jax.jit
+def _plxb_apply_force(E, r, f):
+    n, fl = _split6(f)
+    return _join6(la.mtv(E, n - la.cross(r, fl)), la.mtv(E, fl))
+
+
+@jax.jit
+def _plxb_inverse_apply_motion(E, r, m):
+    w, v = _split6(m)
+    wa = la.mv(E, w)
+    return _join6(wa, la.mv(E, v) + la.cross(r, wa))
+
+
+@jax.jit
+def _plxb_inverse_apply_force(E, r, f):
+    n, fl = _split6(f)
+    fa = la.mv(E, fl)
+    return _join6(la.mv(E, n) + la.cross(r, fa), fa)
+
+
 class _PluckerBase(Pytree):
     """Shared plumbing: validation and broadcasting, dtype, operand checks."""
 
@@ -79,15 +171,20 @@ class _PluckerBase(Pytree):
         name = type(self).__name__
         E = field_array(self.E, f"{name}.E", (3, 3))
         r = field_array(self.r, f"{name}.r", (3,))
-        same_dtype(**{f"{name}.E": E, f"{name}.r": r})
-        shape = broadcast_batch(f"{name}.E", E.shape[:-2], f"{name}.r", r.shape[:-1])
+        if E.dtype != r.dtype:
+            same_dtype(**{f"{name}.E": E, f"{name}.r": r})
         # one batch shape for both fields, so vmap/scan/shard_batch see equal leading axes
-        if E.shape[:-2] != shape:
-            E = jnp.broadcast_to(E, shape + (3, 3))
-        if r.shape[:-1] != shape:
-            r = jnp.broadcast_to(r, shape + (3,))
+        E, r = _broadcast_fields(E, r, lambda a, b: broadcast_batch(f"{name}.E", a, f"{name}.r", b))
         object.__setattr__(self, "E", E)
         object.__setattr__(self, "r", r)
+
+    @classmethod
+    def _new(cls, E, r):
+        """Wrap kernel results (trusted arrays) without the constructor's checks."""
+        E, r = _broadcast_fields(E, r, np.broadcast_shapes)
+        obj = object.__new__(cls)
+        obj.__dict__.update(E=E, r=r)
+        return obj
 
     if TYPE_CHECKING:  # defined by Plx and Plxb; declared here for the type checker
 
@@ -107,9 +204,17 @@ class _PluckerBase(Pytree):
 
     def _vector(self, x, name):
         x = as_float_array(x, name, (6,))
-        same_dtype(**{f"{type(self).__name__}.E": self.E, name: x})
-        broadcast_batch(f"{type(self).__name__}", self.batch_shape, name, x.shape[:-1])
+        E = self.E
+        if x.dtype != E.dtype:
+            same_dtype(**{f"{type(self).__name__}.E": E, name: x})
+        broadcast_batch(f"{type(self).__name__}", self._batch(), name, x.shape[:-1])
         return x
+
+    def _batch(self) -> tuple[int, ...]:
+        """:attr:`batch_shape`, read from ``E`` when both fields agree (they do unless JAX
+        rebuilt the object from inconsistent leaves)."""
+        b = self.E.shape[:-2]
+        return b if self.r.shape[:-1] == b else self.batch_shape
 
     def _other(self, other, method):
         if not isinstance(other, type(self)):
@@ -121,8 +226,9 @@ class _PluckerBase(Pytree):
                 f"{type(self).__name__}.{method}: expected a {type(self).__name__}, "
                 f"got {type(other).__name__}{hint}"
             )
-        same_dtype(**{"self.E": self.E, "other.E": other.E})
-        broadcast_batch("self", self.batch_shape, "other", other.batch_shape)
+        if self.E.dtype != other.E.dtype:
+            same_dtype(**{"self.E": self.E, "other.E": other.E})
+        broadcast_batch("self", self._batch(), "other", other._batch())
         return other
 
     def __matmul__(self, other):
@@ -189,33 +295,27 @@ class Plx(_PluckerBase):
     def compose(self, other: Plx) -> Plx:
         """``self @ other`` = ``Plx(E1 E2, E2ᵀ r1 + r2)``: ``other`` maps A->B, ``self`` B->C."""
         other = self._other(other, "compose")
-        return Plx(la.mm(self.E, other.E), la.mtv(other.E, self.r) + other.r)
+        return Plx._new(*_plx_compose(self.E, self.r, other.E, other.r))
 
     def inverse(self) -> Plx:
         """``X⁻¹ = Plx(Eᵀ, -E r)`` (B -> A); motion matrix ``[[Eᵀ, 0], [skew(r) Eᵀ, Eᵀ]]``."""
-        return Plx(la.tr(self.E), -la.mv(self.E, self.r))
+        return Plx._new(*_plx_inverse(self.E, self.r))
 
     def apply_motion(self, m):
         """``X m = [E ω; E (v - r × ω)]`` for a motion ``m = [ω; v]`` in A; result in B."""
-        w, v = _split6(self._vector(m, "m"))
-        return _join6(la.mv(self.E, w), la.mv(self.E, v - la.cross(self.r, w)))
+        return _plx_apply_motion(self.E, self.r, self._vector(m, "m"))
 
     def apply_force(self, f):
         """``X* f = [E (n - r × f); E f]`` for a force ``f = [n; f]`` in A; result in B."""
-        n, fl = _split6(self._vector(f, "f"))
-        return _join6(la.mv(self.E, n - la.cross(self.r, fl)), la.mv(self.E, fl))
+        return _plx_apply_force(self.E, self.r, self._vector(f, "f"))
 
     def inverse_apply_motion(self, m):
         """``X⁻¹ m = [Eᵀ ω; Eᵀ v + r × Eᵀ ω]`` for a motion in B; result in A."""
-        w, v = _split6(self._vector(m, "m"))
-        wa = la.mtv(self.E, w)
-        return _join6(wa, la.mtv(self.E, v) + la.cross(self.r, wa))
+        return _plx_inverse_apply_motion(self.E, self.r, self._vector(m, "m"))
 
     def inverse_apply_force(self, f):
         """``Xᵀ f = [Eᵀ n + r × Eᵀ f; Eᵀ f]`` for a force in B; result in A."""
-        n, fl = _split6(self._vector(f, "f"))
-        fa = la.mtv(self.E, fl)
-        return _join6(la.mtv(self.E, n) + la.cross(self.r, fa), fa)
+        return _plx_inverse_apply_force(self.E, self.r, self._vector(f, "f"))
 
     def as_matrix(self):
         """6×6 motion matrix ``[[E, 0], [-E skew(r), E]]`` (A -> B, ``[ω; v]``)."""
@@ -268,33 +368,27 @@ class Plxb(_PluckerBase):
     def compose(self, other: Plxb) -> Plxb:
         """``self @ other`` = ``Plxb(E1 E2, r1 + E1 r2)`` (``other`` is a pose in self's frame)."""
         other = self._other(other, "compose")
-        return Plxb(la.mm(self.E, other.E), self.r + la.mv(self.E, other.r))
+        return Plxb._new(*_plxb_compose(self.E, self.r, other.E, other.r))
 
     def inverse(self) -> Plxb:
         """``Plxb(Eᵀ, -Eᵀ r)``: the pose of A in B."""
-        return Plxb(la.tr(self.E), -la.mtv(self.E, self.r))
+        return Plxb._new(*_plxb_inverse(self.E, self.r))
 
     def apply_motion(self, m):
         """``Y m = [Eᵀ ω; Eᵀ (v - r × ω)]`` for a motion in A (parent); result in B (child)."""
-        w, v = _split6(self._vector(m, "m"))
-        return _join6(la.mtv(self.E, w), la.mtv(self.E, v - la.cross(self.r, w)))
+        return _plxb_apply_motion(self.E, self.r, self._vector(m, "m"))
 
     def apply_force(self, f):
         """``Y* f = [Eᵀ (n - r × f); Eᵀ f]`` for a force in A (parent); result in B (child)."""
-        n, fl = _split6(self._vector(f, "f"))
-        return _join6(la.mtv(self.E, n - la.cross(self.r, fl)), la.mtv(self.E, fl))
+        return _plxb_apply_force(self.E, self.r, self._vector(f, "f"))
 
     def inverse_apply_motion(self, m):
         """``Y⁻¹ m = [E ω; E v + r × E ω]`` for a motion in B (child); result in A (parent)."""
-        w, v = _split6(self._vector(m, "m"))
-        wa = la.mv(self.E, w)
-        return _join6(wa, la.mv(self.E, v) + la.cross(self.r, wa))
+        return _plxb_inverse_apply_motion(self.E, self.r, self._vector(m, "m"))
 
     def inverse_apply_force(self, f):
         """``Yᵀ f = [E n + r × E f; E f]`` for a force in B (child); result in A (parent)."""
-        n, fl = _split6(self._vector(f, "f"))
-        fa = la.mv(self.E, fl)
-        return _join6(la.mv(self.E, n) + la.cross(self.r, fa), fa)
+        return _plxb_inverse_apply_force(self.E, self.r, self._vector(f, "f"))
 
     def as_matrix(self):
         """6×6 motion matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (A -> B, ``[ω; v]``)."""
