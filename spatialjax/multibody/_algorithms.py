@@ -490,34 +490,23 @@ def _pose_row(R, p):
     return jnp.concatenate([R.reshape((9,) + R.shape[2:]), p], axis=0)
 
 
-def _scan_static(model: Model):
-    """Per scanned body (all bodies but a free-flyer root): index, parent (world = nb), leaves."""
-    nb = model.nbodies
-    s0 = 1 if model.floating_base else 0
-    par = np.array([nb if p < 0 else p for p in model.parents[s0:]], np.int32)
-    return dict(
-        i=jnp.arange(s0, nb, dtype=jnp.int32),
-        p=jnp.asarray(par),
-        S=_n(_subspaces(model)[s0:]),
-        P=_n(model.inertia.params[s0:]),
-    )
-
-
-def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True, forces=False):
-    """Forward sweep of RBDA Table 5.1 as a scan over bodies (same formulas as ``_forward``).
+def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
+    """Forward sweep of RBDA Table 5.1 as scans over bodies (same formulas as ``_forward``).
 
     ``q (nq, N)``, ``v``/``a (nv, N)`` raw generalised coordinates; ``a0 (6, ·)``
-    the world's acceleration (``None``: zero). The joint frames ``X_λi(q_i)`` of
-    all bodies are computed before the scan in one vectorised pass (1.6x faster
-    for a Panda RNEA than computing them in the step) and scanned over.
-    Returns the final carry (dict of ``(nb + 1, k, N)`` buffers: ``T`` world
-    poses (``_pose_row``), ``V``, ``A``), the scanned bodies' ``(E, r, f)``
-    (``f`` None without ``forces``) and the free-flyer root's force (or ``None``).
+    the world's acceleration (``None``: zero). One scan carries the world poses
+    and the body velocities; the velocity-product terms ``v_i × S_i q̇_i`` are then
+    formed for all bodies at once and a second scan carries the accelerations
+    (see the three-scan RNEA below for why the steps are kept this small).
+    Returns the final carry: a dict of ``(nb + 1, k, N)`` buffers, ``T`` world
+    poses (``_pose_row``), ``V``, ``A`` (row ``nb``: the world).
     """
     ff = model.floating_base
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     s0 = 1 if ff else 0
-    E, r = _joint_frames(model, q)
+    xs, (Sw, Sv), root = _scan_xs(model, q)
+    vb = None if v is None else v[6:] if ff else v
+    ab = None if a is None else a[6:] if ff else a
     c = {}
     if pose:
         # one buffer for the pose, rows [R (9, row-major); p (3)]: with two buffers XLA
@@ -526,73 +515,199 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True, forces=Fa
         c["T"] = jnp.zeros((nb + 1, 12, N), dt).at[nb, :9].set(eye)
     if v is not None:
         c["V"] = jnp.zeros((nb + 1, 6, N), dt)
-    if a is not None:
-        c["A"] = jnp.zeros((nb + 1, 6, N), dt)
-        if a0 is not None:
-            c["A"] = c["A"].at[nb].set(jnp.broadcast_to(a0, (6, N)))
-    f_root = None
     if ff:
-        # free flyer (RBDA §4.5): S = 1, v_0 = v[:6], a_0 = X_0 a_world + v̇[:6]
+        # free flyer (RBDA §4.5): S = 1, v_0 = v[:6]
+        E0, r0 = root
         if pose:
-            c["T"] = c["T"].at[0].set(_pose_row(E[0], r[0]))
+            c["T"] = c["T"].at[0].set(_pose_row(E0, r0))
         if v is not None:
             c["V"] = c["V"].at[0].set(v[:6])
-        if a is not None:
-            a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(E[0], r[0], a0)
-            c["A"] = c["A"].at[0].set(a_root)
-            if forces and v is not None:
-                P0 = _n(model.inertia.params[0])
-                f_root = _inertia_times(P0, a_root) + _crf(v[:6], _inertia_times(P0, v[:6]))
-        v, a = None if v is None else v[6:], None if a is None else a[6:]
 
     def step(c, x):
-        i, p, E, r = x["i"], x["p"], x["E"], x["r"]
+        E, r = _step_frame(x)
         c = dict(c)
         if pose:
-            Tp = _dyn(c["T"], p)
-            Rp, pp = Tp[:9].reshape((3, 3, N)), Tp[9:]
-            c["T"] = _put(c["T"], _pose_row(_mm(Rp, E), pp + _mv(Rp, r)), i)
-        ys = None
-        if v is not None:
-            vJ = x["S"] * x["v"]
-            vi = _motion_to_child(E, r, _dyn(c["V"], p)) + vJ
-            c["V"] = _put(c["V"], vi, i)
-            if a is not None:
-                ai = _motion_to_child(E, r, _dyn(c["A"], p)) + x["S"] * x["a"] + _crm(vi, vJ)
-                c["A"] = _put(c["A"], ai, i)
-                if forces:
-                    P = x["P"]
-                    ys = _inertia_times(P, ai) + _crf(vi, _inertia_times(P, vi))
-        return c, ys
+            T = _dyn(c["T"], x["p"])
+            R = [T[3 * j + k] for j in range(3) for k in range(3)]
+            rows = [sum(R[3 * j + m] * E[3 * m + k] for m in range(3)) for j in range(3)
+                    for k in range(3)]  # fmt: skip
+            rows += [T[9 + j] + sum(R[3 * j + m] * r[m] for m in range(3)) for j in range(3)]
+            c["T"] = _put(c["T"], jnp.stack(rows), x["i"])
+        if "V" in c:
+            m = _rows_to_child(E, r, list(_dyn(c["V"], x["p"])))
+            qd = x["qd"]
+            row = [m[k] + x["Sw"][k] * qd for k in range(3)]
+            row += [m[3 + k] + x["Sv"][k] * qd for k in range(3)]
+            c["V"] = _put(c["V"], jnp.stack(row), x["i"])
+        return c, None
 
-    xs = dict(_scan_static(model), E=E[s0:], r=r[s0:], v=v, a=a)
-    c, f = jax.lax.scan(step, c, xs)
-    return c, (E[s0:], r[s0:], f), f_root
+    if vb is not None:
+        xs = dict(xs, qd=vb)
+    c, _ = jax.lax.scan(step, c, xs)
+    if a is None:
+        return c
+    A = jnp.zeros((nb + 1, 6, N), dt)
+    if a0 is not None:
+        A = A.at[nb].set(jnp.broadcast_to(a0, (6, N)))
+    if ff:
+        a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(*root, a0)
+        A = A.at[0].set(a_root)
+    # b_i = S_i q̈_i + v_i × S_i q̇_i for all bodies at once, then a_i = X_i a_λ + b_i
+    sl = slice(s0, nb)
+    vJ = _join(Sw[sl, :, None] * vb[:, None, :], Sv[sl, :, None] * vb[:, None, :])
+    bias = _join(Sw[sl, :, None] * ab[:, None, :], Sv[sl, :, None] * ab[:, None, :])
+    bias = bias + _crm(c["V"][sl], vJ)
+
+    def acc_step(A, x):
+        E, r = _step_frame(x)
+        m = _rows_to_child(E, r, list(_dyn(A, x["p"])))
+        return _put(A, jnp.stack(m) + x["b"], x["i"]), None
+
+    c["A"], _ = jax.lax.scan(acc_step, A, dict(xs, b=bias))
+    return c
 
 
 def _scan_poses(model: Model, q, c=None):
     """World poses ``(nb, 3, 3, N)``, ``(nb, 3, N)`` from a scan carry (run when ``c`` is None)."""
     if c is None:
-        c, _, _ = _scan_forward(model, q)
+        c = _scan_forward(model, q)
     T = c["T"][: model.nbodies]
     return T[:, :9].reshape((model.nbodies, 3, 3, T.shape[-1])), T[:, 9:]
 
 
-def _scan_backward(model: Model, st, E, r, f, f_root):
-    """Backward sweep (RBDA Table 5.1), leaves to root: ``τ_i = S_iᵀ f_i``, ``f_λ += X_iᵀ f_i``."""
-    nb, N, dt = model.nbodies, f.shape[-1], f.dtype
-    s0 = 1 if model.floating_base else 0
-    F = jnp.zeros((nb + 1, 6, N), dt).at[s0:nb].set(f)
-    if f_root is not None:
-        F = F.at[0].set(f_root)
+# ------------------------------------------------------- RNEA as three body scans
+# The scan above computes a body's velocity, acceleration and force in ONE step. XLA:CPU
+# has no multi-output loop fusion: every output row of a step is its own loop that
+# recomputes everything it depends on, so the six force rows recomputed the velocity and
+# acceleration (about 10x the arithmetic of one pass). Here every step has small,
+# independent output rows: scan 1 propagates velocities, the velocity-product terms are
+# added outside any loop (all bodies at once), scan 2 propagates accelerations, the body
+# forces are formed outside any loop, and scan 3 sums them leaves to root. The joint
+# rotation enters each step as ``E = P + sin θ · P K + (1 − cos θ) · P K²`` (Rodrigues,
+# with ``K = [axis]×`` and the per-model products precomputed), so a step reads two
+# numbers per state for its joint instead of nine.
 
-    def step(F, x):
-        fi = _dyn(F, x["i"])
-        F = _put(F, _dyn(F, x["p"]) + _force_to_parent(x["E"], x["r"], fi), x["p"])
-        return F, jnp.sum(x["S"] * fi, axis=0)
 
-    F, tau = jax.lax.scan(step, F, dict(i=st["i"], p=st["p"], S=st["S"], E=E, r=r), reverse=True)
-    if model.floating_base:
+def _rodrigues_terms(model: Model):
+    """Per body ``(P, P K, P K²)`` as ``(nb, 9)`` rows (row-major) and ``P a``, ``p``."""
+    P = model.placements.E
+    ax = model.axes
+    z = jnp.zeros_like(ax[:, 0])
+    K = jnp.stack(
+        [
+            jnp.stack([z, -ax[:, 2], ax[:, 1]], -1),
+            jnp.stack([ax[:, 2], z, -ax[:, 0]], -1),
+            jnp.stack([-ax[:, 1], ax[:, 0], z], -1),
+        ],
+        -2,
+    )
+    PK = P @ K
+    PKK = PK @ K
+    nb = P.shape[0]
+    Pa = jnp.einsum("bij,bj->bi", P, ax)
+    return P.reshape(nb, 9), PK.reshape(nb, 9), PKK.reshape(nb, 9), Pa, model.placements.r
+
+
+def _step_frame(x):
+    """``E`` (9 rows, row-major) and ``r`` (3 rows) of one body from its scanned values."""
+    s, omc = x["s"], x["omc"]
+    E = [x["P"][k] + s * x["PK"][k] + omc * x["PKK"][k] for k in range(9)]
+    r = [x["pp"][k] + x["Pa"][k] * x["d"] for k in range(3)]
+    return E, r
+
+
+def _scan_xs(model: Model, q):
+    """Per scanned body (all but a free-flyer root), stacked on a leading body axis.
+
+    ``i`` body index, ``p`` parent (the world is row ``nb``), ``s = sin θ``,
+    ``omc = 1 − cos θ`` and ``d`` (prismatic displacement) ``(nb', N)``, and the
+    model's per-body constants with a trailing axis of 1: ``P, PK, PKK (9)``
+    (:func:`_rodrigues_terms`), ``Pa``, ``pp`` (3), motion subspace ``Sw``, ``Sv``
+    (3). Also returns the full ``(Sw, Sv)`` ``(nb, 3)`` and the free-flyer root's
+    pose ``(E0, r0)`` in the world (or ``None``).
+    """
+    nb, dt = model.nbodies, q.dtype
+    ff = model.floating_base
+    s0 = 1 if ff else 0
+    rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)[:, None]
+    pri = np.array([t == "prismatic" for t in model.joint_types], float)[:, None]
+    qb = q[7:] if ff else q
+    sl = slice(s0, nb)
+    theta = qb * jnp.asarray(rot[sl], dt)
+    P, PK, PKK, Pa, pp = _rodrigues_terms(model)
+    Sw = model.axes * jnp.asarray(rot, dt)
+    Sv = model.axes * jnp.asarray(pri, dt)
+    par = np.array([nb if p < 0 else p for p in model.parents[s0:]], np.int32)
+    xs = dict(
+        i=jnp.arange(s0, nb, dtype=jnp.int32),
+        p=jnp.asarray(par),
+        s=jnp.sin(theta),
+        omc=1.0 - jnp.cos(theta),
+        d=qb * jnp.asarray(pri[sl], dt),
+        P=P[sl, :, None],
+        PK=PK[sl, :, None],
+        PKK=PKK[sl, :, None],
+        Pa=Pa[sl, :, None],
+        pp=pp[sl, :, None],
+        Sw=Sw[sl, :, None],
+        Sv=Sv[sl, :, None],
+    )
+    root = None
+    if ff:
+        PR0 = model.placements.E[0][..., None]
+        E0 = _mm(PR0, _quat_matrix(q[3], q[4], q[5], q[6]))
+        root = (E0, model.placements.r[0][:, None] + _mv(PR0, q[0:3]))
+    return xs, (Sw, Sv), root
+
+
+def _rows_to_child(E, r, m):
+    """``X m`` on rows: ``[Eᵀω; Eᵀ(v − r × ω)]`` (6 rows in, 6 rows out)."""
+    w0, w1, w2, v0, v1, v2 = m
+    u = (v0 - (r[1] * w2 - r[2] * w1), v1 - (r[2] * w0 - r[0] * w2), v2 - (r[0] * w1 - r[1] * w0))
+    w = (w0, w1, w2)
+    return [E[k] * w[0] + E[3 + k] * w[1] + E[6 + k] * w[2] for k in range(3)] + [
+        E[k] * u[0] + E[3 + k] * u[1] + E[6 + k] * u[2] for k in range(3)
+    ]
+
+
+def _rows_force_to_parent(E, r, f):
+    """``Xᵀ f`` on rows: ``[E n + r × E f; E f]``."""
+    n, fl = f[:3], f[3:]
+    fp = [E[3 * k] * fl[0] + E[3 * k + 1] * fl[1] + E[3 * k + 2] * fl[2] for k in range(3)]
+    En = [E[3 * k] * n[0] + E[3 * k + 1] * n[1] + E[3 * k + 2] * n[2] for k in range(3)]
+    return [
+        En[0] + r[1] * fp[2] - r[2] * fp[1],
+        En[1] + r[2] * fp[0] - r[0] * fp[2],
+        En[2] + r[0] * fp[1] - r[1] * fp[0],
+    ] + fp
+
+
+def _rnea_scan(model: Model, q, v, a, g):
+    """RNEA (RBDA Table 5.1) as three scans over bodies, ``(k, N)`` inputs -> ``(nv, N)``."""
+    nb, N, dt = model.nbodies, q.shape[-1], q.dtype
+    ff = model.floating_base
+    s0 = 1 if ff else 0
+    a0 = _join(jnp.zeros_like(g), -g)  # the base accelerates at −g (RBDA §5.3)
+    c = _scan_forward(model, q, v, a, a0, pose=False)
+    xs, (Sw, Sv), _ = _scan_xs(model, q)
+    # body forces of all bodies at once: f_i = I_i a_i + v_i ×* I_i v_i
+    prm = _n(model.inertia.params)
+    V, A = c["V"][:nb], c["A"][:nb]
+    F = _inertia_times(prm, A) + _crf(V, _inertia_times(prm, V))
+    F = jnp.concatenate([F, jnp.zeros((1, 6, N), dt)], axis=0)
+
+    def back_step(F, x):
+        E, r = _step_frame(x)
+        up = _rows_force_to_parent(E, r, list(_dyn(F, x["i"])))
+        return _put(F, _dyn(F, x["p"]) + jnp.stack(up), x["p"]), None
+
+    # leaves to root: f_λ += X_iᵀ f_i. τ_i = S_iᵀ f_i is read after the scan: read in
+    # the step, f_i had to be kept apart from the buffer updated in place, and XLA
+    # copied the whole buffer on every step.
+    F, _ = jax.lax.scan(back_step, F, xs, reverse=True)
+    sl = slice(s0, nb)
+    tau = jnp.sum(_join(Sw[sl, :, None], Sv[sl, :, None]) * F[sl], axis=-2)
+    if ff:
         return jnp.concatenate([F[0], tau], axis=0)
     return tau
 
@@ -654,7 +769,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels
 
     def core(q, v=None, a=None):
         if method == "scan":
-            c, _, _ = _scan_forward(model, q, v, a)
+            c = _scan_forward(model, q, v, a)
             nb = model.nbodies
             vel = None if v is None else c["V"][:nb]
             acc = None if a is None else c["A"][:nb]
@@ -760,9 +875,7 @@ def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "lev
 
     def core(q, v, a, g):
         if method == "scan":
-            a0 = _join(jnp.zeros_like(g), -g)
-            _, (E, r, f), f_root = _scan_forward(model, q, v, a, a0, pose=False, forces=True)
-            return _scan_backward(model, _scan_static(model), E, r, f, f_root)
+            return _rnea_scan(model, q, v, a, g)
         E, r, (groups, inv, _, _, V, A) = _rnea_forward(model, q, v, a, g, method)
         params = _n(model.inertia.params)
         F = []
@@ -910,7 +1023,7 @@ def joint_torque_regressor(
     q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
     if method == "scan":
         a0 = _join(jnp.zeros_like(g), -g)
-        c, _, _ = _scan_forward(model, q, v, a, a0)
+        c = _scan_forward(model, q, v, a, a0)
         Rw, pw = _scan_poses(model, q, c)
         V, A = c["V"][: model.nbodies], c["A"][: model.nbodies]
     else:
