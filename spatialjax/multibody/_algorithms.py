@@ -9,22 +9,29 @@ returns results with those axes first; it is ``jit``-, ``vmap``- and
 ``grad``-able, in float32 or float64 (the model's dtype; cast a model with
 ``Model.astype``).
 
-Tree sweeps. ``method="levels"`` (default) processes all bodies of one depth
-together: the forward pass gathers the parents' values from the previous
-level, the backward pass scatter-adds the children's forces into their
-parents' level, so the traced program has one step per tree *level* (9 for a
-Panda, 8 for Talos) instead of one per body. ``method="loop"`` is the plain
-per-body recursion (one step per body), kept as the baseline that
-``benchmarks/bench_multibody.py`` measures against. ``method="scan"`` runs
-the same per-body recursion as one ``lax.scan`` over the bodies in
-topological order (the step is compiled once, so compile time does not grow
-with the number of bodies; per-body buffers in the scan carry, parents read
-and own rows written in place; the RNEA backward pass is a reverse scan).
-It gives the same results as the other two (tests compare all three with
-Pinocchio). On a 2-core CPU in float64 it compiles 2.5-7x faster than
-``"levels"`` and runs the Panda RNEA 1.5-2x faster at 1e3-1e5 states, but
-forward kinematics and the Talos RNEA tie or run slower, so ``"levels"``
-stays the default (``benchmarks/results/multibody_cpu_scan.txt``).
+Tree sweeps. ``method="scan"`` (the default) runs the per-body recursion as
+``lax.scan`` over the bodies in topological order: the step is compiled once
+(compile time does not grow with the number of bodies), per-body buffers live
+in the scan carry (a step reads its parent's row and writes its own in
+place; the RNEA backward pass is a reverse scan). The steps are kept small on
+purpose: XLA:CPU has no multi-output loop fusion, so every output row of a
+step is a loop of its own that recomputes everything it depends on. The
+velocities, the accelerations and the leaves-to-root force sums are three
+scans, and what needs no recursion (velocity-product terms, body forces,
+``τ_i = S_iᵀ f_i``) is formed for all bodies at once between them.
+``method="levels"`` processes all bodies of one depth together: the forward
+pass gathers the parents' values from the previous level, the backward pass
+scatter-adds the children's forces into their parents' level (one step per
+tree *level*: 7 for a Panda, 11 for Talos). ``method="loop"`` is the plain
+per-body recursion unrolled in Python (one traced step per body). All three
+give the same results (tests compare them with Pinocchio). Measured on a
+shared 2-core CPU in float64 (``benchmarks/results/multibody_cpu.txt``),
+``"scan"`` ran the RNEA 1.6x (Talos) to 8.7x (Panda) faster than
+``"levels"``, the Talos regressor 2.4x faster, and compiled 2-4x faster.
+Results that are large per state (mass matrix, regressor) are swept in
+chunks of about 4 MB (:func:`_chunk_for`).
+On a GPU one would expect the level form to gain, since a level's bodies
+fill more lanes per step; a scan step there is latency-bound.
 
 References:
   R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
@@ -290,6 +297,26 @@ def _take(x, idx):
     return x[idx]
 
 
+def _rows(x, idx):
+    """``x[idx]`` on the leading axis with a static index list, as slices of its runs.
+
+    XLA:CPU ran a gather with an index array 10-40x slower than the same rows taken
+    as static slices and concatenated (the Talos regressor and mass matrix).
+    """
+    idx = [int(i) for i in idx]
+    runs, start = [], 0
+    for k in range(1, len(idx) + 1):
+        if k == len(idx) or idx[k] != idx[k - 1] + 1:
+            runs.append(x[idx[start] : idx[k - 1] + 1])
+            start = k
+    return runs[0] if len(runs) == 1 else jnp.concatenate(runs, axis=0)
+
+
+def _dot6(a, b):
+    """``Σ_k a[..., k, :] b[..., k, :]`` over a 6-long component axis (written out)."""
+    return sum(a[..., k, :] * b[..., k, :] for k in range(6))
+
+
 def _assemble(parts, inv_order):
     """Concatenate per-group arrays (body axis first) and restore body order."""
     x = jnp.concatenate(parts, axis=0)
@@ -317,30 +344,49 @@ def _unflat(y, batch):
 _CHUNK = 2048
 
 
-def _chunked(core, *xs):
-    """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``_CHUNK``.
+def _chunk_for(out_bytes_per_state: int) -> int:
+    """Chunk length for a result of this many bytes per state: about 4 MB per chunk.
 
-    Every output leaf comes back with the batch FIRST, ``(N, k...)``: each chunk's
-    result is transposed while it is in cache, so the full-size result is never
-    transposed. Inputs of batch 1 broadcast.
+    A power of two in ``[64, _CHUNK]``: the Talos joint-torque regressor
+    (100 kB per state in float64) is swept 64 states at a time, a Panda RNEA
+    2048 at a time, so each chunk's intermediates stay in cache.
+    """
+    n = 4 * 2**20 // max(int(out_bytes_per_state), 1)
+    return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
+
+
+def _chunked(core, *xs, chunk: int = _CHUNK, transpose_in_chunk: bool = True):
+    """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``chunk``.
+
+    Every output leaf comes back with the batch FIRST, ``(N, k...)``: with
+    ``transpose_in_chunk`` each chunk's result is transposed while it is in cache
+    (right for small results), else the stacked results are transposed once after
+    the loop (large results). Inputs of batch 1 broadcast.
     """
 
     def batch_first(out):
         return jax.tree.map(lambda y: jnp.moveaxis(y, -1, 0), out)
 
     n = max(x.shape[-1] for x in xs)
-    if n <= 2 * _CHUNK:
+    if n <= 2 * chunk:
         return batch_first(core(*xs))
-    nc = -(-n // _CHUNK)
-    pad = nc * _CHUNK - n
+    nc = -(-n // chunk)
+    pad = nc * chunk - n
 
     def split(x):
         x = jnp.broadcast_to(x, x.shape[:-1] + (n,))
         x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)], mode="edge")
-        return jnp.moveaxis(x.reshape(x.shape[:-1] + (nc, _CHUNK)), -2, 0)
+        return jnp.moveaxis(x.reshape(x.shape[:-1] + (nc, chunk)), -2, 0)
 
-    out = jax.lax.map(lambda c: batch_first(core(*c)), tuple(split(x) for x in xs))
-    return jax.tree.map(lambda y: y.reshape((nc * _CHUNK,) + y.shape[2:])[:n], out)
+    if not transpose_in_chunk:
+        # the chunks' results come out of the loop materialised, batch last; one plain
+        # transpose afterwards (inside a chunk XLA fused the whole computation into the
+        # transpose and evaluated it in the transposed order, 10x slower for the regressor)
+        out = jax.lax.map(lambda c: core(*c), tuple(split(x) for x in xs))
+        out = jax.tree.map(lambda y: jnp.moveaxis(y, -1, 1), out)
+    else:
+        out = jax.lax.map(lambda c: batch_first(core(*c)), tuple(split(x) for x in xs))
+    return jax.tree.map(lambda y: y.reshape((nc * chunk,) + y.shape[2:])[:n], out)
 
 
 def _unflat_bf(y, batch):
@@ -515,7 +561,7 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
         c["T"] = jnp.zeros((nb + 1, 12, N), dt).at[nb, :9].set(eye)
     if v is not None:
         c["V"] = jnp.zeros((nb + 1, 6, N), dt)
-    if ff:
+    if root is not None:
         # free flyer (RBDA §4.5): S = 1, v_0 = v[:6]
         E0, r0 = root
         if pose:
@@ -544,13 +590,13 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
     if vb is not None:
         xs = dict(xs, qd=vb)
     c, _ = jax.lax.scan(step, c, xs)
-    if a is None:
+    if a is None or vb is None or ab is None:
         return c
     A = jnp.zeros((nb + 1, 6, N), dt)
     if a0 is not None:
         A = A.at[nb].set(jnp.broadcast_to(a0, (6, N)))
-    if ff:
-        a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(*root, a0)
+    if root is not None:
+        a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(root[0], root[1], a0)
         A = A.at[0].set(a_root)
     # b_i = S_i q̈_i + v_i × S_i q̇_i for all bodies at once, then a_i = X_i a_λ + b_i
     sl = slice(s0, nb)
@@ -733,7 +779,7 @@ class Kinematics(NamedTuple):
     accelerations: jax.Array | None
 
 
-def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels") -> Kinematics:
+def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan") -> Kinematics:
     """World pose of every body, and body velocities/accelerations when ``v``/``a`` are given.
 
     Forward loop of RBDA Table 5.1: ``X_world_i = X_world_λ X_λi(q_i)``,
@@ -745,8 +791,8 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels
       q: ``(..., nq)`` configuration (module docstring of ``_model`` for the order).
       v: ``(..., nv)`` generalised velocity, optional.
       a: ``(..., nv)`` generalised acceleration, optional (needs ``v``).
-      method: ``"levels"`` (one vectorised step per tree depth), ``"loop"``
-        (one unrolled step per body) or ``"scan"`` (a ``lax.scan`` over bodies).
+      method: ``"scan"`` (default: a ``lax.scan`` over bodies), ``"levels"`` (one
+        vectorised step per tree depth) or ``"loop"`` (one unrolled step per body).
 
     Returns:
       A :class:`Kinematics` with batch axes ``broadcast(q, v, a)`` first.
@@ -846,7 +892,7 @@ def _tau_from_forces(model, f_body):
     return tau
 
 
-def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "levels") -> jax.Array:
+def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "scan") -> jax.Array:
     """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
 
     Forward loop as in :func:`forward_kinematics` with the base accelerating
@@ -864,7 +910,7 @@ def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "lev
       a: ``(..., nv)`` acceleration.
       gravity: ``(..., 3)`` gravitational acceleration in world coordinates
         (default ``(0, 0, -9.81)`` m/s², Pinocchio's ``model.gravity``).
-      method: ``"levels"``, ``"loop"`` or ``"scan"`` (see the module docstring).
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"`` (module docstring).
 
     Returns:
       ``(..., nv)`` generalised forces (N m for revolute joints, N for
@@ -919,24 +965,25 @@ def _world_subspaces(model, Rw, pw):
         else:
             Sd.append(S[i][None])
     Sd = _n(jnp.concatenate(Sd, axis=0))
-    return _motion_to_parent(Rw[db], pw[db], Sd)
+    return _motion_to_parent(_rows(Rw, db), _rows(pw, db), Sd)
 
 
-def mass_matrix(model: Model, q, *, method: str = "levels") -> jax.Array:
+def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
     """Joint-space inertia matrix ``H(q)`` by the composite-rigid-body algorithm (RBDA Table 6.2).
 
     Written in world coordinates: body inertias ``I_i⁰ = X_i⁰* I_i X_0i``
     (``RigidBodyInertia.transform``), composite inertias ``I_i^c = Σ_{k ∈
-    subtree(i)} I_k⁰`` by a backward level sweep (no transforms needed in one
-    frame), then ``H_ij = S_iᵀ I_j^c S_j`` for body(i) an ancestor of (or
-    equal to) body(j), ``H_ji = H_ij``, and zero between unrelated branches
-    (RBDA §6.2). Rows/columns in ``v``'s order (free flyer ``[ω; v]``, body frame).
+    subtree(i)} I_k⁰`` (in one frame a plain sum: one product with the static
+    0/1 subtree matrix), then ``H_ij = S_iᵀ I_j^c S_j`` for
+    body(i) an ancestor of (or equal to) body(j), ``H_ji = H_ij``, and zero
+    between unrelated branches (RBDA §6.2). Rows/columns in ``v``'s order (free
+    flyer ``[ω; v]``, body frame).
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
-      method: ``"levels"``, ``"loop"`` or ``"scan"`` (world poses by the body scan,
-        composite inertias summed level by level).
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the world
+        poses are computed (module docstring).
 
     Returns:
       ``(..., nv, nv)`` symmetric positive-definite ``H`` (for positive masses).
@@ -944,25 +991,29 @@ def mass_matrix(model: Model, q, *, method: str = "levels") -> jax.Array:
     _check_method(method)
     q = _as_input(q, "q", model.nq, model)
     batch = tuple(q.shape[:-1])
-    E, r = _joint_frames(model, _flat(q, batch))
-    if method == "scan":
-        # world poses by the body scan; the composite-inertia sum below (plain adds
-        # in the world frame) goes level by level
-        Rw, pw = _scan_poses(model, _flat(q, batch))
-        groups, inv = _groups(model.parents, model.levels, "levels")
-    else:
-        groups, inv, Rw, pw, _, _ = _forward(model, E, r, method)
-        Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
-    I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N), world frame
-    parts = [_take(I0, idx) for idx, _, _ in groups]
-    Ic = _assemble(_backward_sum(groups, parts, None, None, transform=False), inv)
     db = _dof_body(model)
-    Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
-    F = _inertia_times(Ic[db], Sw)  # I^c_{body(d)} S_d
-    G = jnp.sum(Sw[:, None] * F[None, :], axis=-2)  # (nv_e, nv_d, N): S_eᵀ I^c_d S_d
     A = _ancestor_mask(model.parents, tuple(db))[:, db][..., None]
-    H = jnp.where(A, G, jnp.where(np.swapaxes(A, 0, 1), jnp.swapaxes(G, 0, 1), 0.0))
-    return _unflat(H, batch)
+
+    def core(q):
+        if method == "scan":
+            Rw, pw = _scan_poses(model, q)  # world poses by the body scan
+        else:
+            E, r = _joint_frames(model, q)
+            _, inv, Rw, pw, _, _ = _forward(model, E, r, method)
+            Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+        I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N), world frame
+        # composite inertias: in one (world) frame a plain sum over each subtree,
+        # written as one product with the static 0/1 subtree matrix (no scatter)
+        D = _ancestor_mask(model.parents, tuple(range(model.nbodies))).astype(np.float64)
+        Ic = jnp.einsum("kj,jcn->kcn", jnp.asarray(D, I0.dtype), I0)
+        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
+        F = _inertia_times(_rows(Ic, db), Sw)  # I^c_{body(d)} S_d
+        G = _dot6(Sw[:, None], F[None, :])  # (nv_e, nv_d, N): S_eᵀ I^c_d S_d
+        return jnp.where(A, G, jnp.where(np.swapaxes(A, 0, 1), jnp.swapaxes(G, 0, 1), 0.0))
+
+    chunk = _chunk_for(model.nv * model.nv * q.dtype.itemsize)
+    H = _chunked(core, _flat(q, batch), chunk=chunk, transpose_in_chunk=False)
+    return _unflat_bf(H, batch)
 
 
 def _body_regressor_columns(v, a):
@@ -1000,7 +1051,7 @@ def _body_regressor_columns(v, a):
 
 
 def joint_torque_regressor(
-    model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "levels"
+    model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "scan"
 ) -> jax.Array:
     r"""``Y(q, v, a)`` with ``Y @ π == rnea(model, q, v, a, gravity)`` (linear in inertias).
 
@@ -1013,31 +1064,39 @@ def joint_torque_regressor(
     Table 5.1; Atkeson, An & Hollerbach 1986), evaluated in world coordinates.
 
     Args:
-      model, q, v, a, gravity, method: as in :func:`rnea` (the model's inertias
+      model, q, v, a, gravity: as in :func:`rnea` (the model's inertias
         are not used).
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the body
+        velocities, accelerations and poses are computed (module docstring).
 
     Returns:
       ``(..., nv, 10 * nbodies)``.
     """
     _check_method(method)
     q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
-    if method == "scan":
-        a0 = _join(jnp.zeros_like(g), -g)
-        c = _scan_forward(model, q, v, a, a0)
-        Rw, pw = _scan_poses(model, q, c)
-        V, A = c["V"][: model.nbodies], c["A"][: model.nbodies]
-    else:
-        _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
-        Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
-        V, A = _assemble(V, inv), _assemble(A, inv)
-    Phi = _body_regressor_columns(V, A)  # (nb, 10, 6, N) body frame
-    Phi_w = _force_to_parent(Rw[:, None], pw[:, None], Phi)
-    Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
     db = _dof_body(model)
     mask = _ancestor_mask(model.parents, tuple(db))  # (nv, nb)
-    Y = jnp.sum(Sw[:, None, None] * Phi_w[None], axis=-2)  # (nv, nb, 10, N)
-    Y = Y * jnp.asarray(mask[:, :, None, None], Y.dtype)
-    Y = _unflat(Y, batch)  # (*batch, nv, nb, 10)
+
+    def core(q, v, a, g):
+        if method == "scan":
+            a0 = _join(jnp.zeros_like(g), -g)
+            c = _scan_forward(model, q, v, a, a0)
+            Rw, pw = _scan_poses(model, q, c)
+            V, A = c["V"][: model.nbodies], c["A"][: model.nbodies]
+        else:
+            _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
+            Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+            V, A = _assemble(V, inv), _assemble(A, inv)
+        Phi = _body_regressor_columns(V, A)  # (nb, 10, 6, N) body frame
+        Phi_w = _force_to_parent(Rw[:, None], pw[:, None], Phi)
+        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
+        Y = _dot6(Sw[:, None, None], Phi_w[None])  # (nv, nb, 10, N)
+        Y = Y * jnp.asarray(mask[:, :, None, None], Phi_w.dtype)
+        return Y.reshape((model.nv * model.nbodies, 10, Y.shape[-1]))
+
+    chunk = _chunk_for(model.nv * model.nbodies * 10 * q.dtype.itemsize)
+    Y = _chunked(core, q, v, a, g, chunk=chunk, transpose_in_chunk=False)
+    Y = _unflat_bf(Y, batch)  # (*batch, nv * nb, 10)
     return Y.reshape(batch + (model.nv, 10 * model.nbodies))
 
 
