@@ -29,7 +29,7 @@ shared 2-core CPU in float64 (``benchmarks/results/multibody_cpu.txt``),
 ``"scan"`` ran the RNEA 1.6x (Talos) to 8.7x (Panda) faster than
 ``"levels"``, the Talos regressor 2.4x faster, and compiled 2-4x faster.
 Results that are large per state (mass matrix, regressor) are swept in
-chunks of about 4 MB (:func:`_chunk_for`).
+chunks of about 1 MB (:func:`_chunk_for`).
 On a GPU one would expect the level form to gain, since a level's bodies
 fill more lanes per step; a scan step there is latency-bound.
 
@@ -342,16 +342,17 @@ def _unflat(y, batch):
 # the per-level intermediates of a chunk stay in cache, 1.6x faster for a Panda
 # RNEA at 1e5 float64 states on a 2-core CPU (chunks of 500-5000 all within 20 %).
 _CHUNK = 2048
+_CHUNK_BYTES = 2**20  # target bytes of result per chunk (_chunk_for)
 
 
 def _chunk_for(out_bytes_per_state: int) -> int:
-    """Chunk length for a result of this many bytes per state: about 4 MB per chunk.
+    """Chunk length for a result of this many bytes per state: about 1 MB per chunk.
 
     A power of two in ``[64, _CHUNK]``: the Talos joint-torque regressor
-    (100 kB per state in float64) is swept 64 states at a time, a Panda RNEA
-    2048 at a time, so each chunk's intermediates stay in cache.
+    (100 kB per state in float64) is swept 64 states at a time, a Panda mass
+    matrix 2048 at a time, so each chunk's intermediates stay near the cache.
     """
-    n = 4 * 2**20 // max(int(out_bytes_per_state), 1)
+    n = _CHUNK_BYTES // max(int(out_bytes_per_state), 1)
     return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
 
 
@@ -359,9 +360,11 @@ def _chunked(core, *xs, chunk: int = _CHUNK, transpose_in_chunk: bool = True):
     """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``chunk``.
 
     Every output leaf comes back with the batch FIRST, ``(N, k...)``: with
-    ``transpose_in_chunk`` each chunk's result is transposed while it is in cache
-    (right for small results), else the stacked results are transposed once after
-    the loop (large results). Inputs of batch 1 broadcast.
+    ``transpose_in_chunk`` each chunk's result is transposed while it is in cache,
+    else the stacked results are transposed once after the loop. XLA fuses the
+    in-chunk transpose with the computation and evaluates it in the transposed
+    order: 10x slower than one transpose afterwards for Talos' regressor (100 kB
+    per state), hence the callers' threshold of 8 kB per state. Inputs of batch 1 broadcast.
     """
 
     def batch_first(out):
@@ -1011,8 +1014,8 @@ def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
         G = _dot6(Sw[:, None], F[None, :])  # (nv_e, nv_d, N): S_eᵀ I^c_d S_d
         return jnp.where(A, G, jnp.where(np.swapaxes(A, 0, 1), jnp.swapaxes(G, 0, 1), 0.0))
 
-    chunk = _chunk_for(model.nv * model.nv * q.dtype.itemsize)
-    H = _chunked(core, _flat(q, batch), chunk=chunk, transpose_in_chunk=False)
+    nbytes = model.nv * model.nv * q.dtype.itemsize
+    H = _chunked(core, _flat(q, batch), chunk=_chunk_for(nbytes), transpose_in_chunk=nbytes < 8192)
     return _unflat_bf(H, batch)
 
 
@@ -1094,8 +1097,8 @@ def joint_torque_regressor(
         Y = Y * jnp.asarray(mask[:, :, None, None], Phi_w.dtype)
         return Y.reshape((model.nv * model.nbodies, 10, Y.shape[-1]))
 
-    chunk = _chunk_for(model.nv * model.nbodies * 10 * q.dtype.itemsize)
-    Y = _chunked(core, q, v, a, g, chunk=chunk, transpose_in_chunk=False)
+    nbytes = model.nv * model.nbodies * 10 * q.dtype.itemsize
+    Y = _chunked(core, q, v, a, g, chunk=_chunk_for(nbytes), transpose_in_chunk=nbytes < 8192)
     Y = _unflat_bf(Y, batch)  # (*batch, nv * nb, 10)
     return Y.reshape(batch + (model.nv, 10 * model.nbodies))
 
