@@ -157,8 +157,8 @@ def chain_benchmark(links, batch, dtype, methods, repeat):
     q = rng.uniform(-np.pi, np.pi, (batch, links)).astype(dtype)
     P, p = np.asarray(model.placements.E), np.asarray(model.placements.r)
     t_np = best_of(lambda: numpy_chain_fk(P, p, q), repeat)
-    R_np, x_np = numpy_chain_fk(P, p, q)
-    row = dict(op="chain_fk", links=links, batch=batch, dtype=dtype, numpy_loop_s=t_np)
+    _, x_np = numpy_chain_fk(P, p, q)
+    row: dict = dict(op="chain_fk", links=links, batch=batch, dtype=dtype, numpy_loop_s=t_np)
     qj = jnp.asarray(q)
     for method in methods:
         fn = jax.jit(lambda m, q, method=method: mb.forward_kinematics(m, q, method=method).poses)
