@@ -1,7 +1,9 @@
 """Batched kinematic-tree algorithms (FK, RNEA, joint-torque regressor) against Pinocchio.
 
-For the Panda (fingers locked, nv = 7) and Talos (``talos_reduced``, free flyer,
-nv = 38) from example-robot-data, float64, at batch sizes 1, 1e3 and 1e5:
+For the Panda (fingers locked, nv = 7), the UR5 (nv = 6) and Talos (``talos_reduced``,
+free flyer, nv = 38) from example-robot-data, float64, at batch sizes 1, 1e3 and 1e5,
+for forward kinematics (``fk``), ``rnea``, the mass matrix (``mass``: CRBA) and the
+joint-torque regressor (``regressor``):
 
 * spatialjax.multibody, jitted, with the level-parallel sweeps (``method="levels"``),
   the ``lax.scan`` over bodies (``method="scan"``) and the plain unrolled per-body
@@ -9,7 +11,7 @@ nv = 38) from example-robot-data, float64, at batch sizes 1, 1e3 and 1e5:
   compile, once) reported apart from run time (best of ``--repeat`` runs,
   ``block_until_ready``);
 * a Pinocchio Python loop over the same states (``pin.forwardKinematics``,
-  ``pin.rnea``, ``pin.computeJointTorqueRegressor``);
+  ``pin.rnea``, ``pin.crba``, ``pin.computeJointTorqueRegressor``);
 * Pinocchio's per-call time: ``--calls`` calls on one state, divided (the C++ time
   plus the Python binding's call overhead, well under a microsecond).
 
@@ -17,6 +19,8 @@ The joint-torque regressor of Talos at 1e5 states would be 1e5 x 38 x 330 float6
 (10 GB); it runs at ``--max-regressor-states`` (default 1e4) and says so.
 
 Example: ``PYTHONPATH=. python benchmarks/bench_multibody.py --batches 1,1000,100000``.
+``--chain 4096x1024``: only forward kinematics of 1,024 chains of 4,096 revolute links
+(``chain_model``) against a NumPy loop over the links (float32 and float64).
 Results go to ``benchmarks/results/multibody_cpu.json`` (``--out``; an existing
 file is only replaced with ``--overwrite``).
 """
@@ -61,6 +65,10 @@ def load(name):
         pm = pin.buildModelFromUrdf(path)
         ids = [pm.getJointId(n) for n in PANDA_LOCKED]
         pm = pin.buildReducedModel(pm, ids, pin.neutral(pm))
+    elif name == "ur5":
+        path = str(root / "ur_description/urdf/ur5_robot.urdf")
+        model = mb.Model.from_urdf(path, dtype="float64")
+        pm = pin.buildModelFromUrdf(path)
     elif name == "talos":
         path = str(root / "talos_data/robots/talos_reduced.urdf")
         model = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
@@ -99,6 +107,8 @@ def jax_fn(op, method, chunk=0, n=1):
         return lambda m, q, v, a: mb.forward_kinematics(m, q, method=method).poses
     if op == "rnea":
         return lambda m, q, v, a: mb.rnea(m, q, v, a, method=method)
+    if op == "mass":
+        return lambda m, q, v, a: mb.mass_matrix(m, q, method=method)
     return lambda m, q, v, a: mb.joint_torque_regressor(m, q, v, a, method=method)
 
 
@@ -109,7 +119,67 @@ def pin_fn(op, pm, pd):
         return lambda q, v, a: pin.forwardKinematics(pm, pd, q)
     if op == "rnea":
         return lambda q, v, a: pin.rnea(pm, pd, q, v, a)
+    if op == "mass":
+        return lambda q, v, a: pin.crba(pm, pd, q)
     return lambda q, v, a: pin.computeJointTorqueRegressor(pm, pd, q, v, a)
+
+
+def numpy_chain_fk(P, p, q):
+    """NumPy peer of ``forward_kinematics`` on a revolute-z chain: a loop over links.
+
+    ``P (L, 3, 3)``, ``p (L, 3)`` joint placements, ``q (B, L)``; returns world
+    rotations ``(B, L, 3, 3)`` and positions ``(B, L, 3)`` (vectorised over the batch).
+    """
+    B, L = q.shape
+    R = np.empty((B, L, 3, 3), q.dtype)
+    x = np.empty((B, L, 3), q.dtype)
+    c, s = np.cos(q), np.sin(q)
+    Rz = np.zeros((B, 3, 3), q.dtype)
+    Rz[:, 2, 2] = 1.0
+    Rprev = np.broadcast_to(np.eye(3, dtype=q.dtype), (B, 3, 3))
+    xprev = np.zeros((B, 3), q.dtype)
+    for k in range(L):
+        Rz[:, 0, 0] = c[:, k]
+        Rz[:, 0, 1] = -s[:, k]
+        Rz[:, 1, 0] = s[:, k]
+        Rz[:, 1, 1] = c[:, k]
+        xk = xprev + Rprev @ p[k]
+        np.matmul(Rprev @ P[k], Rz, out=R[:, k])
+        x[:, k] = xk
+        Rprev, xprev = R[:, k], xk
+    return R, x
+
+
+def chain_benchmark(links, batch, dtype, methods, repeat):
+    """FK of ``batch`` chains of ``links`` revolute links: spatialjax vs a NumPy loop."""
+    model = mb.chain_model(links, length=0.1, dtype=dtype)
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-np.pi, np.pi, (batch, links)).astype(dtype)
+    P, p = np.asarray(model.placements.E), np.asarray(model.placements.r)
+    t_np = best_of(lambda: numpy_chain_fk(P, p, q), repeat)
+    _, x_np = numpy_chain_fk(P, p, q)
+    row: dict = dict(op="chain_fk", links=links, batch=batch, dtype=dtype, numpy_loop_s=t_np)
+    qj = jnp.asarray(q)
+    for method in methods:
+        fn = jax.jit(lambda m, q, method=method: mb.forward_kinematics(m, q, method=method).poses)
+        t = time.perf_counter()
+        compiled = fn.lower(model, qj).compile()
+        row[f"{method}_compile_s"] = time.perf_counter() - t
+        out = jax.block_until_ready(compiled(model, qj))
+        tol = 1e-3 if dtype == "float32" else 1e-9
+        np.testing.assert_allclose(np.asarray(out.r), x_np, atol=tol * links)
+        del out
+        row[f"{method}_run_s"] = best_of(
+            lambda c=compiled: jax.block_until_ready(c(model, qj)), repeat
+        )
+        del compiled
+        print(
+            f"  chain fk {dtype} {batch} chains x {links} links: {method} "
+            f"{row[f'{method}_run_s'] * 1e3:9.1f} ms (compile {row[f'{method}_compile_s']:5.1f} s)"
+            f" | NumPy loop {t_np * 1e3:9.1f} ms | x NumPy {t_np / row[f'{method}_run_s']:5.2f}",
+            flush=True,
+        )
+    return row
 
 
 def best_of(fn, repeat):
@@ -123,10 +193,10 @@ def best_of(fn, repeat):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--robots", default="panda,talos")
-    p.add_argument("--ops", default="fk,rnea,regressor")
+    p.add_argument("--robots", default="panda,ur5,talos")
+    p.add_argument("--ops", default="fk,rnea,mass,regressor")
     p.add_argument("--batches", default="1,1000,100000")
-    p.add_argument("--methods", default="levels,scan,loop")
+    p.add_argument("--methods", default="levels,scan")
     p.add_argument("--chunk", type=int, default=2000, help="states per lax.map step")
     p.add_argument("--loop-max-batch", type=int, default=1000, help="largest batch for loop")
     p.add_argument("--repeat", type=int, default=3)
@@ -135,10 +205,26 @@ def main(argv=None):
     p.add_argument("--pin-loop-max", type=int, default=100000)
     p.add_argument("--out", default="benchmarks/results/multibody_cpu.json")
     p.add_argument("--overwrite", action="store_true")
+    p.add_argument(
+        "--chain",
+        default="",
+        help="LINKSxBATCH (e.g. 4096x1024): only the chain FK benchmark against a NumPy loop",
+    )
+    p.add_argument("--dtypes", default="float32,float64", help="dtypes of --chain")
     args = p.parse_args(argv)
     out = Path(args.out)
     if out.exists() and not args.overwrite:
         raise SystemExit(f"--out {out} exists; pass --overwrite to replace it")
+    if args.chain:
+        links, batch = (int(x) for x in args.chain.lower().split("x"))
+        rows = [
+            chain_benchmark(links, batch, dt, args.methods.split(","), args.repeat)
+            for dt in args.dtypes.split(",")
+        ]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(dict(meta=dict(jax=jax.__version__, args=vars(args)), rows=rows)))
+        print(f"wrote {out}")
+        return 0
     import pinocchio as pin
 
     device = str(jax.devices()[0])

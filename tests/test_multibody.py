@@ -442,3 +442,28 @@ def test_long_batches_are_chunked_without_changing_results():
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
     for x, y in zip(jax.tree.leaves(fk), jax.tree.leaves(fk_r), strict=True):
         np.testing.assert_allclose(x[rows], y, rtol=0, atol=1e-12)
+
+
+def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
+    """Large per-state results are swept in small chunks (``_chunk_for``), transposed after the
+    loop: 3 chunks (the last padded) give the rows of one-state calls (regression test for the
+    chunked mass matrix and regressor)."""
+    from spatialjax.multibody import _algorithms
+
+    model = mb.chain_model(40, floating_base=True, dtype="float64")
+    chunk_h = _algorithms._chunk_for(model.nv * model.nv * 8)
+    chunk_y = _algorithms._chunk_for(model.nv * model.nbodies * 10 * 8)
+    assert chunk_h == 64 and chunk_y == 64
+    n = 2 * chunk_h + 5
+    q, v, a = _random_states(model, n, np.random.default_rng(9))
+    f = jax.jit(
+        lambda q, v, a: (mb.mass_matrix(model, q), mb.joint_torque_regressor(model, q, v, a))
+    )
+    H, Y = f(q, v, a)
+    rows = np.array([0, 1, chunk_y, chunk_h, n - 1])
+    H_r, Y_r = f(q[rows], v[rows], a[rows])  # one chunk
+    np.testing.assert_allclose(H[rows], H_r, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(Y[rows], Y_r, rtol=0, atol=1e-10)
+    tau = mb.rnea(model, q[rows], v[rows], a[rows])
+    np.testing.assert_allclose(Y_r @ model.inertia.params.reshape(-1), tau, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(H_r, np.swapaxes(H_r, -1, -2), rtol=0, atol=1e-12)

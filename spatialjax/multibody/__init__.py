@@ -22,6 +22,7 @@ from ._algorithms import rnea as rnea
 from ._model import JOINT_TYPES as JOINT_TYPES
 from ._model import Model as Model
 from ._model import chain_model as chain_model
+from .interop import from_mujoco as from_mujoco
 from .interop import from_pinocchio as from_pinocchio
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "forward_kinematics",
     "frame_poses",
     "friction_regressor",
+    "from_mujoco",
     "from_pinocchio",
     "joint_torque_regressor",
     "mass_matrix",

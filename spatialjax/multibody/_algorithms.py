@@ -9,22 +9,29 @@ returns results with those axes first; it is ``jit``-, ``vmap``- and
 ``grad``-able, in float32 or float64 (the model's dtype; cast a model with
 ``Model.astype``).
 
-Tree sweeps. ``method="levels"`` (default) processes all bodies of one depth
-together: the forward pass gathers the parents' values from the previous
-level, the backward pass scatter-adds the children's forces into their
-parents' level, so the traced program has one step per tree *level* (9 for a
-Panda, 8 for Talos) instead of one per body. ``method="loop"`` is the plain
-per-body recursion (one step per body), kept as the baseline that
-``benchmarks/bench_multibody.py`` measures against. ``method="scan"`` runs
-the same per-body recursion as one ``lax.scan`` over the bodies in
-topological order (the step is compiled once, so compile time does not grow
-with the number of bodies; per-body buffers in the scan carry, parents read
-and own rows written in place; the RNEA backward pass is a reverse scan).
-It gives the same results as the other two (tests compare all three with
-Pinocchio). On a 2-core CPU in float64 it compiles 2.5-7x faster than
-``"levels"`` and runs the Panda RNEA 1.5-2x faster at 1e3-1e5 states, but
-forward kinematics and the Talos RNEA tie or run slower, so ``"levels"``
-stays the default (``benchmarks/results/multibody_cpu_scan.txt``).
+Tree sweeps. ``method="scan"`` (the default) runs the per-body recursion as
+``lax.scan`` over the bodies in topological order: the step is compiled once
+(compile time does not grow with the number of bodies), per-body buffers live
+in the scan carry (a step reads its parent's row and writes its own in
+place; the RNEA backward pass is a reverse scan). The steps are kept small on
+purpose: XLA:CPU has no multi-output loop fusion, so every output row of a
+step is a loop of its own that recomputes everything it depends on. The
+velocities, the accelerations and the leaves-to-root force sums are three
+scans, and what needs no recursion (velocity-product terms, body forces,
+``τ_i = S_iᵀ f_i``) is formed for all bodies at once between them.
+``method="levels"`` processes all bodies of one depth together: the forward
+pass gathers the parents' values from the previous level, the backward pass
+scatter-adds the children's forces into their parents' level (one step per
+tree *level*: 7 for a Panda, 11 for Talos). ``method="loop"`` is the plain
+per-body recursion unrolled in Python (one traced step per body). All three
+give the same results (tests compare them with Pinocchio). Measured on a
+shared 2-core CPU in float64 (``benchmarks/results/multibody_cpu.txt``),
+``"scan"`` ran the RNEA 1.6x (Talos) to 8.7x (Panda) faster than
+``"levels"``, the Talos regressor 2.4x faster, and compiled 2-4x faster.
+Results that are large per state (mass matrix, regressor) are swept in
+chunks of about 1 MB (:func:`_chunk_for`).
+On a GPU one would expect the level form to gain, since a level's bodies
+fill more lanes per step; a scan step there is latency-bound.
 
 References:
   R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
@@ -290,6 +297,26 @@ def _take(x, idx):
     return x[idx]
 
 
+def _rows(x, idx):
+    """``x[idx]`` on the leading axis with a static index list, as slices of its runs.
+
+    XLA:CPU ran a gather with an index array 10-40x slower than the same rows taken
+    as static slices and concatenated (the Talos regressor and mass matrix).
+    """
+    idx = [int(i) for i in idx]
+    runs, start = [], 0
+    for k in range(1, len(idx) + 1):
+        if k == len(idx) or idx[k] != idx[k - 1] + 1:
+            runs.append(x[idx[start] : idx[k - 1] + 1])
+            start = k
+    return runs[0] if len(runs) == 1 else jnp.concatenate(runs, axis=0)
+
+
+def _dot6(a, b):
+    """``Σ_k a[..., k, :] b[..., k, :]`` over a 6-long component axis (written out)."""
+    return sum(a[..., k, :] * b[..., k, :] for k in range(6))
+
+
 def _assemble(parts, inv_order):
     """Concatenate per-group arrays (body axis first) and restore body order."""
     x = jnp.concatenate(parts, axis=0)
@@ -315,32 +342,54 @@ def _unflat(y, batch):
 # the per-level intermediates of a chunk stay in cache, 1.6x faster for a Panda
 # RNEA at 1e5 float64 states on a 2-core CPU (chunks of 500-5000 all within 20 %).
 _CHUNK = 2048
+_CHUNK_BYTES = 2**20  # target bytes of result per chunk (_chunk_for)
 
 
-def _chunked(core, *xs):
-    """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``_CHUNK``.
+def _chunk_for(out_bytes_per_state: int) -> int:
+    """Chunk length for a result of this many bytes per state: about 1 MB per chunk.
 
-    Every output leaf comes back with the batch FIRST, ``(N, k...)``: each chunk's
-    result is transposed while it is in cache, so the full-size result is never
-    transposed. Inputs of batch 1 broadcast.
+    A power of two in ``[64, _CHUNK]``: the Talos joint-torque regressor
+    (100 kB per state in float64) is swept 64 states at a time, a Panda mass
+    matrix 2048 at a time, so each chunk's intermediates stay near the cache.
+    """
+    n = _CHUNK_BYTES // max(int(out_bytes_per_state), 1)
+    return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
+
+
+def _chunked(core, *xs, chunk: int = _CHUNK, transpose_in_chunk: bool = True):
+    """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``chunk``.
+
+    Every output leaf comes back with the batch FIRST, ``(N, k...)``: with
+    ``transpose_in_chunk`` each chunk's result is transposed while it is in cache,
+    else the stacked results are transposed once after the loop. XLA fuses the
+    in-chunk transpose with the computation and evaluates it in the transposed
+    order: 10x slower than one transpose afterwards for Talos' regressor (100 kB
+    per state), hence the callers' threshold of 8 kB per state. Inputs of batch 1 broadcast.
     """
 
     def batch_first(out):
         return jax.tree.map(lambda y: jnp.moveaxis(y, -1, 0), out)
 
     n = max(x.shape[-1] for x in xs)
-    if n <= 2 * _CHUNK:
+    if n <= 2 * chunk:
         return batch_first(core(*xs))
-    nc = -(-n // _CHUNK)
-    pad = nc * _CHUNK - n
+    nc = -(-n // chunk)
+    pad = nc * chunk - n
 
     def split(x):
         x = jnp.broadcast_to(x, x.shape[:-1] + (n,))
         x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)], mode="edge")
-        return jnp.moveaxis(x.reshape(x.shape[:-1] + (nc, _CHUNK)), -2, 0)
+        return jnp.moveaxis(x.reshape(x.shape[:-1] + (nc, chunk)), -2, 0)
 
-    out = jax.lax.map(lambda c: batch_first(core(*c)), tuple(split(x) for x in xs))
-    return jax.tree.map(lambda y: y.reshape((nc * _CHUNK,) + y.shape[2:])[:n], out)
+    if not transpose_in_chunk:
+        # the chunks' results come out of the loop materialised, batch last; one plain
+        # transpose afterwards (inside a chunk XLA fused the whole computation into the
+        # transpose and evaluated it in the transposed order, 10x slower for the regressor)
+        out = jax.lax.map(lambda c: core(*c), tuple(split(x) for x in xs))
+        out = jax.tree.map(lambda y: jnp.moveaxis(y, -1, 1), out)
+    else:
+        out = jax.lax.map(lambda c: batch_first(core(*c)), tuple(split(x) for x in xs))
+    return jax.tree.map(lambda y: y.reshape((nc * chunk,) + y.shape[2:])[:n], out)
 
 
 def _unflat_bf(y, batch):
@@ -490,34 +539,23 @@ def _pose_row(R, p):
     return jnp.concatenate([R.reshape((9,) + R.shape[2:]), p], axis=0)
 
 
-def _scan_static(model: Model):
-    """Per scanned body (all bodies but a free-flyer root): index, parent (world = nb), leaves."""
-    nb = model.nbodies
-    s0 = 1 if model.floating_base else 0
-    par = np.array([nb if p < 0 else p for p in model.parents[s0:]], np.int32)
-    return dict(
-        i=jnp.arange(s0, nb, dtype=jnp.int32),
-        p=jnp.asarray(par),
-        S=_n(_subspaces(model)[s0:]),
-        P=_n(model.inertia.params[s0:]),
-    )
-
-
-def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True, forces=False):
-    """Forward sweep of RBDA Table 5.1 as a scan over bodies (same formulas as ``_forward``).
+def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
+    """Forward sweep of RBDA Table 5.1 as scans over bodies (same formulas as ``_forward``).
 
     ``q (nq, N)``, ``v``/``a (nv, N)`` raw generalised coordinates; ``a0 (6, ·)``
-    the world's acceleration (``None``: zero). The joint frames ``X_λi(q_i)`` of
-    all bodies are computed before the scan in one vectorised pass (1.6x faster
-    for a Panda RNEA than computing them in the step) and scanned over.
-    Returns the final carry (dict of ``(nb + 1, k, N)`` buffers: ``T`` world
-    poses (``_pose_row``), ``V``, ``A``), the scanned bodies' ``(E, r, f)``
-    (``f`` None without ``forces``) and the free-flyer root's force (or ``None``).
+    the world's acceleration (``None``: zero). One scan carries the world poses
+    and the body velocities; the velocity-product terms ``v_i × S_i q̇_i`` are then
+    formed for all bodies at once and a second scan carries the accelerations
+    (see the three-scan RNEA below for why the steps are kept this small).
+    Returns the final carry: a dict of ``(nb + 1, k, N)`` buffers, ``T`` world
+    poses (``_pose_row``), ``V``, ``A`` (row ``nb``: the world).
     """
     ff = model.floating_base
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     s0 = 1 if ff else 0
-    E, r = _joint_frames(model, q)
+    xs, (Sw, Sv), root = _scan_xs(model, q)
+    vb = None if v is None else v[6:] if ff else v
+    ab = None if a is None else a[6:] if ff else a
     c = {}
     if pose:
         # one buffer for the pose, rows [R (9, row-major); p (3)]: with two buffers XLA
@@ -526,73 +564,199 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True, forces=Fa
         c["T"] = jnp.zeros((nb + 1, 12, N), dt).at[nb, :9].set(eye)
     if v is not None:
         c["V"] = jnp.zeros((nb + 1, 6, N), dt)
-    if a is not None:
-        c["A"] = jnp.zeros((nb + 1, 6, N), dt)
-        if a0 is not None:
-            c["A"] = c["A"].at[nb].set(jnp.broadcast_to(a0, (6, N)))
-    f_root = None
-    if ff:
-        # free flyer (RBDA §4.5): S = 1, v_0 = v[:6], a_0 = X_0 a_world + v̇[:6]
+    if root is not None:
+        # free flyer (RBDA §4.5): S = 1, v_0 = v[:6]
+        E0, r0 = root
         if pose:
-            c["T"] = c["T"].at[0].set(_pose_row(E[0], r[0]))
+            c["T"] = c["T"].at[0].set(_pose_row(E0, r0))
         if v is not None:
             c["V"] = c["V"].at[0].set(v[:6])
-        if a is not None:
-            a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(E[0], r[0], a0)
-            c["A"] = c["A"].at[0].set(a_root)
-            if forces and v is not None:
-                P0 = _n(model.inertia.params[0])
-                f_root = _inertia_times(P0, a_root) + _crf(v[:6], _inertia_times(P0, v[:6]))
-        v, a = None if v is None else v[6:], None if a is None else a[6:]
 
     def step(c, x):
-        i, p, E, r = x["i"], x["p"], x["E"], x["r"]
+        E, r = _step_frame(x)
         c = dict(c)
         if pose:
-            Tp = _dyn(c["T"], p)
-            Rp, pp = Tp[:9].reshape((3, 3, N)), Tp[9:]
-            c["T"] = _put(c["T"], _pose_row(_mm(Rp, E), pp + _mv(Rp, r)), i)
-        ys = None
-        if v is not None:
-            vJ = x["S"] * x["v"]
-            vi = _motion_to_child(E, r, _dyn(c["V"], p)) + vJ
-            c["V"] = _put(c["V"], vi, i)
-            if a is not None:
-                ai = _motion_to_child(E, r, _dyn(c["A"], p)) + x["S"] * x["a"] + _crm(vi, vJ)
-                c["A"] = _put(c["A"], ai, i)
-                if forces:
-                    P = x["P"]
-                    ys = _inertia_times(P, ai) + _crf(vi, _inertia_times(P, vi))
-        return c, ys
+            T = _dyn(c["T"], x["p"])
+            R = [T[3 * j + k] for j in range(3) for k in range(3)]
+            rows = [sum(R[3 * j + m] * E[3 * m + k] for m in range(3)) for j in range(3)
+                    for k in range(3)]  # fmt: skip
+            rows += [T[9 + j] + sum(R[3 * j + m] * r[m] for m in range(3)) for j in range(3)]
+            c["T"] = _put(c["T"], jnp.stack(rows), x["i"])
+        if "V" in c:
+            m = _rows_to_child(E, r, list(_dyn(c["V"], x["p"])))
+            qd = x["qd"]
+            row = [m[k] + x["Sw"][k] * qd for k in range(3)]
+            row += [m[3 + k] + x["Sv"][k] * qd for k in range(3)]
+            c["V"] = _put(c["V"], jnp.stack(row), x["i"])
+        return c, None
 
-    xs = dict(_scan_static(model), E=E[s0:], r=r[s0:], v=v, a=a)
-    c, f = jax.lax.scan(step, c, xs)
-    return c, (E[s0:], r[s0:], f), f_root
+    if vb is not None:
+        xs = dict(xs, qd=vb)
+    c, _ = jax.lax.scan(step, c, xs)
+    if a is None or vb is None or ab is None:
+        return c
+    A = jnp.zeros((nb + 1, 6, N), dt)
+    if a0 is not None:
+        A = A.at[nb].set(jnp.broadcast_to(a0, (6, N)))
+    if root is not None:
+        a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(root[0], root[1], a0)
+        A = A.at[0].set(a_root)
+    # b_i = S_i q̈_i + v_i × S_i q̇_i for all bodies at once, then a_i = X_i a_λ + b_i
+    sl = slice(s0, nb)
+    vJ = _join(Sw[sl, :, None] * vb[:, None, :], Sv[sl, :, None] * vb[:, None, :])
+    bias = _join(Sw[sl, :, None] * ab[:, None, :], Sv[sl, :, None] * ab[:, None, :])
+    bias = bias + _crm(c["V"][sl], vJ)
+
+    def acc_step(A, x):
+        E, r = _step_frame(x)
+        m = _rows_to_child(E, r, list(_dyn(A, x["p"])))
+        return _put(A, jnp.stack(m) + x["b"], x["i"]), None
+
+    c["A"], _ = jax.lax.scan(acc_step, A, dict(xs, b=bias))
+    return c
 
 
 def _scan_poses(model: Model, q, c=None):
     """World poses ``(nb, 3, 3, N)``, ``(nb, 3, N)`` from a scan carry (run when ``c`` is None)."""
     if c is None:
-        c, _, _ = _scan_forward(model, q)
+        c = _scan_forward(model, q)
     T = c["T"][: model.nbodies]
     return T[:, :9].reshape((model.nbodies, 3, 3, T.shape[-1])), T[:, 9:]
 
 
-def _scan_backward(model: Model, st, E, r, f, f_root):
-    """Backward sweep (RBDA Table 5.1), leaves to root: ``τ_i = S_iᵀ f_i``, ``f_λ += X_iᵀ f_i``."""
-    nb, N, dt = model.nbodies, f.shape[-1], f.dtype
-    s0 = 1 if model.floating_base else 0
-    F = jnp.zeros((nb + 1, 6, N), dt).at[s0:nb].set(f)
-    if f_root is not None:
-        F = F.at[0].set(f_root)
+# ------------------------------------------------------- RNEA as three body scans
+# The scan above computes a body's velocity, acceleration and force in ONE step. XLA:CPU
+# has no multi-output loop fusion: every output row of a step is its own loop that
+# recomputes everything it depends on, so the six force rows recomputed the velocity and
+# acceleration (about 10x the arithmetic of one pass). Here every step has small,
+# independent output rows: scan 1 propagates velocities, the velocity-product terms are
+# added outside any loop (all bodies at once), scan 2 propagates accelerations, the body
+# forces are formed outside any loop, and scan 3 sums them leaves to root. The joint
+# rotation enters each step as ``E = P + sin θ · P K + (1 − cos θ) · P K²`` (Rodrigues,
+# with ``K = [axis]×`` and the per-model products precomputed), so a step reads two
+# numbers per state for its joint instead of nine.
 
-    def step(F, x):
-        fi = _dyn(F, x["i"])
-        F = _put(F, _dyn(F, x["p"]) + _force_to_parent(x["E"], x["r"], fi), x["p"])
-        return F, jnp.sum(x["S"] * fi, axis=0)
 
-    F, tau = jax.lax.scan(step, F, dict(i=st["i"], p=st["p"], S=st["S"], E=E, r=r), reverse=True)
-    if model.floating_base:
+def _rodrigues_terms(model: Model):
+    """Per body ``(P, P K, P K²)`` as ``(nb, 9)`` rows (row-major) and ``P a``, ``p``."""
+    P = model.placements.E
+    ax = model.axes
+    z = jnp.zeros_like(ax[:, 0])
+    K = jnp.stack(
+        [
+            jnp.stack([z, -ax[:, 2], ax[:, 1]], -1),
+            jnp.stack([ax[:, 2], z, -ax[:, 0]], -1),
+            jnp.stack([-ax[:, 1], ax[:, 0], z], -1),
+        ],
+        -2,
+    )
+    PK = P @ K
+    PKK = PK @ K
+    nb = P.shape[0]
+    Pa = jnp.einsum("bij,bj->bi", P, ax)
+    return P.reshape(nb, 9), PK.reshape(nb, 9), PKK.reshape(nb, 9), Pa, model.placements.r
+
+
+def _step_frame(x):
+    """``E`` (9 rows, row-major) and ``r`` (3 rows) of one body from its scanned values."""
+    s, omc = x["s"], x["omc"]
+    E = [x["P"][k] + s * x["PK"][k] + omc * x["PKK"][k] for k in range(9)]
+    r = [x["pp"][k] + x["Pa"][k] * x["d"] for k in range(3)]
+    return E, r
+
+
+def _scan_xs(model: Model, q):
+    """Per scanned body (all but a free-flyer root), stacked on a leading body axis.
+
+    ``i`` body index, ``p`` parent (the world is row ``nb``), ``s = sin θ``,
+    ``omc = 1 − cos θ`` and ``d`` (prismatic displacement) ``(nb', N)``, and the
+    model's per-body constants with a trailing axis of 1: ``P, PK, PKK (9)``
+    (:func:`_rodrigues_terms`), ``Pa``, ``pp`` (3), motion subspace ``Sw``, ``Sv``
+    (3). Also returns the full ``(Sw, Sv)`` ``(nb, 3)`` and the free-flyer root's
+    pose ``(E0, r0)`` in the world (or ``None``).
+    """
+    nb, dt = model.nbodies, q.dtype
+    ff = model.floating_base
+    s0 = 1 if ff else 0
+    rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)[:, None]
+    pri = np.array([t == "prismatic" for t in model.joint_types], float)[:, None]
+    qb = q[7:] if ff else q
+    sl = slice(s0, nb)
+    theta = qb * jnp.asarray(rot[sl], dt)
+    P, PK, PKK, Pa, pp = _rodrigues_terms(model)
+    Sw = model.axes * jnp.asarray(rot, dt)
+    Sv = model.axes * jnp.asarray(pri, dt)
+    par = np.array([nb if p < 0 else p for p in model.parents[s0:]], np.int32)
+    xs = dict(
+        i=jnp.arange(s0, nb, dtype=jnp.int32),
+        p=jnp.asarray(par),
+        s=jnp.sin(theta),
+        omc=1.0 - jnp.cos(theta),
+        d=qb * jnp.asarray(pri[sl], dt),
+        P=P[sl, :, None],
+        PK=PK[sl, :, None],
+        PKK=PKK[sl, :, None],
+        Pa=Pa[sl, :, None],
+        pp=pp[sl, :, None],
+        Sw=Sw[sl, :, None],
+        Sv=Sv[sl, :, None],
+    )
+    root = None
+    if ff:
+        PR0 = model.placements.E[0][..., None]
+        E0 = _mm(PR0, _quat_matrix(q[3], q[4], q[5], q[6]))
+        root = (E0, model.placements.r[0][:, None] + _mv(PR0, q[0:3]))
+    return xs, (Sw, Sv), root
+
+
+def _rows_to_child(E, r, m):
+    """``X m`` on rows: ``[Eᵀω; Eᵀ(v − r × ω)]`` (6 rows in, 6 rows out)."""
+    w0, w1, w2, v0, v1, v2 = m
+    u = (v0 - (r[1] * w2 - r[2] * w1), v1 - (r[2] * w0 - r[0] * w2), v2 - (r[0] * w1 - r[1] * w0))
+    w = (w0, w1, w2)
+    return [E[k] * w[0] + E[3 + k] * w[1] + E[6 + k] * w[2] for k in range(3)] + [
+        E[k] * u[0] + E[3 + k] * u[1] + E[6 + k] * u[2] for k in range(3)
+    ]
+
+
+def _rows_force_to_parent(E, r, f):
+    """``Xᵀ f`` on rows: ``[E n + r × E f; E f]``."""
+    n, fl = f[:3], f[3:]
+    fp = [E[3 * k] * fl[0] + E[3 * k + 1] * fl[1] + E[3 * k + 2] * fl[2] for k in range(3)]
+    En = [E[3 * k] * n[0] + E[3 * k + 1] * n[1] + E[3 * k + 2] * n[2] for k in range(3)]
+    return [
+        En[0] + r[1] * fp[2] - r[2] * fp[1],
+        En[1] + r[2] * fp[0] - r[0] * fp[2],
+        En[2] + r[0] * fp[1] - r[1] * fp[0],
+    ] + fp
+
+
+def _rnea_scan(model: Model, q, v, a, g):
+    """RNEA (RBDA Table 5.1) as three scans over bodies, ``(k, N)`` inputs -> ``(nv, N)``."""
+    nb, N, dt = model.nbodies, q.shape[-1], q.dtype
+    ff = model.floating_base
+    s0 = 1 if ff else 0
+    a0 = _join(jnp.zeros_like(g), -g)  # the base accelerates at −g (RBDA §5.3)
+    c = _scan_forward(model, q, v, a, a0, pose=False)
+    xs, (Sw, Sv), _ = _scan_xs(model, q)
+    # body forces of all bodies at once: f_i = I_i a_i + v_i ×* I_i v_i
+    prm = _n(model.inertia.params)
+    V, A = c["V"][:nb], c["A"][:nb]
+    F = _inertia_times(prm, A) + _crf(V, _inertia_times(prm, V))
+    F = jnp.concatenate([F, jnp.zeros((1, 6, N), dt)], axis=0)
+
+    def back_step(F, x):
+        E, r = _step_frame(x)
+        up = _rows_force_to_parent(E, r, list(_dyn(F, x["i"])))
+        return _put(F, _dyn(F, x["p"]) + jnp.stack(up), x["p"]), None
+
+    # leaves to root: f_λ += X_iᵀ f_i. τ_i = S_iᵀ f_i is read after the scan: read in
+    # the step, f_i had to be kept apart from the buffer updated in place, and XLA
+    # copied the whole buffer on every step.
+    F, _ = jax.lax.scan(back_step, F, xs, reverse=True)
+    sl = slice(s0, nb)
+    tau = jnp.sum(_join(Sw[sl, :, None], Sv[sl, :, None]) * F[sl], axis=-2)
+    if ff:
         return jnp.concatenate([F[0], tau], axis=0)
     return tau
 
@@ -618,7 +782,7 @@ class Kinematics(NamedTuple):
     accelerations: jax.Array | None
 
 
-def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels") -> Kinematics:
+def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan") -> Kinematics:
     """World pose of every body, and body velocities/accelerations when ``v``/``a`` are given.
 
     Forward loop of RBDA Table 5.1: ``X_world_i = X_world_λ X_λi(q_i)``,
@@ -630,8 +794,8 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels
       q: ``(..., nq)`` configuration (module docstring of ``_model`` for the order).
       v: ``(..., nv)`` generalised velocity, optional.
       a: ``(..., nv)`` generalised acceleration, optional (needs ``v``).
-      method: ``"levels"`` (one vectorised step per tree depth), ``"loop"``
-        (one unrolled step per body) or ``"scan"`` (a ``lax.scan`` over bodies).
+      method: ``"scan"`` (default: a ``lax.scan`` over bodies), ``"levels"`` (one
+        vectorised step per tree depth) or ``"loop"`` (one unrolled step per body).
 
     Returns:
       A :class:`Kinematics` with batch axes ``broadcast(q, v, a)`` first.
@@ -654,7 +818,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "levels
 
     def core(q, v=None, a=None):
         if method == "scan":
-            c, _, _ = _scan_forward(model, q, v, a)
+            c = _scan_forward(model, q, v, a)
             nb = model.nbodies
             vel = None if v is None else c["V"][:nb]
             acc = None if a is None else c["A"][:nb]
@@ -731,7 +895,7 @@ def _tau_from_forces(model, f_body):
     return tau
 
 
-def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "levels") -> jax.Array:
+def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "scan") -> jax.Array:
     """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
 
     Forward loop as in :func:`forward_kinematics` with the base accelerating
@@ -749,7 +913,7 @@ def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "lev
       a: ``(..., nv)`` acceleration.
       gravity: ``(..., 3)`` gravitational acceleration in world coordinates
         (default ``(0, 0, -9.81)`` m/s², Pinocchio's ``model.gravity``).
-      method: ``"levels"``, ``"loop"`` or ``"scan"`` (see the module docstring).
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"`` (module docstring).
 
     Returns:
       ``(..., nv)`` generalised forces (N m for revolute joints, N for
@@ -760,9 +924,7 @@ def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "lev
 
     def core(q, v, a, g):
         if method == "scan":
-            a0 = _join(jnp.zeros_like(g), -g)
-            _, (E, r, f), f_root = _scan_forward(model, q, v, a, a0, pose=False, forces=True)
-            return _scan_backward(model, _scan_static(model), E, r, f, f_root)
+            return _rnea_scan(model, q, v, a, g)
         E, r, (groups, inv, _, _, V, A) = _rnea_forward(model, q, v, a, g, method)
         params = _n(model.inertia.params)
         F = []
@@ -806,24 +968,25 @@ def _world_subspaces(model, Rw, pw):
         else:
             Sd.append(S[i][None])
     Sd = _n(jnp.concatenate(Sd, axis=0))
-    return _motion_to_parent(Rw[db], pw[db], Sd)
+    return _motion_to_parent(_rows(Rw, db), _rows(pw, db), Sd)
 
 
-def mass_matrix(model: Model, q, *, method: str = "levels") -> jax.Array:
+def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
     """Joint-space inertia matrix ``H(q)`` by the composite-rigid-body algorithm (RBDA Table 6.2).
 
     Written in world coordinates: body inertias ``I_i⁰ = X_i⁰* I_i X_0i``
     (``RigidBodyInertia.transform``), composite inertias ``I_i^c = Σ_{k ∈
-    subtree(i)} I_k⁰`` by a backward level sweep (no transforms needed in one
-    frame), then ``H_ij = S_iᵀ I_j^c S_j`` for body(i) an ancestor of (or
-    equal to) body(j), ``H_ji = H_ij``, and zero between unrelated branches
-    (RBDA §6.2). Rows/columns in ``v``'s order (free flyer ``[ω; v]``, body frame).
+    subtree(i)} I_k⁰`` (in one frame a plain sum: one product with the static
+    0/1 subtree matrix), then ``H_ij = S_iᵀ I_j^c S_j`` for
+    body(i) an ancestor of (or equal to) body(j), ``H_ji = H_ij``, and zero
+    between unrelated branches (RBDA §6.2). Rows/columns in ``v``'s order (free
+    flyer ``[ω; v]``, body frame).
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
-      method: ``"levels"``, ``"loop"`` or ``"scan"`` (world poses by the body scan,
-        composite inertias summed level by level).
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the world
+        poses are computed (module docstring).
 
     Returns:
       ``(..., nv, nv)`` symmetric positive-definite ``H`` (for positive masses).
@@ -831,25 +994,29 @@ def mass_matrix(model: Model, q, *, method: str = "levels") -> jax.Array:
     _check_method(method)
     q = _as_input(q, "q", model.nq, model)
     batch = tuple(q.shape[:-1])
-    E, r = _joint_frames(model, _flat(q, batch))
-    if method == "scan":
-        # world poses by the body scan; the composite-inertia sum below (plain adds
-        # in the world frame) goes level by level
-        Rw, pw = _scan_poses(model, _flat(q, batch))
-        groups, inv = _groups(model.parents, model.levels, "levels")
-    else:
-        groups, inv, Rw, pw, _, _ = _forward(model, E, r, method)
-        Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
-    I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N), world frame
-    parts = [_take(I0, idx) for idx, _, _ in groups]
-    Ic = _assemble(_backward_sum(groups, parts, None, None, transform=False), inv)
     db = _dof_body(model)
-    Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
-    F = _inertia_times(Ic[db], Sw)  # I^c_{body(d)} S_d
-    G = jnp.sum(Sw[:, None] * F[None, :], axis=-2)  # (nv_e, nv_d, N): S_eᵀ I^c_d S_d
     A = _ancestor_mask(model.parents, tuple(db))[:, db][..., None]
-    H = jnp.where(A, G, jnp.where(np.swapaxes(A, 0, 1), jnp.swapaxes(G, 0, 1), 0.0))
-    return _unflat(H, batch)
+
+    def core(q):
+        if method == "scan":
+            Rw, pw = _scan_poses(model, q)  # world poses by the body scan
+        else:
+            E, r = _joint_frames(model, q)
+            _, inv, Rw, pw, _, _ = _forward(model, E, r, method)
+            Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+        I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N), world frame
+        # composite inertias: in one (world) frame a plain sum over each subtree,
+        # written as one product with the static 0/1 subtree matrix (no scatter)
+        D = _ancestor_mask(model.parents, tuple(range(model.nbodies))).astype(np.float64)
+        Ic = jnp.einsum("kj,jcn->kcn", jnp.asarray(D, I0.dtype), I0)
+        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
+        F = _inertia_times(_rows(Ic, db), Sw)  # I^c_{body(d)} S_d
+        G = _dot6(Sw[:, None], F[None, :])  # (nv_e, nv_d, N): S_eᵀ I^c_d S_d
+        return jnp.where(A, G, jnp.where(np.swapaxes(A, 0, 1), jnp.swapaxes(G, 0, 1), 0.0))
+
+    nbytes = model.nv * model.nv * q.dtype.itemsize
+    H = _chunked(core, _flat(q, batch), chunk=_chunk_for(nbytes), transpose_in_chunk=nbytes < 8192)
+    return _unflat_bf(H, batch)
 
 
 def _body_regressor_columns(v, a):
@@ -887,7 +1054,7 @@ def _body_regressor_columns(v, a):
 
 
 def joint_torque_regressor(
-    model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "levels"
+    model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "scan"
 ) -> jax.Array:
     r"""``Y(q, v, a)`` with ``Y @ π == rnea(model, q, v, a, gravity)`` (linear in inertias).
 
@@ -900,31 +1067,39 @@ def joint_torque_regressor(
     Table 5.1; Atkeson, An & Hollerbach 1986), evaluated in world coordinates.
 
     Args:
-      model, q, v, a, gravity, method: as in :func:`rnea` (the model's inertias
+      model, q, v, a, gravity: as in :func:`rnea` (the model's inertias
         are not used).
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the body
+        velocities, accelerations and poses are computed (module docstring).
 
     Returns:
       ``(..., nv, 10 * nbodies)``.
     """
     _check_method(method)
     q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
-    if method == "scan":
-        a0 = _join(jnp.zeros_like(g), -g)
-        c, _, _ = _scan_forward(model, q, v, a, a0)
-        Rw, pw = _scan_poses(model, q, c)
-        V, A = c["V"][: model.nbodies], c["A"][: model.nbodies]
-    else:
-        _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
-        Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
-        V, A = _assemble(V, inv), _assemble(A, inv)
-    Phi = _body_regressor_columns(V, A)  # (nb, 10, 6, N) body frame
-    Phi_w = _force_to_parent(Rw[:, None], pw[:, None], Phi)
-    Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
     db = _dof_body(model)
     mask = _ancestor_mask(model.parents, tuple(db))  # (nv, nb)
-    Y = jnp.sum(Sw[:, None, None] * Phi_w[None], axis=-2)  # (nv, nb, 10, N)
-    Y = Y * jnp.asarray(mask[:, :, None, None], Y.dtype)
-    Y = _unflat(Y, batch)  # (*batch, nv, nb, 10)
+
+    def core(q, v, a, g):
+        if method == "scan":
+            a0 = _join(jnp.zeros_like(g), -g)
+            c = _scan_forward(model, q, v, a, a0)
+            Rw, pw = _scan_poses(model, q, c)
+            V, A = c["V"][: model.nbodies], c["A"][: model.nbodies]
+        else:
+            _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
+            Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+            V, A = _assemble(V, inv), _assemble(A, inv)
+        Phi = _body_regressor_columns(V, A)  # (nb, 10, 6, N) body frame
+        Phi_w = _force_to_parent(Rw[:, None], pw[:, None], Phi)
+        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
+        Y = _dot6(Sw[:, None, None], Phi_w[None])  # (nv, nb, 10, N)
+        Y = Y * jnp.asarray(mask[:, :, None, None], Phi_w.dtype)
+        return Y.reshape((model.nv * model.nbodies, 10, Y.shape[-1]))
+
+    nbytes = model.nv * model.nbodies * 10 * q.dtype.itemsize
+    Y = _chunked(core, q, v, a, g, chunk=_chunk_for(nbytes), transpose_in_chunk=nbytes < 8192)
+    Y = _unflat_bf(Y, batch)  # (*batch, nv * nb, 10)
     return Y.reshape(batch + (model.nv, 10 * model.nbodies))
 
 

@@ -1,10 +1,15 @@
-"""Build a :class:`~spatialjax.multibody.Model` from a Pinocchio model (lazy import)."""
+"""Build a :class:`~spatialjax.multibody.Model` from a Pinocchio or a MuJoCo model (lazy imports).
+
+Neither library is a dependency of spatialjax: each converter imports its
+library when called (``pip install spatialjax[interop]`` installs both).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ._model import Model, build_model
+from ._urdf import axis_rotation
 
 _REVOLUTE = {"JointModelRX": (1, 0, 0), "JointModelRY": (0, 1, 0), "JointModelRZ": (0, 0, 1)}
 _CONTINUOUS = {
@@ -96,5 +101,173 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
         frame_bodies=fbodies,
         frame_R=np.array(FR).reshape(nf, 3, 3),
         frame_p=np.array(Fp).reshape(nf, 3),
+        dtype=dtype,
+    )
+
+
+# MuJoCo's mjtJoint values (mjJNT_FREE, mjJNT_BALL, mjJNT_SLIDE, mjJNT_HINGE)
+_MJ_FREE, _MJ_BALL, _MJ_SLIDE, _MJ_HINGE = 0, 1, 2, 3
+
+
+def _quat_to_matrix(q):
+    """Rotation matrix of a ``wxyz`` quaternion (normalised here), float64."""
+    w, x, y, z = np.asarray(q, float) / np.linalg.norm(q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def _mj_name(mj_model, kind, i):
+    name = (mj_model.body(i) if kind == "body" else mj_model.joint(i)).name
+    return name or f"<{kind} {i}>"
+
+
+def from_mujoco(mj_model, *, dtype=None) -> Model:
+    r"""Convert a compiled ``mujoco.MjModel`` (its kinematic tree and body inertias).
+
+    MuJoCo body ``b ≥ 1`` with one joint becomes a spatialjax body (MuJoCo's
+    body order, depth first, is kept); a body without a joint is welded into
+    its parent (composite inertia, RBDA §6.2), and bodies welded to the world
+    carry no dynamics. Fields read (MuJoCo documentation, ``mjModel``):
+    ``body_parentid``, ``body_pos``, ``body_quat`` (``wxyz``; the body frame
+    ``B`` in its parent body's frame at the reference configuration
+    ``qpos0``), ``body_jntnum``/``body_jntadr``, ``jnt_type``, ``jnt_pos`` and
+    ``jnt_axis`` (in ``B``), ``qpos0``, ``body_mass``, ``body_ipos``,
+    ``body_iquat`` and ``body_inertia`` (principal moments about the centre
+    of mass, in the inertial frame ``(body_iquat, body_ipos)`` of ``B``).
+
+    Conventions, as :meth:`Model.from_mjcf`: the spatialjax body frame of a
+    ``hinge`` or ``slide`` body is ``B`` translated to the joint's ``jnt_pos``
+    (same axes), so the joint axis passes through its origin;
+    ``frame_placements`` holds every MuJoCo body frame ``B`` (``frame_names``:
+    the MuJoCo body names). MuJoCo measures a hinge or slide from ``qpos0``
+    (the joint's ``ref``); the placement is rotated (translated) by
+    ``−qpos0`` so that spatialjax's ``q`` equals MuJoCo's ``qpos`` for these
+    joints. A ``free`` joint (only as the first body, a child of the world)
+    becomes the free flyer with the identity placement: its ``q`` is MuJoCo's
+    ``qpos`` ``[x, y, z, qw, qx, qy, qz]``, but its velocity differs: MuJoCo's
+    ``qvel`` is ``[ṗ (world axes); ω (body axes)]`` where spatialjax's ``v``
+    is ``[ω; Rᵀṗ]`` (body axes). Joint damping, armature, springs, limits and
+    geoms are not read.
+
+    Args:
+      mj_model: a ``mujoco.MjModel`` (e.g. ``mujoco.MjModel.from_xml_path``).
+      dtype: the model's float dtype (default: JAX's default float).
+
+    Returns:
+      The :class:`Model`.
+
+    Raises:
+      ImportError: the ``mujoco`` package is not installed.
+      TypeError: ``mj_model`` is not a ``mujoco.MjModel``.
+      ValueError: a ``ball`` joint, a body with several joints, a free joint
+        that is not the first body's, or no joint at all (each named).
+    """
+    try:
+        import mujoco
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "from_mujoco needs the `mujoco` package (pip install mujoco, or "
+            "pip install 'spatialjax[interop]')"
+        ) from e
+    if not isinstance(mj_model, mujoco.MjModel):  # pyright: ignore[reportAttributeAccessIssue]
+        raise TypeError(
+            f"from_mujoco: mj_model: expected a mujoco.MjModel, got {type(mj_model).__name__}"
+        )
+    m = mj_model
+    # attach[b] = (spatialjax body or -1, R, p): MuJoCo body frame B in that body's frame
+    attach = [(-1, np.eye(3), np.zeros(3))]
+    parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
+    for b in range(1, m.nbody):
+        name = _mj_name(m, "body", b)
+        k_par, R_par, p_par = attach[int(m.body_parentid[b])]
+        R_B = R_par @ _quat_to_matrix(m.body_quat[b])
+        p_B = p_par + R_par @ np.asarray(m.body_pos[b], float)
+        nj = int(m.body_jntnum[b])
+        if nj == 0:
+            attach.append((k_par, R_B, p_B))
+            continue
+        j0 = int(m.body_jntadr[b])
+        if nj > 1:
+            listed = ", ".join(repr(_mj_name(m, "joint", j)) for j in range(j0, j0 + nj))
+            raise ValueError(
+                f"from_mujoco: body {name!r} has {nj} joints ({listed}); spatialjax.multibody "
+                "supports one joint per body (split them into nested bodies)"
+            )
+        jt, jname = int(m.jnt_type[j0]), _mj_name(m, "joint", j0)
+        if jt == _MJ_FREE:
+            if parents or k_par != -1:
+                raise ValueError(
+                    f"from_mujoco: joint {jname!r} of body {name!r} is a free joint that is not "
+                    "the first moving body's: a free flyer can only be the root (one free "
+                    "body per model)"
+                )
+            parents.append(-1)
+            types.append("free_flyer")
+            jnames.append(jname)
+            bnames.append(name)
+            PR.append(np.eye(3))
+            Pp.append(np.zeros(3))
+            axes.append(np.zeros(3))
+            attach.append((0, np.eye(3), np.zeros(3)))
+            continue
+        if jt not in (_MJ_HINGE, _MJ_SLIDE):
+            kind = "ball" if jt == _MJ_BALL else f"type {jt}"
+            raise ValueError(
+                f"from_mujoco: joint {jname!r} of body {name!r} is a {kind} joint, which "
+                "spatialjax.multibody does not support (supported: hinge, slide, free)"
+            )
+        axis = np.asarray(m.jnt_axis[j0], float)
+        axis = axis / np.linalg.norm(axis)
+        jpos = np.asarray(m.jnt_pos[j0], float)
+        q0 = float(m.qpos0[int(m.jnt_qposadr[j0])])
+        p_J = p_B + R_B @ jpos
+        if jt == _MJ_HINGE:
+            PR.append(R_B @ axis_rotation(axis, -q0))
+            Pp.append(p_J)
+            types.append("revolute")
+        else:
+            PR.append(R_B)
+            Pp.append(p_J - q0 * (R_B @ axis))
+            types.append("prismatic")
+        parents.append(k_par)
+        jnames.append(jname)
+        bnames.append(name)
+        axes.append(axis)
+        attach.append((len(parents) - 1, np.eye(3), -jpos))
+    nb = len(parents)
+    if nb == 0:
+        raise ValueError("from_mujoco: the model has no joint (every body is welded to the world)")
+    params = np.zeros((nb, 10))
+    for b in range(1, m.nbody):
+        k, R, p = attach[b]
+        mass = float(m.body_mass[b])
+        if k < 0 or mass == 0.0:
+            continue
+        Ri = R @ _quat_to_matrix(m.body_iquat[b])
+        c = R @ np.asarray(m.body_ipos[b], float) + p
+        I_c = Ri @ np.diag(np.asarray(m.body_inertia[b], float)) @ Ri.T
+        I_o = I_c + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
+        params[k] += [mass, *(mass * c), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2],
+                      I_o[2, 2]]  # fmt: skip
+    names = bytes(m.names)
+    return build_model(
+        name=names[: names.index(b"\0")].decode() if b"\0" in names else "",
+        parents=parents,
+        joint_types=types,
+        joint_names=jnames,
+        body_names=bnames,
+        placement_R=np.array(PR).reshape(nb, 3, 3),
+        placement_p=np.array(Pp).reshape(nb, 3),
+        axes=np.array(axes).reshape(nb, 3),
+        params=params,
+        frame_names=[_mj_name(m, "body", b) for b in range(1, m.nbody)],
+        frame_bodies=[a[0] for a in attach[1:]],
+        frame_R=np.array([a[1] for a in attach[1:]]).reshape(-1, 3, 3),
+        frame_p=np.array([a[2] for a in attach[1:]]).reshape(-1, 3),
         dtype=dtype,
     )
