@@ -182,8 +182,8 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
     for b in range(nb):
         if not p_id[b, 0] > 0:
             raise ValueError(
-                f"{fn}: inertia: body {b} ({model.body_names[b]!r}) has mass {p_id[b, 0]!r}; a "
-                "URDF inertial needs a positive mass"
+                f"{fn}: inertia: body {b} ({model.body_names[b]!r}) has mass "
+                f"{float(p_id[b, 0])!r}; a URDF inertial needs a positive mass"
             )
     out = Path(out_path)
     if out.exists():
