@@ -1,0 +1,735 @@
+r"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
+
+Stages (one progress line each): read the model (URDF; MJCF and SDFormat
+through the kinematic-tree loaders), read the log (``.npz`` or ``.csv``, see
+:func:`spatialjax.identification.load_log`) and match its joints to the
+model's (joints missing from the log are locked at 0 or at ``--lock
+NAME=VALUE`` and merged into their parent body), filter (zero-phase
+low-pass, differentiation where ``dq``/``ddq`` are missing, decimation:
+:func:`spatialjax.identification.prepare_log`), build the joint-torque
+regressor ``τ = Y(q, q̇, q̈) π + Y_f(q̇) φ`` (RNEA regressor, Atkeson, An &
+Hollerbach 1986; friction columns viscous ``q̇``, Coulomb ``sign q̇``,
+offset ``1``), ordinary least squares for comparison, the physically
+consistent fit with the log-det divergence to the model's bodies as prior
+(:func:`spatialjax.identification.fit_robot`; Wensing, Kim & Slotine, RA-L
+2017; Lee, Wensing & Park, T-RO 2020), validation on the held-out end of the
+log, and the outputs (``--out`` URDF, ``--report`` JSON). The fit uses the
+first ``1 − holdout`` of the (decimated) samples; the last ``holdout``
+fraction is only predicted.
+
+Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or over the
+samples of one joint) are given for the fit, for ordinary least squares on
+the same columns, and for the prior (the model file's bodies, no friction),
+on the training part and on the held-out part.
+
+All numbers are computed in float64 (``jax.enable_x64`` inside the command).
+Every option is checked, and ``--out``/``--report`` refuse to replace an
+existing file without ``--force``, before any file is read; nothing is
+written when any stage fails.
+
+Exit status: 0 success, 2 a usage error, an unreadable model or log, or an
+output that cannot be written (argparse's convention, as ``spatialjax check``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FRICTION_KINDS = ("viscous", "coulomb", "offset")
+DEFAULT_HOLDOUT = 0.2
+
+
+class UsageError(Exception):
+    """A bad option or option combination (exit status 2, message on stderr)."""
+
+
+class InputError(Exception):
+    """A model, log or output that cannot be used (exit status 2, message on stderr)."""
+
+
+# ------------------------------------------------------------------------- option types
+def _number(text: str, option: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return x
+
+
+def _positive(option: str):
+    def parse(text: str) -> float:
+        x = _number(text, option)
+        if not x > 0:
+            raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
+        return x
+
+    parse.__name__ = option
+    return parse
+
+
+def _holdout(text: str) -> float:
+    x = _number(text, "--holdout")
+    if not 0 <= x < 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
+    return x
+
+
+def _decimate(text: str) -> int:
+    try:
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return k
+
+
+def _friction(text: str) -> tuple[str, ...]:
+    parts = [p.strip().lower() for p in text.split(",")]
+    if parts == ["none"]:
+        return ()
+    bad = [p for p in parts if p not in FRICTION_KINDS]
+    if bad or not parts:
+        raise argparse.ArgumentTypeError(
+            f"expected a comma-separated subset of {','.join(FRICTION_KINDS)}, or 'none'; got "
+            f"{text!r}"
+        )
+    if len(set(parts)) != len(parts):
+        raise argparse.ArgumentTypeError(f"a friction term is repeated in {text!r}")
+    return tuple(k for k in FRICTION_KINDS if k in parts)  # canonical order
+
+
+def _lock(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (rad or m), got {text!r}")
+    try:
+        x = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME=VALUE with a number VALUE, got {text!r}"
+        ) from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite VALUE, got {text!r}")
+    return name.strip(), x
+
+
+_lock.__name__ = "--lock"
+_holdout.__name__ = "--holdout"
+_decimate.__name__ = "--decimate"
+_friction.__name__ = "--friction"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``spatialjax identify``."""
+    parser.epilog = (
+        "exit status: 0 success, 2 for a usage error, a model or log that cannot be used, or "
+        "an output that cannot be written (nothing is written then)"
+    )
+    parser.add_argument("model", metavar="MODEL", help="the robot: URDF (or MJCF, SDFormat)")
+    parser.add_argument(
+        "log",
+        metavar="LOG",
+        help=".npz with t (N,), q (N, n), tau (N, n), optional dq, ddq, joint_names (n,); or a "
+        ".csv with a header (t, q_<joint>, tau_<joint>, optional dq_<joint>, ddq_<joint>)",
+    )
+    parser.add_argument(
+        "--lock",
+        metavar="NAME=VALUE",
+        action="append",
+        type=_lock,
+        default=[],
+        help="lock joint NAME at VALUE (rad or m) and merge it into its parent body; model "
+        "joints missing from the log are locked at 0 unless given here (repeatable)",
+    )
+    parser.add_argument(
+        "--lowpass",
+        metavar="HZ",
+        type=_positive("--lowpass"),
+        help="zero-phase Butterworth low-pass cut-off applied to q, dq and tau before "
+        "differentiating (default: no filter)",
+    )
+    parser.add_argument(
+        "--decimate",
+        metavar="K",
+        type=_decimate,
+        default=1,
+        help="keep every K-th sample after filtering (default %(default)s)",
+    )
+    parser.add_argument(
+        "--friction",
+        metavar="TERMS",
+        type=_friction,
+        default=FRICTION_KINDS,
+        help="joint friction terms to fit: any comma-separated subset of viscous,coulomb,offset, "
+        "or none (default: all three)",
+    )
+    parser.add_argument(
+        "--gamma",
+        metavar="G",
+        type=_positive("--gamma"),
+        help="weight of the log-det divergence to the model's bodies (default: scaled from the "
+        "data by fit_robot; the value used is printed and reported)",
+    )
+    parser.add_argument(
+        "--holdout",
+        metavar="FRACTION",
+        type=_holdout,
+        default=DEFAULT_HOLDOUT,
+        help="the last FRACTION of the log, in [0, 1), is held out for validation "
+        "(default %(default)s)",
+    )
+    parser.add_argument(
+        "--out",
+        metavar="FITTED.urdf",
+        help="write the model with the identified <inertial> elements rewritten (URDF only; "
+        "every other byte kept)",
+    )
+    parser.add_argument(
+        "--report", metavar="REPORT.json", help="write everything measured as one JSON document"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="replace --out and --report files that exist"
+    )
+
+
+# ----------------------------------------------------------------------------- planning
+def _same(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_options(args: argparse.Namespace) -> dict[str, str]:
+    """Checks that need no file content: inputs exist, outputs may be written.
+
+    Returns:
+      The model format (``"urdf"``, ``"mjcf"``, ``"sdf"``) under ``"format"``.
+
+    Raises:
+      UsageError: naming the option.
+    """
+    from ..io import ModelFileError
+    from ..io._load import detect_format
+
+    for what, p in (("MODEL", args.model), ("LOG", args.log)):
+        if not Path(p).is_file():
+            raise UsageError(f"{what} {p}: no such file")
+    names = [name for name, _ in args.lock]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError(f"--lock: joint {dup[0]!r} is given twice")
+    outs = [("--out", args.out), ("--report", args.report)]
+    for opt, p in outs:
+        if p is None:
+            continue
+        for what, inp in (("MODEL", args.model), ("LOG", args.log)):
+            if _same(p, inp):
+                raise UsageError(f"{opt} {p}: that is the {what} file; choose another path")
+        if Path(p).is_dir():
+            raise UsageError(f"{opt} {p}: is a folder; give a file name")
+        if Path(p).exists() and not args.force:
+            raise UsageError(f"{opt} {p}: the file exists; pass --force to replace it")
+        parent = Path(p).parent
+        if not parent.is_dir():
+            raise UsageError(f"{opt} {p}: the folder {parent} does not exist")
+    if args.out is not None and args.report is not None and _same(args.out, args.report):
+        raise UsageError(f"--out and --report name the same file {args.out}")
+    try:
+        fmt = detect_format(args.model)
+    except ModelFileError as e:
+        raise InputError(str(e)) from None
+    if args.out is not None and fmt != "urdf":
+        raise UsageError(
+            f"--out {args.out}: only a URDF model can be written back; {args.model} is "
+            f"{fmt.upper()} (identify it without --out and use --report)"
+        )
+    return {"format": fmt}
+
+
+# ----------------------------------------------------------------------------- pipeline
+class _Progress:
+    """One line per stage: ``[k/8] stage: what (seconds)``."""
+
+    STAGES = (
+        "read model",
+        "read log",
+        "filter",
+        "regressor",
+        "least squares",
+        "fit",
+        "validate",
+        "write",
+    )
+
+    def __init__(self, out):
+        self.out = out
+        self.t0 = time.perf_counter()
+        self.times: dict[str, float] = {}
+
+    def start(self) -> None:
+        self.t0 = time.perf_counter()
+
+    def done(self, stage: str, text: str) -> None:
+        dt = time.perf_counter() - self.t0
+        self.times[stage] = dt
+        k = self.STAGES.index(stage) + 1
+        print(f"[{k}/{len(self.STAGES)}] {stage}: {text} ({dt:.2f} s)", file=self.out, flush=True)
+        self.t0 = time.perf_counter()
+
+
+def _load_model(path, fmt, locked):
+    import spatialjax.multibody as mb
+
+    loader = {"urdf": mb.Model.from_urdf, "mjcf": mb.Model.from_mjcf, "sdf": mb.Model.from_sdf}
+    return loader[fmt](path, locked_joints=locked or None, dtype="float64")
+
+
+def _rel(err: np.ndarray, ref: np.ndarray) -> float | None:
+    """``‖err‖ / ‖ref‖`` (None where ``ref`` is zero)."""
+    d = float(np.linalg.norm(ref))
+    return float(np.linalg.norm(err)) / d if d > 0 else None
+
+
+def _errors(tau_hat, tau, n_train, joints) -> dict:
+    parts = {"train": slice(0, n_train), "holdout": slice(n_train, tau.shape[0])}
+    out: dict[str, Any] = {}
+    for part, sl in parts.items():
+        e, r = tau_hat[sl] - tau[sl], tau[sl]
+        if r.shape[0] == 0:
+            out[part] = None
+            continue
+        out[part] = {
+            "overall": _rel(e, r),
+            "per_joint": {j: _rel(e[:, k], r[:, k]) for k, j in enumerate(joints)},
+        }
+    return out
+
+
+def _finite_or_none(x):
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _jsonable(x):
+    """NumPy / JAX values to plain JSON (NaN and infinities to ``null``)."""
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return _finite_or_none(x)
+    if hasattr(x, "shape"):
+        return _jsonable(np.asarray(x).tolist())
+    return x
+
+
+def _body_summary(p: np.ndarray, prior: np.ndarray | None) -> dict:
+    """Mass, CoM, principal moments, margins (and geodesic distance to ``prior``) of one body."""
+    import jax.numpy as jnp
+
+    from .._consistency import physical_consistency
+    from .._inertia import RigidBodyInertia
+    from .._metrics import geodesic_distance
+
+    rbi = RigidBodyInertia(jnp.asarray(p))
+    rep = physical_consistency(rbi)
+    m = float(p[0])
+    d: dict[str, Any] = {
+        "params": p.tolist(),
+        "mass": m,
+        "com": (np.asarray(p[1:4]) / m).tolist() if m != 0 else None,
+        "principal_moments": np.asarray(rep.principal_moments).tolist(),
+        "consistent": bool(rep.fully_consistent),
+        "margins": {
+            "min_eig_inertia_com": float(rep.min_eig_inertia_com),
+            "triangle_margin": float(rep.triangle_margin),
+            "min_eig_pseudo_inertia": float(rep.min_eig_pseudo_inertia),
+        },
+    }
+    if prior is not None:
+        ok = bool(rep.fully_consistent) and float(rep.min_eig_pseudo_inertia) > 0
+        d["geodesic_to_prior"] = (
+            float(geodesic_distance(rbi, RigidBodyInertia(jnp.asarray(prior)))) if ok else None
+        )
+    return d
+
+
+def _select_friction(F, kinds, n1):
+    """Columns of ``friction_regressor`` for the chosen kinds (joint-major, kind order kept)."""
+    cols = [3 * j + FRICTION_KINDS.index(k) for j in range(n1) for k in kinds]
+    return F[..., cols], cols
+
+
+def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
+    """Run every stage but the writing; returns the report (JSON-able) plus private fields."""
+    import jax
+    import jax.numpy as jnp
+
+    import spatialjax.multibody as mb
+    from spatialjax import identification as ident
+
+    from ..io import ModelFileError
+
+    opts = {
+        "lock": dict(args.lock),
+        "lowpass": args.lowpass,
+        "decimate": args.decimate,
+        "friction": list(args.friction),
+        "gamma": args.gamma,
+        "holdout": args.holdout,
+        "out": args.out,
+        "report": args.report,
+        "force": args.force,
+    }
+    # 1. model (first without locks, to match the log's joints against all movable ones)
+    progress.start()
+    try:
+        full = _load_model(args.model, fmt, None)
+    except (ModelFileError, ValueError) as e:
+        raise InputError(str(e)) from None
+    if full.floating_base or "free_flyer" in full.joint_types:
+        raise InputError(
+            f"{args.model}: a floating-base model; identify handles fixed-base robots (the "
+            "joint torques of a free base are not measured)"
+        )
+
+    # 2. log
+    try:
+        log = ident.load_log(args.log)
+    except ident.LogError as e:
+        raise InputError(str(e)) from None
+    try:
+        match = ident.match_joints(log, full, lock=dict(args.lock))
+    except ident.LogError as e:
+        raise InputError(str(e)) from None
+    except ValueError as e:
+        msg = str(e)
+        if msg.startswith("lock:"):
+            raise UsageError("--lock: " + msg[len("lock:") :].strip()) from None
+        col = "joint_names" if log.joint_names is not None else "q"
+        raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
+    locked = dict(match.locked)
+    try:
+        model = _load_model(args.model, fmt, locked)
+    except (ModelFileError, ValueError) as e:
+        raise InputError(str(e)) from None
+    log = match.apply(log)
+    joints = tuple(model.joint_names)
+    if joints != tuple(match.joint_names):  # pragma: no cover - both are the model order
+        raise InputError(f"internal: joint order {joints} != {match.joint_names}")
+    locked_txt = ", ".join(f"{k}={v:g}" for k, v in locked.items()) or "none"
+    progress_model = (
+        f"{args.model} ({fmt.upper()}): {model.nbodies} moving bodies, joints "
+        f"{', '.join(joints)}; locked {locked_txt}"
+    )
+    # the model line is printed after the log is matched (locks depend on the log)
+    progress.done("read model", progress_model)
+    n_raw = log.n_samples
+    rate = (n_raw - 1) / float(log.t[-1] - log.t[0])
+    progress.done(
+        "read log",
+        f"{args.log}: {n_raw} samples over {float(log.t[-1] - log.t[0]):.3g} s "
+        f"({rate:.4g} Hz), {len(joints)} joints"
+        + (f", dropped {', '.join(match.dropped)}" if match.dropped else "")
+        + ("" if log.dq is None else ", dq given")
+        + ("" if log.ddq is None else ", ddq given"),
+    )
+
+    # 3. filter
+    try:
+        prep = ident.prepare_log(log, lowpass=args.lowpass, decimate=args.decimate)
+    except ident.LogError as e:
+        raise InputError(str(e)) from None
+    except ValueError as e:
+        msg = str(e)
+        if "lowpass" in msg:
+            raise UsageError(f"--lowpass {args.lowpass}: {msg}") from None
+        if "decimate" in msg:
+            raise UsageError(f"--decimate {args.decimate}: {msg}") from None
+        raise InputError(f"{args.log}: {msg}") from None
+    t, q, dq, ddq, tau = (
+        np.asarray(x, np.float64) for x in (prep.t, prep.q, prep.dq, prep.ddq, prep.tau)
+    )
+    N = t.shape[0]
+    n_hold = int(math.floor(args.holdout * N))
+    n_train = N - n_hold
+    if args.holdout > 0 and n_hold == 0:
+        raise UsageError(
+            f"--holdout {args.holdout}: holds out no sample of the {N} left after filtering and "
+            "decimation; use a larger fraction or 0"
+        )
+    nv = model.nv
+    n_fric = len(args.friction) * nv
+    n_params = 10 * model.nbodies + n_fric
+    if n_train * nv < n_params:
+        raise InputError(
+            f"{args.log}: column 't': {n_train} training samples ({N} after decimation by "
+            f"{args.decimate}, {n_hold} held out) give {n_train * nv} joint-torque equations, "
+            f"fewer than the {n_params} parameters to identify (10 per moving body + "
+            f"{n_fric} friction); record a longer log or decimate less"
+        )
+    filt = f"low-pass {args.lowpass:g} Hz" if args.lowpass else "no low-pass"
+    progress.done(
+        "filter",
+        f"{filt}, decimated by {args.decimate}: {N} samples; fit on the first {n_train}, "
+        f"{n_hold} held out",
+    )
+
+    # 4. regressor
+    qj, vj, aj = jnp.asarray(q), jnp.asarray(dq), jnp.asarray(ddq)
+    Y = np.asarray(mb.joint_torque_regressor(model, qj, vj, aj))
+    if n_fric:
+        F_all = np.asarray(mb.friction_regressor(model, jnp.asarray(dq)))
+        F, _ = _select_friction(F_all, args.friction, nv)
+    else:
+        F = np.zeros((N, nv, 0))
+    progress.done(
+        "regressor",
+        f"Y {Y.shape[0]}×{Y.shape[1]}×{Y.shape[2]} (10 per body) + {F.shape[2]} friction columns",
+    )
+    tr = slice(0, n_train)
+
+    # 5. ordinary least squares (same columns, same samples)
+    pi_ls, phi_ls = ident.least_squares_torques(
+        jnp.asarray(Y[tr]), jnp.asarray(tau[tr]), extra=jnp.asarray(F[tr]) if n_fric else None
+    )
+    pi_ls = np.asarray(pi_ls).reshape(model.nbodies, 10)
+    phi_ls = np.zeros(0) if phi_ls is None else np.asarray(phi_ls).reshape(-1)
+    progress.done("least squares", f"{pi_ls.size + phi_ls.size} parameters (minimum norm)")
+
+    # 6. the consistent fit
+    fit_kw: dict[str, Any] = {"friction": tuple(args.friction)}
+    if args.gamma is not None:
+        fit_kw["gamma"] = args.gamma
+    qa, va, aa, ta = (jnp.asarray(x[tr]) for x in (q, dq, ddq, tau))
+    t0 = time.perf_counter()
+    try:
+        lowered = jax.jit(
+            lambda q_, v_, a_, t_: ident.fit_robot(model, q_, v_, a_, t_, **fit_kw)
+        ).lower(qa, va, aa, ta)
+        compiled = lowered.compile()
+        t_compile = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        res = jax.block_until_ready(compiled(qa, va, aa, ta))
+        t_solve = time.perf_counter() - t0
+    except ValueError as e:
+        raise InputError(f"fit_robot: {e}") from None
+    pi_fit = np.asarray(res.inertia.params, np.float64).reshape(model.nbodies, 10)
+    phi_fit = np.asarray(res.extra, np.float64).reshape(-1)
+    gamma = float(np.asarray(res.gamma))
+    noise = np.asarray(res.noise_std, np.float64).reshape(-1)
+    converged = bool(np.all(np.asarray(res.converged)))
+    iters = int(np.max(np.asarray(res.iterations)))
+    progress.done(
+        "fit",
+        f"{'converged' if converged else 'NOT converged'} in {iters} "
+        f"iterations, gamma {gamma:.3g}; compile {t_compile:.2f} s, solve {t_solve:.3f} s",
+    )
+
+    # 7. validation (all N samples; the first n_train were fitted)
+    pi0 = np.asarray(model.inertia.params, np.float64)
+    Yf = Y.reshape(N * nv, -1)
+
+    def predict(pi, phi):
+        out = Yf @ pi.reshape(-1)
+        if phi.size:
+            out = out + F.reshape(N * nv, -1) @ phi
+        return out.reshape(N, nv)
+
+    errors = {
+        "fit": _errors(predict(pi_fit, phi_fit), tau, n_train, joints),
+        "least_squares": _errors(predict(pi_ls, phi_ls), tau, n_train, joints),
+        "prior": _errors(predict(pi0, np.zeros(0)), tau, n_train, joints),
+    }
+    idf = ident.identifiability(
+        jnp.asarray(Y[tr]),
+        extra=jnp.asarray(F[tr]) if n_fric else None,
+        prior=model.inertia,
+        gamma=gamma,
+    )
+    share = np.asarray(idf.data_share, np.float64).reshape(-1)
+    links = []
+    for b in range(model.nbodies):
+        d = {"link": model.body_names[b], "joint": model.joint_names[b]}
+        d["fit"] = _body_summary(pi_fit[b], pi0[b])
+        d["least_squares"] = _body_summary(pi_ls[b], pi0[b])
+        d["prior"] = _body_summary(pi0[b], None)
+        d["data_share"] = share[10 * b : 10 * b + 10].tolist()
+        links.append(d)
+    friction = {}
+    for k, j in enumerate(joints):
+        row = dict.fromkeys(FRICTION_KINDS)
+        for i, kind in enumerate(args.friction):
+            row[kind] = float(phi_fit[k * len(args.friction) + i])
+        friction[j] = row
+    friction_ls = {}
+    for k, j in enumerate(joints):
+        row = dict.fromkeys(FRICTION_KINDS)
+        for i, kind in enumerate(args.friction):
+            row[kind] = float(phi_ls[k * len(args.friction) + i])
+        friction_ls[j] = row
+    n_cols = Y.shape[2] + F.shape[2]
+    identifiability = {
+        "rank": int(np.asarray(idf.rank)),
+        "n_columns": n_cols,
+        "condition_number": float(np.asarray(idf.condition_number)),
+        "base_columns": np.asarray(idf.base_columns).tolist(),
+        "n_unidentifiable": n_cols - int(np.asarray(idf.rank)),
+        "prior_decided": [list(x) if isinstance(x, tuple) else x for x in idf.prior_decided()],
+    }
+    e_fit, e_ls = errors["fit"]["holdout"], errors["least_squares"]["holdout"]
+    what = "held-out" if e_fit is not None else "training"
+    ef = (e_fit or errors["fit"]["train"])["overall"]
+    el = (e_ls or errors["least_squares"]["train"])["overall"]
+    progress.done("validate", f"{what} torque error: fit {ef:.4f}, least squares {el:.4f}")
+
+    report = {
+        "model": str(args.model),
+        "model_format": fmt,
+        "log": str(args.log),
+        "options": opts,
+        "joints": list(joints),
+        "locked_joints": locked,
+        "gravity": [0.0, 0.0, -9.81],
+        "samples": {"raw": n_raw, "after_decimation": N, "train": n_train, "holdout": n_hold},
+        "gamma": gamma,
+        "noise_std": dict(zip(joints, noise.tolist(), strict=True)),
+        "links": links,
+        "friction": friction,
+        "friction_least_squares": friction_ls,
+        "errors": errors,
+        "identifiability": identifiability,
+        "fit_status": {
+            "converged": converged,
+            "iterations": iters,
+            "objective": float(np.asarray(res.objective)),
+        },
+        "times": {"compile_s": t_compile, "solve_s": t_solve},
+        "output": None,
+    }
+    return {"report": report, "_model": model, "_pi_fit": pi_fit}
+
+
+# ------------------------------------------------------------------------------- output
+def _g(x, fmt=".4g") -> str:
+    return "—" if x is None else format(x, fmt)
+
+
+def summary_table(report: dict) -> str:
+    """The table printed at the end: per link, then per joint."""
+    lines = []
+    rows = [("link", "mass prior → fit (kg)", "OLS consistent", "fit consistent", "data share")]
+    for d in report["links"]:
+        share = d["data_share"]
+        rows.append(
+            (
+                d["link"],
+                f"{d['prior']['mass']:.3f} → {d['fit']['mass']:.3f}",
+                "yes" if d["least_squares"]["consistent"] else "NO",
+                "yes" if d["fit"]["consistent"] else "NO",
+                f"{min(share):.2f}–{max(share):.2f}",
+            )
+        )
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    for r in rows:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    part = "holdout" if report["errors"]["fit"]["holdout"] is not None else "train"
+    label = "held-out" if part == "holdout" else "training (no hold-out)"
+    lines.append("")
+    rows = [("joint", f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
+    errs = {k: report["errors"][k][part] for k in ("fit", "least_squares", "prior")}
+    for j in report["joints"]:
+        rows.append((j, *(_g(errs[k]["per_joint"][j], ".4f") for k in errs)))
+    rows.append(("all", *(_g(errs[k]["overall"], ".4f") for k in errs)))
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    for r in rows:
+        lines.append("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    return "\n".join(lines)
+
+
+def _write_outputs(args, result: dict, progress: _Progress) -> None:
+    from ..identification._export import write_identified_urdf
+    from ..io._check import _write_atomic
+
+    report = result["report"]
+    written = []
+    if args.out is not None:
+        rep = write_identified_urdf(
+            args.model, result["_model"], result["_pi_fit"], args.out, overwrite=args.force
+        )
+        report["output"] = rep
+        written.append(args.out)
+    if args.report is not None:
+        text = json.dumps(_jsonable(report), indent=1, allow_nan=False) + "\n"
+        try:
+            _write_atomic(Path(args.report), text.encode())
+        except OSError:
+            if args.out is not None:  # nothing half-written: take the URDF back
+                Path(args.out).unlink(missing_ok=True)
+            raise
+        written.append(args.report)
+    progress.done("write", ", ".join(written) if written else "nothing (no --out, no --report)")
+    out = report.get("output")
+    if out:
+        for b in out["bodies"]:
+            if b["mode"] == "composite":
+                print(f"  note: {b['note']}", file=progress.out)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Identify; print progress and the table; return the exit status (module docstring)."""
+    from ..io import ModelFileError
+    from ..io._check import _x64
+
+    try:
+        plan = check_options(args)
+    except (UsageError, InputError) as e:
+        print(f"spatialjax identify: error: {e}", file=sys.stderr)
+        return 2
+    progress = _Progress(sys.stdout)
+    try:
+        with _x64():
+            result = identify(args, plan["format"], progress)
+            _write_outputs(args, result, progress)
+    except (UsageError, InputError, ModelFileError) as e:
+        print(f"spatialjax identify: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"spatialjax identify: error: cannot write: {e}", file=sys.stderr)
+        return 2
+    rep = result["report"]
+    idf, times = rep["identifiability"], rep["times"]
+    print()
+    print(summary_table(rep))
+    print(
+        f"\ngamma {rep['gamma']:.3g}; rank {idf['rank']} of {idf['n_columns']} columns "
+        f"(condition number {idf['condition_number']:.3g}); compile {times['compile_s']:.2f} s, "
+        f"solve {times['solve_s']:.3f} s"
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry with ``spatialjax identify``'s options; returns the exit status."""
+    parser = argparse.ArgumentParser(
+        prog="spatialjax identify", description=(__doc__ or "").split("\n")[0]
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
