@@ -297,6 +297,34 @@ def _load_model(path, fmt, locked):
     return loader[fmt](path, locked_joints=locked or None, dtype="float64")
 
 
+def _default_joint_names(log, model, lock: dict, path):
+    """Name an unnamed log's columns: the model's movable joints, less the ``--lock`` ones.
+
+    A log without ``joint_names`` has the model's movable joints in model
+    order; when ``--lock`` names some of them, a log with exactly the others
+    (in order) is accepted too.
+    """
+    import dataclasses
+
+    if log.joint_names is not None:
+        return log
+    movable = [j for j, ty in zip(model.joint_names, model.joint_types, strict=True)
+               if ty != "free_flyer"]  # fmt: skip
+    free = [j for j in movable if j not in lock]
+    if log.n_joints == len(movable):
+        names = movable
+    elif lock and log.n_joints == len(free):
+        names = free
+    else:
+        also = f" ({len(free)} once --lock is applied)" if lock else ""
+        raise InputError(
+            f"{path}: column 'q': {log.n_joints} joint columns without joint_names, but "
+            f"{model.name or 'the model'} has {len(movable)} movable joints{also}: "
+            f"{', '.join(movable)}; add joint_names to the log, or --lock the joints it lacks"
+        )
+    return dataclasses.replace(log, joint_names=tuple(names))
+
+
 def _rel(err: np.ndarray, ref: np.ndarray) -> float | None:
     """``‖err‖ / ‖ref‖`` (None where ``ref`` is zero)."""
     d = float(np.linalg.norm(ref))
@@ -415,6 +443,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         log = ident.load_log(args.log)
     except ident.LogError as e:
         raise InputError(str(e)) from None
+    log = _default_joint_names(log, full, dict(args.lock), args.log)
     try:
         match = ident.match_joints(log, full, lock=dict(args.lock))
     except ident.LogError as e:
