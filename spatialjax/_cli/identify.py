@@ -368,35 +368,64 @@ def _jsonable(x):
     return x
 
 
-def _body_summary(p: np.ndarray, prior: np.ndarray | None) -> dict:
-    """Mass, CoM, principal moments, margins (and geodesic distance to ``prior``) of one body."""
+def _summaries(P: np.ndarray, P0: np.ndarray) -> dict:
+    """Consistency margins of ``P (k, 10)`` and geodesic distances to ``P0 (k, 10)``, one jit."""
+    import jax
     import jax.numpy as jnp
 
     from .._consistency import physical_consistency
     from .._inertia import RigidBodyInertia
     from .._metrics import geodesic_distance
 
-    rbi = RigidBodyInertia(jnp.asarray(p))
-    rep = physical_consistency(rbi)
+    def core(P, P0):
+        rep = physical_consistency(RigidBodyInertia(P))
+        ok = rep.fully_consistent & (rep.min_eig_pseudo_inertia > 0)
+        J = RigidBodyInertia(P).pseudo_inertia()
+        J0 = RigidBodyInertia(P0).pseudo_inertia()
+        safe = jnp.where(ok[:, None, None], J, J0)  # no NaN traced through eigvalsh
+        d = jnp.where(ok, geodesic_distance(safe, J0), jnp.nan)
+        return rep, d
+
+    rep, d = jax.jit(core)(jnp.asarray(P), jnp.asarray(P0))
+    return {
+        "consistent": np.asarray(rep.fully_consistent),
+        "principal_moments": np.asarray(rep.principal_moments),
+        "min_eig_inertia_com": np.asarray(rep.min_eig_inertia_com),
+        "triangle_margin": np.asarray(rep.triangle_margin),
+        "min_eig_pseudo_inertia": np.asarray(rep.min_eig_pseudo_inertia),
+        "geodesic": np.asarray(d),
+    }
+
+
+def _body_dict(p: np.ndarray, s: dict, k: int, with_distance: bool) -> dict:
+    """The report entry of body ``k`` of a :func:`_summaries` batch (parameters ``p``)."""
     m = float(p[0])
     d: dict[str, Any] = {
         "params": p.tolist(),
         "mass": m,
         "com": (np.asarray(p[1:4]) / m).tolist() if m != 0 else None,
-        "principal_moments": np.asarray(rep.principal_moments).tolist(),
-        "consistent": bool(rep.fully_consistent),
+        "principal_moments": s["principal_moments"][k].tolist(),
+        "consistent": bool(s["consistent"][k]),
         "margins": {
-            "min_eig_inertia_com": float(rep.min_eig_inertia_com),
-            "triangle_margin": float(rep.triangle_margin),
-            "min_eig_pseudo_inertia": float(rep.min_eig_pseudo_inertia),
+            "min_eig_inertia_com": float(s["min_eig_inertia_com"][k]),
+            "triangle_margin": float(s["triangle_margin"][k]),
+            "min_eig_pseudo_inertia": float(s["min_eig_pseudo_inertia"][k]),
         },
     }
-    if prior is not None:
-        ok = bool(rep.fully_consistent) and float(rep.min_eig_pseudo_inertia) > 0
-        d["geodesic_to_prior"] = (
-            float(geodesic_distance(rbi, RigidBodyInertia(jnp.asarray(prior)))) if ok else None
-        )
+    if with_distance:
+        d["geodesic_to_prior"] = _finite_or_none(s["geodesic"][k])
     return d
+
+
+def _friction_rows(phi: np.ndarray, kinds: tuple, nv: int) -> list[dict]:
+    """Per joint ``{viscous, coulomb, offset}`` from joint-major coefficients (None: not fitted)."""
+    rows = []
+    for k in range(nv):
+        row: dict[str, float | None] = dict.fromkeys(FRICTION_KINDS)
+        for i, kind in enumerate(kinds):
+            row[kind] = float(phi[k * len(kinds) + i])
+        rows.append(row)
+    return rows
 
 
 def _select_friction(F, kinds, n1):
@@ -523,9 +552,9 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
 
     # 4. regressor
     qj, vj, aj = jnp.asarray(q), jnp.asarray(dq), jnp.asarray(ddq)
-    Y = np.asarray(mb.joint_torque_regressor(model, qj, vj, aj))
+    Y = np.asarray(jax.jit(mb.joint_torque_regressor)(model, qj, vj, aj))
     if n_fric:
-        F_all = np.asarray(mb.friction_regressor(model, jnp.asarray(dq)))
+        F_all = np.asarray(jax.jit(mb.friction_regressor)(model, vj))
         F, _ = _select_friction(F_all, args.friction, nv)
     else:
         F = np.zeros((N, nv, 0))
@@ -594,26 +623,25 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         gamma=gamma,
     )
     share = np.asarray(idf.data_share, np.float64).reshape(-1)
+    nb = model.nbodies
+    summ = _summaries(np.concatenate([pi_fit, pi_ls, pi0]), np.concatenate([pi0, pi0, pi0]))
     links = []
-    for b in range(model.nbodies):
+    for b in range(nb):
         d = {"link": model.body_names[b], "joint": model.joint_names[b]}
-        d["fit"] = _body_summary(pi_fit[b], pi0[b])
-        d["least_squares"] = _body_summary(pi_ls[b], pi0[b])
-        d["prior"] = _body_summary(pi0[b], None)
+        d["fit"] = _body_dict(pi_fit[b], summ, b, True)
+        d["least_squares"] = _body_dict(pi_ls[b], summ, nb + b, True)
+        d["prior"] = _body_dict(pi0[b], summ, 2 * nb + b, False)
         d["data_share"] = share[10 * b : 10 * b + 10].tolist()
         links.append(d)
-    friction = {}
-    for k, j in enumerate(joints):
-        row = dict.fromkeys(FRICTION_KINDS)
-        for i, kind in enumerate(args.friction):
-            row[kind] = float(phi_fit[k * len(args.friction) + i])
-        friction[j] = row
-    friction_ls = {}
-    for k, j in enumerate(joints):
-        row = dict.fromkeys(FRICTION_KINDS)
-        for i, kind in enumerate(args.friction):
-            row[kind] = float(phi_ls[k * len(args.friction) + i])
-        friction_ls[j] = row
+    kinds = tuple(args.friction)
+    fr_fit = getattr(res, "friction", None)
+    if fr_fit is not None:  # (nv, 3) [viscous, coulomb, offset], NaN where not fitted
+        fr_fit = np.asarray(fr_fit, np.float64).reshape(nv, 3)
+        fr_fit = [dict(zip(FRICTION_KINDS, row.tolist(), strict=True)) for row in fr_fit]
+    else:
+        fr_fit = _friction_rows(phi_fit, kinds, nv)
+    friction = dict(zip(joints, fr_fit, strict=True))
+    friction_ls = dict(zip(joints, _friction_rows(phi_ls, kinds, nv), strict=True))
     n_cols = Y.shape[2] + F.shape[2]
     identifiability = {
         "rank": int(np.asarray(idf.rank)),

@@ -64,21 +64,26 @@ def _mass_com_inertia(p) -> tuple[float, np.ndarray, np.ndarray]:
     return m, c, 0.5 * (I_c + I_c.T)
 
 
-def _consistent(p: np.ndarray) -> tuple[bool, dict]:
-    """Full physical consistency of one float64 10-vector, with its margins."""
+def _consistent(P: np.ndarray) -> tuple[np.ndarray, list[dict]]:
+    """Full physical consistency of float64 10-vectors ``P (k, 10)``, with their margins."""
     import jax.numpy as jnp
 
     from .._consistency import physical_consistency
     from ..io._check import _x64
 
+    if P.shape[0] == 0:
+        return np.zeros(0, bool), []
     with _x64():
-        rep = physical_consistency(jnp.asarray(p, dtype=jnp.float64))
-        margins = {
-            "mass": float(p[0]),
-            "min_eig_inertia_com": float(rep.min_eig_inertia_com),
-            "triangle_margin": float(rep.triangle_margin),
-        }
-        return bool(rep.fully_consistent), margins
+        rep = physical_consistency(jnp.asarray(P, dtype=jnp.float64))
+        ok = np.asarray(rep.fully_consistent)
+        lam1 = np.asarray(rep.min_eig_inertia_com)
+        tri = np.asarray(rep.triangle_margin)
+    margins = [
+        {"mass": float(P[k, 0]), "min_eig_inertia_com": float(lam1[k]),
+         "triangle_margin": float(tri[k])}
+        for k in range(P.shape[0])
+    ]  # fmt: skip
+    return ok, margins
 
 
 def _line_span(data: bytes, start: int, end: int) -> tuple[int, int]:
@@ -203,8 +208,8 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
     FR = np.asarray(model.frame_placements.E, dtype=np.float64)
     Fp = np.asarray(model.frame_placements.r, dtype=np.float64)
 
-    edits: list = []
-    bodies = []
+    # the attached links of each body, and the remainders (checked in one batch)
+    plan = []
     for b in range(nb):
         child = model.body_names[b]
         attached = [
@@ -215,14 +220,22 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
         p_links = {k: link_params(by_name[names[k]], FR[k], Fp[k]) for k in attached}
         massive = [k for k in attached if np.any(p_links[k] != 0.0)]
         p_att = np.sum([p_links[k] for k in attached], axis=0) if attached else np.zeros(10)
+        plan.append((child, attached, massive, p_id[b] - p_att))
+    with_att = [b for b in range(nb) if plan[b][2]]
+    ok_all, margins_all = _consistent(np.array([plan[b][3] for b in with_att]).reshape(-1, 10))
+    checked = {b: (bool(ok_all[i]), margins_all[i]) for i, b in enumerate(with_att)}
+
+    edits: list = []
+    bodies = []
+    for b in range(nb):
+        child, attached, massive, p_rem = plan[b]
         entry: dict = {"body": b, "joint": model.joint_names[b], "link": child}
         if not massive:
             mode, p_child, cleared = "single", p_id[b], []
             entry["remainder_consistent"] = None
             entry["remainder_margins"] = None
         else:
-            p_rem = p_id[b] - p_att
-            ok, margins = _consistent(p_rem)
+            ok, margins = checked[b]
             entry["remainder_consistent"] = ok
             entry["remainder_margins"] = margins
             if ok:
