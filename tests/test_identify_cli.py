@@ -13,6 +13,8 @@ writing anything.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import shutil
 from pathlib import Path
@@ -80,7 +82,7 @@ def panda_log(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def panda_run(panda_log, tmp_path_factory):
+def panda_run(panda_log):
     path, true, log = panda_log
     d = path.parent
     out, report = d / "fitted.urdf", d / "report.json"
@@ -88,22 +90,71 @@ def panda_run(panda_log, tmp_path_factory):
             "--out", out, "--report", report]  # fmt: skip
     for name, value in LOCK.items():
         argv += ["--lock", f"{name}={value}"]
-    status = main([str(a) for a in argv])
-    return {"status": status, "out": out, "report": json.loads(report.read_text()), "true": true}
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        status = main([str(a) for a in argv])
+    rep = json.loads(report.read_text()) if report.exists() else None
+    return {"status": status, "out": out, "report": rep, "true": true, "stdout": buf.getvalue()}
 
 
 # ---------------------------------------------------------------------------- the run
-def test_success_and_progress(panda_log, tmp_path, capsys):
-    path, _, _ = panda_log
-    status, out, err = _run(capsys, [_panda(), path, "--decimate", "20", "--friction", "viscous",
-                                     "--holdout", "0"])  # fmt: skip
-    assert status == 0, err
-    lines = [ln for ln in out.splitlines() if ln.startswith("[")]
+def test_progress_lines_and_table(panda_run):
+    assert panda_run["status"] == 0
+    text = panda_run["stdout"]
+    lines = [ln for ln in text.splitlines() if ln.startswith("[")]
     assert [ln.split("] ", 1)[1].split(":")[0] for ln in lines] == list(STAGES)
-    # the fingers are not in the log: locked at 0 by default and said so
-    assert "panda_finger_joint1=0" in lines[0]
-    assert "training (no hold-out)" in out and "panda_joint7" in out
-    assert not list(tmp_path.iterdir())  # nothing written without --out / --report
+    assert "locked panda_finger_joint1=0.02, panda_finger_joint2=0" in lines[0]
+    s = panda_run["report"]["samples"]
+    n, n_train, n_hold = s["after_decimation"], s["train"], s["holdout"]
+    assert f"{n} samples; fit on the first {n_train}, {n_hold} held out" in lines[2]
+    table = text.split(lines[-1], 1)[1]
+    for i in range(1, 8):
+        assert f"panda_link{i}" in table and f"panda_joint{i}" in table
+    assert "mass prior → fit" in table and "held-out" in table
+
+
+def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
+    """A 2-joint arm (two joints locked at non-zero values), CSV log, viscous friction only."""
+    from spatialjax import identification as ident
+
+    toy = FIX / "toy_attached.urdf"
+    locked = {"j3": 0.3, "j4": 0.05}
+    with _x64():
+        model = mb.Model.from_urdf(toy, locked_joints=locked, dtype="float64")
+        k1, k2, k3 = jax.random.split(jax.random.PRNGKey(5), 3)
+        t, q, dq, ddq = ident.excitation_trajectory(2, duration=4.0, rate=500.0, key=k1)
+        true = ident.perturb_inertia(model.inertia, 0.1, k2)
+        log = ident.simulate_log(model, t, q, dq, ddq, key=k3, inertia=true,
+                                 friction=np.array([[0.1, 0.0, 0.0], [0.05, 0.0, 0.0]]),
+                                 torque_noise=0.01, include_derivatives=True)  # fmt: skip
+    path = tmp_path / "toy.csv"
+    log.save(path)
+    out, report = tmp_path / "toy_fitted.urdf", tmp_path / "toy.json"
+    out.write_text("an old file, replaced because of --force")
+    argv = [toy, path, "--friction", "viscous", "--holdout", "0", "--lock", "j3=0.3", "--lock",
+            "j4=0.05", "--lowpass", "40", "--decimate", "2", "--out", out, "--report", report,
+            "--force"]  # fmt: skip
+    status, stdout, err = _run(capsys, argv)
+    assert status == 0, err
+    assert "training (no hold-out)" in stdout
+    rep = json.loads(report.read_text())
+    assert rep["joints"] == ["j1", "j2"] and rep["locked_joints"] == locked
+    assert rep["options"]["friction"] == ["viscous"]
+    for j in ("j1", "j2"):
+        f = rep["friction"][j]
+        assert f["coulomb"] is None and f["offset"] is None and f["viscous"] >= 0
+    for who in ("fit", "least_squares", "prior"):
+        assert rep["errors"][who]["holdout"] is None
+        assert rep["errors"][who]["train"]["overall"] > 0
+    assert rep["identifiability"]["n_columns"] == 20 + 2
+    fit = np.array([d["fit"]["params"] for d in rep["links"]])
+    pm = pin.buildModelFromUrdf(str(out))
+    q0 = pin.neutral(pm)
+    for name, value in locked.items():
+        q0[pm.idx_qs[pm.getJointId(name)]] = value
+    pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], q0)
+    got = np.array([pm.inertias[i].toDynamicParameters() for i in range(1, pm.njoints)])
+    np.testing.assert_allclose(got, fit, rtol=0, atol=1e-12)
 
 
 def test_report_fields(panda_run):
@@ -114,8 +165,10 @@ def test_report_fields(panda_run):
     assert rep["options"]["friction"] == list(FRICTION_KINDS)
     assert rep["options"]["decimate"] == 5 and rep["options"]["lowpass"] == 30
     s = rep["samples"]
-    assert s["raw"] == 8000 and s["after_decimation"] == 1600
-    assert (s["train"], s["holdout"]) == (1200, 400)
+    # 8 s at 1 kHz, decimated by 5 (the low-pass may trim the ends); the last quarter held out
+    assert s["raw"] == 8000 and 1400 <= s["after_decimation"] <= 1600
+    assert s["holdout"] == int(0.25 * s["after_decimation"])
+    assert s["train"] + s["holdout"] == s["after_decimation"]
     assert rep["gamma"] > 0 and set(rep["noise_std"]) == set(ARM)
     assert [d["link"] for d in rep["links"]] == [f"panda_link{i}" for i in range(1, 8)]
     for d in rep["links"]:

@@ -515,13 +515,16 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         prep = ident.prepare_log(log, lowpass=args.lowpass, decimate=args.decimate)
     except ident.LogError as e:
         raise InputError(str(e)) from None
-    except ValueError as e:
-        msg = str(e)
-        if "lowpass" in msg:
-            raise UsageError(f"--lowpass {args.lowpass}: {msg}") from None
-        if "decimate" in msg:
-            raise UsageError(f"--decimate {args.decimate}: {msg}") from None
-        raise InputError(f"{args.log}: {msg}") from None
+    except ValueError as e:  # an option that does not suit this log (rate, length)
+        head, _, rest = str(e).partition(":")
+        opt = {"lowpass": "--lowpass", "decimate": "--decimate"}.get(head.strip())
+        if opt is None:
+            raise InputError(f"{args.log}: {e}") from None
+        value = args.lowpass if opt == "--lowpass" else args.decimate
+        for name in ("lowpass", "decimate"):
+            rest = rest.replace(f" {name} ", f" --{name} ")
+            rest = rest.replace(f"pass {name}", f"pass --{name}")
+        raise UsageError(f"{opt} {value}: {rest.strip()} (log {args.log})") from None
     t, q, dq, ddq, tau = (
         np.asarray(x, np.float64) for x in (prep.t, prep.q, prep.dq, prep.ddq, prep.tau)
     )
