@@ -1,0 +1,175 @@
+"""Result types of whole-robot identification: ``RobotFitResult`` and ``Identifiability``."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+
+from .._consistency import ConsistencyReport
+from .._inertia import RigidBodyInertia
+from .._pytree import Pytree, pytree_dataclass
+
+
+def _check_fields(obj, kinds: dict, optional: tuple = ()) -> None:
+    name_cls = type(obj).__name__
+    for name in obj._data_fields:
+        value = getattr(obj, name)
+        if value is None and name in optional:
+            continue
+        want = kinds.get(name)
+        if want is not None:
+            ok = isinstance(value, want)
+            what = f"a {want.__name__}"
+        else:
+            ok = hasattr(value, "shape") and hasattr(value, "dtype")
+            what = "an array"
+        if not ok:
+            raise TypeError(f"{name_cls}.{name}: expected {what}, got {type(value).__name__}")
+
+
+@pytree_dataclass
+class RobotFitResult(Pytree):
+    """What :func:`fit_torques` and :func:`fit_robot` return, for a batch ``(...)`` of fits.
+
+    A frozen pytree dataclass (:mod:`spatialjax._pytree`): ``res[i]`` is fit
+    ``i`` of the batch, ``==`` compares values, ``jax.tree.map`` sees every
+    array. ``batch_shape`` is the shape of :attr:`objective`; the body axis
+    ``nb`` of ``inertia``/``prior``/``consistency`` and the joint axis of
+    ``noise_std`` are core axes.
+
+    Attributes:
+      inertia: ``RigidBodyInertia`` of batch ``(..., nb)``: the identified
+        bodies, each about its body frame's origin in its axes (the
+        regressor's convention; :func:`~spatialjax.multibody.joint_torque_regressor`).
+        Every body has ``J ≻ 0`` (fully physically consistent) unless the
+        status is an input error (then NaN).
+      extra: ``(..., ne)`` identified coefficients of the extra columns
+        (friction for :func:`fit_robot`, in ``friction_regressor`` order).
+      friction: ``(..., n1, 3)`` per one-DoF joint ``[viscous, coulomb, offset]``
+        with NaN for the columns not fitted (:func:`fit_robot`); ``None`` from
+        :func:`fit_torques`.
+      objective: ``(...)`` ``F = Σ w r² + γ Σ_i D(J_i ‖ J0_i)`` at the result.
+      residual: ``(...)`` its data part ``Σ w r²`` (a χ² with the default weights).
+      iterations: ``(...)`` int32 Newton iterations of the interior-point loop.
+      converged: ``(...)`` bool, ``status == FitStatus.CONVERGED``.
+      status: ``(...)`` int32 :class:`~spatialjax.identification.FitStatus` code.
+      gamma: ``(...)`` the prior weight ``γ`` used.
+      prior: ``RigidBodyInertia`` ``(..., nb)``: the prior ``J0`` used.
+      noise_std: ``(..., nv)`` per-joint noise standard deviation ``σ̂_j``
+        estimated from the ordinary-least-squares residuals (the default
+        weights are ``1/σ̂_j²``; reported also when ``weights`` were given).
+      consistency: ``physical_consistency`` of ``inertia`` (batch ``(..., nb)``).
+      rank: ``(...)`` int32 numerical rank of the column-scaled stacked
+        (weighted) regressor ``[Y | extra]``.
+      condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled stacked
+        regressor (``inf`` where it is rank-deficient: the prior decides the
+        unexcited directions).
+    """
+
+    inertia: RigidBodyInertia
+    extra: jax.Array
+    friction: jax.Array | None
+    objective: jax.Array
+    residual: jax.Array
+    iterations: jax.Array
+    converged: jax.Array
+    status: jax.Array
+    gamma: jax.Array
+    prior: RigidBodyInertia
+    noise_std: jax.Array
+    consistency: ConsistencyReport
+    rank: jax.Array
+    condition_number: jax.Array
+    _core_ndims = {"extra": 1, "friction": 2, "noise_std": 1}
+
+    @property
+    def batch_shape(self) -> tuple[int, ...]:
+        """The fits' batch shape ``(...)`` (that of :attr:`objective`)."""
+        return tuple(np.shape(self.objective))
+
+    def __post_init__(self):
+        if self._is_axis_spec():
+            return
+        kinds = {
+            "inertia": RigidBodyInertia,
+            "prior": RigidBodyInertia,
+            "consistency": ConsistencyReport,
+        }
+        _check_fields(self, kinds, optional=("friction",))
+
+
+@pytree_dataclass
+class Identifiability(Pytree):
+    """What :func:`identifiability` returns: which parameters the data determine.
+
+    All arrays have a leading batch shape ``(...)``; ``p = 10 nb + ne`` is the
+    number of columns of the stacked regressor ``[Y | extra]`` (body
+    parameters first, in ``_params`` order per body, then the extra columns).
+
+    Attributes:
+      rank: ``(...)`` int32 numerical rank of the column-scaled, whitened,
+        stacked regressor (singular values above ``rtol · σ_max``).
+      condition_number: ``(...)`` ``σ_max / σ_min`` of the column-scaled
+        regressor over all ``p`` columns (``inf`` when rank-deficient).
+      singular_values: ``(..., p)`` singular values of the column-scaled
+        regressor, descending.
+      column_scale: ``(..., p)`` the scale applied: the 2-norm of each whitened
+        column (1 where a column is zero).
+      base_columns: ``(..., p)`` int32 pivoted-QR column order of the
+        column-scaled regressor: the first ``rank`` entries are a set of
+        independent (base) columns, the rest are (numerically) combinations of
+        them.
+      null_space: ``(..., p, p)`` right singular vectors of the column-scaled
+        regressor as columns, in descending singular-value order, mapped back
+        to the unscaled parameters and normalised: columns ``rank:`` span the
+        unidentifiable directions ``δx`` with ``[Y | extra] δx ≈ 0``.
+      data_share: ``(..., p)`` diagonal of the resolution matrix
+        ``(2A + γ H0)⁻¹ 2A`` (``A`` the whitened normal matrix, ``H0`` the
+        prior's Hessian ``blockdiag ∇²(−log det J0_i)``, zero for the extra
+        columns): ``1`` where the data decide a parameter, ``0`` where the
+        prior does. NaN when no prior was given.
+      names: static tuple of ``p`` ``(body, parameter)`` names, e.g.
+        ``("panda_link3", "Ixy")`` or ``("panda_joint1", "viscous")``.
+    """
+
+    rank: jax.Array
+    condition_number: jax.Array
+    singular_values: jax.Array
+    column_scale: jax.Array
+    base_columns: jax.Array
+    null_space: jax.Array
+    data_share: jax.Array
+    names: tuple = ()
+    _meta_fields = ("names",)
+    _core_ndims = {
+        "singular_values": 1,
+        "column_scale": 1,
+        "base_columns": 1,
+        "null_space": 2,
+        "data_share": 1,
+    }
+
+    def __post_init__(self):
+        if self._is_axis_spec():
+            return
+        _check_fields(self, {})
+
+    def unidentifiable(self) -> jax.Array:
+        """``(..., p, p − rank)`` the unidentifiable directions (unbatched results only)."""
+        if self.batch_shape:
+            raise ValueError(
+                "Identifiability.unidentifiable(): the rank differs per batch element; index "
+                f"one result first (batch shape {self.batch_shape})"
+            )
+        return self.null_space[:, int(self.rank) :]
+
+    def prior_decided(self, threshold: float = 0.5) -> tuple:
+        """Names of the parameters whose ``data_share < threshold`` (unbatched results only)."""
+        if self.batch_shape:
+            raise ValueError(
+                "Identifiability.prior_decided(): index one result first (batch shape "
+                f"{self.batch_shape})"
+            )
+        share = np.asarray(self.data_share)
+        names = self.names or tuple(str(i) for i in range(share.shape[-1]))
+        return tuple(n for n, s in zip(names, share, strict=True) if s < threshold)
