@@ -619,13 +619,25 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         "least_squares": _errors(predict(pi_ls, phi_ls), tau, n_train, joints),
         "prior": _errors(predict(pi0, np.zeros(0)), tau, n_train, joints),
     }
-    idf = ident.identifiability(
-        jnp.asarray(Y[tr]),
-        extra=jnp.asarray(F[tr]) if n_fric else None,
-        prior=model.inertia,
-        gamma=gamma,
-    )
-    share = np.asarray(idf.data_share, np.float64).reshape(-1)
+    # identifiability of the fitted problem: same samples, columns, weights 1/σ̂² and γ
+    n_cols = Y.shape[2] + F.shape[2]
+    idf_fn = getattr(ident, "identifiability", None)
+    if idf_fn is not None:
+        idf = idf_fn(
+            jnp.asarray(Y[tr]),
+            extra=jnp.asarray(F[tr]) if n_fric else None,
+            weights=jnp.asarray(1.0 / noise**2),
+            prior=model.inertia,
+            gamma=gamma,
+        )
+        share = np.asarray(idf.data_share, np.float64).reshape(-1)
+        rank, cond = int(np.asarray(idf.rank)), float(np.asarray(idf.condition_number))
+        base = np.asarray(idf.base_columns)[:rank].tolist()
+        decided = [list(x) if isinstance(x, tuple) else x for x in idf.prior_decided()]
+    else:  # robot-fit's identifiability() not merged yet: the fit's own rank and condition
+        share = np.full(n_cols, np.nan)
+        rank, cond = int(np.asarray(res.rank)), float(np.asarray(res.condition_number))
+        base, decided = None, None
     nb = model.nbodies
     summ = _summaries(np.concatenate([pi_fit, pi_ls, pi0]), np.concatenate([pi0, pi0, pi0]))
     links = []
@@ -645,14 +657,13 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         fr_fit = _friction_rows(phi_fit, kinds, nv)
     friction = dict(zip(joints, fr_fit, strict=True))
     friction_ls = dict(zip(joints, _friction_rows(phi_ls, kinds, nv), strict=True))
-    n_cols = Y.shape[2] + F.shape[2]
     identifiability = {
-        "rank": int(np.asarray(idf.rank)),
+        "rank": rank,
         "n_columns": n_cols,
-        "condition_number": float(np.asarray(idf.condition_number)),
-        "base_columns": np.asarray(idf.base_columns).tolist(),
-        "n_unidentifiable": n_cols - int(np.asarray(idf.rank)),
-        "prior_decided": [list(x) if isinstance(x, tuple) else x for x in idf.prior_decided()],
+        "condition_number": cond,
+        "base_columns": base,
+        "n_unidentifiable": n_cols - rank,
+        "prior_decided": decided,
     }
     e_fit, e_ls = errors["fit"]["holdout"], errors["least_squares"]["holdout"]
     what = "held-out" if e_fit is not None else "training"
@@ -692,6 +703,12 @@ def _g(x, fmt=".4g") -> str:
     return "—" if x is None else format(x, fmt)
 
 
+def _share_text(share: list) -> str:
+    """``min–max`` of a link's data shares (``—`` when unknown)."""
+    vals = [x for x in share if x is not None and math.isfinite(x)]
+    return f"{min(vals):.2f}–{max(vals):.2f}" if vals else "—"
+
+
 def summary_table(report: dict) -> str:
     """The table printed at the end: per link, then per joint."""
     lines = []
@@ -704,7 +721,7 @@ def summary_table(report: dict) -> str:
                 f"{d['prior']['mass']:.3f} → {d['fit']['mass']:.3f}",
                 "yes" if d["least_squares"]["consistent"] else "NO",
                 "yes" if d["fit"]["consistent"] else "NO",
-                f"{min(share):.2f}–{max(share):.2f}",
+                _share_text(share),
             )
         )
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
