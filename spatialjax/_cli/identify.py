@@ -368,37 +368,8 @@ def _jsonable(x):
     return x
 
 
-def _summaries(P: np.ndarray, P0: np.ndarray) -> dict:
-    """Consistency margins of ``P (k, 10)`` and geodesic distances to ``P0 (k, 10)``, one jit."""
-    import jax
-    import jax.numpy as jnp
-
-    from .._consistency import physical_consistency
-    from .._inertia import RigidBodyInertia
-    from .._metrics import geodesic_distance
-
-    def core(P, P0):
-        rep = physical_consistency(RigidBodyInertia(P))
-        ok = rep.fully_consistent & (rep.min_eig_pseudo_inertia > 0)
-        J = RigidBodyInertia(P).pseudo_inertia()
-        J0 = RigidBodyInertia(P0).pseudo_inertia()
-        safe = jnp.where(ok[:, None, None], J, J0)  # no NaN traced through eigvalsh
-        d = jnp.where(ok, geodesic_distance(safe, J0), jnp.nan)
-        return rep, d
-
-    rep, d = jax.jit(core)(jnp.asarray(P), jnp.asarray(P0))
-    return {
-        "consistent": np.asarray(rep.fully_consistent),
-        "principal_moments": np.asarray(rep.principal_moments),
-        "min_eig_inertia_com": np.asarray(rep.min_eig_inertia_com),
-        "triangle_margin": np.asarray(rep.triangle_margin),
-        "min_eig_pseudo_inertia": np.asarray(rep.min_eig_pseudo_inertia),
-        "geodesic": np.asarray(d),
-    }
-
-
 def _body_dict(p: np.ndarray, s: dict, k: int, with_distance: bool) -> dict:
-    """The report entry of body ``k`` of a :func:`_summaries` batch (parameters ``p``)."""
+    """The report entry of body ``k`` of a ``body_metrics`` batch (parameters ``p``)."""
     m = float(p[0])
     d: dict[str, Any] = {
         "params": p.tolist(),
@@ -441,6 +412,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
 
     import spatialjax.multibody as mb
     from spatialjax import identification as ident
+    from spatialjax.identification._export import body_metrics
 
     from ..io import ModelFileError
 
@@ -639,7 +611,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         rank, cond = int(np.asarray(res.rank)), float(np.asarray(res.condition_number))
         base, decided = None, None
     nb = model.nbodies
-    summ = _summaries(np.concatenate([pi_fit, pi_ls, pi0]), np.concatenate([pi0, pi0, pi0]))
+    summ = body_metrics(np.concatenate([pi_fit, pi_ls, pi0]), np.concatenate([pi0, pi0, pi0]))
     links = []
     for b in range(nb):
         d = {"link": model.body_names[b], "joint": model.joint_names[b]}
