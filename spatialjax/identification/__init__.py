@@ -9,6 +9,12 @@
 * :class:`FitResult` — what :func:`fit` returns; :class:`FitStatus` — its
   per-body status codes.
 
+Robot data (issue 14): :func:`fourier_trajectory`, :func:`excitation_trajectory`
+(Swevers et al. 1997 excitation), :func:`perturb_inertia`, :func:`simulate_log`,
+:class:`RobotLog` with :func:`load_log` / ``RobotLog.save`` (``.npz``/``.csv``),
+:class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
+:func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation).
+
 Whole robots (joint torques):
 
 * :func:`fit_robot` — every link (and joint friction) of a
@@ -19,7 +25,17 @@ Whole robots (joint torques):
   baseline.
 """
 
+# --- robot data (excitation, simulated logs, log files, preprocessing) ---
+from ._excitation import excitation_trajectory as excitation_trajectory
+from ._excitation import fourier_trajectory as fourier_trajectory
 from ._fit import fit as fit
+from ._log import JointMatch as JointMatch
+from ._log import LogError as LogError
+from ._log import RobotLog as RobotLog
+from ._log import load_log as load_log
+from ._log import match_joints as match_joints
+from ._preprocess import PreparedLog as PreparedLog
+from ._preprocess import prepare_log as prepare_log
 from ._regressor import body_regressor as body_regressor
 from ._result import FitResult as FitResult
 
@@ -28,6 +44,8 @@ from ._robot_fit import fit_robot as fit_robot
 from ._robot_fit import fit_torques as fit_torques
 from ._robot_fit import least_squares_torques as least_squares_torques
 from ._robot_result import RobotFitResult as RobotFitResult
+from ._simulate import perturb_inertia as perturb_inertia
+from ._simulate import simulate_log as simulate_log
 from ._solvers import LBFGS as LBFGS
 from ._solvers import Adam as Adam
 from ._solvers import Barrier as Barrier
@@ -43,6 +61,18 @@ __all__ = [
     "LogCholesky",
     "body_regressor",
     "fit",
+    # robot data
+    "JointMatch",
+    "LogError",
+    "PreparedLog",
+    "RobotLog",
+    "excitation_trajectory",
+    "fourier_trajectory",
+    "load_log",
+    "match_joints",
+    "perturb_inertia",
+    "prepare_log",
+    "simulate_log",
     # whole-robot identification (robot-fit)
     "RobotFitResult",
     "fit_robot",
