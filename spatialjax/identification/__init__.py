@@ -23,10 +23,15 @@ Whole robots (joint torques):
   joint-torque regressor; :class:`RobotFitResult` — what they return.
 * :func:`least_squares_torques` — ordinary (minimum-norm) least squares, the
   baseline.
+
+Model files: :func:`write_identified_urdf` — the input URDF with only the
+identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
+writes).
 """
 
 # --- robot data (excitation, simulated logs, log files, preprocessing) ---
 from ._excitation import excitation_trajectory as excitation_trajectory
+from ._export import write_identified_urdf as write_identified_urdf
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._fit import fit as fit
 from ._log import JointMatch as JointMatch
@@ -78,4 +83,6 @@ __all__ = [
     "fit_robot",
     "fit_torques",
     "least_squares_torques",
+    # model files (identify-cli)
+    "write_identified_urdf",
 ]
