@@ -31,8 +31,8 @@ writes).
 
 # --- robot data (excitation, simulated logs, log files, preprocessing) ---
 from ._excitation import excitation_trajectory as excitation_trajectory
-from ._export import write_identified_urdf as write_identified_urdf
 from ._excitation import fourier_trajectory as fourier_trajectory
+from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
 from ._log import JointMatch as JointMatch
 from ._log import LogError as LogError
