@@ -103,7 +103,8 @@ def test_progress_lines_and_table(panda_run):
     text = panda_run["stdout"]
     lines = [ln for ln in text.splitlines() if ln.startswith("[")]
     assert [ln.split("] ", 1)[1].split(":")[0] for ln in lines] == list(STAGES)
-    assert "locked panda_finger_joint1=0.02, panda_finger_joint2=0" in lines[0]
+    assert "9 movable joints" in lines[0]
+    assert "locked panda_finger_joint1=0.02, panda_finger_joint2=0: 7 moving bodies" in lines[1]
     s = panda_run["report"]["samples"]
     n, n_train, n_hold = s["after_decimation"], s["train"], s["holdout"]
     assert f"{n} samples; fit on the first {n_train}, {n_hold} held out" in lines[2]
@@ -215,8 +216,8 @@ def test_fit_beats_least_squares_and_prior_on_held_out_data(panda_run):
     assert fit < 0.5 * prior
 
 
-def test_fit_is_closer_to_the_truth_than_least_squares(panda_run):
-    """Geodesic distance to the true bodies, summed over links (Lee, Wensing & Park 2020)."""
+def test_least_squares_links_are_impossible_fit_links_are_not(panda_run):
+    """Consistency per link, and a finite geodesic distance to the truth (Lee et al. 2020)."""
     from spatialjax import RigidBodyInertia, geodesic_distance
 
     rep, true = panda_run["report"], panda_run["true"]
@@ -224,10 +225,24 @@ def test_fit_is_closer_to_the_truth_than_least_squares(panda_run):
     with _x64():
         d_fit = np.asarray(geodesic_distance(RigidBodyInertia(fit), RigidBodyInertia(true)))
     assert np.all(np.isfinite(d_fit))
-    ls_ok = [d["least_squares"]["consistent"] for d in rep["links"]]
+    for who in ("fit", "least_squares"):
+        flags = [d[who]["consistent"] for d in rep["links"]]
+        pd = [np.linalg.eigvalsh(_pseudo_inertia(d[who]["params"]))[0] > 0 for d in rep["links"]]
+        assert flags == pd, who
     # least squares makes at least one link impossible; the fit never does
-    assert not all(ls_ok)
+    assert not all(d["least_squares"]["consistent"] for d in rep["links"])
     assert all(d["fit"]["consistent"] for d in rep["links"])
+
+
+def _pseudo_inertia(p):
+    """NumPy ``J = [[½ tr(I) 1 − I, h], [hᵀ, m]]`` (Wensing, Kim & Slotine 2017, eq. 7)."""
+    m, h = p[0], np.asarray(p[1:4])
+    I_o = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+    J = np.zeros((4, 4))
+    J[:3, :3] = 0.5 * np.trace(I_o) * np.eye(3) - I_o
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return J
 
 
 def test_errors_recomputed_from_the_report(panda_run, panda_log):

@@ -438,8 +438,13 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
             f"{args.model}: a floating-base model; identify handles fixed-base robots (the "
             "joint torques of a free base are not measured)"
         )
+    progress.done(
+        "read model",
+        f"{args.model} ({fmt.upper()}): {full.nbodies} movable joints "
+        f"({', '.join(full.joint_names)})",
+    )
 
-    # 2. log
+    # 2. log, matched to the model's joints; the joints it lacks are locked
     try:
         log = ident.load_log(args.log)
     except ident.LogError as e:
@@ -465,21 +470,16 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
     if joints != tuple(match.joint_names):  # pragma: no cover - both are the model order
         raise InputError(f"internal: joint order {joints} != {match.joint_names}")
     locked_txt = ", ".join(f"{k}={v:g}" for k, v in locked.items()) or "none"
-    progress_model = (
-        f"{args.model} ({fmt.upper()}): {model.nbodies} moving bodies, joints "
-        f"{', '.join(joints)}; locked {locked_txt}"
-    )
-    # the model line is printed after the log is matched (locks depend on the log)
-    progress.done("read model", progress_model)
     n_raw = log.n_samples
-    rate = (n_raw - 1) / float(log.t[-1] - log.t[0])
+    span = float(log.t[-1] - log.t[0])
     progress.done(
         "read log",
-        f"{args.log}: {n_raw} samples over {float(log.t[-1] - log.t[0]):.3g} s "
-        f"({rate:.4g} Hz), {len(joints)} joints"
-        + (f", dropped {', '.join(match.dropped)}" if match.dropped else "")
+        f"{args.log}: {n_raw} samples over {span:.3g} s ({(n_raw - 1) / span:.4g} Hz), "
+        f"joints {', '.join(joints)}"
+        + (f" (dropped {', '.join(match.dropped)})" if match.dropped else "")
         + ("" if log.dq is None else ", dq given")
-        + ("" if log.ddq is None else ", ddq given"),
+        + ("" if log.ddq is None else ", ddq given")
+        + f"; locked {locked_txt}: {model.nbodies} moving bodies",
     )
 
     # 3. filter
