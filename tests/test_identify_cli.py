@@ -413,6 +413,11 @@ def test_unknown_lock_and_out_for_mjcf(panda_log, tmp_path, capsys):
     assert not (tmp_path / "o.urdf").exists()
 
 
+def test_floating_base_model_is_refused(panda_log, capsys):
+    status, _, err = _run(capsys, [FIX / "walker.xml", panda_log[0]])
+    assert status == 2 and "walker.xml" in err and "floating-base" in err
+
+
 def test_missing_inputs(tmp_path, capsys):
     status, _, err = _run(capsys, [tmp_path / "nope.urdf", tmp_path / "log.npz"])
     assert status == 2 and "MODEL" in err and "no such file" in err

@@ -37,6 +37,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -713,27 +714,48 @@ def summary_table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def _tmp_beside(path: Path) -> Path:
+    path = Path(os.path.realpath(path))
+    return path.with_name(f".{path.name}.spatialjax-identify.tmp")
+
+
+def _put(tmp: Path, path: Path) -> None:
+    """Rename ``tmp`` over ``path`` (its target, for a link), keeping an old file's mode."""
+    path = Path(os.path.realpath(path))
+    if path.exists():
+        shutil.copymode(path, tmp)
+    os.replace(tmp, path)
+
+
 def _write_outputs(args, result: dict, progress: _Progress) -> None:
+    """Write ``--out`` and ``--report``: both to temporary files first, then renamed.
+
+    A failure while writing leaves no output (and no existing file) changed.
+    """
     from ..identification._export import write_identified_urdf
-    from ..io._check import _write_atomic
 
     report = result["report"]
-    written = []
-    if args.out is not None:
-        rep = write_identified_urdf(
-            args.model, result["_model"], result["_pi_fit"], args.out, overwrite=args.force
-        )
-        report["output"] = rep
-        written.append(args.out)
-    if args.report is not None:
-        text = json.dumps(_jsonable(report), indent=1, allow_nan=False) + "\n"
-        try:
-            _write_atomic(Path(args.report), text.encode())
-        except OSError:
-            if args.out is not None:  # nothing half-written: take the URDF back
-                Path(args.out).unlink(missing_ok=True)
-            raise
-        written.append(args.report)
+    tmps: list[tuple[Path, Path]] = []
+    try:
+        if args.out is not None:
+            tmp = _tmp_beside(Path(args.out))
+            tmps.append((tmp, Path(args.out)))
+            rep = write_identified_urdf(
+                args.model, result["_model"], result["_pi_fit"], tmp, overwrite=True
+            )
+            rep["output"] = str(args.out)
+            report["output"] = rep
+        if args.report is not None:
+            text = json.dumps(_jsonable(report), indent=1, allow_nan=False) + "\n"
+            tmp = _tmp_beside(Path(args.report))
+            tmps.append((tmp, Path(args.report)))
+            tmp.write_text(text, encoding="utf-8")
+        for tmp, path in tmps:
+            _put(tmp, path)
+    finally:
+        for tmp, _ in tmps:
+            tmp.unlink(missing_ok=True)
+    written = [str(p) for _, p in tmps]
     progress.done("write", ", ".join(written) if written else "nothing (no --out, no --report)")
     out = report.get("output")
     if out:
