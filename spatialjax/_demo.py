@@ -1,6 +1,7 @@
-"""``spatialjax demo``: identify a robot's payload from wrist force/torque readings.
+"""``spatialjax demo --payload``: identify a robot's payload from wrist force/torque readings.
 
-The payload demo (``spatialjax demo``, alias ``spatialjax demo --payload``). A
+The payload demo (``spatialjax demo`` runs the whole-robot demo of
+:mod:`spatialjax._demo_robot`; ``spatialjax.demo --payload`` runs this one). A
 1.6 kg gripper-like tool (a flange, a housing and two fingers built from
 uniform shapes and joined with ``+`` in the sensor frame B) is moved by a
 robot wrist through large, smooth reorientations and translations *in
@@ -53,34 +54,40 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--payload",
         action="store_true",
-        help="run the single-payload identification demo (the current default; the flag is "
-        "kept for when the default demo changes)",
+        help="run the single-payload identification demo (a tool on a wrist force/torque "
+        "sensor) instead of the whole-robot one; the options below marked 'payload' apply to it",
     )
     parser.add_argument(
-        "--bodies", type=int, default=1, help="number of payload variants fitted in one batch"
+        "--bodies",
+        type=int,
+        default=1,
+        help="payload: number of payload variants fitted in one batch",
     )
     parser.add_argument(
         "--noise",
         type=float,
         default=1.0,
-        help="noise level as a multiple of an ATI Mini45-class sensor's (default 1)",
+        help="payload: noise level as a multiple of an ATI Mini45-class sensor's (default 1)",
     )
     parser.add_argument(
         "--samples",
         type=int,
         default=2000,
-        help=f"sensor readings per payload, spread over a {DURATION:g} s trajectory (default 2000)",
+        help=f"payload: sensor readings per payload, spread over a {DURATION:g} s trajectory "
+        "(default 2000)",
     )
     parser.add_argument("--seed", type=int, default=5, help="random seed (default 5)")
     parser.add_argument(
         "--method",
         choices=("barrier", "log_cholesky"),
         default="barrier",
-        help="solver of fit: 'barrier' (interior point directly over the 10 parameters; "
+        help="payload: solver of fit: 'barrier' (interior point directly over the 10 parameters; "
         "fit's default) or 'log_cholesky' (unconstrained over the log-Cholesky vector, "
         "consistent by construction); both reach the same optimum",
     )
-    parser.add_argument("--float32", action="store_true", help="run in float32 (default float64)")
+    parser.add_argument(
+        "--float32", action="store_true", help="payload: run in float32 (default float64)"
+    )
 
 
 def _progress(msg: str) -> float:

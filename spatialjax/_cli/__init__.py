@@ -22,7 +22,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "info": ("spatialjax._cli.info", "print the version, the JAX devices and the conventions"),
     "demo": (
         "spatialjax._cli.demo",
-        "identify a composite body from noisy wrenches: least squares vs fit (the main job)",
+        "identify a Panda's links and joint friction from a simulated torque log: URDF prior "
+        "vs least squares vs consistent fit (--payload: a wrist payload from wrench readings)",
     ),
     "check": (
         "spatialjax._cli.check",

@@ -1,4 +1,5 @@
-"""``spatialjax demo``: the options and the run live in :mod:`spatialjax._demo`."""
+"""``spatialjax demo``: the whole-robot demo (:mod:`spatialjax._demo_robot`) or, with
+``--payload``, the single-payload one (:mod:`spatialjax._demo`)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,18 @@ import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The demo's options (defined by :mod:`spatialjax._demo`)."""
-    from .._demo import add_arguments as demo_arguments
+    """Both demos' options (``--seed`` is shared)."""
+    from .._demo import add_arguments as payload_arguments
+    from .._demo_robot import add_arguments as robot_arguments
 
-    demo_arguments(parser)
+    payload_arguments(parser)
+    robot_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; returns its exit status."""
-    from .._demo import run as demo_run
-
+    """Run the chosen demo; returns its exit status."""
+    if getattr(args, "payload", False):
+        from .._demo import run as demo_run
+    else:
+        from .._demo_robot import run as demo_run
     return int(demo_run(args) or 0)
