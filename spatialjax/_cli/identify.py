@@ -203,6 +203,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force", action="store_true", help="replace --out and --report files that exist"
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="do not use the persistent JAX compilation cache (default folder "
+        "~/.cache/spatialjax/jax; also: environment SPATIALJAX_NO_COMPILATION_CACHE=1); "
+        "with the cache, a second run on a log of the same size skips most of the compile",
+    )
+    parser.add_argument(
+        "--cache-dir", metavar="DIR", help="folder of the persistent compilation cache"
+    )
 
 
 # ----------------------------------------------------------------------------- planning
@@ -427,6 +437,8 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         "out": args.out,
         "report": args.report,
         "force": args.force,
+        "no_cache": args.no_cache,
+        "cache_dir": getattr(args, "cache", None),
     }
     # 1. model (first without locks, to match the log's joints against all movable ones)
     progress.start()
@@ -775,6 +787,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
     progress = _Progress(sys.stdout)
+    if not args.no_cache:
+        from .._demo_robot import enable_compilation_cache
+
+        try:
+            args.cache = enable_compilation_cache(args.cache_dir)
+        except OSError as e:
+            print(f"spatialjax identify: error: --cache-dir: {e}", file=sys.stderr)
+            return 2
+    else:
+        args.cache = None
     try:
         with _x64():
             result = identify(args, plan["format"], progress)
