@@ -553,7 +553,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
     tr = slice(0, n_train)
 
     # 5. ordinary least squares (same columns, same samples)
-    pi_ls, phi_ls = ident.least_squares_torques(
+    pi_ls, phi_ls = jax.jit(ident.least_squares_torques)(
         jnp.asarray(Y[tr]), jnp.asarray(tau[tr]), extra=jnp.asarray(F[tr]) if n_fric else None
     )
     pi_ls = np.asarray(pi_ls).reshape(model.nbodies, 10)
