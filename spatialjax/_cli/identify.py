@@ -715,7 +715,7 @@ def summary_table(report: dict) -> str:
     part = "holdout" if report["errors"]["fit"]["holdout"] is not None else "train"
     label = "held-out" if part == "holdout" else "training (no hold-out)"
     lines.append("")
-    rows = [("joint", f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
+    rows: list[tuple[str, ...]] = [("joint", f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
     errs = {k: report["errors"][k][part] for k in ("fit", "least_squares", "prior")}
     for j in report["joints"]:
         rows.append((j, *(_g(errs[k]["per_joint"][j], ".4f") for k in errs)))
