@@ -583,11 +583,20 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
     noise = np.asarray(res.noise_std, np.float64).reshape(-1)
     converged = bool(np.all(np.asarray(res.converged)))
     iters = int(np.max(np.asarray(res.iterations)))
+    status = ident.FitStatus(int(np.max(np.asarray(res.status))))
+    if status not in (ident.FitStatus.CONVERGED, ident.FitStatus.NOT_CONVERGED):
+        raise InputError(f"the fit failed on {args.log}: {ident.FitStatus.describe(status)}")
     progress.done(
         "fit",
         f"{'converged' if converged else 'NOT converged'} in {iters} "
         f"iterations, gamma {gamma:.3g}; compile {t_compile:.2f} s, solve {t_solve:.3f} s",
     )
+    if not converged:
+        print(
+            f"spatialjax identify: warning: {ident.FitStatus.describe(status)} (see "
+            "fit_status in the report)",
+            file=sys.stderr,
+        )
 
     # 7. validation (all N samples; the first n_train were fitted)
     pi0 = np.asarray(model.inertia.params, np.float64)
@@ -667,12 +676,14 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         "samples": {"raw": n_raw, "after_decimation": N, "train": n_train, "holdout": n_hold},
         "gamma": gamma,
         "noise_std": dict(zip(joints, noise.tolist(), strict=True)),
+        "noise_weights": dict(zip(joints, (1.0 / noise**2).tolist(), strict=True)),
         "links": links,
         "friction": friction,
         "friction_least_squares": friction_ls,
         "errors": errors,
         "identifiability": identifiability,
         "fit_status": {
+            "status": status.name,
             "converged": converged,
             "iterations": iters,
             "objective": float(np.asarray(res.objective)),
