@@ -27,8 +27,45 @@ Every option is checked, and ``--out``/``--report`` refuse to replace an
 existing file without ``--force``, before any file is read; nothing is
 written when any stage fails.
 
-Exit status: 0 success, 2 a usage error, an unreadable model or log, or an
-output that cannot be written (argparse's convention, as ``spatialjax check``).
+The report (``--report``, JSON; NaN and infinities are written as ``null``):
+
+* ``model``, ``model_format``, ``log``, ``options`` (every option as given),
+  ``joints`` (the identified joints, model order), ``locked_joints``
+  (``{joint: value}``), ``gravity``, ``samples`` (``raw``,
+  ``after_decimation``, ``train``, ``holdout``), ``gamma`` (the log-det
+  weight used), ``noise_std`` and ``noise_weights`` (per joint ``σ̂_j`` and
+  the weight ``1/σ̂_j²`` of its residuals).
+* ``links``: per moving body (``link`` = its joint's child link, ``joint``),
+  for ``fit``, ``least_squares`` and ``prior``: ``params`` (the 10-vector
+  ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the link frame's
+  origin in its axes, composite of the rigidly attached links), ``mass``,
+  ``com`` (m, link frame), ``principal_moments`` (of ``I_c``, ascending),
+  ``consistent`` (fully physically consistent), ``margins``
+  (``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``:
+  :func:`spatialjax.physical_consistency`), ``geodesic_to_prior``
+  (:func:`spatialjax.geodesic_distance`, ``null`` when not positive
+  definite); and ``data_share`` (10 numbers: 1 where the data decide the
+  parameter, 0 where the prior does).
+* ``friction`` (the fit) and ``friction_least_squares``: ``{joint:
+  {"viscous": F_v, "coulomb": F_c, "offset": o}}`` (N·m·s/rad, N·m, N·m;
+  ``null`` for terms not fitted).
+* ``errors``: ``{fit | least_squares | prior: {train | holdout: {"overall":
+  e, "per_joint": {joint: e}}}}`` with ``e = ‖τ̂ − τ‖ / ‖τ‖`` (``holdout`` is
+  ``null`` with ``--holdout 0``).
+* ``identifiability``: ``rank``, ``n_columns`` (10 per body + friction),
+  ``condition_number`` (``null``: infinite, rank-deficient), ``base_columns``
+  (independent columns, pivoted QR), ``n_unidentifiable``, ``prior_decided``
+  (``[link, parameter]`` pairs with data share < 0.5).
+* ``fit_status`` (``status``, ``converged``, ``iterations``, ``objective``),
+  ``times`` (``compile_s``, ``solve_s`` of the fit).
+* ``output`` (with ``--out``): how each body was written
+  (:func:`spatialjax.identification.write_identified_urdf`'s report:
+  ``mode`` ``single`` / ``remainder`` / ``composite``, ``links_kept``,
+  ``links_cleared``, ``max_reload_error``).
+
+Exit status: 0 success, 2 a usage error, an unreadable model or log, a fit
+that failed, or an output that cannot be written (argparse's convention, as
+``spatialjax check``); nothing is written then.
 """
 
 from __future__ import annotations
