@@ -343,15 +343,25 @@ def test_bad_log(case, small_log, tmp_path, capsys):
     assert not out.exists() and not report.exists()
 
 
-def test_bad_csv_log_names_the_column(small_log, tmp_path, capsys):
+@pytest.mark.parametrize("case", ["nan", "short_line", "unknown_column"])
+def test_bad_csv_log(case, small_log, tmp_path, capsys):
     header = "t," + ",".join(f"q_{j}" for j in ARM) + "," + ",".join(f"tau_{j}" for j in ARM)
     rows = np.column_stack([small_log["t"][:50], small_log["q"][:50], small_log["tau"][:50]])
     lines = [header] + [",".join(repr(float(x)) for x in r) for r in rows]
-    lines[20] = lines[20].replace(lines[20].split(",")[3], "nan", 1)
+    if case == "nan":
+        fields = lines[20].split(",")
+        fields[3] = "nan"
+        lines[20], where = ",".join(fields), "q_panda_joint3"
+    elif case == "short_line":
+        lines[20], where = ",".join(lines[20].split(",")[:-1]), "line 21"
+    else:
+        lines[0], where = header.replace("_panda_joint7", "_gripper"), "gripper"
     p = tmp_path / "log.csv"
     p.write_text("\n".join(lines) + "\n")
-    status, _, err = _run(capsys, [_panda(), p])
-    assert status == 2 and str(p) in err and "q_panda_joint3" in err, err
+    out = tmp_path / "o.json"
+    status, _, err = _run(capsys, [_panda(), p, "--report", out])
+    assert status == 2 and str(p) in err and where in err, err
+    assert not out.exists()
 
 
 # ------------------------------------------------------------------------ bad options
