@@ -46,62 +46,100 @@ def _default_rtol(dtype) -> float:
 
 
 # ------------------------------------------------------------------ data reduction
-class Reduced(NamedTuple):
-    """A robot's data reduced to ``p`` dimensions (``p = 10 nb + ne``).
+def _gram(Y, E, tau, w):
+    """Normal equations of ``X = [Y | E]`` with sample weights ``w (N, nv)``: ``A = XᵀWX (p, p)``,
+    ``b = XᵀWτ (p,)``.
 
-    Attributes:
-      Rj: ``(nv, p + 1, p + 1)`` per-joint upper-triangular factors of
-        ``[√w X_j | √w τ_j]`` (``X_j``: the ``N × p`` rows of joint ``j``):
-        any per-joint reweighting is a small QR of the stacked ``√c_j Rj``.
-      n: ``()`` number of samples ``N`` (sum of the sample weights' mean when
-        sample weights were given).
+    One pass over the data as plain 2-D products over the ``N·nv`` stacked rows
+    (XLA's CPU batched products over a middle joint axis are several times
+    slower).
+    """
+    if w is None:  # unit weights: no scaled copy of the data
+        Ys, ts = Y.reshape(-1, Y.shape[-1]), tau.reshape(-1)
+    else:
+        sw = jnp.sqrt(w)[..., None]
+        Ys = (Y * sw).reshape(-1, Y.shape[-1])
+        ts = (tau * sw[..., 0]).reshape(-1)
+    # einsum over the row axis (``Ys.T @ Ys`` made XLA copy the transpose: 3-10x slower)
+    A = jnp.einsum("np,nq->pq", Ys, Ys)
+    b = jnp.einsum("np,n->p", Ys, ts)
+    if E.shape[-1]:
+        Es = E.reshape(-1, E.shape[-1]) if w is None else (E * sw).reshape(-1, E.shape[-1])
+        Aye = jnp.einsum("np,nq->pq", Ys, Es)
+        Aee = jnp.einsum("np,nq->pq", Es, Es)
+        A = jnp.concatenate([jnp.concatenate([A, Aye], -1), jnp.concatenate([Aye.T, Aee], -1)], -2)
+        b = jnp.concatenate([b, jnp.einsum("np,n->p", Es, ts)])
+    return A, b
+
+
+def _predict(Y, E, x):
+    """``X x = Y π + E φ`` ``(N, nv)``."""
+    p_y = Y.shape[-1]
+    out = jnp.einsum("njp,p->nj", Y, x[:p_y])
+    if E.shape[-1]:
+        out = out + jnp.einsum("njp,p->nj", E, x[p_y:])
+    return out
+
+
+def _joint_residuals(Y, E, tau, w, x):
+    """Per-joint ``Σ_k w_kj (X_k x − τ_k)_j²`` ``(nv,)``, on the samples (no cancellation)."""
+    r = _predict(Y, E, x) - tau
+    return jnp.sum(w * r * r, axis=0)
+
+
+class _Factor(NamedTuple):
+    """Column-scaled eigen-factorisation of a normal matrix ``A = D V Λ Vᵀ D``.
+
+    ``sv = √Λ`` (descending) are the singular values of the column-scaled
+    stacked regressor ``X D⁻¹`` (``D``: its column norms, 1 for zero columns).
+    ``R = diag(sv) Vᵀ D`` satisfies ``RᵀR = A``.
     """
 
-    Rj: jax.Array
-    n: jax.Array
+    d: jax.Array  # (p,)
+    V: jax.Array  # (p, p)
+    sv: jax.Array  # (p,) descending
+    keep: jax.Array  # (p,) sv above the rank threshold
+    rank: jax.Array  # () int32
+    cond: jax.Array  # ()
 
 
-def _per_joint_r(X, tau, w):
-    """``(nv, p + 1, p + 1)``: R factors of ``[√w X_j | √w τ_j]`` per joint (rows padded)."""
-    sw = jnp.sqrt(w)  # (N, nv)
-    A = jnp.concatenate([X * sw[..., None], (tau * sw)[..., None]], axis=-1)  # (N, nv, p+1)
-    A = jnp.swapaxes(A, 0, 1)  # (nv, N, p+1)
-    n, q = A.shape[-2], A.shape[-1]
-    if n < q:
-        A = jnp.concatenate([A, jnp.zeros(A.shape[:-2] + (q - n, q), A.dtype)], axis=-2)
-    return jnp.linalg.qr(A, mode="r")[..., :q, :]
-
-
-def _combine(Rj, c):
-    """``R (p+1, p+1)`` of the stacked ``√c_j Rj`` (joint weights ``c (nv,)``)."""
-    q = Rj.shape[-1]
-    S = (jnp.sqrt(c)[:, None, None] * Rj).reshape(-1, q)
-    if S.shape[0] < q:
-        S = jnp.concatenate([S, jnp.zeros((q - S.shape[0], q), S.dtype)], axis=0)
-    return jnp.linalg.qr(S, mode="r")[:q, :]
-
-
-def _column_scaled_svd(R, rtol):
-    """SVD of ``R D⁻¹`` with ``D`` the column norms (1 for zero columns): rank, cond, pieces."""
-    d = jnp.sqrt(jnp.sum(R * R, axis=0))
+def _factor(A, rtol_eig):
+    """:class:`_Factor` of a numerically positive semi-definite ``A`` (eigenvalues clamped ≥ 0)."""
+    d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), 0.0))
     d = jnp.where(d > 0, d, 1.0)
-    U, s, Vt = jnp.linalg.svd(R / d, full_matrices=False)
-    keep = s > s[0] * rtol
-    rank = jnp.sum(keep).astype(jnp.int32)
+    As = A / d[:, None] / d[None, :]
+    lam, V = jnp.linalg.eigh(0.5 * (As + As.T))
+    lam, V = jnp.maximum(lam[::-1], 0.0), V[:, ::-1]
+    keep = lam > lam[0] * rtol_eig
     full = jnp.all(keep)
-    cond = jnp.where(full, s[0] / jnp.where(full, s[-1], 1.0), jnp.inf)
-    return U, s, Vt, d, keep, rank, cond
+    sv = jnp.sqrt(lam)
+    cond = jnp.where(full, sv[0] / jnp.where(full, sv[-1], 1.0), jnp.inf)
+    return _Factor(d, V, sv, keep, jnp.sum(keep).astype(jnp.int32), cond)
 
 
-def _min_norm_ls(U, s, Vt, d, keep, z):
-    """Minimum-norm solution (in the column-scaled variables) of ``R x = z``."""
-    s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
-    return (Vt.T @ (s_inv * (U.T @ z))) / d
+def _min_norm_solve(F: _Factor, b):
+    """Minimum-norm (in the column-scaled variables ``D x``) solution of ``A x = b``."""
+    lam_inv = jnp.where(F.keep, 1.0 / jnp.where(F.keep, F.sv**2, 1.0), 0.0)
+    return (F.V @ (lam_inv * (F.V.T @ (b / F.d)))) / F.d
 
 
-def _rank_rtol(rows: int, p: int, dtype) -> float:
-    """NumPy ``matrix_rank``'s default: ``max(rows, cols) · eps`` relative to ``σ_max``."""
-    return float(max(rows, p) * np.finfo(dtype).eps)
+def _r_and_z(F: _Factor, b):
+    """``R = diag(sv) Vᵀ D`` and ``z`` with ``‖Rx − z‖² = xᵀAx − 2bᵀx + const``."""
+    R = (F.sv[:, None] * F.V.T) * F.d[None, :]
+    z = jnp.where(F.keep, (F.V.T @ (b / F.d)) / jnp.where(F.keep, F.sv, 1.0), 0.0)
+    return R, z
+
+
+def _rank_rtol(p: int, dtype) -> float:
+    """Rank threshold on the eigenvalues of the column-scaled normal matrix: ``10 p eps``.
+
+    A normal matrix accumulated in floating point carries errors of about
+    ``eps`` relative to its largest eigenvalue, so singular values of the
+    column-scaled regressor below ``√(10 p eps) σ_max`` (``5e-7`` relative in
+    float64, ``1e-2`` in float32 for ``p = 91``) are not resolved and count
+    as unidentifiable.
+    """
+    return float(10 * p * np.finfo(dtype).eps)
 
 
 # ------------------------------------------------------------------ objective pieces
@@ -278,50 +316,62 @@ def _with_derivative(value, s):
     return value + (s - jax.lax.stop_gradient(s))
 
 
-def _fit_one(X, tau, w, prior_pi, gamma, given, nonneg, *, nb, rtol, max_iters, prior_spread):
-    """One robot: ``X (N, nv, p)``, ``tau (N, nv)``, sample weights ``w``, ``prior_pi (nb, 10)``.
+def _fit_one(
+    Y, E, tau, w, prior_pi, gamma, given, nonneg, *, rtol, max_iters, prior_spread, sample_weights
+):
+    """One robot: ``Y (N, nv, 10 nb)``, ``E (N, nv, ne)``, ``tau (N, nv)``, sample weights ``w``.
 
     ``given = [weights given, γ given]``. Derivatives: the loop sees stop-gradient
     copies; the result carries the implicit-function-theorem derivative.
     """
     sg = jax.lax.stop_gradient
-    dtype = X.dtype
+    dtype = Y.dtype
     eps = jnp.finfo(dtype).eps
-    N, nv, p = X.shape
+    N, nv, p_y = Y.shape
+    nb = p_y // 10
+    p = p_y + E.shape[-1]
     has_w, has_gamma = given[0], given[1]
 
-    finite_in = jnp.all(jnp.isfinite(X)) & jnp.all(jnp.isfinite(tau)) & jnp.all(jnp.isfinite(w))
+    # ---- reduction to p dimensions: normal equations (one pass over the data each)
+    A0, b0 = _gram(sg(Y), sg(E), sg(tau), sg(w) if sample_weights else None)
+    finite_in = jnp.all(jnp.isfinite(A0)) & jnp.all(jnp.isfinite(b0))
+    finite_in = finite_in & jnp.all(jnp.isfinite(tau)) & jnp.all(jnp.isfinite(w))
     finite_in = finite_in & jnp.all(jnp.isfinite(prior_pi)) & (~has_gamma | jnp.isfinite(gamma))
     k, logdet0, prior_ok = _prior_terms(jnp.where(jnp.isfinite(prior_pi), prior_pi, 0.0))
     invalid = jnp.any(w < 0) | (has_gamma & (gamma < 0)) | ~jnp.all(prior_ok)
     bad = ~finite_in | invalid
-    X = jnp.where(bad, jnp.zeros_like(X), X)
-    tau = jnp.where(bad, jnp.zeros_like(tau), tau)
-    w = jnp.where(bad, jnp.ones_like(w), w)
+    # invalid fits run a trivial problem (one iteration) and come back as NaN
+    A0 = jnp.where(bad, jnp.eye(p, dtype=dtype), A0)
+    b0 = jnp.where(bad, 0.0, b0)
     unit = jnp.asarray([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], dtype)
     prior_pi = jnp.where(bad, unit, prior_pi)
     k, logdet0, _ = _prior_terms(prior_pi)
 
-    # ---- reduction: per-joint R factors of the (sample-)weighted data
-    Rj = _per_joint_r(sg(X), sg(tau), sg(w))  # (nv, p+1, p+1)
-    R0 = _combine(Rj, jnp.ones(nv, dtype))
     rows = N * nv
-    rank_rtol = _rank_rtol(rows, p, dtype)
-    U, s, Vt, d, keep, rank0, _ = _column_scaled_svd(R0[:p, :p], rank_rtol)
-    x_ls = _min_norm_ls(U, s, Vt, d, keep, R0[:p, p])
-    # per-joint residual energies of ordinary least squares: ‖Rj [x; −1]‖²
-    e = jnp.sum(jnp.square(Rj @ jnp.concatenate([x_ls, -jnp.ones(1, dtype)])), axis=-1)
-    n_eff = jnp.sum(w, axis=0)  # (nv,) Σ_k w_kj (= N without sample weights)
-    dof = jnp.maximum(rows - rank0, 1).astype(dtype) / rows
-    var = e / jnp.maximum(n_eff * dof, eps)
-    rms2 = jnp.sum(w * tau * tau, axis=0) / jnp.maximum(n_eff, eps)
-    floor = eps * jnp.where(rms2 > 0, rms2, 1.0)
-    var = jnp.maximum(var, floor)
+    rank_rtol = _rank_rtol(p, dtype)
+    F0 = _factor(A0, rank_rtol)
+    x_ls = _min_norm_solve(F0, b0)
+    # per-joint noise from the ordinary-least-squares residuals (on the samples)
+    e = _joint_residuals(sg(Y), sg(E), sg(tau), sg(w), x_ls)  # (nv,)
+    n_eff = jnp.sum(sg(w), axis=0)  # (nv,) Σ_k w_kj (= N without sample weights)
+    dof = jnp.maximum(rows - F0.rank, 1).astype(dtype) / rows
+    var = e / jnp.maximum(n_eff * dof, jnp.finfo(dtype).tiny)
+    rms2 = jnp.sum(sg(w * tau * tau), axis=0) / jnp.maximum(n_eff, jnp.finfo(dtype).tiny)
+    var = jnp.maximum(var, eps * jnp.where(rms2 > 0, rms2, 1.0))
+    var = jnp.where(bad, 1.0, var)
     noise_std = jnp.sqrt(var)
-    c = jnp.where(has_w, jnp.ones_like(var), 1.0 / var)
-    Rw = _combine(Rj, sg(c))
-    R, z, rho2 = Rw[:p, :p], Rw[:p, p], Rw[p, p] ** 2
-    _, _, _, _, _, rank, cond = _column_scaled_svd(R, rank_rtol)
+    c = sg(jnp.where(has_w, jnp.ones_like(var), 1.0 / var))  # joint weights
+    wc = w * c  # the weights used: sample weights times joint weights
+    A, bvec = _gram(Y, E, tau, wc)  # differentiable (implicit-function derivative below)
+    A = jnp.where(bad, jnp.eye(p, dtype=dtype), A)
+    bvec = jnp.where(bad, 0.0, bvec)
+    Fw = _factor(sg(A), rank_rtol)
+    R, z = _r_and_z(Fw, sg(bvec))
+    rank, cond = Fw.rank, Fw.cond
+    # ρ² = the weighted least-squares residual (min of the data term), on the samples
+    x_wls = _min_norm_solve(Fw, sg(bvec))
+    rho2 = jnp.sum(_joint_residuals(sg(Y), sg(E), sg(tau), sg(wc), x_wls))
+    rho2 = jnp.where(bad, 0.0, rho2)
 
     gamma = jnp.where(has_gamma, gamma, jnp.asarray(2.0 / prior_spread**2, dtype))
     P = _Problem(R, z, rho2, sg(k), sg(logdet0), sg(gamma), nonneg)
@@ -330,12 +380,11 @@ def _fit_one(X, tau, w, prior_pi, gamma, given, nonneg, *, nb, rtol, max_iters, 
     pis0 = sg(prior_pi)
     ne = p - 10 * nb
     if ne:
-        Rp, Re = R[:, : 10 * nb], R[:, 10 * nb :]
-        r_e = z - Rp @ pis0.reshape(-1)
-        Ue, se, Vte, de, keep_e, _, _ = _column_scaled_svd(Re, _rank_rtol(p, ne, dtype))
-        phi0 = _min_norm_ls(Ue, se, Vte, de, keep_e, r_e)
-        col = jnp.sqrt(jnp.sum(Re * Re, axis=0))
-        scale = jnp.sqrt(jnp.sum(r_e * r_e) + rho2) / jnp.where(col > 0, col, 1.0)
+        Ae, be = sg(A)[10 * nb :, 10 * nb :], sg(bvec - A[:, : 10 * nb] @ pis0.reshape(-1))
+        Fe = _factor(Ae, rank_rtol)
+        phi0 = _min_norm_solve(Fe, be[10 * nb :])
+        # a coefficient explaining the data's whole energy along that column alone
+        scale = jnp.sqrt((z @ z + rho2) / jnp.where(Fe.d > 0, Fe.d, 1.0) ** 2)
         phi0 = jnp.where(nonneg, jnp.maximum(phi0, 1e-3 * scale), phi0)
         x0 = jnp.concatenate([pis0.reshape(-1), phi0])
     else:
@@ -345,12 +394,10 @@ def _fit_one(X, tau, w, prior_pi, gamma, given, nonneg, *, nb, rtol, max_iters, 
     out = _solve(P, sg(x0), nb, rtol, jnp.where(bad, jnp.inf, atol), max_iters)
     x = sg(out.x)
 
-    # ---- implicit function theorem at the optimum: ∇F_μ(x*; inputs) = 0
-    sw = jnp.sqrt(jnp.where(has_w, w, w * c[None, :]))
-    Xw = (X * sw[..., None]).reshape(rows, p)
-    tw = (tau * sw).reshape(rows)
+    # ---- implicit function theorem at the optimum: ∇F_μ(x*; inputs) = 0, so
+    # dx* = −H⁻¹ d(∇F_μ); the value stays exactly x*
     pis, phi = _split_x(x, nb)
-    g_data = 2.0 * (Xw.T @ (Xw @ x - tw))
+    g_data = 2.0 * (A @ x - bvec)
     ldg = jax.grad(lambda q: jnp.sum(_logdets(q)[0]))(pis)
     gb = gamma * (k - ldg) - out.mu * ldg
     phi_safe = jnp.where(nonneg & (phi > 0), phi, 1.0)
@@ -360,8 +407,7 @@ def _fit_one(X, tau, w, prior_pi, gamma, given, nonneg, *, nb, rtol, max_iters, 
     x = _with_derivative(x, _newton_direction(g_full, sg(H)))
 
     pis, phi = _split_x(x, nb)
-    r = Xw @ x - tw
-    residual = r @ r
+    residual = jnp.sum(_joint_residuals(Y, E, tau, wc, x))
     logdet, _ = _logdets(pis)
     reg = jnp.sum(k * pis) - jnp.sum(logdet) + jnp.sum(logdet0) - 4.0 * nb
     objective = residual + gamma * reg
@@ -404,19 +450,49 @@ def _fit_one(X, tau, w, prior_pi, gamma, given, nonneg, *, nb, rtol, max_iters, 
 
 
 @functools.partial(
-    jax.jit, static_argnames=("batch", "nb", "rtol", "max_iters", "prior_spread", "axes")
+    jax.jit,
+    static_argnames=("batch", "rtol", "max_iters", "prior_spread", "axes", "sample_weights"),
 )
 def _fit_batch(
-    X, tau, w, prior_pi, gamma, given, nonneg, *, batch, nb, rtol, max_iters, prior_spread, axes
+    Y,
+    E,
+    tau,
+    w,
+    prior_pi,
+    gamma,
+    given,
+    nonneg,
+    *,
+    batch,
+    rtol,
+    max_iters,
+    prior_spread,
+    axes,
+    sample_weights,
 ):
     """Flatten the batch, ``vmap`` one robot (unbatched inputs stay shared), restore the shape."""
     nbatch = int(np.prod(batch, dtype=np.int64))
     one = functools.partial(
-        _fit_one, nb=nb, rtol=rtol, max_iters=max_iters, prior_spread=prior_spread
+        _fit_one,
+        rtol=rtol,
+        max_iters=max_iters,
+        prior_spread=prior_spread,
+        sample_weights=sample_weights,
     )
-    args = (X, tau, w, prior_pi, gamma)
+    flat, in_axes = _flatten_batch((Y, E, tau, w, prior_pi, gamma), _CORES, axes, batch)
+    out = jax.vmap(one, in_axes=(*in_axes, None, None), axis_size=nbatch)(*flat, given, nonneg)
+    return jax.tree.map(lambda v: v.reshape(tuple(batch) + v.shape[1:]), out)
+
+
+#: core ranks of ``(Y, E, tau, w, prior_pi, gamma)``
+_CORES = (3, 3, 2, 2, 2, 0)
+
+
+def _flatten_batch(args, cores, axes, batch):
+    """Batched arguments broadcast to ``batch`` and flattened; the others shared (``None``)."""
+    nbatch = int(np.prod(batch, dtype=np.int64))
     flat, in_axes = [], []
-    for a, rank, batched in zip(args, (3, 2, 2, 2, 0), axes, strict=True):
+    for a, rank, batched in zip(args, cores, axes, strict=True):
         core = a.shape[a.ndim - rank :]
         if batched:  # broadcast to the full batch, flattened
             flat.append(jnp.broadcast_to(a, tuple(batch) + core).reshape((nbatch,) + core))
@@ -424,8 +500,7 @@ def _fit_batch(
         else:  # shared by every fit of the batch (e.g. one regressor, many weightings)
             flat.append(a.reshape(core))
             in_axes.append(None)
-    out = jax.vmap(one, in_axes=(*in_axes, None, None), axis_size=nbatch)(*flat, given, nonneg)
-    return jax.tree.map(lambda v: v.reshape(tuple(batch) + v.shape[1:]), out)
+    return flat, in_axes
 
 
 # ------------------------------------------------------------------ input checks
@@ -548,22 +623,15 @@ def _prepare(Y, tau, extra, weights, what: str):
     _check_finite_samples(Y, "Y", "sample/joint/column")
     if extra is not None:
         _check_finite_samples(extra, "extra", "sample/joint/column")
-        xb = broadcast_batch("Y", Y.shape[:-3], "extra", extra.shape[:-3])
         batch = broadcast_batch("Y and tau", batch, "extra", extra.shape[:-3])
-        X = jnp.concatenate(
-            [
-                jnp.broadcast_to(Y, xb + Y.shape[-3:]),
-                jnp.broadcast_to(extra, xb + extra.shape[-3:]),
-            ],
-            axis=-1,
-        )
+        E = extra
     else:
-        X = Y
+        E = jnp.zeros((N, nv, 0), dtype)
     w = None
     if weights is not None:
         w = _check_weights(weights, N, nv, dtype)
         batch = broadcast_batch("Y and tau", batch, "weights", w.shape[:-2])
-    return X, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
+    return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
 
 
 def least_squares_torques(Y, tau, *, extra=None, weights=None):
@@ -588,30 +656,27 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
       ``(pi (..., 10 nb), extra (..., ne))``; ``pi.reshape(..., nb, 10)`` gives
       the bodies' 10-vectors (``_params`` order).
     """
-    X, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "lstsq")
-    if w is None:
-        w = jnp.ones((1, 1), dtype)
-    x = _lstsq_batch(X, tau, w)
+    Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "lstsq")
+    w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, w.shape[:-2] + (N, nv))
+    args = (Y, E, tau, w)
+    axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=False))
+    x = _lstsq_batch(*args, batch=batch, axes=axes)
     return x[..., : 10 * nb], x[..., 10 * nb :]
 
 
-@jax.jit
-def _lstsq_batch(X, tau, w):
-    N, nv, p = X.shape[-3:]
-    batch = np.broadcast_shapes(X.shape[:-3], tau.shape[:-2], w.shape[:-2])
-    X = jnp.broadcast_to(X, batch + (N, nv, p)).reshape((-1, N, nv, p))
-    tau = jnp.broadcast_to(tau, batch + (N, nv)).reshape((-1, N, nv))
-    w = jnp.broadcast_to(w, batch + (N, nv)).reshape((-1, N, nv))
-    rtol = _rank_rtol(N * nv, p, X.dtype)
+@functools.partial(jax.jit, static_argnames=("batch", "axes"))
+def _lstsq_batch(Y, E, tau, w, *, batch, axes):
+    p = Y.shape[-1] + E.shape[-1]
+    rtol = _rank_rtol(p, Y.dtype)
 
-    def one(X, tau, w):
-        R = _combine(_per_joint_r(X, tau, w), jnp.ones(nv, X.dtype))
-        U, s, Vt = jnp.linalg.svd(R[:p, :p])
-        keep = s > s[0] * rtol
-        s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
-        return Vt.T @ (s_inv * (U.T @ R[:p, p]))
+    def one(Y, E, tau, w):
+        A, b = _gram(Y, E, tau, w)
+        return _min_norm_solve(_factor(A, rtol), b)
 
-    return jax.vmap(one)(X, tau, w).reshape(batch + (p,))
+    flat, in_axes = _flatten_batch((Y, E, tau, w), _CORES[:4], axes, batch)
+    nbatch = int(np.prod(batch, dtype=np.int64))
+    out = jax.vmap(one, in_axes=tuple(in_axes), axis_size=nbatch)(*flat)
+    return out.reshape(tuple(batch) + (p,))
 
 
 def fit_torques(
@@ -740,7 +805,7 @@ def fit_torques(
     """
     if solver not in (None, "interior_point"):
         raise ValueError(f"solver: expected None or 'interior_point', got {solver!r}")
-    X, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "fit")
+    Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "fit")
     p = 10 * nb + ne
     pi0 = _check_prior(prior, nb, dtype, _body_names)
     batch = broadcast_batch("Y and tau", batch, "prior", pi0.shape[:-2])
@@ -766,7 +831,7 @@ def fit_torques(
         if isinstance(gamma, (int, float)) and not isinstance(gamma, bool):
             gamma = np.asarray(float(gamma), dtype)
         gamma = as_float_array(gamma, "gamma")
-        same_dtype(Y=X, gamma=gamma)
+        same_dtype(Y=Y, gamma=gamma)
         gamma = gamma.astype(dtype)
         batch = broadcast_batch("Y and tau", batch, "gamma", gamma.shape)
         if _is_concrete(gamma):
@@ -779,19 +844,18 @@ def fit_torques(
     w_arr = jnp.ones((N, nv), dtype) if w is None else w
     w_arr = jnp.broadcast_to(w_arr, w_arr.shape[:-2] + (N, nv))
     g_arr = jnp.zeros((), dtype) if gamma is None else gamma
-    args = (X, tau, w_arr, pi0.astype(dtype), g_arr)
-    cores = (3, 2, 2, 2, 0)
-    axes = tuple(a.ndim > c for a, c in zip(args, cores, strict=True))
+    args = (Y, E, tau, w_arr, pi0.astype(dtype), g_arr)
+    axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=True))
     return _fit_batch(
         *args,
         given,
         jnp.asarray(nonneg),
         batch=tuple(batch),
-        nb=nb,
         rtol=_default_rtol(dtype) if rtol is None else float(rtol),
         max_iters=int(max_iters),
         prior_spread=float(prior_spread),
         axes=axes,
+        sample_weights=weights is not None,
     )
 
 

@@ -95,7 +95,7 @@ class RobotFitResult(Pytree):
             "prior": RigidBodyInertia,
             "consistency": ConsistencyReport,
         }
-        _check_fields(self, kinds, optional=("friction",))
+        _check_fields(self, kinds, optional=("friction", "consistency"))
 
 
 @pytree_dataclass
