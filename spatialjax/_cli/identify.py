@@ -172,8 +172,8 @@ _friction.__name__ = "--friction"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``spatialjax identify``."""
     parser.epilog = (
-        "exit status: 0 success, 2 for a usage error, a model or log that cannot be used, or "
-        "an output that cannot be written (nothing is written then)"
+        "exit status: 0 success, 2 for a usage error, a model or log that cannot be used, a fit "
+        "that failed, or an output that cannot be written (nothing is written then)"
     )
     parser.add_argument("model", metavar="MODEL", help="the robot: URDF (or MJCF, SDFormat)")
     parser.add_argument(
@@ -217,8 +217,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gamma",
         metavar="G",
         type=_positive("--gamma"),
-        help="weight of the log-det divergence to the model's bodies (default: scaled from the "
-        "data by fit_robot; the value used is printed and reported)",
+        help="weight of the log-det divergence to the model's bodies (default: fit_robot's "
+        "rule, 2/s^2 = 8 for a prior spread s = 0.5, with each joint's residuals weighted by "
+        "1/sigma_j^2 estimated from least squares; the value used is printed and reported)",
     )
     parser.add_argument(
         "--holdout",
