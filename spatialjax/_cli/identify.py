@@ -661,6 +661,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
             weights=jnp.asarray(1.0 / noise**2),
             prior=model.inertia,
             gamma=gamma,
+            names=ident.parameter_names(model, tuple(args.friction)),
         )
         share = np.asarray(idf.data_share, np.float64).reshape(-1)
         rank, cond = int(np.asarray(idf.rank)), float(np.asarray(idf.condition_number))
