@@ -23,6 +23,9 @@ Whole robots (joint torques):
   joint-torque regressor; :class:`RobotFitResult` — what they return.
 * :func:`least_squares_torques` — ordinary (minimum-norm) least squares, the
   baseline.
+* :func:`identifiability` — rank, conditioning, base columns, unidentifiable
+  directions and the prior's share per parameter (:class:`Identifiability`);
+  :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
 
 Model files: :func:`write_identified_urdf` — the input URDF with only the
 identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
@@ -34,6 +37,10 @@ from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
+
+# whole-robot identification (robot-fit)
+from ._identifiability import identifiability as identifiability
+from ._identifiability import parameter_names as parameter_names
 from ._log import JointMatch as JointMatch
 from ._log import LogError as LogError
 from ._log import RobotLog as RobotLog
@@ -43,11 +50,10 @@ from ._preprocess import PreparedLog as PreparedLog
 from ._preprocess import prepare_log as prepare_log
 from ._regressor import body_regressor as body_regressor
 from ._result import FitResult as FitResult
-
-# whole-robot identification (robot-fit)
 from ._robot_fit import fit_robot as fit_robot
 from ._robot_fit import fit_torques as fit_torques
 from ._robot_fit import least_squares_torques as least_squares_torques
+from ._robot_result import Identifiability as Identifiability
 from ._robot_result import RobotFitResult as RobotFitResult
 from ._simulate import perturb_inertia as perturb_inertia
 from ._simulate import simulate_log as simulate_log
@@ -79,10 +85,13 @@ __all__ = [
     "prepare_log",
     "simulate_log",
     # whole-robot identification (robot-fit)
+    "Identifiability",
     "RobotFitResult",
     "fit_robot",
     "fit_torques",
+    "identifiability",
     "least_squares_torques",
+    "parameter_names",
     # model files (identify-cli)
     "write_identified_urdf",
 ]

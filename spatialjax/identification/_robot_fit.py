@@ -91,7 +91,8 @@ class _Factor(NamedTuple):
     """Column-scaled eigen-factorisation of a normal matrix ``A = D V Λ Vᵀ D``.
 
     ``sv = √Λ`` (descending) are the singular values of the column-scaled
-    stacked regressor ``X D⁻¹`` (``D``: its column norms, 1 for zero columns).
+    stacked regressor ``X D⁻¹`` (``D``: its column norms, floored at
+    ``√eps`` times the largest so that columns of rounding noise stay small).
     ``R = diag(sv) Vᵀ D`` satisfies ``RᵀR = A``.
     """
 
@@ -106,6 +107,10 @@ class _Factor(NamedTuple):
 def _factor(A, rtol_eig):
     """:class:`_Factor` of a numerically positive semi-definite ``A`` (eigenvalues clamped ≥ 0)."""
     d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), 0.0))
+    # columns below √eps of the largest are rounding noise (a parameter that does not
+    # enter the dynamics, computed as ~eps): not scaled up, so they stay negligible
+    dmax = jnp.max(d)
+    d = jnp.maximum(d, jnp.sqrt(jnp.finfo(A.dtype).eps) * dmax)
     d = jnp.where(d > 0, d, 1.0)
     As = A / d[:, None] / d[None, :]
     lam, V = jnp.linalg.eigh(0.5 * (As + As.T))

@@ -1,0 +1,203 @@
+r"""``identifiability``: which inertial parameters a torque log determines, which the prior does.
+
+For the stacked joint-torque regressor ``X = [Y | E]`` (``N·nv`` rows, ``p =
+10 nb + ne`` columns) with weights ``W``, the normal matrix ``A = XᵀWX`` is
+column-scaled, ``A_s = D⁻¹ A D⁻¹`` with ``D = diag(√A_ii)`` (every column of
+``√W X`` scaled to unit 2-norm, so that kilograms and kg·m² compare; norms
+are floored at ``√eps`` times the largest, so that a column that is zero up
+to rounding, a parameter that never enters the dynamics, is not blown up), and
+eigen-decomposed: ``A_s = V Λ Vᵀ``. ``√Λ`` are the singular values of the
+column-scaled regressor; those above ``√rtol`` times the largest count
+towards the rank. Base columns come from QR with column pivoting of the
+column-scaled factor ``R_s = √Λ Vᵀ`` (the same pivots as on ``√W X D⁻¹``
+itself: the pivot order depends only on the Gram matrix). With a prior
+(``J0_i``, weight ``γ``), the resolution matrix of the regularised fit
+(Lee, Wensing & Park 2020) linearised at the prior,
+
+.. math:: \mathcal R = (2A + γ H_0)^{-1}\, 2A,\qquad
+   H_0 = \mathrm{blockdiag}_i\ ∇^2_π(−\log\det J)\big|_{J_{0,i}},
+
+maps the truth to the estimate in expectation: ``𝓡_kk ≈ 1`` where the data
+decide parameter ``k``, ``≈ 0`` where the prior does.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import as_float_array, same_dtype
+from .._inertia import RigidBodyInertia
+from ._robot_fit import (
+    _E,
+    FRICTION_KINDS,
+    PRIOR_SPREAD,
+    _check_prior,
+    _factor,
+    _gram,
+    _is_concrete,
+    _prepare,
+    _rank_rtol,
+)
+from ._robot_result import Identifiability
+
+#: Names of the ten entries of a body's parameter vector (``_params`` order).
+PARAMETER_NAMES = ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
+
+
+def parameter_names(model, friction=FRICTION_KINDS) -> tuple:
+    """``(body, parameter)`` names of the columns of ``[Y | friction]`` built by :func:`fit_robot`.
+
+    Args:
+      model: :class:`~spatialjax.multibody.Model`.
+      friction: the friction kinds fitted (subset of ``("viscous", "coulomb",
+        "offset")``), in :func:`fit_robot`'s column order.
+
+    Returns:
+      ``10 nb + ne`` pairs such as ``("panda_link3", "Ixy")`` or
+      ``("panda_joint2", "coulomb")``.
+    """
+    if isinstance(friction, str):
+        friction = (friction,)
+    kinds = tuple(k for k in FRICTION_KINDS if k in tuple(friction))
+    names = [(b, n) for b in model.body_names for n in PARAMETER_NAMES]
+    joints = [
+        j for j, t in zip(model.joint_names, model.joint_types, strict=True) if t != "free_flyer"
+    ]
+    names += [(j, k) for j in joints for k in kinds]
+    return tuple(names)
+
+
+def _prior_hessian(pi0):
+    """``(nb, 10, 10)`` ``∇²_π(−log det J)`` at each prior body."""
+    J0 = jnp.einsum("ni,iab->nab", pi0, jnp.asarray(_E, pi0.dtype))
+    K = jnp.linalg.inv(J0)
+    K = 0.5 * (K + jnp.swapaxes(K, -1, -2))
+    M = jnp.einsum("nab,ibc->niac", K, jnp.asarray(_E, pi0.dtype))
+    return jnp.einsum("niac,njca->nij", M, M)
+
+
+def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
+    dtype = Y.dtype
+    p_y = Y.shape[-1]
+    p = p_y + E.shape[-1]
+    nb = p_y // 10
+    A, _ = _gram(Y, E, jnp.zeros(Y.shape[:-1], dtype), w)
+    F = _factor(A, rtol)
+    Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s (column-scaled)
+    _, _, piv = jax.scipy.linalg.qr(Rs, pivoting=True)
+    null = F.V / F.d[:, None]
+    null = null / jnp.linalg.norm(null, axis=0, keepdims=True)
+    # resolution matrix diag((2A + γ H0)⁻¹ 2A), in the column-scaled variables (same diagonal)
+    H0 = _prior_hessian(pi0)
+    blk = jnp.einsum("nij,nm->nimj", H0, jnp.eye(nb, dtype=dtype)).reshape(p_y, p_y)
+    Hp = jnp.zeros((p, p), dtype).at[:p_y, :p_y].set(blk)
+    As = A / F.d[:, None] / F.d[None, :]
+    Hs = Hp / F.d[:, None] / F.d[None, :]
+    M = 2.0 * As + gamma * Hs
+    M = M + (p * jnp.finfo(dtype).eps) * jnp.trace(M) / p * jnp.eye(p, dtype=dtype)
+    share = jnp.diagonal(jnp.linalg.solve(M, 2.0 * As))
+    share = jnp.where(has_prior, share, jnp.nan)
+    return F.rank, F.cond, F.sv, F.d, piv.astype(jnp.int32), null, share
+
+
+@functools.partial(jax.jit, static_argnames=("rtol", "has_prior"))
+def _ident(Y, E, w, pi0, gamma, *, rtol, has_prior):
+    return _ident_one(Y, E, w, pi0, gamma, has_prior, rtol=rtol)
+
+
+def identifiability(
+    Y,
+    *,
+    extra=None,
+    weights=None,
+    prior: RigidBodyInertia | None = None,
+    gamma=None,
+    names: tuple | None = None,
+    rtol: float | None = None,
+) -> Identifiability:
+    r"""Rank, conditioning, base columns, unidentifiable directions and prior shares of a log.
+
+    See the module docstring for the definitions (column scaling to unit
+    norm, pivoted QR, resolution matrix). Unbatched: one stacked regressor
+    (call it per robot).
+
+    Args:
+      Y: ``(N, nv, 10 nb)`` joint-torque regressor.
+      extra: optional ``(N, nv, ne)`` extra columns (friction).
+      weights: optional weights broadcastable to ``(N, nv)``, inverse noise
+        variances: pass ``1 / res.noise_std**2`` of a :class:`RobotFitResult`
+        to analyse the fit's own weighting. Default 1 (the rank and base
+        columns do not depend on positive weights; the data shares do).
+      prior: ``RigidBodyInertia`` ``(nb,)`` (each ``J0 ≻ 0``); needed for
+        ``data_share`` (NaN without it).
+      gamma: prior weight ``γ`` (default ``2 / 0.5² = 8``, the
+        :func:`fit_torques` rule; meaningful with weights ``1/σ²``).
+      names: optional ``p`` names of the columns (:func:`parameter_names`).
+      rtol: eigenvalue threshold of the rank, relative to the largest
+        eigenvalue of the column-scaled normal matrix (singular values
+        relative to ``√rtol``). Default ``10 p eps`` (float64: singular
+        values below ``5e-7 σ_max`` for ``p = 91``).
+
+    Returns:
+      :class:`Identifiability`.
+
+    Raises:
+      ValueError: bad shapes (named), a batched ``Y``, ``names`` of the wrong
+        length, a prior body that is not fully consistent.
+
+    References:
+      W. Khalil, E. Dombre, *Modeling, Identification and Control of Robots*,
+      2002, §12.4 (base parameters by QR with column pivoting).
+      T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
+      identification: a convex programming approach", IEEE T-RO 36(2), 2020.
+    """
+    Y = as_float_array(Y, "Y")
+    if Y.ndim != 3:
+        raise ValueError(
+            f"Y: expected one stacked regressor of shape (N, nv, 10*nb), got shape "
+            f"{tuple(Y.shape)} (call identifiability per robot)"
+        )
+    N, nv, P = Y.shape
+    tau = jnp.zeros((N, nv), Y.dtype)
+    Y, E, _, w, _, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "ident")
+    if E.ndim != 3:
+        raise ValueError(f"extra: expected shape (N, nv, ne), got shape {tuple(E.shape)}")
+    p = 10 * nb + ne
+    w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, (N, nv))
+    if prior is not None:
+        pi0 = _check_prior(prior, nb, dtype)
+        if pi0.ndim != 2:
+            raise ValueError(f"prior: expected batch shape ({nb},), got {tuple(pi0.shape[:-1])}")
+    else:
+        pi0 = jnp.tile(jnp.asarray([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], dtype), (nb, 1))
+    if gamma is None:
+        g = jnp.asarray(2.0 / PRIOR_SPREAD**2, dtype)
+    else:
+        g = as_float_array(gamma, "gamma")
+        same_dtype(Y=Y, gamma=g)
+        if g.ndim:
+            raise ValueError(f"gamma: expected a scalar, got shape {tuple(g.shape)}")
+        if _is_concrete(g) and not (np.isfinite(float(g)) and float(g) >= 0):
+            raise ValueError(f"gamma: expected a finite γ ≥ 0, got {float(g)}")
+    if names is not None:
+        names = tuple(names)
+        if len(names) != p:
+            raise ValueError(f"names: expected {p} names (one per column), got {len(names)}")
+    rtol = _rank_rtol(p, dtype) if rtol is None else float(rtol)
+    rank, cond, sv, d, piv, null, share = _ident(
+        Y, E, w, pi0.astype(dtype), g.astype(dtype), rtol=rtol, has_prior=prior is not None
+    )
+    return Identifiability(
+        rank=rank,
+        condition_number=cond,
+        singular_values=sv,
+        column_scale=d,
+        base_columns=piv,
+        null_space=null,
+        data_share=share,
+        names=names or (),
+    )
