@@ -32,13 +32,10 @@ identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
 writes).
 """
 
-# --- robot data (excitation, simulated logs, log files, preprocessing) ---
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
-
-# whole-robot identification (robot-fit)
 from ._identifiability import identifiability as identifiability
 from ._identifiability import parameter_names as parameter_names
 from ._log import JointMatch as JointMatch
