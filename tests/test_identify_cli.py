@@ -205,7 +205,16 @@ def test_report_fields(panda_run):
             assert e["overall"] > 0 and set(e["per_joint"]) == set(ARM)
     idf = rep["identifiability"]
     assert 0 < idf["rank"] <= idf["n_columns"] == 70 + 21
-    assert idf["condition_number"] >= 1
+    # the Panda's regressor is rank-deficient (joint 1 is vertical...): infinite condition
+    # number, written as null; the independent columns and the prior-decided parameters listed
+    assert idf["rank"] < idf["n_columns"] and idf["condition_number"] is None
+    assert len(idf["base_columns"]) == idf["rank"] == idf["n_columns"] - idf["n_unidentifiable"]
+    decided = {tuple(x) for x in idf["prior_decided"]}
+    assert ("panda_link1", "m") in decided  # the first link's mass never moves a joint torque
+    for d in rep["links"]:
+        for name, share in zip(("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz"),
+                               d["data_share"], strict=True):  # fmt: skip
+            assert ((d["link"], name) in decided) == (share < 0.5)
     assert rep["times"]["compile_s"] > 0 and rep["times"]["solve_s"] > 0
     assert rep["fit_status"]["converged"]
 
