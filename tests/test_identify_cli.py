@@ -209,6 +209,7 @@ def test_report_fields(panda_run):
     # number, written as null; the independent columns and the prior-decided parameters listed
     assert idf["rank"] < idf["n_columns"] and idf["condition_number"] is None
     assert len(idf["base_columns"]) == idf["rank"] == idf["n_columns"] - idf["n_unidentifiable"]
+    assert len(idf["base_parameters"]) == idf["rank"]
     decided = {tuple(x) for x in idf["prior_decided"]}
     assert ("panda_link1", "m") in decided  # the first link's mass never moves a joint torque
     for d in rep["links"]:

@@ -54,8 +54,9 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   ``null`` with ``--holdout 0``).
 * ``identifiability``: ``rank``, ``n_columns`` (10 per body + friction),
   ``condition_number`` (``null``: infinite, rank-deficient), ``base_columns``
-  (independent columns, pivoted QR), ``n_unidentifiable``, ``prior_decided``
-  (``[link, parameter]`` pairs with data share < 0.5).
+  and ``base_parameters`` (a set of independent columns, pivoted QR: indices
+  and ``[link or joint, parameter]`` names), ``n_unidentifiable``,
+  ``prior_decided`` (``[link, parameter]`` pairs with data share < 0.5).
 * ``fit_status`` (``status``, ``converged``, ``iterations``, ``objective``),
   ``times`` (``compile_s``, ``solve_s`` of the fit).
 * ``output`` (with ``--out``): how each body was written
@@ -653,24 +654,19 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
     }
     # identifiability of the fitted problem: same samples, columns, weights 1/σ̂² and γ
     n_cols = Y.shape[2] + F.shape[2]
-    idf_fn = getattr(ident, "identifiability", None)
-    if idf_fn is not None:
-        idf = idf_fn(
-            jnp.asarray(Y[tr]),
-            extra=jnp.asarray(F[tr]) if n_fric else None,
-            weights=jnp.asarray(1.0 / noise**2),
-            prior=model.inertia,
-            gamma=gamma,
-            names=ident.parameter_names(model, tuple(args.friction)),
-        )
-        share = np.asarray(idf.data_share, np.float64).reshape(-1)
-        rank, cond = int(np.asarray(idf.rank)), float(np.asarray(idf.condition_number))
-        base = np.asarray(idf.base_columns)[:rank].tolist()
-        decided = [list(x) if isinstance(x, tuple) else x for x in idf.prior_decided()]
-    else:  # robot-fit's identifiability() not merged yet: the fit's own rank and condition
-        share = np.full(n_cols, np.nan)
-        rank, cond = int(np.asarray(res.rank)), float(np.asarray(res.condition_number))
-        base, decided = None, None
+    names = ident.parameter_names(model, tuple(args.friction))
+    idf = ident.identifiability(
+        jnp.asarray(Y[tr]),
+        extra=jnp.asarray(F[tr]) if n_fric else None,
+        weights=jnp.asarray(1.0 / noise**2),
+        prior=model.inertia,
+        gamma=gamma,
+        names=names,
+    )
+    share = np.asarray(idf.data_share, np.float64).reshape(-1)
+    rank, cond = int(np.asarray(idf.rank)), float(np.asarray(idf.condition_number))
+    base = np.asarray(idf.base_columns)[:rank].tolist()
+    decided = [list(x) for x in idf.prior_decided()]
     nb = model.nbodies
     summ = body_metrics(np.concatenate([pi_fit, pi_ls, pi0]), np.concatenate([pi0, pi0, pi0]))
     links = []
@@ -695,6 +691,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         "n_columns": n_cols,
         "condition_number": cond,
         "base_columns": base,
+        "base_parameters": [list(names[i]) for i in base],
         "n_unidentifiable": n_cols - rank,
         "prior_decided": decided,
     }
