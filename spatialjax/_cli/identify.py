@@ -738,7 +738,8 @@ def _g(x, fmt=".4g") -> str:
 def _share_text(share: list) -> str:
     """``min–max`` of a link's data shares (``—`` when unknown)."""
     vals = [x for x in share if x is not None and math.isfinite(x)]
-    return f"{min(vals):.2f}–{max(vals):.2f}" if vals else "—"
+    lo, hi = (max(0.0, x) + 0.0 for x in (min(vals), max(vals))) if vals else (0.0, 0.0)
+    return f"{lo:.2f}–{hi:.2f}" if vals else "—"  # display only: -1e-17 is 0.00
 
 
 def summary_table(report: dict) -> str:
