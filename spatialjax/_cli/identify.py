@@ -375,6 +375,47 @@ def _default_joint_names(log, model, lock: dict, path):
     return dataclasses.replace(log, joint_names=tuple(names))
 
 
+def _slice_log(log, start: int, stop: int):
+    """Samples ``start:stop`` of a :class:`~spatialjax.identification.RobotLog`."""
+    import dataclasses
+
+    def cut(x):
+        return None if x is None else x[start:stop]
+
+    return dataclasses.replace(
+        log, t=log.t[start:stop], q=log.q[start:stop], tau=log.tau[start:stop], dq=cut(log.dq),
+        ddq=cut(log.ddq),
+    )  # fmt: skip
+
+
+def _prepare(ident, log, args, part: str):
+    """``prepare_log`` of one part of the log; its errors name the option or the file."""
+    try:
+        return ident.prepare_log(log, lowpass=args.lowpass, decimate=args.decimate)
+    except ident.LogError as e:
+        if part == "hold":
+            raise UsageError(
+                f"--holdout {args.holdout}: the held-out part of {args.log} ({log.n_samples} "
+                f"samples) cannot be filtered: {e}"
+            ) from None
+        raise InputError(str(e)) from None
+    except ValueError as e:  # an option that does not suit this log (rate, length)
+        head, _, rest = str(e).partition(":")
+        opt = {"lowpass": "--lowpass", "decimate": "--decimate"}.get(head.strip())
+        if opt is None:
+            if part == "hold":
+                raise UsageError(
+                    f"--holdout {args.holdout}: the held-out part of {args.log} "
+                    f"({log.n_samples} samples) cannot be filtered: {e}"
+                ) from None
+            raise InputError(f"{args.log}: {e}") from None
+        value = args.lowpass if opt == "--lowpass" else args.decimate
+        for name in ("lowpass", "decimate"):
+            rest = rest.replace(f" {name} ", f" --{name} ")
+            rest = rest.replace(f"pass {name}", f"pass --{name}")
+        raise UsageError(f"{opt} {value}: {rest.strip()} (log {args.log})") from None
+
+
 def _rel(err: np.ndarray, ref: np.ndarray) -> float | None:
     """``‖err‖ / ‖ref‖`` (None where ``ref`` is zero)."""
     d = float(np.linalg.norm(ref))
@@ -534,47 +575,40 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         + f"; locked {locked_txt}: {model.nbodies} moving bodies",
     )
 
-    # 3. filter
-    try:
-        prep = ident.prepare_log(log, lowpass=args.lowpass, decimate=args.decimate)
-    except ident.LogError as e:
-        raise InputError(str(e)) from None
-    except ValueError as e:  # an option that does not suit this log (rate, length)
-        head, _, rest = str(e).partition(":")
-        opt = {"lowpass": "--lowpass", "decimate": "--decimate"}.get(head.strip())
-        if opt is None:
-            raise InputError(f"{args.log}: {e}") from None
-        value = args.lowpass if opt == "--lowpass" else args.decimate
-        for name in ("lowpass", "decimate"):
-            rest = rest.replace(f" {name} ", f" --{name} ")
-            rest = rest.replace(f"pass {name}", f"pass --{name}")
-        raise UsageError(f"{opt} {value}: {rest.strip()} (log {args.log})") from None
+    # 3. filter: the training and held-out parts separately (nothing leaks from one into
+    # the other through the zero-phase filter or the differences)
+    n_raw_hold = int(math.floor(args.holdout * n_raw))
+    if args.holdout > 0 and n_raw_hold == 0:
+        raise UsageError(
+            f"--holdout {args.holdout}: holds out no sample of the {n_raw} in {args.log}; use a "
+            "larger fraction or 0"
+        )
+    prep_train = _prepare(ident, _slice_log(log, 0, n_raw - n_raw_hold), args, "training part")
+    parts = [prep_train]
+    if n_raw_hold:
+        parts.append(_prepare(ident, _slice_log(log, n_raw - n_raw_hold, n_raw), args, "hold"))
     t, q, dq, ddq, tau = (
-        np.asarray(x, np.float64) for x in (prep.t, prep.q, prep.dq, prep.ddq, prep.tau)
+        np.concatenate([np.asarray(getattr(p, k), np.float64) for p in parts])
+        for k in ("t", "q", "dq", "ddq", "tau")
     )
     N = t.shape[0]
-    n_hold = int(math.floor(args.holdout * N))
-    n_train = N - n_hold
-    if args.holdout > 0 and n_hold == 0:
-        raise UsageError(
-            f"--holdout {args.holdout}: holds out no sample of the {N} left after filtering and "
-            "decimation; use a larger fraction or 0"
-        )
+    n_train = int(np.asarray(prep_train.t).shape[0])
+    n_hold = N - n_train
     nv = model.nv
     n_fric = len(args.friction) * nv
     n_params = 10 * model.nbodies + n_fric
     if n_train * nv < n_params:
         raise InputError(
-            f"{args.log}: column 't': {n_train} training samples ({N} after decimation by "
-            f"{args.decimate}, {n_hold} held out) give {n_train * nv} joint-torque equations, "
-            f"fewer than the {n_params} parameters to identify (10 per moving body + "
-            f"{n_fric} friction); record a longer log or decimate less"
+            f"{args.log}: column 't': {n_train} training samples (after filtering and "
+            f"decimation by {args.decimate}; {n_hold} held out) give {n_train * nv} "
+            f"joint-torque equations, fewer than the {n_params} parameters to identify (10 per "
+            f"moving body + {n_fric} friction); record a longer log or decimate less"
         )
     filt = f"low-pass {args.lowpass:g} Hz" if args.lowpass else "no low-pass"
     progress.done(
         "filter",
-        f"{filt}, decimated by {args.decimate}: {N} samples; fit on the first {n_train}, "
-        f"{n_hold} held out",
+        f"{filt}, decimated by {args.decimate}, training and held-out parts apart: fit on "
+        f"{n_train} samples, {n_hold} held out (the last {n_raw_hold} raw samples)",
     )
 
     # 4. regressor
@@ -709,7 +743,13 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         "joints": list(joints),
         "locked_joints": locked,
         "gravity": [0.0, 0.0, -9.81],
-        "samples": {"raw": n_raw, "after_decimation": N, "train": n_train, "holdout": n_hold},
+        "samples": {
+            "raw": n_raw,
+            "raw_holdout": n_raw_hold,
+            "after_decimation": N,
+            "train": n_train,
+            "holdout": n_hold,
+        },
         "gamma": gamma,
         "noise_std": dict(zip(joints, noise.tolist(), strict=True)),
         "noise_weights": dict(zip(joints, (1.0 / noise**2).tolist(), strict=True)),
