@@ -308,7 +308,8 @@ def test_identifiability_rank_matches_pinocchio_and_prior_decides_unexcited():
     share = dict(zip(names, np.asarray(idf.data_share), strict=True))
     for k in ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz"):
         assert abs(share["panda_link1", k]) <= 1e-6
-    assert share["panda_link1", "Izz"] >= 0.5
+    assert share["panda_link1", "Izz"] >= 1e-3  # enters (with the other links' axis moments)
+    assert max(share.values()) >= 0.9  # and the data decide the well-excited ones
     assert ("panda_link1", "m") in idf.prior_decided()
 
 

@@ -23,8 +23,6 @@ decide parameter ``k``, ``≈ 0`` where the prior does.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -42,6 +40,7 @@ from ._robot_fit import (
     _is_concrete,
     _prepare,
     _rank_rtol,
+    _traced,
 )
 from ._robot_result import Identifiability
 
@@ -105,11 +104,18 @@ def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     return F.rank, F.cond, F.sv, F.d, piv.astype(jnp.int32), null, share
 
 
-@functools.partial(
-    jax.jit, static_argnames=("rtol", "has_prior"), compiler_options=COMPILER_OPTIONS
-)
-def _ident(Y, E, w, pi0, gamma, *, rtol, has_prior):
+def _ident_impl(Y, E, w, pi0, gamma, *, rtol, has_prior):
     return _ident_one(Y, E, w, pi0, gamma, has_prior, rtol=rtol)
+
+
+_ident_top = jax.jit(
+    _ident_impl, static_argnames=("rtol", "has_prior"), compiler_options=COMPILER_OPTIONS
+)
+_ident_nested = jax.jit(_ident_impl, static_argnames=("rtol", "has_prior"))
+
+
+def _ident(*args, **kw):
+    return (_ident_nested if _traced(args) else _ident_top)(*args, **kw)
 
 
 def identifiability(

@@ -459,12 +459,7 @@ def _fit_one(
 COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
 
 
-@functools.partial(
-    jax.jit,
-    static_argnames=("batch", "rtol", "max_iters", "prior_spread", "axes", "sample_weights"),
-    compiler_options=COMPILER_OPTIONS,
-)
-def _fit_batch(
+def _fit_batch_impl(
     Y,
     E,
     tau,
@@ -493,6 +488,23 @@ def _fit_batch(
     flat, in_axes = _flatten_batch((Y, E, tau, w, prior_pi, gamma), _CORES, axes, batch)
     out = jax.vmap(one, in_axes=(*in_axes, None, None), axis_size=nbatch)(*flat, given, nonneg)
     return jax.tree.map(lambda v: v.reshape(tuple(batch) + v.shape[1:]), out)
+
+
+_FIT_STATIC = ("batch", "rtol", "max_iters", "prior_spread", "axes", "sample_weights")
+# top-level calls get the cheaper compile; inside a user's jit/vmap/grad trace the
+# program is inlined into theirs (compiler options are only allowed at the top level)
+_fit_batch_top = jax.jit(
+    _fit_batch_impl, static_argnames=_FIT_STATIC, compiler_options=COMPILER_OPTIONS
+)
+_fit_batch_nested = jax.jit(_fit_batch_impl, static_argnames=_FIT_STATIC)
+
+
+def _traced(*args) -> bool:
+    return any(not _is_concrete(x) for x in jax.tree_util.tree_leaves(args))
+
+
+def _fit_batch(*args, **kw):
+    return (_fit_batch_nested if _traced(args) else _fit_batch_top)(*args, **kw)
 
 
 #: core ranks of ``(Y, E, tau, w, prior_pi, gamma)``
@@ -680,8 +692,7 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
     return x[..., : 10 * nb], x[..., 10 * nb :]
 
 
-@functools.partial(jax.jit, static_argnames=("batch", "axes"), compiler_options=COMPILER_OPTIONS)
-def _lstsq_batch(Y, E, tau, w, *, batch, axes):
+def _lstsq_impl(Y, E, tau, w, *, batch, axes):
     p = Y.shape[-1] + E.shape[-1]
     rtol = _rank_rtol(p, Y.dtype)
 
@@ -693,6 +704,16 @@ def _lstsq_batch(Y, E, tau, w, *, batch, axes):
     nbatch = int(np.prod(batch, dtype=np.int64))
     out = jax.vmap(one, in_axes=tuple(in_axes), axis_size=nbatch)(*flat)
     return out.reshape(tuple(batch) + (p,))
+
+
+_lstsq_top = jax.jit(
+    _lstsq_impl, static_argnames=("batch", "axes"), compiler_options=COMPILER_OPTIONS
+)
+_lstsq_nested = jax.jit(_lstsq_impl, static_argnames=("batch", "axes"))
+
+
+def _lstsq_batch(*args, **kw):
+    return (_lstsq_nested if _traced(args) else _lstsq_top)(*args, **kw)
 
 
 def fit_torques(
