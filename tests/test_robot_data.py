@@ -350,6 +350,37 @@ def test_prepare_log_bad_input():
         sid.prepare_log(log.q)
 
 
+def test_parallel_filter_matches_the_filtered_coulomb_step():
+    # τ = F_c sign(q̇) on a sinusoid: low-passing τ smooths each step; the regressor column
+    # sign(q̇_filtered) does not, unless it goes through the same filter (Gautier 1997)
+    t = np.arange(20000) / 1000.0
+    q = np.sin(2 * np.pi * 0.5 * t)[:, None]
+    Fc = 0.7
+    tau = Fc * np.sign(np.cos(2 * np.pi * 0.5 * t))[:, None]
+    full = sid.prepare_log(sid.RobotLog(t=t, q=q, tau=tau), lowpass=10.0)
+    col = np.sign(full.dq)
+    naive = np.abs(Fc * col - full.tau).max()
+    log, fcol = sid.parallel_filter(full, col, decimate=5)
+    assert log.n_samples == len(range(full.edge, full.n_samples - full.edge, 5))
+    assert log.edge == 2 * full.edge and log.rate == pytest.approx(200.0)
+    np.testing.assert_array_equal(log.tau, full.tau[full.edge : full.n_samples - full.edge : 5])
+    # the same filter on the same step: equal up to where sign(q̇_filtered) and sign(q̇) differ
+    # (q̇ is recovered to ~1e-5 rad/s, i.e. within a sample of each reversal)
+    assert naive > 0.3 * Fc
+    err = np.abs(Fc * fcol - log.tau).max()
+    assert err < 0.05 * Fc
+    est = np.linalg.lstsq(fcol, log.tau, rcond=None)[0].item()
+    bad = np.linalg.lstsq(col[::5], full.tau[::5], rcond=None)[0].item()
+    assert abs(est - Fc) < 1e-3 * Fc < abs(bad - Fc)
+    with pytest.raises(ValueError, match="columns\\[0\\]: expected"):
+        sid.parallel_filter(full, col[:-1])
+    with pytest.raises(ValueError, match="needs prepare_log"):
+        sid.parallel_filter(sid.prepare_log(sid.RobotLog(t=t, q=q, tau=tau)), col)
+    with pytest.raises(ValueError, match="decimate=5"):
+        sid.parallel_filter(sid.prepare_log(sid.RobotLog(t=t, q=q, tau=tau), lowpass=10.0,
+                                            decimate=5), col[::5])  # fmt: skip
+
+
 # ------------------------------------------------------------------ files
 def _awkward_log(with_derivatives):
     rng = np.random.default_rng(3)

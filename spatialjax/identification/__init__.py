@@ -13,7 +13,8 @@ Robot data (issue 14): :func:`fourier_trajectory`, :func:`excitation_trajectory`
 (Swevers et al. 1997 excitation), :func:`perturb_inertia`, :func:`simulate_log`,
 :class:`RobotLog` with :func:`load_log` / ``RobotLog.save`` (``.npz``/``.csv``),
 :class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
-:func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation).
+:func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation),
+:func:`parallel_filter` (regressor columns filtered like the torques).
 
 Whole robots (joint torques):
 
@@ -44,6 +45,7 @@ from ._log import RobotLog as RobotLog
 from ._log import load_log as load_log
 from ._log import match_joints as match_joints
 from ._preprocess import PreparedLog as PreparedLog
+from ._preprocess import parallel_filter as parallel_filter
 from ._preprocess import prepare_log as prepare_log
 from ._regressor import body_regressor as body_regressor
 from ._result import FitResult as FitResult
@@ -78,6 +80,7 @@ __all__ = [
     "fourier_trajectory",
     "load_log",
     "match_joints",
+    "parallel_filter",
     "perturb_inertia",
     "prepare_log",
     "simulate_log",
