@@ -4,18 +4,23 @@ Stages (one progress line each): read the model (URDF; MJCF and SDFormat
 through the kinematic-tree loaders), read the log (``.npz`` or ``.csv``, see
 :func:`spatialjax.identification.load_log`) and match its joints to the
 model's (joints missing from the log are locked at 0 or at ``--lock
-NAME=VALUE`` and merged into their parent body), filter (zero-phase
-low-pass, differentiation where ``dq``/``ddq`` are missing, decimation:
-:func:`spatialjax.identification.prepare_log`), build the joint-torque
-regressor ``τ = Y(q, q̇, q̈) π + Y_f(q̇) φ`` (RNEA regressor, Atkeson, An &
-Hollerbach 1986; friction columns viscous ``q̇``, Coulomb ``sign q̇``,
-offset ``1``), ordinary least squares for comparison, the physically
-consistent fit with the log-det divergence to the model's bodies as prior
-(:func:`spatialjax.identification.fit_robot`; Wensing, Kim & Slotine, RA-L
+NAME=VALUE`` and merged into their parent body), filter
+(:func:`spatialjax.identification.prepare_log`: zero-phase Butterworth
+low-pass of ``q``, ``q̇``, ``τ``, differentiation where ``dq``/``ddq`` are
+missing), build the joint-torque regressor ``τ = Y(q, q̇, q̈) π + Y_f(q̇) φ``
+(RNEA regressor, Atkeson, An & Hollerbach 1986; friction columns viscous
+``q̇``, Coulomb ``sign q̇``, offset ``1``) and, with a low-pass, filter its
+columns like the torques before decimating (parallel filtering, Gautier 1997:
+:func:`spatialjax.identification.parallel_filter`), ordinary least squares
+for comparison, the physically consistent fit with the log-det divergence to
+the model's bodies as prior (:func:`spatialjax.identification.fit_torques` on
+that regressor, the objective of ``fit_robot``; Wensing, Kim & Slotine, RA-L
 2017; Lee, Wensing & Park, T-RO 2020), validation on the held-out end of the
-log, and the outputs (``--out`` URDF, ``--report`` JSON). The fit uses the
-first ``1 − holdout`` of the (decimated) samples; the last ``holdout``
-fraction is only predicted.
+log, and the outputs (``--out`` URDF, ``--report`` JSON).
+
+The last ``holdout`` fraction of the raw log is held out: the two parts are
+filtered, differentiated and decimated separately, so that nothing of the
+held-out samples reaches the fit; the fit uses the first part only.
 
 Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or over the
 samples of one joint) are given for the fit, for ordinary least squares on
@@ -58,7 +63,8 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   and ``[link or joint, parameter]`` names), ``n_unidentifiable``,
   ``prior_decided`` (``[link, parameter]`` pairs with data share < 0.5).
 * ``fit_status`` (``status``, ``converged``, ``iterations``, ``objective``),
-  ``times`` (``compile_s``, ``solve_s`` of the fit).
+  ``times`` of the fit: ``solve_s`` (a second call, the program cached) and
+  ``compile_s`` (the first call's extra time).
 * ``output`` (with ``--out``): how each body was written
   (:func:`spatialjax.identification.write_identified_urdf`'s report:
   ``mode`` ``single`` / ``remainder`` / ``composite``, ``links_kept``,
@@ -218,7 +224,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--gamma",
         metavar="G",
         type=_positive("--gamma"),
-        help="weight of the log-det divergence to the model's bodies (default: fit_robot's "
+        help="weight of the log-det divergence to the model's bodies (default: fit_torques' "
         "rule, 2/s^2 = 8 for a prior spread s = 0.5, with each joint's residuals weighted by "
         "1/sigma_j^2 estimated from least squares; the value used is printed and reported)",
     )
@@ -388,10 +394,39 @@ def _slice_log(log, start: int, stop: int):
     )  # fmt: skip
 
 
-def _prepare(ident, log, args, part: str):
+def _check_enough(args, n_train: int, n_hold: int, nv: int, n_params: int) -> None:
+    """Refuse a log with fewer joint-torque equations than parameters to identify."""
+    if n_train * nv < n_params:
+        raise InputError(
+            f"{args.log}: column 't': {n_train} training samples (after filtering and "
+            f"decimation by {args.decimate}; {n_hold} held out) give {n_train * nv} "
+            f"joint-torque equations, fewer than the {n_params} parameters to identify (10 per "
+            f"moving body + joint friction); record a longer log or decimate less"
+        )
+
+
+def _option_error(e: ValueError, args, part: str, n: int) -> Exception:
+    """A ``ValueError`` of ``prepare_log``/``parallel_filter`` as an error naming the option."""
+    head, _, rest = str(e).partition(":")
+    opt = {"lowpass": "--lowpass", "decimate": "--decimate"}.get(head.strip())
+    if opt is None:
+        if part == "hold":
+            return UsageError(
+                f"--holdout {args.holdout}: the held-out part of {args.log} ({n} samples) "
+                f"cannot be filtered: {e}"
+            )
+        return InputError(f"{args.log}: {e}")
+    value = args.lowpass if opt == "--lowpass" else args.decimate
+    for name in ("lowpass", "decimate"):
+        rest = rest.replace(f" {name} ", f" --{name} ")
+        rest = rest.replace(f"pass {name}", f"pass --{name}")
+    return UsageError(f"{opt} {value}: {rest.strip()} (log {args.log})")
+
+
+def _prepare(ident, log, args, part: str, *, decimate: int):
     """``prepare_log`` of one part of the log; its errors name the option or the file."""
     try:
-        return ident.prepare_log(log, lowpass=args.lowpass, decimate=args.decimate)
+        return ident.prepare_log(log, lowpass=args.lowpass, decimate=decimate)
     except ident.LogError as e:
         if part == "hold":
             raise UsageError(
@@ -400,20 +435,7 @@ def _prepare(ident, log, args, part: str):
             ) from None
         raise InputError(str(e)) from None
     except ValueError as e:  # an option that does not suit this log (rate, length)
-        head, _, rest = str(e).partition(":")
-        opt = {"lowpass": "--lowpass", "decimate": "--decimate"}.get(head.strip())
-        if opt is None:
-            if part == "hold":
-                raise UsageError(
-                    f"--holdout {args.holdout}: the held-out part of {args.log} "
-                    f"({log.n_samples} samples) cannot be filtered: {e}"
-                ) from None
-            raise InputError(f"{args.log}: {e}") from None
-        value = args.lowpass if opt == "--lowpass" else args.decimate
-        for name in ("lowpass", "decimate"):
-            rest = rest.replace(f" {name} ", f" --{name} ")
-            rest = rest.replace(f"pass {name}", f"pass --{name}")
-        raise UsageError(f"{opt} {value}: {rest.strip()} (log {args.log})") from None
+        raise _option_error(e, args, part, log.n_samples) from None
 
 
 def _rel(err: np.ndarray, ref: np.ndarray) -> float | None:
@@ -576,52 +598,75 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
     )
 
     # 3. filter: the training and held-out parts separately (nothing leaks from one into
-    # the other through the zero-phase filter or the differences)
+    # the other through the zero-phase filter or the differences); at the full rate when
+    # low-passed (decimation comes after the parallel filtering of the regressor)
     n_raw_hold = int(math.floor(args.holdout * n_raw))
     if args.holdout > 0 and n_raw_hold == 0:
         raise UsageError(
             f"--holdout {args.holdout}: holds out no sample of the {n_raw} in {args.log}; use a "
             "larger fraction or 0"
         )
-    prep_train = _prepare(ident, _slice_log(log, 0, n_raw - n_raw_hold), args, "training part")
-    parts = [prep_train]
-    if n_raw_hold:
-        parts.append(_prepare(ident, _slice_log(log, n_raw - n_raw_hold, n_raw), args, "hold"))
-    t, q, dq, ddq, tau = (
-        np.concatenate([np.asarray(getattr(p, k), np.float64) for p in parts])
-        for k in ("t", "q", "dq", "ddq", "tau")
-    )
-    N = t.shape[0]
-    n_train = int(np.asarray(prep_train.t).shape[0])
-    n_hold = N - n_train
+    K = args.decimate
     nv = model.nv
     n_fric = len(args.friction) * nv
     n_params = 10 * model.nbodies + n_fric
-    if n_train * nv < n_params:
-        raise InputError(
-            f"{args.log}: column 't': {n_train} training samples (after filtering and "
-            f"decimation by {args.decimate}; {n_hold} held out) give {n_train * nv} "
-            f"joint-torque equations, fewer than the {n_params} parameters to identify (10 per "
-            f"moving body + {n_fric} friction); record a longer log or decimate less"
+    _check_enough(args, -(-(n_raw - n_raw_hold) // K), n_raw_hold // K, nv, n_params)
+    bounds = [(0, n_raw - n_raw_hold)] + ([(n_raw - n_raw_hold, n_raw)] if n_raw_hold else [])
+    preps = [
+        _prepare(ident, _slice_log(log, a, b), args, "training part" if k == 0 else "hold",
+                 decimate=1 if args.lowpass else K)
+        for k, (a, b) in enumerate(bounds)
+    ]  # fmt: skip
+    sizes = [int(np.asarray(p.t).shape[0]) for p in preps]
+    if args.lowpass and not args.lowpass < preps[0].rate / (2 * K):
+        raise UsageError(
+            f"--decimate {K}: puts the Nyquist frequency at {preps[0].rate / (2 * K):g} Hz, "
+            f"below the --lowpass cut-off {args.lowpass:g} Hz (log {args.log} at "
+            f"{preps[0].rate:g} Hz); decimate less or lower --lowpass"
         )
-    filt = f"low-pass {args.lowpass:g} Hz" if args.lowpass else "no low-pass"
+    filt = (
+        f"zero-phase Butterworth low-pass {args.lowpass:g} Hz (order {preps[0].order})"
+        if args.lowpass
+        else f"no low-pass, decimated by {K}"
+    )
     progress.done(
         "filter",
-        f"{filt}, decimated by {args.decimate}, training and held-out parts apart: fit on "
-        f"{n_train} samples, {n_hold} held out (the last {n_raw_hold} raw samples)",
+        f"{filt}; training part {sizes[0]} samples"
+        + (f", held-out part (the last {n_raw_hold} raw samples) {sizes[1]}" if n_raw_hold else "")
+        + f" at {preps[0].rate:.4g} Hz",
     )
 
-    # 4. regressor
-    qj, vj, aj = jnp.asarray(q), jnp.asarray(dq), jnp.asarray(ddq)
-    Y = np.asarray(jax.jit(mb.joint_torque_regressor)(model, qj, vj, aj))
-    if n_fric:
-        F_all = np.asarray(jax.jit(mb.friction_regressor)(model, vj))
-        F, _ = _select_friction(F_all, args.friction, nv)
-    else:
-        F = np.zeros((N, nv, 0))
+    # 4. regressor on the filtered samples; with a low-pass its columns go through the
+    # torques' filter too (parallel filtering, Gautier 1997), then everything is decimated
+    cat = {k: jnp.asarray(np.concatenate([np.asarray(getattr(p, k)) for p in preps]))
+           for k in ("q", "dq", "ddq")}  # fmt: skip
+    Y_all = np.asarray(jax.jit(mb.joint_torque_regressor)(model, cat["q"], cat["dq"], cat["ddq"]))
+    F_all = np.asarray(jax.jit(mb.friction_regressor)(model, cat["dq"]))
+    F_all, _ = _select_friction(F_all, args.friction, nv)
+    Ys, Fs, taus = [], [], []
+    for p, a, b in zip(preps, np.cumsum([0] + sizes[:-1]), np.cumsum(sizes), strict=True):
+        Yp, Fp = Y_all[a:b], F_all[a:b]
+        if args.lowpass:
+            try:
+                if n_fric:
+                    p, Yp, Fp = ident.parallel_filter(p, Yp, Fp, decimate=K)
+                else:
+                    p, Yp = ident.parallel_filter(p, Yp, decimate=K)
+                    Fp = np.zeros((Yp.shape[0], nv, 0))
+            except ValueError as e:
+                raise _option_error(e, args, "hold" if Ys else "training part", b - a) from None
+        Ys.append(np.asarray(Yp))
+        Fs.append(np.asarray(Fp))
+        taus.append(np.asarray(p.tau, np.float64))
+    Y, F, tau = np.concatenate(Ys), np.concatenate(Fs), np.concatenate(taus)
+    N, n_train = Y.shape[0], Ys[0].shape[0]
+    n_hold = N - n_train
+    _check_enough(args, n_train, n_hold, nv, n_params)
+    how = "parallel-filtered (Gautier 1997) and " if args.lowpass else ""
     progress.done(
         "regressor",
-        f"Y {Y.shape[0]}×{Y.shape[1]}×{Y.shape[2]} (10 per body) + {F.shape[2]} friction columns",
+        f"Y {Y.shape[1]}×{Y.shape[2]} (10 per body) + {F.shape[2]} friction columns per "
+        f"sample, {how}decimated by {K}: fit on {n_train} samples, {n_hold} held out",
     )
     tr = slice(0, n_train)
 
@@ -633,23 +678,27 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
     phi_ls = np.zeros(0) if phi_ls is None else np.asarray(phi_ls).reshape(-1)
     progress.done("least squares", f"{pi_ls.size + phi_ls.size} parameters (minimum norm)")
 
-    # 6. the consistent fit
-    fit_kw: dict[str, Any] = {"friction": tuple(args.friction)}
-    if args.gamma is not None:
-        fit_kw["gamma"] = args.gamma
-    qa, va, aa, ta = (jnp.asarray(x[tr]) for x in (q, dq, ddq, tau))
-    t0 = time.perf_counter()
+    # 6. the consistent fit (fit_torques on the same columns: what fit_robot does, but on the
+    # parallel-filtered regressor). The first call compiles and solves, the second (cached
+    # program) only solves: compile time = first − second.
+    nonneg = np.array([k != "offset" for _ in range(nv) for k in args.friction], bool)
+    Ytr, ttr = jnp.asarray(Y[tr]), jnp.asarray(tau[tr])
+    fit_kw: dict[str, Any] = {
+        "prior": model.inertia,
+        "extra": jnp.asarray(F[tr]) if n_fric else None,
+        "extra_nonnegative": nonneg if n_fric else None,
+        "gamma": args.gamma,
+    }
     try:
-        lowered = jax.jit(
-            lambda q_, v_, a_, t_: ident.fit_robot(model, q_, v_, a_, t_, **fit_kw)
-        ).lower(qa, va, aa, ta)
-        compiled = lowered.compile()
-        t_compile = time.perf_counter() - t0
         t0 = time.perf_counter()
-        res = jax.block_until_ready(compiled(qa, va, aa, ta))
+        jax.block_until_ready(ident.fit_torques(Ytr, ttr, **fit_kw))
+        t_first = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        res = jax.block_until_ready(ident.fit_torques(Ytr, ttr, **fit_kw))
         t_solve = time.perf_counter() - t0
     except ValueError as e:
-        raise InputError(f"fit_robot: {e}") from None
+        raise InputError(f"the fit of {args.log} failed: {e}") from None
+    t_compile = max(0.0, t_first - t_solve)
     pi_fit = np.asarray(res.inertia.params, np.float64).reshape(model.nbodies, 10)
     phi_fit = np.asarray(res.extra, np.float64).reshape(-1)
     gamma = float(np.asarray(res.gamma))
@@ -712,13 +761,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress) -> dict:
         d["data_share"] = share[10 * b : 10 * b + 10].tolist()
         links.append(d)
     kinds = tuple(args.friction)
-    fr_fit = getattr(res, "friction", None)
-    if fr_fit is not None:  # (nv, 3) [viscous, coulomb, offset], NaN where not fitted
-        fr_fit = np.asarray(fr_fit, np.float64).reshape(nv, 3)
-        fr_fit = [dict(zip(FRICTION_KINDS, row.tolist(), strict=True)) for row in fr_fit]
-    else:
-        fr_fit = _friction_rows(phi_fit, kinds, nv)
-    friction = dict(zip(joints, fr_fit, strict=True))
+    friction = dict(zip(joints, _friction_rows(phi_fit, kinds, nv), strict=True))
     friction_ls = dict(zip(joints, _friction_rows(phi_ls, kinds, nv), strict=True))
     identifiability = {
         "rank": rank,
