@@ -508,7 +508,8 @@ def _fit_batch_impl(
         sample_weights=sample_weights,
     )
     flat, in_axes = _flatten_batch((Y, E, tau, w, prior_pi, gamma), _CORES, axes, batch)
-    out = jax.vmap(one, in_axes=(*in_axes, None, None), axis_size=nbatch)(*flat, given, nonneg)
+    vone = jax.vmap(one, in_axes=(*in_axes, None, None), axis_size=nbatch)
+    out = vone(*flat, given, nonneg)  # pyright: ignore[reportCallIssue]
     return jax.tree.map(lambda v: v.reshape(tuple(batch) + v.shape[1:]), out)
 
 
@@ -587,7 +588,7 @@ def _check_prior(prior, nb: int, dtype, body_names=None) -> jax.Array:
     same_dtype(Y=jnp.zeros((), dtype), prior=pi0)
     if _is_concrete(pi0):
         p = np.asarray(pi0, np.float64)
-        ok = np.isfinite(p).all(-1)
+        ok = np.asarray(np.isfinite(p).all(axis=-1))
         lam = np.full(p.shape[:-1], -np.inf)
         J = _params.pseudo_inertia(np.where(ok[..., None], p, 0.0), np)
         lam[ok] = np.linalg.eigvalsh(J[ok])[..., 0]
