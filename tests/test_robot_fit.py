@@ -96,6 +96,12 @@ def _data(model, noise=0.0, seed=0, n=N):
     return (q, v, a), Y, E, tau, x_true
 
 
+def _min_eig_J(pi):
+    """Smallest eigenvalue of each body's pseudo-inertia, NumPy float64."""
+    J = _params.pseudo_inertia(np.asarray(pi, np.float64), np)
+    return np.linalg.eigvalsh(J)[..., 0]
+
+
 def _x(res):
     return np.concatenate(
         [np.asarray(res.inertia.params).reshape(res.batch_shape + (-1,)), np.asarray(res.extra)],
@@ -223,15 +229,14 @@ def test_every_link_consistent_where_least_squares_is_not(arm, dtype):
     (q, v, a), Y, E, tau, _ = _data(arm, noise=0.5, seed=3)
     Y, E, tau = Y[:N].astype(dtype), E[:N].astype(dtype), tau[:N].astype(dtype)
     pi, _ = least_squares_torques(Y, tau, extra=E)
-    ls = sj.physical_consistency(sj.RigidBodyInertia(pi.reshape(2, 10)))
-    assert not bool(jnp.all(ls.fully_consistent))
+    assert _min_eig_J(pi.reshape(2, 10)).min() < 0  # NumPy: J ⊁ 0 for some link
     prior = sj.RigidBodyInertia(arm.inertia.params.astype(dtype))
     w = np.full(2, 4.0, dtype)
     res = fit_torques(Y, tau, prior=prior, extra=E, extra_nonnegative=NONNEG, weights=w)
     assert res.inertia.params.dtype == dtype
     assert int(res.status) == FitStatus.CONVERGED
     assert bool(jnp.all(res.consistency.fully_consistent))
-    assert bool(jnp.all(sj.physical_consistency(res.inertia, tol=0.0).fully_consistent))
+    assert _min_eig_J(res.inertia.params).min() > 0  # NumPy, in float64: J ≻ 0 exactly
     assert bool(jnp.all(res.extra[NONNEG] >= 0))
 
 
@@ -248,10 +253,9 @@ def test_batch_of_resamples_equals_separate_calls_and_vmap(arm):
         one = fit_torques(Y, tau, weights=w[i], **kw)
         np.testing.assert_allclose(_x(batch[i]), _x(one), rtol=1e-7, atol=1e-9)
         np.testing.assert_allclose(batch.objective[i], one.objective, rtol=1e-9)
-    vm = jax.vmap(lambda wi: fit_torques(Y, tau, weights=wi, **kw).objective)(jnp.asarray(w))
-    np.testing.assert_allclose(vm, batch.objective, rtol=1e-9)
-    jitted = jax.jit(lambda t: fit_torques(Y, t, weights=w[0], **kw).extra)(jnp.asarray(tau))
-    np.testing.assert_allclose(jitted, batch.extra[0], rtol=1e-7, atol=1e-9)
+    # under the user's jit of a vmap (one compile covers both transformations)
+    vm = jax.jit(jax.vmap(lambda wi: fit_torques(Y, tau, weights=wi, **kw).objective))
+    np.testing.assert_allclose(vm(jnp.asarray(w)), batch.objective, rtol=1e-9)
 
 
 def test_grad_wrt_tau_matches_finite_differences(arm):

@@ -88,7 +88,7 @@ def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     A, _ = _gram(Y, E, jnp.zeros(Y.shape[:-1], dtype), w)
     F = _factor(A, rtol)
     Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s (column-scaled)
-    _, _, piv = jax.scipy.linalg.qr(Rs, pivoting=True)
+    piv = jax.scipy.linalg.qr(Rs, pivoting=True)[-1]  # (Q, R, pivots)
     null = F.V / F.d[:, None]
     null = null / jnp.linalg.norm(null, axis=0, keepdims=True)
     # resolution matrix diag((2A + γ H0)⁻¹ 2A), in the column-scaled variables (same diagonal)
