@@ -36,8 +36,9 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
 
 * ``model``, ``model_format``, ``log``, ``options`` (every option as given),
   ``joints`` (the identified joints, model order), ``locked_joints``
-  (``{joint: value}``), ``gravity``, ``samples`` (``raw``,
-  ``after_decimation``, ``train``, ``holdout``), ``gamma`` (the log-det
+  (``{joint: value}``), ``gravity``, ``samples`` (``raw``, ``raw_holdout``,
+  and after filtering and decimation ``after_decimation``, ``train``,
+  ``holdout``), ``gamma`` (the log-det
   weight used), ``noise_std`` and ``noise_weights`` (per joint ``σ̂_j`` and
   the weight ``1/σ̂_j²`` of its residuals).
 * ``links``: per moving body (``link`` = its joint's child link, ``joint``),
