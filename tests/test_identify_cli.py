@@ -299,6 +299,38 @@ def test_errors_recomputed_from_the_report(panda_run, panda_log):
     np.testing.assert_allclose(rep["errors"]["fit"]["holdout"]["overall"], want, rtol=1e-8)
 
 
+def test_held_out_samples_never_reach_the_fit(panda_run, panda_log, tmp_path):
+    """Corrupting the held-out part of the log changes its errors, not one fitted number.
+
+    (The parts are filtered apart: a zero-phase filter over the whole log would carry the
+    held-out torques into the last training samples.) Same shapes: the compiled programs of
+    the module's run are reused.
+    """
+    from spatialjax import identification as ident
+
+    path, _, log = panda_log
+    tau = log.tau.copy()
+    tau[6000:] += 5.0 * np.sin(np.arange(2000) / 50.0)[:, None]
+    bad = tmp_path / "bad_end.npz"
+    ident.RobotLog(t=log.t, q=log.q, tau=tau, joint_names=log.joint_names).save(bad)
+    report = tmp_path / "r.json"
+    argv = [_panda(), bad, "--lowpass", "30", "--decimate", "5", "--holdout", "0.25",
+            "--report", report, "--no-cache"]  # fmt: skip
+    for name, value in LOCK.items():
+        argv += ["--lock", f"{name}={value}"]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([str(a) for a in argv]) == 0
+    rep, ref = json.loads(report.read_text()), panda_run["report"]
+    for d, e in zip(rep["links"], ref["links"], strict=True):
+        assert d["fit"]["params"] == e["fit"]["params"]
+        assert d["least_squares"]["params"] == e["least_squares"]["params"]
+    assert rep["friction"] == ref["friction"]
+    assert rep["errors"]["fit"]["train"] == ref["errors"]["fit"]["train"]
+    assert (
+        rep["errors"]["fit"]["holdout"]["overall"] > 2 * ref["errors"]["fit"]["holdout"]["overall"]
+    )
+
+
 def test_written_urdf_reloads_with_the_identified_bodies(panda_run):
     rep = panda_run["report"]
     fit = np.array([d["fit"]["params"] for d in rep["links"]])
