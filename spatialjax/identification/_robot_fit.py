@@ -170,7 +170,7 @@ def _prior_terms(pi0):
 
 class _Problem(NamedTuple):
     R: jax.Array  # (p, p)
-    z: jax.Array  # (p,)
+    xc: jax.Array  # (p,) centre: a weighted least-squares solution (R x_c = z)
     rho2: jax.Array  # ()
     k: jax.Array  # (nb, 10)
     logdet0: jax.Array  # (nb,)
@@ -192,7 +192,7 @@ def _logdets(pis):
 def _value(x, P: _Problem, mu, nb):
     """``F_μ(x)`` (``+inf`` outside the interior); also ``F`` (``μ = 0``) and the data term."""
     pis, phi = _split_x(x, nb)
-    r = P.R @ x - P.z
+    r = P.R @ (x - P.xc)  # centred: no cancellation against the data's energy
     data = r @ r + P.rho2
     logdet, feas = _logdets(pis)
     feas = feas & jnp.all(jnp.where(P.nonneg, phi > 0, True))
@@ -217,7 +217,7 @@ def _grad_hess_barrier(x, P: _Problem, mu, nb):
     g_logdet = jnp.einsum("nab,iab->ni", Jinv, E)  # ∇ log det J_i
     A = jnp.einsum("nab,ibc->niac", Jinv, E)
     H_body = jnp.einsum("niac,njca->nij", A, A)  # ∇²(−log det J_i)
-    g = 2.0 * P.R.T @ (P.R @ x - P.z)
+    g = 2.0 * P.R.T @ (P.R @ (x - P.xc))
     gb = P.gamma * P.k - (P.gamma + mu) * g_logdet
     phi_safe = jnp.where(P.nonneg & (phi > 0), phi, 1.0)
     gphi = jnp.where(P.nonneg, -mu / phi_safe, 0.0)
@@ -302,7 +302,10 @@ def _solve(P: _Problem, x0, nb, rtol, atol, max_iters):
         accepted = jnp.any(ok) & jnp.all(jnp.isfinite(dx))
         alpha = jnp.where(accepted, a0 * alphas[first], 0.0)
         x_new = jnp.where(accepted, x + alpha * dx, x)
-        small = 0.5 * dec <= jnp.maximum(tol, 0.0)
+        # converged: half the decrement (the estimated suboptimality) within tolerance, or a
+        # Newton step below rounding (the decrement's own floor, where F* ≈ 0)
+        tiny_step = jnp.max(jnp.abs(dx)) <= 64 * eps * jnp.max(jnp.abs(x))
+        small = (0.5 * dec <= jnp.maximum(tol, 0.0)) | tiny_step
         conv = final & small
         centered = 0.5 * dec <= nu * mu
         mu_new = jnp.where(~final & (centered | ~accepted), mu / MU_DECREASE, mu)
@@ -315,11 +318,11 @@ def _solve(P: _Problem, x0, nb, rtol, atol, max_iters):
     return jax.lax.while_loop(cond, body, s0)
 
 
-def _atol(z, rho2, gamma, logdet0):
+def _atol(rho2, gamma, logdet0):
     """Absolute floor of the tests: 16 ulps of the terms summed in ``F`` (reachable at F* = 0)."""
-    eps = jnp.finfo(z.dtype).eps
+    eps = jnp.finfo(logdet0.dtype).eps
     nb = logdet0.shape[0]
-    return 16 * eps * (rho2 + z @ z + gamma * (4.0 * nb + jnp.sum(jnp.abs(logdet0))))
+    return 16 * eps * (rho2 + gamma * (4.0 * nb + jnp.sum(jnp.abs(logdet0))))
 
 
 def _start_and_solve(A, bvec, P: _Problem, prior_pi, rtol, atol, max_iters):
@@ -332,7 +335,8 @@ def _start_and_solve(A, bvec, P: _Problem, prior_pi, rtol, atol, max_iters):
         Fe = _factor(A[10 * nb :, 10 * nb :], _rank_rtol(p, A.dtype))
         phi0 = _min_norm_solve(Fe, (bvec - A[:, : 10 * nb] @ pis0)[10 * nb :])
         # a coefficient explaining the data's whole energy along that column alone
-        scale = jnp.sqrt((P.z @ P.z + P.rho2) / Fe.d**2)
+        energy = jnp.sum(jnp.square(P.R @ P.xc)) + P.rho2  # Σ w τ²
+        scale = jnp.sqrt(energy / Fe.d**2)
         phi0 = jnp.where(P.nonneg, jnp.maximum(phi0, 1e-3 * scale), phi0)
         x0 = jnp.concatenate([pis0, phi0])
     else:
@@ -345,9 +349,11 @@ def _solve_reduced(R, z, rho2, prior_pi, gamma, nonneg, *, rtol, max_iters=MAX_I
     """The fit on already reduced data ``‖Rx − z‖² + ρ²`` (benchmarks): ``(x, iterations,
     converged)``. Same start and loop as :func:`fit_torques`."""
     k, logdet0, _ = _prior_terms(prior_pi)
-    P = _Problem(R, z, rho2, k, logdet0, gamma, nonneg)
     A, bvec = R.T @ R, R.T @ z
-    out = _start_and_solve(A, bvec, P, prior_pi, rtol, _atol(z, rho2, gamma, logdet0), max_iters)
+    xc = _min_norm_solve(_factor(A, _rank_rtol(A.shape[0], A.dtype)), bvec)
+    rho2 = rho2 + jnp.sum(jnp.square(R @ xc - z))  # z outside the range of R
+    P = _Problem(R, xc, rho2, k, logdet0, gamma, nonneg)
+    out = _start_and_solve(A, bvec, P, prior_pi, rtol, _atol(rho2, gamma, logdet0), max_iters)
     return out.x, out.it, out.converged
 
 
@@ -406,7 +412,7 @@ def _fit_one(
     A = jnp.where(bad, jnp.eye(p, dtype=dtype), A)
     bvec = jnp.where(bad, 0.0, bvec)
     Fw = _factor(sg(A), rank_rtol)
-    R, z = _r_and_z(Fw, sg(bvec))
+    R, _ = _r_and_z(Fw, sg(bvec))
     rank, cond = Fw.rank, Fw.cond
     # ρ² = the weighted least-squares residual (min of the data term), on the samples
     x_wls = _min_norm_solve(Fw, sg(bvec))
@@ -414,9 +420,9 @@ def _fit_one(
     rho2 = jnp.where(bad, 0.0, rho2)
 
     gamma = jnp.where(has_gamma, gamma, jnp.asarray(2.0 / prior_spread**2, dtype))
-    P = _Problem(R, z, rho2, sg(k), sg(logdet0), sg(gamma), nonneg)
+    P = _Problem(R, x_wls, rho2, sg(k), sg(logdet0), sg(gamma), nonneg)
 
-    atol = jnp.where(bad, jnp.inf, _atol(z, rho2, gamma, logdet0))
+    atol = jnp.where(bad, jnp.inf, _atol(rho2, gamma, logdet0))
     out = _start_and_solve(sg(A), sg(bvec), P, sg(prior_pi), rtol, atol, max_iters)
     x = sg(out.x)
 
