@@ -1,4 +1,4 @@
-"""The ``spatialjax`` command line: ``check``, ``demo``, ``info`` (and ``bench`` in a checkout).
+"""The ``spatialjax`` command line: ``check``, ``demo``, ``identify``, ``info`` (and ``bench``).
 
 Each sub-command lives in its own module of this package, which exposes
 ``add_arguments(parser)`` and ``run(args) -> int``; this module only wires
@@ -28,6 +28,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "check": (
         "spatialjax._cli.check",
         "check the inertials of URDF/SDF/MJCF files for physical consistency",
+    ),
+    "identify": (
+        "spatialjax._cli.identify",
+        "identify a robot's link inertias and joint friction from a joint torque log",
     ),
     "bench": (
         "spatialjax._cli.bench",

@@ -27,10 +27,15 @@ Whole robots (joint torques):
 * :func:`identifiability` — rank, conditioning, base columns, unidentifiable
   directions and the prior's share per parameter (:class:`Identifiability`);
   :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
+
+Model files: :func:`write_identified_urdf` — the input URDF with only the
+identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
+writes).
 """
 
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
+from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
 from ._identifiability import identifiability as identifiability
 from ._identifiability import parameter_names as parameter_names
@@ -87,4 +92,6 @@ __all__ = [
     "identifiability",
     "least_squares_torques",
     "parameter_names",
+    # model files (identify-cli)
+    "write_identified_urdf",
 ]

@@ -3,9 +3,9 @@ r"""``identifiability``: which inertial parameters a torque log determines, whic
 For the stacked joint-torque regressor ``X = [Y | E]`` (``N·nv`` rows, ``p =
 10 nb + ne`` columns) with weights ``W``, the normal matrix ``A = XᵀWX`` is
 column-scaled, ``A_s = D⁻¹ A D⁻¹`` with ``D = diag(√A_ii)`` (every column of
-``√W X`` scaled to unit 2-norm, so that kilograms and kg·m² compare; norms
-are floored at ``√eps`` times the largest, so that a column that is zero up
-to rounding, a parameter that never enters the dynamics, is not blown up), and
+``√W X`` scaled to unit 2-norm, so that kilograms and kg·m² compare; a
+column below ``√eps`` times the largest, zero up to rounding because its
+parameter never enters the dynamics, is dropped instead of blown up), and
 eigen-decomposed: ``A_s = V Λ Vᵀ``. ``√Λ`` are the singular values of the
 column-scaled regressor; those above ``√rtol`` times the largest count
 towards the rank. Base columns come from QR with column pivoting of the
@@ -23,8 +23,6 @@ decide parameter ``k``, ``≈ 0`` where the prior does.
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,6 +31,7 @@ from .._checks import as_float_array, same_dtype
 from .._inertia import RigidBodyInertia
 from ._robot_fit import (
     _E,
+    COMPILER_OPTIONS,
     FRICTION_KINDS,
     PRIOR_SPREAD,
     _check_prior,
@@ -41,6 +40,7 @@ from ._robot_fit import (
     _is_concrete,
     _prepare,
     _rank_rtol,
+    _traced,
 )
 from ._robot_result import Identifiability
 
@@ -88,14 +88,14 @@ def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     A, _ = _gram(Y, E, jnp.zeros(Y.shape[:-1], dtype), w)
     F = _factor(A, rtol)
     Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s (column-scaled)
-    _, _, piv = jax.scipy.linalg.qr(Rs, pivoting=True)
+    piv = jax.scipy.linalg.qr(Rs, pivoting=True)[-1]  # (Q, R, pivots)
     null = F.V / F.d[:, None]
     null = null / jnp.linalg.norm(null, axis=0, keepdims=True)
     # resolution matrix diag((2A + γ H0)⁻¹ 2A), in the column-scaled variables (same diagonal)
     H0 = _prior_hessian(pi0)
     blk = jnp.einsum("nij,nm->nimj", H0, jnp.eye(nb, dtype=dtype)).reshape(p_y, p_y)
     Hp = jnp.zeros((p, p), dtype).at[:p_y, :p_y].set(blk)
-    As = A / F.d[:, None] / F.d[None, :]
+    As = (F.V * F.sv**2) @ F.V.T  # column-scaled, noise columns dropped (as in _factor)
     Hs = Hp / F.d[:, None] / F.d[None, :]
     M = 2.0 * As + gamma * Hs
     M = M + (p * jnp.finfo(dtype).eps) * jnp.trace(M) / p * jnp.eye(p, dtype=dtype)
@@ -104,9 +104,18 @@ def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     return F.rank, F.cond, F.sv, F.d, piv.astype(jnp.int32), null, share
 
 
-@functools.partial(jax.jit, static_argnames=("rtol", "has_prior"))
-def _ident(Y, E, w, pi0, gamma, *, rtol, has_prior):
+def _ident_impl(Y, E, w, pi0, gamma, *, rtol, has_prior):
     return _ident_one(Y, E, w, pi0, gamma, has_prior, rtol=rtol)
+
+
+_ident_top = jax.jit(
+    _ident_impl, static_argnames=("rtol", "has_prior"), compiler_options=COMPILER_OPTIONS
+)
+_ident_nested = jax.jit(_ident_impl, static_argnames=("rtol", "has_prior"))
+
+
+def _ident(*args, **kw):
+    return (_ident_nested if _traced(args) else _ident_top)(*args, **kw)
 
 
 def identifiability(

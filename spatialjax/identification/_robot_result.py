@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from .._consistency import ConsistencyReport
@@ -86,6 +87,16 @@ class RobotFitResult(Pytree):
     def batch_shape(self) -> tuple[int, ...]:
         """The fits' batch shape ``(...)`` (that of :attr:`objective`)."""
         return tuple(np.shape(self.objective))
+
+    def __getitem__(self, idx):
+        """Index the fits' batch axes (``res[i]``); core axes (bodies, joints) are kept."""
+        if self.friction is not None:
+            return super().__getitem__(idx)
+        fields = {n: getattr(self, n) for n in self._data_fields}
+        fields["friction"] = jnp.zeros(self.batch_shape + (0, 3), self.objective.dtype)
+        out = Pytree.__getitem__(RobotFitResult._from_fields(**fields), idx)
+        object.__setattr__(out, "friction", None)
+        return out
 
     def __post_init__(self):
         if self._is_axis_spec():

@@ -1,0 +1,369 @@
+"""Whole-robot identification: fit_torques / fit_robot / least_squares_torques / identifiability.
+
+Synthetic torque logs from ``multibody.rnea`` on a 2-link spatial arm written
+here as a URDF (and the Panda of example-robot-data), with "true" bodies
+drawn consistent and different from the URDF prior, plus joint friction.
+References are independent: the truth that generated the data, NumPy
+``lstsq``/``matrix_rank``, cvxpy + Clarabel on the same objective, Pinocchio's
+``computeJointTorqueRegressor``. Every fit of the 2-link arm uses the same
+shapes (N = 150 samples) so that compiled programs are shared.
+"""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import random_inertia_params, robots_dir
+
+import spatialjax as sj
+import spatialjax.multibody as mb
+from spatialjax import _params
+from spatialjax.identification import (
+    FitStatus,
+    RobotFitResult,
+    fit_robot,
+    fit_torques,
+    identifiability,
+    least_squares_torques,
+    parameter_names,
+)
+
+N = 150
+URDF = """<?xml version="1.0"?>
+<robot name="arm2">
+  <link name="base"/>
+  <link name="upper">
+    <inertial><origin xyz="0.02 0.01 0.15"/><mass value="2.0"/>
+      <inertia ixx="0.02" ixy="0.001" ixz="0.0" iyy="0.025" iyz="0.0" izz="0.01"/></inertial>
+  </link>
+  <link name="fore">
+    <inertial><origin xyz="0.2 0.0 0.01"/><mass value="1.2"/>
+      <inertia ixx="0.004" ixy="0.0" ixz="0.001" iyy="0.02" iyz="0.0" izz="0.021"/></inertial>
+  </link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="upper"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="50" velocity="5"/>
+  </joint>
+  <joint name="elbow" type="revolute">
+    <parent link="upper"/><child link="fore"/><origin xyz="0 0 0.3" rpy="0.3 0 0"/>
+    <axis xyz="0 1 0"/><limit lower="-3" upper="3" effort="50" velocity="5"/>
+  </joint>
+</robot>
+"""
+FRICTION = np.array([[0.15, 0.4, 0.05], [0.08, 0.25, -0.03]])  # viscous, coulomb, offset
+NONNEG = np.array([True, True, False] * 2)
+
+
+@pytest.fixture(scope="module")
+def arm(tmp_path_factory):
+    path = tmp_path_factory.mktemp("urdf") / "arm2.urdf"
+    path.write_text(URDF)
+    return mb.Model.from_urdf(path, dtype="float64")
+
+
+def _trajectory(n=N, seed=0, nj=2):
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0.0, 12.0, n)[:, None]
+    w = 0.5 + rng.uniform(0.0, 1.5, (3, nj))
+    A = rng.uniform(0.4, 1.2, (3, nj))
+    ph = rng.uniform(0, 2 * np.pi, (3, nj))
+    q = sum(A[i] * np.sin(w[i] * t + ph[i]) for i in range(3))
+    v = sum(A[i] * w[i] * np.cos(w[i] * t + ph[i]) for i in range(3))
+    a = sum(-A[i] * w[i] ** 2 * np.sin(w[i] * t + ph[i]) for i in range(3))
+    return q, v, a
+
+
+def _truth(model, seed=1):
+    """Consistent bodies near the URDF ones (mass ±20 %, CoM and moments perturbed)."""
+    rng = np.random.default_rng(seed)
+    prior = np.asarray(model.inertia.params)
+    rand = random_inertia_params(rng, prior.shape[0])  # consistent, about the origin
+    return 0.8 * prior + 0.2 * rand * (prior[:, :1] / rand[:, :1])  # convex mix: consistent
+
+
+def _data(model, noise=0.0, seed=0, n=N):
+    q, v, a = _trajectory(n, seed, model.nv)
+    true = _truth(model)
+    mt = dataclasses.replace(model, inertia=sj.RigidBodyInertia(jnp.asarray(true)))
+    tau = np.asarray(mb.rnea(mt, q, v, a))
+    tau = tau + FRICTION[:, 0] * v + FRICTION[:, 1] * np.sign(v) + FRICTION[:, 2]
+    tau = tau + noise * np.random.default_rng(seed + 7).standard_normal(tau.shape)
+    Y = np.asarray(mb.joint_torque_regressor(model, q, v, a))
+    E = np.asarray(mb.friction_regressor(model, v))
+    x_true = np.concatenate([true.reshape(-1), FRICTION.reshape(-1)])
+    return (q, v, a), Y, E, tau, x_true
+
+
+def _min_eig_J(pi):
+    """Smallest eigenvalue of each body's pseudo-inertia, NumPy float64."""
+    J = _params.pseudo_inertia(np.asarray(pi, np.float64), np)
+    return np.linalg.eigvalsh(J)[..., 0]
+
+
+def _x(res):
+    return np.concatenate(
+        [np.asarray(res.inertia.params).reshape(res.batch_shape + (-1,)), np.asarray(res.extra)],
+        -1,
+    )
+
+
+# ------------------------------------------------------------------ (1) noiseless recovery
+def test_noiseless_recovers_identifiable_combinations_and_ols_is_lstsq(arm):
+    _, Y, E, tau, x_true = _data(arm)
+    X = np.concatenate([Y, E], -1).reshape(-1, 26)
+    res = fit_torques(
+        Y, tau, prior=arm.inertia, extra=E, extra_nonnegative=NONNEG, weights=1.0, gamma=1e-9
+    )
+    assert isinstance(res, RobotFitResult) and int(res.status) == FitStatus.CONVERGED
+    assert bool(jnp.all(res.consistency.fully_consistent))
+    # the identifiable combinations X x are the truth's (torques reproduced to rounding)
+    dx = _x(res) - x_true
+    assert np.linalg.norm(X @ dx) <= 1e-7 * np.linalg.norm(X @ x_true)
+    # least squares: NumPy's minimum-norm lstsq on the column-scaled stacked regressor
+    # (the documented rule; columns below √eps of the largest are left out)
+    pi, phi = least_squares_torques(Y, tau, extra=E)
+    d = np.linalg.norm(X, axis=0)
+    live = d > np.sqrt(np.finfo(float).eps) * d.max()
+    ref = np.zeros(26)
+    ref[live] = np.linalg.lstsq(X[:, live] / d[live], tau.reshape(-1), rcond=None)[0] / d[live]
+    np.testing.assert_allclose(np.concatenate([pi, phi]), ref, rtol=1e-6, atol=1e-8)
+    assert np.linalg.norm(X @ (ref - x_true)) <= 1e-9 * np.linalg.norm(X @ x_true)
+
+
+# ------------------------------------------------------------------ (2) cvxpy + Clarabel
+def _clarabel(Y, E, tau, w, prior, gamma, nonneg):
+    cp = pytest.importorskip("cvxpy")
+    X = np.concatenate([Y, E], -1)
+    p = X.shape[-1]
+    nb = Y.shape[-1] // 10
+    Xw = (X * np.sqrt(w)[None, :, None]).reshape(-1, p)
+    tw = (tau * np.sqrt(w)).reshape(-1)
+    x = cp.Variable(p)
+    obj = cp.sum_squares(Xw @ x - tw)
+    for i in range(nb):
+        J = sum(x[10 * i + k] * _params.PSEUDO_INERTIA_BASIS[k] for k in range(10))
+        J0 = _params.pseudo_inertia(prior[i], np)
+        obj = obj + gamma * (
+            cp.trace(np.linalg.inv(J0) @ J) - cp.log_det(J) + np.linalg.slogdet(J0)[1] - 4.0
+        )
+    prob = cp.Problem(cp.Minimize(obj), [x[10 * nb :][nonneg] >= 0])
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    assert prob.status == "optimal"
+    return x.value, prob.value
+
+
+def _objective_np(Y, E, tau, w, prior, gamma):
+    def f(x):
+        r = np.concatenate([Y, E], -1) @ x - tau
+        val = np.sum(w * r * r)
+        for i in range(prior.shape[0]):
+            J = _params.pseudo_inertia(x[10 * i : 10 * i + 10], np)
+            J0 = _params.pseudo_inertia(prior[i], np)
+            val += gamma * (
+                np.trace(np.linalg.solve(J0, J))
+                - np.linalg.slogdet(J)[1]
+                + np.linalg.slogdet(J0)[1]
+                - 4.0
+            )
+        return val
+
+    return f
+
+
+@pytest.mark.parametrize("gamma", [8.0, 0.05])
+def test_optimum_matches_cvxpy_clarabel(arm, gamma):
+    _, Y, E, tau, _ = _data(arm, noise=0.05)
+    w = np.array([400.0, 300.0])
+    res = fit_torques(
+        Y, tau, prior=arm.inertia, extra=E, extra_nonnegative=NONNEG, weights=w, gamma=gamma
+    )
+    assert int(res.status) == FitStatus.CONVERGED
+    x_ref, f_ref = _clarabel(Y, E, tau, w, np.asarray(arm.inertia.params), gamma, NONNEG)
+    assert abs(float(res.objective) - f_ref) <= 1e-10 * abs(f_ref)
+    # parameters: to 1e-6 relative; the rest is the optimum's flat directions (γ small), where
+    # our point is at least as good as Clarabel's by the same NumPy evaluation of F
+    x = _x(res)
+    assert np.linalg.norm(x - x_ref) <= 2e-6 * np.linalg.norm(x_ref)
+    f_np = _objective_np(Y, E, tau, w, np.asarray(arm.inertia.params), gamma)
+    assert f_np(x) <= f_np(x_ref) + 1e-12 * abs(f_ref)
+
+
+def test_default_weights_and_gamma_follow_the_documented_rules(arm):
+    (q, v, a), Y, E, tau, _ = _data(arm, noise=0.05)
+    res = fit_robot(arm, q, v, a, tau)
+    # σ̂_j² = OLS residual energy of joint j / (N (1 − rank/(N nv))), NumPy reference
+    X = np.concatenate([Y, E], -1)
+    sol, *_ = np.linalg.lstsq(X.reshape(-1, 26), tau.reshape(-1), rcond=None)
+    r = (X @ sol) - tau
+    rank = np.linalg.matrix_rank(X.reshape(-1, 26))
+    sigma = np.sqrt(np.sum(r * r, 0) / (N * (1 - rank / (2 * N))))
+    np.testing.assert_allclose(res.noise_std, sigma, rtol=1e-6)
+    assert float(res.gamma) == 8.0  # 2 / 0.5²
+    assert int(res.rank) == rank
+    np.testing.assert_allclose(res.prior.params, arm.inertia.params)
+    # friction (n1, 3) and the same optimum as fit_torques with those weights and γ
+    assert res.friction.shape == (2, 3)
+    ref = fit_torques(
+        Y,
+        tau,
+        prior=arm.inertia,
+        extra=E,
+        extra_nonnegative=NONNEG,
+        weights=sigma**-2.0,
+        gamma=8.0,
+    )
+    np.testing.assert_allclose(_x(res), _x(ref), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(res.friction.reshape(-1), res.extra)
+    # a subset of friction kinds: the others come back NaN
+    sub = fit_robot(arm, q, v, a, tau, friction=("coulomb",), weights=sigma**-2.0, gamma=8.0)
+    assert sub.extra.shape == (2,) and bool(jnp.all(jnp.isnan(sub.friction[:, [0, 2]])))
+    assert bool(jnp.all(sub.friction[:, 1] >= 0))
+
+
+# ------------------------------------------------------------------ (3) consistency
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_every_link_consistent_where_least_squares_is_not(arm, dtype):
+    # noisy samples: least squares returns impossible links
+    (q, v, a), Y, E, tau, _ = _data(arm, noise=0.5, seed=3)
+    Y, E, tau = Y[:N].astype(dtype), E[:N].astype(dtype), tau[:N].astype(dtype)
+    pi, _ = least_squares_torques(Y, tau, extra=E)
+    assert _min_eig_J(pi.reshape(2, 10)).min() < 0  # NumPy: J ⊁ 0 for some link
+    prior = sj.RigidBodyInertia(arm.inertia.params.astype(dtype))
+    w = np.full(2, 4.0, dtype)
+    res = fit_torques(Y, tau, prior=prior, extra=E, extra_nonnegative=NONNEG, weights=w)
+    assert res.inertia.params.dtype == dtype
+    assert int(res.status) == FitStatus.CONVERGED
+    assert bool(jnp.all(res.consistency.fully_consistent))
+    assert _min_eig_J(res.inertia.params).min() > 0  # NumPy, in float64: J ≻ 0 exactly
+    assert bool(jnp.all(res.extra[NONNEG] >= 0))
+
+
+# ------------------------------------------------------------------ (4, 5) batch, jit, vmap, grad
+def test_batch_of_resamples_equals_separate_calls_and_vmap(arm):
+    _, Y, E, tau, _ = _data(arm, noise=0.05)
+    rng = np.random.default_rng(5)
+    counts = rng.multinomial(N, np.full(N, 1.0 / N), size=3).astype(float)  # bootstrap
+    w = counts[:, :, None] * np.array([400.0, 300.0])  # (3, N, 2), Y shared
+    kw = dict(prior=arm.inertia, extra=E, extra_nonnegative=NONNEG, gamma=8.0)
+    batch = fit_torques(Y, tau, weights=w, **kw)
+    assert batch.batch_shape == (3,) and batch.inertia.batch_shape == (3, 2)
+    for i in range(3):
+        one = fit_torques(Y, tau, weights=w[i], **kw)
+        np.testing.assert_allclose(_x(batch[i]), _x(one), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(batch.objective[i], one.objective, rtol=1e-9)
+    # under the user's jit of a vmap (one compile covers both transformations)
+    vm = jax.jit(jax.vmap(lambda wi: fit_torques(Y, tau, weights=wi, **kw).objective))
+    np.testing.assert_allclose(vm(jnp.asarray(w)), batch.objective, rtol=1e-9)
+
+
+def test_grad_wrt_tau_matches_finite_differences(arm):
+    _, Y, E, tau, _ = _data(arm, noise=0.05)
+    kw = dict(
+        prior=arm.inertia, extra=E, extra_nonnegative=NONNEG, weights=np.array([400.0, 300.0])
+    )
+    c = np.random.default_rng(2).standard_normal(26)
+
+    def f(t):
+        res = fit_torques(Y, t, gamma=8.0, **kw)
+        return jnp.concatenate([res.inertia.params.reshape(-1), res.extra]) @ c
+
+    t0 = jnp.asarray(tau)
+    g = jax.grad(f)(t0)
+    assert bool(jnp.all(jnp.isfinite(g)))
+    d = np.random.default_rng(3).standard_normal(tau.shape)
+    h = 1e-4
+    fd = (float(f(t0 + h * d)) - float(f(t0 - h * d))) / (2 * h)
+    assert abs(float(jnp.sum(g * d)) - fd) <= 1e-5 * max(abs(fd), 1.0)
+
+
+# ------------------------------------------------------------------ (6) identifiability
+def test_identifiability_rank_matches_pinocchio_and_prior_decides_unexcited():
+    pin = pytest.importorskip("pinocchio")
+    robots = robots_dir()
+    if robots is None:
+        pytest.skip("example-robot-data not installed")
+    path = robots / "panda_description/urdf/panda.urdf"
+    locked = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
+    model = mb.Model.from_urdf(path, locked_joints=locked, dtype="float64")
+    rng = np.random.default_rng(0)
+    n = 30
+    q, v, a = rng.uniform(-2, 2, (n, 7)), rng.standard_normal((n, 7)), rng.standard_normal((n, 7))
+    Y = np.asarray(mb.joint_torque_regressor(model, q, v, a))
+    names = parameter_names(model, ())
+    idf = identifiability(Y, prior=model.inertia, weights=400.0, names=names)
+    pm = pin.buildModelFromUrdf(str(path))
+    pm = pin.buildReducedModel(pm, [pm.getJointId(j) for j in locked], pin.neutral(pm))
+    pd = pm.createData()
+    Yp = np.concatenate(
+        [pin.computeJointTorqueRegressor(pm, pd, q[i], v[i], a[i]) for i in range(n)]
+    )
+    rank = np.linalg.matrix_rank(Yp)
+    assert rank == 43  # Panda's base parameters (no friction)
+    assert int(idf.rank) == rank == np.linalg.matrix_rank(Y.reshape(-1, 70))
+    # the first `rank` pivoted columns are independent; the null directions are unexcited
+    base = np.asarray(idf.base_columns)[:rank]
+    assert np.linalg.matrix_rank(Y.reshape(-1, 70)[:, base]) == rank
+    null = np.asarray(idf.unidentifiable())
+    assert null.shape == (70, 70 - rank)
+    assert np.linalg.norm(Y.reshape(-1, 70) @ null) <= 1e-6 * np.linalg.norm(Y)
+    # link1 turns about the vertical z axis: only its Izz enters the torques (gravity ∥ axis)
+    share = dict(zip(names, np.asarray(idf.data_share), strict=True))
+    for k in ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz"):
+        assert abs(share["panda_link1", k]) <= 1e-6
+    assert share["panda_link1", "Izz"] >= 1e-3  # enters (with the other links' axis moments)
+    assert max(share.values()) >= 0.9  # and the data decide the well-excited ones
+    assert ("panda_link1", "m") in idf.prior_decided()
+
+
+def test_identifiability_small_arm_with_friction_matches_numpy_rank(arm):
+    _, Y, E, _, _ = _data(arm)
+    idf = identifiability(Y, extra=E)
+    assert int(idf.rank) == np.linalg.matrix_rank(np.concatenate([Y, E], -1).reshape(-1, 26))
+    assert bool(jnp.all(jnp.isnan(idf.data_share)))  # no prior given
+    assert len(parameter_names(arm)) == 26 and parameter_names(arm)[-1] == ("elbow", "offset")
+
+
+# ------------------------------------------------------------------ (7) bad input
+def test_bad_inputs_raise_clear_errors(arm):
+    (q, v, a), Y, E, tau, _ = _data(arm)
+    kw = dict(prior=arm.inertia)
+    with pytest.raises(
+        ValueError, match=r"Y: expected .*\(\.\.\., N, nv, 10\*nb\).*got shape \(150, 20\)"
+    ):
+        fit_torques(Y[:, 0], tau, **kw)
+    with pytest.raises(
+        ValueError,
+        match=r"tau: expected shape \(\.\.\., N, nv\) = \(\.\.\., 150, 2\).*got shape \(150, 3\)",
+    ):
+        fit_torques(Y, np.zeros((N, 3)), **kw)
+    bad = tau.copy()
+    bad[17, 1] = np.nan
+    with pytest.raises(
+        ValueError, match=r"tau: expected finite values, got nan at sample 17, joint 1"
+    ):
+        fit_torques(Y, bad, **kw)
+    with pytest.raises(ValueError, match=r"20 torque samples \(N=10 samples × nv=2 joints\).*p=26"):
+        fit_torques(Y[:10], tau[:10], extra=E[:10], **kw)
+    zero = arm.inertia.params.at[1].set(0.0)
+    with pytest.raises(ValueError, match=r"body 1 \('fore'\) is not.*nearest_consistent"):
+        fit_robot(arm, q, v, a, tau, prior=sj.RigidBodyInertia(zero))
+    with pytest.raises(
+        ValueError, match=r"prior: expected a RigidBodyInertia of batch shape \(\.\.\., 2\)"
+    ):
+        fit_torques(Y, tau, prior=arm.inertia[:1])
+    with pytest.raises(ValueError, match=r"extra_nonnegative: expected 6 booleans"):
+        fit_torques(Y, tau, extra=E, extra_nonnegative=[True, False], **kw)
+    with pytest.raises(ValueError, match=r"weights: expected non-negative"):
+        fit_torques(Y, tau, weights=np.array([1.0, -1.0]), **kw)
+    with pytest.raises(ValueError, match=r"weights: expected a shape broadcastable"):
+        fit_torques(Y, tau, weights=np.ones(3), **kw)
+    with pytest.raises(ValueError, match=r"gamma: expected a finite γ ≥ 0"):
+        fit_torques(Y, tau, gamma=-1.0, **kw)
+    with pytest.raises(TypeError, match=r"tau has dtype float32 but Y has dtype float64"):
+        fit_torques(Y, tau.astype(np.float32), **kw)
+    with pytest.raises(ValueError, match=r"friction: expected distinct entries"):
+        fit_robot(arm, q, v, a, tau, friction=("stiction",))
+    with pytest.raises(TypeError, match=r"model: expected a spatialjax.multibody.Model"):
+        fit_robot("arm.urdf", q, v, a, tau)
