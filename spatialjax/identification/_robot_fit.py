@@ -345,15 +345,13 @@ def _start_and_solve(A, bvec, P: _Problem, prior_pi, rtol, atol, max_iters):
 
 
 @functools.partial(jax.jit, static_argnames=("rtol", "max_iters"))
-def _solve_reduced(R, z, rho2, prior_pi, gamma, nonneg, *, rtol, max_iters=MAX_ITERS):
-    """The fit on already reduced data ``‖Rx − z‖² + ρ²`` (benchmarks): ``(x, iterations,
+def _solve_reduced(R, xc, rho2, prior_pi, gamma, nonneg, *, rtol, max_iters=MAX_ITERS):
+    """The fit on already reduced data ``‖R(x − x_c)‖² + ρ²`` (benchmarks): ``(x, iterations,
     converged)``. Same start and loop as :func:`fit_torques`."""
     k, logdet0, _ = _prior_terms(prior_pi)
-    A, bvec = R.T @ R, R.T @ z
-    xc = _min_norm_solve(_factor(A, _rank_rtol(A.shape[0], A.dtype)), bvec)
-    rho2 = rho2 + jnp.sum(jnp.square(R @ xc - z))  # z outside the range of R
     P = _Problem(R, xc, rho2, k, logdet0, gamma, nonneg)
-    out = _start_and_solve(A, bvec, P, prior_pi, rtol, _atol(rho2, gamma, logdet0), max_iters)
+    A = R.T @ R
+    out = _start_and_solve(A, A @ xc, P, prior_pi, rtol, _atol(rho2, gamma, logdet0), max_iters)
     return out.x, out.it, out.converged
 
 
