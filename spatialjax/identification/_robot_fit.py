@@ -827,6 +827,15 @@ def fit_torques(
     iterations regardless of the data's conditioning, where first-order
     methods crawl along poorly excited directions.
 
+    Known limitation: where the prior's weight is negligible against the data
+    and the data ask for an inconsistent body (e.g. weights far above the
+    actual ``1/σ²``, or ``γ ≪ 1`` on noisy data), the optimum lies within
+    ~1e-8 of ``det J = 0``; the Newton system's condition number then
+    reaches ~1e16 and the loop may stop at ``max_iters`` with status
+    ``NOT_CONVERGED`` (the bodies are still consistent, the objective a
+    fraction of a percent above the optimum). The default weights and ``γ``
+    keep the fit away from that regime on the data tested.
+
     Args:
       Y: ``(..., N, nv, 10 nb)`` joint-torque regressor (``Y @ π`` is the
         inverse dynamics; :func:`~spatialjax.multibody.joint_torque_regressor`).
