@@ -573,17 +573,21 @@ def fit(
       J. Nocedal, S. J. Wright, *Numerical Optimization*, 2nd ed., 2006,
       ch. 19 (interior-point methods, fraction to the boundary).
 
+    Three bodies (the same body at three scales), 24 noiseless samples each:
+
     >>> import jax.numpy as jnp
     >>> from spatialjax.identification import FitStatus, LogCholesky, body_regressor, fit
-    >>> t = jnp.linspace(0.0, 6.0, 40)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
-    >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))
-    >>> truth = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
-    >>> res = fit(Y, Y @ truth)
-    >>> bool(res.consistency.fully_consistent), round(float(res.inertia.mass), 4)
-    (True, 2.0)
-    >>> FitStatus.describe(res.status)
+    >>> t = jnp.linspace(0.0, 6.0, 24)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
+    >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))  # (24, 6, 10)
+    >>> body = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
+    >>> truth = body * jnp.array([[1.0], [1.5], [3.0]])  # (3, 10)
+    >>> Yb = jnp.broadcast_to(Y, (3, 24, 6, 10))
+    >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth))  # Barrier() by default
+    >>> res.consistency.fully_consistent.tolist(), res.inertia.mass.round(4).tolist()
+    ([True, True, True], [2.0, 3.0, 6.0])
+    >>> FitStatus.describe(res.status[0])
     'converged: certified to rtol, J ≻ 0'
-    >>> res = fit(Y, Y @ truth, solver=LogCholesky(rtol=1e-8))
+    >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth), solver=LogCholesky())
     """
     solver = _solver_from_keywords(solver, deprecated)
     # ---- shapes and dtypes
