@@ -165,17 +165,24 @@ def _jacobi_diagonal(A, sweeps):
     with ``d = a_qq − a_pp`` (one division, no guard but ``d = a_pq = 0``). The
     caller scales ``A`` to entries of order one (no overflow of ``d²``).
     Absolute error ``O(eps ‖A‖)``, as LAPACK's.
+
+    The sweeps run in a ``fori_loop`` whose body (one sweep, its rotations
+    unrolled) is traced and compiled once: unrolling all sweeps made XLA emit
+    about 30 kernels per sweep and took 4 s to compile for every new batch
+    shape (0.6 s as a loop), with the same arithmetic in the same order.
     """
     n = A.shape[-1]
-    a = {(i, j): A[..., i, j : j + 1] for i in range(n) for j in range(i, n)}
+    keys = [(i, j) for i in range(n) for j in range(i, n)]
 
-    def get(i, j):
-        return a[(min(i, j), max(i, j))]
+    def sweep(_, entries):
+        a = dict(zip(keys, entries, strict=True))
 
-    def put(i, j, v):
-        a[(min(i, j), max(i, j))] = v
+        def get(i, j):
+            return a[(min(i, j), max(i, j))]
 
-    for _ in range(sweeps):
+        def put(i, j, v):
+            a[(min(i, j), max(i, j))] = v
+
         for p in range(n):
             for q in range(p + 1, n):
                 apq, app, aqq = get(p, q), get(p, p), get(q, q)
@@ -194,6 +201,10 @@ def _jacobi_diagonal(A, sweeps):
                         arp, arq = get(r, p), get(r, q)
                         put(r, p, c * arp - s * arq)
                         put(r, q, s * arp + c * arq)
+        return tuple(a[k] for k in keys)
+
+    entries = tuple(A[..., i, j : j + 1] for i, j in keys)
+    a = dict(zip(keys, jax.lax.fori_loop(0, sweeps, sweep, entries), strict=True))
     return [a[(i, i)] for i in range(n)]
 
 
