@@ -202,6 +202,14 @@ def test_default_weights_and_gamma_follow_the_documented_rules(arm):
     np.testing.assert_allclose(res.noise_std, sigma, rtol=1e-6)
     assert float(res.gamma) == 8.0  # 2 / 0.5²
     assert int(res.rank) == rank
+    # condition number of the whitened, column-scaled base regressor (finite; was inf), the
+    # base columns picked with the fit's own weights (near-tied pivots may flip otherwise)
+    s_fit = np.asarray(res.noise_std)
+    base = np.asarray(identifiability(Y, extra=E, weights=s_fit**-2.0).base_columns)[:rank]
+    Xw = (X / s_fit[:, None]).reshape(-1, 26)[:, base]
+    assert np.linalg.matrix_rank(Xw) == rank
+    ref = np.linalg.cond(Xw / np.linalg.norm(Xw, axis=0))
+    np.testing.assert_allclose(float(res.condition_number), ref, rtol=1e-6)
     np.testing.assert_allclose(res.prior.params, arm.inertia.params)
     # friction (n1, 3) and the same optimum as fit_torques with those weights and γ
     assert res.friction.shape == (2, 3)

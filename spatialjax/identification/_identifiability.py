@@ -63,6 +63,7 @@ from ._robot_fit import (
     COMPILER_OPTIONS,
     FRICTION_KINDS,
     PRIOR_SPREAD,
+    _base_condition,
     _check_prior,
     _factor,
     _gram,
@@ -147,16 +148,6 @@ def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max):
     return jnp.where(gamma > 0, share, share_flat)
 
 
-def _base_condition(Rp, rank):
-    """``σ_max / σ_min`` of the first ``rank`` columns of ``Rp`` (upper-triangular, pivoted)."""
-    r = Rp.shape[-1]
-    m = jnp.arange(r) < rank
-    sub = jnp.where(m[:, None] & m[None, :], Rp, 0.0)
-    s = jnp.linalg.svd(sub, compute_uv=False)  # descending; zeros past ``rank``
-    smin = s[jnp.clip(rank - 1, 0, r - 1)]
-    return jnp.where((rank > 0) & (smin > 0), s[0] / jnp.where(smin > 0, smin, 1.0), jnp.inf)
-
-
 def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     dtype = Y.dtype
     p_y = Y.shape[-1]
@@ -164,8 +155,7 @@ def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     A, _ = _gram(Y, E, jnp.zeros(Y.shape[:-1], dtype), w)
     F = _factor(A, rtol)
     Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s (column-scaled)
-    _, Rp, piv = jax.scipy.linalg.qr(Rs, pivoting=True)
-    cond = _base_condition(Rp, F.rank)
+    cond, piv = _base_condition(F)
     null = F.V / F.d[:, None]
     null = null / jnp.linalg.norm(null, axis=0, keepdims=True)
     # variance reduction, in the column-scaled variables (the ratio C_kk / P_kk is scale-free)

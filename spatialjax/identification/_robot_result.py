@@ -62,9 +62,12 @@ class RobotFitResult(Pytree):
       consistency: ``physical_consistency`` of ``inertia`` (batch ``(..., nb)``).
       rank: ``(...)`` int32 numerical rank of the column-scaled stacked
         (weighted) regressor ``[Y | extra]``.
-      condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled stacked
-        regressor (``inf`` where it is rank-deficient: the prior decides the
-        unexcited directions).
+      condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled
+        (weighted) *base* regressor: the ``rank`` independent columns of
+        ``[Y | extra]`` chosen by QR with column pivoting, as
+        :attr:`Identifiability.condition_number`. Finite for any excited log
+        (the condition number of all the columns is infinite for a robot: the
+        prior decides the unexcited directions, counted by ``rank``).
     """
 
     inertia: RigidBodyInertia
