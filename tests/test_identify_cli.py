@@ -198,6 +198,7 @@ def test_report_fields(panda_run):
         assert f["geodesic_to_prior"] is not None and f["geodesic_to_prior"] >= 0
         assert len(d["data_share"]) == 10
         assert all(x is not None for x in d["data_share"])  # finite (NaN is written null)
+        assert all(0.0 <= x <= 1.0 for x in d["data_share"])  # fractions of prior variance
     assert set(rep["friction"]) == set(ARM)
     for j in ARM:
         assert set(rep["friction"][j]) == set(FRICTION_KINDS)
@@ -207,9 +208,10 @@ def test_report_fields(panda_run):
             assert e["overall"] > 0 and set(e["per_joint"]) == set(ARM)
     idf = rep["identifiability"]
     assert 0 < idf["rank"] <= idf["n_columns"] == 70 + 21
-    # the Panda's regressor is rank-deficient (joint 1 is vertical...): infinite condition
-    # number, written as null; the independent columns and the prior-decided parameters listed
-    assert idf["rank"] < idf["n_columns"] and idf["condition_number"] is None
+    # the Panda's regressor is rank-deficient (joint 1 is vertical...): the condition number is
+    # that of the base columns (finite; it was inf, written null); the prior-decided listed
+    assert idf["rank"] < idf["n_columns"]
+    assert idf["condition_number"] is not None and 1.0 <= idf["condition_number"] < 1e8
     assert len(idf["base_columns"]) == idf["rank"] == idf["n_columns"] - idf["n_unidentifiable"]
     assert len(idf["base_parameters"]) == idf["rank"]
     decided = {tuple(x) for x in idf["prior_decided"]}

@@ -50,8 +50,10 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   (``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``:
   :func:`spatialjax.physical_consistency`), ``geodesic_to_prior``
   (:func:`spatialjax.geodesic_distance`, ``null`` when not positive
-  definite); and ``data_share`` (10 numbers: 1 where the data decide the
-  parameter, 0 where the prior does).
+  definite); and ``data_share`` (10 numbers in [0, 1]: the fraction of each
+  parameter's prior variance removed by the data, ``1 − C_kk / P_kk`` with
+  ``P`` the prior and ``C`` the posterior covariance of the linearised fit;
+  1 where the data decide the parameter, 0 where the prior does).
 * ``friction`` (the fit) and ``friction_least_squares``: ``{joint:
   {"viscous": F_v, "coulomb": F_c, "offset": o}}`` (N·m·s/rad, N·m, N·m;
   ``null`` for terms not fitted).
@@ -59,7 +61,10 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   e, "per_joint": {joint: e}}}}`` with ``e = ‖τ̂ − τ‖ / ‖τ‖`` (``holdout`` is
   ``null`` with ``--holdout 0``).
 * ``identifiability``: ``rank``, ``n_columns`` (10 per body + friction),
-  ``condition_number`` (``null``: infinite, rank-deficient), ``base_columns``
+  ``condition_number`` (of the column-scaled, noise-weighted *base*
+  regressor: its ``rank`` independent columns ``base_columns``; finite, the
+  figure used to judge an excitation; ``null`` only when nothing is
+  excited), ``base_columns``
   and ``base_parameters`` (a set of independent columns, pivoted QR: indices
   and ``[link or joint, parameter]`` names), ``n_unidentifiable``,
   ``prior_decided`` (``[link, parameter]`` pairs with data share < 0.5).
@@ -945,7 +950,8 @@ def run(args: argparse.Namespace) -> int:
     print(summary_table(rep))
     print(
         f"\ngamma {rep['gamma']:.3g}; rank {idf['rank']} of {idf['n_columns']} columns "
-        f"(condition number {idf['condition_number']:.3g}); compile {times['compile_s']:.2f} s, "
+        f"(base-regressor condition number {_g(idf['condition_number'], '.3g')}); "
+        f"compile {times['compile_s']:.2f} s, "
         f"solve {times['solve_s']:.3f} s"
     )
     return 0

@@ -10,15 +10,44 @@ eigen-decomposed: ``A_s = V Λ Vᵀ``. ``√Λ`` are the singular values of the
 column-scaled regressor; those above ``√rtol`` times the largest count
 towards the rank. Base columns come from QR with column pivoting of the
 column-scaled factor ``R_s = √Λ Vᵀ`` (the same pivots as on ``√W X D⁻¹``
-itself: the pivot order depends only on the Gram matrix). With a prior
-(``J0_i``, weight ``γ``), the resolution matrix of the regularised fit
-(Lee, Wensing & Park 2020) linearised at the prior,
+itself: the pivot order depends only on the Gram matrix). The reported
+condition number is that of the column-scaled *base* regressor, the first
+``rank`` pivoted columns (``σ_max / σ_min`` of ``√W X_b D_b⁻¹``): finite,
+and the figure used to judge and design exciting trajectories (Gautier &
+Khalil 1992; Swevers et al. 1997). The condition number of all ``p``
+columns is infinite for every robot (some parameters never enter the
+torques) and is not reported; ``rank < p`` says the same.
 
-.. math:: \mathcal R = (2A + γ H_0)^{-1}\, 2A,\qquad
-   H_0 = \mathrm{blockdiag}_i\ ∇^2_π(−\log\det J)\big|_{J_{0,i}},
+With a prior (``J0_i``, weight ``γ``) the fit's objective ``Σ w r² + γ Σ_i
+D(J_i ‖ J0_i)`` (Lee, Wensing & Park 2020) is, to second order at the
+prior, the negative log-posterior (times 2) of a Gaussian model with data
+precision ``2A`` and prior precision ``γ H_0``,
 
-maps the truth to the estimate in expectation: ``𝓡_kk ≈ 1`` where the data
-decide parameter ``k``, ``≈ 0`` where the prior does.
+.. math:: H_0 = \mathrm{blockdiag}_i\ ∇^2_π(−\log\det J)\big|_{J_{0,i}},\qquad
+   P = (γ H_0)^{-1},\qquad C = (2A + γ H_0)^{-1} \preceq P,
+
+so ``P`` is the prior and ``C`` the posterior covariance. The *data share*
+of parameter ``k`` is the fraction of its prior variance that the data
+remove (Bayesian variance reduction of the linear-Gaussian problem; A.
+Tarantola, *Inverse Problem Theory*, SIAM 2005, ch. 3, for ``P`` and ``C``),
+
+.. math:: s_k = 1 − C_{kk} / P_{kk} \in [0, 1],
+
+``1`` where the data decide the parameter, ``0`` where the prior does; it
+does not depend on the column scaling. It is computed as a weighted mean of
+``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ`` with
+``LLᵀ = γH_0``), so it stays in ``[0, 1]`` up to round-off (clipped). A
+parameter correlated with a measured one in the prior gains a share too
+(the prior ties a body's mass, first and second moments together). The
+extra (friction) columns have no prior term (``H_0`` is zero there:
+infinite prior variance), and the body parameters are taken after
+marginalising them (``A`` replaced by its Schur complement on the body
+columns); their share is ``1`` when the data determine them (finite
+posterior variance: ``e_k`` orthogonal, to ``√eps``, to the null space of
+the column-scaled friction columns at the rank threshold) and ``0``
+otherwise, the limit of ``1 − C_kk / P_kk`` for a prior variance going to
+infinity. With ``γ = 0`` every parameter is in that case: share ``1`` for
+those orthogonal to the regressor's null space, ``0`` for the others.
 """
 
 from __future__ import annotations
@@ -34,6 +63,7 @@ from ._robot_fit import (
     COMPILER_OPTIONS,
     FRICTION_KINDS,
     PRIOR_SPREAD,
+    _base_condition,
     _check_prior,
     _factor,
     _gram,
@@ -80,28 +110,62 @@ def _prior_hessian(pi0):
     return jnp.einsum("niac,njca->nij", M, M)
 
 
+def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max):
+    """Fraction of each parameter's prior variance removed by the data (module docstring).
+
+    ``Rs (p, p)`` with ``RsᵀRs = A_s`` (column-scaled normal matrix), ``Hs (p_y, p_y)``
+    the column-scaled prior Hessian of the body parameters (positive definite).
+    """
+    dtype = Rs.dtype
+    p = Rs.shape[-1]
+    tiny = jnp.finfo(dtype).tiny
+    # friction columns: determined iff e_k ⊥ null(R_e) (the prior does not constrain them)
+    Rb, Re = Rs[:, :p_y], Rs[:, p_y:]
+    if p > p_y:
+        U, s, Vh = jnp.linalg.svd(Re, full_matrices=False)
+        keep = s > jnp.sqrt(rtol) * sv_max  # the rank's threshold
+        Q = U * keep[None, :]
+        Rb = Rb - Q @ (Q.T @ Rb)  # data on the bodies once friction is fitted (Schur complement)
+        null_e = jnp.sum(jnp.where(keep[:, None], 0.0, Vh * Vh), axis=0)  # ‖P_null e_k‖²
+        share_e = jnp.where(null_e <= jnp.sqrt(jnp.finfo(dtype).eps), 1.0, 0.0).astype(dtype)
+    else:
+        share_e = jnp.zeros((0,), dtype)
+    # bodies: P = (γH)⁻¹, C = (γH + 2 RbᵀRb)⁻¹; with γH = LLᵀ and G = L⁻¹ 2RbᵀRb L⁻ᵀ = U g Uᵀ,
+    # P − C = B diag(g/(1+g)) Bᵀ and P = B Bᵀ for B = L⁻ᵀU: a weighted mean of g/(1+g) ∈ [0, 1)
+    g_safe = jnp.where(gamma > 0, gamma, 1.0)
+    L = jnp.linalg.cholesky(0.5 * (Hs + Hs.T) * g_safe)
+    W = jax.scipy.linalg.solve_triangular(L, 2.0**0.5 * Rb.T, lower=True)  # L⁻¹ √2 Rbᵀ
+    g, U = jnp.linalg.eigh(W @ W.T)
+    g = jnp.maximum(g, 0.0)
+    B = jax.scipy.linalg.solve_triangular(L.T, U, lower=False)
+    B2 = B * B
+    share_b = (B2 @ (g / (1.0 + g))) / jnp.maximum(jnp.sum(B2, axis=-1), tiny)
+    share_b = jnp.clip(share_b, 0.0, 1.0)  # round-off only: a weighted mean of values in [0, 1)
+    share = jnp.concatenate([share_b, share_e])
+    # γ = 0: every prior variance is infinite; a parameter is determined iff e_k ⊥ null(A_s)
+    null_all = jnp.sum(jnp.where(keep_all[None, :], 0.0, V * V), axis=-1)
+    share_flat = jnp.where(null_all <= jnp.sqrt(jnp.finfo(dtype).eps), 1.0, 0.0).astype(dtype)
+    return jnp.where(gamma > 0, share, share_flat)
+
+
 def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     dtype = Y.dtype
     p_y = Y.shape[-1]
-    p = p_y + E.shape[-1]
     nb = p_y // 10
     A, _ = _gram(Y, E, jnp.zeros(Y.shape[:-1], dtype), w)
     F = _factor(A, rtol)
     Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s (column-scaled)
-    piv = jax.scipy.linalg.qr(Rs, pivoting=True)[-1]  # (Q, R, pivots)
+    cond, piv = _base_condition(F)
     null = F.V / F.d[:, None]
     null = null / jnp.linalg.norm(null, axis=0, keepdims=True)
-    # resolution matrix diag((2A + γ H0)⁻¹ 2A), in the column-scaled variables (same diagonal)
+    # variance reduction, in the column-scaled variables (the ratio C_kk / P_kk is scale-free)
     H0 = _prior_hessian(pi0)
     blk = jnp.einsum("nij,nm->nimj", H0, jnp.eye(nb, dtype=dtype)).reshape(p_y, p_y)
-    Hp = jnp.zeros((p, p), dtype).at[:p_y, :p_y].set(blk)
-    As = (F.V * F.sv**2) @ F.V.T  # column-scaled, noise columns dropped (as in _factor)
-    Hs = Hp / F.d[:, None] / F.d[None, :]
-    M = 2.0 * As + gamma * Hs
-    M = M + (p * jnp.finfo(dtype).eps) * jnp.trace(M) / p * jnp.eye(p, dtype=dtype)
-    share = jnp.diagonal(jnp.linalg.solve(M, 2.0 * As))
+    dy = F.d[:p_y]
+    Hs = blk / dy[:, None] / dy[None, :]
+    share = _data_share(Rs, Hs, gamma, p_y, rtol, F.V, F.keep, F.sv[0])
     share = jnp.where(has_prior, share, jnp.nan)
-    return F.rank, F.cond, F.sv, F.d, piv.astype(jnp.int32), null, share
+    return F.rank, cond, F.sv, F.d, piv.astype(jnp.int32), null, share
 
 
 def _ident_impl(Y, E, w, pi0, gamma, *, rtol, has_prior):
@@ -128,10 +192,11 @@ def identifiability(
     names: tuple | None = None,
     rtol: float | None = None,
 ) -> Identifiability:
-    r"""Rank, conditioning, base columns, unidentifiable directions and prior shares of a log.
+    r"""Rank, conditioning, base columns, unidentifiable directions and data shares of a log.
 
     See the module docstring for the definitions (column scaling to unit
-    norm, pivoted QR, resolution matrix). Unbatched: one stacked regressor
+    norm, pivoted QR, condition number of the base regressor, data share =
+    fraction of prior variance removed). Unbatched: one stacked regressor
     (call it per robot).
 
     Args:
@@ -161,6 +226,13 @@ def identifiability(
     References:
       W. Khalil, E. Dombre, *Modeling, Identification and Control of Robots*,
       2002, §12.4 (base parameters by QR with column pivoting).
+      M. Gautier, W. Khalil, "Exciting trajectories for the identification
+      of base inertial parameters of robots", IEEE CDC 1991 / IJRR 11(4),
+      1992 (condition number of the base regressor).
+      J. Swevers, C. Ganseman, D. B. Tükel, J. De Schutter, H. Van Brussel,
+      "Optimal robot excitation and identification", IEEE T-RA 13(5), 1997.
+      A. Tarantola, *Inverse Problem Theory and Methods for Model Parameter
+      Estimation*, SIAM, 2005, ch. 3 (Gaussian prior and posterior covariances).
       T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
       identification: a convex programming approach", IEEE T-RO 36(2), 2020.
     """

@@ -121,6 +121,25 @@ def _factor(A, rtol_eig):
     return _Factor(d, V, sv, keep, jnp.sum(keep).astype(jnp.int32), cond)
 
 
+def _base_condition(F: _Factor):
+    """Condition number of the column-scaled base regressor, and the pivoted-QR column order.
+
+    QR with column pivoting of ``R_s = diag(sv) Vᵀ`` (``R_sᵀR_s = A_s``, the same
+    pivots as on the column-scaled regressor) picks ``rank`` independent (base)
+    columns first; returns ``σ_max / σ_min`` of those columns (the singular values of
+    the leading ``rank × rank`` block of the triangular factor; ``inf`` for rank 0)
+    and the ``(p,)`` int32 pivots.
+    """
+    Rs = F.sv[:, None] * F.V.T
+    _, Rp, piv = jax.scipy.linalg.qr(Rs, pivoting=True)
+    r = Rp.shape[-1]
+    m = jnp.arange(r) < F.rank
+    s = jnp.linalg.svd(jnp.where(m[:, None] & m[None, :], Rp, 0.0), compute_uv=False)
+    smin = s[jnp.clip(F.rank - 1, 0, r - 1)]  # descending; zeros past ``rank``
+    ok = (F.rank > 0) & (smin > 0)
+    return jnp.where(ok, s[0] / jnp.where(ok, smin, 1.0), jnp.inf), piv.astype(jnp.int32)
+
+
 def _min_norm_solve(F: _Factor, b):
     """Minimum-norm (in the column-scaled variables ``D x``) solution of ``A x = b``."""
     lam_inv = jnp.where(F.keep, 1.0 / jnp.where(F.keep, F.sv**2, 1.0), 0.0)
@@ -411,7 +430,7 @@ def _fit_one(
     bvec = jnp.where(bad, 0.0, bvec)
     Fw = _factor(sg(A), rank_rtol)
     R, _ = _r_and_z(Fw, sg(bvec))
-    rank, cond = Fw.rank, Fw.cond
+    rank, (cond, _) = Fw.rank, _base_condition(Fw)
     # ρ² = the weighted least-squares residual (min of the data term), on the samples
     x_wls = _min_norm_solve(Fw, sg(bvec))
     rho2 = jnp.sum(_joint_residuals(sg(Y), sg(E), sg(tau), sg(wc), x_wls))

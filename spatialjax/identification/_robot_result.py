@@ -62,9 +62,12 @@ class RobotFitResult(Pytree):
       consistency: ``physical_consistency`` of ``inertia`` (batch ``(..., nb)``).
       rank: ``(...)`` int32 numerical rank of the column-scaled stacked
         (weighted) regressor ``[Y | extra]``.
-      condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled stacked
-        regressor (``inf`` where it is rank-deficient: the prior decides the
-        unexcited directions).
+      condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled
+        (weighted) *base* regressor: the ``rank`` independent columns of
+        ``[Y | extra]`` chosen by QR with column pivoting, as
+        :attr:`Identifiability.condition_number`. Finite for any excited log
+        (the condition number of all the columns is infinite for a robot: the
+        prior decides the unexcited directions, counted by ``rank``).
     """
 
     inertia: RigidBodyInertia
@@ -121,7 +124,11 @@ class Identifiability(Pytree):
       rank: ``(...)`` int32 numerical rank of the column-scaled, whitened,
         stacked regressor (singular values above ``rtol · σ_max``).
       condition_number: ``(...)`` ``σ_max / σ_min`` of the column-scaled
-        regressor over all ``p`` columns (``inf`` when rank-deficient).
+        *base* regressor: its first ``rank`` pivoted columns
+        (``base_columns[:rank]``), each scaled to unit norm. Finite whenever
+        ``rank > 0`` (the condition number over all ``p`` columns is infinite
+        for a robot and is not reported). Gautier & Khalil 1992, Swevers et al.
+        1997 minimise it to design exciting trajectories.
       singular_values: ``(..., p)`` singular values of the column-scaled
         regressor, descending.
       column_scale: ``(..., p)`` the scale applied: the 2-norm of each whitened
@@ -134,11 +141,15 @@ class Identifiability(Pytree):
         regressor as columns, in descending singular-value order, mapped back
         to the unscaled parameters and normalised: columns ``rank:`` span the
         unidentifiable directions ``δx`` with ``[Y | extra] δx ≈ 0``.
-      data_share: ``(..., p)`` diagonal of the resolution matrix
-        ``(2A + γ H0)⁻¹ 2A`` (``A`` the whitened normal matrix, ``H0`` the
-        prior's Hessian ``blockdiag ∇²(−log det J0_i)``, zero for the extra
-        columns): ``1`` where the data decide a parameter, ``0`` where the
-        prior does. NaN when no prior was given.
+      data_share: ``(..., p)`` in ``[0, 1]``: the fraction of each
+        parameter's prior variance removed by the data, ``1 − C_kk / P_kk``
+        with ``P = (γ H0)⁻¹`` the prior and ``C = (2A + γ H0)⁻¹`` the posterior
+        covariance (``A`` the whitened normal matrix, ``H0`` the prior's
+        Hessian ``blockdiag ∇²(−log det J0_i)``): ``1`` where the data decide a
+        parameter, ``0`` where the prior does. The extra (friction) columns
+        have no prior (infinite prior variance): ``1`` when the data determine
+        them, ``0`` otherwise (likewise every column when ``γ = 0``). NaN when
+        no prior was given. See :func:`identifiability`'s module for details.
       names: static tuple of ``p`` ``(body, parameter)`` names, e.g.
         ``("panda_link3", "Ixy")`` or ``("panda_joint1", "viscous")``.
     """
