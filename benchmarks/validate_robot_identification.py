@@ -323,6 +323,13 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
                 "fit_f32_iterations": int(fit32.iterations),
                 "gamma": float(fit64.gamma),
                 "noise_std": np.asarray(fit64.noise_std).tolist(),
+                "noise_std_f32": np.asarray(fit32.noise_std).tolist(),
+                "fit_f32_to_f64_geodesic": np.asarray(
+                    sj.geodesic_distance(
+                        fit64.inertia,
+                        sj.RigidBodyInertia(jnp.asarray(fit32.inertia.params, jnp.float64)),
+                    )
+                ).tolist(),  # fmt: skip
                 "friction_true": friction.tolist(),
                 "friction_fit": np.asarray(fit64.extra).reshape(nv, 3).tolist(),
                 "wall_s": time.perf_counter() - t_seed,
@@ -396,6 +403,9 @@ def summarise(r, say):
     c32 = sum(all(s["fit_f32_consistent"]) for s in seeds)
     pd32 = sum(all(s["fit_f32_params_pd_in_f64"]) for s in seeds)
     nls = sum(len(s["ls_inconsistent_links"]) for s in seeds)
+    d32 = np.median([np.mean(s["fit_f32_to_f64_geodesic"]) for s in seeds])
+    say(f"float32 fit vs float64 fit: mean geodesic distance per link {d32:.3f} (median over "
+        "seeds): the same torques, different weakly excited directions")  # fmt: skip
     t = r["timing"]
     say(f"\nevery fitted link fully consistent: float64 {c64}/{n} seeds, float32 {c32}/{n} "
         f"(float32 parameters J ≻ 0 in float64: {pd32}/{n}); least squares: {nls} of "
