@@ -149,7 +149,7 @@ def robots_dir():
     dist = importlib.metadata.distribution("example-robot-data")
     for f in dist.files or []:
         if str(f).endswith("example-robot-data/package.xml"):
-            return Path(dist.locate_file(f)).parent / "robots"
+            return Path(str(dist.locate_file(f))).parent / "robots"
     raise SystemExit("example-robot-data's robots folder not found")
 
 
@@ -417,7 +417,7 @@ def summarise(r, say):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3, help="seeds per robot (default 3)")
     ap.add_argument("--duration", type=float, default=DURATION, help="s of 1 kHz log")
     ap.add_argument("--robots", default=",".join(ROBOTS), help=f"comma list of {list(ROBOTS)}")

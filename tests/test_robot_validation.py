@@ -29,7 +29,7 @@ pytestmark = pytest.mark.skipif(robots_dir() is None, reason="example-robot-data
 
 @pytest.fixture(scope="module")
 def ur5_run():
-    import validate_robot_identification as v
+    import validate_robot_identification as v  # pyright: ignore[reportMissingImports]
 
     return v.run_robot(v.ROBOTS["ur5"], [0], 10.0, lambda s: None, measure_timing=False)
 
