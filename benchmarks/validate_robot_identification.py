@@ -404,7 +404,7 @@ def summarise(r, say):
     pd32 = sum(all(s["fit_f32_params_pd_in_f64"]) for s in seeds)
     nls = sum(len(s["ls_inconsistent_links"]) for s in seeds)
     d32 = np.median([np.mean(s["fit_f32_to_f64_geodesic"]) for s in seeds])
-    say(f"float32 fit vs float64 fit: mean geodesic distance per link {d32:.3f} (median over "
+    say(f"\nfloat32 fit vs float64 fit: mean geodesic distance per link {d32:.3f} (median over "
         "seeds): the same torques, different weakly excited directions")  # fmt: skip
     t = r["timing"]
     say(f"\nevery fitted link fully consistent: float64 {c64}/{n} seeds, float32 {c32}/{n} "
