@@ -131,7 +131,7 @@ def _base_condition(F: _Factor):
     and the ``(p,)`` int32 pivots.
     """
     Rs = F.sv[:, None] * F.V.T
-    _, Rp, piv = jax.scipy.linalg.qr(Rs, pivoting=True)
+    _, Rp, piv = jax.scipy.linalg.qr(Rs, pivoting=True)  # pyright: ignore[reportAssignmentType]
     r = Rp.shape[-1]
     m = jnp.arange(r) < F.rank
     s = jnp.linalg.svd(jnp.where(m[:, None] & m[None, :], Rp, 0.0), compute_uv=False)
