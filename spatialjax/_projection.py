@@ -97,7 +97,11 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
       the principal axes are kept, only the principal second moments
       ``σᵢ = ½(λj + λk − λi)`` below ``eps·s`` are raised to it (and a mass
       below ``eps·s`` is raised to it). ``s = max(|m|, max|σ|)``. A body with
-      ``m == 0`` has no CoM and uses ``reference="origin"``.
+      ``m == 0`` has no CoM and uses ``reference="origin"``. A mass that is
+      not zero but negligible next to the first moment (least squares on
+      rank-deficient data returns such links, e.g. ``m ≈ 1e-16`` kg with
+      ``h ≈ 1e-4`` kg m) puts the kept CoM ``h/m`` absurdly far away and makes
+      the result meaningless: use ``reference="origin"`` for such bodies.
     * ``reference="origin"``: ``J`` about the frame origin, ``s = max|λ(J)|``
       (``1`` if ``J == 0``). Mass and CoM may change.
 
