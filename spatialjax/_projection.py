@@ -82,6 +82,9 @@ def _check_finite_params(params) -> None:
         ) from None
 
 
+_COM_SHIFT_MAX = 100.0  # m|c|² / max|λ(J)| above which reference="com" falls back to "origin"
+
+
 def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBodyInertia:
     r"""Closest fully consistent body, by eigenvalue clipping of the pseudo-inertia.
 
@@ -97,11 +100,13 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
       the principal axes are kept, only the principal second moments
       ``σᵢ = ½(λj + λk − λi)`` below ``eps·s`` are raised to it (and a mass
       below ``eps·s`` is raised to it). ``s = max(|m|, max|σ|)``. A body with
-      ``m == 0`` has no CoM and uses ``reference="origin"``. A mass that is
-      not zero but negligible next to the first moment (least squares on
-      rank-deficient data returns such links, e.g. ``m ≈ 1e-16`` kg with
-      ``h ≈ 1e-4`` kg m) puts the kept CoM ``h/m`` absurdly far away and makes
-      the result meaningless: use ``reference="origin"`` for such bodies.
+      ``m == 0`` has no CoM and uses ``reference="origin"``; so does a body
+      whose CoM is not physically meaningful: ``m |c|² = |h|²/|m|`` above
+      ``100 · max|λ(J)|``. For any body with ``S_c ⪰ 0``, ``m |c|² ≤ λ_max(S)
+      ≤ max|λ(J)|``; a first moment a hundred times too large for the mass is
+      what least squares returns for links of rank-deficient data (e.g.
+      ``m ≈ 1e-16`` kg with ``h ≈ 1e-4`` kg m), whose CoM ``h/m`` would lie
+      ~1e12 m away and make the projection meaningless.
     * ``reference="origin"``: ``J`` about the frame origin, ``s = max|λ(J)|``
       (``1`` if ``J == 0``). Mass and CoM may change.
 
@@ -164,8 +169,11 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
     if reference == "origin":
         p_new = p_origin
     else:
-        nz = m != 0
-        m_safe = jnp.where(nz, m, jnp.ones_like(m))
+        m_safe = jnp.where(m != 0, m, jnp.ones_like(m))
+        # a CoM only where it means something: m|c|² = |h|²/|m| within _COM_SHIFT_MAX of the
+        # body's own scale (always ≤ 1× for S_c ⪰ 0); else the origin projection
+        shift = jnp.sum(h * h, axis=-1) / jnp.abs(m_safe)
+        nz = (m != 0) & (shift <= _COM_SHIFT_MAX * s0)
         c = h / m_safe[..., None]
         S = J[..., :3, :3]
         S_c = S - m_safe[..., None, None] * c[..., :, None] * c[..., None, :]

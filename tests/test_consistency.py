@@ -22,6 +22,7 @@ from jax.test_util import check_grads
 from spatialjax import (
     Plx,
     RigidBodyInertia,
+    geodesic_distance,
     inertia_to_second_moment,
     parallel_axis,
     pseudo_inertia_sandwich,
@@ -444,6 +445,27 @@ def test_nearest_com_is_the_frobenius_projection_of_central_second_moment(rng):
     sigma_ref = np.maximum(sigma, eps * s[:, None])
     ref = np_params(m, c, R @ (sigma_ref[..., :, None] * np.swapaxes(R, -1, -2)))
     np.testing.assert_allclose(out.params, ref, atol=1e-12)
+
+
+def test_nearest_com_falls_back_to_origin_for_a_negligible_mass():
+    # regression: least squares on rank-deficient robot data returns links like this one
+    # (m ≈ 1e-16 kg, h ≈ 1e-4 kg m); keeping its "CoM" h/m ≈ 1e12 m made the projection
+    # meaningless (second moments ~1e8, NaN geodesic distances)
+    p = jnp.array([1e-16, 1e-4, -2e-4, 3e-4, 0.02, 0.001, 0.03, 0.0, 0.002, 0.025])
+    body = RigidBodyInertia(p)
+    assert not bool(pc(body, tol=0.0).fully_consistent)
+    out = nc(body)
+    np.testing.assert_array_equal(out.params, nc(body, reference="origin").params)
+    assert bool(pc(out, tol=0.0).fully_consistent)
+    assert np.all(np.abs(np.asarray(out.params)) < 1.0)  # not the 1e8 of the CoM projection
+    assert np.isfinite(float(geodesic_distance(out, nc(RigidBodyInertia(p.at[0].set(0.5))))))
+    # a sane inconsistent body (CoM within its own extent) still keeps mass and CoM
+    sane = body_from(
+        np.array(1.5), np.array([0.1, 0.0, 0.2]), np.array([-0.1, 0.5, 0.7]), np.eye(3)
+    )
+    out = nc(sane)
+    np.testing.assert_allclose(out.mass, 1.5, rtol=1e-14)
+    np.testing.assert_allclose(out.com, [0.1, 0.0, 0.2], atol=1e-12)
 
 
 def test_nearest_origin_is_eigenvalue_clipping_of_J(rng):
