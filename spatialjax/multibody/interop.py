@@ -6,10 +6,13 @@ library when called (``pip install spatialjax[interop]`` installs both).
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
+from ..io._common import quat_wxyz_to_matrix
 from ._model import Model, build_model
-from ._urdf import axis_rotation
+from ._urdf import axis_rotation, link_params
 
 _REVOLUTE = {"JointModelRX": (1, 0, 0), "JointModelRY": (0, 1, 0), "JointModelRZ": (0, 0, 1)}
 _CONTINUOUS = {
@@ -109,18 +112,6 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
 _MJ_FREE, _MJ_BALL, _MJ_SLIDE, _MJ_HINGE = 0, 1, 2, 3
 
 
-def _quat_to_matrix(q):
-    """Rotation matrix of a ``wxyz`` quaternion (normalised here), float64."""
-    w, x, y, z = np.asarray(q, float) / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
 def _mj_name(mj_model, kind, i):
     name = (mj_model.body(i) if kind == "body" else mj_model.joint(i)).name
     return name or f"<{kind} {i}>"
@@ -185,7 +176,7 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
     for b in range(1, m.nbody):
         name = _mj_name(m, "body", b)
         k_par, R_par, p_par = attach[int(m.body_parentid[b])]
-        R_B = R_par @ _quat_to_matrix(m.body_quat[b])
+        R_B = R_par @ quat_wxyz_to_matrix(m.body_quat[b])
         p_B = p_par + R_par @ np.asarray(m.body_pos[b], float)
         nj = int(m.body_jntnum[b])
         if nj == 0:
@@ -248,12 +239,13 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
         mass = float(m.body_mass[b])
         if k < 0 or mass == 0.0:
             continue
-        Ri = R @ _quat_to_matrix(m.body_iquat[b])
-        c = R @ np.asarray(m.body_ipos[b], float) + p
-        I_c = Ri @ np.diag(np.asarray(m.body_inertia[b], float)) @ Ri.T
-        I_o = I_c + mass * (float(c @ c) * np.eye(3) - np.outer(c, c))
-        params[k] += [mass, *(mass * c), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2],
-                      I_o[2, 2]]  # fmt: skip
+        Rb = quat_wxyz_to_matrix(m.body_iquat[b])  # principal axes in the MJCF body frame
+        link = SimpleNamespace(
+            mass=mass,
+            com=np.asarray(m.body_ipos[b], float),
+            inertia_com=Rb @ np.diag(np.asarray(m.body_inertia[b], float)) @ Rb.T,
+        )
+        params[k] += link_params(link, R, p)
     names = bytes(m.names)
     return build_model(
         name=names[: names.index(b"\0")].decode() if b"\0" in names else "",
