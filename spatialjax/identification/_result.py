@@ -9,6 +9,25 @@ from .._inertia import RigidBodyInertia
 from .._pytree import Pytree, pytree_dataclass
 
 
+def check_fields(obj, kinds: dict, optional: tuple = ()) -> None:
+    """Constructor check of a result pytree: each data field is an instance of
+    ``kinds[name]`` where given, else an array; ``None`` allowed for ``optional`` fields."""
+    name_cls = type(obj).__name__
+    for name in obj._data_fields:
+        value = getattr(obj, name)
+        if value is None and name in optional:
+            continue
+        want = kinds.get(name)
+        if want is not None:
+            ok = isinstance(value, want)
+            what = f"a {want.__name__}"
+        else:
+            ok = hasattr(value, "shape") and hasattr(value, "dtype")
+            what = "an array"
+        if not ok:
+            raise TypeError(f"{name_cls}.{name}: expected {what}, got {type(value).__name__}")
+
+
 @pytree_dataclass
 class FitResult(Pytree):
     """What ``fit`` returns; every field has the batch shape ``(...)`` of the bodies.
@@ -63,14 +82,4 @@ class FitResult(Pytree):
             "prior": RigidBodyInertia,
             "consistency": ConsistencyReport,
         }
-        for name in self._data_fields:
-            value = getattr(self, name)
-            want = kinds.get(name)
-            if want is not None:
-                ok = isinstance(value, want)
-                what = f"a {want.__name__}"
-            else:
-                ok = hasattr(value, "shape") and hasattr(value, "dtype")
-                what = "an array"
-            if not ok:
-                raise TypeError(f"FitResult.{name}: expected {what}, got {type(value).__name__}")
+        check_fields(self, kinds)

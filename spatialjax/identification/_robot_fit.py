@@ -29,6 +29,7 @@ from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
+from ._fit import _is_concrete
 from ._robot_result import RobotFitResult
 from ._status import FitStatus
 
@@ -573,10 +574,6 @@ def _flatten_batch(args, cores, axes, batch):
 
 
 # ------------------------------------------------------------------ input checks
-def _is_concrete(x) -> bool:
-    return not isinstance(x, jax.core.Tracer)  # pyright: ignore[reportAttributeAccessIssue]
-
-
 def _first_bad(mask) -> tuple[int, ...]:
     return tuple(int(i) for i in np.argwhere(np.atleast_1d(mask))[0])
 

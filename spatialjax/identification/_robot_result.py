@@ -9,23 +9,7 @@ import numpy as np
 from .._consistency import ConsistencyReport
 from .._inertia import RigidBodyInertia
 from .._pytree import Pytree, pytree_dataclass
-
-
-def _check_fields(obj, kinds: dict, optional: tuple = ()) -> None:
-    name_cls = type(obj).__name__
-    for name in obj._data_fields:
-        value = getattr(obj, name)
-        if value is None and name in optional:
-            continue
-        want = kinds.get(name)
-        if want is not None:
-            ok = isinstance(value, want)
-            what = f"a {want.__name__}"
-        else:
-            ok = hasattr(value, "shape") and hasattr(value, "dtype")
-            what = "an array"
-        if not ok:
-            raise TypeError(f"{name_cls}.{name}: expected {what}, got {type(value).__name__}")
+from ._result import check_fields
 
 
 @pytree_dataclass
@@ -109,7 +93,7 @@ class RobotFitResult(Pytree):
             "prior": RigidBodyInertia,
             "consistency": ConsistencyReport,
         }
-        _check_fields(self, kinds, optional=("friction", "consistency"))
+        check_fields(self, kinds, optional=("friction", "consistency"))
 
 
 @pytree_dataclass
@@ -174,7 +158,7 @@ class Identifiability(Pytree):
     def __post_init__(self):
         if self._is_axis_spec():
             return
-        _check_fields(self, {})
+        check_fields(self, {})
 
     def unidentifiable(self) -> jax.Array:
         """``(..., p, p − rank)`` the unidentifiable directions (unbatched results only)."""
