@@ -41,7 +41,7 @@ from ._objective import (
 from ._optim import NU, LoopOut, make_optimizer, minimize, newton_polish
 from ._result import FitResult
 from ._solvers import INITS, LBFGS, SOLVERS, Adam, Barrier, LogCholesky
-from ._status import FitStatus
+from ._status import FitStatus, status_code
 
 METHODS = tuple(SOLVERS)
 OPTIMIZERS = ("lbfgs", "adam")
@@ -271,17 +271,13 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
 
     # status, highest priority first (FitStatus); converged only where CONVERGED
     undetermined = ((P.gamma <= 0) & ~full_rank) | blank
-    status = jnp.select(
-        [~finite_in, invalid, undetermined, ~finite_out, ~converged],
-        [
-            FitStatus.NONFINITE_INPUT,
-            FitStatus.INVALID_INPUT,
-            FitStatus.UNDETERMINED,
-            FitStatus.NUMERICAL_FAILURE,
-            FitStatus.NOT_CONVERGED,
-        ],
-        FitStatus.CONVERGED,
-    ).astype(jnp.int32)
+    status = status_code(
+        nonfinite_input=~finite_in,
+        invalid_input=invalid,
+        undetermined=undetermined,
+        numerical_failure=~finite_out,
+        not_converged=~converged,
+    )
     nan = jnp.asarray(jnp.nan, dtype)
 
     def out_(x):  # NaN for bodies whose inputs were swapped out

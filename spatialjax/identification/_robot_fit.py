@@ -31,7 +31,7 @@ from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
 from ._fit import _is_concrete
 from ._robot_result import RobotFitResult
-from ._status import FitStatus
+from ._status import FitStatus, status_code
 
 #: Default relative spread ``s`` of the prior: ``γ = 2 / s²`` (see :func:`fit_torques`).
 PRIOR_SPREAD = 0.5
@@ -464,17 +464,13 @@ def _fit_one(
 
     finite_out = jnp.all(jnp.isfinite(x))
     undetermined = (gamma <= 0) & (rank < p)
-    status = jnp.select(
-        [~finite_in, invalid, undetermined, ~finite_out, ~out.converged],
-        [
-            FitStatus.NONFINITE_INPUT,
-            FitStatus.INVALID_INPUT,
-            FitStatus.UNDETERMINED,
-            FitStatus.NUMERICAL_FAILURE,
-            FitStatus.NOT_CONVERGED,
-        ],
-        FitStatus.CONVERGED,
-    ).astype(jnp.int32)
+    status = status_code(
+        nonfinite_input=~finite_in,
+        invalid_input=invalid,
+        undetermined=undetermined,
+        numerical_failure=~finite_out,
+        not_converged=~out.converged,
+    )
     nan = jnp.asarray(jnp.nan, dtype)
 
     def out_(v):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import enum
 
+import jax.numpy as jnp
+
 
 class FitStatus(enum.IntEnum):
     """Status codes of :func:`~spatialjax.identification.fit` (``FitResult.status``, int32).
@@ -69,3 +71,22 @@ _MESSAGES = {
     ),
     FitStatus.NUMERICAL_FAILURE: "numerical failure: the solver produced a non-finite value",
 }
+
+
+def status_code(*, nonfinite_input, invalid_input, undetermined, numerical_failure, not_converged):
+    """``int32`` :class:`FitStatus` codes from the per-fit failure flags (traced booleans).
+
+    Highest priority first: a non-finite input, an invalid input, an undetermined
+    problem, a numerical failure, then no convergence; ``CONVERGED`` where none holds.
+    """
+    return jnp.select(
+        [nonfinite_input, invalid_input, undetermined, numerical_failure, not_converged],
+        [
+            FitStatus.NONFINITE_INPUT,
+            FitStatus.INVALID_INPUT,
+            FitStatus.UNDETERMINED,
+            FitStatus.NUMERICAL_FAILURE,
+            FitStatus.NOT_CONVERGED,
+        ],
+        FitStatus.CONVERGED,
+    ).astype(jnp.int32)
