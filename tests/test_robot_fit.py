@@ -154,6 +154,19 @@ def _clarabel(Y, E, tau, w, prior, gamma, nonneg):
     return x.value, prob.value
 
 
+def _hessian_np(Y, E, w, x, gamma):
+    """Exact Hessian of the objective at ``x``: ``2 Xᵀ W X`` plus, per body,
+    ``γ ∂²(−log det J)/∂π_a ∂π_b = γ tr(J⁻¹ B_a J⁻¹ B_b)`` (``B``: the pseudo-inertia basis)."""
+    X = np.concatenate([Y, E], -1)
+    H = 2.0 * np.einsum("nja,j,njb->ab", X, np.broadcast_to(w, X.shape[1:2]), X)
+    B = np.asarray(_params.PSEUDO_INERTIA_BASIS, np.float64)
+    for i in range(Y.shape[-1] // 10):
+        Jinv = np.linalg.inv(_params.pseudo_inertia(x[10 * i : 10 * i + 10], np))
+        M = np.einsum("ij,ajk->aik", Jinv, B)  # J⁻¹ B_a
+        H[10 * i : 10 * i + 10, 10 * i : 10 * i + 10] += gamma * np.einsum("aij,bji->ab", M, M)
+    return H
+
+
 def _objective_np(Y, E, tau, w, prior, gamma):
     def f(x):
         r = np.concatenate([Y, E], -1) @ x - tau
@@ -182,10 +195,15 @@ def test_optimum_matches_cvxpy_clarabel(arm, gamma):
     assert int(res.status) == FitStatus.CONVERGED
     x_ref, f_ref = _clarabel(Y, E, tau, w, np.asarray(arm.inertia.params), gamma, NONNEG)
     assert abs(float(res.objective) - f_ref) <= 1e-10 * abs(f_ref)
-    # parameters: to 1e-6 relative; the rest is the optimum's flat directions (γ small), where
-    # our point is at least as good as Clarabel's by the same NumPy evaluation of F
+    # parameters, in the metric the objective itself sets: both points are within ~1e-10 |F*|
+    # of the optimum, so ½ dxᵀ H dx (H: F's exact Hessian at Clarabel's point) is at most
+    # 4·1e-10 |F*| (triangle inequality in the H-norm); a Euclidean bound would only measure
+    # how flat the optimum's flattest direction is (γ small: round-off and compiler settings
+    # move the point along it). Our point is at least as good by the same NumPy evaluation.
     x = _x(res)
-    assert np.linalg.norm(x - x_ref) <= 2e-6 * np.linalg.norm(x_ref)
+    dx = x - x_ref
+    H = _hessian_np(Y, E, w, x_ref, gamma)
+    assert 0.5 * dx @ H @ dx <= 4e-10 * abs(f_ref)
     f_np = _objective_np(Y, E, tau, w, np.asarray(arm.inertia.params), gamma)
     assert f_np(x) <= f_np(x_ref) + 1e-12 * abs(f_ref)
 
