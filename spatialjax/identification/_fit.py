@@ -27,6 +27,7 @@ from .._inertia import RigidBodyInertia
 from .._log_cholesky import log_cholesky_to_vector, vector_to_log_cholesky
 from .._projection import nearest_consistent
 from ._barrier import solve_barrier
+from ._inputs import check_gamma, first_bad, is_concrete
 from ._objective import (
     Problem,
     data_term,
@@ -364,19 +365,14 @@ def _np_min_eig_pseudo_inertia(p):
 
 
 # ------------------------------------------------------------------ public API
-def _is_concrete(x) -> bool:
-    return not isinstance(x, jax.core.Tracer)  # pyright: ignore[reportAttributeAccessIssue]
-
-
 def _first_bad(mask: np.ndarray) -> str:
     """``"at index (i, j, ...)"`` of the first true entry of a non-empty boolean mask."""
-    idx = np.argwhere(np.atleast_1d(mask))[0]
-    return f"at index {tuple(int(i) for i in idx)}" if np.ndim(mask) else ""
+    return f"at index {first_bad(mask)}" if np.ndim(mask) else ""
 
 
 def _require_finite(x, name: str) -> None:
     """Eager check (concrete ``x`` only): no NaN or ``inf``."""
-    if _is_concrete(x):
+    if is_concrete(x):
         bad = ~np.isfinite(np.asarray(x))
         if np.any(bad):
             raise ValueError(
@@ -621,7 +617,7 @@ def fit(
         batch = broadcast_batch("Y and f", batch, "weights", ws[:-2])
         w = w.astype(dtype)
         _require_finite(w, "weights")
-        if _is_concrete(w) and np.any(np.asarray(w) < 0):
+        if is_concrete(w) and np.any(np.asarray(w) < 0):
             raise ValueError(
                 "weights: expected non-negative noise weights (1/σ²), got a negative value "
                 f"{_first_bad(np.asarray(w) < 0)}".rstrip()
@@ -636,7 +632,7 @@ def fit(
         same_dtype(Y=Y, prior=prior_pi)
         batch = broadcast_batch("Y and f", batch, "prior", prior_pi.shape[:-1])
         _require_finite(prior_pi, "prior")
-        if _is_concrete(prior_pi):
+        if is_concrete(prior_pi):
             bad = ~(_np_min_eig_pseudo_inertia(prior_pi) > 0)
             if np.any(bad):
                 where = (
@@ -647,16 +643,7 @@ def fit(
                     f"definite); {where} not (use nearest_consistent)"
                 )
     if gamma is not None:
-        if isinstance(gamma, (int, float)) and not isinstance(gamma, bool):
-            gamma = np.asarray(float(gamma), dtype)
-        gamma = as_float_array(gamma, "gamma")
-        same_dtype(Y=Y, gamma=gamma)
-        gamma = gamma.astype(dtype)
-        batch = broadcast_batch("Y and f", batch, "gamma", gamma.shape)
-        if _is_concrete(gamma) and np.any(
-            ~(np.isfinite(np.asarray(gamma)) & (np.asarray(gamma) >= 0))
-        ):
-            raise ValueError(f"gamma: expected a finite γ ≥ 0, got {np.asarray(gamma)}")
+        gamma, batch = check_gamma(gamma, Y, batch, "Y and f")
     # one input structure whatever the caller's broadcasting (weights given or not, γ scalar
     # or batched...), so that calls differing only in that share one compiled program
     # (astype also drops weak types, which would key a separate compiled program)

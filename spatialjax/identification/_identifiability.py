@@ -58,6 +58,7 @@ import numpy as np
 
 from .._checks import as_float_array, same_dtype
 from .._inertia import RigidBodyInertia
+from ._inputs import is_concrete
 from ._robot_fit import (
     _E,
     COMPILER_OPTIONS,
@@ -67,7 +68,6 @@ from ._robot_fit import (
     _check_prior,
     _factor,
     _gram,
-    _is_concrete,
     _prepare,
     _rank_rtol,
     _traced,
@@ -262,7 +262,7 @@ def identifiability(
         same_dtype(Y=Y, gamma=g)
         if g.ndim:
             raise ValueError(f"gamma: expected a scalar, got shape {tuple(g.shape)}")
-        if _is_concrete(g) and not (np.isfinite(float(g)) and float(g) >= 0):
+        if is_concrete(g) and not (np.isfinite(float(g)) and float(g) >= 0):
             raise ValueError(f"gamma: expected a finite γ ≥ 0, got {float(g)}")
     if names is not None:
         names = tuple(names)

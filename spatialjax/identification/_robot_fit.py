@@ -29,7 +29,7 @@ from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
-from ._fit import _is_concrete
+from ._inputs import check_gamma, first_bad, is_concrete
 from ._robot_result import RobotFitResult
 from ._status import FitStatus, status_code
 
@@ -543,7 +543,7 @@ _fit_batch_nested = jax.jit(_fit_batch_impl, static_argnames=_FIT_STATIC)
 
 
 def _traced(*args) -> bool:
-    return any(not _is_concrete(x) for x in jax.tree_util.tree_leaves(args))
+    return any(not is_concrete(x) for x in jax.tree_util.tree_leaves(args))
 
 
 def _fit_batch(*args, **kw):
@@ -570,17 +570,13 @@ def _flatten_batch(args, cores, axes, batch):
 
 
 # ------------------------------------------------------------------ input checks
-def _first_bad(mask) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.argwhere(np.atleast_1d(mask))[0])
-
-
 def _check_finite_samples(x, name: str, what: str) -> None:
     """Eager: raise naming the first non-finite entry as sample / joint (/ column)."""
-    if not _is_concrete(x):
+    if not is_concrete(x):
         return
     bad = ~np.isfinite(np.asarray(x))
     if np.any(bad):
-        idx = _first_bad(bad)
+        idx = first_bad(bad)
         core = idx[-len(what.split("/")) :]
         parts = ", ".join(f"{w} {i}" for w, i in zip(what.split("/"), core, strict=True))
         raise ValueError(
@@ -602,7 +598,7 @@ def _check_prior(prior, nb: int, dtype, body_names=None) -> jax.Array:
             f"10 regressor columns), got batch shape {tuple(pi0.shape[:-1])}"
         )
     same_dtype(Y=jnp.zeros((), dtype), prior=pi0)
-    if _is_concrete(pi0):
+    if is_concrete(pi0):
         p = np.asarray(pi0, np.float64)
         ok = np.asarray(np.isfinite(p).all(axis=-1))
         lam = np.full(p.shape[:-1], -np.inf)
@@ -610,7 +606,7 @@ def _check_prior(prior, nb: int, dtype, body_names=None) -> jax.Array:
         lam[ok] = np.linalg.eigvalsh(J[ok])[..., 0]
         bad = ~(lam > 0)
         if np.any(bad):
-            idx = _first_bad(bad)
+            idx = first_bad(bad)
             i = idx[-1]
             who = f"body {i}" + (f" ({body_names[i]!r})" if body_names else "")
             raise ValueError(
@@ -634,17 +630,17 @@ def _check_weights(weights, n: int, nv: int, dtype):
             f"{tuple(w.shape)}"
         )
     w = w.astype(dtype).reshape(ws)
-    if _is_concrete(w):
+    if is_concrete(w):
         wn = np.asarray(w)
         if not np.all(np.isfinite(wn)):
             raise ValueError(
                 f"weights: expected finite values, got NaN or inf at index "
-                f"{_first_bad(~np.isfinite(wn))}"
+                f"{first_bad(~np.isfinite(wn))}"
             )
         if np.any(wn < 0):
             raise ValueError(
                 "weights: expected non-negative noise weights (1/σ²), got a negative value at "
-                f"index {_first_bad(wn < 0)}"
+                f"index {first_bad(wn < 0)}"
             )
     return w
 
@@ -919,16 +915,7 @@ def fit_torques(
             "longer log, or pass weights"
         )
     if gamma is not None:
-        if isinstance(gamma, (int, float)) and not isinstance(gamma, bool):
-            gamma = np.asarray(float(gamma), dtype)
-        gamma = as_float_array(gamma, "gamma")
-        same_dtype(Y=Y, gamma=gamma)
-        gamma = gamma.astype(dtype)
-        batch = broadcast_batch("Y and tau", batch, "gamma", gamma.shape)
-        if _is_concrete(gamma):
-            gn = np.asarray(gamma)
-            if np.any(~(np.isfinite(gn) & (gn >= 0))):
-                raise ValueError(f"gamma: expected a finite γ ≥ 0, got {gn}")
+        gamma, batch = check_gamma(gamma, Y, batch, "Y and tau")
     if not (np.isfinite(prior_spread) and prior_spread > 0):
         raise ValueError(f"prior_spread: expected a finite s > 0, got {prior_spread}")
     given = jnp.asarray([weights is not None, gamma is not None])
