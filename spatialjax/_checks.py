@@ -105,3 +105,22 @@ def broadcast_batch(name_a: str, shape_a, name_b: str, shape_b) -> tuple[int, ..
             f"batch shapes do not broadcast: {name_a} has batch shape {tuple(shape_a)}, "
             f"{name_b} has batch shape {tuple(shape_b)}"
         ) from None
+
+
+def resolve_float_dtype(dtype, name: str = "dtype") -> np.dtype:
+    """``dtype`` as a NumPy float dtype that JAX can hold now; ``None`` gives JAX's default float.
+
+    Raises ``TypeError`` naming ``name`` for a non-float dtype, and ``ValueError`` for
+    float64 while JAX is in 32-bit mode (where arrays would silently become float32).
+    """
+    if dtype is None:
+        return np.dtype(jnp.zeros(()).dtype)
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.floating):
+        raise TypeError(f"{name}: expected a floating dtype (float32 or float64), got {dtype}")
+    if dtype == np.float64 and not jax.config.read("jax_enable_x64"):
+        raise ValueError(
+            f"{name}: float64 requested but JAX is in 32-bit mode; call "
+            "jax.config.update('jax_enable_x64', True) first"
+        )
+    return dtype

@@ -77,20 +77,9 @@ def _strict_check(model: ModelInertials):
 
 
 def _resolve_dtype(dtype):
-    import jax
-    import jax.numpy as jnp
+    from .._checks import resolve_float_dtype  # imports jax: only when arrays are built
 
-    if dtype is None:
-        return jnp.zeros(()).dtype
-    dtype = np.dtype(dtype)
-    if not np.issubdtype(dtype, np.floating):
-        raise TypeError(f"dtype: expected a floating dtype (float32 or float64), got {dtype}")
-    if dtype == np.float64 and not jax.config.read("jax_enable_x64"):
-        raise ValueError(
-            "dtype: float64 requested but JAX is in 32-bit mode; call "
-            "jax.config.update('jax_enable_x64', True) first"
-        )
-    return dtype
+    return resolve_float_dtype(dtype)
 
 
 def load_inertials(path, *, dtype=None, strict: bool = False):

@@ -49,6 +49,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import resolve_float_dtype
 from .._inertia import RigidBodyInertia
 from .._transforms import Plxb
 
@@ -270,9 +271,7 @@ class Model:
 
     def astype(self, dtype) -> Model:
         """The same model with every numeric leaf cast to ``dtype`` (float32 or float64)."""
-        dtype = np.dtype(dtype)
-        if not np.issubdtype(dtype, np.floating):
-            raise TypeError(f"astype: expected a floating dtype, got {dtype}")
+        dtype = resolve_float_dtype(dtype, "astype")
         return jax.tree.map(lambda x: jnp.asarray(x, dtype), self)
 
     def neutral_configuration(self) -> jax.Array:
@@ -389,14 +388,7 @@ def build_model(
     dtype=None,
 ) -> Model:
     """Assemble a :class:`Model` from float64 NumPy arrays (internal; loaders call it)."""
-    dtype = np.dtype(dtype) if dtype is not None else jnp.zeros(()).dtype
-    if not np.issubdtype(dtype, np.floating):
-        raise TypeError(f"dtype: expected a floating dtype (float32 or float64), got {dtype}")
-    if dtype == np.float64 and not jax.config.read("jax_enable_x64"):
-        raise ValueError(
-            "dtype: float64 requested but JAX is in 32-bit mode; call "
-            "jax.config.update('jax_enable_x64', True) first"
-        )
+    dtype = resolve_float_dtype(dtype)
     parents = tuple(int(p) for p in parents)
     for i, p in enumerate(parents):
         if not -1 <= p < i:
