@@ -40,6 +40,7 @@ from ._objective import (
     theta_logdet,
 )
 from ._optim import NU, LoopOut, make_optimizer, minimize, newton_polish
+from ._program import cpu_program
 from ._result import FitResult
 from ._solvers import INITS, LBFGS, SOLVERS, Adam, Barrier, LogCholesky
 from ._status import FitStatus, status_code
@@ -327,35 +328,9 @@ def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, solver):
 #: run time and results equal to the last bit or two. Only for a direct call of ``fit``; under
 #: a caller's ``jit`` the caller's options apply.
 _CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
-_fit_batch_jit = jax.jit(_fit_batch, static_argnames=("batch", "solver"))
-_fit_batch_jit_cpu = jax.jit(
+_fit_program = cpu_program(
     _fit_batch, static_argnames=("batch", "solver"), compiler_options=_CPU_OPTIONS
 )
-
-
-@functools.cache
-def _cpu_options_supported() -> bool:
-    """Whether this jaxlib knows :data:`_CPU_OPTIONS` (checked once on a trivial program)."""
-    try:
-        jax.jit(jnp.negative, compiler_options=_CPU_OPTIONS).lower(1.0).compile()
-    except Exception:  # an XLA without the option: compile with the defaults
-        return False
-    return True
-
-
-def _fit_program(args):
-    """The jitted batch program for ``args``: with :data:`_CPU_OPTIONS` for a top-level call on CPU.
-
-    ``args`` include ``given``, made by ``jnp.asarray`` inside ``fit``: a tracer whenever
-    ``fit`` runs inside a caller's ``jit`` (where ``compiler_options`` are not allowed), also
-    for concrete inputs; inputs that are tracers mean ``vmap``/``grad``: the plain program.
-    """
-    if any(isinstance(x, jax.core.Tracer) for x in args):  # pyright: ignore[reportAttributeAccessIssue]
-        return _fit_batch_jit
-    on_cpu = jax.default_backend() == "cpu" and all(
-        d.platform == "cpu" for x in args if isinstance(x, jax.Array) for d in x.devices()
-    )
-    return _fit_batch_jit_cpu if on_cpu and _cpu_options_supported() else _fit_batch_jit
 
 
 def _np_min_eig_pseudo_inertia(p):
@@ -658,4 +633,4 @@ def fit(
     prior_pi = jnp.broadcast_to(prior_pi.astype(dtype), batch + (10,))
     gamma = jnp.broadcast_to(jnp.zeros((), dtype) if gamma is None else gamma, batch)
     args = (Y, f, w, prior_pi, gamma, given)
-    return _fit_program(args)(*args, batch=batch, solver=solver)
+    return _fit_program(*args, batch=batch, solver=solver)

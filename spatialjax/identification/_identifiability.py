@@ -59,6 +59,7 @@ import numpy as np
 from .._checks import as_float_array, same_dtype
 from .._inertia import RigidBodyInertia
 from ._inputs import is_concrete
+from ._program import cpu_program
 from ._robot_fit import (
     _E,
     COMPILER_OPTIONS,
@@ -70,7 +71,6 @@ from ._robot_fit import (
     _gram,
     _prepare,
     _rank_rtol,
-    _traced,
 )
 from ._robot_result import Identifiability
 
@@ -172,14 +172,9 @@ def _ident_impl(Y, E, w, pi0, gamma, *, rtol, has_prior):
     return _ident_one(Y, E, w, pi0, gamma, has_prior, rtol=rtol)
 
 
-_ident_top = jax.jit(
+_ident = cpu_program(
     _ident_impl, static_argnames=("rtol", "has_prior"), compiler_options=COMPILER_OPTIONS
 )
-_ident_nested = jax.jit(_ident_impl, static_argnames=("rtol", "has_prior"))
-
-
-def _ident(*args, **kw):
-    return (_ident_nested if _traced(args) else _ident_top)(*args, **kw)
 
 
 def identifiability(

@@ -30,6 +30,7 @@ from .._inertia import RigidBodyInertia
 from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
 from ._inputs import check_gamma, first_bad, is_concrete
+from ._program import cpu_program
 from ._robot_result import RobotFitResult
 from ._status import FitStatus, status_code
 
@@ -534,20 +535,9 @@ def _fit_batch_impl(
 
 
 _FIT_STATIC = ("batch", "rtol", "max_iters", "prior_spread", "axes", "sample_weights")
-# top-level calls get the cheaper compile; inside a user's jit/vmap/grad trace the
-# program is inlined into theirs (compiler options are only allowed at the top level)
-_fit_batch_top = jax.jit(
+_fit_batch = cpu_program(
     _fit_batch_impl, static_argnames=_FIT_STATIC, compiler_options=COMPILER_OPTIONS
 )
-_fit_batch_nested = jax.jit(_fit_batch_impl, static_argnames=_FIT_STATIC)
-
-
-def _traced(*args) -> bool:
-    return any(not is_concrete(x) for x in jax.tree_util.tree_leaves(args))
-
-
-def _fit_batch(*args, **kw):
-    return (_fit_batch_nested if _traced(args) else _fit_batch_top)(*args, **kw)
 
 
 #: core ranks of ``(Y, E, tau, w, prior_pi, gamma)``
@@ -741,14 +731,9 @@ def _lstsq_impl(Y, E, tau, w, *, batch, axes):
     return out.reshape(tuple(batch) + (p,))
 
 
-_lstsq_top = jax.jit(
+_lstsq_batch = cpu_program(
     _lstsq_impl, static_argnames=("batch", "axes"), compiler_options=COMPILER_OPTIONS
 )
-_lstsq_nested = jax.jit(_lstsq_impl, static_argnames=("batch", "axes"))
-
-
-def _lstsq_batch(*args, **kw):
-    return (_lstsq_nested if _traced(args) else _lstsq_top)(*args, **kw)
 
 
 def fit_torques(

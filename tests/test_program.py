@@ -1,0 +1,58 @@
+"""``cpu_program``: XLA:CPU options for top-level calls, the plain ``jit`` inside traces.
+
+The identification programs compile with their own options only where JAX allows
+them (a top-level call with concrete CPU arrays); inside a caller's ``jit``,
+``vmap`` or ``grad`` the same function is traced plainly. Either way the values
+are those of the function itself.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from spatialjax.identification._program import cpu_program
+
+
+def _poly(x, *, power):
+    return jnp.sum(x**power) + jnp.prod(jnp.cos(x))
+
+
+def _ref(x, power):  # NumPy, the function's closed form
+    return np.sum(x**power) + np.prod(np.cos(x))
+
+
+def test_top_level_calls_use_the_options_and_traced_calls_the_plain_jit():
+    prog = cpu_program(
+        _poly, static_argnames=("power",), compiler_options={"xla_backend_optimization_level": 0}
+    )
+    x = jnp.asarray([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(prog(x, power=3), _ref(np.asarray(x), 3), rtol=1e-14)
+    assert prog.tuned._cache_size() == 1 and prog.plain._cache_size() == 0
+    # inside jit, vmap and grad the wrapper hands the tracers to the plain jit
+    np.testing.assert_allclose(
+        jax.jit(lambda y: prog(y, power=3))(x), _ref(np.asarray(x), 3), rtol=1e-14
+    )
+    xs = jnp.stack([x, 2 * x])
+    np.testing.assert_allclose(
+        jax.vmap(lambda y: prog(y, power=2))(xs),
+        [_ref(np.asarray(r), 2) for r in np.asarray(xs)],
+        rtol=1e-14,
+    )
+    g = jax.grad(lambda y: prog(y, power=2))(x)
+    xn = np.asarray(x)
+    dprod = np.array([-np.sin(xn[i]) * np.prod(np.cos(np.delete(xn, i))) for i in range(3)])
+    np.testing.assert_allclose(g, 2 * xn + dprod, rtol=1e-13)
+    # traced calls are the plain program (no options in the caller's jaxpr), and the tuned
+    # one was compiled once, by the top-level call
+    (eqn,) = [e for e in jax.make_jaxpr(lambda y: prog(y, power=3))(x).eqns]
+    assert eqn.primitive.name in ("pjit", "jit") and eqn.params["compiler_options_kvs"] == ()
+    assert prog.tuned._cache_size() == 1
+
+
+def test_unknown_options_fall_back_to_the_plain_jit():
+    prog = cpu_program(
+        _poly, static_argnames=("power",), compiler_options={"xla_no_such_option": 1}
+    )
+    x = jnp.asarray([0.5, 1.5])
+    np.testing.assert_allclose(prog(x, power=2), _ref(np.asarray(x), 2), rtol=1e-14)
+    assert prog.plain._cache_size() == 1 and prog.tuned._cache_size() == 0
