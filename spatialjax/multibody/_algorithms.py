@@ -814,7 +814,12 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan")
         raise ValueError("forward_kinematics: accelerations need v as well (pass v=zeros)")
     v = None if v is None else _as_input(v, "v", model.nv, model)
     a = None if a is None else _as_input(a, "a", model.nv, model)
-    batch = _batch(q=q, v=v, a=a)
+    return _fk_kernel(model, q, v, a, batch=_batch(q=q, v=v, a=a), method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("batch", "method"))
+def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
+    """:func:`forward_kinematics` on checked inputs: one compiled program per structure."""
 
     def core(q, v=None, a=None):
         if method == "scan":
@@ -843,6 +848,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan")
     return Kinematics(Plxb(_unflat_bf(Rw, batch), _unflat_bf(pw, batch)), vel, acc)
 
 
+@jax.jit
 def frame_poses(model: Model, poses: Plxb) -> Plxb:
     """World pose of every frame (``model.frame_names``) from the body poses.
 
@@ -872,9 +878,13 @@ def _dynamics_inputs(model, q, v, a, gravity):
     v = _as_input(v, "v", model.nv, model)
     a = _as_input(a, "a", model.nv, model)
     g = _gravity(gravity, model)
-    batch = _batch(q=q, v=v, a=a, gravity=g)
+    return q, v, a, g, _batch(q=q, v=v, a=a, gravity=g)
+
+
+def _flat_dynamics(q, v, a, g, batch):
+    """Checked ``q, v, a, g`` as ``(k, N)`` with the flattened batch last (inside a kernel)."""
     g = g[:, None] if g.ndim == 1 else _flat(g, batch)
-    return _flat(q, batch), _flat(v, batch), _flat(a, batch), g, batch
+    return _flat(q, batch), _flat(v, batch), _flat(a, batch), g
 
 
 def _rnea_forward(model, q, v, a, g, method, pose=False):
@@ -921,6 +931,13 @@ def rnea(model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "sca
     """
     _check_method(method)
     q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
+    return _rnea_kernel(model, q, v, a, g, batch=batch, method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("batch", "method"))
+def _rnea_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
+    """:func:`rnea` on checked inputs: one compiled program per structure."""
+    q, v, a, g = _flat_dynamics(q, v, a, g, batch)
 
     def core(q, v, a, g):
         if method == "scan":
@@ -993,7 +1010,12 @@ def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
     """
     _check_method(method)
     q = _as_input(q, "q", model.nq, model)
-    batch = tuple(q.shape[:-1])
+    return _mass_matrix_kernel(model, q, batch=tuple(q.shape[:-1]), method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("batch", "method"))
+def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
+    """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
     db = _dof_body(model)
     A = _ancestor_mask(model.parents, tuple(db))[:, db][..., None]
 
@@ -1077,6 +1099,13 @@ def joint_torque_regressor(
     """
     _check_method(method)
     q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
+    return _regressor_kernel(model, q, v, a, g, batch=batch, method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("batch", "method"))
+def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
+    """:func:`joint_torque_regressor` on checked inputs: one compiled program per structure."""
+    q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     db = _dof_body(model)
     mask = _ancestor_mask(model.parents, tuple(db))  # (nv, nb)
 
@@ -1120,7 +1149,12 @@ def friction_regressor(model: Model, v) -> jax.Array:
     Returns:
       ``(..., nv, 3 * n1)`` with ``n1`` the number of one-DoF joints.
     """
-    v = _as_input(v, "v", model.nv, model)
+    return _friction_kernel(model, _as_input(v, "v", model.nv, model))
+
+
+@jax.jit
+def _friction_kernel(model: Model, v) -> jax.Array:
+    """:func:`friction_regressor` on a checked ``v``."""
     off = 6 if model.floating_base else 0
     n1 = model.nv - off
     vj = v[..., off:]
