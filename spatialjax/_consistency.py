@@ -286,9 +286,14 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     tol = default_tol(dtype) if tol is None else tol
     if isinstance(tol, (int, float)) and tol < 0:
         raise ValueError(f"physical_consistency: tol must be >= 0, got {tol}")
-    tol = jnp.asarray(tol, dtype)
-    p = inertia.params
-    m = inertia.mass
+    return _report(inertia.params, jnp.asarray(tol, dtype))
+
+
+@jax.jit
+def _report(p, tol) -> ConsistencyReport:
+    """:func:`physical_consistency` of checked ``(..., 10)`` parameters (one compiled program)."""
+    dtype = p.dtype
+    m = p[..., 0]
     finite = jnp.all(jnp.isfinite(p), axis=-1)
     # entries written out on (..., 1) slices and la.eigvalsh_upper, not jnp.linalg.eigvalsh on
     # assembled matrices: one LAPACK call per item was 100x slower on CPU
@@ -346,7 +351,13 @@ def is_physically_consistent(inertia, tol=None):
     tol = default_tol(dtype) if tol is None else tol
     if isinstance(tol, (int, float)) and tol < 0:
         raise ValueError(f"is_physically_consistent: tol must be >= 0, got {tol}")
-    return _flags(inertia.params, jnp.asarray(tol, dtype), dtype)[-1]
+    return _fully_consistent(inertia.params, jnp.asarray(tol, dtype))
+
+
+@jax.jit
+def _fully_consistent(p, tol):
+    """:func:`is_physically_consistent` of checked parameters (one compiled program)."""
+    return _flags(p, tol, p.dtype)[-1]
 
 
 def _body_from(m, h, S):

@@ -6,6 +6,8 @@ projection onto ``{J ⪰ eps·s·1}``; see :mod:`spatialjax._consistency` for th
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -148,7 +150,14 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
         raise ValueError(f"nearest_consistent: eps must be > 0, got {eps}")
     if not _is_traced(inertia.params):
         _check_finite_params(inertia.params)
-    eps = jnp.asarray(eps, dtype)
+    return RigidBodyInertia(_nearest(inertia.params, jnp.asarray(eps, dtype), reference=reference))
+
+
+@functools.partial(jax.jit, static_argnames=("reference",))
+def _nearest(params, eps, *, reference: str):
+    """:func:`nearest_consistent` of checked ``(..., 10)`` parameters (one compiled program)."""
+    dtype = params.dtype
+    inertia = RigidBodyInertia(params)
     ok = physical_consistency(inertia, tol=0.0).fully_consistent
     finite = jnp.all(jnp.isfinite(inertia.params), axis=-1)
     # double-where: the projection branch sees a harmless body where the input is kept (or is
@@ -184,5 +193,5 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
         S2 = S_c2 + m2[..., None, None] * c[..., :, None] * c[..., None, :]
         p_com = _body_from(m2, m2[..., None] * c, S2).params
         p_new = jnp.where(nz[..., None], p_com, p_origin)
-    p_out = jnp.where(ok[..., None], inertia.params, p_new)
-    return RigidBodyInertia(jnp.where(finite[..., None], p_out, jnp.nan))
+    p_out = jnp.where(ok[..., None], params, p_new)
+    return jnp.where(finite[..., None], p_out, jnp.nan)
