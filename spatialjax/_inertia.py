@@ -185,6 +185,45 @@ def _momentum(params, v):
     return la.join_last(ang, lin)
 
 
+# accessors: one jitted kernel each (an eager call is one dispatch instead of one per operation)
+@jax.jit
+def _com(p):
+    m, h = p[..., _params.MASS], p[..., _params.FIRST_MOMENT]
+    nonzero = m != 0
+    safe = jnp.where(nonzero, m, jnp.ones_like(m))
+    return jnp.where(nonzero[..., None], h / safe[..., None], jnp.zeros_like(h))
+
+
+@jax.jit
+def _inertia_origin(p):
+    return _params.sym_from6(p[..., _params.INERTIA])
+
+
+@jax.jit
+def _inertia_com(p):
+    m = p[..., _params.MASS]
+    safe = jnp.where(m != 0, m, jnp.ones_like(m))
+    H = la.skew(p[..., _params.FIRST_MOMENT])
+    return _params.sym_from6(p[..., _params.INERTIA]) + la.mm(H, H) / safe[..., None, None]
+
+
+@jax.jit
+def _second_moment(p):
+    return _params.second_moment_from_inertia(_params.sym_from6(p[..., _params.INERTIA]))
+
+
+@jax.jit
+def _pseudo_inertia(p):
+    return _params.pseudo_inertia(p)
+
+
+@jax.jit
+def _as_matrix(p):
+    H = la.skew(p[..., _params.FIRST_MOMENT])
+    mI = p[..., _params.MASS][..., None, None] * la.eye3((), p.dtype)
+    return la.block2x2(_params.sym_from6(p[..., _params.INERTIA]), H, la.tr(H), mI)
+
+
 @pytree_dataclass
 class RigidBodyInertia(Pytree):
     """Inertial parameters of a rigid body about a frame's origin, batched.
@@ -345,10 +384,7 @@ class RigidBodyInertia(Pytree):
     @property
     def com(self):
         """``(..., 3)`` centre of mass ``c = h / m``; the origin (zeros) where ``m == 0``."""
-        m = self.mass
-        nonzero = m != 0
-        safe = jnp.where(nonzero, m, jnp.ones_like(m))
-        return jnp.where(nonzero[..., None], self.h / safe[..., None], jnp.zeros_like(self.h))
+        return _com(self.params)
 
     def to_vector(self):
         """``(..., 10)`` parameters in Pinocchio order (about the origin)."""
@@ -356,31 +392,26 @@ class RigidBodyInertia(Pytree):
 
     def inertia_origin(self):
         """``(..., 3, 3)`` rotational inertia about the frame origin (``I_BBo_B``)."""
-        return _params.sym_from6(self.params[..., _params.INERTIA])
+        return _inertia_origin(self.params)
 
     def inertia_com(self):
         """``(..., 3, 3)`` rotational inertia about the CoM in B's axes: ``I_o + h× h× / m``.
 
         Undefined for ``m == 0``; returns ``I_o`` there.
         """
-        m = self.mass
-        safe = jnp.where(m != 0, m, jnp.ones_like(m))
-        H = la.skew(self.h)
-        return self.inertia_origin() + la.mm(H, H) / safe[..., None, None]
+        return _inertia_com(self.params)
 
     def second_moment(self):
         """``(..., 3, 3)`` second moment ``S = ∫ρ r rᵀ = ½ tr(I_o) 1 − I_o`` about the origin."""
-        return _params.second_moment_from_inertia(self.inertia_origin())
+        return _second_moment(self.params)
 
     def pseudo_inertia(self):
         """``(..., 4, 4)`` pseudo-inertia ``J = [[S, h], [hᵀ, m]]``."""
-        return _params.pseudo_inertia(self.params)
+        return _pseudo_inertia(self.params)
 
     def as_matrix(self):
         """``(..., 6, 6)`` spatial inertia ``[[I_o, skew(h)], [skew(h)ᵀ, m 1]]`` (``[ω; v]``)."""
-        H = la.skew(self.h)
-        mI = self.mass[..., None, None] * la.eye3((), self.dtype)
-        return la.block2x2(self.inertia_origin(), H, la.tr(H), mI)
+        return _as_matrix(self.params)
 
     def to_log_cholesky(self):
         """``(..., 10)`` log-Cholesky parameters; requires ``J ≻ 0`` (else NaN entries)."""

@@ -49,6 +49,12 @@ def log_det_divergence(J, J0):
     J, J0 = _as_J(J, "J"), _as_J(J0, "J0")
     same_dtype(J=J, J0=J0)
     broadcast_batch("J", J.shape[:-2], "J0", J0.shape[:-2])
+    return _log_det_divergence(J, J0)
+
+
+@jax.jit
+def _log_det_divergence(J, J0):
+    """:func:`log_det_divergence` of checked arrays (one compiled program)."""
     L0 = jnp.linalg.cholesky(J0)
     shape = jnp.broadcast_shapes(J.shape, J0.shape)
     Y = jax.scipy.linalg.cho_solve((jnp.broadcast_to(L0, shape), True), jnp.broadcast_to(J, shape))
@@ -96,6 +102,12 @@ def geodesic_distance(J1, J2):
     J1, J2 = _as_J(J1, "J1"), _as_J(J2, "J2")
     same_dtype(J1=J1, J2=J2)
     broadcast_batch("J1", J1.shape[:-2], "J2", J2.shape[:-2])
+    return _geodesic_distance(J1, J2)
+
+
+@jax.jit
+def _geodesic_distance(J1, J2):
+    """:func:`geodesic_distance` of checked arrays (one compiled program)."""
     L1 = jnp.linalg.cholesky(J1)
     shape = jnp.broadcast_shapes(J1.shape, J2.shape)
     L1 = jnp.broadcast_to(L1, shape)
