@@ -15,6 +15,8 @@ Conventions (as in the README's conventions table):
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -33,11 +35,18 @@ def skew(v):
     Returns:
       ``(..., 3, 3)`` skew-symmetric matrix ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
     """
-    return la.skew(as_float_array(v, "v", (3,)))
+    return _skew(as_float_array(v, "v", (3,)))
+
+
+_skew = jax.jit(la.skew)
 
 
 def _axis_rotation(theta, name, i, j):
-    theta = as_float_array(theta, name)
+    return _axis_kernel(as_float_array(theta, name), i=i, j=j)
+
+
+@functools.partial(jax.jit, static_argnames=("i", "j"))
+def _axis_kernel(theta, *, i, j):
     c, s = jnp.cos(theta), jnp.sin(theta)
     one, zero = jnp.ones_like(c), jnp.zeros_like(c)
     rows: list[list[jnp.ndarray]] = [[zero] * 3 for _ in range(3)]
@@ -101,16 +110,21 @@ def quat_to_matrix(q):
       ValueError: a zero quaternion, when ``q`` is concrete.
     """
     q = as_float_array(q, "q", (4,))
-    amax = jnp.max(jnp.abs(q), axis=-1, keepdims=True)
-    zero = amax[..., 0] == 0
-    if not isinstance(q, Tracer) and bool(np.any(np.asarray(zero))):
-        idx = [tuple(int(i) for i in ix) for ix in np.argwhere(np.asarray(zero))]
+    if not isinstance(q, Tracer) and bool(np.any(zero := np.all(np.asarray(q) == 0, axis=-1))):
+        idx = [tuple(int(i) for i in ix) for ix in np.argwhere(zero)]
         names = ", ".join("q" if i == () else f"q[{', '.join(map(str, i))}]" for i in idx[:10])
         more = f" and {len(idx) - 10} more" if len(idx) > 10 else ""
         raise ValueError(
             f"quat_to_matrix: {names}{more} is the zero quaternion, which has no rotation; "
             "expected a non-zero (..., 4) quaternion [w, x, y, z]"
         )
+    return _quat_to_matrix(q)
+
+
+@jax.jit
+def _quat_to_matrix(q):
+    amax = jnp.max(jnp.abs(q), axis=-1, keepdims=True)
+    zero = amax[..., 0] == 0
     # scale by the largest component: ‖q'‖² ∈ [1, 4]. R(k q) = R(q) for every k > 0, so the
     # derivative through k is exactly zero: stop_gradient drops it (differentiating q / amax
     # would form q / amax², which overflows for ‖q‖ = 1e-300 and gives NaN gradients)
@@ -139,7 +153,11 @@ def matrix_to_quat(R):
     Returns:
       ``(..., 4)`` quaternion ``[w, x, y, z]``.
     """
-    R = as_float_array(R, "R", (3, 3))
+    return _matrix_to_quat(as_float_array(R, "R", (3, 3)))
+
+
+@jax.jit
+def _matrix_to_quat(R):
     r00, r11, r22 = R[..., 0, 0], R[..., 1, 1], R[..., 2, 2]
     r01, r02, r10 = R[..., 0, 1], R[..., 0, 2], R[..., 1, 0]
     r12, r20, r21 = R[..., 1, 2], R[..., 2, 0], R[..., 2, 1]
@@ -192,7 +210,11 @@ def so3_exp(omega):
     Returns:
       ``(..., 3, 3)`` active rotation matrix.
     """
-    omega = as_float_array(omega, "omega", (3,))
+    return _so3_exp(as_float_array(omega, "omega", (3,)))
+
+
+@jax.jit
+def _so3_exp(omega):
     a, b = _sinc_terms(jnp.sum(omega * omega, axis=-1))
     K = la.skew(omega)
     return (
@@ -217,8 +239,12 @@ def so3_log(R):
     Returns:
       ``(..., 3)`` rotation vector.
     """
-    R = as_float_array(R, "R", (3, 3))
-    q = matrix_to_quat(R)
+    return _so3_log(as_float_array(R, "R", (3, 3)))
+
+
+@jax.jit
+def _so3_log(R):
+    q = _matrix_to_quat(R)
     w, v = q[..., 0], q[..., 1:]
     n_sq = jnp.sum(v * v, axis=-1)
     small = n_sq < 1e-12
