@@ -19,6 +19,7 @@ References:
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from . import _params
@@ -51,7 +52,11 @@ def log_cholesky_to_vector(theta):
     Returns:
       ``(..., 10)`` ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``.
     """
-    theta = as_float_array(theta, "theta", (10,))
+    return _to_vector(as_float_array(theta, "theta", (10,)))
+
+
+@jax.jit
+def _to_vector(theta):
     m = jnp.exp(2.0 * theta[..., 0])
     t = theta[..., 7:10]
     L = _upper_L(theta)
@@ -73,7 +78,11 @@ def vector_to_log_cholesky(pi):
     Returns:
       ``(..., 10)`` ``[α, d1, d2, d3, s12, s23, s13, t1, t2, t3]``.
     """
-    pi = as_float_array(pi, "pi", (10,))
+    return _to_log_cholesky(as_float_array(pi, "pi", (10,)))
+
+
+@jax.jit
+def _to_log_cholesky(pi):
     m = pi[..., _params.MASS]
     c = pi[..., _params.FIRST_MOMENT] / m[..., None]
     xx, xy, yy, xz, yz, zz = (pi[..., _params.INERTIA][..., k] for k in range(6))

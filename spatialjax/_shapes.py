@@ -22,8 +22,10 @@ traced); under ``jit`` they are not checked and the result is meaningless.
 
 from __future__ import annotations
 
+import functools
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.core import Tracer
@@ -349,7 +351,14 @@ def ellipsoid_shell(mass, semi_axes, *, num_points: int = 128) -> RigidBodyInert
     if not isinstance(num_points, int) or num_points < 2:
         raise ValueError(f"ellipsoid_shell: num_points must be an int >= 2, got {num_points!r}")
     v, shape = _inputs("ellipsoid_shell", {"mass": (mass, ()), "semi_axes": (semi_axes, (3,))})
-    m, s = v["mass"], v["semi_axes"]
+    return RigidBodyInertia(
+        _ellipsoid_shell(v["mass"], v["semi_axes"], shape=tuple(shape), num_points=num_points)
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("shape", "num_points"))
+def _ellipsoid_shell(m, s, *, shape, num_points):
+    """:func:`ellipsoid_shell`'s parameters from checked inputs (one compiled program)."""
     dtype = s.dtype
     order = jnp.argsort(s, axis=-1)
     ss = jnp.take_along_axis(s, order, axis=-1)
@@ -373,4 +382,4 @@ def ellipsoid_shell(mass, semi_axes, *, num_points: int = 128) -> RigidBodyInert
     S = m[..., None] * r * (scale * scale)[..., None]
     S = jnp.where(pos[..., None], S, jnp.zeros_like(S))
     S = jnp.broadcast_to(S, tuple(shape) + (3,))
-    return _from_second_moments(m, S[..., 0], S[..., 1], S[..., 2], shape)
+    return _from_second_moments(m, S[..., 0], S[..., 1], S[..., 2], shape).params
