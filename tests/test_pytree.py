@@ -71,7 +71,7 @@ def _flat_body_and_report(dtype):
     key = np.dtype(dtype).name
     if key not in _REPORTS:
         body = RigidBodyInertia(_params(np.random.default_rng(7), (_FLAT,), dtype))
-        report = physical_consistency(body)
+        report = jax.jit(physical_consistency)(body)  # one program, not ~65 eager primitives
         _REPORTS[key] = (
             np.asarray(body.params),
             {f: np.asarray(getattr(report, f)) for f in CONSISTENCY_FIELDS},
