@@ -10,6 +10,8 @@ is known by construction, not computed by the code under test).
 
 from __future__ import annotations
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -44,25 +46,43 @@ ipc_jit = jax.jit(is_physically_consistent)
 nc_jit = jax.jit(nearest_consistent, static_argnames="reference")
 vpc_jit = jax.jit(jax.vmap(physical_consistency))
 
-# Elsewhere every body batch is flattened and padded to one of a few sizes, so the tests share
-# one compiled program per size, dtype and tol/eps form instead of one per batch shape (each
-# compile of physical_consistency costs ~0.5 s). The functions act body by body (the property
-# test checks batch shapes, jit and vmap against each other); the padding rows are a consistent
-# unit body and are cut off again.
+# Elsewhere every body batch is flattened and padded to one of a few sizes (larger batches go
+# in chunks of the largest), so the tests share one compiled program per size, dtype and tol/eps
+# form instead of one per batch shape (each compile of physical_consistency costs ~0.5-1 s).
+# The functions act body by body (the property test checks batch shapes, jit and vmap against
+# each other); the padding rows are a consistent unit body and are cut off again.
 _PAD_ROW = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
 _BUCKETS = (64, 2048)
 
 
 def _padded(fn):
+    sig = inspect.signature(fn)
+    first = next(iter(sig.parameters))
+
     def call(body, *args, **kwargs):
+        # every optional argument passed by keyword, defaults included: jit keys its cache on
+        # how arguments are passed (positional, keyword or left out)
+        bound = sig.bind(body, *args, **kwargs)
+        bound.apply_defaults()
+        kwargs = {k: v for k, v in bound.arguments.items() if k != first}
         p = np.asarray(body.params)
         shape = p.shape[:-1]
         n = int(np.prod(shape))
-        size = next((b for b in _BUCKETS if b >= n), n)
+        size = next((b for b in _BUCKETS if b >= n), None)
+        if size is None:  # larger batches: in chunks of the largest size
+            size = -(-n // _BUCKETS[-1]) * _BUCKETS[-1]
         pad = np.broadcast_to(_PAD_ROW.astype(p.dtype), (size - n, 10))
-        flat = RigidBodyInertia(jnp.asarray(np.concatenate([p.reshape(n, 10), pad])))
+        flat = np.concatenate([p.reshape(n, 10), pad])
+        chunk = min(size, _BUCKETS[-1])
+        outs = [
+            fn(RigidBodyInertia(jnp.asarray(flat[i : i + chunk])), **kwargs)
+            for i in range(0, size, chunk)
+        ]
         out = jax.tree.map(
-            lambda x: np.asarray(x)[:n].reshape(shape + x.shape[1:]), fn(flat, *args, **kwargs)
+            lambda *x: np.concatenate([np.asarray(a) for a in x])[:n].reshape(
+                shape + x[0].shape[1:]
+            ),
+            *outs,
         )
         # bodies as JAX arrays (as returned), reports and flags as NumPy arrays
         if isinstance(out, RigidBodyInertia):
