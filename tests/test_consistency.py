@@ -10,6 +10,8 @@ is known by construction, not computed by the code under test).
 
 from __future__ import annotations
 
+import inspect
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -37,10 +39,62 @@ from spatialjax._consistency import (
 from spatialjax._projection import nearest_consistent
 from spatialjax._validate import validate
 
-# jitted once per shape: eager op-by-op dispatch compiles every primitive separately
-pc = jax.jit(physical_consistency)
-ipc = jax.jit(is_physically_consistent)
-nc = jax.jit(nearest_consistent, static_argnames="reference")
+# jitted (eager op-by-op dispatch compiles every primitive separately); used as they are
+# where the batch shape itself is under test or the call is traced (gradients)
+pc_jit = jax.jit(physical_consistency)
+ipc_jit = jax.jit(is_physically_consistent)
+nc_jit = jax.jit(nearest_consistent, static_argnames="reference")
+vpc_jit = jax.jit(jax.vmap(physical_consistency))
+
+# Elsewhere every body batch is flattened and padded to one of a few sizes (larger batches go
+# in chunks of the largest), so the tests share one compiled program per size, dtype and tol/eps
+# form instead of one per batch shape (each compile of physical_consistency costs ~0.5-1 s).
+# The functions act body by body (the property test checks batch shapes, jit and vmap against
+# each other); the padding rows are a consistent unit body and are cut off again.
+_PAD_ROW = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
+_BUCKETS = (64, 2048)
+
+
+def _padded(fn):
+    sig = inspect.signature(fn)
+    first = next(iter(sig.parameters))
+
+    def call(body, *args, **kwargs):
+        # every optional argument passed by keyword, defaults included: jit keys its cache on
+        # how arguments are passed (positional, keyword or left out)
+        bound = sig.bind(body, *args, **kwargs)
+        bound.apply_defaults()
+        kwargs = {k: v for k, v in bound.arguments.items() if k != first}
+        p = np.asarray(body.params)
+        shape = p.shape[:-1]
+        n = int(np.prod(shape))
+        size = next((b for b in _BUCKETS if b >= n), None)
+        if size is None:  # larger batches: in chunks of the largest size
+            size = -(-n // _BUCKETS[-1]) * _BUCKETS[-1]
+        pad = np.broadcast_to(_PAD_ROW.astype(p.dtype), (size - n, 10))
+        flat = np.concatenate([p.reshape(n, 10), pad])
+        chunk = min(size, _BUCKETS[-1])
+        outs = [
+            fn(RigidBodyInertia(jnp.asarray(flat[i : i + chunk])), **kwargs)
+            for i in range(0, size, chunk)
+        ]
+        out = jax.tree.map(
+            lambda *x: np.concatenate([np.asarray(a) for a in x])[:n].reshape(
+                shape + x[0].shape[1:]
+            ),
+            *outs,
+        )
+        # bodies as JAX arrays (as returned), reports and flags as NumPy arrays
+        if isinstance(out, RigidBodyInertia):
+            return RigidBodyInertia(jnp.asarray(out.params))
+        return out
+
+    return call
+
+
+pc = _padded(pc_jit)
+ipc = _padded(ipc_jit)
+nc = _padded(nc_jit)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -292,6 +346,9 @@ def test_non_finite_flags():
         validate(RigidBodyInertia(jnp.asarray(p)))
 
 
+_MAX_BATCH = max(int(np.prod(s)) for s in BATCH_SHAPES)
+
+
 @settings(max_examples=12)
 @given(batch=st.sampled_from(BATCH_SHAPES), seed=st.integers(0, 2**32 - 1), f32=st.booleans())
 def test_property_batched_jit_vmap_dtype(batch, seed, f32):
@@ -303,7 +360,7 @@ def test_property_batched_jit_vmap_dtype(batch, seed, f32):
     body = body_from(m, c, sigma, random_rotations(rng, (n,)))
     dtype = jnp.float32 if f32 else jnp.float64
     params = body.params.astype(dtype).reshape(batch + (10,))
-    rep = pc(RigidBodyInertia(params))
+    rep = pc_jit(RigidBodyInertia(params))
     assert rep.fully_consistent.shape == batch and rep.principal_moments.shape == batch + (3,)
     assert rep.triangle_margin.dtype == dtype
     for leaf in jax.tree_util.tree_leaves(rep):
@@ -311,24 +368,30 @@ def test_property_batched_jit_vmap_dtype(batch, seed, f32):
     truth = (sigma.min(-1) > 0).reshape(batch)
     clear = (np.abs(sigma).min(-1) > 1e-3).reshape(batch)  # away from the boundary
     np.testing.assert_array_equal(np.asarray(rep.fully_consistent)[clear], truth[clear])
-    flat = RigidBodyInertia(params.reshape((-1, 10)))
-    vm = jax.jit(jax.vmap(physical_consistency))(flat)
-    np.testing.assert_array_equal(vm.fully_consistent.reshape(batch), rep.fully_consistent)
+    # vmap over the flat batch, padded to the largest batch: one vmap compile per dtype
+    flat = np.asarray(params).reshape((-1, 10))
+    pad = np.broadcast_to(_PAD_ROW.astype(flat.dtype), (_MAX_BATCH - n, 10))
+    vm = vpc_jit(RigidBodyInertia(jnp.asarray(np.concatenate([flat, pad]))))
+    np.testing.assert_array_equal(vm.fully_consistent[:n].reshape(batch), rep.fully_consistent)
 
 
 def test_gradients_of_margins(rng):
     body = random_consistent(rng, ())
 
     def margins(p):
-        r = pc(RigidBodyInertia(p))
+        r = pc_jit(RigidBodyInertia(p))
         return jnp.stack([r.min_eig_inertia_com, r.triangle_margin, r.min_eig_pseudo_inertia])
 
     # eps: the inertia about the CoM has large third derivatives in m (h× h× / m)
-    check_grads(jax.jit(margins), (body.params,), order=1, modes=["fwd", "rev"], eps=1e-6)
-    # repeated eigenvalues (a ball off the origin): gradients stay finite
+    margins_jit = jax.jit(margins)
+    check_grads(margins_jit, (body.params,), order=1, modes=["fwd", "rev"], eps=1e-6)
+    # repeated eigenvalues (a ball off the origin): gradients stay finite; the full reverse-mode
+    # Jacobian row by row through the same compiled vjp as check_grads (jacrev would compile a
+    # batched one)
     ball = body_from(np.array(1.0), np.array([0.1, 0.2, 0.3]), np.full(3, 0.2), np.eye(3))
-    g = jax.jacrev(margins)(ball.params)
-    assert np.all(np.isfinite(g))
+    _, vjp = jax.vjp(margins_jit, ball.params)
+    g = np.stack([vjp(jnp.asarray(row))[0] for row in np.eye(3)])
+    assert g.shape == (3, 10) and np.all(np.isfinite(g))
 
 
 # ------------------------------------------------------------------------- validate
@@ -508,10 +571,13 @@ def test_nearest_float32_vmap_and_gradients(rng):
     assert out.params.dtype == jnp.float32
     assert np.all(pc(out, tol=0.0).fully_consistent)
     np.testing.assert_array_equal(out.params[1], b32.params[1])
-    f = jax.jit(lambda p: nc(RigidBodyInertia(p)).params)
+    f = jax.jit(lambda p: nc_jit(RigidBodyInertia(p)).params)
     check_grads(f, (body.params[0],), order=1, modes=["fwd", "rev"], atol=1e-5, rtol=1e-5)
-    # identity on consistent bodies
-    np.testing.assert_allclose(jax.jacrev(f)(body.params[1]), np.eye(10), atol=1e-12)
+    # identity on consistent bodies: the reverse-mode Jacobian row by row through one compiled
+    # vjp (jacrev would compile a batched one besides check_grads' programs)
+    _, vjp = jax.vjp(f, body.params[1])
+    jac = np.stack([vjp(jnp.asarray(row))[0] for row in np.eye(10)])
+    np.testing.assert_allclose(jac, np.eye(10), atol=1e-12)
     # repeated eigenvalues in the unclipped part (σ = (−0.2, 0.5, 0.5)): finite gradient
     deg = body_from(np.array(1.0), np.array([0.1, 0.0, 0.2]), np.array([-0.2, 0.5, 0.5]), np.eye(3))
     check_grads(f, (deg.params,), order=1, modes=["fwd", "rev"], atol=1e-5, rtol=1e-5)

@@ -61,6 +61,37 @@ def _params(rng, shape, dtype):
     return jnp.asarray(p.reshape(shape + (10,)), dtype)
 
 
+_FLAT = 8  # bodies per dtype: enough rows for every batch shape used here (at most 6)
+_REPORTS = {}
+
+
+def _flat_body_and_report(dtype):
+    """One flat batch of bodies per dtype and its report: ``physical_consistency`` runs (and
+    compiles) once per dtype instead of once per test, kind, batch shape and dtype."""
+    key = np.dtype(dtype).name
+    if key not in _REPORTS:
+        body = RigidBodyInertia(_params(np.random.default_rng(7), (_FLAT,), dtype))
+        report = jax.jit(physical_consistency)(body)  # one program, not ~65 eager primitives
+        _REPORTS[key] = (
+            np.asarray(body.params),
+            {f: np.asarray(getattr(report, f)) for f in CONSISTENCY_FIELDS},
+        )
+    return _REPORTS[key]
+
+
+def _body_and_report(shape, dtype):
+    """The first ``prod(shape)`` bodies of the flat batch, reshaped to ``shape``, and a
+    ``ConsistencyReport`` built by its constructor from the same rows of the flat report's
+    fields (reshaped NumPy arrays), so every batch shape gets its own report object."""
+    params, fields = _flat_body_and_report(dtype)
+    n = int(np.prod(shape))
+    body = RigidBodyInertia(jnp.asarray(params[:n].reshape(shape + (10,))))
+    report = ConsistencyReport(
+        **{f: jnp.asarray(v[:n].reshape(shape + v.shape[1:])) for f, v in fields.items()}
+    )
+    return body, report
+
+
 def make(kind, shape, dtype, rng):
     """A ``kind`` object with batch shape ``shape`` and dtype ``dtype``."""
     shape = tuple(shape)
@@ -69,10 +100,9 @@ def make(kind, shape, dtype, rng):
         E = jnp.asarray(random_rotations(rng, (n,)).reshape(shape + (3, 3)), dtype)
         r = jnp.asarray(rng.standard_normal(shape + (3,)), dtype)
         return {"Plx": Plx, "Plxb": Plxb}[kind](E, r)
-    body = RigidBodyInertia(_params(rng, shape, dtype))
     if kind == "RigidBodyInertia":
-        return body
-    report = physical_consistency(body)
+        return RigidBodyInertia(_params(rng, shape, dtype))
+    body, report = _body_and_report(shape, dtype)
     if kind == "ConsistencyReport":
         return report
 
