@@ -49,7 +49,7 @@ def inertia_to_second_moment(I):
     Returns:
       ``(..., 3, 3)`` second moment of mass.
     """
-    return _params.second_moment_from_inertia(as_float_array(I, "I", (3, 3)))
+    return _to_second_moment(as_float_array(I, "I", (3, 3)))
 
 
 def second_moment_to_inertia(S):
@@ -61,7 +61,7 @@ def second_moment_to_inertia(S):
     Returns:
       ``(..., 3, 3)`` rotational inertia about the same point.
     """
-    return _params.inertia_from_second_moment(as_float_array(S, "S", (3, 3)))
+    return _to_inertia(as_float_array(S, "S", (3, 3)))
 
 
 def parallel_axis(I_c, m, p):
@@ -83,8 +83,7 @@ def parallel_axis(I_c, m, p):
     m = as_float_array(m, "m")
     p = as_float_array(p, "p", (3,))
     same_dtype(I_c=I_c, m=m, p=p)
-    P = la.skew(p)
-    return I_c - m[..., None, None] * la.mm(P, P)
+    return _parallel_axis(I_c, m, p)
 
 
 def pseudo_inertia_sandwich(T_ba, J_a):
@@ -183,6 +182,50 @@ def _momentum(params, v):
     ang = la.mv(_params.sym_from6(params[..., _params.INERTIA]), w) + la.cross(h, vo)
     lin = params[..., _params.MASS, None] * vo - la.cross(h, w)
     return la.join_last(ang, lin)
+
+
+# constructors and free functions: one jitted kernel each after the Python checks
+@jax.jit
+def _to_second_moment(I):
+    return _params.second_moment_from_inertia(I)
+
+
+@jax.jit
+def _to_inertia(S):
+    return _params.inertia_from_second_moment(S)
+
+
+@jax.jit
+def _parallel_axis(I_c, m, p):
+    P = la.skew(p)
+    return I_c - m[..., None, None] * la.mm(P, P)
+
+
+@jax.jit
+def _from_mass_com_inertia(m, c, I_c):
+    C = la.skew(c)
+    I_o = I_c - m[..., None, None] * la.mm(C, C)
+    return _params.pack(m, m[..., None] * c, I_o)
+
+
+@jax.jit
+def _from_pseudo_inertia(J):
+    return _params.from_pseudo_inertia(J)
+
+
+@jax.jit
+def _from_spatial_matrix(M6):
+    m = _params.trace3(M6[..., 3:, 3:]) / 3.0
+    h = 0.5 * (la.vee(M6[..., :3, 3:]) - la.vee(M6[..., 3:, :3]))
+    return _params.pack(m, h, M6[..., :3, :3])
+
+
+@jax.jit
+def _from_point_masses(masses, positions):
+    mp = masses[..., None] * positions
+    S = jnp.sum(mp[..., :, :, None] * positions[..., :, None, :], axis=-3)
+    I_o = _params.inertia_from_second_moment(S)
+    return _params.pack(jnp.sum(masses, -1), jnp.sum(mp, -2), I_o)
 
 
 # accessors: one jitted kernel each (an eager call is one dispatch instead of one per operation)
@@ -302,14 +345,12 @@ class RigidBodyInertia(Pytree):
         same_dtype(m=m, c=c, I_c=I_c)
         shape = broadcast_batch("m", m.shape, "c", c.shape[:-1])
         broadcast_batch("m, c", shape, "I_c", I_c.shape[:-2])
-        C = la.skew(c)
-        I_o = I_c - m[..., None, None] * la.mm(C, C)
-        return cls(_params.pack(m, m[..., None] * c, I_o))
+        return cls(_from_mass_com_inertia(m, c, I_c))
 
     @classmethod
     def from_pseudo_inertia(cls, J) -> RigidBodyInertia:
         """From the 4×4 pseudo-inertia ``[[S, h], [hᵀ, m]]`` (symmetric part used)."""
-        return cls(_params.from_pseudo_inertia(as_float_array(J, "J", (4, 4))))
+        return cls(_from_pseudo_inertia(as_float_array(J, "J", (4, 4))))
 
     @classmethod
     def from_matrix(cls, M6) -> RigidBodyInertia:
@@ -319,10 +360,7 @@ class RigidBodyInertia(Pytree):
         block, ``m`` as the mean of the lower-right diagonal; use
         ``transform_spatial_matrix`` for general (e.g. added-mass) matrices.
         """
-        M6 = as_float_array(M6, "M6", (6, 6))
-        m = _params.trace3(M6[..., 3:, 3:]) / 3.0
-        h = 0.5 * (la.vee(M6[..., :3, 3:]) - la.vee(M6[..., 3:, :3]))
-        return cls(_params.pack(m, h, M6[..., :3, :3]))
+        return cls(_from_spatial_matrix(as_float_array(M6, "M6", (6, 6))))
 
     @classmethod
     def from_log_cholesky(cls, theta) -> RigidBodyInertia:
@@ -355,10 +393,7 @@ class RigidBodyInertia(Pytree):
                 f"N={positions.shape[-2]} (shapes {tuple(masses.shape)}, {tuple(positions.shape)})"
             )
         broadcast_batch("masses", masses.shape[:-1], "positions", positions.shape[:-2])
-        mp = masses[..., None] * positions
-        S = jnp.sum(mp[..., :, :, None] * positions[..., :, None, :], axis=-3)
-        I_o = _params.inertia_from_second_moment(S)
-        return cls(_params.pack(jnp.sum(masses, -1), jnp.sum(mp, -2), I_o))
+        return cls(_from_point_masses(masses, positions))
 
     # -------------------------------------------------------------------- accessors
     @property

@@ -288,9 +288,7 @@ class Plx(_PluckerBase):
         The input is not checked to be a valid motion transform; ``r`` is read
         from the skew-symmetric part of ``-Eᵀ X[3:, :3]``.
         """
-        X6 = as_float_array(X6, "X6", (6, 6))
-        E = X6[..., :3, :3]
-        return cls(E, la.vee(-la.mtm(E, X6[..., 3:, :3])))
+        return cls(*_plx_from_matrix(as_float_array(X6, "X6", (6, 6))))
 
     def compose(self, other: Plx) -> Plx:
         """``self @ other`` = ``Plx(E1 E2, E2ᵀ r1 + r2)``: ``other`` maps A->B, ``self`` B->C."""
@@ -319,8 +317,7 @@ class Plx(_PluckerBase):
 
     def as_matrix(self):
         """6×6 motion matrix ``[[E, 0], [-E skew(r), E]]`` (A -> B, ``[ω; v]``)."""
-        Z = jnp.zeros_like(self.E)
-        return la.block2x2(self.E, Z, -la.mm(self.E, la.skew(self.r)), self.E)
+        return _motion_matrix(self.E, self.r)
 
     def as_homogeneous(self):
         """4×4 ``T_BA = [[E, -E r], [0, 1]]`` mapping homogeneous *points* A -> B.
@@ -328,7 +325,7 @@ class Plx(_PluckerBase):
         ``p_B = E (p_A - r)``. The pose of B in A (``T_AB``) is
         ``X.inverse().as_homogeneous()``.
         """
-        return _homogeneous(self.E, -la.mv(self.E, self.r))
+        return _plx_homogeneous(self.E, self.r)
 
     def to_plxb(self) -> Plxb:
         """The same physical transform as a right-associative ``Plxb(Eᵀ, r)``."""
@@ -392,8 +389,7 @@ class Plxb(_PluckerBase):
 
     def as_matrix(self):
         """6×6 motion matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (A -> B, ``[ω; v]``)."""
-        Et = la.tr(self.E)
-        return la.block2x2(Et, jnp.zeros_like(Et), -la.mm(Et, la.skew(self.r)), Et)
+        return _motion_matrix(la.tr(self.E), self.r)
 
     def as_homogeneous(self):
         """4×4 ``T_BA = [[Eᵀ, -Eᵀ r], [0, 1]]`` mapping homogeneous *points* A -> B.
@@ -402,7 +398,7 @@ class Plxb(_PluckerBase):
         The brax/TDS pose matrix ``T_AB = [[E, r], [0, 1]]`` is
         ``Y.inverse().as_homogeneous()``.
         """
-        return _homogeneous(la.tr(self.E), -la.mtv(self.E, self.r))
+        return _plxb_homogeneous(self.E, self.r)
 
     def to_plx(self) -> Plx:
         """The same physical transform as a left-associative ``Plx(Eᵀ, r)``."""
@@ -416,3 +412,25 @@ def _homogeneous(R, p):
     top = jnp.concatenate([R, p[..., :, None]], axis=-1)
     bottom = jnp.broadcast_to(jnp.array([0, 0, 0, 1], R.dtype), batch + (1, 4))
     return jnp.concatenate([top, bottom], axis=-2)
+
+
+@jax.jit
+def _plx_from_matrix(X6):
+    E = X6[..., :3, :3]
+    return E, la.vee(-la.mtm(E, X6[..., 3:, :3]))
+
+
+@jax.jit
+def _motion_matrix(E, r):
+    """``[[E, 0], [-E skew(r), E]]`` (Plx's; Plxb passes ``Eᵀ``)."""
+    return la.block2x2(E, jnp.zeros_like(E), -la.mm(E, la.skew(r)), E)
+
+
+@jax.jit
+def _plx_homogeneous(E, r):
+    return _homogeneous(E, -la.mv(E, r))
+
+
+@jax.jit
+def _plxb_homogeneous(E, r):
+    return _homogeneous(la.tr(E), -la.mtv(E, r))
