@@ -172,6 +172,12 @@ def _bodies(rng, dtype):
     return sj.RigidBodyInertia(jnp.asarray(p, dtype))
 
 
+@jax.jit
+def _consistency_and_pseudo_inertias(J, J0):
+    """One program per dtype (eagerly these are ~50 small compiles)."""
+    return sj.is_physically_consistent(J), J.pseudo_inertia(), J0.pseudo_inertia(), J.mass, J0.mass
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_perturb_inertia_consistent_at_the_requested_geodesic_distance(rng, dtype):
     J0 = _bodies(rng, dtype)
@@ -179,15 +185,16 @@ def test_perturb_inertia_consistent_at_the_requested_geodesic_distance(rng, dtyp
     relative = np.resize([0.02, 0.1, 0.3, 0.6], nb).astype(dtype)  # one size per body
     J = sid.perturb_inertia(J0, relative, jax.random.key(3))
     assert J.params.dtype == dtype and J.batch_shape == (nb,)
-    assert bool(jnp.all(sj.is_physically_consistent(J)))
+    ok, PJ, PJ0, m, m0 = (np.asarray(x) for x in _consistency_and_pseudo_inertias(J, J0))
+    assert ok.all()
     # distance of the returned numbers, evaluated in float64; in float32 the construction can
     # resolve J0's eigen-directions only to about eps · cond(J0) (a Panda link has cond 7.5e5)
-    J64, J064 = (jnp.asarray(x.pseudo_inertia(), jnp.float64) for x in (J, J0))
+    J64, J064 = (jnp.asarray(x.astype(np.float64)) for x in (PJ, PJ0))
     d = np.asarray(jax.jit(sj.geodesic_distance)(J64, J064))
     eps = np.finfo(dtype).eps
     cond = np.linalg.cond(np.asarray(J064))
     np.testing.assert_array_less(np.abs(d - relative), 1e-6 * relative + 10 * eps * cond)
-    ratio = np.asarray(J.mass / J0.mass)
+    ratio = m / m0
     bound = np.exp(np.sqrt(2) * relative)
     assert np.all((ratio <= bound * 1.0001) & (ratio >= 1 / bound / 1.0001))
     assert not np.allclose(J.params, J0.params)
@@ -223,8 +230,9 @@ def test_simulate_log_torques_equal_pinocchio_rnea_plus_friction(rng):
     # Pinocchio: the same URDF, fingers locked, the true bodies written in (body i = joint i + 1)
     pm = pin.buildModelFromUrdf(path)
     pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in FINGERS], pin.neutral(pm))
+    true_params = np.asarray(true.params)
     for i in range(7):
-        pm.inertias[i + 1] = pin.Inertia.FromDynamicParameters(np.asarray(true.params[i]))
+        pm.inertias[i + 1] = pin.Inertia.FromDynamicParameters(true_params[i])
     data = pm.createData()
     qn, dqn, ddqn = (np.asarray(x) for x in (q, dq, ddq))
     ref = np.stack([pin.rnea(pm, data, qn[k], dqn[k], ddqn[k]) for k in range(len(t))])
