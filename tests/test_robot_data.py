@@ -45,11 +45,17 @@ def _closed_form(a, b, q0, f, t):
     return q, dq, ddq
 
 
+#: fourier_trajectory jitted: one program per shape and dtype (eagerly each call compiles
+#: ~20 small ones); its input checks are shape checks and run while tracing, and the bad
+#: inputs are tested eagerly below
+_fourier = jax.jit(sid.fourier_trajectory)
+
+
 def test_fourier_single_harmonic_closed_form():
     # a = 1, b = 0, one harmonic: q = sin(ωt)/ω, dq = cos(ωt), ddq = −ω sin(ωt)
     t = np.linspace(0.0, 3.0, 301)
     w = 2 * np.pi * 0.7
-    q, dq, ddq = sid.fourier_trajectory(np.ones((1, 1)), np.zeros((1, 1)), np.zeros(1), 0.7, t)
+    q, dq, ddq = _fourier(np.ones((1, 1)), np.zeros((1, 1)), np.zeros(1), 0.7, t)
     np.testing.assert_allclose(q[:, 0], np.sin(w * t) / w, atol=1e-14)
     np.testing.assert_allclose(dq[:, 0], np.cos(w * t), atol=1e-14)
     np.testing.assert_allclose(ddq[:, 0], -w * np.sin(w * t), atol=1e-13)
@@ -62,13 +68,13 @@ def test_fourier_matches_loop_reference_and_is_periodic(rng, dtype):
     t = np.linspace(0.0, 12.0, 97)
     f = 0.25
     ref = _closed_form(a, b, q0, f, t)
-    got = sid.fourier_trajectory(*(x.astype(dtype) for x in (a, b, q0)), dtype(f), t.astype(dtype))
+    got = _fourier(*(x.astype(dtype) for x in (a, b, q0)), dtype(f), t.astype(dtype))
     tol = 1e-12 if dtype == np.float64 else 2e-4
     for g, r in zip(got, ref, strict=True):
         assert g.dtype == dtype and g.shape == (97, 3)
         np.testing.assert_allclose(g, r, atol=tol * (1 + np.abs(r).max()))
     # period 1/f: the same values 4 s later
-    later = sid.fourier_trajectory(a, b, q0, f, t + 1 / f)
+    later = _fourier(a, b, q0, f, t + 1 / f)
     for g, r in zip(later, ref, strict=True):
         np.testing.assert_allclose(g, r, atol=1e-11)
 
@@ -77,18 +83,24 @@ def test_fourier_derivatives_equal_autodiff_and_finite_differences(rng):
     a, b = rng.normal(size=(2, 2, 5))
     q0 = rng.normal(size=2)
     f = 0.3
-    t = jnp.linspace(0.0, 7.0, 41)
-    q, dq, ddq = sid.fourier_trajectory(a, b, q0, f, t)
+    t = np.linspace(0.0, 7.0, 41)
+    h = 1e-4
     # forward-mode derivative of q (and dq) with respect to time, sample by sample
     pos = lambda s: sid.fourier_trajectory(a, b, q0, f, s)[0]  # noqa: E731
     vel = lambda s: sid.fourier_trajectory(a, b, q0, f, s)[1]  # noqa: E731
-    _, dq_ad = jax.jvp(pos, (t,), (jnp.ones_like(t),))
-    _, ddq_ad = jax.jvp(vel, (t,), (jnp.ones_like(t),))
+
+    @jax.jit  # one program for the values, both derivatives and the shifted samples
+    def run(t):
+        q, dq, ddq = sid.fourier_trajectory(a, b, q0, f, t)
+        _, dq_ad = jax.jvp(pos, (t,), (jnp.ones_like(t),))
+        _, ddq_ad = jax.jvp(vel, (t,), (jnp.ones_like(t),))
+        return dq, ddq, dq_ad, ddq_ad, pos(t + h), pos(t - h)
+
+    dq, ddq, dq_ad, ddq_ad, plus, minus = (np.asarray(x) for x in run(t))
     np.testing.assert_allclose(dq, dq_ad, atol=1e-12)
     np.testing.assert_allclose(ddq, ddq_ad, atol=1e-11)
     # central differences, step h: error ≤ h²/6 · max|d³q/dt³| ≤ h²/6 · Σ |coef| ω_l²
-    h = 1e-4
-    fd = (pos(t + h) - pos(t - h)) / (2 * h)
+    fd = (plus - minus) / (2 * h)
     w = 2 * np.pi * f * np.arange(1, 6)
     bound = h**2 / 6 * np.max((np.abs(a) + np.abs(b)) @ w**2) + 1e-10 / h
     np.testing.assert_allclose(fd, dq, atol=bound)
@@ -98,7 +110,7 @@ def test_fourier_batches_broadcast(rng):
     a, b = rng.normal(size=(2, 3, 1, 2, 4))
     q0 = rng.normal(size=(2,))
     t = np.linspace(0, 1, 11)
-    q, dq, ddq = sid.fourier_trajectory(a, b, q0, 0.5, t)
+    q, dq, ddq = _fourier(a, b, q0, 0.5, t)
     assert q.shape == dq.shape == ddq.shape == (3, 1, 11, 2)
     for i in range(3):
         r = _closed_form(a[i, 0], b[i, 0], q0, 0.5, t)
