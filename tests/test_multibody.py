@@ -73,6 +73,12 @@ def _everything(model, q, v, a, method="levels"):
     return fk, tau, H, Y
 
 
+@jax.jit
+def _to_pinocchio(model, q, v, a):
+    """The states in Pinocchio's layout, in one program (eagerly: ~20 small compiles)."""
+    return model.q_to_pinocchio(q), model.v_to_pinocchio(v), model.v_to_pinocchio(a)
+
+
 def _pin_everything(pm, qp, vp, ap):
     pd = pm.createData()
     pin.forwardKinematics(pm, pd, qp, vp, ap)
@@ -112,10 +118,10 @@ def test_structure_matches_pinocchio(robot):
 def test_float64_matches_pinocchio(robot, method):
     model, pm = robot
     q, v, a = _random_states(model, NSTATES, np.random.default_rng(1))
-    fk, tau, H, Y = _everything(model, q, v, a, method=method)
+    # NumPy copies: indexing device arrays state by state would compile a slice per shape
+    fk, tau, H, Y = jax.tree.map(np.asarray, _everything(model, q, v, a, method=method))
     perm = model.v_permutation()
-    qp_all = np.asarray(model.q_to_pinocchio(q))
-    vp_all, ap_all = np.asarray(model.v_to_pinocchio(v)), np.asarray(model.v_to_pinocchio(a))
+    qp_all, vp_all, ap_all = (np.asarray(x) for x in _to_pinocchio(model, q, v, a))
     for k in range(NSTATES):
         R, p, vel, acc, tau_p, H_p, Y_p = _pin_everything(pm, qp_all[k], vp_all[k], ap_all[k])
         np.testing.assert_allclose(fk.poses.E[k], R, rtol=0, atol=1e-12)
@@ -130,9 +136,9 @@ def test_float64_matches_pinocchio(robot, method):
         np.testing.assert_allclose(
             np.asarray(Y[k])[perm], Y_p, rtol=0, atol=1e-12 * max(1.0, np.abs(Y_p).max())
         )
-    # Y π == rnea (both from this module; Pinocchio checked each above)
-    Ypi = jnp.einsum("...ij,j->...i", Y, model.inertia.params.reshape(-1))
-    np.testing.assert_allclose(Ypi, tau, rtol=0, atol=1e-10 * max(1.0, float(jnp.abs(tau).max())))
+    # Y π == rnea (both from this module; Pinocchio checked each above), in NumPy
+    Ypi = np.einsum("...ij,j->...i", Y, np.asarray(model.inertia.params).reshape(-1))
+    np.testing.assert_allclose(Ypi, tau, rtol=0, atol=1e-10 * max(1.0, float(np.abs(tau).max())))
 
 
 def test_float32_matches_pinocchio(robot):
@@ -141,15 +147,11 @@ def test_float32_matches_pinocchio(robot):
         pytest.skip("float32 runs on one floating-base robot (compile time)")
     model = model64.astype(jnp.float32)
     q, v, a = _random_states(model, NSTATES, np.random.default_rng(2), np.float32)
-    fk, tau, H, Y = _everything(model, q, v, a)
+    fk, tau, H, Y = jax.tree.map(np.asarray, _everything(model, q, v, a))
     assert tau.dtype == jnp.float32 and H.dtype == jnp.float32 and Y.dtype == jnp.float32
     perm = model.v_permutation()
-    q64, v64, a64 = (jnp.asarray(x, jnp.float64) for x in (q, v, a))
-    qp_all = np.asarray(model64.q_to_pinocchio(q64))
-    vp_all, ap_all = (
-        np.asarray(model64.v_to_pinocchio(v64)),
-        np.asarray(model64.v_to_pinocchio(a64)),
-    )
+    q64, v64, a64 = (jnp.asarray(np.asarray(x).astype(np.float64)) for x in (q, v, a))
+    qp_all, vp_all, ap_all = (np.asarray(x) for x in _to_pinocchio(model64, q64, v64, a64))
     for k in range(NSTATES):
         R, p, vel, acc, tau_p, H_p, Y_p = _pin_everything(pm, qp_all[k], vp_all[k], ap_all[k])
         # float32 round-off ~6e-8, grown along the chain (~depth) and by the state's scale
@@ -283,7 +285,7 @@ def test_single_pendulum_closed_form():
 def test_friction_regressor_columns_and_sign_zero():
     model = mb.chain_model(3, floating_base=True, dtype="float64")
     v = jnp.array([1.0, 2, 3, 4, 5, 6, -0.5, 0.0])
-    Yf = mb.friction_regressor(model, v)
+    Yf = np.asarray(jax.jit(mb.friction_regressor)(model, v))  # one program, not ~20 eager ops
     assert Yf.shape == (8, 6)
     phi = jnp.array([0.1, 0.2, 0.3, 1.0, 2.0, 3.0])  # (F_v, F_c, offset) per joint
     expected = [0, 0, 0, 0, 0, 0, 0.1 * -0.5 + 0.2 * -1 + 0.3, 1.0 * 0.0 + 2.0 * 0.0 + 3.0]
@@ -295,13 +297,14 @@ def test_vmap_over_models_with_different_inertias():
         pytest.skip("example-robot-data is not installed")
     path = str(ROBOTS / CASES[0][1])
     base = mb.Model.from_urdf(path, locked_joints=PANDA_LOCKED, dtype="float64")
-    scales = jnp.array([0.5, 1.0, 2.0])
-    models = jax.tree.map(lambda x: jnp.stack([x, x, x]), base)
-    models = jax.tree.map(lambda x: x, models)
+    scales = np.array([0.5, 1.0, 2.0])
+    # the stacked models and states built in NumPy (eager jnp would compile per leaf shape)
+    models = jax.tree.map(lambda x: np.stack([x, x, x]), base)
     params = models.inertia.params * scales[:, None, None]
     models = type(base)(**{**_fields(models), "inertia": type(base.inertia)(params)})
-    q, v, a = _random_states(base, 1, np.random.default_rng(5))
+    q, v, a = (np.asarray(x) for x in _random_states(base, 1, np.random.default_rng(5)))
     taus = jax.jit(jax.vmap(mb.rnea, in_axes=(0, None, None, None)))(models, q[0], v[0], a[0])
+    taus = np.asarray(taus)
     pm = _pin_model(path, False, PANDA_LOCKED)
     for k in range(3):
         pmk = pm.copy()
@@ -339,13 +342,17 @@ def test_gradients_check_grads():
     cot = jax.tree.map(lambda x: jnp.asarray(rng.standard_normal(x.shape)), out)
     vjp = jax.jit(lambda args, c: jax.vjp(f, *args)[1](c))(args, cot)
     eps = 1e-5
+    # the perturbed points and the inner products in NumPy (f's one program is reused;
+    # eager jnp arithmetic would compile a program per operation and shape)
+    args_np = [np.asarray(x) for x in args]
+    cot_np = [np.asarray(c) for c in cot]
     for k, name in enumerate(("q", "v", "a", "params")):
-        t = jnp.asarray(rng.standard_normal(args[k].shape))
-        plus = f(*(x + eps * t if j == k else x for j, x in enumerate(args)))
-        minus = f(*(x - eps * t if j == k else x for j, x in enumerate(args)))
-        fd = sum(float(jnp.vdot(c, (p - m) / (2 * eps)))
-                 for c, p, m in zip(cot, plus, minus, strict=True))  # fmt: skip
-        ad = float(jnp.vdot(vjp[k], t))
+        t = rng.standard_normal(args[k].shape)
+        plus = f(*(x + eps * t if j == k else x for j, x in enumerate(args_np)))
+        minus = f(*(x - eps * t if j == k else x for j, x in enumerate(args_np)))
+        fd = sum(float(np.vdot(c, (np.asarray(p) - np.asarray(m)) / (2 * eps)))
+                 for c, p, m in zip(cot_np, plus, minus, strict=True))  # fmt: skip
+        ad = float(np.vdot(np.asarray(vjp[k]), t))
         assert abs(fd - ad) <= 1e-6 * max(1.0, abs(ad)), (name, fd, ad)
 
 
@@ -428,14 +435,18 @@ def test_long_batches_are_chunked_without_changing_results():
     n = 2 * _algorithms._CHUNK + 5  # 3 chunks, the last one padded
     q, v, a = _random_states(model, n, np.random.default_rng(8))
     rows = np.array([0, 1, _algorithms._CHUNK, n - 1])
-    f = jax.jit(
-        lambda q, v, a: tuple(
-            (mb.rnea(model, q, v, a, method=m), mb.forward_kinematics(model, q, v, a, method=m))
-            for m in ("levels", "scan")
-        )
-    )
-    (tau, fk), (tau_s, fk_s) = f(q, v, a)
-    (tau_r, fk_r), _ = f(q[rows], v[rows], a[rows])
+
+    def sweeps(q, v, a, m="levels"):
+        return mb.rnea(model, q, v, a, method=m), mb.forward_kinematics(model, q, v, a, method=m)
+
+    # one program: both methods on the long batch, and the level sweep on the rows alone
+    # (4 states: one unpadded chunk)
+    @jax.jit
+    def f(q, v, a):
+        long = [sweeps(q, v, a, m) for m in ("levels", "scan")]
+        return long, sweeps(q[rows], v[rows], a[rows])
+
+    ((tau, fk), (tau_s, fk_s)), (tau_r, fk_r) = jax.tree.map(np.asarray, f(q, v, a))
     np.testing.assert_allclose(tau[rows], tau_r, rtol=0, atol=1e-12)
     np.testing.assert_allclose(tau_s, tau, rtol=0, atol=1e-12)
     for x, y in zip(jax.tree.leaves(fk_s), jax.tree.leaves(fk), strict=True):
@@ -456,14 +467,21 @@ def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
     assert chunk_h == 64 and chunk_y == 64
     n = 2 * chunk_h + 5
     q, v, a = _random_states(model, n, np.random.default_rng(9))
-    f = jax.jit(
-        lambda q, v, a: (mb.mass_matrix(model, q), mb.joint_torque_regressor(model, q, v, a))
-    )
-    H, Y = f(q, v, a)
     rows = np.array([0, 1, chunk_y, chunk_h, n - 1])
-    H_r, Y_r = f(q[rows], v[rows], a[rows])  # one chunk
+
+    # one program: the long batch, and the rows alone (5 states: one chunk) with their rnea
+    @jax.jit
+    def f(q, v, a):
+        qr, vr, ar = q[rows], v[rows], a[rows]
+        return (
+            (mb.mass_matrix(model, q), mb.joint_torque_regressor(model, q, v, a)),
+            (mb.mass_matrix(model, qr), mb.joint_torque_regressor(model, qr, vr, ar)),
+            mb.rnea(model, qr, vr, ar),
+        )
+
+    (H, Y), (H_r, Y_r), tau = jax.tree.map(np.asarray, f(q, v, a))
     np.testing.assert_allclose(H[rows], H_r, rtol=0, atol=1e-10)
     np.testing.assert_allclose(Y[rows], Y_r, rtol=0, atol=1e-10)
-    tau = mb.rnea(model, q[rows], v[rows], a[rows])
-    np.testing.assert_allclose(Y_r @ model.inertia.params.reshape(-1), tau, rtol=0, atol=1e-9)
+    pi = np.asarray(model.inertia.params).reshape(-1)
+    np.testing.assert_allclose(Y_r @ pi, tau, rtol=0, atol=1e-9)
     np.testing.assert_allclose(H_r, np.swapaxes(H_r, -1, -2), rtol=0, atol=1e-12)

@@ -200,30 +200,31 @@ def test_mjcf_matches_pinocchio(case, tmp_path):
         for n, t in zip(model.joint_names, model.joint_types, strict=True)
     ]
     assert list(pm.parents)[1:] == [p + 1 for p in model.parents]
+    # NumPy copies first: indexing device arrays entry by entry compiles a slice per shape
+    XE, Xr = np.asarray(model.placements.E), np.asarray(model.placements.r)
+    params = np.asarray(model.inertia.params)
     for i in range(model.nbodies):
         X = pm.jointPlacements[i + 1]
-        np.testing.assert_allclose(np.asarray(model.placements.E[i]), X.rotation, atol=TOL)
-        np.testing.assert_allclose(np.asarray(model.placements.r[i]), X.translation, atol=TOL)
-        np.testing.assert_allclose(
-            np.asarray(model.inertia.params[i]), pm.inertias[i + 1].toDynamicParameters(), atol=TOL
-        )
+        np.testing.assert_allclose(XE[i], X.rotation, atol=TOL)
+        np.testing.assert_allclose(Xr[i], X.translation, atol=TOL)
+        np.testing.assert_allclose(params[i], pm.inertias[i + 1].toDynamicParameters(), atol=TOL)
     q, v, a = _states(model, seed=1)
     tau, M, poses, _ = _everything(model, q, v, a)
+    tau, M, PE, Pr = (np.asarray(x) for x in (tau, M, poses.E, poses.r))
     p = model.v_permutation()
     pm.gravity.linear[:] = [0.0, 0.0, -9.81]
+    qp_all = np.asarray(model.q_to_pinocchio(q))  # the batch at once
     for k in range(q.shape[0]):
-        qp = np.asarray(model.q_to_pinocchio(q[k]))
+        qp = qp_all[k]
         vp, ap = v[k][p], a[k][p]
-        np.testing.assert_allclose(np.asarray(tau[k])[p], pin.rnea(pm, pd, qp, vp, ap), atol=1e-10)
+        np.testing.assert_allclose(tau[k][p], pin.rnea(pm, pd, qp, vp, ap), atol=1e-10)
         Mp = pin.crba(pm, pd, qp)
         Mp = np.triu(Mp) + np.triu(Mp, 1).T
-        np.testing.assert_allclose(np.asarray(M[k])[p][:, p], Mp, atol=1e-10)
+        np.testing.assert_allclose(M[k][p][:, p], Mp, atol=1e-10)
         pin.forwardKinematics(pm, pd, qp)
         for i in range(model.nbodies):
-            np.testing.assert_allclose(np.asarray(poses.E[k, i]), pd.oMi[i + 1].rotation, atol=TOL)
-            np.testing.assert_allclose(
-                np.asarray(poses.r[k, i]), pd.oMi[i + 1].translation, atol=TOL
-            )
+            np.testing.assert_allclose(PE[k, i], pd.oMi[i + 1].rotation, atol=TOL)
+            np.testing.assert_allclose(Pr[k, i], pd.oMi[i + 1].translation, atol=TOL)
 
 
 # ---------------------------------------------------------------------------------- bad input

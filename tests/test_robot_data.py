@@ -45,11 +45,17 @@ def _closed_form(a, b, q0, f, t):
     return q, dq, ddq
 
 
+#: fourier_trajectory jitted: one program per shape and dtype (eagerly each call compiles
+#: ~20 small ones); its input checks are shape checks and run while tracing, and the bad
+#: inputs are tested eagerly below
+_fourier = jax.jit(sid.fourier_trajectory)
+
+
 def test_fourier_single_harmonic_closed_form():
     # a = 1, b = 0, one harmonic: q = sin(ωt)/ω, dq = cos(ωt), ddq = −ω sin(ωt)
     t = np.linspace(0.0, 3.0, 301)
     w = 2 * np.pi * 0.7
-    q, dq, ddq = sid.fourier_trajectory(np.ones((1, 1)), np.zeros((1, 1)), np.zeros(1), 0.7, t)
+    q, dq, ddq = _fourier(np.ones((1, 1)), np.zeros((1, 1)), np.zeros(1), 0.7, t)
     np.testing.assert_allclose(q[:, 0], np.sin(w * t) / w, atol=1e-14)
     np.testing.assert_allclose(dq[:, 0], np.cos(w * t), atol=1e-14)
     np.testing.assert_allclose(ddq[:, 0], -w * np.sin(w * t), atol=1e-13)
@@ -62,13 +68,13 @@ def test_fourier_matches_loop_reference_and_is_periodic(rng, dtype):
     t = np.linspace(0.0, 12.0, 97)
     f = 0.25
     ref = _closed_form(a, b, q0, f, t)
-    got = sid.fourier_trajectory(*(x.astype(dtype) for x in (a, b, q0)), dtype(f), t.astype(dtype))
+    got = _fourier(*(x.astype(dtype) for x in (a, b, q0)), dtype(f), t.astype(dtype))
     tol = 1e-12 if dtype == np.float64 else 2e-4
     for g, r in zip(got, ref, strict=True):
         assert g.dtype == dtype and g.shape == (97, 3)
         np.testing.assert_allclose(g, r, atol=tol * (1 + np.abs(r).max()))
     # period 1/f: the same values 4 s later
-    later = sid.fourier_trajectory(a, b, q0, f, t + 1 / f)
+    later = _fourier(a, b, q0, f, t + 1 / f)
     for g, r in zip(later, ref, strict=True):
         np.testing.assert_allclose(g, r, atol=1e-11)
 
@@ -77,18 +83,24 @@ def test_fourier_derivatives_equal_autodiff_and_finite_differences(rng):
     a, b = rng.normal(size=(2, 2, 5))
     q0 = rng.normal(size=2)
     f = 0.3
-    t = jnp.linspace(0.0, 7.0, 41)
-    q, dq, ddq = sid.fourier_trajectory(a, b, q0, f, t)
+    t = np.linspace(0.0, 7.0, 41)
+    h = 1e-4
     # forward-mode derivative of q (and dq) with respect to time, sample by sample
     pos = lambda s: sid.fourier_trajectory(a, b, q0, f, s)[0]  # noqa: E731
     vel = lambda s: sid.fourier_trajectory(a, b, q0, f, s)[1]  # noqa: E731
-    _, dq_ad = jax.jvp(pos, (t,), (jnp.ones_like(t),))
-    _, ddq_ad = jax.jvp(vel, (t,), (jnp.ones_like(t),))
+
+    @jax.jit  # one program for the values, both derivatives and the shifted samples
+    def run(t):
+        q, dq, ddq = sid.fourier_trajectory(a, b, q0, f, t)
+        _, dq_ad = jax.jvp(pos, (t,), (jnp.ones_like(t),))
+        _, ddq_ad = jax.jvp(vel, (t,), (jnp.ones_like(t),))
+        return dq, ddq, dq_ad, ddq_ad, pos(t + h), pos(t - h)
+
+    dq, ddq, dq_ad, ddq_ad, plus, minus = (np.asarray(x) for x in run(t))
     np.testing.assert_allclose(dq, dq_ad, atol=1e-12)
     np.testing.assert_allclose(ddq, ddq_ad, atol=1e-11)
     # central differences, step h: error ≤ h²/6 · max|d³q/dt³| ≤ h²/6 · Σ |coef| ω_l²
-    h = 1e-4
-    fd = (pos(t + h) - pos(t - h)) / (2 * h)
+    fd = (plus - minus) / (2 * h)
     w = 2 * np.pi * f * np.arange(1, 6)
     bound = h**2 / 6 * np.max((np.abs(a) + np.abs(b)) @ w**2) + 1e-10 / h
     np.testing.assert_allclose(fd, dq, atol=bound)
@@ -98,7 +110,7 @@ def test_fourier_batches_broadcast(rng):
     a, b = rng.normal(size=(2, 3, 1, 2, 4))
     q0 = rng.normal(size=(2,))
     t = np.linspace(0, 1, 11)
-    q, dq, ddq = sid.fourier_trajectory(a, b, q0, 0.5, t)
+    q, dq, ddq = _fourier(a, b, q0, 0.5, t)
     assert q.shape == dq.shape == ddq.shape == (3, 1, 11, 2)
     for i in range(3):
         r = _closed_form(a[i, 0], b[i, 0], q0, 0.5, t)
@@ -172,6 +184,12 @@ def _bodies(rng, dtype):
     return sj.RigidBodyInertia(jnp.asarray(p, dtype))
 
 
+@jax.jit
+def _consistency_and_pseudo_inertias(J, J0):
+    """One program per dtype (eagerly these are ~50 small compiles)."""
+    return sj.is_physically_consistent(J), J.pseudo_inertia(), J0.pseudo_inertia(), J.mass, J0.mass
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_perturb_inertia_consistent_at_the_requested_geodesic_distance(rng, dtype):
     J0 = _bodies(rng, dtype)
@@ -179,15 +197,16 @@ def test_perturb_inertia_consistent_at_the_requested_geodesic_distance(rng, dtyp
     relative = np.resize([0.02, 0.1, 0.3, 0.6], nb).astype(dtype)  # one size per body
     J = sid.perturb_inertia(J0, relative, jax.random.key(3))
     assert J.params.dtype == dtype and J.batch_shape == (nb,)
-    assert bool(jnp.all(sj.is_physically_consistent(J)))
+    ok, PJ, PJ0, m, m0 = (np.asarray(x) for x in _consistency_and_pseudo_inertias(J, J0))
+    assert ok.all()
     # distance of the returned numbers, evaluated in float64; in float32 the construction can
     # resolve J0's eigen-directions only to about eps · cond(J0) (a Panda link has cond 7.5e5)
-    J64, J064 = (jnp.asarray(x.pseudo_inertia(), jnp.float64) for x in (J, J0))
+    J64, J064 = (jnp.asarray(x.astype(np.float64)) for x in (PJ, PJ0))
     d = np.asarray(jax.jit(sj.geodesic_distance)(J64, J064))
     eps = np.finfo(dtype).eps
     cond = np.linalg.cond(np.asarray(J064))
     np.testing.assert_array_less(np.abs(d - relative), 1e-6 * relative + 10 * eps * cond)
-    ratio = np.asarray(J.mass / J0.mass)
+    ratio = m / m0
     bound = np.exp(np.sqrt(2) * relative)
     assert np.all((ratio <= bound * 1.0001) & (ratio >= 1 / bound / 1.0001))
     assert not np.allclose(J.params, J0.params)
@@ -223,8 +242,9 @@ def test_simulate_log_torques_equal_pinocchio_rnea_plus_friction(rng):
     # Pinocchio: the same URDF, fingers locked, the true bodies written in (body i = joint i + 1)
     pm = pin.buildModelFromUrdf(path)
     pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in FINGERS], pin.neutral(pm))
+    true_params = np.asarray(true.params)
     for i in range(7):
-        pm.inertias[i + 1] = pin.Inertia.FromDynamicParameters(np.asarray(true.params[i]))
+        pm.inertias[i + 1] = pin.Inertia.FromDynamicParameters(true_params[i])
     data = pm.createData()
     qn, dqn, ddqn = (np.asarray(x) for x in (q, dq, ddq))
     ref = np.stack([pin.rnea(pm, data, qn[k], dqn[k], ddqn[k]) for k in range(len(t))])

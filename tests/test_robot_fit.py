@@ -83,17 +83,41 @@ def _truth(model, seed=1):
     return 0.8 * prior + 0.2 * rand * (prior[:, :1] / rand[:, :1])  # convex mix: consistent
 
 
+@jax.jit
+def _simulate(model, true, q, v, a):
+    """The truth's rigid-body torques and the model's regressors, in one program (eager
+    multibody calls compile a program per operation: ~150 here)."""
+    mt = dataclasses.replace(model, inertia=sj.RigidBodyInertia(true))
+    return (
+        mb.rnea(mt, q, v, a),
+        mb.joint_torque_regressor(model, q, v, a),
+        mb.friction_regressor(model, v),
+    )
+
+
 def _data(model, noise=0.0, seed=0, n=N):
+    """Joint states, regressors, measured torques and the true parameters; the same
+    arguments give the same arrays (computed once per model and arguments, read-only)."""
+    key = (id(model), float(noise), int(seed), int(n))
+    if key not in _DATA:  # the model is kept with its entry, so its id is not reused
+        _DATA[key] = (model, _make_data(model, noise, seed, n))
+    return _DATA[key][1]
+
+
+_DATA: dict = {}
+
+
+def _make_data(model, noise, seed, n):
     q, v, a = _trajectory(n, seed, model.nv)
     true = _truth(model)
-    mt = dataclasses.replace(model, inertia=sj.RigidBodyInertia(jnp.asarray(true)))
-    tau = np.asarray(mb.rnea(mt, q, v, a))
+    tau, Y, E = (np.asarray(x) for x in _simulate(model, jnp.asarray(true), q, v, a))
     tau = tau + FRICTION[:, 0] * v + FRICTION[:, 1] * np.sign(v) + FRICTION[:, 2]
     tau = tau + noise * np.random.default_rng(seed + 7).standard_normal(tau.shape)
-    Y = np.asarray(mb.joint_torque_regressor(model, q, v, a))
-    E = np.asarray(mb.friction_regressor(model, v))
     x_true = np.concatenate([true.reshape(-1), FRICTION.reshape(-1)])
-    return (q, v, a), Y, E, tau, x_true
+    out = ((q, v, a), Y, E, tau, x_true)
+    for x in jax.tree.leaves(out):
+        x.flags.writeable = False
+    return out
 
 
 def _min_eig_J(pi):
@@ -328,7 +352,7 @@ def test_identifiability_rank_matches_pinocchio_and_prior_decides_unexcited():
     rng = np.random.default_rng(0)
     n = 30
     q, v, a = rng.uniform(-2, 2, (n, 7)), rng.standard_normal((n, 7)), rng.standard_normal((n, 7))
-    Y = np.asarray(mb.joint_torque_regressor(model, q, v, a))
+    Y = np.asarray(jax.jit(mb.joint_torque_regressor)(model, q, v, a))  # one program
     names = parameter_names(model, ())
     idf = identifiability(Y, prior=model.inertia, weights=400.0, names=names)
     pm = pin.buildModelFromUrdf(str(path))
