@@ -108,7 +108,13 @@ def fourier_trajectory(a, b, q0, base_frequency, t):
             f"t {tuple(t.shape[:-1])}, base_frequency {tuple(f.shape)}"
         ) from None
     del batch  # checked only: the arithmetic below broadcasts the same way
-    dtype = a.dtype
+    return _fourier(a, b, q0, f, t)
+
+
+@jax.jit
+def _fourier(a, b, q0, f, t):
+    """:func:`fourier_trajectory` of checked arrays (one compiled program)."""
+    dtype, H = a.dtype, a.shape[-1]
     l = jnp.arange(1, H + 1, dtype=dtype)  # noqa: E741  (the harmonic index of the paper)
     w = 2.0 * jnp.pi * f[..., None, None] * l  # (..., 1, H): ω_f l
     phase = t[..., :, None, None] * w[..., None, :, :]  # (..., N, 1, H)
