@@ -85,3 +85,40 @@ def test_consistency_functions_compile_once(compiles):
         second = jax.block_until_ready(call())
         assert compiles == [], f"{name}: the second eager call compiled {compiles}"
         jax.tree.map(np.testing.assert_array_equal, first, second)
+
+
+def _fresh(rng, shape):
+    return jnp.asarray(rng.normal(size=shape))
+
+
+def test_each_eager_call_is_one_program(compiles):
+    """On a batch shape no other test uses, a first eager call compiles at most one program
+    (its kernel; none when the persistent cache has it), not one per operation."""
+    rng = np.random.default_rng(2)
+    n = (13, 1)  # a batch shape used nowhere else
+    E = sj.so3_exp(_fresh(rng, n + (3,)))
+    X = sj.Plx(E, _fresh(rng, n + (3,)))
+    M = X.as_matrix()
+    body = sj.box(jnp.asarray(rng.uniform(1, 2, n)), jnp.asarray(rng.uniform(0.1, 0.5, n + (3,))))
+    m, c, I_c = body.mass, body.com, body.inertia_com()
+    J = body.pseudo_inertia()
+    v6, q4 = _fresh(rng, n + (6,)), _fresh(rng, n + (4,))
+    calls = {
+        "so3_log": lambda: sj.so3_log(E),
+        "matrix_to_quat": lambda: sj.matrix_to_quat(E),
+        "quat_to_matrix": lambda: sj.quat_to_matrix(q4),
+        "Plx.as_homogeneous": lambda: X.as_homogeneous(),
+        "Plx.from_matrix": lambda: sj.Plx.from_matrix(M),
+        "motion_cross": lambda: sj.motion_cross(v6, v6),
+        "crf": lambda: sj.crf(v6),
+        "from_mass_com_inertia": lambda: sj.RigidBodyInertia.from_mass_com_inertia(m, c, I_c),
+        "as_matrix (inertia)": lambda: body.as_matrix(),
+        "geodesic_distance": lambda: sj.geodesic_distance(J, J),
+        "vector_to_log_cholesky": lambda: sj.vector_to_log_cholesky(body.params),
+        "physical_consistency": lambda: sj.physical_consistency(body),
+        "nearest_consistent": lambda: sj.nearest_consistent(body),
+    }
+    for name, call in calls.items():
+        compiles.clear()
+        jax.block_until_ready(call())
+        assert len(compiles) <= 1, f"{name}: {len(compiles)} programs compiled: {compiles}"
