@@ -37,7 +37,12 @@ def _newton_euler(pi, v, a):
     return M @ a + crf
 
 
-# 3 x 2 shape pairs: 12 examples cover each about twice (every example re-traces eagerly)
+# one compilation per shape pair (eagerly, every primitive compiles anew for each new shape);
+# test_jit_and_vmap_agree_with_eager checks that jit changes nothing
+_body_regressor_jit = jax.jit(body_regressor)
+
+
+# 3 x 2 shape pairs: 12 examples cover each about twice
 @settings(max_examples=12)
 @given(
     shape_v=st.sampled_from(BATCH_SHAPES),
@@ -48,7 +53,7 @@ def test_batch_shapes_broadcast(shape_v, shape_a, seed):
     rng = np.random.default_rng(seed)
     v = rng.normal(size=shape_v + (6,))
     a = rng.normal(size=shape_a + (6,))
-    Y = body_regressor(jnp.asarray(v), jnp.asarray(a))
+    Y = _body_regressor_jit(jnp.asarray(v), jnp.asarray(a))
     batch = np.broadcast_shapes(shape_v, shape_a)
     assert Y.shape == batch + (6, 10)
     pi = np.asarray(_random_pi(rng))
@@ -86,6 +91,8 @@ def test_wrench_gradients(rng):
 
     v = jnp.asarray(rng.normal(size=6))
     a = jnp.asarray(rng.normal(size=6))
+    # eager on purpose: jax.jit(wrench) compiles 17 programs instead of 124 but takes as long
+    # (its second-order programs are large), and eager shares its primitives with other tests
     check_grads(wrench, (v, a, g), order=2, modes=("fwd", "rev"))
 
 

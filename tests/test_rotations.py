@@ -84,6 +84,16 @@ def quaternions(draw, shape=None):
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
+# Module-level jitted wrappers for the property sweeps and the finite-difference checks: one
+# compilation per (batch shape, dtype) instead of one per primitive per shape eagerly. The eager
+# path is the one test_rotations_jit_and_vmap_equal_eager compares against jit and vmap (for
+# every function here) and the one the closed-form and singular-point tests below call.
+_quat_to_matrix = jax.jit(quat_to_matrix)
+_matrix_to_quat = jax.jit(matrix_to_quat)
+_so3_exp = jax.jit(so3_exp)
+_so3_log = jax.jit(so3_log)
+
+
 def canonical(q):
     """Unit quaternion with w >= 0 (the sign matrix_to_quat returns)."""
     q = q / np.linalg.norm(q, axis=-1, keepdims=True)
@@ -142,22 +152,22 @@ def test_rot_xyz_are_transposed_active_rotations(rng):
 @settings(max_examples=20)
 @given(q=quaternions(), dtype=st.sampled_from(DTYPES))
 def test_quat_to_matrix_closed_form(q, dtype):
-    R = quat_to_matrix(jnp.asarray(q, dtype))
+    R = _quat_to_matrix(jnp.asarray(q, dtype))
     assert R.dtype == dtype and R.shape == q.shape[:-1] + (3, 3)
     close(R, np_quat_to_matrix(q.astype(dtype)), dtype)
     # q and -q, and any positive scaling, give the same rotation
-    close(quat_to_matrix(jnp.asarray(-3.0 * q, dtype)), R, dtype)
+    close(_quat_to_matrix(jnp.asarray(-3.0 * q, dtype)), R, dtype)
 
 
 @settings(max_examples=20)
 @given(q=quaternions(), dtype=st.sampled_from(DTYPES))
 def test_matrix_to_quat_round_trip(q, dtype):
     R = np_quat_to_matrix(q).astype(dtype)
-    qq = matrix_to_quat(jnp.asarray(R))
+    qq = _matrix_to_quat(jnp.asarray(R))
     assert qq.dtype == dtype and qq.shape == q.shape
     assert np.all(np.asarray(qq)[..., 0] >= 0)
     close(np.linalg.norm(np.asarray(qq, np.float64), axis=-1), np.ones(q.shape[:-1]), dtype)
-    close(quat_to_matrix(qq), R, dtype)
+    close(_quat_to_matrix(qq), R, dtype)
     # the quaternion itself (up to the sign convention) unless w ~ 0, where ±q are both valid
     qc = canonical(q)
     if np.all(np.abs(qc[..., 0]) > 1e-3):
@@ -197,7 +207,7 @@ def test_so3_exp_rodrigues(q, dtype):
     n = np.linalg.norm(qc[..., 1:], axis=-1, keepdims=True)
     th = 2 * np.arctan2(n, qc[..., :1])
     w = (qc[..., 1:] * np.where(n > 0, th / np.where(n > 0, n, 1), 2.0)).astype(dtype)
-    R = so3_exp(jnp.asarray(w))
+    R = _so3_exp(jnp.asarray(w))
     assert R.dtype == dtype and R.shape == w.shape[:-1] + (3, 3)
     close(R, np_rodrigues(w), dtype)
     close(R, np_quat_to_matrix(q), dtype)
@@ -207,12 +217,12 @@ def test_so3_exp_rodrigues(q, dtype):
 @given(q=quaternions(), dtype=st.sampled_from(DTYPES))
 def test_so3_log_inverts_exp(q, dtype):
     R = np_quat_to_matrix(q).astype(dtype)
-    w = so3_log(jnp.asarray(R))
+    w = _so3_log(jnp.asarray(R))
     assert w.dtype == dtype and w.shape == q.shape[:-1] + (3,)
     theta = np.linalg.norm(np.asarray(w, np.float64), axis=-1)
     assert np.all(theta <= np.pi + 1e-6)
     close(np_rodrigues(np.asarray(w, np.float64)), R, dtype)
-    close(so3_exp(w), R, dtype)
+    close(_so3_exp(w), R, dtype)
 
 
 def test_so3_exp_small_and_zero_angles():
@@ -236,7 +246,7 @@ def test_so3_log_exp_round_trip_up_to_pi(delta, rng):
     k /= np.linalg.norm(k, axis=-1, keepdims=True)
     w = k * (np.pi - delta)
     R = np_rodrigues(w)
-    w_back = np.asarray(so3_log(jnp.asarray(R)))
+    w_back = np.asarray(_so3_log(jnp.asarray(R)))
     close(np_rodrigues(w_back), R)
     if delta == 0.0:
         # at exactly π, ω and −ω are both valid
@@ -325,7 +335,7 @@ def test_so3_log_jacobians_at_zero_and_pi(point, dtype):
     t = {"rtol": 1e-4, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-9, "atol": 1e-12}
     np.testing.assert_allclose(Jr, Jf, **t)
     # tangent directions R [δ]× of SO(3): the manifold derivative has a closed form
-    w_out = np.asarray(so3_log(R), np.float64)  # at π: ω or −ω, the formula uses the one returned
+    w_out = np.asarray(_so3_log(R), np.float64)  # at π: ω or −ω, the formula uses the one returned
     Rn = np.asarray(R, np.float64)
     Jinv = np_right_jacobian_inverse(w_out)
     for k in range(3):
@@ -339,7 +349,7 @@ def test_so3_log_jacobians_at_zero_and_pi(point, dtype):
 def test_so3_log_gradients_match_finite_differences(point):
     """Ambient-space derivatives (off SO(3) too) against central differences, float64."""
     R = jnp.asarray(np_rodrigues(_LOG_POINTS[point]))
-    check_grads(so3_log, (R,), order=1, modes=["fwd", "rev"], eps=1e-6)
+    check_grads(_so3_log, (R,), order=1, modes=["fwd", "rev"], eps=1e-6)
 
 
 # ---------------------------------------------------------------------------
@@ -364,7 +374,7 @@ def test_quat_to_matrix_any_nonzero_norm(dtype):
     R = quat_to_matrix(q)
     ref = np.broadcast_to(np_quat_to_matrix(_Q0.astype(dtype)), R.shape)
     close(R, ref, dtype)
-    close(jax.jit(quat_to_matrix)(q), ref, dtype)
+    close(_quat_to_matrix(q), ref, dtype)
     # components of very different sizes
     big_small = np.array([1.0, 1e-30, 0.0, -1e-30]) * (1e200 if dtype == np.float64 else 1e30)
     close(quat_to_matrix(jnp.asarray(big_small, dtype)), np.eye(3), dtype)
@@ -390,7 +400,7 @@ def test_quat_to_matrix_gradients_finite_at_any_norm(dtype):
 def test_quat_to_matrix_gradients_match_finite_differences():
     # generic, and ties in the largest magnitude (the scaling component switches there)
     for q in (_Q0, np.array([0.5, -0.5, 0.5, 0.5]), np.array([0.0, 0.0, 1.0, 1.0])):
-        check_grads(quat_to_matrix, (jnp.asarray(q),), order=1, modes=["fwd", "rev"], eps=1e-6)
+        check_grads(_quat_to_matrix, (jnp.asarray(q),), order=1, modes=["fwd", "rev"], eps=1e-6)
 
 
 def test_quat_to_matrix_zero_quaternion():
@@ -401,7 +411,7 @@ def test_quat_to_matrix_zero_quaternion():
         quat_to_matrix(jnp.asarray(q))
     with pytest.raises(ValueError, match=r"q is the zero quaternion"):
         quat_to_matrix(jnp.zeros(4))
-    R = np.asarray(jax.jit(quat_to_matrix)(jnp.asarray(q)))
+    R = np.asarray(_quat_to_matrix(jnp.asarray(q)))
     assert np.all(np.isnan(R[1, 2]))
     close(R[0, 0], np_quat_to_matrix(_Q0))
     assert np.all(np.isfinite(np.delete(R.reshape(6, 3, 3), 5, axis=0)))

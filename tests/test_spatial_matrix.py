@@ -144,6 +144,17 @@ def test_swap_gives_pinocchio_order_of_rigid_inertia(rng):
     np.testing.assert_allclose(swap_linear_angular(body.as_matrix()), ref, atol=1e-12)
 
 
+# module level: one compilation per (batch shape, inverse) for the property sweep below (a
+# fresh eager ``jax.vmap`` of a fresh lambda compiled every primitive again in every example)
+_transform_jit = jax.jit(transform_spatial_matrix, static_argnames="inverse")
+_transform_vmap = jax.jit(
+    lambda M, X, inverse: jax.vmap(lambda m, x: transform_spatial_matrix(m, x, inverse=inverse))(
+        M, X
+    ),
+    static_argnames="inverse",
+)
+
+
 @given(
     batch=st.sampled_from(BATCH_SHAPES),
     seed=st.integers(0, 2**32 - 1),
@@ -155,9 +166,7 @@ def test_property_float32_jit_vmap(batch, seed, inverse):
     r = rng.normal(size=batch + (3,)).astype(np.float32)
     M = rng.normal(size=batch + (6, 6)).astype(np.float32)
     X = Plx(jnp.asarray(E), jnp.asarray(r))
-    out = jax.jit(transform_spatial_matrix, static_argnames="inverse")(
-        jnp.asarray(M), X, inverse=inverse
-    )
+    out = _transform_jit(jnp.asarray(M), X, inverse=inverse)
     assert out.dtype == jnp.float32
     X6 = np_motion_matrix(E.astype(np.float64), r.astype(np.float64))
     ref = np.swapaxes(X6, -1, -2) @ M @ X6 if inverse else np_congruence(M.astype(np.float64), X6)
@@ -165,7 +174,7 @@ def test_property_float32_jit_vmap(batch, seed, inverse):
     if batch:
         flatM = jnp.asarray(M.reshape((-1, 6, 6)))
         flatX = Plx(jnp.asarray(E.reshape((-1, 3, 3))), jnp.asarray(r.reshape((-1, 3))))
-        vm = jax.vmap(lambda m, x: transform_spatial_matrix(m, x, inverse=inverse))(flatM, flatX)
+        vm = _transform_vmap(flatM, flatX, inverse=inverse)
         np.testing.assert_allclose(vm.reshape(out.shape), out, atol=1e-5 * np.abs(out).max())
 
 
