@@ -5,11 +5,19 @@ consistency on noisy data, rank deficiency). Every fit here uses the shapes of
 ``_fit_cases`` (3 bodies x 24 samples) so compiled programs are shared.
 """
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from _fit_cases import N_BODIES, N_SAMPLES, box_prior, fit_vmapped, problem, regressor_of
+from _fit_cases import (
+    N_BODIES,
+    N_SAMPLES,
+    box_prior,
+    fit_vmapped,
+    fit_vmapped_grad,
+    probe,
+    problem,
+    regressor_of,
+)
 
 import spatialjax as sj
 from spatialjax.identification import (
@@ -20,6 +28,21 @@ from spatialjax.identification import (
     LogCholesky,
     fit,
 )
+
+
+def _two_copies(f, w, prior_params, gamma, *, reverse=True):
+    """``(3, 2, ...)`` NumPy copies of ``f``, ``w``, prior parameters and ``γ`` for fit_vmapped.
+
+    Each body twice, the second copy from the reversed batch (the same body where
+    ``reverse=False``); ``Y (3, N, 6, 10)`` is broadcast against the inner axis (2,).
+    """
+
+    def two(x):
+        x = np.asarray(x)
+        return np.stack([x, x[::-1] if reverse else x], axis=1)
+
+    f2 = two(f)
+    return f2, np.broadcast_to(np.asarray(w), f2.shape).copy(), two(prior_params), two(gamma)
 
 
 def test_defaults_recover_truth_from_noiseless_data(rng):
@@ -41,11 +64,7 @@ def test_vmap_and_broadcast_leading_axes_match_the_flat_batch(rng):
     flat = fit(Y, f, weights=w, prior=prior, gamma=gamma)
     # (3, 2, ...): each body twice, the second copy with the wrenches, prior and γ of the
     # reversed batch; Y (N, 6, 10) is broadcast against the inner axis (2,)
-    f2 = jnp.stack([f, f[::-1]], axis=1)
-    w2 = jnp.broadcast_to(w, f2.shape)
-    p2 = jnp.stack([prior.params, prior.params[::-1]], axis=1)
-    g2 = jnp.stack([gamma, gamma[::-1]], axis=1)
-    res = fit_vmapped(Y, f2, w2, p2, g2)
+    res = fit_vmapped(Y, *_two_copies(f, w, prior.params, gamma))
     assert res.inertia.batch_shape == (3, 2)
     assert res.objective.shape == res.converged.shape == res.status.shape == (3, 2)
     np.testing.assert_allclose(res.inertia.params[:, 0], flat.inertia.params, rtol=1e-7, atol=1e-9)
@@ -140,28 +159,45 @@ def test_default_prior_is_least_squares_when_that_is_consistent(rng):
 
 
 def test_gradients_in_data_prior_and_gamma_match_finite_differences(rng):
+    # reverse mode under jit and vmap (fit_vmapped_grad: the program of the vmap test), in
+    # the layout of that test: copy 1 of each body has the reversed batch's f, prior and γ
     truth, Y, f, w = problem(rng, noise=1.0)
-    masses = truth.mass * 1.1
-    gamma = jnp.full((N_BODIES,), 0.5)
+    # NumPy on the test's side: eager jnp arithmetic would compile a program per operation
+    masses = np.asarray(truth.mass) * 1.1
+    gamma = np.full(N_BODIES, 0.5)
+    f2, w2, p2, g2 = _two_copies(f, w, box_prior(masses).params, gamma)
+    out = fit_vmapped_grad(Y, f2, w2, p2, g2)
+    assert bool(jnp.all(out.result.converged))
+    # probe: Σ mass (best determined) + Σ (rotational inertia)² (least determined)
+    np.testing.assert_allclose(out.probe, probe(out.result.inertia.params), rtol=1e-14)
+    grads = tuple(np.asarray(g) for g in (out.grad_f, out.grad_prior, out.grad_gamma))
+    assert all(np.all(np.isfinite(g)) and np.abs(g).max() > 0 for g in grads)
 
-    def out(f, masses, gamma):
-        res = fit(Y, f, weights=w, prior=box_prior(masses), gamma=gamma)
-        # mass (best determined) and rotational inertia (least determined)
-        return jnp.sum(res.inertia.mass) + jnp.sum(res.inertia.params[:, 4:] ** 2)
+    def value(f2, p2, g2):
+        return float(fit_vmapped_grad(Y, f2, w2, p2, g2).probe)
 
-    args = (f, masses, gamma)
-    grads = jax.grad(out, argnums=(0, 1, 2))(*args)
-    assert all(bool(jnp.all(jnp.isfinite(g))) and float(jnp.abs(g).max()) > 0 for g in grads)
-    for i, (x, g) in enumerate(zip(args, grads, strict=True)):
-        d = jnp.asarray(rng.normal(size=x.shape))
-        # steps large enough that the solver's tolerance (1e-10 relative) does not dominate
-        eps = 1e-2 if i == 0 else 1e-4 * float(jnp.max(jnp.abs(x)))
-        plus = list(args)
-        minus = list(args)
-        plus[i] = x + eps * d
-        minus[i] = x - eps * d
-        fd = (out(*plus) - out(*minus)) / (2 * eps)
-        np.testing.assert_allclose(jnp.sum(g * d), fd, rtol=2e-3, atol=1e-8)
+    d_masses = rng.normal(size=(N_BODIES, 2))
+    # steps large enough that the solver's tolerance (1e-10 relative) does not dominate;
+    # a box prior is linear in its mass: d · box_prior(1).params is the masses direction d
+    eps_m = 1e-4 * np.max(np.abs(masses))
+    cases = (
+        (0, rng.normal(size=f2.shape), 1e-2),  # data
+        (1, d_masses[..., None] * np.asarray(box_prior(1.0).params), eps_m),  # prior: masses
+        (1, rng.normal(size=p2.shape) * np.abs(p2).max(-1, keepdims=True), 1e-4),  # prior: any
+        (2, rng.normal(size=g2.shape), 1e-4 * np.max(np.abs(g2))),  # γ
+    )
+    args = (f2, p2, g2)
+
+    def step(i, d, h):
+        at = list(args)
+        at[i] = args[i] + h * d
+        return value(*at)
+
+    for i, d, eps in cases:
+        # fourth-order central difference: truncation error O(eps⁴)
+        fd = 8 * (step(i, d, eps) - step(i, d, -eps)) - step(i, d, 2 * eps) + step(i, d, -2 * eps)
+        fd = fd / (12 * eps)
+        np.testing.assert_allclose(np.sum(grads[i] * d), fd, rtol=2e-3, atol=1e-8)
 
 
 def test_invalid_values_under_jit_give_nan_and_a_status_not_silent_nan(rng):
@@ -170,18 +206,15 @@ def test_invalid_values_under_jit_give_nan_and_a_status_not_silent_nan(rng):
     truth, Y, f, w = problem(rng, noise=1.0)
     prior = box_prior(truth.mass * 1.3).params
     gamma = jnp.full((N_BODIES,), 0.05)
-    f2 = jnp.stack([f, f], axis=1)
-    w2 = jnp.broadcast_to(w, f2.shape)
-    p2 = jnp.stack([prior, prior], axis=1)
-    g2 = jnp.stack([gamma, gamma], axis=1)
+    f2, w2, p2, g2 = _two_copies(f, w, prior, gamma, reverse=False)
     good = fit_vmapped(Y, f2, w2, p2, g2)
     assert bool(jnp.all(good.status == FitStatus.CONVERGED))
     # one invalid input per (body, copy), copy (2, 1) left valid
-    f2 = f2.at[0, 0, 3, 2].set(jnp.nan)
-    w2 = w2.at[0, 1, 5, 0].set(-1.0)
-    p2 = p2.at[1, 0, 0].set(-1.0)  # negative mass: J0 not positive definite
-    g2 = g2.at[1, 1].set(-0.1)
-    p2 = p2.at[2, 0, 4].set(jnp.inf)
+    f2[0, 0, 3, 2] = np.nan
+    w2[0, 1, 5, 0] = -1.0
+    p2[1, 0, 0] = -1.0  # negative mass: J0 not positive definite
+    g2[1, 1] = -0.1
+    p2[2, 0, 4] = np.inf
     res = fit_vmapped(Y, f2, w2, p2, g2)
     want = np.array(
         [

@@ -8,6 +8,8 @@ and once on the same values sharded along the batch axis with
 (every device holding its slice of the batch).
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -91,31 +93,44 @@ def _assert_batch_sharded(tree, mesh, batch0):
         assert all(s.data.shape == (batch0 // DEVICES,) + leaf.shape[1:] for s in shards)
 
 
-def _run_case(name, dtype, batch, mesh, rng, *, eager):
-    if name == "physical_consistency":
-        pytest.importorskip("spatialjax._consistency")
-    fn = CASES[name]
-    host = _inputs(rng, batch, dtype)
-    single = jax.jit(fn)({k: jnp.asarray(v) for k, v in host.items()})
+@functools.cache
+def _jitted_cases(dtype, batch, mesh):
+    """Inputs and every case's results, single-device and sharded, each under one ``jit``.
+
+    All cases of a dtype and batch shape run in one compiled program (and one for the
+    sharded inputs) instead of one per case: the per-case tests below then compare their
+    own entries. Inputs come from the ``rng`` fixture's seed, as each test drew them.
+    """
+    host = _inputs(np.random.default_rng(12345), batch, dtype)
+
+    def all_cases(a):
+        return {name: fn(a) for name, fn in CASES.items()}
+
+    single = jax.jit(all_cases)({k: jnp.asarray(v) for k, v in host.items()})
     sharded_in = shard_batch(host, mesh)
+    return host, sharded_in, single, jax.jit(all_cases)(sharded_in)
+
+
+def _run_case(name, dtype, batch, mesh, *, eager):
+    host, sharded_in, single, sharded = _jitted_cases(dtype, batch, mesh)
     for key, x in sharded_in.items():
         assert x.sharding.is_equivalent_to(batch_sharding(mesh), x.ndim), key
-    out = fn(sharded_in) if eager else jax.jit(fn)(sharded_in)
-    _assert_same(out, single, dtype)
+    out = CASES[name](sharded_in) if eager else sharded[name]
+    _assert_same(out, single[name], dtype)
     _assert_batch_sharded(out, mesh, batch[0])
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("batch", [(16,), (8, 3)])
-def test_jit_sharded_equals_single_device(name, dtype, batch, mesh, rng):
-    _run_case(name, dtype, batch, mesh, rng, eager=False)
+def test_jit_sharded_equals_single_device(name, dtype, batch, mesh):
+    _run_case(name, dtype, batch, mesh, eager=False)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_eager_sharded_equals_single_device(name, mesh, rng):
+def test_eager_sharded_equals_single_device(name, mesh):
     """Without jit every primitive runs on the sharded arrays and keeps the batch sharding."""
-    _run_case(name, np.float32, (16,), mesh, rng, eager=True)
+    _run_case(name, np.float32, (16,), mesh, eager=True)
 
 
 def test_sharded_pytree_inputs_under_jit(mesh, rng):
