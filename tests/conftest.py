@@ -12,7 +12,8 @@ from pathlib import Path
 # suite compiles a few thousand programs and, on the 2-core CI machine, spends most of its time
 # in XLA, while each program runs for micro- to milliseconds. LLVM at -O0 without its expensive
 # passes and the older loop emitters (as `fit` already uses) halve the compile time of a small
-# program (25 → 13 ms; `fit` 4.9 → ~2.5 s) and took the suite from 12.7 to 5.7 min. They change
+# program (25 → 13 ms) and took the suite from 12.7 to 5.7 min (3.5 min with the tests and the
+# library's eager paths sharing compiled programs). They change
 # how the same program is lowered, not what it computes: every test keeps its tolerance, one
 # test of a flat optimum compares points in the objective's own metric (test_robot_fit).
 # The notebooks and the command-line subprocesses inherit this environment. Benchmarks and
