@@ -44,6 +44,16 @@ def compiles():
         logger.setLevel(level)
 
 
+def _second_calls_compile_nothing(calls, compiles):
+    """Each call twice: the second compiles nothing and returns the first's values."""
+    for name, call in calls.items():
+        first = jax.block_until_ready(call())
+        compiles.clear()
+        second = jax.block_until_ready(call())
+        assert compiles == [], f"{name}: the second eager call compiled {compiles}"
+        jax.tree.map(np.testing.assert_array_equal, first, second)
+
+
 @pytest.mark.parametrize("method", ["scan", "levels"])
 def test_second_eager_call_compiles_nothing(compiles, method):
     model = mb.chain_model(3, length=0.5)
@@ -56,12 +66,7 @@ def test_second_eager_call_compiles_nothing(compiles, method):
         "joint_torque_regressor": lambda: mb.joint_torque_regressor(model, q, v, a, method=method),
         "friction_regressor": lambda: mb.friction_regressor(model, v),
     }
-    for name, call in calls.items():
-        first = jax.block_until_ready(call())
-        compiles.clear()
-        second = jax.block_until_ready(call())
-        assert compiles == [], f"{name}: the second eager call compiled {compiles}"
-        jax.tree.map(np.testing.assert_array_equal, first, second)
+    _second_calls_compile_nothing(calls, compiles)
     fk = mb.forward_kinematics(model, q, method=method)
     mb.frame_poses(model, fk.poses)
     compiles.clear()
@@ -79,12 +84,7 @@ def test_consistency_functions_compile_once(compiles):
         "nearest_consistent": lambda: sj.nearest_consistent(bad),
         "nearest_consistent origin": lambda: sj.nearest_consistent(bad, reference="origin"),
     }
-    for name, call in calls.items():
-        first = jax.block_until_ready(call())
-        compiles.clear()
-        second = jax.block_until_ready(call())
-        assert compiles == [], f"{name}: the second eager call compiled {compiles}"
-        jax.tree.map(np.testing.assert_array_equal, first, second)
+    _second_calls_compile_nothing(calls, compiles)
 
 
 def _fresh(rng, shape):
