@@ -555,6 +555,8 @@ def fit(
     >>> FitStatus.describe(res.status[0])
     'converged: certified to rtol, J ≻ 0'
     >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth), solver=LogCholesky())
+    >>> res.inertia.mass.round(4).tolist()  # the other solver, the same optimum
+    [2.0, 3.0, 6.0]
     """
     solver = _solver_from_keywords(solver, deprecated)
     # ---- shapes and dtypes
