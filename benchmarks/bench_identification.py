@@ -37,7 +37,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -50,6 +49,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _harness.report import write_json_and_text  # noqa: E402
 
 import spatialjax as sj  # noqa: E402
 from spatialjax import _params  # noqa: E402
@@ -360,13 +360,9 @@ def main(argv=None) -> int:
     if P["m_clamped"]:
         say(f"note: {P['m_clamped']} bodies had LS mass < 1e-3 kg; prior mass clamped to 1e-3.")
 
-    os.makedirs(args.out, exist_ok=True)
-    stem = args.name or f"identification_{dev.platform}"
-    with open(os.path.join(args.out, stem + ".json"), "w") as fh:
-        json.dump(results, fh, indent=2)
-    with open(os.path.join(args.out, stem + ".txt"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"wrote {os.path.join(args.out, stem)}.json/.txt")
+    write_json_and_text(
+        args.out, args.name or f"identification_{dev.platform}", results, lines, indent=2
+    )
     return 0
 
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.metadata
-import json
 import os
 import platform
 import statistics
@@ -52,6 +51,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _harness.report import write_json_and_text  # noqa: E402
 
 import spatialjax as sj  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
@@ -313,13 +313,9 @@ def main(argv=None) -> int:
         "speedup_end_to_end_vs_clarabel_solver": sp_e2e,
         "note": "machine shared with other jobs (2 cores); ratios measured in one run",
     }  # fmt: skip
-    os.makedirs(args.out, exist_ok=True)
-    stem = args.name or f"robot_identification_{dev.platform}"
-    with open(os.path.join(args.out, stem + ".json"), "w") as fh:
-        json.dump(results, fh, indent=2)
-    with open(os.path.join(args.out, stem + ".txt"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"wrote {os.path.join(args.out, stem)}.json/.txt")
+    write_json_and_text(
+        args.out, args.name or f"robot_identification_{dev.platform}", results, lines, indent=2
+    )
     return 0
 
 

@@ -61,7 +61,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import platform
 import sys
@@ -73,6 +72,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _harness.report import write_json_and_text  # noqa: E402
 
 import spatialjax as sj  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
@@ -450,18 +450,14 @@ def main(argv=None) -> int:
         summarise(r, say)
     total = time.perf_counter() - t_all
     say(f"\ntotal {total:.1f} s (compilation included)")
-    os.makedirs(args.out, exist_ok=True)
-    stem = args.name or f"robot_validation_{dev.platform}"
     payload = {"device": str(dev), "jax": jax.__version__, "duration_s": args.duration,
                "rate_hz": RATE, "relative": RELATIVE, "friction_ranges": FRICTION_RANGES,
                "lowpass_hz": LOWPASS, "decimate": DECIMATE, "holdout": HOLDOUT,
                "total_s": total, "note": "machine shared with other jobs (2 cores)",
                "robots": results}  # fmt: skip
-    with open(os.path.join(args.out, stem + ".json"), "w") as fh:
-        json.dump(payload, fh, indent=1)
-    with open(os.path.join(args.out, stem + ".txt"), "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print(f"wrote {os.path.join(args.out, stem)}.json/.txt")
+    write_json_and_text(
+        args.out, args.name or f"robot_validation_{dev.platform}", payload, lines, indent=1
+    )
     return 0
 
 

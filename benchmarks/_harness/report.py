@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 from .suite import fmt_time
 
 #: Performance targets, checked on whatever the run measured.
@@ -161,3 +164,14 @@ def targets_table(targets: list[dict]) -> str:
         "of reach of any\nimplementation that must read and write these bytes."
     )
     return "\n".join(lines)
+
+
+def write_json_and_text(out_dir, stem: str, payload, lines: list[str], indent: int = 2) -> None:
+    """``out_dir/stem.json`` (``payload``) and ``out_dir/stem.txt`` (``lines``), and say so."""
+    os.makedirs(out_dir, exist_ok=True)
+    base = os.path.join(out_dir, stem)
+    with open(base + ".json", "w") as fh:
+        json.dump(payload, fh, indent=indent)
+    with open(base + ".txt", "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    print(f"wrote {base}.json/.txt")
