@@ -124,3 +124,13 @@ def resolve_float_dtype(dtype, name: str = "dtype") -> np.dtype:
             "jax.config.update('jax_enable_x64', True) first"
         )
     return dtype
+
+
+def is_concrete(tree) -> bool:
+    """True when no leaf of ``tree`` is a tracer of ``jit``/``vmap``/``grad``: values can be read.
+
+    Eager checks on values (NaN, signs, ranges) run only then; under a trace the
+    functions report such problems in their results instead.
+    """
+    tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
+    return not any(isinstance(leaf, tracer) for leaf in jax.tree_util.tree_leaves(tree))

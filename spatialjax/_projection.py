@@ -12,9 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._checks import is_concrete
 from ._consistency import _EPS_ULPS, _as_inertia, _body_from, physical_consistency
 from ._inertia import RigidBodyInertia
-from ._validate import _is_traced, _raise_listing
+from ._validate import _raise_listing
 
 
 @jax.custom_jvp
@@ -148,7 +149,7 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
     eps = _EPS_ULPS * float(np.finfo(np.dtype(dtype)).eps) if eps is None else eps
     if isinstance(eps, (int, float)) and not eps > 0:  # also NaN
         raise ValueError(f"nearest_consistent: eps must be > 0, got {eps}")
-    if not _is_traced(inertia.params):
+    if is_concrete(inertia.params):
         _check_finite_params(inertia.params)
     return RigidBodyInertia(_nearest(inertia.params, jnp.asarray(eps, dtype), reference=reference))
 

@@ -9,18 +9,10 @@ from __future__ import annotations
 
 import jax
 import numpy as np
-from jax.core import Tracer
 
-from ._checks import as_float_array
+from ._checks import as_float_array, is_concrete
 from ._consistency import default_tol, is_physically_consistent, physical_consistency
 from ._inertia import RigidBodyInertia
-
-_physical_consistency_jit = jax.jit(physical_consistency)
-_is_consistent_jit = jax.jit(is_physically_consistent)
-
-
-def _is_traced(x) -> bool:
-    return any(isinstance(leaf, Tracer) for leaf in jax.tree_util.tree_leaves(x))
 
 
 def _fmt(x) -> str:
@@ -199,7 +191,7 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
     """
     if tol is not None and not tol >= 0:
         raise ValueError(f"validate: tol must be >= 0, got {tol}")
-    if _is_traced(inertia):
+    if not is_concrete(inertia):
         raise TypeError(
             f"validate({name}): got traced values (inside jit/vmap/grad); validate is eager. "
             "Use physical_consistency(...) or is_physically_consistent(...) inside "
@@ -234,9 +226,9 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
             )
     tol_v = default_tol(body.dtype) if tol is None else tol
     # the eigenvalue-free verdict first (same flags); margins only when something failed
-    if bool(np.all(np.asarray(_is_consistent_jit(body, tol_v)))):
+    if bool(np.all(np.asarray(is_physically_consistent(body, tol_v)))):
         return inertia
-    rep = jax.tree_util.tree_map(np.asarray, _physical_consistency_jit(body, tol_v))
+    rep = jax.tree_util.tree_map(np.asarray, physical_consistency(body, tol_v))
     bad = ~rep.fully_consistent
     if not np.any(bad):
         return inertia

@@ -21,13 +21,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _params
-from .._checks import as_float_array, broadcast_batch, same_dtype
+from .._checks import as_float_array, broadcast_batch, is_concrete, same_dtype
 from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._log_cholesky import log_cholesky_to_vector, vector_to_log_cholesky
 from .._projection import nearest_consistent
 from ._barrier import solve_barrier
-from ._inputs import check_gamma, first_bad, is_concrete
+from ._inputs import check_gamma, first_bad
 from ._objective import (
     Problem,
     data_term,

@@ -56,9 +56,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, same_dtype
+from .._checks import as_float_array, is_concrete, same_dtype
 from .._inertia import RigidBodyInertia
-from ._inputs import is_concrete
 from ._program import cpu_program
 from ._robot_fit import (
     _E,

@@ -6,15 +6,9 @@ Under ``jit`` the same problems are reported per body in ``status``
 
 from __future__ import annotations
 
-import jax
 import numpy as np
 
-from .._checks import as_float_array, broadcast_batch, same_dtype
-
-
-def is_concrete(x) -> bool:
-    """True for a value that can be inspected now (not a tracer of ``jit``/``vmap``/``grad``)."""
-    return not isinstance(x, jax.core.Tracer)  # pyright: ignore[reportAttributeAccessIssue]
+from .._checks import as_float_array, broadcast_batch, is_concrete, same_dtype
 
 
 def first_bad(mask) -> tuple[int, ...]:

@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ._inputs import is_concrete
+from .._checks import is_concrete
 
 
 @functools.cache
@@ -53,7 +53,7 @@ def cpu_program(
     @functools.wraps(fn)
     def call(*args, **kwargs):
         leaves = jax.tree_util.tree_leaves(args)
-        top = all(is_concrete(x) for x in leaves) and _on_cpu(leaves) and _supported(key)
+        top = is_concrete(leaves) and _on_cpu(leaves) and _supported(key)
         return (tuned if top else plain)(*args, **kwargs)
 
     call.plain, call.tuned = plain, tuned  # pyright: ignore[reportAttributeAccessIssue]

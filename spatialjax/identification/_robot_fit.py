@@ -24,12 +24,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _params
-from .._checks import as_float_array, broadcast_batch, same_dtype
+from .._checks import as_float_array, broadcast_batch, is_concrete, same_dtype
 from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
-from ._inputs import check_gamma, first_bad, is_concrete
+from ._inputs import check_gamma, first_bad
 from ._program import cpu_program
 from ._robot_result import RobotFitResult
 from ._status import FitStatus, status_code
