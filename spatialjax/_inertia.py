@@ -203,9 +203,7 @@ def _parallel_axis(I_c, m, p):
 
 @jax.jit
 def _from_mass_com_inertia(m, c, I_c):
-    C = la.skew(c)
-    I_o = I_c - m[..., None, None] * la.mm(C, C)
-    return _params.pack(m, m[..., None] * c, I_o)
+    return _params.pack(m, m[..., None] * c, _parallel_axis(I_c, m, c))  # I_o = I_c − m c× c×
 
 
 @jax.jit
@@ -247,12 +245,12 @@ def _inertia_com(p):
     m = p[..., _params.MASS]
     safe = jnp.where(m != 0, m, jnp.ones_like(m))
     H = la.skew(p[..., _params.FIRST_MOMENT])
-    return _params.sym_from6(p[..., _params.INERTIA]) + la.mm(H, H) / safe[..., None, None]
+    return _inertia_origin(p) + la.mm(H, H) / safe[..., None, None]
 
 
 @jax.jit
 def _second_moment(p):
-    return _params.second_moment_from_inertia(_params.sym_from6(p[..., _params.INERTIA]))
+    return _params.second_moment_from_inertia(_inertia_origin(p))
 
 
 @jax.jit
@@ -264,7 +262,7 @@ def _pseudo_inertia(p):
 def _as_matrix(p):
     H = la.skew(p[..., _params.FIRST_MOMENT])
     mI = p[..., _params.MASS][..., None, None] * la.eye3((), p.dtype)
-    return la.block2x2(_params.sym_from6(p[..., _params.INERTIA]), H, la.tr(H), mI)
+    return la.block2x2(_inertia_origin(p), H, la.tr(H), mI)
 
 
 @pytree_dataclass

@@ -45,6 +45,7 @@ References:
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 import jax
@@ -317,7 +318,7 @@ class Plx(_PluckerBase):
 
     def as_matrix(self):
         """6×6 motion matrix ``[[E, 0], [-E skew(r), E]]`` (A -> B, ``[ω; v]``)."""
-        return _motion_matrix(self.E, self.r)
+        return _motion_matrix(self.E, self.r, transposed=False)
 
     def as_homogeneous(self):
         """4×4 ``T_BA = [[E, -E r], [0, 1]]`` mapping homogeneous *points* A -> B.
@@ -389,7 +390,7 @@ class Plxb(_PluckerBase):
 
     def as_matrix(self):
         """6×6 motion matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (A -> B, ``[ω; v]``)."""
-        return _motion_matrix(la.tr(self.E), self.r)
+        return _motion_matrix(self.E, self.r, transposed=True)
 
     def as_homogeneous(self):
         """4×4 ``T_BA = [[Eᵀ, -Eᵀ r], [0, 1]]`` mapping homogeneous *points* A -> B.
@@ -420,10 +421,11 @@ def _plx_from_matrix(X6):
     return E, la.vee(-la.mtm(E, X6[..., 3:, :3]))
 
 
-@jax.jit
-def _motion_matrix(E, r):
-    """``[[E, 0], [-E skew(r), E]]`` (Plx's; Plxb passes ``Eᵀ``)."""
-    return la.block2x2(E, jnp.zeros_like(E), -la.mm(E, la.skew(r)), E)
+@functools.partial(jax.jit, static_argnames=("transposed",))
+def _motion_matrix(E, r, *, transposed: bool):
+    """``[[R, 0], [-R skew(r), R]]`` with ``R = E`` (Plx) or ``R = Eᵀ`` (Plxb, ``transposed``)."""
+    R = la.tr(E) if transposed else E
+    return la.block2x2(R, jnp.zeros_like(R), -la.mm(R, la.skew(r)), R)
 
 
 @jax.jit
