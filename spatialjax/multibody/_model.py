@@ -387,7 +387,12 @@ def build_model(
     frame_p,
     dtype=None,
 ) -> Model:
-    """Assemble a :class:`Model` from float64 NumPy arrays (internal; loaders call it)."""
+    """Assemble a :class:`Model` (internal; loaders call it).
+
+    The numeric arguments are anything ``np.asarray`` reads as float64 (arrays or
+    lists of per-body rows); they are reshaped here to ``(nbodies, 3, 3)``,
+    ``(nbodies, 3)``, ``(nbodies, 10)``, ``(nframes, 3, 3)`` and ``(nframes, 3)``.
+    """
     dtype = resolve_float_dtype(dtype)
     parents = tuple(int(p) for p in parents)
     for i, p in enumerate(parents):

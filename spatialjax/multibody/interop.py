@@ -89,21 +89,20 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
     for name, b, R, p in zip(fnames, fbodies, FR, Fp, strict=True):
         if b >= 0 and bnames[b] == jn[b] and np.allclose(R, np.eye(3)) and not np.any(p):
             bnames[b] = name
-    nb, nf = len(parents), len(fnames)
     return build_model(
         name=pin_model.name,
         parents=parents,
         joint_types=types,
         joint_names=jn,
         body_names=bnames,
-        placement_R=np.array(PR).reshape(nb, 3, 3),
-        placement_p=np.array(Pp).reshape(nb, 3),
-        axes=np.array(axes).reshape(nb, 3),
-        params=np.array(params).reshape(nb, 10),
+        placement_R=PR,
+        placement_p=Pp,
+        axes=axes,
+        params=params,
         frame_names=fnames,
         frame_bodies=fbodies,
-        frame_R=np.array(FR).reshape(nf, 3, 3),
-        frame_p=np.array(Fp).reshape(nf, 3),
+        frame_R=FR,
+        frame_p=Fp,
         dtype=dtype,
     )
 
@@ -253,13 +252,13 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
         joint_types=types,
         joint_names=jnames,
         body_names=bnames,
-        placement_R=np.array(PR).reshape(nb, 3, 3),
-        placement_p=np.array(Pp).reshape(nb, 3),
-        axes=np.array(axes).reshape(nb, 3),
+        placement_R=PR,
+        placement_p=Pp,
+        axes=axes,
         params=params,
         frame_names=[_mj_name(m, "body", b) for b in range(1, m.nbody)],
         frame_bodies=[a[0] for a in attach[1:]],
-        frame_R=np.array([a[1] for a in attach[1:]]).reshape(-1, 3, 3),
-        frame_p=np.array([a[2] for a in attach[1:]]).reshape(-1, 3),
+        frame_R=[a[1] for a in attach[1:]],
+        frame_p=[a[2] for a in attach[1:]],
         dtype=dtype,
     )
