@@ -161,16 +161,6 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _cheap_compiles():
-    """The hundreds of tiny eager compiles below dominate the runtime; XLA's
-    optimisation passes buy nothing for them (restored afterwards)."""
-    previous = jax.config.values["jax_disable_most_optimizations"]
-    jax.config.update("jax_disable_most_optimizations", True)
-    yield
-    jax.config.update("jax_disable_most_optimizations", previous)
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_check_grads_order2_fwd_rev(name):
     fn, args = CASES[name]
