@@ -152,6 +152,14 @@ def minimize(
         y, _, v, j, first, _, _, dec0 = jax.lax.while_loop(inner_cond, inner_body, ic0)
         x_new = x + T @ y
         v_new = value_fn(x_new, mu)
+        # A restart of ONE iteration (restart_every = 1: damped Newton; or the iteration
+        # cap) took its step without evaluating it inside the loop: measure the step's
+        # change here, and undo a step that did not decrease F, as the loop does.
+        one = j == 1
+        worse = one & ~(v_new <= v_x)
+        x_new = jnp.where(worse, x, x_new)
+        v_new = jnp.where(worse, v_x, v_new)
+        first = jnp.where(one, jnp.where(worse, inf, v_x - v_new), first)
         # Certified: a fresh (Newton-like) first step changed F by ≤ tol, or it could
         # not decrease F at all while ½‖∇_y F‖² (≈ half the Newton decrement²) is ≤ tol.
         # Stalled: no decrease although the decrement is larger; restarting from the
