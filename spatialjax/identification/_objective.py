@@ -54,14 +54,22 @@ def pseudo_inertia(pi):
 def reduce_data(Y, f, w):
     """``R, z, ρ²`` of one body from ``Y (N, 6, 10)``, ``f (N, 6)``, weights ``w (N, 6)``.
 
-    Rows are padded with zeros to at least 11, so a single sample works too.
+    ``Σ w (Yπ − f)² = ‖Rπ − z‖² + ρ²`` with ``W^½ Y = Q R`` (thin QR), ``z = Qᵀ W^½ f``
+    and ``ρ² = ‖W^½ f − Q z‖²``. The factorisation depends on ``Y`` and ``w`` only,
+    so under ``vmap`` with both shared (``in_axes=None``) it is computed once and each
+    body costs one projection. Rows are padded with zeros to at least 10, so a single
+    sample works too.
     """
     sw = jnp.sqrt(w)
-    A = jnp.concatenate([Y * sw[..., None], (f * sw)[..., None]], axis=-1).reshape(-1, 11)
-    if A.shape[0] < 11:
-        A = jnp.concatenate([A, jnp.zeros((11 - A.shape[0], 11), A.dtype)], axis=0)
-    Ra = jnp.linalg.qr(A, mode="r")
-    return Ra[:10, :10], Ra[:10, 10], Ra[10, 10] ** 2
+    A = (Y * sw[..., None]).reshape(-1, 10)
+    b = (f * sw).reshape(-1)
+    if A.shape[0] < 10:
+        A = jnp.concatenate([A, jnp.zeros((10 - A.shape[0], 10), A.dtype)], axis=0)
+        b = jnp.concatenate([b, jnp.zeros((10 - b.shape[0],), b.dtype)])
+    Q, R = jnp.linalg.qr(A)
+    z = Q.T @ b
+    r = b - Q @ z
+    return R, z, r @ r
 
 
 def prior_terms(J0):
