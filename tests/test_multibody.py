@@ -456,9 +456,9 @@ def test_long_batches_are_chunked_without_changing_results():
 
 
 def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
-    """Large per-state results are swept in small chunks (``_chunk_for``), transposed after the
-    loop: 3 chunks (the last padded) give the rows of one-state calls (regression test for the
-    chunked mass matrix and regressor)."""
+    """Large per-state results are swept in small chunks (``_chunk_for``), each written in place
+    into the output: 3 chunks (the last one overlapping the second) give the rows of one-state
+    calls, also in the overlap (regression test for the chunked mass matrix and regressor)."""
     from spatialjax.multibody import _algorithms
 
     model = mb.chain_model(40, floating_base=True, dtype="float64")
@@ -467,7 +467,7 @@ def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
     assert chunk_h == 64 and chunk_y == 64
     n = 2 * chunk_h + 5
     q, v, a = _random_states(model, n, np.random.default_rng(9))
-    rows = np.array([0, 1, chunk_y, chunk_h, n - 1])
+    rows = np.array([0, 1, chunk_y, n - chunk_h + 3, 2 * chunk_h - 1, n - 1])
 
     # one program: the long batch, and the rows alone (5 states: one chunk) with their rnea
     @jax.jit

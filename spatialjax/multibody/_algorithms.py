@@ -1017,7 +1017,9 @@ def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
     db = _dof_body(model)
-    A = _ancestor_mask(model.parents, tuple(db))[:, db][..., None]
+    A = _ancestor_mask(model.parents, tuple(db))[:, db]  # A[e, d]: body(e) ancestor of body(d)
+    below = [_runs(np.flatnonzero(A[e])) for e in range(model.nv)]  # dofs d with A[e, d]
+    above = [_runs(np.flatnonzero(A[:, e] & ~A[e])) for e in range(model.nv)]  # strict
 
     def core(q):
         if method == "scan":
@@ -1033,11 +1035,20 @@ def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
         Ic = jnp.einsum("kj,jcn->kcn", jnp.asarray(D, I0.dtype), I0)
         Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
         F = _inertia_times(_rows(Ic, db), Sw)  # I^c_{body(d)} S_d
-        G = _dot6(Sw[:, None], F[None, :])  # (nv_e, nv_d, N): S_eᵀ I^c_d S_d
-        return jnp.where(A, G, jnp.where(np.swapaxes(A, 0, 1), jnp.swapaxes(G, 0, 1), 0.0))
+        # row e: H_ed = S_eᵀ I^c_d S_d for body(e) an ancestor of (or equal to) body(d),
+        # H_ed = H_de = S_dᵀ I^c_e S_e for body(d) a strict ancestor of body(e), else 0:
+        # only those pairs are computed (static runs of dofs), zero blocks between them
+        N = Sw.shape[-1]
+        rows = []
+        for e in range(model.nv):
+            blocks = [(lo, hi, _dot6(Sw[lo:hi], F[e][None])) for lo, hi in above[e]]
+            blocks += [(lo, hi, _dot6(Sw[e][None], F[lo:hi])) for lo, hi in below[e]]
+            blocks.sort(key=lambda t: t[0])
+            rows += _blocks_with_zeros(blocks, model.nv, (N,), Sw.dtype)
+        return jnp.concatenate(rows, axis=0).reshape((model.nv, model.nv, N))
 
     nbytes = model.nv * model.nv * q.dtype.itemsize
-    H = _chunked(core, _flat(q, batch), chunk=_chunk_for(nbytes), transpose_in_chunk=nbytes < 8192)
+    H = _chunked_into(core, _flat(q, batch), chunk=_chunk_for(nbytes))
     return _unflat_bf(H, batch)
 
 
@@ -1047,6 +1058,8 @@ def _body_regressor_columns(v, a):
     With ``x = a_v + ω × v_v``: mass column ``[0; x]``; first-moment columns
     ``[e_j × x; α × e_j + ω × (ω × e_j)]``; rotational-inertia columns
     ``[L(α)_k + ω × L(ω)_k; 0]`` with ``I u = L(u) [Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``.
+    (The regressor itself uses :func:`_projected_regressor_columns`, ``sᵀ Φ``
+    written out; this dense form is kept as its reference in the tests.)
     """
     w, vl = _split(v)
     al, av = _split(a)  # angular α, linear
@@ -1073,6 +1086,108 @@ def _body_regressor_columns(v, a):
     for la, lw in zip(L_cols(al), L_cols(w), strict=True):
         cols.append(_join(la + _cross(w, lw), z))
     return jnp.stack(cols, axis=-3)
+
+
+def _projected_regressor_columns(s, w, al, x):
+    r"""``sᵀ Φ(v, a)``: the 10 columns of :func:`_body_regressor_columns` against a motion ``s``.
+
+    ``s (..., 6, N)`` is a motion in the body frame (a joint's subspace moved
+    there), ``w = ω``, ``al = α``, ``x = a_v + ω × v_v`` ``(..., 3, N)`` of the
+    body. Written out per column, skipping ``Φ``'s structural zeros (``sᵀ(u × y)
+    = y · (s × u)``): mass ``s_v · x``; first moments ``x × s_ω + s_v × α +
+    (s_v × ω) × ω``; rotational inertia ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+    columns ``s_ωᵀ L(α) + tᵀ L(ω)`` with ``t = s_ω × ω``. Returns ``(..., 10, N)``.
+    """
+    sw, sv = _split(s)
+    h = _cross(x, sw) + _cross(sv, al) + _cross(_cross(sv, w), w)
+    t = _cross(sw, w)
+    s0, s1, s2 = sw[..., 0, :], sw[..., 1, :], sw[..., 2, :]
+    t0, t1, t2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
+    a0, a1, a2 = al[..., 0, :], al[..., 1, :], al[..., 2, :]
+    w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
+    cols = [
+        sv[..., 0, :] * x[..., 0, :] + sv[..., 1, :] * x[..., 1, :] + sv[..., 2, :] * x[..., 2, :],
+        h[..., 0, :],
+        h[..., 1, :],
+        h[..., 2, :],
+        s0 * a0 + t0 * w0,
+        s0 * a1 + s1 * a0 + t0 * w1 + t1 * w0,
+        s1 * a1 + t1 * w1,
+        s0 * a2 + s2 * a0 + t0 * w2 + t2 * w0,
+        s1 * a2 + s2 * a1 + t1 * w2 + t2 * w1,
+        s2 * a2 + t2 * w2,
+    ]
+    return jnp.stack(cols, axis=-2)
+
+
+@functools.lru_cache(maxsize=256)
+def _subtree_runs(parents: tuple):
+    """Per body ``j``: its subtree (``j`` and its descendants) as sorted ``(lo, hi)`` index runs.
+
+    One run for a depth-first body order (every loader's); several otherwise.
+    """
+    anc = _ancestor_mask(parents, tuple(range(len(parents))))  # anc[j, i]: j ancestor of i
+    return tuple(_runs(np.flatnonzero(row)) for row in anc)
+
+
+def _runs(idx):
+    """Sorted indices -> ``(lo, hi)`` runs of consecutive ones."""
+    idx = [int(i) for i in idx]
+    runs, lo = [], 0
+    for k in range(1, len(idx) + 1):
+        if k == len(idx) or idx[k] != idx[k - 1] + 1:
+            runs.append((idx[lo], idx[k - 1] + 1))
+            lo = k
+    return tuple(runs)
+
+
+def _chunked_into(core, *xs, chunk: int):
+    """``core(*xs)`` on ``(k, N)`` inputs in chunks of ``chunk`` states, written in place.
+
+    Returns the result batch FIRST, ``(N, k...)``, like :func:`_chunked`, but
+    each chunk's result is materialised (``lax.optimization_barrier``: XLA
+    would otherwise fuse the computation into the transpose and evaluate it in
+    the transposed order, 10x slower), transposed while it is in cache and
+    written straight into one ``(N, k...)`` output with
+    ``dynamic_update_slice`` (in place): no padded stack of chunks and no
+    final copy, which for results of kilobytes per state cost as much as the
+    arithmetic (Panda regressor at 1e5 states: 392 MB). The last chunk starts
+    at ``N - chunk`` and recomputes up to ``chunk - 1`` states of the one
+    before it (identical values). Inputs of batch 1 broadcast.
+    """
+    n = max(x.shape[-1] for x in xs)
+
+    def batch_first(y):
+        return jnp.moveaxis(jax.lax.optimization_barrier(y), -1, 0)
+
+    if n <= 2 * chunk:
+        return batch_first(core(*xs))
+    shape = jax.eval_shape(core, *(x[..., :chunk] for x in xs))
+    nc = -(-n // chunk)
+
+    def body(k, out):
+        start = jnp.minimum(k * chunk, n - chunk)
+        part = [
+            x if x.shape[-1] == 1 else jax.lax.dynamic_slice_in_dim(x, start, chunk, x.ndim - 1)
+            for x in xs
+        ]
+        return jax.lax.dynamic_update_slice_in_dim(out, batch_first(core(*part)), start, 0)
+
+    out = jnp.zeros((n,) + shape.shape[:-1], shape.dtype)
+    return jax.lax.fori_loop(0, nc, body, out)
+
+
+def _blocks_with_zeros(blocks, n, zero_shape, dtype):
+    """Concatenate ``(lo, hi, block)`` pieces along axis 0 into ``n`` rows, zeros between."""
+    pieces, at = [], 0
+    for lo, hi, b in blocks:
+        if lo > at:
+            pieces.append(jnp.zeros((lo - at,) + zero_shape, dtype))
+        pieces.append(b)
+        at = hi
+    if at < n:
+        pieces.append(jnp.zeros((n - at,) + zero_shape, dtype))
+    return pieces
 
 
 def joint_torque_regressor(
@@ -1107,7 +1222,6 @@ def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
     """:func:`joint_torque_regressor` on checked inputs: one compiled program per structure."""
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     db = _dof_body(model)
-    mask = _ancestor_mask(model.parents, tuple(db))  # (nv, nb)
 
     def core(q, v, a, g):
         if method == "scan":
@@ -1119,16 +1233,26 @@ def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
             _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
             Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
             V, A = _assemble(V, inv), _assemble(A, inv)
-        Phi = _body_regressor_columns(V, A)  # (nb, 10, 6, N) body frame
-        Phi_w = _force_to_parent(Rw[:, None], pw[:, None], Phi)
-        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
-        Y = _dot6(Sw[:, None, None], Phi_w[None])  # (nv, nb, 10, N)
-        Y = Y * jnp.asarray(mask[:, :, None, None], Phi_w.dtype)
-        return Y.reshape((model.nv * model.nbodies, 10, Y.shape[-1]))
+        w, vl = _split(V)
+        al, av = _split(A)
+        x = av + _cross(w, vl)  # (nb, 3, N)
+        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N) world frame
+        runs = _subtree_runs(model.parents)
+        N = x.shape[-1]
+        pieces = []
+        for d in range(model.nv):
+            # only the bodies i in the subtree of body(d); the rest of row d is zero
+            blocks = []
+            for lo, hi in runs[db[d]]:
+                # S_d moved into each body i's frame, s = X_{i<-world} S_d^world (motion)
+                s = _motion_to_child(Rw[lo:hi], pw[lo:hi], Sw[d][None])
+                yb = _projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi])
+                blocks.append((lo, hi, yb))
+            pieces += _blocks_with_zeros(blocks, model.nbodies, (10, N), x.dtype)
+        return jnp.concatenate(pieces, axis=0)  # (nv * nb, 10, N)
 
     nbytes = model.nv * model.nbodies * 10 * q.dtype.itemsize
-    Y = _chunked(core, q, v, a, g, chunk=_chunk_for(nbytes), transpose_in_chunk=nbytes < 8192)
-    Y = _unflat_bf(Y, batch)  # (*batch, nv * nb, 10)
+    Y = _unflat_bf(_chunked_into(core, q, v, a, g, chunk=_chunk_for(nbytes)), batch)
     return Y.reshape(batch + (model.nv, 10 * model.nbodies))
 
 
