@@ -428,16 +428,22 @@ def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
 
 
 def test_long_batches_are_chunked_without_changing_results():
-    """Batches over 2 chunks are swept with lax.map (padded last chunk): same rows as unchunked."""
+    """Batches over 2 chunks are swept in chunks (lax.map with a padded last chunk; the mass
+    matrix and regressor in place, the last chunk overlapping): same rows as unchunked."""
     from spatialjax.multibody import _algorithms
 
     model = mb.chain_model(2, floating_base=True, dtype="float64")
     n = 2 * _algorithms._CHUNK + 5  # 3 chunks, the last one padded
     q, v, a = _random_states(model, n, np.random.default_rng(8))
-    rows = np.array([0, 1, _algorithms._CHUNK, n - 1])
+    rows = np.array([0, 1, _algorithms._CHUNK, 2 * _algorithms._CHUNK - 1, n - 3, n - 1])
 
     def sweeps(q, v, a, m="levels"):
-        return mb.rnea(model, q, v, a, method=m), mb.forward_kinematics(model, q, v, a, method=m)
+        return (
+            mb.rnea(model, q, v, a, method=m),
+            mb.forward_kinematics(model, q, v, a, method=m),
+            mb.mass_matrix(model, q, method=m),
+            mb.joint_torque_regressor(model, q, v, a, method=m),
+        )
 
     # one program: both methods on the long batch, and the level sweep on the rows alone
     # (4 states: one unpadded chunk)
@@ -446,9 +452,15 @@ def test_long_batches_are_chunked_without_changing_results():
         long = [sweeps(q, v, a, m) for m in ("levels", "scan")]
         return long, sweeps(q[rows], v[rows], a[rows])
 
-    ((tau, fk), (tau_s, fk_s)), (tau_r, fk_r) = jax.tree.map(np.asarray, f(q, v, a))
+    ((tau, fk, H, Y), (tau_s, fk_s, H_s, Y_s)), (tau_r, fk_r, H_r, Y_r) = jax.tree.map(
+        np.asarray, f(q, v, a)
+    )
     np.testing.assert_allclose(tau[rows], tau_r, rtol=0, atol=1e-12)
     np.testing.assert_allclose(tau_s, tau, rtol=0, atol=1e-12)
+    # mass matrix and regressor: two levels of chunks, both with an overlapping last chunk
+    for x, x_s, x_r in ((H, H_s, H_r), (Y, Y_s, Y_r)):
+        np.testing.assert_allclose(x[rows], x_r, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(x_s, x, rtol=0, atol=1e-12)
     for x, y in zip(jax.tree.leaves(fk_s), jax.tree.leaves(fk), strict=True):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
     for x, y in zip(jax.tree.leaves(fk), jax.tree.leaves(fk_r), strict=True):

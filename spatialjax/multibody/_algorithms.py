@@ -1021,7 +1021,7 @@ def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     below = [_runs(np.flatnonzero(A[e])) for e in range(model.nv)]  # dofs d with A[e, d]
     above = [_runs(np.flatnonzero(A[:, e] & ~A[e])) for e in range(model.nv)]  # strict
 
-    def core(q):
+    def fwd(q):
         if method == "scan":
             Rw, pw = _scan_poses(model, q)  # world poses by the body scan
         else:
@@ -1034,10 +1034,13 @@ def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
         D = _ancestor_mask(model.parents, tuple(range(model.nbodies))).astype(np.float64)
         Ic = jnp.einsum("kj,jcn->kcn", jnp.asarray(D, I0.dtype), I0)
         Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
-        F = _inertia_times(_rows(Ic, db), Sw)  # I^c_{body(d)} S_d
+        return Sw, _inertia_times(_rows(Ic, db), Sw)  # and I^c_{body(d)} S_d
+
+    def pairs(feats):
         # row e: H_ed = S_eᵀ I^c_d S_d for body(e) an ancestor of (or equal to) body(d),
         # H_ed = H_de = S_dᵀ I^c_e S_e for body(d) a strict ancestor of body(e), else 0:
         # only those pairs are computed (static runs of dofs), zero blocks between them
+        Sw, F = feats
         N = Sw.shape[-1]
         rows = []
         for e in range(model.nv):
@@ -1048,7 +1051,10 @@ def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
         return jnp.concatenate(rows, axis=0).reshape((model.nv, model.nv, N))
 
     nbytes = model.nv * model.nv * q.dtype.itemsize
-    H = _chunked_into(core, _flat(q, batch), chunk=_chunk_for(nbytes))
+    chunk = _chunk_for(nbytes)
+    H = _chunked_blocks(
+        fwd, pairs, _flat(q, batch), chunk=chunk, shape=(model.nv, model.nv), places=None
+    )
     return _unflat_bf(H, batch)
 
 
@@ -1141,40 +1147,77 @@ def _runs(idx):
     return tuple(runs)
 
 
-def _chunked_into(core, *xs, chunk: int):
-    """``core(*xs)`` on ``(k, N)`` inputs in chunks of ``chunk`` states, written in place.
+# A chunk's pair results are transposed as ONE (rows, chunk) array in cache and then
+# copied out by contiguous runs when they have at most this many rows (Panda, UR5
+# regressors: 280, 210 rows; 1.3x faster), else each block is written transposed on its
+# own (Talos regressor: 3540 rows; 1.2x faster so). Measured on the 2-core CPU.
+_TRANSPOSE_ROWS = 1024
 
-    Returns the result batch FIRST, ``(N, k...)``, like :func:`_chunked`, but
-    each chunk's result is materialised (``lax.optimization_barrier``: XLA
-    would otherwise fuse the computation into the transpose and evaluate it in
-    the transposed order, 10x slower), transposed while it is in cache and
-    written straight into one ``(N, k...)`` output with
-    ``dynamic_update_slice`` (in place): no padded stack of chunks and no
-    final copy, which for results of kilobytes per state cost as much as the
-    arithmetic (Panda regressor at 1e5 states: 392 MB). The last chunk starts
-    at ``N - chunk`` and recomputes up to ``chunk - 1`` states of the one
-    before it (identical values). Inputs of batch 1 broadcast.
+
+def _chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | None):
+    """``pairs(fwd(*xs))`` in chunks, written in place into a zero-initialised output.
+
+    ``fwd`` maps ``(k, N)`` inputs to per-state features (a pytree of
+    ``(..., N)`` arrays: poses, velocities...). With ``places=None``, ``pairs``
+    maps those to the whole result ``(*shape, N)``; else to a list of blocks
+    ``(m_b, c..., N)``, block ``b`` going to
+    ``out[:, row_b, lo_b : lo_b + m_b, ...]`` with ``places[b] = (row_b, lo_b)``:
+    everything else stays zero, written once (the allocation's fill), not once
+    per chunk. Returns ``(N, *shape)``, the batch FIRST.
+
+    Two levels of chunks: ``fwd`` (the tree sweeps, one scan step per body,
+    whose per-step cost does not shrink with the chunk) runs on ``_CHUNK``
+    states at a time and its features are kept; ``pairs`` runs on ``chunk``
+    states of those (``_chunk_for``: its results stay in cache). Each inner
+    chunk's result is materialised (``lax.optimization_barrier``; fused into
+    the transposed writes, XLA evaluated the arithmetic in the transposed
+    order, about 10x slower), transposed and written with
+    ``dynamic_update_slice``, in place: no padded stack of chunks and no
+    final copy (for results of kilobytes per state those passes cost as much
+    as the arithmetic). At both levels the last chunk starts at ``N - chunk``
+    and recomputes part of the one before (identical values). Inputs of batch
+    1 broadcast.
     """
     n = max(x.shape[-1] for x in xs)
+    outer = min(max(_CHUNK, chunk), n)
+    chunk = min(chunk, outer)
+    dyn = jax.lax.dynamic_slice_in_dim
 
-    def batch_first(y):
-        return jnp.moveaxis(jax.lax.optimization_barrier(y), -1, 0)
+    def sl(y, at, size):
+        return y if y.shape[-1] == 1 else dyn(y, at, size, y.ndim - 1)
 
-    if n <= 2 * chunk:
-        return batch_first(core(*xs))
-    shape = jax.eval_shape(core, *(x[..., :chunk] for x in xs))
-    nc = -(-n // chunk)
+    def write(out, blocks, at):
+        if places is None:
+            upd = jnp.moveaxis(jax.lax.optimization_barrier(blocks), -1, 0)
+            return jax.lax.dynamic_update_slice(out, upd, (at,) + (0,) * len(shape))
+        rows = sum(int(np.prod(b.shape[:-1])) for b in blocks)
+        if rows <= _TRANSPOSE_ROWS:
+            flat = jnp.concatenate([b.reshape((-1, b.shape[-1])) for b in blocks], axis=0)
+            tr = jax.lax.optimization_barrier(flat.T)  # (chunk, rows), in cache
+            ups, off = [], 0
+            for b in blocks:
+                m = int(np.prod(b.shape[:-1]))
+                ups.append(tr[:, off : off + m].reshape((tr.shape[0], 1) + b.shape[:-1]))
+                off += m
+        else:
+            blocks = jax.lax.optimization_barrier(blocks)
+            ups = [jnp.moveaxis(b, -1, 0)[:, None] for b in blocks]
+        for u, (row, lo) in zip(ups, places, strict=True):
+            out = jax.lax.dynamic_update_slice(out, u, (at, row, lo) + (0,) * (u.ndim - 3))
+        return out
 
-    def body(k, out):
-        start = jnp.minimum(k * chunk, n - chunk)
-        part = [
-            x if x.shape[-1] == 1 else jax.lax.dynamic_slice_in_dim(x, start, chunk, x.ndim - 1)
-            for x in xs
-        ]
-        return jax.lax.dynamic_update_slice_in_dim(out, batch_first(core(*part)), start, 0)
+    def outer_body(k, out):
+        start = jnp.minimum(k * outer, n - outer)
+        feats = jax.lax.optimization_barrier(fwd(*(sl(x, start, outer) for x in xs)))
 
-    out = jnp.zeros((n,) + shape.shape[:-1], shape.dtype)
-    return jax.lax.fori_loop(0, nc, body, out)
+        def inner_body(j, out):
+            at = jnp.minimum(j * chunk, outer - chunk)
+            return write(out, pairs(jax.tree.map(lambda y: sl(y, at, chunk), feats)), start + at)
+
+        return jax.lax.fori_loop(0, -(-outer // chunk), inner_body, out)
+
+    out = jnp.zeros((n,) + tuple(shape), xs[0].dtype)
+    return jax.lax.fori_loop(0, -(-n // outer), outer_body, out)
 
 
 def _blocks_with_zeros(blocks, n, zero_shape, dtype):
@@ -1223,7 +1266,7 @@ def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     db = _dof_body(model)
 
-    def core(q, v, a, g):
+    def fwd(q, v, a, g):
         if method == "scan":
             a0 = _join(jnp.zeros_like(g), -g)
             c = _scan_forward(model, q, v, a, a0)
@@ -1237,22 +1280,30 @@ def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
         al, av = _split(A)
         x = av + _cross(w, vl)  # (nb, 3, N)
         Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N) world frame
-        runs = _subtree_runs(model.parents)
-        N = x.shape[-1]
-        pieces = []
-        for d in range(model.nv):
-            # only the bodies i in the subtree of body(d); the rest of row d is zero
-            blocks = []
-            for lo, hi in runs[db[d]]:
-                # S_d moved into each body i's frame, s = X_{i<-world} S_d^world (motion)
-                s = _motion_to_child(Rw[lo:hi], pw[lo:hi], Sw[d][None])
-                yb = _projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi])
-                blocks.append((lo, hi, yb))
-            pieces += _blocks_with_zeros(blocks, model.nbodies, (10, N), x.dtype)
-        return jnp.concatenate(pieces, axis=0)  # (nv * nb, 10, N)
+        return Rw, pw, w, al, x, Sw
 
+    def pairs(feats):
+        Rw, pw, w, al, x, Sw = feats
+        out = []
+        for d, lo, hi in places:
+            # S_d moved into each body i's frame, s = X_{i<-world} S_d^world (motion),
+            # materialised: the ten columns below read it instead of recomputing it
+            s = jax.lax.optimization_barrier(_motion_to_child(Rw[lo:hi], pw[lo:hi], Sw[d][None]))
+            out.append(_projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi]))
+        return out
+
+    # only the bodies i in the subtree of body(d) (static runs); the rest of row d is zero
+    runs = _subtree_runs(model.parents)
+    places = tuple((d, lo, hi) for d in range(model.nv) for lo, hi in runs[db[d]])
     nbytes = model.nv * model.nbodies * 10 * q.dtype.itemsize
-    Y = _unflat_bf(_chunked_into(core, q, v, a, g, chunk=_chunk_for(nbytes)), batch)
+    Y = _chunked_blocks(
+        fwd, pairs,
+        q, v, a, g,
+        chunk=_chunk_for(nbytes),
+        shape=(model.nv, model.nbodies, 10),
+        places=tuple((d, lo) for d, lo, _ in places),
+    )  # fmt: skip
+    Y = _unflat_bf(Y, batch)
     return Y.reshape(batch + (model.nv, 10 * model.nbodies))
 
 
