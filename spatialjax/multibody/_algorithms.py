@@ -1065,7 +1065,7 @@ def _body_regressor_columns(v, a):
     ``[e_j × x; α × e_j + ω × (ω × e_j)]``; rotational-inertia columns
     ``[L(α)_k + ω × L(ω)_k; 0]`` with ``I u = L(u) [Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``.
     (The regressor itself uses :func:`_projected_regressor_columns`, ``sᵀ Φ``
-    written out; this dense form is kept as its reference in the tests.)
+    written out; this dense form is its reference in the tests.)
     """
     w, vl = _split(v)
     al, av = _split(a)  # angular α, linear
@@ -1244,7 +1244,12 @@ def joint_torque_regressor(
     Built as ``Y[d, 10 i : 10 i + 10] = S_dᵀ X_{body(d)←i}* Φ_i(v_i, a_i)`` for
     body(d) an ancestor of (or equal to) body ``i``, zero otherwise, with
     ``Φ_i`` the body regressor of ``f_i = I_i a_i + v_i ×* I_i v_i`` (RBDA
-    Table 5.1; Atkeson, An & Hollerbach 1986), evaluated in world coordinates.
+    Table 5.1; Atkeson, An & Hollerbach 1986). Evaluated in body ``i``'s frame
+    as ``(X_{i←body(d)} S_d)ᵀ Φ_i`` (``X_{d←i}* = X_{i←d}ᵀ``, RBDA §2.9):
+    the dof's motion subspace moved from the world into body ``i``'s frame
+    (``X_{i←world} S_d^world``, one motion transform per pair) against the
+    body-frame columns of ``Φ_i``, written out without their structural zeros;
+    only the non-zero (dof, body) pairs are computed.
 
     Args:
       model, q, v, a, gravity: as in :func:`rnea` (the model's inertias
