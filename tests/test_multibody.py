@@ -270,6 +270,17 @@ def test_batch_shapes_broadcast():
     np.testing.assert_allclose(tau, f(*full), rtol=0, atol=1e-13)
 
 
+def test_empty_batch_gives_empty_results():
+    """A batch of 0 states gives empty results of the right shapes (regression test: the
+    in-place chunked sweep of the mass matrix and regressor divided by the batch size)."""
+    model = mb.chain_model(3, floating_base=True, dtype="float64")
+    q, v = jnp.zeros((0, model.nq)), jnp.zeros((0, model.nv))
+    assert mb.mass_matrix(model, q).shape == (0, model.nv, model.nv)
+    Y = mb.joint_torque_regressor(model, q, v, v)
+    assert Y.shape == (0, model.nv, 10 * model.nbodies)
+    assert mb.rnea(model, q, v, v).shape == (0, model.nv)
+
+
 def test_single_pendulum_closed_form():
     """One rod about z with gravity along -y: τ = I_o θ̈ + m g (L/2) cos θ (textbook pendulum)."""
     model = mb.chain_model(1, length=2.0, mass=3.0, dtype="float64")

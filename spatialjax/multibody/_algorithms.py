@@ -1130,7 +1130,8 @@ def _projected_regressor_columns(s, w, al, x):
 def _subtree_runs(parents: tuple):
     """Per body ``j``: its subtree (``j`` and its descendants) as sorted ``(lo, hi)`` index runs.
 
-    One run for a depth-first body order (every loader's); several otherwise.
+    One run for a depth-first body order (the example-robot-data robots);
+    several otherwise.
     """
     anc = _ancestor_mask(parents, tuple(range(len(parents))))  # anc[j, i]: j ancestor of i
     return tuple(_runs(np.flatnonzero(row)) for row in anc)
@@ -1178,7 +1179,9 @@ def _chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | N
     and recomputes part of the one before (identical values). Inputs of batch
     1 broadcast.
     """
-    n = max(x.shape[-1] for x in xs)
+    (n,) = np.broadcast_shapes(*(x.shape[-1:] for x in xs))
+    if n == 0:  # an empty batch: nothing to sweep
+        return jnp.zeros((0,) + tuple(shape), xs[0].dtype)
     outer = min(max(_CHUNK, chunk), n)
     chunk = min(chunk, outer)
     dyn = jax.lax.dynamic_slice_in_dim
