@@ -21,6 +21,14 @@ joint-torque regressor (``regressor``):
 The joint-torque regressor of Talos at 1e5 states would be 1e5 x 38 x 330 float64
 (10 GB); it runs at ``--max-regressor-states`` (default 1e4) and says so.
 
+Large results are bounded by first touching fresh memory: a Panda regressor at 1e5
+states is 392 MB, Talos' at 1e4 1 GB (72 % zeros), and glibc maps each such result
+anew, so the kernel faults in 4 kB pages (about 5 GB/s on the 2-core test machine,
+against 16 GB/s for a warm 10 MB buffer); the Pinocchio loop overwrites one small
+buffer. With transparent huge pages for malloc (``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``,
+glibc >= 2.35, THP in ``madvise`` or ``always`` mode) the same fill ran 3x faster there;
+the tunable in effect is recorded in the results' ``meta``.
+
 Example: ``PYTHONPATH=. python benchmarks/bench_multibody.py --batches 1,1000,100000``.
 ``--chain 4096x1024``: only forward kinematics of 1,024 chains of 4,096 revolute links
 (``chain_model``) against a NumPy loop over the links (float32 and float64).
@@ -33,6 +41,7 @@ from __future__ import annotations
 import argparse
 import importlib.metadata
 import json
+import os
 import platform
 import sys
 import time
@@ -355,7 +364,8 @@ def main(argv=None):
                 )
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = dict(device=device, jax=jax.__version__, pinocchio=pin.__version__, dtype="float64",
-                note="shared 2-core machine; other jobs were running", args=vars(args))  # fmt: skip
+                note="shared 2-core machine; other jobs were running", args=vars(args),
+                glibc_tunables=os.environ.get("GLIBC_TUNABLES", ""))  # fmt: skip
     out.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
     print(f"\nwrote {out}")
     return 0

@@ -270,6 +270,17 @@ def test_batch_shapes_broadcast():
     np.testing.assert_allclose(tau, f(*full), rtol=0, atol=1e-13)
 
 
+def test_empty_batch_gives_empty_results():
+    """A batch of 0 states gives empty results of the right shapes (regression test: the
+    in-place chunked sweep of the mass matrix and regressor divided by the batch size)."""
+    model = mb.chain_model(3, floating_base=True, dtype="float64")
+    q, v = jnp.zeros((0, model.nq)), jnp.zeros((0, model.nv))
+    assert mb.mass_matrix(model, q).shape == (0, model.nv, model.nv)
+    Y = mb.joint_torque_regressor(model, q, v, v)
+    assert Y.shape == (0, model.nv, 10 * model.nbodies)
+    assert mb.rnea(model, q, v, v).shape == (0, model.nv)
+
+
 def test_single_pendulum_closed_form():
     """One rod about z with gravity along -y: τ = I_o θ̈ + m g (L/2) cos θ (textbook pendulum)."""
     model = mb.chain_model(1, length=2.0, mass=3.0, dtype="float64")
@@ -280,6 +291,23 @@ def test_single_pendulum_closed_form():
     I_o = 3.0 * 2.0**2 / 3.0  # rod about its end: m L² / 3
     np.testing.assert_allclose(tau[0], I_o * thdd + 3.0 * 9.81 * 1.0 * np.cos(th), rtol=1e-14)
     np.testing.assert_allclose(H[0, 0], I_o, rtol=1e-14)
+
+
+def test_projected_regressor_columns_are_s_transpose_phi():
+    """The regressor's written-out ``sᵀ Φ(v, a)`` equals ``sᵀ`` times the dense body regressor,
+    and ``Φ(v, a) π`` is the body force ``I a + v ×* I v`` (RBDA eq. 2.63 inertia product)."""
+    from spatialjax.multibody import _algorithms as alg
+
+    rng = np.random.default_rng(11)
+    n = 7  # states, on the last axis (the module's internal layout)
+    s, v, a = (jnp.asarray(rng.standard_normal((6, n))) for _ in range(3))
+    pi = jnp.asarray(rng.standard_normal((10, 1)))
+    phi = alg._body_regressor_columns(v, a)  # (10, 6, n)
+    x = a[3:] + jnp.cross(v[:3], v[3:], axis=0)
+    got = alg._projected_regressor_columns(s, v[:3], a[:3], x)  # (10, n)
+    np.testing.assert_allclose(got, jnp.einsum("kn,ckn->cn", s, phi), rtol=0, atol=1e-12)
+    force = alg._inertia_times(pi, a) + alg._crf(v, alg._inertia_times(pi, v))
+    np.testing.assert_allclose(jnp.einsum("ckn,cn->kn", phi, pi), force, rtol=0, atol=1e-12)
 
 
 def test_friction_regressor_columns_and_sign_zero():
@@ -428,16 +456,22 @@ def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
 
 
 def test_long_batches_are_chunked_without_changing_results():
-    """Batches over 2 chunks are swept with lax.map (padded last chunk): same rows as unchunked."""
+    """Batches over 2 chunks are swept in chunks (lax.map with a padded last chunk; the mass
+    matrix and regressor in place, the last chunk overlapping): same rows as unchunked."""
     from spatialjax.multibody import _algorithms
 
     model = mb.chain_model(2, floating_base=True, dtype="float64")
     n = 2 * _algorithms._CHUNK + 5  # 3 chunks, the last one padded
     q, v, a = _random_states(model, n, np.random.default_rng(8))
-    rows = np.array([0, 1, _algorithms._CHUNK, n - 1])
+    rows = np.array([0, 1, _algorithms._CHUNK, 2 * _algorithms._CHUNK - 1, n - 3, n - 1])
 
     def sweeps(q, v, a, m="levels"):
-        return mb.rnea(model, q, v, a, method=m), mb.forward_kinematics(model, q, v, a, method=m)
+        return (
+            mb.rnea(model, q, v, a, method=m),
+            mb.forward_kinematics(model, q, v, a, method=m),
+            mb.mass_matrix(model, q, method=m),
+            mb.joint_torque_regressor(model, q, v, a, method=m),
+        )
 
     # one program: both methods on the long batch, and the level sweep on the rows alone
     # (4 states: one unpadded chunk)
@@ -446,9 +480,15 @@ def test_long_batches_are_chunked_without_changing_results():
         long = [sweeps(q, v, a, m) for m in ("levels", "scan")]
         return long, sweeps(q[rows], v[rows], a[rows])
 
-    ((tau, fk), (tau_s, fk_s)), (tau_r, fk_r) = jax.tree.map(np.asarray, f(q, v, a))
+    ((tau, fk, H, Y), (tau_s, fk_s, H_s, Y_s)), (tau_r, fk_r, H_r, Y_r) = jax.tree.map(
+        np.asarray, f(q, v, a)
+    )
     np.testing.assert_allclose(tau[rows], tau_r, rtol=0, atol=1e-12)
     np.testing.assert_allclose(tau_s, tau, rtol=0, atol=1e-12)
+    # mass matrix and regressor: two levels of chunks, both with an overlapping last chunk
+    for x, x_s, x_r in ((H, H_s, H_r), (Y, Y_s, Y_r)):
+        np.testing.assert_allclose(x[rows], x_r, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(x_s, x, rtol=0, atol=1e-12)
     for x, y in zip(jax.tree.leaves(fk_s), jax.tree.leaves(fk), strict=True):
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
     for x, y in zip(jax.tree.leaves(fk), jax.tree.leaves(fk_r), strict=True):
@@ -456,9 +496,9 @@ def test_long_batches_are_chunked_without_changing_results():
 
 
 def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
-    """Large per-state results are swept in small chunks (``_chunk_for``), transposed after the
-    loop: 3 chunks (the last padded) give the rows of one-state calls (regression test for the
-    chunked mass matrix and regressor)."""
+    """Large per-state results are swept in small chunks (``_chunk_for``), each written in place
+    into the output: 3 chunks (the last one overlapping the second) give the rows of one-state
+    calls, also in the overlap (regression test for the chunked mass matrix and regressor)."""
     from spatialjax.multibody import _algorithms
 
     model = mb.chain_model(40, floating_base=True, dtype="float64")
@@ -467,7 +507,7 @@ def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
     assert chunk_h == 64 and chunk_y == 64
     n = 2 * chunk_h + 5
     q, v, a = _random_states(model, n, np.random.default_rng(9))
-    rows = np.array([0, 1, chunk_y, chunk_h, n - 1])
+    rows = np.array([0, 1, chunk_y, n - chunk_h + 3, 2 * chunk_h - 1, n - 1])
 
     # one program: the long batch, and the rows alone (5 states: one chunk) with their rnea
     @jax.jit
