@@ -356,15 +356,13 @@ def _chunk_for(out_bytes_per_state: int) -> int:
     return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
 
 
-def _chunked(core, *xs, chunk: int = _CHUNK, transpose_in_chunk: bool = True):
+def _chunked(core, *xs, chunk: int = _CHUNK):
     """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``chunk``.
 
-    Every output leaf comes back with the batch FIRST, ``(N, k...)``: with
-    ``transpose_in_chunk`` each chunk's result is transposed while it is in cache,
-    else the stacked results are transposed once after the loop. XLA fuses the
-    in-chunk transpose with the computation and evaluates it in the transposed
-    order: 10x slower than one transpose afterwards for Talos' regressor (100 kB
-    per state), hence the callers' threshold of 8 kB per state. Inputs of batch 1 broadcast.
+    Every output leaf comes back with the batch FIRST, ``(N, k...)``: each chunk's
+    result is transposed while it is in cache (forward kinematics and RNEA, a few
+    hundred bytes per state; the regressor and the mass matrix write their larger
+    results in place by blocks, :func:`_chunked_blocks`). Inputs of batch 1 broadcast.
     """
 
     def batch_first(out):
@@ -381,14 +379,7 @@ def _chunked(core, *xs, chunk: int = _CHUNK, transpose_in_chunk: bool = True):
         x = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, pad)], mode="edge")
         return jnp.moveaxis(x.reshape(x.shape[:-1] + (nc, chunk)), -2, 0)
 
-    if not transpose_in_chunk:
-        # the chunks' results come out of the loop materialised, batch last; one plain
-        # transpose afterwards (inside a chunk XLA fused the whole computation into the
-        # transpose and evaluated it in the transposed order, 10x slower for the regressor)
-        out = jax.lax.map(lambda c: core(*c), tuple(split(x) for x in xs))
-        out = jax.tree.map(lambda y: jnp.moveaxis(y, -1, 1), out)
-    else:
-        out = jax.lax.map(lambda c: batch_first(core(*c)), tuple(split(x) for x in xs))
+    out = jax.lax.map(lambda c: batch_first(core(*c)), tuple(split(x) for x in xs))
     return jax.tree.map(lambda y: y.reshape((nc * chunk,) + y.shape[2:])[:n], out)
 
 
