@@ -501,7 +501,9 @@ def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
     calls, also in the overlap (regression test for the chunked mass matrix and regressor)."""
     from spatialjax.multibody import _algorithms
 
-    model = mb.chain_model(40, floating_base=True, dtype="float64")
+    # the smallest chain whose mass matrix (nv = 33: 8.7 kB per state) is swept 64 states
+    # at a time: compiling every (joint, body) pair of a longer chain costs seconds
+    model = mb.chain_model(28, floating_base=True, dtype="float64")
     chunk_h = _algorithms._chunk_for(model.nv * model.nv * 8)
     chunk_y = _algorithms._chunk_for(model.nv * model.nbodies * 10 * 8)
     assert chunk_h == 64 and chunk_y == 64
