@@ -24,12 +24,14 @@ pass gathers the parents' values from the previous level, the backward pass
 scatter-adds the children's forces into their parents' level (one step per
 tree *level*: 7 for a Panda, 11 for Talos). ``method="loop"`` is the plain
 per-body recursion unrolled in Python (one traced step per body). All three
-give the same results (tests compare them with Pinocchio). Measured on a
-shared 2-core CPU in float64 (``benchmarks/results/multibody_cpu.txt``),
-``"scan"`` ran the RNEA 1.6x (Talos) to 8.7x (Panda) faster than
-``"levels"``, the Talos regressor 2.4x faster, and compiled 2-4x faster.
-Results that are large per state (mass matrix, regressor) are swept in
-chunks of about 1 MB (:func:`_chunk_for`).
+give the same results (tests compare them with Pinocchio). Measured on an
+idle 2-core CPU in float64 at 1e5 states (``benchmarks/results/multibody_cpu.json``),
+``"scan"`` ran the RNEA 2.5x (arms) to 1.0x (Talos) faster than
+``"levels"``, forward kinematics 1.2-1.9x and the regressor 1.0-1.7x faster,
+and compiled the RNEA 2-4x faster. The mass matrix and the regressor compute
+only the (joint, body) pairs of the tree and write them in place, chunk by
+chunk of about 1 MB of result (:func:`_chunk_for`), into the batch-first
+output (:func:`_chunked_blocks`).
 On a GPU one would expect the level form to gain, since a level's bodies
 fill more lanes per step; a scan step there is latency-bound.
 
