@@ -294,20 +294,22 @@ def test_single_pendulum_closed_form():
 
 
 def test_projected_regressor_columns_are_s_transpose_phi():
-    """The regressor's written-out ``sᵀ Φ(v, a)`` equals ``sᵀ`` times the dense body regressor,
+    """The regressor's written-out ``sᵀ Φ(v, a)`` equals ``sᵀ`` times the dense body regressor
+    (``identification.body_regressor``, checked against Pinocchio in test_identification),
     and ``Φ(v, a) π`` is the body force ``I a + v ×* I v`` (RBDA eq. 2.63 inertia product)."""
+    from spatialjax.identification import body_regressor
     from spatialjax.multibody import _algorithms as alg
 
     rng = np.random.default_rng(11)
     n = 7  # states, on the last axis (the module's internal layout)
     s, v, a = (jnp.asarray(rng.standard_normal((6, n))) for _ in range(3))
     pi = jnp.asarray(rng.standard_normal((10, 1)))
-    phi = alg._body_regressor_columns(v, a)  # (10, 6, n)
+    phi = body_regressor(v.T, a.T)  # (n, 6, 10), batch first
     x = a[3:] + jnp.cross(v[:3], v[3:], axis=0)
     got = alg._projected_regressor_columns(s, v[:3], a[:3], x)  # (10, n)
-    np.testing.assert_allclose(got, jnp.einsum("kn,ckn->cn", s, phi), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got, jnp.einsum("kn,nkc->cn", s, phi), rtol=0, atol=1e-12)
     force = alg._inertia_times(pi, a) + alg._crf(v, alg._inertia_times(pi, v))
-    np.testing.assert_allclose(jnp.einsum("ckn,cn->kn", phi, pi), force, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(jnp.einsum("nkc,cn->kn", phi, pi), force, rtol=0, atol=1e-12)
 
 
 def test_friction_regressor_columns_and_sign_zero():

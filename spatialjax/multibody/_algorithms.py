@@ -305,12 +305,7 @@ def _rows(x, idx):
     XLA:CPU ran a gather with an index array 10-40x slower than the same rows taken
     as static slices and concatenated (the Talos regressor and mass matrix).
     """
-    idx = [int(i) for i in idx]
-    runs, start = [], 0
-    for k in range(1, len(idx) + 1):
-        if k == len(idx) or idx[k] != idx[k - 1] + 1:
-            runs.append(x[idx[start] : idx[k - 1] + 1])
-            start = k
+    runs = [x[lo:hi] for lo, hi in _runs(idx)]
     return runs[0] if len(runs) == 1 else jnp.concatenate(runs, axis=0)
 
 
@@ -1051,44 +1046,11 @@ def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     return _unflat_bf(H, batch)
 
 
-def _body_regressor_columns(v, a):
-    r"""``(..., 10, 6, N)``: ``f = I a + v ×* I v`` is ``Φ(v, a) π``; ``[k]`` is ``Φ[:, k]``.
-
-    With ``x = a_v + ω × v_v``: mass column ``[0; x]``; first-moment columns
-    ``[e_j × x; α × e_j + ω × (ω × e_j)]``; rotational-inertia columns
-    ``[L(α)_k + ω × L(ω)_k; 0]`` with ``I u = L(u) [Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``.
-    (The regressor itself uses :func:`_projected_regressor_columns`, ``sᵀ Φ``
-    written out; this dense form is its reference in the tests.)
-    """
-    w, vl = _split(v)
-    al, av = _split(a)  # angular α, linear
-    x = av + _cross(w, vl)
-    z = jnp.zeros_like(x)
-    zs = jnp.zeros_like(x[..., 0, :])
-    cols = [_join(z, x)]
-    for j in range(3):
-        e = jnp.zeros((3, 1), x.dtype).at[j].set(1.0)
-        e = jnp.broadcast_to(e, x.shape)
-        cols.append(_join(_cross(e, x), _cross(al, e) + _cross(w, _cross(w, e))))
-
-    def L_cols(u):
-        u0, u1, u2 = u[..., 0, :], u[..., 1, :], u[..., 2, :]
-        return [
-            jnp.stack([u0, zs, zs], -2),
-            jnp.stack([u1, u0, zs], -2),
-            jnp.stack([zs, u1, zs], -2),
-            jnp.stack([u2, zs, u0], -2),
-            jnp.stack([zs, u2, u1], -2),
-            jnp.stack([zs, zs, u2], -2),
-        ]
-
-    for la, lw in zip(L_cols(al), L_cols(w), strict=True):
-        cols.append(_join(la + _cross(w, lw), z))
-    return jnp.stack(cols, axis=-3)
-
-
 def _projected_regressor_columns(s, w, al, x):
-    r"""``sᵀ Φ(v, a)``: the 10 columns of :func:`_body_regressor_columns` against a motion ``s``.
+    r"""``sᵀ Φ(v, a)``: the 10 columns of the body regressor ``Φ`` against a motion ``s``.
+
+    ``Φ(v, a) π = I a + v ×* I v`` is :func:`spatialjax.identification.body_regressor`
+    (its reference in the tests).
 
     ``s (..., 6, N)`` is a motion in the body frame (a joint's subspace moved
     there), ``w = ω``, ``al = α``, ``x = a_v + ω × v_v`` ``(..., 3, N)`` of the
@@ -1131,7 +1093,7 @@ def _subtree_runs(parents: tuple):
 
 
 def _runs(idx):
-    """Sorted indices -> ``(lo, hi)`` runs of consecutive ones."""
+    """Indices -> ``(lo, hi)`` runs of consecutive ones, in their order."""
     idx = [int(i) for i in idx]
     runs, lo = [], 0
     for k in range(1, len(idx) + 1):
