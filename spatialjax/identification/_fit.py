@@ -185,17 +185,20 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
 
     # ---- value checks that must run under jit (the eager path raised already)
     has_prior, has_gamma = given[0], given[1]
-    finite_in = jnp.all(jnp.isfinite(Y)) & jnp.all(jnp.isfinite(f)) & jnp.all(jnp.isfinite(w))
+    Y_finite = jnp.all(jnp.isfinite(Y))
+    w_finite = jnp.all(jnp.isfinite(w))
+    w_negative = jnp.any(w < 0)
+    finite_in = Y_finite & jnp.all(jnp.isfinite(f)) & w_finite
     finite_in = finite_in & (~has_prior | jnp.all(jnp.isfinite(prior_pi)))
     finite_in = finite_in & (~has_gamma | jnp.isfinite(gamma))
-    invalid = jnp.any(w < 0) | (has_gamma & (gamma < 0))
+    invalid = w_negative | (has_gamma & (gamma < 0))
     invalid = invalid | (has_prior & ~logdet_pi(jnp.where(finite_in, prior_pi, unit))[1])
     bad = ~finite_in | invalid
     # Y and w are swapped only where they are bad themselves: shared by every body
     # (unbatched under the vmap, see _fit_batch), they stay shared; a body bad for any
     # other reason keeps a valid Y and w, its f is zeroed and its loops stop at once
-    Y = jnp.where(jnp.all(jnp.isfinite(Y)), Y, jnp.zeros_like(Y))
-    w = jnp.where(jnp.all(jnp.isfinite(w)) & ~jnp.any(w < 0), w, jnp.ones_like(w))
+    Y = jnp.where(Y_finite, Y, jnp.zeros_like(Y))
+    w = jnp.where(w_finite & ~w_negative, w, jnp.ones_like(w))
     f = jnp.where(bad, jnp.zeros_like(f), f)
     prior_pi = jnp.where(bad | ~has_prior, unit, prior_pi)
     gamma = jnp.where(bad | ~has_gamma, jnp.ones_like(gamma), gamma)
@@ -632,8 +635,9 @@ def fit(
                 )
     if gamma is not None:
         gamma, batch = check_gamma(gamma, Y, batch, "Y and f")
-    # one input structure whatever the caller's broadcasting (weights given or not, γ scalar
-    # or batched...), so that calls differing only in that share one compiled program
+    # one input structure whatever the caller's broadcasting (weights given or not, shared
+    # weights of any broadcastable shape, γ scalar or batched...), so that calls differing
+    # only in that share one compiled program; per-body Y or weights are a second structure
     # (astype also drops weak types, which would key a separate compiled program)
     batch = tuple(batch)
     shape_f = batch + (n, 6)
