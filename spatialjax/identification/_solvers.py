@@ -85,13 +85,13 @@ class _Solver:
 
     def __post_init__(self):
         owner = type(self).__name__
-        if self.restart_every is None and isinstance(self.optimizer, (LBFGS, Adam)):
-            default = self._RESTART_DEFAULT[type(self.optimizer)]
-            object.__setattr__(self, "restart_every", default)
         if not isinstance(self.optimizer, (LBFGS, Adam)):
             raise ValueError(
                 f"{owner}: optimizer: expected LBFGS(...) or Adam(...), got {self.optimizer!r}"
             )
+        if self.restart_every is None:
+            default = self._RESTART_DEFAULT[type(self.optimizer)]
+            object.__setattr__(self, "restart_every", default)
         if self.init not in INITS:
             raise ValueError(f"{owner}: init: expected one of {INITS}, got {self.init!r}")
         if self.rtol is not None:
