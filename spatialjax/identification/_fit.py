@@ -24,22 +24,20 @@ from .. import _params
 from .._checks import as_float_array, broadcast_batch, is_concrete, same_dtype
 from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
-from .._log_cholesky import log_cholesky_to_vector, vector_to_log_cholesky
 from .._projection import nearest_consistent
 from ._barrier import solve_barrier
 from ._inputs import check_gamma, first_bad
+from ._log_cholesky_method import solve_log_cholesky
 from ._objective import (
     Problem,
-    data_term,
     hessian_pi,
     logdet_pi,
     neg_logdet_hessian,
     prior_terms,
     pseudo_inertia,
     reduce_data,
-    theta_logdet,
 )
-from ._optim import NU, LoopOut, make_optimizer, minimize, newton_polish
+from ._optim import LoopOut, newton_polish
 from ._program import cpu_program
 from ._result import FitResult
 from ._solvers import INITS, LBFGS, SOLVERS, Adam, Barrier, LogCholesky
@@ -56,79 +54,6 @@ _UNIT_BODY = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
 
 def _default_rtol(dtype) -> float:
     return 1e-10 if np.dtype(dtype) == np.float64 else 1e-5
-
-
-# ------------------------------------------------------------------ log-Cholesky method
-def _solve_log_cholesky(
-    P: Problem,
-    pi0,
-    *,
-    optimizer,
-    learning_rate,
-    memory_size,
-    rtol,
-    atol,
-    max_iters,
-    restart_every,
-):
-    r"""Unconstrained optimisation over log-Cholesky parameters for one body.
-
-    For ``γ > 0`` the objective grows like ``−2γ dᵢ`` as any ``dᵢ → −∞``, so
-    the optimum is interior and ``θ`` is used as is. For ``γ = 0`` the optimum
-    may lie on the boundary ``det J = 0`` and a ``dᵢ`` may run to ``−∞``,
-    which would lose definiteness in floating point; there
-    ``dᵢ = d_floor + softplus(uᵢ)`` with ``e^{d_floor} = ε^{1/4} r`` (``r``:
-    radius of gyration of the initial body), so ``λ_min(J)`` stays a safe
-    ``√ε`` fraction above round-off while every body with larger ``dᵢ``
-    remains reachable exactly.
-
-    Plain descent in ``θ`` tends to plunge towards the boundary (``dᵢ → −∞``,
-    where ``J`` is singular to working precision) while the data pull
-    dominates, and then to crawl back along directions only ``γ`` decides.
-    So the iterations follow a central path, as the barrier method does: the
-    smooth term ``−μ log det J = −μ (8α + 2Σdᵢ)`` is added, with ``μ`` divided
-    by 10 per stage down to ``4μ ≤ 0.1 rtol |F|``. Iterations are
-    preconditioned with the Hessian at each restart (``_optim.minimize``).
-    """
-    dtype = pi0.dtype
-    eps = jnp.finfo(dtype).eps
-    floor = P.gamma <= 0
-    m0 = pi0[0]
-    trS = 0.5 * (pi0[4] + pi0[6] + pi0[9])
-    r2 = jnp.maximum(trS / m0 - jnp.sum((pi0[1:4] / m0) ** 2), eps)
-    d_floor = jnp.where(floor, 0.5 * jnp.log(r2) + 0.25 * jnp.log(eps), 0.0)
-
-    theta0 = vector_to_log_cholesky(pi0)
-    y = jnp.maximum(theta0[1:4] - d_floor, eps)
-    u0 = jnp.where(y > 20.0, y, jnp.log(jnp.expm1(jnp.minimum(y, 20.0))))  # softplus⁻¹
-    x0 = theta0.at[1:4].set(jnp.where(floor, u0, theta0[1:4]))
-
-    def to_theta(x):
-        d = jnp.where(floor, d_floor + jax.nn.softplus(x[1:4]), x[1:4])
-        return x.at[1:4].set(d)
-
-    def value_x(x, mu):
-        theta = to_theta(x)
-        pi = log_cholesky_to_vector(theta)
-        logdet = theta_logdet(theta)
-        reg = P.k @ pi - logdet + P.logdet0 - 4.0
-        v = data_term(pi, P) + P.gamma * reg - mu * logdet
-        return jnp.where(jnp.isfinite(v), v, jnp.inf)
-
-    opt = make_optimizer(
-        optimizer, learning_rate, memory_size, slack=float(8 * jnp.finfo(dtype).eps)
-    )
-    out = minimize(
-        value_x,
-        x0,
-        lambda x, T: opt,
-        rtol=rtol,
-        atol=atol,
-        max_iters=max_iters,
-        restart_every=restart_every,
-        mu0=0.1 * jnp.abs(value_x(x0, 0.0)) / NU,
-    )
-    return out._replace(x=log_cholesky_to_vector(to_theta(out.x)), value=value_x(out.x, 0.0))
 
 
 # ------------------------------------------------------------------ one body
@@ -252,7 +177,7 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
         restart_every=solver.restart_every,
     )
     if isinstance(solver, LogCholesky):
-        out: LoopOut = _solve_log_cholesky(P, pi0, **kw)
+        out: LoopOut = solve_log_cholesky(P, pi0, **kw)
     else:
         out = solve_barrier(P, pi0, eps=solver.eps, **kw)
     pi, iters, converged = out.x, out.iterations, out.converged

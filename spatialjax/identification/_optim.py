@@ -81,8 +81,8 @@ def minimize(
     atol,
     max_iters: int,
     restart_every: int,
+    hess_fn: Callable,
     mu0=None,
-    hess_fn: Callable | None = None,
 ) -> LoopOut:
     r"""Preconditioned optax iterations with restarts, as nested ``while_loop``\ s.
 
@@ -103,13 +103,12 @@ def minimize(
     accepts ``tol |F| + atol``: ``atol`` (a few ulps of the data's size) is
     what remains reachable when the optimum is ``F* = 0`` (noiseless data).
 
-    ``hess_fn(x, μ)`` gives the Hessian (default: ``jax.hessian``). Under
+    ``hess_fn(x, μ)`` gives the Hessian (both methods write theirs out). Under
     ``vmap`` a value/gradient stored by the line search would not save work
     (``lax.cond`` becomes ``select``), so each iteration evaluates both afresh.
 
     Returns ``LoopOut(x, F(x, μ_final), iterations, converged)``.
     """
-    hess_fn = jax.hessian(value_fn) if hess_fn is None else hess_fn
     dtype = x0.dtype
     staged = mu0 is not None
     mu0 = jnp.asarray(0.0 if mu0 is None else mu0, dtype)

@@ -80,8 +80,11 @@ class _Solver:
     newton_steps: int = 20
     restart_every: int | None = None
 
-    #: ``restart_every`` when left at ``None``, with L-BFGS and with Adam
-    _RESTART_DEFAULT: ClassVar[dict] = {LBFGS: 10, Adam: 10}
+    #: ``restart_every`` when left at ``None``, with L-BFGS and with Adam. With L-BFGS,
+    #: one iteration per Hessian (both methods write their Hessian out: cheap): a
+    #: line-searched Newton step per iteration, fewer iterations than ten and less time
+    #: on benchmarks/bench_identification.py (barrier 1.5-1.9x, log-Cholesky 1.4x)
+    _RESTART_DEFAULT: ClassVar[dict] = {LBFGS: 1, Adam: 10}
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -130,11 +133,6 @@ class Barrier(_Solver):
 
     eps: float = 0.0
 
-    # With L-BFGS, one iteration per Hessian: fewer iterations than ten (the Hessian is
-    # written out, _barrier_hessian, and cheap) and 1.5-1.9x less time on
-    # benchmarks/bench_identification.py (100 and 300 bodies, float64)
-    _RESTART_DEFAULT: ClassVar[dict] = {LBFGS: 1, Adam: 10}
-
     def __post_init__(self):
         super().__post_init__()
         _check_float("Barrier", "eps", self.eps, positive=False)
@@ -154,8 +152,9 @@ class LogCholesky(_Solver):
       rtol: relative tolerance on the objective (see :class:`Barrier`).
       newton_steps: cap on the final damped Newton steps (0: optax only).
       restart_every: optimiser iterations between Hessian re-preconditioning;
-        ``None`` (default): 10 (the Hessian in ``θ`` is ``jax.hessian`` of the
-        objective, dearer than L-BFGS iterations between restarts).
+        ``None`` (default): 1 with L-BFGS (a line-searched Newton step in ``θ``
+        per iteration, the Hessian written out through the entries of the
+        Cholesky factor), 10 with Adam.
     """
 
 
