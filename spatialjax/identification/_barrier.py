@@ -81,9 +81,10 @@ def solve_barrier(
     """Interior-point loop for one body from a strictly feasible ``pi0``; returns ``π``."""
     mu0 = 0.1 * jnp.abs(_barrier_objective(pi0, P, 0.0, eps)) / NU
 
+    slack = float(8 * jnp.finfo(pi0.dtype).eps)
+
     def make_opt(pi, T):
         extra = (_fraction_to_boundary(pi, T, eps),)
-        slack = float(8 * jnp.finfo(pi.dtype).eps)
         return make_optimizer(optimizer, learning_rate, memory_size, extra, slack)
 
     out = minimize(
@@ -96,5 +97,8 @@ def solve_barrier(
         restart_every=restart_every,
         mu0=mu0,
         hess_fn=lambda pi, mu: _barrier_hessian(pi, P, mu, eps),
+        newton=optimizer == "lbfgs" and restart_every == 1,
+        step_cap=lambda pi, dpi: max_feasible_step(pi, dpi, 0.99, eps),
+        slack=slack,
     )
     return out._replace(value=_barrier_objective(out.x, P, 0.0, eps))

@@ -171,9 +171,8 @@ def solve_log_cholesky(
     def value(x, mu):
         return objective_x(x, mu, P, floor, d_floor)
 
-    opt = make_optimizer(
-        optimizer, learning_rate, memory_size, slack=float(8 * jnp.finfo(dtype).eps)
-    )
+    slack = float(8 * jnp.finfo(dtype).eps)
+    opt = make_optimizer(optimizer, learning_rate, memory_size, slack=slack)
     out = minimize(
         value,
         x0,
@@ -184,6 +183,8 @@ def solve_log_cholesky(
         restart_every=restart_every,
         mu0=0.1 * jnp.abs(value(x0, 0.0)) / NU,
         hess_fn=lambda x, mu: hessian_x(x, mu, P, floor, d_floor),
+        newton=optimizer == "lbfgs" and restart_every == 1,
+        slack=slack,
     )
     pi = log_cholesky_to_vector(to_theta(out.x, floor, d_floor))
     return out._replace(x=pi, value=value(out.x, 0.0))

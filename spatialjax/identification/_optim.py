@@ -83,6 +83,9 @@ def minimize(
     restart_every: int,
     hess_fn: Callable,
     mu0=None,
+    newton: bool = False,
+    step_cap: Callable | None = None,
+    slack: float = 0.0,
 ) -> LoopOut:
     r"""Preconditioned optax iterations with restarts, as nested ``while_loop``\ s.
 
@@ -103,6 +106,13 @@ def minimize(
     accepts ``tol |F| + atol``: ``atol`` (a few ulps of the data's size) is
     what remains reachable when the optimum is ``F* = 0`` (noiseless data).
 
+    ``newton=True`` (L-BFGS with ``restart_every=1``): each restart is one
+    damped Newton step, :func:`newton_step`, the iteration optax's L-BFGS
+    takes from the identity followed by its back-tracking line search, written
+    without optax (a smaller program to compile); ``make_opt`` is not used,
+    ``step_cap(x, Δx)`` (default 1) is the largest step the method allows
+    along ``Δx`` and ``slack`` the line search's relative slack.
+
     ``hess_fn(x, μ)`` gives the Hessian (both methods write theirs out). Under
     ``vmap`` a value/gradient stored by the line search would not save work
     (``lax.cond`` becomes ``select``), so each iteration evaluates both afresh.
@@ -122,9 +132,16 @@ def minimize(
         x, v_x, mu, k, _, _ = c
         T = preconditioner(hess_fn(x, mu))
         fn = lambda y: value_fn(x + T @ y, mu)  # noqa: E731
-        opt = make_opt(x, T)
         vg = jax.value_and_grad(fn)
         tol = jnp.maximum(rtol, 0.1 * NU * mu / jnp.abs(v_x)) if staged else rtol
+        if newton:
+            cap = None
+            if step_cap is not None:
+                cap_x = step_cap
+                cap = lambda dy: cap_x(x, T @ dy)  # noqa: E731
+            y, j, first, dec0 = newton_step(vg, fn, jnp.zeros_like(x), cap, slack)
+            return end_restart(x, T, y, j, first, dec0, v_x, mu, k, tol)
+        opt = make_opt(x, T)
 
         def inner_cond(ic):
             _, _, _, j, _, stop, _, _ = ic
@@ -149,6 +166,9 @@ def minimize(
         y0 = jnp.zeros_like(x)
         ic0 = (y0, opt.init(y0), v_x, izero, inf, jnp.asarray(False), y0, inf)
         y, _, v, j, first, _, _, dec0 = jax.lax.while_loop(inner_cond, inner_body, ic0)
+        return end_restart(x, T, y, j, first, dec0, v_x, mu, k, tol)
+
+    def end_restart(x, T, y, j, first, dec0, v_x, mu, k, tol):
         x_new = x + T @ y
         v_new = value_fn(x_new, mu)
         # A restart of ONE iteration (restart_every = 1: damped Newton; or the iteration
@@ -182,6 +202,48 @@ def minimize(
     c0 = (x0, value_fn(x0, mu0), mu0, izero, false, false)
     x, v, mu, k, done, certified = jax.lax.while_loop(outer_cond, outer_body, c0)
     return LoopOut(x, v, k, done & certified)
+
+
+MAX_BACKTRACKING = 25  # halvings of the line search (optax's max_backtracking_steps)
+SLOPE_RTOL = 1e-4  # Armijo's sufficient-decrease coefficient (optax's slope_rtol)
+
+
+def newton_step(vg: Callable, fn: Callable, y0, step_cap: Callable | None, slack):
+    """One damped Newton step from ``y0 = 0`` in preconditioned coordinates.
+
+    Exactly the first iteration of :func:`make_optimizer`'s L-BFGS chain (its
+    direction from the identity is ``−∇``, a Newton step since the curvature
+    is the identity at ``y0``), the ``step_cap`` cut (fraction to the
+    boundary) and optax's Armijo back-tracking search from step 1: halve up to
+    ``MAX_BACKTRACKING`` times until
+    ``F(αu) ≤ (1 + slack) F(0) + 10⁻⁴ α ∇F·u``; a search that never finds a
+    finite value takes no step. Returns what the inner loop of
+    :func:`minimize` returns after one iteration: ``(y, 1, inf, ½‖∇F‖²)``.
+    """
+    dtype = y0.dtype
+    inf = jnp.asarray(jnp.inf, dtype)
+    v, g = vg(y0)
+    u = -g
+    if step_cap is not None:
+        u = step_cap(u) * u
+    slope = u @ g
+
+    def cond(ls):
+        _, err, i = ls
+        return ~(err <= 0) & (i <= MAX_BACKTRACKING)
+
+    def body(ls):
+        lr, _, i = ls
+        lr = jnp.where(i > 0, 0.5 * lr, lr)
+        err = fn(y0 + lr * u) - (1.0 + slack) * v - lr * SLOPE_RTOL * slope
+        err = jnp.where(jnp.isnan(err), inf, jnp.maximum(err, 0.0))
+        return lr, err, i + 1
+
+    one = jnp.asarray(1.0, dtype)
+    lr, err, _ = jax.lax.while_loop(cond, body, (one, inf, jnp.asarray(0, jnp.int32)))
+    y = y0 + jnp.where(jnp.isinf(err), 0.0, lr) * u
+    y = jnp.where(jnp.all(jnp.isfinite(y)), y, y0)
+    return y, jnp.asarray(1, jnp.int32), inf, 0.5 * jnp.sum(g * g)
 
 
 def max_feasible_step(pi, dpi, tau, eps=0.0, bisections: int = 30):

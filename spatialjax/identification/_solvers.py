@@ -42,6 +42,11 @@ def _check_float(owner: str, name: str, value, *, positive: bool) -> None:
 class LBFGS:
     """L-BFGS (``optax.scale_by_lbfgs``) followed by an Armijo back-tracking line search.
 
+    With ``restart_every=1`` (both methods' default) every restart takes one
+    step from the identity in Hessian-preconditioned coordinates, a damped
+    Newton step, run without optax's L-BFGS machinery (the same step, a
+    smaller program); ``memory_size`` then plays no part.
+
     Attributes:
       memory_size: number of curvature pairs kept.
       max_iters: cap on optimiser iterations over all restarts and barrier stages.

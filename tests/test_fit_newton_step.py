@@ -1,0 +1,94 @@
+"""``_optim.newton_step``: optax's first L-BFGS iteration, written without optax.
+
+With ``restart_every=1`` and L-BFGS (both methods' default), every restart of
+``fit``'s loop is one L-BFGS iteration from the identity: the step ``−∇F`` in
+preconditioned coordinates, cut by the method's step rule, then optax's Armijo
+back-tracking search. ``newton_step`` takes that step without optax (a smaller
+program to compile); the reference here is optax itself
+(``make_optimizer``'s chain, with the barrier's fraction-to-boundary
+transform), on barrier objectives where the boundary cut, the back-tracking
+or neither decides the step.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from spatialjax.identification._barrier import (
+    _barrier_hessian,
+    _barrier_objective,
+    _fraction_to_boundary,
+)
+from spatialjax.identification._objective import Problem, prior_terms, pseudo_inertia
+from spatialjax.identification._optim import (
+    make_optimizer,
+    max_feasible_step,
+    newton_step,
+    preconditioner,
+)
+from spatialjax.identification._regressor import body_regressor
+
+
+def _setup(rng, mu: float, scale: float, margin: float):
+    """A barrier objective, a feasible point and its preconditioner ``T``.
+
+    ``scale`` multiplies the preconditioned step: 1 is the Newton step, larger
+    values overshoot. ``margin`` is added to ``J``'s diagonal: small, the
+    boundary is near and cuts the step; large, the step stays inside and an
+    overshoot is back-tracked.
+    """
+    B = rng.standard_normal((4, 4))
+    J = B @ B.T + margin * np.eye(4)
+    S = J[:3, :3]
+    inertia = np.trace(S) * np.eye(3) - S
+    pi = np.r_[J[3, 3], J[:3, 3], inertia[np.triu_indices(3)][[0, 1, 3, 2, 4, 5]]]
+    np.testing.assert_allclose(np.asarray(pseudo_inertia(pi)), J, atol=1e-12)
+    Y = np.asarray(body_regressor(rng.standard_normal((20, 6)), rng.standard_normal((20, 6))))
+    R = np.linalg.qr(Y.reshape(-1, 10), mode="r")
+    # data from a body 1 % away from π: its least squares lies inside when the margin is large
+    z = R @ (pi * (1.0 + 0.01 * rng.standard_normal(10)))
+    A = rng.standard_normal((4, 4))
+    k, logdet0 = prior_terms(jnp.asarray(A @ A.T + 4.0 * np.eye(4)))
+    P = Problem(jnp.asarray(R), jnp.asarray(z), jnp.asarray(0.7), k, logdet0, jnp.asarray(0.2))
+    pi = jnp.asarray(pi)
+    T = scale * preconditioner(_barrier_hessian(pi, P, mu, 0.0))
+    return P, pi, T
+
+
+@pytest.mark.parametrize(
+    "scale, margin, acts",
+    [(1.0, 1e3, "nothing"), (30.0, 0.05, "cut"), (1e4, 0.05, "cut"), (3.0, 1e3, "back-tracking")],
+)
+@pytest.mark.parametrize("mu", [0.0, 1e-2])
+def test_newton_step_is_optax_first_lbfgs_iteration(rng, mu, scale, margin, acts):
+    slack = float(8 * np.finfo(np.float64).eps)
+    for _ in range(3):
+        P, pi, T = _setup(rng, mu, scale, margin)
+
+        def fn(y, pi=pi, T=T, P=P):
+            return _barrier_objective(pi + T @ y, P, mu, 0.0)
+
+        y0 = jnp.zeros(10)
+        opt = make_optimizer("lbfgs", 0.1, 10, (_fraction_to_boundary(pi, T, 0.0),), slack)
+        v, g = jax.value_and_grad(fn)(y0)
+        u, _ = opt.update(g, opt.init(y0), y0, value=v, grad=g, value_fn=fn)
+
+        def cap(dy, pi=pi, T=T):
+            return max_feasible_step(pi, T @ dy, 0.99, 0.0)
+
+        y, j, first, dec0 = newton_step(jax.value_and_grad(fn), fn, y0, cap, slack)
+        np.testing.assert_allclose(np.asarray(y), np.asarray(u), rtol=1e-13, atol=1e-15)
+        assert int(j) == 1 and float(first) == np.inf
+        np.testing.assert_allclose(float(dec0), 0.5 * float(g @ g), rtol=1e-14)
+        assert float(fn(y)) <= float(v)  # a descent step, feasible (finite objective)
+        alpha = float(cap(-g))
+        if acts == "cut":
+            assert alpha < 1.0
+        elif acts == "back-tracking":  # no cut; the full step overshoots, a shorter one is taken
+            assert alpha == 1.0 and float(jnp.linalg.norm(y)) < float(jnp.linalg.norm(g))
+        else:  # the full Newton step
+            assert alpha == 1.0
+            np.testing.assert_allclose(np.asarray(y), -np.asarray(g), rtol=1e-15)
