@@ -214,8 +214,10 @@ def run(args) -> int:
         jax.config.update("jax_enable_x64", True)
     from . import core, report, suite
 
+    # before the backend starts its threads: glibc's arena limit binds threads not yet
+    # attached to an arena (host memory only; harmless with an accelerator)
+    kept = not args.no_keep_buffers and core.keep_host_buffers()
     device = core.bench_device()
-    kept = device.platform == "cpu" and not args.no_keep_buffers and core.keep_host_buffers()
     _drop_missing(settings)
     meta = {
         **_versions(),
