@@ -21,13 +21,15 @@ joint-torque regressor (``regressor``):
 The joint-torque regressor of Talos at 1e5 states would be 1e5 x 38 x 330 float64
 (10 GB); it runs at ``--max-regressor-states`` (default 1e4) and says so.
 
-Large results are bounded by first touching fresh memory: a Panda regressor at 1e5
-states is 392 MB, Talos' at 1e4 1 GB (72 % zeros), and glibc maps each such result
-anew, so the kernel faults in 4 kB pages (about 5 GB/s on the 2-core test machine,
-against 16 GB/s for a warm 10 MB buffer); the Pinocchio loop overwrites one small
-buffer. With transparent huge pages for malloc (``GLIBC_TUNABLES=glibc.malloc.hugetlb=1``,
-glibc >= 2.35, THP in ``madvise`` or ``always`` mode) the same fill ran 3x faster there;
-the tunable in effect is recorded in the results' ``meta``.
+Large results cost first touching fresh memory: a Panda regressor at 1e5 states is
+392 MB, Talos' at 1e4 1 GB (72 % zeros), the Panda's forward kinematics at 1e5 77 MB.
+By default glibc maps each such result anew and unmaps it when freed, so every call
+page-faults it again (4 kB pages, about 5 GB/s on the 2-core test machine). As
+``spatialjax bench`` does, this script first lets glibc keep freed buffers
+(``_harness.core.keep_host_buffers``; ``--no-keep-buffers`` leaves glibc alone), so
+repeated calls reuse their memory like the Pinocchio loop that keeps its results in one
+preallocated array (measured: Panda forward kinematics at 1e5 states 72 -> 43 ms).
+Whether it was applied, and ``GLIBC_TUNABLES``, are recorded in the results' ``meta``.
 
 Example: ``PYTHONPATH=. python benchmarks/bench_multibody.py --batches 1,1000,100000``.
 ``--chain 4096x1024``: only forward kinematics of 1,024 chains of 4,096 revolute links
@@ -53,6 +55,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _harness.core import keep_host_buffers  # noqa: E402
 
 import spatialjax.multibody as mb  # noqa: E402
 
@@ -249,7 +252,9 @@ def main(argv=None):
         help="LINKSxBATCH (e.g. 4096x1024): only the chain FK benchmark against a NumPy loop",
     )
     p.add_argument("--dtypes", default="float32,float64", help="dtypes of --chain")
+    p.add_argument("--no-keep-buffers", action="store_true", help="leave glibc's malloc alone")
     args = p.parse_args(argv)
+    buffers_kept = not args.no_keep_buffers and keep_host_buffers()  # before backend threads
     out = Path(args.out)
     if out.exists() and not args.overwrite:
         raise SystemExit(f"--out {out} exists; pass --overwrite to replace it")
@@ -268,7 +273,8 @@ def main(argv=None):
     device = str(jax.devices()[0])
     print(f"device: {device} ({jax.devices()[0].device_kind}); jax {jax.__version__}; "
           f"pinocchio {pin.__version__}; {platform.processor() or platform.machine()}; "
-          "float64; shared machine (other jobs were running)")  # fmt: skip
+          f"float64; load average {os.getloadavg()[0]:.1f}; "
+          f"glibc keeps freed buffers: {buffers_kept}")  # fmt: skip
     rows = []
     batches = [int(b) for b in args.batches.split(",")]
     for robot in args.robots.split(","):
@@ -364,7 +370,7 @@ def main(argv=None):
                 )
     out.parent.mkdir(parents=True, exist_ok=True)
     meta = dict(device=device, jax=jax.__version__, pinocchio=pin.__version__, dtype="float64",
-                note="shared 2-core machine; other jobs were running", args=vars(args),
+                load_average=os.getloadavg()[0], args=vars(args), keep_host_buffers=buffers_kept,
                 glibc_tunables=os.environ.get("GLIBC_TUNABLES", ""))  # fmt: skip
     out.write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
     print(f"\nwrote {out}")
