@@ -28,7 +28,7 @@ page-faults it again (4 kB pages, about 5 GB/s on the 2-core test machine). As
 ``spatialjax bench`` does, this script first lets glibc keep freed buffers
 (``_harness.core.keep_host_buffers``; ``--no-keep-buffers`` leaves glibc alone), so
 repeated calls reuse their memory like the Pinocchio loop that keeps its results in one
-preallocated array (measured: Panda forward kinematics at 1e5 states 72 -> 43 ms).
+preallocated array (measured: Panda forward kinematics at 1e5 states 65 -> 44 ms).
 Whether it was applied, and ``GLIBC_TUNABLES``, are recorded in the results' ``meta``.
 
 Example: ``PYTHONPATH=. python benchmarks/bench_multibody.py --batches 1,1000,100000``.

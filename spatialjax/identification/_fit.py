@@ -7,8 +7,8 @@ Lee, Wensing & Park 2020)
    \min_{π:\ J(π) \succ 0}\ F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
       + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
 
-with optax, as one compiled program (``jit`` of a ``vmap`` of
-``while_loop``\ s). See :func:`fit`.
+by damped Newton steps (or optax's L-BFGS and Adam on request), as one
+compiled program (``jit`` of a ``vmap`` of ``while_loop``\ s). See :func:`fit`.
 """
 
 from __future__ import annotations
@@ -387,7 +387,8 @@ def fit(
     once by a QR factorisation, so the cost of an iteration does not depend
     on the number of samples.
 
-    Solvers (both optimise with optax and follow a central path: a
+    Solvers (both take line-searched Newton steps on their exact Hessian by
+    default, optax's L-BFGS or Adam on request, and follow a central path: a
     ``−μ log det J`` term, ``μ`` divided by 10 per stage down to
     ``4μ ≤ 0.1 rtol |F|``, keeps the iterates away from the boundary):
 

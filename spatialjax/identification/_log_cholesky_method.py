@@ -55,12 +55,13 @@ def _quadratic_forms() -> np.ndarray:
     Pm = np.zeros((4, 4, 10))  # U[a, c] = Σ_i Pm[a, c, i] u_i
     Pm[_U_ROWS, _U_COLS, np.arange(10)] = 1.0
     M = np.einsum("kab,aci,bcj->kij", G, Pm, Pm)
-    return M + M.transpose(0, 2, 1)
+    return np.round(2.0 * (M + M.transpose(0, 2, 1))) / 2.0  # exact halves and integers
 
 
 _Q = _quadratic_forms()
 for _a in (_EXP, _LIN, _DIAG, _Q):
     _a.setflags(write=False)
+del _i, _r, _c, _a
 
 
 def theta_derivatives(theta, P: Problem):

@@ -17,6 +17,10 @@ import optax
 from .._smallmat import cho_solve, ldl_pivots4, lower_inverse, modified_cholesky
 from ._objective import Problem, hessian_pi, objective_pi, pseudo_inertia
 
+# the Armijo back-tracking search of both paths (optax's, and newton_step's written out)
+MAX_BACKTRACKING = 25  # halvings of the step (optax's max_backtracking_steps)
+SLOPE_RTOL = 1e-4  # sufficient-decrease coefficient (optax's slope_rtol)
+
 
 def make_optimizer(
     optimizer: str, learning_rate, memory_size: int, extra=(), slack=0.0
@@ -38,7 +42,11 @@ def make_optimizer(
     """
     if optimizer == "lbfgs":
         ls = optax.scale_by_backtracking_linesearch(
-            max_backtracking_steps=25, decrease_factor=0.5, increase_factor=1.0, rtol=slack
+            max_backtracking_steps=MAX_BACKTRACKING,
+            slope_rtol=SLOPE_RTOL,
+            decrease_factor=0.5,
+            increase_factor=1.0,
+            rtol=slack,
         )
         return optax.chain(
             optax.scale_by_lbfgs(memory_size=memory_size, scale_init_precond=False),
@@ -87,7 +95,7 @@ def minimize(
     step_cap: Callable | None = None,
     slack: float = 0.0,
 ) -> LoopOut:
-    r"""Preconditioned optax iterations with restarts, as nested ``while_loop``\ s.
+    r"""Preconditioned iterations (optax or damped Newton) with restarts, as ``while_loop``\ s.
 
     Outer loop (a *restart*): compute the Hessian ``H`` of ``value_fn(·, μ)``
     at the current point ``x``, build ``T = preconditioner(H)`` and the
@@ -202,10 +210,6 @@ def minimize(
     c0 = (x0, value_fn(x0, mu0), mu0, izero, false, false)
     x, v, mu, k, done, certified = jax.lax.while_loop(outer_cond, outer_body, c0)
     return LoopOut(x, v, k, done & certified)
-
-
-MAX_BACKTRACKING = 25  # halvings of the line search (optax's max_backtracking_steps)
-SLOPE_RTOL = 1e-4  # Armijo's sufficient-decrease coefficient (optax's slope_rtol)
 
 
 def newton_step(vg: Callable, fn: Callable, y0, step_cap: Callable | None, slack):

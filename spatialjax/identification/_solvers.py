@@ -48,7 +48,8 @@ class LBFGS:
     smaller program); ``memory_size`` then plays no part.
 
     Attributes:
-      memory_size: number of curvature pairs kept.
+      memory_size: number of curvature pairs kept (unused with
+        ``restart_every=1``, each restart being one step).
       max_iters: cap on optimiser iterations over all restarts and barrier stages.
     """
 
@@ -88,7 +89,7 @@ class _Solver:
     #: ``restart_every`` when left at ``None``, with L-BFGS and with Adam. With L-BFGS,
     #: one iteration per Hessian (both methods write their Hessian out: cheap): a
     #: line-searched Newton step per iteration, fewer iterations than ten and less time
-    #: on benchmarks/bench_identification.py (barrier 1.5-1.9x, log-Cholesky 1.4x)
+    #: on benchmarks/bench_identification.py (barrier 1.5-1.9x, log-Cholesky 1.8x)
     _RESTART_DEFAULT: ClassVar[dict] = {LBFGS: 1, Adam: 10}
 
     def __post_init__(self):
@@ -125,8 +126,8 @@ class Barrier(_Solver):
         no prior is given) or ``"least_squares"`` (projected least squares).
       rtol: relative tolerance on the objective; ``None``: ``1e-10`` (float64)
         or ``1e-5`` (float32).
-      newton_steps: cap on the damped Newton steps that finish a ``γ > 0`` fit
-        (0: optax only).
+      newton_steps: cap on the damped Newton steps in ``π`` that finish a
+        ``γ > 0`` fit (0: the main iterations only).
       restart_every: optimiser iterations between Hessian re-preconditioning.
         ``None`` (default): 1 with L-BFGS, so that every iteration is a damped
         Newton step with the barrier objective's exact Hessian (its first
@@ -155,7 +156,8 @@ class LogCholesky(_Solver):
       optimizer: ``LBFGS()`` (default) or ``Adam()``.
       init: ``"prior"`` or ``"least_squares"`` (see :class:`Barrier`).
       rtol: relative tolerance on the objective (see :class:`Barrier`).
-      newton_steps: cap on the final damped Newton steps (0: optax only).
+      newton_steps: cap on the final damped Newton steps in ``π`` (0: the
+        iterations in ``θ`` only).
       restart_every: optimiser iterations between Hessian re-preconditioning;
         ``None`` (default): 1 with L-BFGS (a line-searched Newton step in ``θ``
         per iteration, the Hessian written out through the entries of the
