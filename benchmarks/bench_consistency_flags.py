@@ -72,7 +72,8 @@ def _run(dtype, n, min_time):
     for name, (exe, compile_s) in compiled.items():
         # each call interleaved with the copies on its own: the round count follows its own
         # time (a 0.3 s report would cap a shared group, the flags with it, at a few rounds)
-        t, *t_roof = core.time_interleaved([(exe, (body,)), *roof.values()], min_time=min_time)
+        calls = [(exe, (body,)), *roof.values()]
+        t, *t_roof = core.time_interleaved(calls, min_time=min_time, warmup_time=0.2)
         kind, t_copy = core.pick_roofline(dict(zip(roof, t_roof, strict=True)))
         out = exe(body)
         verdicts.append(np.asarray(out if hasattr(out, "shape") else out.fully_consistent))

@@ -71,7 +71,8 @@ def main(argv=None) -> int:
         args += (P["prior"], jnp.asarray(GAMMA))
         for solver in (Barrier(), LogCholesky()):
             progs = {k: _compile(solver, args, newton=k == "newton") for k in ("newton", "optax")}
-            t = time_interleaved([(c, args) for c, _ in progs.values()], min_time=a.min_time)
+            calls = [(c, args) for c, _ in progs.values()]
+            t = time_interleaved(calls, min_time=a.min_time, warmup_time=0.2)
             res = {k: c(*args) for k, (c, _) in progs.items()}
             it = {k: np.asarray(r.iterations) for k, r in res.items()}
             obj = {k: np.asarray(r.objective) for k, r in res.items()}

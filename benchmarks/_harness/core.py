@@ -61,7 +61,7 @@ def time_interleaved(
     min_repeats: int = 5,
     max_repeats: int = 200,
     warmup: int = 2,
-    warmup_time: float = 0.2,
+    warmup_time: float | None = None,
 ) -> list[Timing]:
     """Median wall time of each ``fn(*args)``, the calls interleaved round by round.
 
@@ -72,10 +72,12 @@ def time_interleaved(
     for about ``min_time`` seconds in total, clamped to ``[min_repeats,
     max_repeats]``; calls slower than 0.5 s get one warm-up run and at least
     3 rounds. Faster calls are warmed up ``warmup`` times and for at least
-    ``warmup_time`` seconds: with large outputs on the CPU, the first few
-    calls grow the heap that later calls reuse (page faults; measured 3-4
-    calls at 3-5x the steady time for 10⁶-item float32 transforms).
+    ``warmup_time`` seconds (default ``2 * min_time``): with large outputs on the
+    CPU, the first calls grow the heap that later calls reuse (page faults;
+    measured 3-4 calls at 3-5x the steady time for 10⁶-item float32
+    transforms before :func:`keep_host_buffers` set the arena limit, 1 after).
     """
+    warmup_time = 2.0 * min_time if warmup_time is None else warmup_time
     slow = 0.5
     slowest = 0.0
     for fn, args in calls:
