@@ -5,7 +5,7 @@ With L-BFGS and ``restart_every=1`` (both methods' default), each restart of
 the method's step cut and optax's back-tracking line search.
 ``_optim.newton_step`` takes that step without optax; this script compiles
 ``fit`` both ways (the optax way by calling ``_optim.minimize`` with
-``newton=False``) and times the two programs interleaved, on the problem of
+options whose ``newton`` is false) and times the two programs interleaved, on the problem of
 ``bench_identification.py`` (float64, ``--seed`` 1 by default), for both
 methods. Iteration counts and objectives are printed: they must agree.
 
@@ -40,8 +40,12 @@ def _compile(solver, args, *, newton: bool):
     """``fit`` compiled with the solver's own ``minimize`` (newton) or forced through optax."""
     original = _optim.minimize
 
-    def through_optax(*a, **kw):
-        return original(*a, **{**kw, "newton": False})
+    def through_optax(value_fn, x0, make_opt, opts, **kw):
+        # restart_every=1 through optax's chain: the same settings, newton off
+        class Optax(type(opts)):
+            newton = False
+
+        return original(value_fn, x0, make_opt, Optax(*opts), **kw)
 
     chosen = original if newton else through_optax
     _barrier.minimize = _log_cholesky_method.minimize = chosen

@@ -24,7 +24,7 @@ import optax
 
 from .._smallmat import ldl_pivots4
 from ._objective import Problem, data_term, neg_logdet_hessian, pseudo_inertia
-from ._optim import NU, LoopOut, make_optimizer, max_feasible_step, minimize
+from ._optim import NU, LoopOptions, LoopOut, max_feasible_step, minimize
 
 
 def _shifted_logdet(pi, eps):
@@ -65,39 +65,21 @@ def _fraction_to_boundary(pi0, T, eps):
     return optax.GradientTransformationExtraArgs(init, update)
 
 
-def solve_barrier(
-    P: Problem,
-    pi0,
-    *,
-    optimizer,
-    learning_rate,
-    memory_size,
-    rtol,
-    atol,
-    max_iters,
-    restart_every,
-    eps,
-) -> LoopOut:
+def solve_barrier(P: Problem, pi0, opts: LoopOptions, *, eps) -> LoopOut:
     """Interior-point loop for one body from a strictly feasible ``pi0``; returns ``π``."""
     mu0 = 0.1 * jnp.abs(_barrier_objective(pi0, P, 0.0, eps)) / NU
-
     slack = float(8 * jnp.finfo(pi0.dtype).eps)
 
     def make_opt(pi, T):
-        extra = (_fraction_to_boundary(pi, T, eps),)
-        return make_optimizer(optimizer, learning_rate, memory_size, extra, slack)
+        return opts.make_optimizer((_fraction_to_boundary(pi, T, eps),), slack)
 
     out = minimize(
         lambda pi, mu: _barrier_objective(pi, P, mu, eps),
         pi0,
         make_opt,
-        rtol=rtol,
-        atol=atol,
-        max_iters=max_iters,
-        restart_every=restart_every,
+        opts,
         mu0=mu0,
         hess_fn=lambda pi, mu: _barrier_hessian(pi, P, mu, eps),
-        newton=optimizer == "lbfgs" and restart_every == 1,
         step_cap=lambda pi, dpi: max_feasible_step(pi, dpi, 0.99, eps),
         slack=slack,
     )

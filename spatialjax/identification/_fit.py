@@ -37,7 +37,7 @@ from ._objective import (
     pseudo_inertia,
     reduce_data,
 )
-from ._optim import LoopOut, newton_polish
+from ._optim import LoopOptions, LoopOut, newton_polish
 from ._program import cpu_program
 from ._result import FitResult
 from ._solvers import INITS, LBFGS, SOLVERS, Adam, Barrier, LogCholesky
@@ -167,19 +167,20 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     scale = rho2 + z @ z + P.gamma * (4.0 + jnp.abs(P.logdet0))
     atol = jnp.where(skip, jnp.inf, 16 * eps * scale)
     opt = solver.optimizer
-    kw = dict(
-        atol=atol,
+    assert solver.restart_every is not None  # resolved by the solver object (_solvers)
+    opts = LoopOptions(
         optimizer="lbfgs" if isinstance(opt, LBFGS) else "adam",
         learning_rate=getattr(opt, "learning_rate", 0.1),
         memory_size=getattr(opt, "memory_size", 10),
         rtol=jnp.where(newton, jnp.maximum(rtol, NEWTON_HANDOFF), rtol),
+        atol=atol,
         max_iters=opt.max_iters,
         restart_every=solver.restart_every,
     )
     if isinstance(solver, LogCholesky):
-        out: LoopOut = solve_log_cholesky(P, pi0, **kw)
+        out: LoopOut = solve_log_cholesky(P, pi0, opts)
     else:
-        out = solve_barrier(P, pi0, eps=solver.eps, **kw)
+        out = solve_barrier(P, pi0, opts, eps=solver.eps)
     pi, iters, converged = out.x, out.iterations, out.converged
 
     if solver.newton_steps > 0:

@@ -28,7 +28,7 @@ import numpy as np
 from .._log_cholesky import log_cholesky_to_vector, vector_to_log_cholesky
 from .._params import PSEUDO_INERTIA_BASIS
 from ._objective import Problem, data_term, theta_logdet
-from ._optim import NU, LoopOut, make_optimizer, minimize
+from ._optim import NU, LoopOptions, LoopOut, minimize
 
 # ------------------------------------------------------------------ θ -> u -> π, constants
 # u: the entries of U, row-major upper triangle (0,0) (0,1) (0,2) (0,3) (1,1) ... (3,3).
@@ -124,18 +124,7 @@ def hessian_x(x, mu, P: Problem, floor, d_floor):
     return s[:, None] * H * s[None, :] + jnp.diag(g * s2)
 
 
-def solve_log_cholesky(
-    P: Problem,
-    pi0,
-    *,
-    optimizer,
-    learning_rate,
-    memory_size,
-    rtol,
-    atol,
-    max_iters,
-    restart_every,
-) -> LoopOut:
+def solve_log_cholesky(P: Problem, pi0, opts: LoopOptions) -> LoopOut:
     r"""Unconstrained optimisation over log-Cholesky parameters for one body.
 
     For ``γ > 0`` the objective grows like ``−2γ dᵢ`` as any ``dᵢ → −∞``, so
@@ -173,18 +162,14 @@ def solve_log_cholesky(
         return objective_x(x, mu, P, floor, d_floor)
 
     slack = float(8 * jnp.finfo(dtype).eps)
-    opt = make_optimizer(optimizer, learning_rate, memory_size, slack=slack)
+    opt = opts.make_optimizer(slack=slack)
     out = minimize(
         value,
         x0,
         lambda x, T: opt,
-        rtol=rtol,
-        atol=atol,
-        max_iters=max_iters,
-        restart_every=restart_every,
+        opts,
         mu0=0.1 * jnp.abs(value(x0, 0.0)) / NU,
         hess_fn=lambda x, mu: hessian_x(x, mu, P, floor, d_floor),
-        newton=optimizer == "lbfgs" and restart_every == 1,
         slack=slack,
     )
     pi = log_cholesky_to_vector(to_theta(out.x, floor, d_floor))

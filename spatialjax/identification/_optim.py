@@ -69,6 +69,37 @@ def preconditioner(H):
     return lower_inverse(modified_cholesky(H, jnp.finfo(H.dtype).eps)).T
 
 
+class LoopOptions(NamedTuple):
+    """The optimiser settings of one fit, from the solver objects (``_solvers``).
+
+    Attributes:
+      optimizer: ``"lbfgs"`` or ``"adam"``.
+      learning_rate: Adam's step (unit-free, preconditioned coordinates).
+      memory_size: L-BFGS curvature pairs.
+      rtol: relative tolerance on the objective (a traced scalar).
+      atol: absolute floor of every convergence test (a traced scalar).
+      max_iters: cap on iterations over all restarts and stages.
+      restart_every: iterations between Hessian re-preconditioning.
+    """
+
+    optimizer: str
+    learning_rate: float
+    memory_size: int
+    rtol: jax.Array
+    atol: jax.Array
+    max_iters: int
+    restart_every: int
+
+    @property
+    def newton(self) -> bool:
+        """One L-BFGS step per Hessian: taken by :func:`newton_step`, without optax."""
+        return self.optimizer == "lbfgs" and self.restart_every == 1
+
+    def make_optimizer(self, extra=(), slack=0.0):
+        """:func:`make_optimizer` with these settings."""
+        return make_optimizer(self.optimizer, self.learning_rate, self.memory_size, extra, slack)
+
+
 class LoopOut(NamedTuple):
     x: jax.Array
     value: jax.Array
@@ -84,14 +115,10 @@ def minimize(
     value_fn: Callable,
     x0,
     make_opt: Callable,
+    opts: LoopOptions,
     *,
-    rtol,
-    atol,
-    max_iters: int,
-    restart_every: int,
     hess_fn: Callable,
     mu0=None,
-    newton: bool = False,
     step_cap: Callable | None = None,
     slack: float = 0.0,
 ) -> LoopOut:
@@ -114,7 +141,7 @@ def minimize(
     accepts ``tol |F| + atol``: ``atol`` (a few ulps of the data's size) is
     what remains reachable when the optimum is ``F* = 0`` (noiseless data).
 
-    ``newton=True`` (L-BFGS with ``restart_every=1``): each restart is one
+    ``opts.newton`` (L-BFGS with ``restart_every=1``): each restart is one
     damped Newton step, :func:`newton_step`, the iteration optax's L-BFGS
     takes from the identity followed by its back-tracking line search, written
     without optax (a smaller program to compile); ``make_opt`` is not used,
@@ -127,6 +154,7 @@ def minimize(
 
     Returns ``LoopOut(x, F(x, μ_final), iterations, converged)``.
     """
+    rtol, atol, max_iters, restart_every = opts.rtol, opts.atol, opts.max_iters, opts.restart_every
     dtype = x0.dtype
     staged = mu0 is not None
     mu0 = jnp.asarray(0.0 if mu0 is None else mu0, dtype)
@@ -142,7 +170,7 @@ def minimize(
         fn = lambda y: value_fn(x + T @ y, mu)  # noqa: E731
         vg = jax.value_and_grad(fn)
         tol = jnp.maximum(rtol, 0.1 * NU * mu / jnp.abs(v_x)) if staged else rtol
-        if newton:
+        if opts.newton:
             cap = None
             if step_cap is not None:
                 cap_x = step_cap
