@@ -24,7 +24,6 @@ Example: ``python benchmarks/bench_consistency_flags.py --size 1e6 --runs 4``.
 from __future__ import annotations
 
 import argparse
-import time
 
 import jax
 
@@ -60,11 +59,7 @@ def _run(dtype, n, min_time):
         ),
         "physical_consistency (full report)": physical_consistency,
     }
-    compiled = {}
-    for name, fn in cases.items():
-        t0 = time.perf_counter()
-        compiled[name] = jax.jit(fn).lower(body).compile()
-        compiled[name] = (compiled[name], time.perf_counter() - t0)
+    compiled = {name: core.compile_jitted(fn, (body,)) for name, fn in cases.items()}
     out_bytes = n * np.dtype(bool).itemsize
     roof = core.roofline_calls(p_np.nbytes, p_np.nbytes, dtype, jax.devices()[0])  # a memcpy
     print(f"\n{np.dtype(dtype).name}: {p_np.nbytes / 1e6:.0f} MB in, {out_bytes / 1e6:.0f} MB out")

@@ -15,7 +15,6 @@ Example: ``python benchmarks/bench_fit_newton_step.py --bodies 100,1000``.
 from __future__ import annotations
 
 import argparse
-import time
 
 import jax
 
@@ -23,7 +22,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from _harness.core import time_interleaved  # noqa: E402
+from _harness.core import compile_jitted, time_interleaved  # noqa: E402
 from bench_identification import GAMMA, make_problem  # noqa: E402
 
 from spatialjax.identification import (  # noqa: E402
@@ -55,9 +54,7 @@ def _compile(solver, args, *, newton: bool):
         def run(Y, f, w, prior, gamma):
             return fit(Y, f, weights=w, prior=prior, gamma=gamma, solver=solver)
 
-        t0 = time.perf_counter()
-        compiled = jax.jit(run).lower(*args).compile()
-        return compiled, time.perf_counter() - t0
+        return compile_jitted(run, args)
     finally:
         _barrier.minimize = _log_cholesky_method.minimize = original
 
