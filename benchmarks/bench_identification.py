@@ -50,6 +50,7 @@ jax.config.update("jax_enable_x64", True)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+from _harness.core import compile_jitted  # noqa: E402
 from _harness.report import write_json_and_text  # noqa: E402
 
 import spatialjax as sj  # noqa: E402
@@ -187,9 +188,7 @@ def sample_sweep(nb: int, sizes, seed: int, repeats: int, say) -> list[dict]:
             def run(Y, f, prior, method=method):
                 return fit(Y, f, weights=w, prior=prior, gamma=gamma, solver=method)
 
-            t0 = time.perf_counter()
-            c = jax.jit(run).lower(Y, f, P["prior"]).compile()
-            tc = time.perf_counter() - t0
+            c, tc = compile_jitted(run, (Y, f, P["prior"]))
             times = []
             for _ in range(repeats):
                 t0 = time.perf_counter()
