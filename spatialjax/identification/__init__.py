@@ -33,6 +33,7 @@ identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
 writes).
 """
 
+from ._correlation import correlation_time as correlation_time
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_urdf as write_identified_urdf
@@ -44,9 +45,15 @@ from ._log import LogError as LogError
 from ._log import RobotLog as RobotLog
 from ._log import load_log as load_log
 from ._log import match_joints as match_joints
+from ._pipeline import IdentifyError as IdentifyError
+from ._pipeline import RobotIdentification as RobotIdentification
+from ._pipeline import identify_robot as identify_robot
 from ._preprocess import PreparedLog as PreparedLog
 from ._preprocess import parallel_filter as parallel_filter
 from ._preprocess import prepare_log as prepare_log
+from ._prior import PriorError as PriorError
+from ._prior import PriorRepair as PriorRepair
+from ._prior import repair_prior as repair_prior
 from ._regressor import body_regressor as body_regressor
 from ._result import FitResult as FitResult
 from ._robot_fit import fit_robot as fit_robot
@@ -92,6 +99,14 @@ __all__ = [
     "identifiability",
     "least_squares_torques",
     "parameter_names",
+    # the pipeline (identify_robot) and its parts
+    "IdentifyError",
+    "PriorError",
+    "PriorRepair",
+    "RobotIdentification",
+    "correlation_time",
+    "identify_robot",
+    "repair_prior",
     # model files (identify-cli)
     "write_identified_urdf",
 ]

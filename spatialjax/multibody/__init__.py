@@ -19,6 +19,8 @@ from ._algorithms import friction_regressor as friction_regressor
 from ._algorithms import joint_torque_regressor as joint_torque_regressor
 from ._algorithms import mass_matrix as mass_matrix
 from ._algorithms import rnea as rnea
+from ._friction_model import FRICTION_KINDS as FRICTION_KINDS
+from ._friction_model import FrictionModel as FrictionModel
 from ._model import JOINT_TYPES as JOINT_TYPES
 from ._model import Model as Model
 from ._model import chain_model as chain_model
@@ -26,6 +28,8 @@ from .interop import from_mujoco as from_mujoco
 from .interop import from_pinocchio as from_pinocchio
 
 __all__ = [
+    "FRICTION_KINDS",
+    "FrictionModel",
     "JOINT_TYPES",
     "Kinematics",
     "Model",
