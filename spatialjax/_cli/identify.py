@@ -97,7 +97,7 @@ import numpy as np
 from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS, _g
 from ..identification._pipeline import STAGES as _STAGES
 from ..identification._pipeline import jsonable as _jsonable
-from ..multibody._friction_model import FRICTION_KINDS, FrictionModel
+from ..multibody.friction import FRICTION_KINDS, FrictionModel
 
 
 class UsageError(Exception):

@@ -64,6 +64,7 @@ from ._robot_fit import (
     COMPILER_OPTIONS,
     FRICTION_KINDS,
     PRIOR_SPREAD,
+    _as_friction_model,
     _base_condition,
     _check_prior,
     _factor,
@@ -82,22 +83,16 @@ def parameter_names(model, friction=FRICTION_KINDS) -> tuple:
 
     Args:
       model: :class:`~spatialjax.multibody.Model`.
-      friction: the friction kinds fitted (subset of ``("viscous", "coulomb",
-        "offset")``), in :func:`fit_robot`'s column order.
+      friction: the friction fitted: a :class:`~spatialjax.multibody.FrictionModel`
+        or a subset of ``("viscous", "coulomb", "offset")``.
 
     Returns:
       ``10 nb + ne`` pairs such as ``("panda_link3", "Ixy")`` or
       ``("panda_joint2", "coulomb")``.
     """
-    if isinstance(friction, str):
-        friction = (friction,)
-    kinds = tuple(k for k in FRICTION_KINDS if k in tuple(friction))
+    fm = _as_friction_model(friction)
     names = [(b, n) for b in model.body_names for n in PARAMETER_NAMES]
-    joints = [
-        j for j, t in zip(model.joint_names, model.joint_types, strict=True) if t != "free_flyer"
-    ]
-    names += [(j, k) for j in joints for k in kinds]
-    return tuple(names)
+    return tuple(names) + fm.names(model)
 
 
 def _prior_hessian(pi0):

@@ -40,7 +40,23 @@ NU_BODY = 4.0  # barrier parameter of −log det on 4×4 matrices
 MU_DECREASE = 10.0
 LINE_SEARCH_STEPS = 40
 MAX_ITERS = 300
-FRICTION_KINDS = ("viscous", "coulomb", "offset")
+FRICTION_KINDS = ("viscous", "coulomb", "offset")  # as multibody.FRICTION_KINDS
+
+
+def _as_friction_model(friction):
+    """A :class:`~spatialjax.multibody.FrictionModel` from one, a kind or a tuple of kinds."""
+    from ..multibody import FrictionModel
+
+    if isinstance(friction, FrictionModel):
+        return friction
+    kinds = (friction,) if isinstance(friction, str) else friction
+    try:
+        return FrictionModel(tuple(kinds))
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"friction: expected distinct entries of {FRICTION_KINDS} or a FrictionModel, got "
+            f"{friction!r} ({e})"
+        ) from None
 
 
 def _default_rtol(dtype) -> float:
@@ -952,8 +968,8 @@ def fit_robot(
         default prior; joints locked in the model stay locked).
       q: ``(..., N, nq)`` positions; ``v``, ``a``, ``tau``: ``(..., N, nv)``
         velocities, accelerations and measured torques (model conventions).
-      friction: any subset of ``("viscous", "coulomb", "offset")``; ``()``
-        fits no friction.
+      friction: a :class:`~spatialjax.multibody.FrictionModel`, or any subset
+        of ``("viscous", "coulomb", "offset")``; ``()`` fits no friction.
       weights, gamma, solver: as in :func:`fit_torques`.
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``; default
         ``model.inertia`` (each body must be fully consistent: a massless or
@@ -971,31 +987,20 @@ def fit_robot(
       P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
     """
-    from ..multibody import Model, friction_regressor, joint_torque_regressor
+    from ..multibody import Model, joint_torque_regressor
 
     if not isinstance(model, Model):
         raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
-    if isinstance(friction, str):
-        friction = (friction,)
-    friction = tuple(friction)
-    unknown = [f for f in friction if f not in FRICTION_KINDS]
-    if unknown or len(set(friction)) != len(friction):
-        raise ValueError(
-            f"friction: expected distinct entries of {FRICTION_KINDS}, got {friction!r}"
-        )
+    fm = _as_friction_model(friction)
     tau = as_float_array(tau, "tau")
     _check_finite_samples(tau, "tau", "sample/joint")
     Y = joint_torque_regressor(model, q, v, a, gravity)
-    kinds = tuple(k for k in FRICTION_KINDS if k in friction)
     extra = nonneg = None
-    n1 = model.nv - (6 if model.floating_base else 0)
-    cols = np.zeros(0, int)
-    if kinds:
-        Ef = friction_regressor(model, v)
-        sel = [FRICTION_KINDS.index(k) for k in kinds]
-        cols = np.array([3 * j + s for j in range(n1) for s in sel], int)
-        extra = Ef[..., cols]
-        nonneg = np.array([FRICTION_KINDS[c % 3] != "offset" for c in cols], bool)
+    n1 = fm.n_joints(model)
+    cols = fm.columns(model)
+    if fm.kinds:
+        extra = fm.regressor(model, v)
+        nonneg = fm.nonnegative(model)
     res = fit_torques(
         Y,
         tau,
@@ -1009,7 +1014,7 @@ def fit_robot(
         **options,
     )
     fr = jnp.full(res.extra.shape[:-1] + (3 * n1,), jnp.nan, res.extra.dtype)
-    if kinds:
+    if fm.kinds:
         fr = fr.at[..., cols].set(res.extra)
     fields = {n: getattr(res, n) for n in res._data_fields}
     fields["friction"] = fr.reshape(fr.shape[:-1] + (n1, 3))

@@ -251,7 +251,9 @@ def simulate_log(
     )
     dq_np = np.asarray(arrays["dq"], np.float64)
     if fr is not None:
-        tau = tau + fr[:, 0] * dq_np + fr[:, 1] * np.sign(dq_np) + fr[:, 2]
+        from ..multibody import FrictionModel
+
+        tau = tau + np.asarray(FrictionModel().torque(model, dq_np, fr.reshape(-1)), np.float64)
     k_tau, k_q = jax.random.split(key)
     tau = tau + sigma_tau * np.asarray(jax.random.normal(k_tau, (N, n), jnp.float32), np.float64)
     q_meas = np.asarray(arrays["q"], np.float64)

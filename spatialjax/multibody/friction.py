@@ -1,4 +1,4 @@
-r"""Joint friction as regressor columns: :class:`FrictionModel`.
+r"""Joint friction: :class:`FrictionModel` and the friction regressor.
 
 Per one-degree-of-freedom joint ``j`` (body order; a free flyer has none)
 
@@ -27,6 +27,9 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ._model import Model
+from ._sweep import _as_input
 
 #: The friction kinds, in column order within a joint.
 FRICTION_KINDS = ("viscous", "coulomb", "offset")
@@ -105,7 +108,7 @@ class FrictionModel:
         return tuple((j, k) for j in joints for k in self.kinds)
 
     def nonnegative(self, model) -> np.ndarray:
-        """``(n_columns,)`` booleans: which coefficients are constrained ``≥ 0`` (viscous, Coulomb)."""
+        """``(n_columns,)`` booleans: the coefficients constrained ``≥ 0`` (viscous, Coulomb)."""
         return np.array([_NONNEGATIVE[k] for _ in range(self.n_joints(model)) for k in self.kinds])
 
     def regressor(self, model, v) -> jax.Array:
@@ -115,8 +118,6 @@ class FrictionModel:
           model: the :class:`~spatialjax.multibody.Model`.
           v: ``(..., nv)`` joint velocities.
         """
-        from ._algorithms import friction_regressor
-
         full = friction_regressor(model, v)
         return full[..., self.columns(model)]
 
@@ -137,7 +138,7 @@ class FrictionModel:
         return jnp.einsum("...jc,...c->...j", Y, phi)
 
     def as_table(self, model, coefficients) -> np.ndarray:
-        """``(..., n_joints, 3)`` ``[viscous, coulomb, offset]`` per joint, NaN for kinds not modelled."""
+        """``(..., n_joints, 3)`` ``[viscous, coulomb, offset]`` per joint (NaN: not modelled)."""
         phi = np.asarray(coefficients, np.float64)
         n1 = self.n_joints(model)
         out = np.full(phi.shape[:-1] + (3 * n1,), np.nan)
@@ -153,3 +154,38 @@ class FrictionModel:
                 for c, k in enumerate(FRICTION_KINDS)}
             for i, j in enumerate(model.joint_names[off:])
         }  # fmt: skip
+
+
+def friction_regressor(model: Model, v) -> jax.Array:
+    r"""Joint friction regressor: ``τ_friction = Y_f(v) @ φ``.
+
+    Three columns per one-degree-of-freedom joint ``j`` (in body order):
+    viscous ``v_j``, Coulomb ``sign(v_j)`` and a constant offset ``1``, so
+    ``φ = [F_v1, F_c1, o_1, F_v2, ...]`` and ``τ_j = F_vj v_j + F_cj sign(v_j) + o_j``.
+    ``sign(0) = 0`` (``jnp.sign``): at rest the Coulomb column is zero, and
+    its derivative is zero everywhere (no subgradient). A free flyer's six
+    rows are zero (no joint friction on a floating base).
+
+    Args:
+      model: the tree.
+      v: ``(..., nv)`` velocity.
+
+    Returns:
+      ``(..., nv, 3 * n1)`` with ``n1`` the number of one-DoF joints.
+    """
+    return _friction_kernel(model, _as_input(v, "v", model.nv, model))
+
+
+@jax.jit
+def _friction_kernel(model: Model, v) -> jax.Array:
+    """:func:`friction_regressor` on a checked ``v``."""
+    off = 6 if model.floating_base else 0
+    n1 = model.nv - off
+    vj = v[..., off:]
+    cols = jnp.stack([vj, jnp.sign(vj), jnp.ones_like(vj)], axis=-1)  # (..., n1, 3)
+    eye = jnp.eye(n1, dtype=v.dtype)
+    block = eye[:, :, None] * cols[..., None, :, :]  # (..., n1, n1, 3): row d, joint j, col
+    block = block.reshape(v.shape[:-1] + (n1, 3 * n1))
+    if off:
+        block = jnp.concatenate([jnp.zeros(v.shape[:-1] + (off, 3 * n1), v.dtype), block], -2)
+    return block
