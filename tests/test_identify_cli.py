@@ -39,7 +39,8 @@ ARM = ("panda_joint1", "panda_joint2", "panda_joint3", "panda_joint4", "panda_jo
 LOCK = {"panda_finger_joint1": 0.02, "panda_finger_joint2": 0.0}
 #: per joint [viscous N·m·s/rad, Coulomb N·m, offset N·m], of the size Gaz et al. (2019) report
 FRICTION = np.array([[0.2, 0.3, 0.05]] * 4 + [[0.1, 0.2, -0.03]] * 3)
-STAGES = ("read model", "read log", "filter", "regressor", "least squares", "fit", "validate",
+STAGES = ("read model", "read log", "prior", "sampling", "filter", "regressor", "torques",
+          "least squares", "fit", "validate",
           "write")  # fmt: skip
 
 
@@ -114,9 +115,12 @@ def test_progress_lines_and_table(panda_run):
     assert "9 movable joints" in lines[0]
     assert "locked panda_finger_joint1=0.02, panda_finger_joint2=0: 7 moving bodies" in lines[1]
     s = panda_run["report"]["samples"]
-    assert "low-pass 30 Hz" in lines[2] and "(the last 2000 raw samples)" in lines[2]
-    assert "parallel-filtered" in lines[3]
-    assert f"fit on {s['train']} samples, {s['holdout']} held out" in lines[3]
+    assert "all strictly consistent" in lines[2]
+    assert "uniform at 1000 Hz" in lines[3] and "no resampling" in lines[3]
+    assert "low-pass 30 Hz" in lines[4] and "(the last 2000 raw samples)" in lines[4]
+    assert "parallel-filtered" in lines[5]
+    assert f"fit on {s['train']} samples, {s['holdout']} held out" in lines[5]
+    assert "7 of 7 channels fitted" in lines[6]
     table = text.split(lines[-1], 1)[1]
     for i in range(1, 8):
         assert f"panda_link{i}" in table and f"panda_joint{i}" in table

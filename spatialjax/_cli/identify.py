@@ -151,7 +151,7 @@ def _friction(text: str) -> tuple[str, ...]:
     try:
         return FrictionModel.parse(text).kinds
     except (TypeError, ValueError) as e:
-        raise argparse.ArgumentTypeError(str(e).partition(": ")[2] or str(e)) from None
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _scale(text: str) -> tuple[str, float]:
@@ -526,7 +526,11 @@ def _argument_error(e, args) -> Exception:
         "--gamma": args.gamma,
     }.get(opt)
     shown = f" {value:g}" if isinstance(value, (int, float)) else ""
-    return UsageError(f"{opt}{shown}: {e.detail} (log {args.log})")
+    detail = e.detail
+    for name in ("lowpass", "decimate", "holdout", "rate"):
+        detail = detail.replace(f"{name}=", f"--{name} ").replace(f" {name} ", f" --{name} ")
+        detail = detail.replace(f"pass {name}", f"pass --{name}")
+    return UsageError(f"{opt}{shown}: {detail} (log {args.log})")
 
 
 def identify(args: argparse.Namespace, fmt: str, progress: _Progress):

@@ -502,7 +502,11 @@ def identify_robot(
     report_stage(
         "filter",
         f"{filt}; training part {preps[0].n_samples} samples"
-        + (f", held-out part {preps[1].n_samples}" if n_raw_hold else "")
+        + (
+            f", held-out part (the last {n_raw_hold} raw samples) {preps[1].n_samples}"
+            if n_raw_hold
+            else ""
+        )
         + (f", {len(validate)} validation log(s)" if validate else "")
         + f" at {preps[0].rate:.4g} Hz",
     )
@@ -543,7 +547,7 @@ def identify_robot(
     if n_train * nv <= n_params:
         raise IdentifyError(
             "log",
-            f"{n_train} training samples (after filtering and decimation by {K}) give "
+            f"column 't': {n_train} training samples (after filtering and decimation by {K}) give "
             f"{n_train * nv} joint-torque equations, not more than the {n_params} parameters to "
             "identify (10 per body + joint friction); record a longer log or decimate less",
         )

@@ -78,12 +78,15 @@ class FrictionModel:
         parts = [p.strip().lower() for p in str(text).split(",")]
         if parts == ["none"]:
             return cls(())
-        if not all(parts):
+        try:
+            if not all(parts):
+                raise ValueError("an empty kind")
+            return cls(tuple(parts))
+        except ValueError as e:
             raise ValueError(
                 f"expected a comma-separated subset of {','.join(FRICTION_KINDS)}, or 'none'; "
-                f"got {text!r}"
-            )
-        return cls(tuple(parts))
+                f"got {text!r} ({str(e).removeprefix('kinds: ')})"
+            ) from None
 
     # ---------------------------------------------------------------- per model
     @staticmethod
