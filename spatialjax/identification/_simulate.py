@@ -253,7 +253,8 @@ def simulate_log(
     if fr is not None:
         from ..multibody import FrictionModel
 
-        tau = tau + np.asarray(FrictionModel().torque(model, arrays["dq"], fr.reshape(-1).astype(dtype)), np.float64)
+        phi = fr.reshape(-1).astype(dtype)
+        tau = tau + np.asarray(FrictionModel().torque(model, arrays["dq"], phi), np.float64)
     k_tau, k_q = jax.random.split(key)
     tau = tau + sigma_tau * np.asarray(jax.random.normal(k_tau, (N, n), jnp.float32), np.float64)
     q_meas = np.asarray(arrays["q"], np.float64)
