@@ -198,17 +198,25 @@ def _scaled_log(log: RobotLog, scale: np.ndarray) -> RobotLog:
     return dataclasses.replace(log, tau=log.tau * scale[None, :])
 
 
-def _option_error(e: Exception, part: str, n: int, holdout: float) -> IdentifyError:
+def _option_error(e: Exception, part: str, n: int, holdout: float, lowpass) -> IdentifyError:
     """A ``prepare_log``/``parallel_filter`` error as one naming the argument at fault."""
     head, _, rest = str(e).partition(":")
     arg = head.strip()
     if arg in ("lowpass", "decimate"):
         return IdentifyError(arg, f"{rest.strip()} (the {part}: {n} samples)")
-    if part == "held-out part" and "too few" in str(e):
-        return IdentifyError(
-            "holdout", f"{holdout}: the held-out part ({n} samples) is too short to filter: {e}"
-        )
-    return IdentifyError("log", f"the {part} ({n} samples): {e}")
+    text = str(e).removeprefix("log: ")
+    if "too few" in text:
+        if part == "training part" and lowpass is not None:
+            return IdentifyError(
+                "lowpass",
+                f"{lowpass:g} Hz: its filter's edges leave nothing of the {part}: {text}; raise "
+                "lowpass or record a longer log",
+            )
+        if part == "held-out part":
+            return IdentifyError(
+                "holdout", f"{holdout}: the held-out part is too short to filter: {text}"
+            )
+    return IdentifyError("log", f"the {part} ({n} samples): {text}")
 
 
 def _check_free(free, body_names) -> np.ndarray:
@@ -486,7 +494,7 @@ def identify_robot(
             raise IdentifyError("log" if k < 2 else f"validate[{k - len(parts) + len(validate)}]",
                                 str(e)) from None  # fmt: skip
         except ValueError as e:
-            raise _option_error(e, part, lg.n_samples, holdout) from None
+            raise _option_error(e, part, lg.n_samples, holdout, lowpass) from None
     if lowpass and not lowpass < preps[0].rate / (2 * K):
         raise IdentifyError(
             "decimate",
@@ -531,7 +539,7 @@ def identify_robot(
                     p, Yp = parallel_filter(p, Yp, decimate=K)
                     Fp = np.zeros((Yp.shape[0], nv, 0))
             except ValueError as e:
-                raise _option_error(e, part, p.n_samples, holdout) from None
+                raise _option_error(e, part, p.n_samples, holdout, lowpass) from None
         Ys.append(np.asarray(Yp))
         Fs.append(np.asarray(Fp))
         taus.append(np.asarray(p.tau, np.float64))
