@@ -533,6 +533,27 @@ def _argument_error(e, args) -> Exception:
     return UsageError(f"{opt}{shown}: {detail} (log {args.log})")
 
 
+def _cache_after_filter(args, report):
+    """``report`` that enables the compilation cache once the filter stage has passed.
+
+    The cache folder is created then, not before: a run refused for its log or
+    its options leaves nothing behind. The fit, which most of a run compiles,
+    comes after.
+    """
+
+    def progress(stage, text, lines=()):
+        report(stage, text, lines)
+        if stage == "filter" and not args.no_cache:
+            from .._demo_robot import enable_compilation_cache
+
+            try:
+                enable_compilation_cache(args.cache_dir)
+            except OSError as e:
+                raise UsageError(f"--cache-dir: {e}") from None
+
+    return progress
+
+
 def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
     """Read the model and the log(s), lock what the log lacks, run
     :func:`~spatialjax.identification.identify_robot`; returns ``(result, model)``."""
@@ -623,7 +644,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
             validate=others,
             rate=args.rate,
             max_gap=args.max_gap,
-            progress=progress.done,
+            progress=_cache_after_filter(args, progress.done),
         )
     except ident.IdentifyError as e:
         raise _argument_error(e, args) from None
@@ -704,14 +725,6 @@ def run(args: argparse.Namespace) -> int:
     progress = _Progress(sys.stdout)
     try:
         with _x64():
-            if not args.no_cache:
-                # only once the options are checked: a refused run leaves no cache folder behind
-                from .._demo_robot import enable_compilation_cache
-
-                try:
-                    enable_compilation_cache(args.cache_dir)
-                except OSError as e:
-                    raise UsageError(f"--cache-dir: {e}") from None
             result, model = identify(args, plan["format"], progress)
             _write_outputs(args, result, model, progress)
     except (UsageError, InputError, ModelFileError) as e:
