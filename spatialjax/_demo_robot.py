@@ -282,54 +282,14 @@ def simulate(model, *, seed: int, duration: float):
 
 
 def identify(model, log, *, holdout: float = HOLDOUT):
-    """Prepare the log, fit on the first part, predict the held-out part; a dict of results."""
-    import jax
-    import jax.numpy as jnp
+    """:func:`~spatialjax.identification.identify_robot` with the demo's filter settings.
 
-    import spatialjax as sj
+    Returns the :class:`~spatialjax.identification.RobotIdentification` (the
+    held-out errors, the least-squares and fitted links, friction, status).
+    """
     from spatialjax import identification as sid
 
-    out = {}
-    dt = model.dtype
-    full = sid.prepare_log(log, lowpass=LOWPASS)  # filtered, differentiated, at 1 kHz
-    Y, E = jax.jit(_regressors)(model, *(jnp.asarray(x, dt) for x in (full.q, full.dq, full.ddq)))
-    # parallel filtering (Gautier 1997): the regressor columns through the torques' filter
-    p, Y, E = sid.parallel_filter(full, np.asarray(Y), np.asarray(E), decimate=DECIMATE)
-    cut = int(round(p.n_samples * (1 - holdout)))
-    train, test = p.split(holdout)
-    out.update(prepared=p, train=train, test=test)
-    Ytr, Etr = jnp.asarray(Y[:cut], dt), jnp.asarray(E[:cut], dt)
-    Yte, Ete = jnp.asarray(Y[cut:], dt), jnp.asarray(E[cut:], dt)
-    tau_tr = jnp.asarray(train.tau, dt)
-    pi_ls, phi_ls = sid.least_squares_torques(Ytr, tau_tr, extra=Etr)
-    nonneg = np.tile([True, True, False], model.nv)  # viscous ≥ 0, Coulomb ≥ 0, offset free
-    res = sid.fit_torques(Ytr, tau_tr, prior=model.inertia, extra=Etr, extra_nonnegative=nonneg)
-    jax.block_until_ready(res.objective)
-    nb = model.nbodies
-    ls = sj.RigidBodyInertia(jnp.reshape(pi_ls, (nb, 10)))
-
-    def predict(Y, E, pi, phi):
-        tau = jnp.einsum("njp,p->nj", Y, pi)
-        return np.asarray(tau if phi is None else tau + jnp.einsum("nje,e->nj", E, phi))
-
-    preds = {
-        "URDF prior": predict(Yte, Ete, model.inertia.params.reshape(-1), None),
-        "least squares": predict(Yte, Ete, pi_ls, phi_ls),
-        "fit": predict(Yte, Ete, res.inertia.params.reshape(-1), res.extra),
-    }
-    errors = {
-        k: float(np.linalg.norm(v - test.tau) / np.linalg.norm(test.tau)) for k, v in preds.items()
-    }
-    out.update(
-        least_squares=ls,
-        least_squares_friction=np.asarray(phi_ls).reshape(-1, 3),
-        fit=res,
-        fit_friction=np.asarray(res.extra).reshape(-1, 3),
-        predictions=preds,
-        heldout_error=errors,
-        least_squares_consistency=sj.physical_consistency(ls),
-    )
-    return out
+    return sid.identify_robot(model, log, lowpass=LOWPASS, decimate=DECIMATE, holdout=holdout)
 
 
 def run(args) -> int:
@@ -346,6 +306,8 @@ def run(args) -> int:
     cache = None if args.no_cache else enable_compilation_cache(args.cache_dir)
     jax.config.update("jax_enable_x64", True)
     import jax.numpy as jnp
+
+    import spatialjax as sj
 
     model, source = panda_model(jnp.float64)
     n = model.nv
@@ -380,11 +342,13 @@ def run(args) -> int:
     )
     r = identify(model, log)
     _done(t0)
-    train, test, res = r["train"], r["test"], r["fit"]
+    rep_ = r.report
+    n_s = rep_["samples"]
     print(
-        f"  training: {train.n_samples} samples ({train.t[0]:.1f}-{train.t[-1]:.1f} s); held out: "
-        f"{test.n_samples} samples ({test.t[0]:.1f}-{test.t[-1]:.1f} s); "
-        f"{r['prepared'].edge} samples (at 1 kHz) of filter edges dropped at each end"
+        f"  training: {n_s['train']} samples; held out: {n_s['holdout']} samples (the last "
+        f"{100 * HOLDOUT:g} % of the log, filtered on its own); data weighted by "
+        f"{min(rep_['effective_samples'].values()):.0f}-"
+        f"{max(rep_['effective_samples'].values()):.0f} effective samples per joint"
     )
 
     print(
@@ -395,9 +359,11 @@ def run(args) -> int:
         "least squares": "ordinary least squares, links + friction",
         "fit": "consistent fit, URDF as log-det prior, links + friction",
     }
-    for k, e in r["heldout_error"].items():
+    keys = {"URDF prior": "prior", "least squares": "least_squares", "fit": "fit"}
+    heldout = {k: rep_["errors"][v]["holdout"]["overall"] for k, v in keys.items()}
+    for k, e in heldout.items():
         print(f"     {k:<14} {100 * e:6.2f} %   ({notes[k]})")
-    e_ls, e_fit = r["heldout_error"]["least squares"], r["heldout_error"]["fit"]
+    e_ls, e_fit = heldout["least squares"], heldout["fit"]
     print(
         "     Least squares and fit predict the torques about equally well: both explain the data"
         " down to the\n     noise. The torques cannot tell them apart; the links can."
@@ -405,13 +371,14 @@ def run(args) -> int:
         else f"     fit / least squares error ratio {e_fit / e_ls:.2f}."
     )
 
-    rep = r["least_squares_consistency"]
+    ls = sj.RigidBodyInertia(jnp.asarray(r.params["least_squares"]))
+    fit = sj.RigidBodyInertia(jnp.asarray(r.params["fit"]))
+    rep = sj.physical_consistency(ls)
     bad = [i for i in range(model.nbodies) if not bool(rep.fully_consistent[i])]
     print(
         f"\n  2. Physically impossible links from least squares: {len(bad)} of {model.nbodies}"
         + (":" if bad else ".")
     )
-    ls = r["least_squares"]
     for i in bad:
         print(
             f"     {model.body_names[i]} (mass {float(ls.mass[i]):.3f} kg): "
@@ -419,25 +386,26 @@ def run(args) -> int:
         )
     if bad:
         print(
-            f"     Why: the torques determine only {int(res.rank)} of the "
+            f"     Why: the torques determine only {rep_['identifiability']['rank']} of the "
             f"{10 * model.nbodies + 3 * n} parameters (rank of the regressor with friction);\n"
             "     least squares sets the rest to whatever is smallest (minimum norm), with no "
             "notion of a body.\n"
             "     Such a model fits the torques, but a simulator or controller using it "
             "behaves unphysically."
         )
-    ok = np.asarray(res.consistency.fully_consistent)
+    ok = np.asarray(sj.physical_consistency(fit).fully_consistent)
+    st = rep_["fit_status"]
     print(
         f"     fit: {int(ok.sum())} of {model.nbodies} links fully physically consistent "
-        f"(pseudo-inertia J > 0); {'converged' if bool(res.converged) else 'NOT converged'} "
-        f"in {int(res.iterations)} Newton iterations, prior weight gamma = {float(res.gamma):g}."
+        f"(pseudo-inertia J > 0); {'converged' if st['converged'] else 'NOT converged'} "
+        f"in {st['iterations']} Newton iterations, prior weight gamma = {rep_['gamma']:g}."
     )
 
     print("\n  3. Link masses (kg): truth, URDF prior, least squares, fit")
     print(f"     {'link':<14} {'truth':>7} {'URDF':>7} {'l.sq.':>7} {'fit':>7}   fit error")
     for i in range(model.nbodies):
         mt, mp = float(truth.mass[i]), float(model.inertia.mass[i])
-        ml, mf = float(ls.mass[i]), float(res.inertia.mass[i])
+        ml, mf = float(ls.mass[i]), float(fit.mass[i])
         print(
             f"     {model.body_names[i]:<14} {mt:7.3f} {mp:7.3f} {ml:7.3f} {mf:7.3f}   "
             f"{100 * (mf - mt) / mt:+6.1f} %"
@@ -445,14 +413,14 @@ def run(args) -> int:
     tm, pm = float(jnp.sum(truth.mass)), float(jnp.sum(model.inertia.mass))
     print(
         f"     {'total':<14} {tm:7.3f} {pm:7.3f} {float(jnp.sum(ls.mass)):7.3f} "
-        f"{float(jnp.sum(res.inertia.mass)):7.3f}"
+        f"{float(jnp.sum(fit.mass)):7.3f}"
     )
     print(
         "     The first link turns about the vertical: gravity never acts on its mass, so the "
         "data cannot see it\n     and the fit keeps the URDF value; least squares returns "
         "whatever the minimum norm gives."
     )
-    fr_err = np.abs(r["fit_friction"] - friction)
+    fr_err = np.abs(r.friction["fit"] - friction)
     print(
         f"\n  Friction (fit vs truth, all joints): viscous within {fr_err[:, 0].max():.3f} "
         f"N·m·s/rad, Coulomb within {fr_err[:, 1].max():.3f} N·m, offset within "
