@@ -1,22 +1,26 @@
 r"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
 
-Stages (one progress line each): read the model (URDF; MJCF and SDFormat
-through the kinematic-tree loaders), read the log (``.npz`` or ``.csv``, see
-:func:`spatialjax.identification.load_log`) and match its joints to the
-model's (joints missing from the log are locked at 0 or at ``--lock
-NAME=VALUE`` and merged into their parent body), filter
-(:func:`spatialjax.identification.prepare_log`: zero-phase Butterworth
-low-pass of ``q``, ``q̇``, ``τ``, differentiation where ``dq``/``ddq`` are
-missing), build the joint-torque regressor ``τ = Y(q, q̇, q̈) π + Y_f(q̇) φ``
-(RNEA regressor, Atkeson, An & Hollerbach 1986; friction columns viscous
-``q̇``, Coulomb ``sign q̇``, offset ``1``) and, with a low-pass, filter its
-columns like the torques before decimating (parallel filtering, Gautier 1997:
-:func:`spatialjax.identification.parallel_filter`), ordinary least squares
-for comparison, the physically consistent fit with the log-det divergence to
-the model's bodies as prior (:func:`spatialjax.identification.fit_torques` on
-that regressor, the objective of ``fit_robot``; Wensing, Kim & Slotine, RA-L
-2017; Lee, Wensing & Park, T-RO 2020), validation on the held-out end of the
-log, and the outputs (``--out`` URDF, ``--report`` JSON).
+Parsing and printing around :func:`spatialjax.identification.identify_robot`,
+which holds the pipeline and its defaults. Stages (one progress line each,
+then indented ``note:``/``warning:`` lines): read the model (URDF; MJCF and
+SDFormat through the kinematic-tree loaders), read the log (``.npz`` or
+``.csv``, see :func:`spatialjax.identification.load_log`) and match its
+joints to the model's (joints missing from the log are locked at 0 or at
+``--lock NAME=VALUE`` and merged into their parent body), then the library's
+stages: **prior** (bodies that are not strictly physically consistent are
+repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
+**sampling** (irregular time stamps are resampled onto a uniform grid by
+``t``, with the jitter stated), **filter** (zero-phase Butterworth low-pass,
+differentiation), **regressor** (RNEA regressor, Atkeson, An & Hollerbach
+1986, plus the friction columns of
+:class:`spatialjax.multibody.FrictionModel`, filtered like the torques:
+parallel filtering, Gautier 1997), **torques** (channels without signal are
+left out; scale and sign against the prior's prediction are checked),
+**least squares**, **fit** (the log-det divergence to the model's bodies as
+prior; Wensing, Kim & Slotine, RA-L 2017; Lee, Wensing & Park, T-RO 2020;
+each joint's data weighted by its residuals' correlation time, ``--weighting``),
+**validate** (held-out part, ``--validate`` logs, per-link plausibility), and
+the outputs (``--out`` URDF, ``--report`` JSON).
 
 The last ``holdout`` fraction of the raw log is held out: the two parts are
 filtered, differentiated and decimated separately, so that nothing of the
@@ -25,24 +29,38 @@ held-out samples reaches the fit; the fit uses the first part only.
 Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or over the
 samples of one joint) are given for the fit, for ordinary least squares on
 the same columns, and for the prior (the model file's bodies, no friction),
-on the training part and on the held-out part.
+on the training part, the held-out part and each ``--validate`` log; the
+overall figure counts the channels that were fitted.
 
 All numbers are computed in float64 (``jax.enable_x64`` inside the command).
 Every option is checked, and ``--out``/``--report`` refuse to replace an
 existing file without ``--force``, before any file is read; nothing is
-written when any stage fails.
+written when any stage fails, and the compilation cache folder is created
+only once the log has passed the filter stage.
 
 The report (``--report``, JSON; NaN and infinities are written as ``null``):
 
-* ``model``, ``model_format``, ``log``, ``options`` (every option as given),
-  ``joints`` (the identified joints, model order), ``locked_joints``
-  (``{joint: value}``), ``gravity``, ``samples`` (``raw``, ``raw_holdout``,
-  and after filtering and decimation ``after_decimation``, ``train``,
-  ``holdout``), ``gamma`` (the log-det
-  weight used), ``noise_std`` and ``noise_weights`` (per joint ``σ̂_j`` and
-  the weight ``1/σ̂_j²`` of its residuals).
-* ``links``: per moving body (``link`` = its joint's child link, ``joint``),
-  for ``fit``, ``least_squares`` and ``prior``: ``params`` (the 10-vector
+* ``model``, ``model_format``, ``log``, ``validation_logs``, ``options``
+  (every option as given), ``settings`` (the library's resolved settings),
+  ``joints`` (the identified joints, model order), ``links_identified``
+  (``--free``, or all), ``locked_joints`` (``{joint: value}``), ``gravity``,
+  ``sampling`` (``resampled``, ``rate``, ``n_samples``, ``min_interval``,
+  ``median_interval``, ``max_interval``, ``share_off``: the share of intervals
+  more than 10 % off the median), ``samples`` (``raw``, ``raw_holdout``, and
+  after filtering and decimation ``after_decimation``, ``train``,
+  ``holdout``).
+* ``prior_repairs``: per repaired body ``link``, ``reason``,
+  ``principal_moments_before``/``_after`` and ``second_moments_before``/``_after``
+  (kg m², about the CoM), ``relative_change``.
+* ``channels``: per joint ``std``, ``resolution``, ``signal``, ``scale``
+  (measured on predicted torque slope), ``rms_ratio``, ``scale_flagged``,
+  ``excluded``, ``reason``.
+* ``gamma`` (the log-det weight used), ``noise_std`` (per joint ``σ̂_j``),
+  ``correlation_time`` (``τ_j`` in samples), ``effective_samples``
+  (``N/τ_j``) and ``noise_weights`` (the weight ``1/(σ̂_j² τ_j)``, 0 for a
+  channel left out).
+* ``links``: per moving body (``link`` = its joint's child link, ``joint``,
+  ``free``), for ``fit``, ``least_squares`` and ``prior``: ``params`` (the 10-vector
   ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the link frame's
   origin in its axes, composite of the rigidly attached links), ``mass``,
   ``com`` (m, link frame), ``principal_moments`` (of ``I_c``, ascending),
@@ -50,18 +68,22 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   (``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``:
   :func:`spatialjax.physical_consistency`), ``geodesic_to_prior``
   (:func:`spatialjax.geodesic_distance`, ``null`` when not positive
-  definite); and ``data_share`` (10 numbers in [0, 1]: the fraction of each
+  definite); ``data_share`` (10 numbers in [0, 1]: the fraction of each
   parameter's prior variance removed by the data, ``1 − C_kk / P_kk`` with
   ``P`` the prior and ``C`` the posterior covariance of the linearised fit;
-  1 where the data decide the parameter, 0 where the prior does).
+  1 where the data decide the parameter, 0 where the prior does; 0 for a
+  held body); ``plausibility`` (``mass_ratio`` fit/prior, ``com_shift`` in
+  m, ``data_share_mass``, ``flagged`` when the mass moved more than 2× either
+  way). ``total_mass`` for fit, least squares and prior.
 * ``friction`` (the fit) and ``friction_least_squares``: ``{joint:
   {"viscous": F_v, "coulomb": F_c, "offset": o}}`` (N·m·s/rad, N·m, N·m;
   ``null`` for terms not fitted).
 * ``errors``: ``{fit | least_squares | prior: {train | holdout: {"overall":
   e, "per_joint": {joint: e}}}}`` with ``e = ‖τ̂ − τ‖ / ‖τ‖`` (``holdout`` is
-  ``null`` with ``--holdout 0``).
-* ``identifiability``: ``rank``, ``n_columns`` (10 per body + friction),
-  ``condition_number`` (of the column-scaled, noise-weighted *base*
+  ``null`` with ``--holdout 0``); ``validation``: per ``--validate`` log its
+  ``samples``, ``sampling`` and ``errors`` (``fit``, ``least_squares``, ``prior``).
+* ``identifiability``: ``rank``, ``n_columns`` (10 per identified body +
+  friction), ``condition_number`` (of the column-scaled, noise-weighted *base*
   regressor: its ``rank`` independent columns ``base_columns``; finite, the
   figure used to judge an excitation; ``null`` only when nothing is
   excited), ``base_columns``
@@ -69,12 +91,20 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   and ``[link or joint, parameter]`` names), ``n_unidentifiable``,
   ``prior_decided`` (``[link, parameter]`` pairs with data share < 0.5).
 * ``fit_status`` (``status``, ``converged``, ``iterations``, ``objective``),
-  ``times`` of the fit: ``solve_s`` (a second call, the program cached) and
-  ``compile_s`` (the first call's extra time).
+  ``times`` of the fit: ``solve_s`` (a second call, the program cached),
+  ``compile_s`` (the first call's extra time) and ``stages_s``.
+* ``warnings`` and ``notes`` (the plain-words lines printed).
 * ``output`` (with ``--out``): how each body was written
   (:func:`spatialjax.identification.write_identified_urdf`'s report:
   ``mode`` ``single`` / ``remainder`` / ``composite``, ``links_kept``,
   ``links_cleared``, ``max_reload_error``).
+
+Per-joint drive gains are not fitted: a torque channel in other units
+(``τ_meas,j = k_j τ_j``) makes the model bilinear in ``k`` and the inertias,
+so the problem is no longer convex and its global optimum no longer
+guaranteed, and the common scale of ``k`` would rest on the prior's masses
+alone. The **torques** stage instead reports each channel's scale against the
+prior's prediction and the ``--torque-scale`` that would match it.
 
 Exit status: 0 success, 2 a usage error, an unreadable model or log, a fit
 that failed, or an output that cannot be written (argparse's convention, as
