@@ -541,7 +541,7 @@ def _argument_error(e, args) -> Exception:
         return InputError(f"{args.model}: {e.detail}{hint}")
     if arg == "model":
         return InputError(f"{args.model}: {e.detail}")
-    opt = {
+    opt: str = {
         "sample_weighting": "--weighting",
         "exclude_torque": "--exclude-torque",
         "torque_scale": "--torque-scale",

@@ -752,8 +752,9 @@ def identify_robot(
                 f"{pl['data_share_mass']:.2f}): check the log and the model"
             )
     m_fit, m_prior = float(pi_fit[:, 0].sum()), float(pi_prior[:, 0].sum())
-    e_fit = (errors["fit"]["holdout"] or errors["fit"]["train"])["overall"]
-    e_ls = (errors["least_squares"]["holdout"] or errors["least_squares"]["train"])["overall"]
+    part = "holdout" if n_raw_hold else "train"
+    e_fit = _overall(errors["fit"][part])
+    e_ls = _overall(errors["least_squares"][part])
     what = "held-out" if n_raw_hold else "training"
     lap("validate")
     report_stage(
@@ -871,6 +872,10 @@ def _names(free_names, fm, model) -> tuple:
     return tuple((b, p) for b in free_names for p in PARAMETER_NAMES) + fm.names(model)
 
 
+def _overall(e: dict | None) -> float:
+    return float("nan") if e is None or e["overall"] is None else float(e["overall"])
+
+
 def _vec(v) -> str:
     return "[" + ", ".join(f"{x:.4g}" for x in v) + "]"
 
@@ -938,7 +943,7 @@ def _share_text(share) -> str:
     return f"{lo:.2f}–{hi:.2f}" if vals else "—"  # display only: -1e-17 is 0.00
 
 
-def _table(rows) -> list[str]:
+def _table(rows: list) -> list[str]:
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
 
@@ -975,7 +980,7 @@ def summary_table(report: dict) -> str:
     part = "holdout" if report["errors"]["fit"]["holdout"] is not None else "train"
     label = "held-out" if part == "holdout" else "training (no hold-out)"
     excluded = {c["joint"] for c in report.get("channels", []) if c["excluded"]}
-    rows = [("joint", f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
+    rows: list = [("joint", f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
     errs = {k: report["errors"][k][part] for k in ("fit", "least_squares", "prior")}
     for j in report["joints"]:
         mark = " (not fitted)" if j in excluded else ""
