@@ -541,12 +541,8 @@ def _argument_error(e, args) -> Exception:
         return InputError(f"{args.model}: {e.detail}{hint}")
     if arg == "model":
         return InputError(f"{args.model}: {e.detail}")
-    opt: str = {
-        "sample_weighting": "--weighting",
-        "exclude_torque": "--exclude-torque",
-        "torque_scale": "--torque-scale",
-        "max_gap": "--max-gap",
-    }.get(arg, "--" + arg.replace("_", "-"))
+    flags = {"sample_weighting": "--weighting"}
+    opt = flags[arg] if arg in flags else "--" + str(arg).replace("_", "-")
     value = {
         "--lowpass": args.lowpass,
         "--decimate": args.decimate,
