@@ -348,3 +348,12 @@ def test_identify_robot_bad_log_and_model(toy):
     renamed = dataclasses.replace(log, joint_names=("j1", "x"))
     with pytest.raises(ident.IdentifyError, match=r"log: joint 'x' is no movable joint"):
         _run(model, renamed)
+
+
+def test_bandwidth_weighting_counts_two_samples_per_hertz_of_the_filter(toy):
+    """``"bandwidth"``: τ = f_s / (2 f_c) at the rate after decimation (1000 / 2 / 20 / 2 = 12.5)."""
+    model, log, _ = toy
+    res = _run(model, log, sample_weighting="bandwidth", decimate=2)
+    np.testing.assert_allclose(list(res.report["correlation_time"].values()), 12.5, rtol=1e-12)
+    none = _run(model, log, sample_weighting="bandwidth", lowpass=None)
+    assert list(none.report["correlation_time"].values()) == [1.0, 1.0]

@@ -39,7 +39,10 @@ see. ``"autocorrelation"`` (default) weighs joint ``j`` by ``1 / (σ̂_j² τ_j)
 with ``τ_j`` the integrated autocorrelation time of its least-squares
 residuals (:func:`correlation_time`): the data term counts ``N / τ_j``
 effective samples per joint, the likelihood of residuals correlated over
-``τ_j`` samples. ``"independent"`` is ``τ_j = 1`` (the weights of
+``τ_j`` samples. ``"bandwidth"`` takes only the filter into account: ``τ =
+f_s / (2 f_c)`` at the rate ``f_s`` after decimation (a signal band-limited to
+``f_c`` carries ``2 f_c`` independent values per second; ``τ = 1`` without a
+low-pass). ``"independent"`` is ``τ_j = 1`` (the weights of
 :func:`fit_torques`). ``σ̂_j²`` is the least-squares residual energy of
 joint ``j`` over ``N − r/n_used`` (``r`` the rank), floored at
 ``eps · mean(τ_j²)``. ``γ`` keeps :func:`fit_torques`' rule, ``2 / s²``.
@@ -86,7 +89,7 @@ STAGES = (
 DEFAULT_HOLDOUT = 0.2
 #: A link whose fitted mass differs from the prior's by more than this factor is flagged.
 MASS_FLAG_RATIO = 2.0
-SAMPLE_WEIGHTINGS = ("autocorrelation", "independent")
+SAMPLE_WEIGHTINGS = ("autocorrelation", "bandwidth", "independent")
 
 
 class IdentifyError(ValueError):
@@ -313,7 +316,8 @@ def identify_robot(
       gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).
       prior_spread: ``s`` of the default ``γ``.
       holdout: the last fraction ``[0, 1)`` of the log held out for validation.
-      sample_weighting: ``"autocorrelation"`` or ``"independent"`` (module docstring).
+      sample_weighting: ``"autocorrelation"``, ``"bandwidth"`` or
+        ``"independent"`` (module docstring).
       repair_prior_bodies: repair prior bodies that are not strictly consistent
         (True) or refuse them (False).
       repair_floor: relative floor of repaired bodies (:func:`repair_prior`).
@@ -637,6 +641,9 @@ def identify_robot(
     sigma2 = np.maximum(sigma2, np.where(floor > 0, floor, np.finfo(np.float64).tiny))
     if sample_weighting == "autocorrelation":
         tau_c = correlation_time(res_ls)
+    elif sample_weighting == "bandwidth" and lowpass:
+        # a signal band-limited to f_c carries 2 f_c independent values per second
+        tau_c = np.full(nv, max(1.0, preps[0].rate / K / (2.0 * lowpass)))
     else:
         tau_c = np.ones(nv)
     weights = np.where(used, 1.0 / (sigma2 * tau_c), 0.0)
