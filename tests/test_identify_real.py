@@ -91,9 +91,9 @@ def toy_csv(tmp_path_factory):
         paths = []
         for k, dur in ((1, 8.0), (3, 4.0)):
             t, q, dq, ddq = ident.excitation_trajectory(2, duration=dur, rate=1000.0, key=keys[k])
+            fr = np.array([[0.1, 0.05, 0.0], [0.05, 0.02, 0.0]])
             log = ident.simulate_log(model, t, q, dq, ddq, key=keys[k + 1], inertia=true,
-                                     torque_noise=0.01,
-                                     friction=np.array([[0.1, 0.05, 0.0], [0.05, 0.02, 0.0]]))  # fmt: skip
+                                     torque_noise=0.01, friction=fr)  # fmt: skip
             log = dataclasses.replace(log, joint_names=("j1", "j2"))
             paths.append(d / f"toy{k}.npz")
             log.save(paths[-1])

@@ -42,7 +42,7 @@ def test_correlation_time_of_ar1_is_its_closed_form(a):
 
 
 def test_correlation_time_of_filtered_white_noise_follows_the_bandwidth():
-    """A zero-phase low-pass at f_c leaves about f_s / (2 f_c) correlated samples per independent one."""
+    """A zero-phase low-pass at f_c: about f_s / (2 f_c) correlated samples per independent one."""
     from scipy import signal
 
     rng = np.random.default_rng(1)
@@ -105,14 +105,13 @@ def test_repair_prior_keeps_good_bodies_and_repairs_bad_ones():
     np.testing.assert_allclose(
         reps[0].principal_moments_after, np.sort(want.sum() - want), rtol=1e-10
     )
+
     # the principal axes are kept: the repaired I_c commutes with the original
-    I_c = (
-        lambda p: (  # noqa: E731
-            np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
-            - p[0]
-            * ((p[1:4] / p[0]) @ (p[1:4] / p[0]) * np.eye(3) - np.outer(p[1:4], p[1:4]) / p[0] ** 2)
-        )
-    )
+    def I_c(p):
+        m, c = p[0], p[1:4] / p[0]
+        I_o = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+        return I_o - m * (c @ c * np.eye(3) - np.outer(c, c))
+
     A, B = I_c(bad), I_c(out[1])
     np.testing.assert_allclose(A @ B, B @ A, atol=1e-14)
 
@@ -222,13 +221,13 @@ def test_independent_weighting_is_fit_torques_default(toy):
         Y = np.asarray(mb.joint_torque_regressor(model, p.q, p.dq, p.ddq))
         F = np.asarray(mb.FrictionModel().regressor(model, p.dq))
         p2, Y, F = ident.parallel_filter(p, Y, F)
-        ref = ident.fit_torques(Y, p2.tau, prior=model.inertia, extra=F,
-                                extra_nonnegative=mb.FrictionModel().nonnegative(model))  # fmt: skip
+        nonneg = mb.FrictionModel().nonnegative(model)
+        ref = ident.fit_torques(Y, p2.tau, prior=model.inertia, extra=F, extra_nonnegative=nonneg)
     np.testing.assert_allclose(
         np.asarray(ref.noise_std), list(res.report["noise_std"].values()), rtol=1e-8
     )
-    np.testing.assert_allclose(res.params["fit"].reshape(-1), np.asarray(ref.inertia.params).reshape(-1),
-                               rtol=1e-6, atol=1e-9)  # fmt: skip
+    want = np.asarray(ref.inertia.params).reshape(-1)
+    np.testing.assert_allclose(res.params["fit"].reshape(-1), want, rtol=1e-6, atol=1e-9)
 
 
 def test_autocorrelation_weighting_moves_the_fit_towards_the_prior(toy):
@@ -291,9 +290,9 @@ def test_validation_logs(toy):
     with _x64():
         t, q, dq, ddq = ident.excitation_trajectory(2, duration=4.0, rate=1000.0,
                                                     key=jax.random.PRNGKey(11))  # fmt: skip
+        fr = np.array([[0.1, 0.05, 0.0], [0.05, 0.02, 0.01]])
         other = ident.simulate_log(model, t, q, dq, ddq, key=jax.random.PRNGKey(12), inertia=true,
-                                   torque_noise=0.01,
-                                   friction=np.array([[0.1, 0.05, 0.0], [0.05, 0.02, 0.01]]))  # fmt: skip
+                                   torque_noise=0.01, friction=fr)  # fmt: skip
     res = _run(model, log, validate=[other])
     (v,) = res.report["validation"]
     assert v["errors"]["fit"]["overall"] < 0.5 * v["errors"]["prior"]["overall"]
@@ -351,7 +350,7 @@ def test_identify_robot_bad_log_and_model(toy):
 
 
 def test_bandwidth_weighting_counts_two_samples_per_hertz_of_the_filter(toy):
-    """``"bandwidth"``: τ = f_s / (2 f_c) at the rate after decimation (1000 / 2 / 20 / 2 = 12.5)."""
+    """``"bandwidth"``: τ = f_s / (2 f_c) after decimation (1000 / 2 / (2 · 20) = 12.5)."""
     model, log, _ = toy
     res = _run(model, log, sample_weighting="bandwidth", decimate=2)
     np.testing.assert_allclose(list(res.report["correlation_time"].values()), 12.5, rtol=1e-12)
