@@ -159,7 +159,7 @@ def _base_condition(F: _Factor):
         best = jnp.max(diag)
         # the lowest index among the near-tied best; past the rank, the lowest index left
         cand = jnp.where(k < F.rank, diag >= best - tie, ~taken)
-        j = jnp.argmax(cand)
+        j = jnp.argmax(cand).astype(jnp.int32)
         col = S[:, j]
         piv_d = S[j, j]
         ok = piv_d > 0
