@@ -5,6 +5,8 @@ consistency on noisy data, rank deficiency). Every fit here uses the shapes of
 ``_fit_cases`` (3 bodies x 24 samples) so compiled programs are shared.
 """
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -267,11 +269,19 @@ def test_unexcited_data_with_gamma_zero_is_undetermined_not_nan(rng):
         assert not bool(jnp.any(res.converged))
         assert bool(jnp.all(jnp.isnan(res.inertia.params)))
         assert bool(jnp.all(res.condition_number == jnp.inf))  # not 0/0 = NaN
-    # with a prior and γ > 0 the prior decides: the fit is the prior itself
+    # with a prior and γ > 0 the prior decides: the fit is the prior itself, also with the
+    # default γ (issue 23 reported NaN there), for a zero regressor, zero wrenches or zero
+    # weights, with either solver
     prior = box_prior(truth.mass)
-    res = fit(Z, jnp.zeros_like(f), weights=w, prior=prior, gamma=1.0)
-    assert bool(jnp.all(res.converged))
-    np.testing.assert_allclose(res.inertia.params, prior.params, rtol=1e-7, atol=1e-9)
+    data = (
+        (Z, jnp.zeros_like(f), w),
+        (Z, f, w),
+        (Y, f, jnp.zeros_like(w)),
+    )
+    for (Yd, fd, wd), gamma, solver in itertools.product(data, (1.0, None), (None, "log_cholesky")):
+        res = fit(Yd, fd, weights=wd, prior=prior, gamma=gamma, solver=solver)
+        np.testing.assert_array_equal(res.status, FitStatus.CONVERGED)
+        np.testing.assert_allclose(res.inertia.params, prior.params, rtol=1e-7, atol=1e-9)
 
 
 def test_bad_input_is_rejected_with_clear_messages(rng):

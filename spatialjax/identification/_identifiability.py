@@ -8,9 +8,14 @@ column below ``√eps`` times the largest, zero up to rounding because its
 parameter never enters the dynamics, is dropped instead of blown up), and
 eigen-decomposed: ``A_s = V Λ Vᵀ``. ``√Λ`` are the singular values of the
 column-scaled regressor; those above ``√rtol`` times the largest count
-towards the rank. Base columns come from QR with column pivoting of the
-column-scaled factor ``R_s = √Λ Vᵀ`` (the same pivots as on ``√W X D⁻¹``
-itself: the pivot order depends only on the Gram matrix). The reported
+towards the rank. Base columns come from column pivoting (the pivot rule
+of QR with column pivoting, run as a pivoted Cholesky factorisation of
+``A_s``: the pivot order depends only on the Gram matrix) with a tie rule
+that makes them reproducible: a column whose residual norm² is within
+``√eps`` of the largest (the columns have unit norm, so this is relative)
+is tied with it, and the lowest column index among the tied is taken.
+Without it the base columns, and the condition number below, would depend
+on round-off (at the first step every scaled column has norm 1). The reported
 condition number is that of the column-scaled *base* regressor, the first
 ``rank`` pivoted columns (``σ_max / σ_min`` of ``√W X_b D_b⁻¹``): finite,
 and the figure used to judge and design exciting trajectories (Gautier &

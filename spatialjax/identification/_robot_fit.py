@@ -140,20 +140,55 @@ def _factor(A, rtol_eig):
 
 
 def _base_condition(F: _Factor):
-    """Condition number of the column-scaled base regressor, and the pivoted-QR column order.
+    """Condition number of the column-scaled base regressor, and its base column order.
 
-    QR with column pivoting of ``R_s = diag(sv) Vᵀ`` (``R_sᵀR_s = A_s``, the same
-    pivots as on the column-scaled regressor) picks ``rank`` independent (base)
-    columns first; returns ``σ_max / σ_min`` of those columns (the singular values of
-    the leading ``rank × rank`` block of the triangular factor; ``inf`` for rank 0)
-    and the ``(p,)`` int32 pivots.
+    The base columns are chosen by greedy column pivoting (the pivot rule of QR
+    with column pivoting, Businger & Golub 1965), run as a pivoted Cholesky
+    factorisation of the column-scaled normal matrix ``A_s = V Λ Vᵀ`` (the Gram
+    matrix of the column-scaled regressor ``X D⁻¹``, unit diagonal): at step
+    ``k`` the column with the largest residual norm (diagonal of the Schur
+    complement) is taken, except that every column whose residual norm² lies
+    within ``√eps`` of the largest counts as tied with it and the *lowest
+    column index* among them is taken. Columns of unit norm make that absolute
+    tolerance a relative one, so the choice no longer depends on round-off in
+    near-tied pivots (the first step is always a tie: every scaled column has
+    norm 1). The first ``rank`` pivots are the base columns; the others follow in
+    increasing index order. Returns ``σ_max / σ_min`` of the ``rank`` base
+    columns of ``X D⁻¹`` (``inf`` for rank 0) and the ``(p,)`` int32 pivots.
+
+    References:
+      P. Businger, G. H. Golub, "Linear least squares solutions by Householder
+      transformations", Numer. Math. 7, 1965 (column pivoting).
+      W. Khalil, E. Dombre, *Modeling, Identification and Control of Robots*,
+      2002, §12.4 (base parameters).
     """
-    Rs = F.sv[:, None] * F.V.T
-    _, Rp, piv = jax.scipy.linalg.qr(Rs, pivoting=True)  # pyright: ignore[reportAssignmentType]
-    r = Rp.shape[-1]
-    m = jnp.arange(r) < F.rank
-    s = jnp.linalg.svd(jnp.where(m[:, None] & m[None, :], Rp, 0.0), compute_uv=False)
-    smin = s[jnp.clip(F.rank - 1, 0, r - 1)]  # descending; zeros past ``rank``
+    dtype = F.sv.dtype
+    p = F.sv.shape[-1]
+    Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s, column-scaled
+    As = Rs.T @ Rs
+    tie = jnp.sqrt(jnp.finfo(dtype).eps)
+    idx = jnp.arange(p)
+
+    def step(k, state):
+        S, taken, piv = state
+        diag = jnp.where(taken, -jnp.inf, jnp.diagonal(S))
+        best = jnp.max(diag)
+        # the lowest index among the near-tied best; past the rank, the lowest index left
+        cand = jnp.where(k < F.rank, diag >= best - tie, ~taken)
+        j = jnp.argmax(cand).astype(jnp.int32)
+        col = S[:, j]
+        piv_d = S[j, j]
+        ok = piv_d > 0
+        root = jnp.sqrt(jnp.where(ok, piv_d, 1.0))
+        u = jnp.where(ok & ~taken, col / root, 0.0).at[j].set(jnp.where(ok, root, 0.0))
+        S = S - u[:, None] * u[None, :]
+        return S, taken.at[j].set(True), piv.at[k].set(j)
+
+    S0 = jnp.where(idx[:, None] == idx[None, :], jnp.maximum(jnp.diagonal(As), 0.0), As)
+    _, _, piv = jax.lax.fori_loop(0, p, step, (S0, jnp.zeros(p, bool), jnp.zeros(p, jnp.int32)))
+    m = idx < F.rank
+    s = jnp.linalg.svd(jnp.where(m[None, :], Rs[:, piv], 0.0), compute_uv=False)
+    smin = s[jnp.clip(F.rank - 1, 0, p - 1)]  # descending; zeros past ``rank``
     ok = (F.rank > 0) & (smin > 0)
     return jnp.where(ok, s[0] / jnp.where(ok, smin, 1.0), jnp.inf), piv.astype(jnp.int32)
 

@@ -117,10 +117,11 @@ class Identifiability(Pytree):
         regressor, descending.
       column_scale: ``(..., p)`` the scale applied: the 2-norm of each whitened
         column (1 where a column is zero).
-      base_columns: ``(..., p)`` int32 pivoted-QR column order of the
+      base_columns: ``(..., p)`` int32 column-pivoting order of the
         column-scaled regressor: the first ``rank`` entries are a set of
-        independent (base) columns, the rest are (numerically) combinations of
-        them.
+        independent (base) columns, ties within ``√eps`` broken by the lowest
+        column index (so the set does not depend on round-off); the rest,
+        (numerically) combinations of them, follow in increasing index order.
       null_space: ``(..., p, p)`` right singular vectors of the column-scaled
         regressor as columns, in descending singular-value order, mapped back
         to the unscaled parameters and normalised: columns ``rank:`` span the
