@@ -356,3 +356,19 @@ def test_bandwidth_weighting_counts_two_samples_per_hertz_of_the_filter(toy):
     np.testing.assert_allclose(list(res.report["correlation_time"].values()), 12.5, rtol=1e-12)
     none = _run(model, log, sample_weighting="bandwidth", lowpass=None)
     assert list(none.report["correlation_time"].values()) == [1.0, 1.0]
+
+
+def test_scale_check_takes_the_joints_friction_apart():
+    """A distal joint whose torque is mostly friction is in the right units: not flagged.
+
+    Regression: the slope through the origin alone read such a channel as −6× the prior.
+    """
+    N = 4000
+    s = np.linspace(0, 40, N)
+    v = np.cos(s)  # the velocity
+    pred = 0.05 * np.sin(2 * s) + 0.02  # small rigid-body torque
+    meas = 1.2 * pred + 0.3 * v + 0.6 * np.sign(v)
+    (alone,) = check_channels(["j7"], meas[:, None], meas[:, None], pred[:, None])
+    assert alone.scale_flagged  # what the old check said
+    (c,) = check_channels(["j7"], meas[:, None], meas[:, None], pred[:, None], dq=v[:, None])
+    assert c.scale == pytest.approx(1.2, rel=1e-9) and not c.scale_flagged

@@ -12,14 +12,17 @@ this before a fit silently returns links many times too light or too heavy:
   signal-to-quantisation ratio below about 30 dB (uniform quantisation noise
   has a standard deviation of ``step / √12``). Such channels are excluded
   from the data term; their joints still move in the regressor.
-* **Scale and sign.** The slope ``k_j = ⟨τ_j, τ̂_j⟩ / ⟨τ̂_j, τ̂_j⟩`` of the
-  measured torque on the torque the prior predicts (least squares through
-  the origin, on the same filtered samples) is ``1`` for a channel in the
-  model's units and sign convention whatever the prior's error of a few tens
-  of percent; it is flagged when negative or off by more than
-  :data:`SCALE_LIMIT` (3×) either way: units, a gear ratio or a sign
-  convention. ``1 / k_j`` is the ``torque_scale`` that would bring the channel
-  to the prior's units.
+* **Scale and sign.** The coefficient ``k_j`` of the torque the prior
+  predicts, ``τ̂_j`` (rigid bodies only), in a least-squares fit of the
+  measured torque ``τ_j ≈ k_j τ̂_j + F_v q̇_j + F_c sign(q̇_j)`` on the same
+  filtered samples (the viscous and Coulomb columns take the joint's
+  friction, which the prior does not predict and which dominates a distal
+  joint; no offset column, so that a constant gravity load stays in
+  ``τ̂_j``), is ``1`` for a channel in the model's units and sign convention
+  whatever the prior's error of a few tens of percent. It is flagged when
+  negative or off by more than :data:`SCALE_LIMIT` (3×) either way: units, a
+  gear ratio or a sign convention. ``1 / k_j`` is the ``torque_scale`` that
+  would bring the channel to the prior's units.
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ class ChannelCheck:
         distinct values than half the samples).
       signal: False when the channel is constant or varies by fewer than
         :data:`MIN_STEPS` resolution steps.
-      scale: ``k_j`` (measured on predicted slope), NaN when the prior
-        predicts no torque on this joint.
+      scale: ``k_j`` (module docstring), NaN when the prior predicts no
+        torque on this joint.
       rms_ratio: ``rms(τ_j) / rms(τ̂_j)`` (NaN when the prediction is zero).
       excluded: whether the channel is left out of the data term
         (no signal, or named by the user).
@@ -95,8 +98,25 @@ def resolution(x: np.ndarray) -> float:
     return float(np.min(gaps)) if gaps.size else 0.0
 
 
+def _scale(pred: np.ndarray, meas: np.ndarray, v: np.ndarray | None) -> float:
+    """``k`` of ``meas ≈ k pred + F_v v + F_c sign(v)`` by least squares (NaN if ``pred == 0``)."""
+    if not float(pred @ pred) > 0:
+        return float("nan")
+    cols = [pred] if v is None else [pred, v, np.sign(v)]
+    X = np.column_stack(cols)
+    d = np.linalg.norm(X, axis=0)
+    d = np.where(d > 0, d, 1.0)
+    coef = np.linalg.lstsq(X / d, meas, rcond=None)[0]
+    return float(coef[0] / d[0])
+
+
 def check_channels(
-    joints, tau_raw: np.ndarray, tau: np.ndarray, tau_prior: np.ndarray, exclude=()
+    joints,
+    tau_raw: np.ndarray,
+    tau: np.ndarray,
+    tau_prior: np.ndarray,
+    exclude=(),
+    dq: np.ndarray | None = None,
 ) -> tuple[ChannelCheck, ...]:
     """The checks of the module docstring, one per joint.
 
@@ -106,6 +126,8 @@ def check_channels(
       tau: ``(N, n)`` filtered measured torques on the fitted samples.
       tau_prior: ``(N, n)`` torques the prior predicts on the same samples.
       exclude: joint names the user excludes.
+      dq: ``(N, n)`` joint velocities on the same samples: the friction columns
+        of the scale fit (None: the slope through the origin alone).
 
     Returns:
       One :class:`ChannelCheck` per joint, in order.
@@ -117,8 +139,7 @@ def check_channels(
         res = resolution(raw)
         signal = std > 0 and std >= MIN_STEPS * res
         pred, meas = np.asarray(tau_prior[:, j]), np.asarray(tau[:, j])
-        pp = float(pred @ pred)
-        scale = float(meas @ pred) / pp if pp > 0 else float("nan")
+        scale = _scale(pred, meas, None if dq is None else np.asarray(dq[:, j]))
         rms_p = float(np.sqrt(np.mean(pred * pred)))
         rms_ratio = float(np.sqrt(np.mean(meas * meas))) / rms_p if rms_p > 0 else float("nan")
         reason = None

@@ -531,7 +531,7 @@ def identify_robot(
         return Y, fm.regressor(model, dq)
 
     reg = jax.jit(regressors)
-    Ys, Fs, taus = [], [], []
+    Ys, Fs, taus, dqs = [], [], [], []
     for (part, _), p in zip(parts, preps, strict=True):
         Yp, Fp = reg(*(jnp.asarray(getattr(p, k), model.dtype) for k in ("q", "dq", "ddq")))
         Yp, Fp = np.asarray(Yp, np.float64), np.asarray(Fp, np.float64)
@@ -547,6 +547,7 @@ def identify_robot(
         Ys.append(np.asarray(Yp))
         Fs.append(np.asarray(Fp))
         taus.append(np.asarray(p.tau, np.float64))
+        dqs.append(np.asarray(p.dq, np.float64))
     sizes = [y.shape[0] for y in Ys]
     n_train = sizes[0]
     n_hold = sizes[1] if n_raw_hold else 0
@@ -579,7 +580,9 @@ def identify_robot(
     # the signal check reads the log as recorded (before resampling blurs its quantisation)
     raw = matched[0]
     raw_train = raw.tau[raw.t <= parts[0][1].t[-1]] * scale[None, :]
-    checks = check_channels(joints, raw_train, taus[0], tau_prior_tr, tuple(exclude_torque))
+    checks = check_channels(
+        joints, raw_train, taus[0], tau_prior_tr, tuple(exclude_torque), dq=dqs[0]
+    )
     used = np.array([not c.excluded for c in checks])
     if not used.any():
         raise IdentifyError(
