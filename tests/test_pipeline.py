@@ -366,9 +366,9 @@ def test_scale_check_takes_the_joints_friction_apart():
     N = 4000
     s = np.linspace(0, 40, N)
     v = np.cos(s)  # the velocity
-    pred = 0.05 * np.sin(2 * s) + 0.02  # small rigid-body torque
+    pred = -0.05 * v + 0.02 * np.sin(3 * s)  # small rigid-body torque
     meas = 1.2 * pred + 0.3 * v + 0.6 * np.sign(v)
     (alone,) = check_channels(["j7"], meas[:, None], meas[:, None], pred[:, None])
-    assert alone.scale_flagged  # what the old check said
+    assert alone.scale < 0 and alone.scale_flagged  # what the old check said
     (c,) = check_channels(["j7"], meas[:, None], meas[:, None], pred[:, None], dq=v[:, None])
     assert c.scale == pytest.approx(1.2, rel=1e-9) and not c.scale_flagged
