@@ -60,12 +60,14 @@ References:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import jax
 import numpy as np
 
 from ._channels import SCALE_LIMIT, check_channels
@@ -526,11 +528,9 @@ def identify_robot(
     # 4. regressor -----------------------------------------------------------------------
     g = jnp.asarray(gravity, model.dtype)
 
-    def regressors(q, dq, ddq):
-        Y = mb.joint_torque_regressor(model, q, dq, ddq, g)
-        return Y, fm.regressor(model, dq)
+    def reg(q, dq, ddq):
+        return _regressors(model, q, dq, ddq, g, fm.kinds)
 
-    reg = jax.jit(regressors)
     Ys, Fs, taus, dqs = [], [], [], []
     for (part, _), p in zip(parts, preps, strict=True):
         Yp, Fp = reg(*(jnp.asarray(getattr(p, k), model.dtype) for k in ("q", "dq", "ddq")))
@@ -845,6 +845,16 @@ def identify_robot(
         report=report,
         warnings=tuple(warnings),
         notes=tuple(notes),
+    )
+
+
+@functools.partial(jax.jit, static_argnames=("kinds",))
+def _regressors(model, q, dq, ddq, g, kinds):
+    """Joint-torque and friction regressors, one compiled program per model shape and kinds."""
+    import spatialjax.multibody as mb
+
+    return mb.joint_torque_regressor(model, q, dq, ddq, g), mb.FrictionModel(kinds).regressor(
+        model, dq
     )
 
 
