@@ -7,7 +7,10 @@ vectors ``[ω; v]``, forces ``[n; f]``, body quantities in the body's frame
 takes ``q``, ``v``, ``a`` with any leading batch axes (they broadcast) and
 returns results with those axes first; it is ``jit``-, ``vmap``- and
 ``grad``-able, in float32 or float64 (the model's dtype; cast a model with
-``Model.astype``).
+``Model.astype``). A free flyer's quaternion ``q[..., 3:7]`` is normalised;
+a zero one has no rotation: on concrete input every function taking ``q``
+raises ``ValueError`` naming the sample, under ``jit``/``vmap`` (no values to
+read) that sample's results are NaN and the others are unaffected.
 
 Tree sweeps. ``method="scan"`` (the default) runs the per-body recursion as
 ``lax.scan`` over the bodies in topological order: the step is compiled once
@@ -53,6 +56,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import is_concrete
 from .._transforms import Plxb
 from ._model import Model
 
@@ -240,6 +244,20 @@ def _as_input(x, name, n, model: Model):
             f"{name}: dtype {x.dtype} differs from the model's {model.dtype}; cast one of "
             "them (model.astype(dtype) or x.astype(model.dtype))"
         )
+    if name == "q" and model.floating_base and is_concrete(x):
+        # the free flyer's wxyz quaternion (q[..., 3:7]; the root is the only free flyer):
+        # a zero one has no rotation and gave NaN poses. Checked on concrete values only
+        # (one NumPy pass); under jit/vmap the poses of such a sample are NaN.
+        zero = np.all(np.asarray(x[..., 3:7]) == 0, axis=-1)
+        if np.any(zero):
+            idx = tuple(int(i) for i in np.argwhere(zero)[0])
+            where = f"q[{', '.join(map(str, idx + (slice(3, 7),)))}]".replace(
+                "slice(3, 7, None)", "3:7"
+            )
+            raise ValueError(
+                f"q: the free flyer's quaternion {where} is zero, which has no rotation; "
+                "expected a non-zero [qw, qx, qy, qz] (it is normalised)"
+            )
     return x
 
 
@@ -787,6 +805,11 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan")
 
     Returns:
       A :class:`Kinematics` with batch axes ``broadcast(q, v, a)`` first.
+
+    Raises:
+      ValueError: shapes that do not fit the model; on concrete input, a zero
+        free-flyer quaternion (naming the sample).
+      TypeError: non-float inputs or a dtype other than the model's.
 
     Example:
       >>> import jax.numpy as jnp
