@@ -110,13 +110,15 @@ def broadcast_batch(name_a: str, shape_a, name_b: str, shape_b) -> tuple[int, ..
 def resolve_float_dtype(dtype, name: str = "dtype") -> np.dtype:
     """``dtype`` as a NumPy float dtype that JAX can hold now; ``None`` gives JAX's default float.
 
-    Raises ``TypeError`` naming ``name`` for a non-float dtype, and ``ValueError`` for
-    float64 while JAX is in 32-bit mode (where arrays would silently become float32).
+    Raises ``TypeError`` naming ``name`` for any dtype other than float32 and float64
+    (float16 and bfloat16 cannot hold the models' inertias to useful precision), and
+    ``ValueError`` for float64 while JAX is in 32-bit mode (where arrays would silently
+    become float32).
     """
     if dtype is None:
         return np.dtype(jnp.zeros(()).dtype)
     dtype = np.dtype(dtype)
-    if not np.issubdtype(dtype, np.floating):
+    if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"{name}: expected a floating dtype (float32 or float64), got {dtype}")
     if dtype == np.float64 and not jax.config.read("jax_enable_x64"):
         raise ValueError(

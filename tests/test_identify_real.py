@@ -51,7 +51,7 @@ def test_tiago_log_end_to_end_with_default_options(tmp_path, capsys):
     assert [r["link"] for r in rep["prior_repairs"]] == ["arm_1_link"]
     assert re.search(r"\[3/11\] prior: .*1 repaired", out) and "repaired arm_1_link" in out
     # the recorded time stamps are irregular: resampled, with the jitter stated
-    assert rep["sampling"]["resampled"] and 0.05 < rep["sampling"]["share_off"] < 0.2
+    assert rep["sampling"]["resampled"] and 0.05 < rep["sampling"]["off_share"] < 0.2
     assert "resampled by t onto a uniform 100 Hz grid" in out
     # the wrist channels carry no signal; excluded and named
     ch = {c["joint"]: c for c in rep["channels"]}

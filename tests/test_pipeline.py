@@ -251,7 +251,7 @@ def test_irregular_timestamps_are_resampled(toy):
     res = _run(model, irregular, rate=1000.0)
     s = res.report["sampling"]
     assert s["resampled"] is True and s["rate"] == 1000.0
-    assert s["max_interval"] > 1.5e-3 and s["share_off"] > 0.1
+    assert s["max_interval"] > 1.5e-3 and s["off_share"] > 0.1
     ref = _run(model, log)
     e, e0 = (r.report["errors"]["fit"]["holdout"]["overall"] for r in (res, ref))
     assert e < 1.5 * e0  # linear interpolation of a 1 kHz log costs little

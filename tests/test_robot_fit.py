@@ -520,3 +520,27 @@ def test_bad_inputs_raise_clear_errors(arm):
         fit_robot(arm, q, v, a, tau, friction=("stiction",))
     with pytest.raises(TypeError, match=r"model: expected a spatialjax.multibody.Model"):
         fit_robot("arm.urdf", q, v, a, tau)
+
+
+def test_fit_robot_names_the_callers_array_and_least_squares_survives_huge_scales(arm):
+    (q, v, a), Y, E, tau, _ = _data(arm)
+    qn = np.array(q)
+    qn[7, 1] = np.nan
+    with pytest.raises(
+        ValueError, match=r"q: expected finite values, got nan at sample 7, column 1"
+    ):
+        fit_robot(arm, qn, v, a, tau)
+    an = np.array(a)
+    an[3, 0] = np.inf
+    with pytest.raises(
+        ValueError, match=r"a: expected finite values, got inf at sample 3, column 0"
+    ):
+        fit_robot(arm, q, v, an, tau)
+    # least squares of data scaled by 1e±160: the same answer, scaled (was all zeros)
+    pi0, e0 = least_squares_torques(Y, tau, extra=E)
+    x0 = np.concatenate([pi0, e0])
+    for s in (1e160, 1e-160):
+        pi, e = least_squares_torques(Y * s, tau * s, extra=E * s)
+        np.testing.assert_allclose(np.concatenate([pi, e]), x0, rtol=1e-9, atol=1e-12)
+        pi, e = least_squares_torques(Y, tau * s, extra=E, weights=s)
+        np.testing.assert_allclose(np.concatenate([pi, e]) / s, x0, rtol=1e-9, atol=1e-12)

@@ -44,8 +44,9 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   (every option as given), ``settings`` (the library's resolved settings),
   ``joints`` (the identified joints, model order), ``links_identified``
   (``--free``, or all), ``locked_joints`` (``{joint: value}``), ``gravity``,
-  ``sampling`` (``resampled``, ``rate``, ``n_samples``, ``min_interval``,
-  ``median_interval``, ``max_interval``, ``share_off``: the share of intervals
+  ``sampling`` (``resampled``, ``rate``, ``n_samples`` and ``n_out`` (before
+  and after), ``min_interval``, ``median_interval``, ``max_interval``,
+  ``off_share``: the share of intervals
   more than 10 % off the median), ``samples`` (``raw``, ``raw_holdout``, and
   after filtering and decimation ``after_decimation``, ``train``,
   ``holdout``).

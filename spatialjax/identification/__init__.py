@@ -13,6 +13,7 @@ Robot data (issue 14): :func:`fourier_trajectory`, :func:`excitation_trajectory`
 (Swevers et al. 1997 excitation), :func:`perturb_inertia`, :func:`simulate_log`,
 :class:`RobotLog` with :func:`load_log` / ``RobotLog.save`` (``.npz``/``.csv``),
 :class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
+:func:`resample_log` / :class:`SamplingReport` (irregular timestamps onto a uniform grid),
 :func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation),
 :func:`parallel_filter` (regressor columns filtered like the torques).
 
@@ -55,6 +56,8 @@ from ._prior import PriorError as PriorError
 from ._prior import PriorRepair as PriorRepair
 from ._prior import repair_prior as repair_prior
 from ._regressor import body_regressor as body_regressor
+from ._resample import SamplingReport as SamplingReport
+from ._resample import resample_log as resample_log
 from ._result import FitResult as FitResult
 from ._robot_fit import fit_robot as fit_robot
 from ._robot_fit import fit_torques as fit_torques
@@ -90,6 +93,8 @@ __all__ = [
     "parallel_filter",
     "perturb_inertia",
     "prepare_log",
+    "resample_log",
+    "SamplingReport",
     "simulate_log",
     # whole-robot identification (robot-fit)
     "Identifiability",

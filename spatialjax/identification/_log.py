@@ -34,6 +34,8 @@ import dataclasses
 import math
 import os
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -43,6 +45,9 @@ __all__ = ["JointMatch", "LogError", "RobotLog", "load_log", "match_joints"]
 
 _KINDS = ("q", "tau", "dq", "ddq")  # per-joint column groups, CSV prefix = kind + "_"
 _NPZ_KEYS = ("t", "q", "tau", "dq", "ddq", "joint_names")
+#: Largest joint value accepted, rad or m: beyond it float64 spacing exceeds 2e-10 rad (and
+#: sin/cos of such angles say nothing about a joint; no prismatic joint travels 1000 km).
+MAX_JOINT_VALUE = 1e6
 
 
 class LogError(ValueError):
@@ -97,15 +102,29 @@ def _check_arrays(t, q, tau, dq, ddq, joint_names, source):
         raise LogError(
             source,
             "t",
-            f"not strictly increasing: t[{k}] = {t[k]!r} after t[{k - 1}] = "
-            f"{t[k - 1]!r} (sample {k})",
+            f"not strictly increasing: t[{k}] = {float(t[k])!r} after t[{k - 1}] = "
+            f"{float(t[k - 1])!r} (sample {k})",
             k,
         )
     if joint_names is not None:
+        if isinstance(joint_names, (str, bytes)):
+            raise LogError(
+                source,
+                "joint_names",
+                f"expected a sequence of names (a tuple or list of strings), got the string "
+                f"{joint_names!r}",
+            )
         names = tuple(joint_names)
         for nm in names:
             if not isinstance(nm, str) or not nm:
                 raise LogError(source, "joint_names", f"expected non-empty strings, got {nm!r}")
+            if nm != nm.strip():
+                raise LogError(
+                    source,
+                    "joint_names",
+                    f"{nm!r} begins or ends with white space (a CSV header would not keep "
+                    "it); strip the name",
+                )
         seen = set()
         for nm in names:
             if nm in seen:
@@ -142,10 +161,22 @@ def _check_arrays(t, q, tau, dq, ddq, joint_names, source):
             raise LogError(
                 source,
                 _column(kind, j, names),
-                f"{x[k, j]} at sample {k} (t = {t[k]!r}); "
+                f"{x[k, j]} at sample {k} (t = {float(t[k])!r}); "
                 "drop or repair such samples before identification",
                 k,
             )
+        if kind == "q":
+            big = np.abs(x) > MAX_JOINT_VALUE
+            if big.any():
+                k, j = (int(i) for i in np.argwhere(big)[0])
+                raise LogError(
+                    source,
+                    _column(kind, j, names),
+                    f"{float(x[k, j])!r} at sample {k} (t = {float(t[k])!r}): joint values beyond "
+                    f"±{MAX_JOINT_VALUE:g} (rad or m) are refused (trigonometry of such angles "
+                    "is meaningless); check the units",
+                    k,
+                )
         out[kind] = x
     return t, out, names
 
@@ -156,13 +187,15 @@ class RobotLog:
 
     Attributes:
       t: ``(N,)`` sample times in s, finite and strictly increasing.
-      q: ``(N, n)`` joint positions (rad, or m for prismatic joints).
+      q: ``(N, n)`` joint positions (rad, or m for prismatic joints), each
+        within ``±1e6`` (``MAX_JOINT_VALUE``).
       tau: ``(N, n)`` joint torques (N·m, or N), the motor side as measured.
       dq: ``(N, n)`` joint velocities, or None (hardware logs usually lack
         them: :func:`~spatialjax.identification.prepare_log` differentiates).
       ddq: ``(N, n)`` joint accelerations, or None.
-      joint_names: ``n`` unique joint names (the column order), or None (then
-        the columns are the model's movable joints in order).
+      joint_names: ``n`` unique joint names (the column order; a sequence of
+        strings, not one string; no leading or trailing white space), or None
+        (then the columns are the model's movable joints in order).
 
     The constructor checks shapes, finiteness, time order and names and
     raises :class:`LogError` (source ``"RobotLog"``); floating arrays are
@@ -222,6 +255,8 @@ class RobotLog:
 
         Raises:
           FileExistsError: ``path`` exists and ``overwrite`` is False.
+          FileNotFoundError: ``path``'s folder does not exist (naming ``path``).
+          OSError: the write failed (naming ``path``, not the temporary file).
           ValueError: an unknown suffix, or a CSV for a log without joint names
             (the CSV column rule needs them).
         """
@@ -236,7 +271,15 @@ class RobotLog:
             )
         if path.exists() and not overwrite:
             raise FileExistsError(f"path: {str(path)!r} exists; pass overwrite=True to replace it")
-        fd, tmp = tempfile.mkstemp(suffix=suffix, prefix=".tmp-", dir=path.parent or ".")
+        folder = path.parent
+        if not folder.is_dir():
+            raise FileNotFoundError(
+                f"path: cannot write {str(path)!r}: no such folder {str(folder)!r}"
+            )
+        try:
+            fd, tmp = tempfile.mkstemp(suffix=suffix, prefix=".tmp-", dir=folder)
+        except OSError as e:
+            raise type(e)(e.errno, f"path: cannot write {str(path)!r}: {e.strerror}") from None
         try:
             with os.fdopen(fd, "wb") if suffix == ".npz" else os.fdopen(fd, "w", newline="") as fh:
                 if suffix == ".npz":
@@ -250,6 +293,10 @@ class RobotLog:
                 else:
                     self._write_csv(fh)
             os.replace(tmp, path)
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise type(e)(e.errno, f"path: cannot write {str(path)!r}: {e.strerror}") from None
         except BaseException:
             if os.path.exists(tmp):
                 os.unlink(tmp)
@@ -271,7 +318,9 @@ class RobotLog:
 
 
 def _read_csv(path: Path):
-    with open(path, newline="") as fh:
+    # utf-8-sig: a byte-order mark (what spreadsheet programs write) is not part of the
+    # first column's name
+    with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh)
         try:
             header = next(reader)
@@ -353,11 +402,22 @@ def _read_csv(path: Path):
     return t, arrays, tuple(joint_order)
 
 
+_DAMAGED = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)
+
+
 def _read_npz(path: Path):
     try:
         data = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as e:
-        raise LogError(path, None, f"not a readable .npz file ({e})") from None
+    except _DAMAGED as e:
+        what = "empty" if isinstance(e, EOFError) else f"{type(e).__name__}: {e}"
+        raise LogError(path, None, f"not a readable .npz file ({what})") from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise LogError(
+            path,
+            None,
+            f"holds a single array (shape {getattr(data, 'shape', '?')}, as numpy.save "
+            "writes), not an .npz archive of t, q, tau, ... (numpy.savez)",
+        )
     with data:
         for k in data.files:
             if k not in _NPZ_KEYS:
@@ -371,6 +431,8 @@ def _read_npz(path: Path):
             names = data["joint_names"] if "joint_names" in data.files else None
         except ValueError as e:  # object arrays need pickle, which is refused
             raise LogError(path, None, f"cannot read an array without pickle ({e})") from None
+        except _DAMAGED as e:  # truncated or corrupted members (bad CRC-32, ...)
+            raise LogError(path, None, f"damaged .npz file ({type(e).__name__}: {e})") from None
     if names is not None:
         if names.dtype.kind != "U" or names.ndim != 1:
             raise LogError(
@@ -394,16 +456,20 @@ def load_log(path) -> RobotLog:
 
     Raises:
       FileNotFoundError: no such file.
-      LogError: a problem with the content, naming the file and the column
-        (missing or unknown column, duplicate column, NaN/inf with the first
-        sample index, a line with the wrong number of fields, shapes that
-        disagree, non-finite or non-increasing ``t``, duplicate joint names).
-      ValueError: an unknown suffix.
+      LogError: a problem with the file or its content, naming the file and
+        the column: another suffix than ``.npz``/``.csv``, an empty,
+        truncated or corrupted ``.npz``, a single ``numpy.save`` array under
+        an ``.npz`` name, a missing or unknown column, duplicate column,
+        NaN/inf or a joint value beyond ``±1e6`` with the first sample index,
+        a line with the wrong number of fields, shapes that disagree,
+        non-finite or non-increasing ``t``, duplicate joint names. A CSV's
+        UTF-8 byte-order mark is skipped. Irregular intervals are accepted
+        (:func:`resample_log` makes them uniform).
     """
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (".npz", ".csv"):
-        raise ValueError(f"path: expected a .npz or .csv file, got {str(path)!r}")
+        raise LogError(path, None, "expected a .npz or .csv file (the suffix picks the reader)")
     if not path.is_file():
         raise FileNotFoundError(f"path: no such file {str(path)!r}")
     t, arrays, names = _read_npz(path) if suffix == ".npz" else _read_csv(path)

@@ -269,9 +269,11 @@ def _sampling(log: RobotLog, rate, max_gap, argument: str):
         new, rep = resample_log(log, rate=rate, max_gap=max_gap)
     except LogError as e:
         raise IdentifyError(argument, str(e)) from None
-    except ValueError as e:
-        head = str(e).partition(":")[0].strip()
-        raise IdentifyError(head if head in ("rate", "max_gap") else argument, str(e)) from None
+    except (TypeError, ValueError) as e:
+        head, _, rest = str(e).partition(":")
+        if head.strip() in ("rate", "max_gap"):
+            raise IdentifyError(head.strip(), rest.strip()) from None
+        raise IdentifyError(argument, str(e)) from None
     return new, rep
 
 
@@ -720,7 +722,7 @@ def identify_robot(
         validation.append(
             {
                 "samples": int(taus[i].shape[0]),
-                "sampling": sampling_info[k + 1].to_dict(),
+                "sampling": dataclasses.asdict(sampling_info[k + 1]),
                 "errors": {n: _errors(predict(i, *x), taus[i], joints, used)
                            for n, x in sets.items()},
             }
@@ -794,7 +796,7 @@ def identify_robot(
             "rate": rate,
             "max_gap": max_gap,
         },
-        "sampling": info.to_dict(),
+        "sampling": dataclasses.asdict(info),
         "samples": {
             "raw": n_raw,
             "raw_holdout": n_raw_hold,
@@ -907,14 +909,14 @@ def _range(x, fmt=".3g") -> str:
 
 
 def _sampling_text(info) -> str:
-    d = info.to_dict()
+    d = dataclasses.asdict(info)
     if not d.get("resampled"):
-        return f"uniform at {d['rate']:.4g} Hz ({d['n_samples']} samples); no resampling"
+        return f"uniform at {d['rate']:.4g} Hz ({d['n_out']} samples); no resampling"
     return (
         f"irregular intervals (min {d['min_interval'] * 1e3:.3g}, median "
         f"{d['median_interval'] * 1e3:.3g}, max {d['max_interval'] * 1e3:.3g} ms; "
-        f"{100 * d['share_off']:.0f} % more than 10 % off the median): resampled by t onto a "
-        f"uniform {d['rate']:.4g} Hz grid ({d['n_samples']} samples, linear interpolation)"
+        f"{100 * d['off_share']:.0f} % more than 10 % off the median): resampled by t onto a "
+        f"uniform {d['rate']:.4g} Hz grid ({d['n_out']} samples, linear interpolation)"
     )
 
 

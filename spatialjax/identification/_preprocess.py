@@ -159,8 +159,10 @@ def prepare_log(
       ValueError: ``lowpass`` not positive or at/above the Nyquist frequency
         (of the decimated rate), ``decimate`` or ``order`` not a positive
         integer, ``decimate > 1`` without ``lowpass``, a log that is not
-        uniformly sampled (naming the sample), or too short for the filter.
-      TypeError: ``log`` is not a RobotLog.
+        uniformly sampled (naming the sample; :func:`resample_log` makes it
+        so), or too short for the filter.
+      TypeError: ``log`` is not a RobotLog; ``lowpass`` is not a number (a bool
+        is not a frequency).
     """
     if not isinstance(log, RobotLog):
         raise TypeError(
@@ -178,12 +180,20 @@ def prepare_log(
         k = int(bad[0])
         raise ValueError(
             f"log: not uniformly sampled: t[{k + 1}] - t[{k}] = {dt[k]:.6g} s, the median "
-            f"interval is {h:.6g} s (the filter needs uniform samples; resample or cut the log)"
+            f"interval is {h:.6g} s (the filter needs uniform samples; resample it with "
+            "identification.resample_log first)"
         )
     rate = 1.0 / h
     nyquist = rate / (2 * decimate)
     if lowpass is not None:
-        if not (isinstance(lowpass, (int, float, np.floating)) and math.isfinite(lowpass)):
+        if isinstance(lowpass, bool) or not isinstance(
+            lowpass, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(
+                f"lowpass: expected a cut-off frequency in Hz (a number), got "
+                f"{type(lowpass).__name__} {lowpass!r}"
+            )
+        if not math.isfinite(lowpass):
             raise ValueError(f"lowpass: expected a cut-off frequency in Hz, got {lowpass!r}")
         if not 0 < lowpass < nyquist:
             after = f" after decimate={decimate}" if decimate > 1 else ""

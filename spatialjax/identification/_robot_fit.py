@@ -747,7 +747,10 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
     ``√(10 p eps) σ_max`` count as zero, and dropped columns (parameters that
     never enter the dynamics) get 0. No physical consistency is imposed: this
     is the baseline that
-    :func:`fit_torques` improves on.
+    :func:`fit_torques` improves on. The regressor, torques and weights are
+    each scaled to a largest entry of 1 before the normal equations are
+    formed (the result is scaled back), so data of any magnitude that
+    float64 holds are solved, not squared into overflow.
 
     Args:
       Y: ``(..., N, nv, 10 nb)`` joint-torque regressor
@@ -773,8 +776,16 @@ def _lstsq_impl(Y, E, tau, w, *, batch, axes):
     rtol = _rank_rtol(p, Y.dtype)
 
     def one(Y, E, tau, w):
-        A, b = _gram(Y, E, tau, w)
-        return _min_norm_solve(_factor(A, rtol), b)
+        # scaled to unit largest entries first: the normal equations square the data,
+        # which overflows (or underflows) long before the solution does
+        def unit(x):
+            m = jnp.max(jnp.abs(x), initial=0.0)
+            return jnp.where((m > 0) & jnp.isfinite(m), m, 1.0)
+
+        sx = jnp.maximum(unit(Y), unit(E)) if E.shape[-1] else unit(Y)
+        st, sw = unit(tau), unit(w)
+        A, b = _gram(Y / sx, E / sx, tau / st, w / sw)
+        return _min_norm_solve(_factor(A, rtol), b) * (st / sx)
 
     flat, in_axes = _flatten_batch((Y, E, tau, w), _CORES[:4], axes, batch)
     nbatch = int(np.prod(batch, dtype=np.int64))
@@ -1029,6 +1040,10 @@ def fit_robot(
     fm = _as_friction_model(friction)
     tau = as_float_array(tau, "tau")
     _check_finite_samples(tau, "tau", "sample/joint")
+    # the caller's arrays are checked here: a NaN in q would otherwise surface as a
+    # non-finite entry of Y, an array the caller never passed
+    for name, x in (("q", q), ("v", v), ("a", a)):
+        _check_finite_samples(as_float_array(x, name), name, "sample/column")
     Y = joint_torque_regressor(model, q, v, a, gravity)
     extra = nonneg = None
     n1 = fm.n_joints(model)

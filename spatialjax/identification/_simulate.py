@@ -198,6 +198,8 @@ def simulate_log(
       ValueError: a floating-base model; shapes that do not match ``(N, n)``
         with ``n = model.nv``; ``inertia`` of the wrong batch; ``friction`` not
         ``(n, 3)``; negative noise levels or resolutions.
+      TypeError: ``t``, ``q``, ``dq`` or ``ddq`` not floating point (integers
+        are refused, not converted).
 
     References:
       Featherstone 2008 (RNEA); Gaz et al., IEEE RA-L 4(4), 2019 (the Panda's
@@ -207,6 +209,14 @@ def simulate_log(
         raise ValueError("model: simulate_log needs a fixed-base model (joint logs only)")
     n = model.nv
     dtype = model.dtype
+    for name, x in (("t", t), ("q", q), ("dq", dq), ("ddq", ddq)):
+        kind = np.asarray(x).dtype.kind if not hasattr(x, "dtype") else np.dtype(x.dtype).kind
+        if kind != "f":
+            raise TypeError(
+                f"{name}: expected floating-point values, got dtype "
+                f"{getattr(x, 'dtype', np.asarray(x).dtype)} (convert explicitly; integer "
+                "data are not converted silently)"
+            )
     t = np.asarray(t, np.float64)
     if t.ndim != 1:
         raise ValueError(f"t: expected shape (N,), got shape {t.shape}")

@@ -153,15 +153,24 @@ def _write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
 
     A symbolic link is followed (its target is rewritten, the link kept) and an
-    existing file keeps its permission bits.
+    existing file keeps its permission bits. A failure raises the ``OSError``
+    subclass it was, naming ``path`` as given (not the temporary file).
     """
+    given = str(path)
     path = Path(os.path.realpath(path))
     tmp = path.with_name(f".{path.name}.spatialjax-fix.tmp")
     try:
-        tmp.write_bytes(data)
-        if path.exists():
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
+        if not path.parent.is_dir():
+            raise FileNotFoundError(
+                2, f"cannot write {given!r}: no such folder {str(Path(given).parent)!r}"
+            )
+        try:
+            tmp.write_bytes(data)
+            if path.exists():
+                shutil.copymode(path, tmp)
+            os.replace(tmp, path)
+        except OSError as e:
+            raise type(e)(e.errno, f"cannot write {given!r}: {e.strerror}") from None
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -22,6 +22,11 @@ Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
 step per body, compiled once whatever the number of bodies), ``"levels"``
 (all bodies of one tree depth in one vectorised step) or ``"loop"`` (one
 unrolled step per body). All three give the same results.
+
+A free flyer's quaternion ``q[..., 3:7]`` is normalised; a zero one has no
+rotation: on concrete input every function taking ``q`` raises ``ValueError``
+naming the sample, under ``jit``/``vmap`` (no values to read) that sample's
+results are NaN and the others are unaffected.
 """
 
 from ._model import JOINT_TYPES as JOINT_TYPES

@@ -56,14 +56,14 @@ from ..io._common import Ctx, parse_numbers, read_bytes
 from ..io._mjcf import _compiler, _orientation, _read_inertial
 from ..io._xml import parse_xml
 from ._model import build_model
-from ._urdf import axis_rotation, link_params
+from ._urdf import axis_rotation, link_params, locked_mapping
 
 _JOINT_ATTRS = ("type", "pos", "axis")
 
 
 def check_locked(locked_joints, movable, fixed, path):
     """Validate ``locked_joints`` against the movable joint names of a file (shared by loaders)."""
-    locked = dict(locked_joints or {})
+    locked = locked_mapping(locked_joints)
     for name, value in locked.items():
         if name in fixed:
             raise ValueError(f"locked_joints: joint {name!r} in {path} is already fixed")

@@ -144,6 +144,8 @@ class Model:
             links, an unknown link name, or an unsupported joint type
             (``floating``, ``planar``), naming the file, line and joint.
           ValueError: a name in ``locked_joints`` that is no movable joint.
+          TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
+            names is refused); ``dtype`` other than float32 or float64.
         """
         from ._urdf import load_urdf_model
 
@@ -180,6 +182,8 @@ class Model:
             joint type, a body with several joints, a free joint below the
             root, naming the file, line and joint.
           ValueError: a name in ``locked_joints`` that is no hinge/slide joint.
+          TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
+            names is refused); ``dtype`` other than float32 or float64.
         """
         from ._mjcf import load_mjcf_model
 
@@ -222,6 +226,8 @@ class Model:
             unknown frame in ``relative_to``/``expressed_in``, or an unsupported
             joint type (``ball``, ``universal``, ...), naming file, line and joint.
           ValueError: an unknown ``model_name`` or name in ``locked_joints``.
+          TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
+            names is refused); ``dtype`` other than float32 or float64.
         """
         from ._sdf import load_sdf_model
 

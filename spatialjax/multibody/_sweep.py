@@ -40,6 +40,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._checks import is_concrete
 from ._batchlast import (
     _crm,
     _force_to_parent,
@@ -78,6 +79,20 @@ def _as_input(x, name, n, model: Model):
             f"{name}: dtype {x.dtype} differs from the model's {model.dtype}; cast one of "
             "them (model.astype(dtype) or x.astype(model.dtype))"
         )
+    if name == "q" and model.floating_base and is_concrete(x):
+        # the free flyer's wxyz quaternion (q[..., 3:7]; the root is the only free flyer):
+        # a zero one has no rotation and gave NaN poses. Checked on concrete values only
+        # (one NumPy pass); under jit/vmap the poses of such a sample are NaN.
+        zero = np.all(np.asarray(x[..., 3:7]) == 0, axis=-1)
+        if np.any(zero):
+            idx = tuple(int(i) for i in np.argwhere(zero)[0])
+            where = f"q[{', '.join(map(str, idx + (slice(3, 7),)))}]".replace(
+                "slice(3, 7, None)", "3:7"
+            )
+            raise ValueError(
+                f"q: the free flyer's quaternion {where} is zero, which has no rotation; "
+                "expected a non-zero [qw, qx, qy, qz] (it is normalised)"
+            )
     return x
 
 

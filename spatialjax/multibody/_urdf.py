@@ -26,6 +26,7 @@ is ignored (the joint stays independent, as in Pinocchio); ``<transmission>``,
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -111,6 +112,18 @@ def _read_joints(root, path):
     return joints
 
 
+def locked_mapping(locked_joints) -> dict:
+    """``locked_joints`` as a new dict; a ``TypeError`` unless it is a mapping (or None)."""
+    if locked_joints is None:
+        return {}
+    if not isinstance(locked_joints, Mapping):
+        raise TypeError(
+            "locked_joints: expected a mapping {joint name: value} (rad or m), got "
+            f"{type(locked_joints).__name__} {locked_joints!r}"
+        )
+    return dict(locked_joints)
+
+
 def load_urdf_model(path, *, locked_joints=None, floating_base=False, dtype=None):
     """Read a URDF kinematic tree into a :class:`~spatialjax.multibody.Model` (see module doc)."""
     data = read_bytes(path)
@@ -184,7 +197,7 @@ def load_urdf_model(path, *, locked_joints=None, floating_base=False, dtype=None
             )
         raise ModelFileError(path, problem, line=root.line)
 
-    locked = dict(locked_joints or {})
+    locked = locked_mapping(locked_joints)
     for name, value in locked.items():
         if name not in by_name:
             movable = [j.name for j in joints if j.type != "fixed"]

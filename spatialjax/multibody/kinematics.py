@@ -77,6 +77,11 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan")
     Returns:
       A :class:`Kinematics` with batch axes ``broadcast(q, v, a)`` first.
 
+    Raises:
+      ValueError: shapes that do not fit the model; on concrete input, a zero
+        free-flyer quaternion (naming the sample).
+      TypeError: non-float inputs or a dtype other than the model's.
+
     Example:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, forward_kinematics
