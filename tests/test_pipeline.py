@@ -372,3 +372,15 @@ def test_scale_check_takes_the_joints_friction_apart():
     assert alone.scale < 0 and alone.scale_flagged  # what the old check said
     (c,) = check_channels(["j7"], meas[:, None], meas[:, None], pred[:, None], dq=v[:, None])
     assert c.scale == pytest.approx(1.2, rel=1e-9) and not c.scale_flagged
+
+
+def test_friction_of_a_channel_left_out_is_not_fitted(toy):
+    """Its columns act on its own row only: undetermined, so null (regression: 46112 N·m·s/rad)."""
+    model, log, _ = toy
+    res = _run(model, log, exclude_torque=("j2",))
+    assert (
+        np.isnan(res.friction["fit"][1]).all() and np.isnan(res.friction["least_squares"][1]).all()
+    )
+    assert np.isfinite(res.friction["fit"][0]).all()
+    assert res.report["friction"]["j2"] == {"viscous": None, "coulomb": None, "offset": None}
+    assert res.report["identifiability"]["n_columns"] == 20 + 3

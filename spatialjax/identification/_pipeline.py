@@ -592,6 +592,18 @@ def identify_robot(
             "no torque channel is left to fit: "
             + "; ".join(f"{c.joint}: {c.reason}" for c in checks),
         )
+    # friction columns act on their own joint's row only: a channel left out leaves them
+    # undetermined, so they are not fitted (reported as null, no friction predicted there)
+    fjoint = np.array([joints.index(j) for j, _ in fm.names(model)], int)
+    fkeep = used[fjoint] if ne else np.zeros(0, bool)
+    Ftr = Ftr[..., fkeep]
+    nf = int(fkeep.sum())
+
+    def full_phi(phi):
+        out = np.full(ne, np.nan)
+        out[fkeep] = phi
+        return out
+
     warnings, notes = [], []
     lines = []
     for c, k in zip(checks, scale, strict=True):
@@ -626,7 +638,7 @@ def identify_robot(
     # 6. least squares -------------------------------------------------------------------
     mask = used.astype(np.float64)
     pi_ls_f, phi_ls = jax.jit(least_squares_torques)(
-        jnp.asarray(Ytr), jnp.asarray(ttr), extra=jnp.asarray(Ftr) if ne else None,
+        jnp.asarray(Ytr), jnp.asarray(ttr), extra=jnp.asarray(Ftr) if nf else None,
         weights=jnp.asarray(mask),
     )  # fmt: skip
     pi_ls_f = np.asarray(pi_ls_f, np.float64).reshape(n_free, 10)
@@ -636,6 +648,7 @@ def identify_robot(
     # per-joint noise level and correlation time of the least-squares residuals
     X = np.concatenate([Ytr, Ftr], -1)
     res_ls = ttr - X @ np.concatenate([pi_ls_f.reshape(-1), phi_ls])
+    phi_ls = full_phi(phi_ls)
     Xu = X[:, used].reshape(-1, X.shape[-1])
     d = np.linalg.norm(Xu, axis=0)
     live = d > np.sqrt(np.finfo(np.float64).eps) * d.max()
@@ -667,8 +680,8 @@ def identify_robot(
     prior = RigidBodyInertia(jnp.asarray(pi_rep, model.dtype))
     fit_kw: dict[str, Any] = {
         "prior": prior,
-        "extra": jnp.asarray(Ftr) if ne else None,
-        "extra_nonnegative": nonneg if ne else None,
+        "extra": jnp.asarray(Ftr) if nf else None,
+        "extra_nonnegative": nonneg[fkeep] if nf else None,
         "weights": jnp.asarray(weights),
         "gamma": gamma,
         "prior_spread": prior_spread,
@@ -685,7 +698,7 @@ def identify_robot(
     t_compile = max(0.0, t_first - t_solve)
     pi_fit = pi_model.copy()
     pi_fit[free_mask] = np.asarray(res.inertia.params, np.float64).reshape(n_free, 10)
-    phi_fit = np.asarray(res.extra, np.float64).reshape(-1)
+    phi_fit = full_phi(np.asarray(res.extra, np.float64).reshape(-1))
     gamma_used = float(np.asarray(res.gamma))
     converged = bool(np.all(np.asarray(res.converged)))
     iters = int(np.max(np.asarray(res.iterations)))
@@ -705,7 +718,7 @@ def identify_robot(
     phi0 = np.zeros(ne)
 
     def predict(k, pi, phi):
-        return Ys[k] @ pi.reshape(-1) + (Fs[k] @ phi if ne else 0.0)
+        return Ys[k] @ pi.reshape(-1) + (Fs[k] @ np.nan_to_num(phi) if ne else 0.0)
 
     sets = {"fit": (pi_fit, phi_fit), "least_squares": (pi_ls, phi_ls), "prior": (pi_prior, phi0)}
     errors = {
@@ -729,16 +742,16 @@ def identify_robot(
         )  # fmt: skip
     idf = identifiability(
         jnp.asarray(Ytr),
-        extra=jnp.asarray(Ftr) if ne else None,
+        extra=jnp.asarray(Ftr) if nf else None,
         weights=jnp.asarray(weights),
         prior=prior,
         gamma=gamma_used,
-        names=_names(free_names, fm, model),
+        names=_names(free_names, fm, model, fkeep),
     )
     share_free = np.asarray(idf.data_share, np.float64).reshape(-1)
     rank_i, cond = int(np.asarray(idf.rank)), float(np.asarray(idf.condition_number))
     base = np.asarray(idf.base_columns)[:rank_i].tolist()
-    names = _names(free_names, fm, model)
+    names = _names(free_names, fm, model, fkeep)
     summ = body_metrics(
         np.concatenate([pi_fit, pi_ls, pi_prior]), np.concatenate([pi_prior, pi_prior, pi_prior])
     )
@@ -888,10 +901,11 @@ def _friction_model(friction):
         raise IdentifyError("friction", str(e).partition(": ")[2] or str(e)) from None
 
 
-def _names(free_names, fm, model) -> tuple:
+def _names(free_names, fm, model, fkeep) -> tuple:
     from ._identifiability import PARAMETER_NAMES
 
-    return tuple((b, p) for b in free_names for p in PARAMETER_NAMES) + fm.names(model)
+    fr = tuple(n for n, k in zip(fm.names(model), fkeep, strict=True) if k)
+    return tuple((b, p) for b in free_names for p in PARAMETER_NAMES) + fr
 
 
 def _overall(e: dict | None) -> float:
