@@ -11,20 +11,27 @@ The validation of issue 14 ("Validation on data you generate"): for each robot a
   harmonics of 0.1 Hz, inside position and speed limits), sampled at 1 kHz; torques from
   inverse dynamics of the true robot plus friction plus Gaussian torque noise (per robot,
   below); positions read by 18-bit encoders; velocities and accelerations not logged.
-* **Preprocessing as on hardware**: :func:`~spatialjax.identification.prepare_log`
-  (zero-phase 4th-order Butterworth at 10 Hz on ``q`` and ``τ``, central differences),
-  regressor columns filtered like the torques
-  (:func:`~spatialjax.identification.parallel_filter`, Gautier 1997), decimation to 100 Hz;
-  the last 20 % of the log is held out.
-* **Estimates** on the first 80 %: the URDF prior as is; the URDF links with only the
-  friction fitted by least squares ("URDF + friction"); ordinary least squares
-  (:func:`~spatialjax.identification.least_squares_torques`, links + friction, minimum norm);
-  the same least-squares links projected onto consistent bodies
-  (:func:`spatialjax.nearest_consistent`); the consistent fit
-  (:func:`~spatialjax.identification.fit_torques` with the URDF as log-det prior and the
-  library's defaults: weights ``1/σ̂_j²``, ``γ = 8`` from ``prior_spread = 0.5``; viscous
-  and Coulomb coefficients constrained nonnegative), in float64 and in float32 (the same
-  float64-built regressor and torques cast to float32).
+* **The estimate**: :func:`spatialjax.identification.identify_robot` (the pipeline of
+  ``spatialjax identify``) with ``lowpass=10`` Hz, ``decimate=10`` (to 100 Hz) and
+  ``holdout=0.2``, its defaults otherwise: the last 20 % of the log held out, the training
+  and held-out parts each filtered on its own (zero-phase 4th-order Butterworth on ``q`` and
+  ``τ``, central differences, :func:`~spatialjax.identification.prepare_log`), regressor
+  columns filtered like the torques (:func:`~spatialjax.identification.parallel_filter`,
+  Gautier 1997), then the consistent fit (:func:`~spatialjax.identification.fit_torques` with
+  the URDF as log-det prior, data weights ``1 / (σ̂_j² τ_j)`` from the least-squares
+  residuals' correlation time, ``γ = 8`` from ``prior_spread = 0.5``; viscous and Coulomb
+  coefficients constrained nonnegative) in float64. The fresh trajectory (below) is passed
+  as ``validate=[fresh_log]``, which scores it against its measured torques.
+* **Baselines**, on the same training samples: the URDF prior as is; the URDF links with
+  only the friction fitted by least squares ("URDF + friction"); ordinary least squares
+  (``identify_robot``'s, :func:`~spatialjax.identification.least_squares_torques`, links +
+  friction, minimum norm); the same least-squares links projected onto consistent bodies
+  (:func:`spatialjax.nearest_consistent`); the fit in float32 (``fit_torques`` on the
+  float64-built regressor, torques, weights and ``γ`` of ``identify_robot`` cast to
+  float32). ``RobotIdentification`` does not carry its regressor, so the script rebuilds it
+  with the same public functions (``prepare_log`` + ``parallel_filter`` on each part) and
+  stops if the rebuild's held-out and fresh-log errors differ from the ones
+  ``identify_robot`` reports.
 * **Scores**: per link the geodesic distance (Lee & Park 2018) of each estimate to the true
   pseudo-inertia; the held-out relative torque error ``‖τ̂ − τ‖ / ‖τ‖`` on the last 20 %; the
   relative error of the predicted torques against the *true* model's (noise-free, filtered
@@ -32,7 +39,11 @@ The validation of issue 14 ("Validation on data you generate"): for each robot a
   of the same robot), which measures the physically relevant error whatever the
   unidentifiable parameters do; full physical consistency (``J ≻ 0``) of every fitted link
   in float64 and float32; the time of the first ``fit_torques`` call (compile + solve) and
-  of a second call on the same data (solve).
+  of a second call on the same data (solve; for float64 as ``identify_robot`` reports them).
+  The held-out part is filtered on its own, so its filter edges (twice the filter's
+  transient at each end: once in ``prepare_log``, once in ``parallel_filter``) are lost: of
+  a 20 s log's last 4 s about 1.6 s are scored, and a log shorter than about 12 s leaves
+  too little to hold out 20 %.
 
 Robots (example-robot-data 6, fixed base):
 
@@ -53,8 +64,8 @@ the library's defaults.
 
 Usage::
 
-    nice -n 5 python benchmarks/validate_robot_identification.py          # CPU, ~2-3 min
-    python benchmarks/validate_robot_identification.py --seeds 1 --robots ur5 --duration 10
+    nice -n 5 python benchmarks/validate_robot_identification.py --seeds 2  # shared CPU, ~10 min
+    python benchmarks/validate_robot_identification.py --seeds 1 --robots ur5 --duration 15
 """
 
 from __future__ import annotations
@@ -190,16 +201,38 @@ def simulate(model, robot: Robot, key, truth, friction, duration):
     )
 
 
-def process(model, log):
-    """``(prepared, Y, E)``: filtered, differentiated; regressors filtered alike; decimated."""
-    full = sid.prepare_log(log, lowpass=LOWPASS)
-    Y, E = _regressors(model, *(jnp.asarray(x) for x in (full.q, full.dq, full.ddq)))
-    return sid.parallel_filter(full, np.asarray(Y), np.asarray(E), decimate=DECIMATE)
+def split_and_process(model, log, holdout):
+    """``[(prepared, Y, E)]`` for the training part and (``holdout > 0``) the held-out part.
+
+    ``RobotIdentification`` does not carry the regressor it fitted, so it is rebuilt here with
+    the public functions ``identify_robot`` uses, in its order: the log cut into its training
+    part (the first ``n − round(n · holdout)`` raw samples) and its held-out part, each filtered
+    and differentiated on its own (:func:`~spatialjax.identification.prepare_log`), the
+    regressor columns filtered like the torques and decimated
+    (:func:`~spatialjax.identification.parallel_filter`). ``run_robot`` checks that this
+    rebuild reproduces the errors ``identify_robot`` reports.
+    """
+    n = log.n_samples
+    n_hold = int(round(n * holdout)) if holdout else 0
+    parts = [(0, n - n_hold)] + ([(n - n_hold, n)] if n_hold else [])
+    out = []
+    for a, b in parts:
+        part = dataclasses.replace(
+            log, t=log.t[a:b], q=log.q[a:b], tau=log.tau[a:b],
+            dq=None if log.dq is None else log.dq[a:b],
+            ddq=None if log.ddq is None else log.ddq[a:b],
+        )  # fmt: skip
+        full = sid.prepare_log(part, lowpass=LOWPASS)
+        Y, E = _regressors(model, *(jnp.asarray(x) for x in (full.q, full.dq, full.ddq)))
+        out.append(sid.parallel_filter(full, np.asarray(Y), np.asarray(E), decimate=DECIMATE))
+    return out
 
 
 def predict(Y, E, pi, phi):
     tau = np.einsum("njp,p->nj", Y, np.asarray(pi, np.float64).reshape(-1))
-    return tau if phi is None else tau + np.einsum("nje,e->nj", E, np.asarray(phi, np.float64))
+    if phi is None:
+        return tau
+    return tau + np.einsum("nje,e->nj", E, np.asarray(phi, np.float64).reshape(-1))
 
 
 def rel(a, b) -> float:
@@ -218,12 +251,23 @@ def strictly_pd(params) -> np.ndarray:
     return np.array(out)
 
 
-def timed_fit(Y, tau, prior, E, nonneg):
+def timed_fit(Y, tau, prior, E, nonneg, weights, gamma):
     t0 = time.perf_counter()
     res = jax.block_until_ready(
-        sid.fit_torques(Y, tau, prior=prior, extra=E, extra_nonnegative=nonneg)
-    )
+        sid.fit_torques(Y, tau, prior=prior, extra=E, extra_nonnegative=nonneg, weights=weights,
+                        gamma=gamma)
+    )  # fmt: skip
     return res, time.perf_counter() - t0
+
+
+def _check_rebuild(report, errors, what):
+    """The rebuilt regressor reproduces ``identify_robot``'s reported error (else: stop)."""
+    if not np.isclose(errors, report, rtol=1e-6, atol=1e-12):
+        raise RuntimeError(
+            f"{what}: the regressor rebuilt with prepare_log + parallel_filter gives the error "
+            f"{errors!r}, identify_robot reports {report!r}: the rebuild no longer follows the "
+            "pipeline"
+        )
 
 
 def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True):
@@ -232,7 +276,7 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
     nb, nv = model.nbodies, model.nv
     prior = model.inertia
     prior32 = sj.RigidBodyInertia(jnp.asarray(prior.params, jnp.float32))
-    nonneg = np.tile([True, True, False], nv)
+    nonneg = mb.FrictionModel().nonnegative(model)
     say(
         f"\n## {robot.name}: {nv} joints, {nb} links ({', '.join(model.body_names)}); "
         f"torque noise {robot.torque_noise} N·m"
@@ -249,36 +293,46 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
         )
         truth = sid.perturb_inertia(prior, RELATIVE, k_body)
         x_true = (np.asarray(truth.params).reshape(-1), friction.reshape(-1))
+        log = simulate(model, robot, k_log, truth, friction, duration)
+        fresh_log = simulate(model, robot, k_fresh, truth, friction, duration)
 
-        p, Y, E = process(model, simulate(model, robot, k_log, truth, friction, duration))
-        cut = int(round(p.n_samples * (1 - HOLDOUT)))
-        train_tau, test_tau = p.tau[:cut], p.tau[cut:]
-        Ytr, Etr, Yte, Ete = Y[:cut], E[:cut], Y[cut:], E[cut:]
-        pf, Yf, Ef = process(model, simulate(model, robot, k_fresh, truth, friction, duration))
+        # the estimate: the library's pipeline, with the fresh log as a validation log
+        t_id = time.perf_counter()
+        result = sid.identify_robot(
+            model, log, lowpass=LOWPASS, decimate=DECIMATE, holdout=HOLDOUT, validate=[fresh_log]
+        )
+        t_id = time.perf_counter() - t_id
+        rep = result.report
+        # the regressors identify_robot fitted and scored on, rebuilt (see split_and_process)
+        (p, Ytr, Etr), (pte, Yte, Ete) = split_and_process(model, log, HOLDOUT)
+        ((pf, Yf, Ef),) = split_and_process(model, fresh_log, 0.0)
+        train_tau, test_tau = np.asarray(p.tau), np.asarray(pte.tau)
         tau_fresh_true = predict(Yf, Ef, *x_true)
 
-        # estimates
-        pi_ls, phi_ls = sid.least_squares_torques(jnp.asarray(Ytr), jnp.asarray(train_tau),
-                                                  extra=jnp.asarray(Etr))  # fmt: skip
-        ls = sj.RigidBodyInertia(jnp.reshape(pi_ls, (nb, 10)))
+        pi_fit, phi_fit = result.params["fit"], result.friction["fit"]
+        pi_ls, phi_ls = result.params["least_squares"], result.friction["least_squares"]
+        ls = sj.RigidBodyInertia(jnp.asarray(pi_ls))
         ls_ok = np.asarray(sj.physical_consistency(ls).fully_consistent)
         ls_proj = sj.nearest_consistent(ls)  # reference="com": keeps the LS CoM h/m
         ls_proj_o = sj.nearest_consistent(ls, reference="origin")
         r_prior = train_tau - predict(Ytr, Etr, prior.params, None)
         phi_prior = np.linalg.lstsq(Etr.reshape(-1, Etr.shape[-1]), r_prior.reshape(-1),
                                     rcond=None)[0]  # fmt: skip
-        fit64, t1 = timed_fit(jnp.asarray(Ytr), jnp.asarray(train_tau), prior, jnp.asarray(Etr),
-                              nonneg)  # fmt: skip
-        args32 = tuple(jnp.asarray(a, jnp.float32) for a in (Ytr, train_tau, Etr))
-        fit32, t3 = timed_fit(args32[0], args32[1], prior32, args32[2], nonneg)
-        if measure_timing and seed == seeds[0]:  # second calls on the same data: the solve alone
-            _, t2 = timed_fit(jnp.asarray(Ytr), jnp.asarray(train_tau), prior, jnp.asarray(Etr),
-                              nonneg)  # fmt: skip
-            _, t4 = timed_fit(args32[0], args32[1], prior32, args32[2], nonneg)
+        fit64 = sj.RigidBodyInertia(jnp.asarray(pi_fit))
+        # float32: the same problem as identify_robot's fit (its regressor, weights and γ) cast
+        weights = np.array([rep["noise_weights"][j] for j in result.joints])
+        args32 = tuple(jnp.asarray(a, jnp.float32) for a in (Ytr, train_tau, Etr, weights))
+        fit32, t3 = timed_fit(args32[0], args32[1], prior32, args32[2], nonneg, args32[3],
+                              rep["gamma"])  # fmt: skip
+        if measure_timing and seed == seeds[0]:  # a second call on the same data: the solve alone
+            _, t4 = timed_fit(args32[0], args32[1], prior32, args32[2], nonneg, args32[3],
+                              rep["gamma"])  # fmt: skip
+            tt = rep["times"]
             timing = {
-                "float64": {"first_call_s": t1, "solve_s": t2, "compile_s": t1 - t2},
+                "float64": {"first_call_s": tt["compile_s"] + tt["solve_s"],
+                            "solve_s": tt["solve_s"], "compile_s": tt["compile_s"]},
                 "float32": {"first_call_s": t3, "solve_s": t4, "compile_s": t3 - t4},
-            }
+            }  # fmt: skip
 
         est = {
             "prior": (prior.params, None),
@@ -286,7 +340,7 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
             "least_squares": (pi_ls, phi_ls),
             "ls_projected": (ls_proj.params, phi_ls),
             "ls_projected_origin": (ls_proj_o.params, phi_ls),
-            "fit": (fit64.inertia.params, fit64.extra),
+            "fit": (pi_fit, phi_fit),
             "fit_f32": (fit32.inertia.params, fit32.extra),
         }
         geo = {
@@ -297,16 +351,21 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
         heldout = {k: rel(predict(Yte, Ete, *v), test_tau) for k, v in est.items()}
         fresh = {k: rel(predict(Yf, Ef, *v), tau_fresh_true) for k, v in est.items()}
         fresh_meas = {k: rel(predict(Yf, Ef, *v), pf.tau) for k, v in est.items()}
-        cons64 = np.asarray(fit64.consistency.fully_consistent)
+        # identify_robot's own figures (validate=[fresh_log] scores against measured torques)
+        val = rep["validation"][0]["errors"]
+        for k in ("fit", "least_squares", "prior"):
+            _check_rebuild(rep["errors"][k]["holdout"]["overall"], heldout[k], f"held-out {k}")
+            _check_rebuild(val[k]["overall"], fresh_meas[k], f"fresh log {k}")
+        cons64 = np.asarray(sj.physical_consistency(fit64).fully_consistent)
         cons32 = np.asarray(fit32.consistency.fully_consistent)
         per_seed.append(
             {
                 "seed": seed,
-                "train_samples": cut,
-                "heldout_samples": p.n_samples - cut,
-                "fresh_samples": pf.n_samples,
-                "rank": int(fit64.rank),
-                "parameters": 10 * nb + 3 * nv,
+                "train_samples": rep["samples"]["train"],
+                "heldout_samples": rep["samples"]["holdout"],
+                "fresh_samples": rep["validation"][0]["samples"],
+                "rank": rep["identifiability"]["rank"],
+                "parameters": rep["identifiability"]["n_columns"],
                 "geodesic_to_truth": geo,
                 "ls_mass": np.asarray(ls.mass).tolist(),
                 "ls_com_distance_m": np.linalg.norm(np.asarray(ls.com), axis=-1).tolist(),
@@ -317,30 +376,34 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
                 "fit_f64_consistent": cons64.tolist(),
                 "fit_f32_consistent": cons32.tolist(),
                 "fit_f32_params_pd_in_f64": strictly_pd(fit32.inertia.params).tolist(),
-                "fit_f64_status": int(fit64.status),
+                "fit_f64_status": int(sid.FitStatus[rep["fit_status"]["status"]]),
                 "fit_f32_status": int(fit32.status),
-                "fit_f64_iterations": int(fit64.iterations),
+                "fit_f64_iterations": rep["fit_status"]["iterations"],
                 "fit_f32_iterations": int(fit32.iterations),
-                "gamma": float(fit64.gamma),
-                "noise_std": np.asarray(fit64.noise_std).tolist(),
+                "gamma": rep["gamma"],
+                "effective_samples": [rep["effective_samples"][j] for j in result.joints],
+                "noise_std": [rep["noise_std"][j] for j in result.joints],
                 "noise_std_f32": np.asarray(fit32.noise_std).tolist(),
                 "fit_f32_to_f64_geodesic": np.asarray(
                     sj.geodesic_distance(
-                        fit64.inertia,
+                        fit64,
                         sj.RigidBodyInertia(jnp.asarray(fit32.inertia.params, jnp.float64)),
                     )
                 ).tolist(),  # fmt: skip
                 "friction_true": friction.tolist(),
-                "friction_fit": np.asarray(fit64.extra).reshape(nv, 3).tolist(),
+                "friction_fit": np.asarray(phi_fit).reshape(nv, 3).tolist(),
+                "warnings": list(result.warnings),
+                "identify_robot_s": t_id,
                 "wall_s": time.perf_counter() - t_seed,
             }
         )
         s = per_seed[-1]
         say(
-            f"  seed {seed}: {cut} training / {s['heldout_samples']} held-out samples at "
-            f"{RATE / DECIMATE:g} Hz, rank {s['rank']} of {s['parameters']}, "
+            f"  seed {seed}: {s['train_samples']} training / {s['heldout_samples']} held-out "
+            f"samples at {RATE / DECIMATE:g} Hz, rank {s['rank']} of {s['parameters']}, "
             f"LS inconsistent links {len(s['ls_inconsistent_links'])}/{nb}, fit status "
-            f"{s['fit_f64_status']}/{s['fit_f32_status']} (f64/f32), {s['wall_s']:.1f} s"
+            f"{s['fit_f64_status']}/{s['fit_f32_status']} (f64/f32), identify_robot "
+            f"{t_id:.1f} s, {s['wall_s']:.1f} s"
         )
     return {"robot": robot.name, "urdf": robot.urdf, "locked": sorted(robot.locked),
             "links": list(model.body_names), "torque_noise": robot.torque_noise,
@@ -443,7 +506,8 @@ def main(argv=None) -> int:
     say(f"{args.seeds} seeds per robot; {args.duration:g} s logs at {RATE:g} Hz; truth: URDF "
         f"links perturbed by geodesic {RELATIVE}; friction {FRICTION_RANGES}; "
         f"{LOWPASS:g} Hz Butterworth, parallel filtering, decimation {DECIMATE}; "
-        f"{100 * HOLDOUT:g} % held out; fit_torques defaults")  # fmt: skip
+        f"{100 * HOLDOUT:g} % held out, each part filtered on its own; identify_robot "
+        "defaults")  # fmt: skip
     seeds = list(range(args.seeds))
     results = [run_robot(ROBOTS[k], seeds, args.duration, say) for k in keys]
     for r in results:
