@@ -27,6 +27,8 @@ unrolled step per body). All three give the same results.
 from ._model import JOINT_TYPES as JOINT_TYPES
 from ._model import Model as Model
 from ._model import chain_model as chain_model
+from .aba import forward_dynamics as forward_dynamics
+from .coriolis import coriolis_matrix as coriolis_matrix
 from .crba import mass_matrix as mass_matrix
 from .friction import friction_regressor as friction_regressor
 from .interop import from_mujoco as from_mujoco
@@ -35,6 +37,8 @@ from .kinematics import Kinematics as Kinematics
 from .kinematics import forward_kinematics as forward_kinematics
 from .kinematics import frame_poses as frame_poses
 from .regressor import joint_torque_regressor as joint_torque_regressor
+from .rnea import gravity_torques as gravity_torques
+from .rnea import nonlinear_effects as nonlinear_effects
 from .rnea import rnea as rnea
 
 __all__ = [
@@ -42,12 +46,16 @@ __all__ = [
     "Kinematics",
     "Model",
     "chain_model",
+    "coriolis_matrix",
+    "forward_dynamics",
     "forward_kinematics",
     "frame_poses",
     "friction_regressor",
     "from_mujoco",
     "from_pinocchio",
+    "gravity_torques",
     "joint_torque_regressor",
     "mass_matrix",
+    "nonlinear_effects",
     "rnea",
 ]
