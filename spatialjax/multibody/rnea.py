@@ -15,6 +15,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._batchlast import _crf, _inertia_times, _join, _n, _rows_force_to_parent
 from ._model import Model
@@ -223,7 +224,7 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "scan")
     v = _as_input(v, "v", model.nv, model)
     g = _gravity(gravity, model)
     batch = _batch(q=q, v=v, gravity=g)
-    a = jnp.zeros((model.nv,), model.dtype)
+    a = np.zeros((model.nv,), model.dtype)  # NumPy: no eager program
     return _rnea_kernel(model, q, v, a, g, batch=batch, method=method)
 
 
@@ -254,5 +255,5 @@ def gravity_torques(model: Model, q, gravity=None, *, method: str = "scan") -> j
     q = _as_input(q, "q", model.nq, model)
     g = _gravity(gravity, model)
     batch = _batch(q=q, gravity=g)
-    z = jnp.zeros((model.nv,), model.dtype)
+    z = np.zeros((model.nv,), model.dtype)
     return _rnea_kernel(model, q, z, z, g, batch=batch, method=method)
