@@ -262,9 +262,12 @@ def test_armature_enters_mass_matrix_rnea_and_both_forward_dynamics():
             mb.forward_dynamics(m, q, v, tau),
             mb.forward_dynamics(m, q, v, tau, method="crba"),
             mb.rnea(m, q, v, mb.forward_dynamics(m, q, v, tau)),
+            mb.joint_torque_regressor(m, q, v, a) @ m.inertia.params.reshape(-1)
+            - mb.rnea(m, q, v, a),
         )
 
-    dM, dtau, fa, fc, back = (np.asarray(x) for x in run(q, v, a, tau))
+    dM, dtau, fa, fc, back, yres = (np.asarray(x) for x in run(q, v, a, tau))
+    np.testing.assert_allclose(yres, -arm * a, atol=1e-12)  # the regressor excludes armature
     np.testing.assert_allclose(dM, np.diag(arm), atol=1e-14)
     np.testing.assert_allclose(dtau, arm * a, atol=1e-13)
     np.testing.assert_allclose(fa, fc, rtol=1e-11, atol=1e-12)

@@ -1,4 +1,4 @@
-"""Kinematic trees: robot models, batched forward kinematics, RNEA, CRBA and regressors.
+"""Kinematic trees: robot models, batched kinematics, inverse and forward dynamics, regressors.
 
 Example::
 
@@ -6,6 +6,7 @@ Example::
     model = mb.Model.from_urdf("panda.urdf", locked_joints={"panda_finger_joint1": 0.0,
                                                             "panda_finger_joint2": 0.0})
     tau = mb.rnea(model, q, v, a)  # (..., nv)
+    a = mb.forward_dynamics(model, q, v, tau)  # (..., nv), the inverse
 
 Conventions (motion ``[ω; v]``, force ``[n; f]``, free flyer ``q = [p, wxyz]``,
 ``v = [ω; v]`` in the body frame) are stated in :class:`Model`; converters to
@@ -13,8 +14,11 @@ Pinocchio's ordering are ``Model.q_to_pinocchio`` / ``Model.v_to_pinocchio``.
 
 One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 :mod:`~spatialjax.multibody.kinematics` (``forward_kinematics``, ``frame_poses``),
-:mod:`~spatialjax.multibody.rnea`, :mod:`~spatialjax.multibody.crba`
-(``mass_matrix``), :mod:`~spatialjax.multibody.regressor`
+:mod:`~spatialjax.multibody.rnea` (``rnea``, ``nonlinear_effects``,
+``gravity_torques``), :mod:`~spatialjax.multibody.crba` (``mass_matrix``),
+:mod:`~spatialjax.multibody.aba` (``forward_dynamics``),
+:mod:`~spatialjax.multibody.coriolis` (``coriolis_matrix``),
+:mod:`~spatialjax.multibody.regressor`
 (``joint_torque_regressor``), :mod:`~spatialjax.multibody.friction`; the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 
