@@ -231,6 +231,11 @@ def test_batches_broadcast_and_vmap_over_models():
     # f_ext with its own batch axis broadcasts against the states'
     fb = rng.standard_normal((4, 1, model.nbodies, 6))
     assert mb.forward_dynamics(model, q[0, 0], v, tau[0], f_ext=fb).shape == (4, 3, model.nv)
+    # rnea's level and loop sweeps subtract f_ext like the scan
+    r = [mb.rnea(model, q[0], v, tau[0], f_ext=fb, method=k) for k in ("scan", "levels", "loop")]
+    assert r[0].shape == (4, 3, model.nv)
+    np.testing.assert_allclose(r[1], r[0], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(r[2], r[0], rtol=0, atol=1e-12)
     # vmap over models with different inertias == one call per model
     scales = jnp.array([0.5, 1.0, 3.0])
     models = dataclasses.replace(

@@ -259,6 +259,7 @@ def test_armature_enters_mass_matrix_rnea_and_both_forward_dynamics():
         return (
             mb.mass_matrix(m, q) - mb.mass_matrix(base, q),
             mb.rnea(m, q, v, a) - mb.rnea(base, q, v, a),
+            mb.rnea(m, q, v, a, method="levels") - mb.rnea(m, q, v, a),
             mb.forward_dynamics(m, q, v, tau),
             mb.forward_dynamics(m, q, v, tau, method="crba"),
             mb.rnea(m, q, v, mb.forward_dynamics(m, q, v, tau)),
@@ -266,7 +267,8 @@ def test_armature_enters_mass_matrix_rnea_and_both_forward_dynamics():
             - mb.rnea(m, q, v, a),
         )
 
-    dM, dtau, fa, fc, back, yres = (np.asarray(x) for x in run(q, v, a, tau))
+    dM, dtau, dlev, fa, fc, back, yres = (np.asarray(x) for x in run(q, v, a, tau))
+    np.testing.assert_allclose(dlev, 0.0, atol=1e-12)  # the level sweep adds armature too
     np.testing.assert_allclose(yres, -arm * a, atol=1e-12)  # the regressor excludes armature
     np.testing.assert_allclose(dM, np.diag(arm), atol=1e-14)
     np.testing.assert_allclose(dtau, arm * a, atol=1e-13)

@@ -136,6 +136,10 @@ def forward_dynamics(
       >>> m = chain_model(1, length=1.0, mass=2.0)   # a rod about a vertical axis, I = 2/3
       >>> forward_dynamics(m, jnp.zeros(1), jnp.zeros(1), jnp.ones(1)).round(3).tolist()
       [1.5]
+
+    References:
+      R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008, Table 7.1
+      and §7.3 (ABA), §6.1-6.2 (``H q̈ = τ − C``).
     """
     if method not in _FD_METHODS:
         raise ValueError(f"method: expected one of {_FD_METHODS}, got {method!r}")

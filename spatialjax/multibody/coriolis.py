@@ -84,6 +84,9 @@ def coriolis_matrix(model: Model, q, v) -> jax.Array:
       >>> bool(jnp.allclose(coriolis_matrix(m, q, v) @ v,
       ...                   nonlinear_effects(m, q, v, gravity=(0.0, 0.0, 0.0)), atol=1e-5))
       True
+
+    References:
+      S. Echeandia, P. M. Wensing, J. Computational and Nonlinear Dynamics 16(9), 2021.
     """
     q = _as_input(q, "q", model.nq, model)
     v = _as_input(v, "v", model.nv, model)
