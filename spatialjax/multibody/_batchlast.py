@@ -228,11 +228,6 @@ def _m6v(M, x):
     return _sum(M[..., :, k, :] * x[..., k : k + 1, :] for k in range(6))
 
 
-def _m6tv(M, x):
-    """``Mᵀ x``."""
-    return _sum(M[..., k, :, :] * x[..., k : k + 1, :] for k in range(6))
-
-
 def _m6m(A, B):
     """``A B`` for ``(..., 6, 6, N)`` operands."""
     return _sum(A[..., :, k : k + 1, :] * B[..., k : k + 1, :, :] for k in range(6))
@@ -248,15 +243,6 @@ def _blocks(A, B, C, D):
     return jnp.concatenate(
         [jnp.concatenate([A, B], axis=-2), jnp.concatenate([C, D], axis=-2)], axis=-3
     )
-
-
-def _motion_transform(E, r):
-    """``X`` (6x6) mapping parent motions to child coordinates (:func:`_motion_to_child`).
-
-    ``X = [[Eᵀ, 0], [−Eᵀ [r]×, Eᵀ]]`` (RBDA eq. 2.24 with ``E = R_parent_child``).
-    """
-    Et = jnp.swapaxes(E, -2, -3)
-    return _blocks(Et, jnp.zeros_like(Et), -_mm(Et, _skew(r)), Et)
 
 
 def _inertia_matrix(p):

@@ -48,12 +48,11 @@ from ._batchlast import (
     _inertia_matrix,
     _inertia_times,
     _join,
-    _m6m,
-    _m6tm,
-    _m6tv,
     _m6v,
-    _motion_transform,
+    _motion_to_child,
     _n,
+    _rows_force_to_parent,
+    _rows_to_child,
     _sum,
 )
 from ._model import Model
@@ -67,10 +66,11 @@ from ._sweep import (
     _flat,
     _flat_fext,
     _gravity,
-    _joint_frames,
     _put,
     _scan_forward,
+    _scan_xs,
     _split_dofs,
+    _step_frame,
     _subspaces,
     _unflat_bf,
 )
@@ -183,8 +183,8 @@ def _aba_core(model: Model, q, v, tau, g, fext=None):
     s0 = 1 if ff else 0
     eps = jnp.finfo(dt).eps
     tau = tau - _n(model.damping) * v  # passive joint damping (MuJoCo's qfrc_passive)
-    E, r = _joint_frames(model, q)  # each body's pose in its parent (root: in the world)
-    X = _motion_transform(E, r)  # (nb, 6, 6, N) parent -> child motions
+    # per scanned body: its joint's frame terms (E, r by _step_frame), parent row, subspace
+    xs, _, root = _scan_xs(model, q)
     V = _scan_forward(model, q, v, pose=False)["V"][:nb]  # body velocities
     S = _n(_subspaces(model))  # (nb, 6, 1), zero for a free flyer
     _, qd = _split_dofs(model, v)
@@ -199,38 +199,51 @@ def _aba_core(model: Model, q, v, tau, g, fext=None):
     _, taub = _split_dofs(model, tau)
     _, armb = _split_dofs(model, _n(model.armature))  # (nb, 1): rotor inertias
     a_g = jnp.broadcast_to(_join(jnp.zeros_like(g), -g), (6, N))  # base acceleration
-    par = np.array([nb if p < 0 else p for p in model.parents[s0:]], np.int32)
     bx = dict(
-        i=jnp.arange(s0, nb, dtype=jnp.int32),
-        p=jnp.asarray(par),
-        X=X[s0:],
+        xs,
         S=S[s0:],
         c=c[s0:],
         tau=taub[s0:],
         arm=armb[s0:],
     )
 
-    def back_step(carry, x):
-        IA, pA = carry
-        IAi, pAi, Si = _dyn(IA, x["i"]), _dyn(pA, x["i"]), x["S"]
+    def back_body(IAi, pAi, x):
+        """One body of the backward pass: its contributions to the parent and ``U, D⁻¹, u``."""
+        Si = x["S"]
+        # XLA:CPU has no multi-output loop fusion: every output row would recompute what
+        # it depends on, so the step's intermediates are materialised (optimization_barrier)
         U = _m6v(IAi, Si)  # (6, N)
         D = _dot(Si, U, 6) + x["arm"]
         tr = _sum(IAi[k, k] for k in range(6))
         ok = D > eps * tr
         Dinv = jnp.where(ok, 1.0 / jnp.where(ok, D, 1.0), 0.0)
         u = x["tau"] - _dot(Si, pAi, 6)
-        Ia = IAi - U[:, None, :] * U[None, :, :] * Dinv
+        U, Dinv, u, ok = jax.lax.optimization_barrier((U, Dinv, u, ok))
+        Ia = jax.lax.optimization_barrier(IAi - U[:, None, :] * U[None, :, :] * Dinv)
         pa = pAi + _m6v(Ia, x["c"]) + U * (u * Dinv)
-        Xi = x["X"]
-        IA = _put(IA, _dyn(IA, x["p"]) + _m6tm(Xi, _m6m(Ia, Xi)), x["p"])
-        pA = _put(pA, _dyn(pA, x["p"]) + _m6tv(Xi, pa), x["p"])
-        return (IA, pA), (U, Dinv, u, ok)
+        # to the parent: Xᵀ Ia X as Xᵀ applied to the columns of Ia, then to the rows of
+        # the result (Ia symmetric), each a force moved child -> parent (RBDA §2.9)
+        E, r = _step_frame(x)
+        M = [_rows_force_to_parent(E, r, [Ia[k, j] for k in range(6)]) for j in range(6)]
+        M = jax.lax.optimization_barrier(M)  # M[j][k] = (Xᵀ Ia)[k, j]
+        P = [_rows_force_to_parent(E, r, [M[k][j] for k in range(6)]) for j in range(6)]
+        P = jnp.stack([jnp.stack(col, 0) for col in P], axis=1)  # P[k, j]
+        up = jnp.stack(_rows_force_to_parent(E, r, list(pa)))
+        return P, up, (U, Dinv, u, ok)
 
+    def back_step(carry, x):
+        IA, pA = carry
+        P, up, out = back_body(_dyn(IA, x["i"]), _dyn(pA, x["i"]), x)
+        IA = _put(IA, _dyn(IA, x["p"]) + P, x["p"])
+        pA = _put(pA, _dyn(pA, x["p"]) + up, x["p"])
+        return (IA, pA), out
+
+    # leaves to root (reverse scan): I^A_λ += Xᵀ Ia X, p^A_λ += Xᵀ pa
     (IA, pA), (U, Dinv, u, ok) = jax.lax.scan(back_step, (IA, pA), bx, reverse=True)
     bad = jnp.any(~ok, axis=0) if nb > s0 else jnp.zeros((N,), bool)
     A = jnp.zeros((nb + 1, 6, N), dt).at[nb].set(a_g)
     a_root = None
-    if ff:
+    if ff and root is not None:
         # free flyer (RBDA §7.3): I^A_0 a_0 + p^A_0 = τ_0, a_0 = X_0 a_g + q̈_0
         IA0 = jnp.moveaxis(IA[0], -1, 0) + jnp.diag(model.armature[:6])  # (N, 6, 6)
         rhs = jnp.moveaxis(tau[:6] - pA[0], -1, 0)[..., None]
@@ -240,12 +253,14 @@ def _aba_core(model: Model, q, v, tau, g, fext=None):
         L = jnp.linalg.cholesky(jnp.where(ok0[:, None, None], IA0, jnp.eye(6, dtype=dt)))
         a0 = jax.scipy.linalg.cho_solve((L, True), rhs)[..., 0].T  # (6, N)
         A = A.at[0].set(a0)
-        a_root = a0 - _m6v(X[0], a_g)
+        E0, r0 = root  # the root's pose in the world (a free flyer's q)
+        a_root = a0 - _motion_to_child(E0, r0, a_g)
         bad = bad | ~ok0
     fx = dict(bx, U=U, Dinv=Dinv, u=u)
 
     def fwd_step(A, x):
-        ap = _m6v(x["X"], _dyn(A, x["p"])) + x["c"]
+        E, r = _step_frame(x)
+        ap = jnp.stack(_rows_to_child(E, r, list(_dyn(A, x["p"])))) + x["c"]
         qdd = (x["u"] - _dot(x["U"], ap, 6)) * x["Dinv"]
         return _put(A, ap + x["S"] * qdd, x["i"]), qdd
 
