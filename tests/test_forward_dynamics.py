@@ -323,3 +323,21 @@ def test_locked_panda_fingers_structure():
     model = mb.Model.from_urdf(path, locked_joints=PANDA_LOCKED, dtype="float64")
     a = mb.forward_dynamics(model, np.zeros(7), np.zeros(7), np.zeros(7))
     assert a.shape == (7,) and np.isfinite(np.asarray(a)).all()
+
+
+def test_long_batches_are_chunked_without_changing_results():
+    """More than two chunks of states (``aba._ABA_CHUNK``; the last one padded) give the
+    single-state results and the Cholesky method's."""
+    from spatialjax.multibody import aba
+
+    model = mb.chain_model(3, floating_base=True, dtype="float64")
+    n = 2 * aba._ABA_CHUNK + 7
+    q, v, tau = (np.asarray(x) for x in _random_states(model, n, np.random.default_rng(12)))
+    a = np.asarray(jax.jit(mb.forward_dynamics)(model, q, v, tau))
+    ref = np.asarray(
+        jax.jit(functools.partial(mb.forward_dynamics, method="crba"))(model, q, v, tau)
+    )
+    np.testing.assert_allclose(a, ref, rtol=1e-10, atol=1e-10)
+    one = jax.jit(mb.forward_dynamics)
+    for k in (0, aba._ABA_CHUNK - 1, aba._ABA_CHUNK, n - 1):
+        np.testing.assert_allclose(a[k], one(model, q[k], v[k], tau[k]), rtol=1e-12, atol=1e-12)

@@ -76,6 +76,10 @@ from ._sweep import (
 )
 
 _FD_METHODS = ("aba", "crba")
+#: Batches are swept in chunks of this many states: a chunk's per-body 6x6 articulated
+#: inertias (the scan carry) then stay in cache (``benchmarks/README.md``, "Forward
+#: dynamics"; chunks of 2048 states, the other algorithms' size, ran superlinearly).
+_ABA_CHUNK = 256
 
 
 def forward_dynamics(
@@ -172,7 +176,7 @@ def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
     xs.append(g[:, None] if g.ndim == 1 else _flat(g, batch))
     if f_ext is not None:
         xs.append(_flat_fext(f_ext, batch))
-    a, bad = _chunked(functools.partial(_aba_core, model), *xs)
+    a, bad = _chunked(functools.partial(_aba_core, model), *xs, chunk=_ABA_CHUNK)
     return _unflat_bf(a, batch), _unflat_bf(bad, batch)
 
 
