@@ -222,6 +222,9 @@ def test_from_pinocchio_matches_from_urdf():
     for x, y in zip(jax.tree.leaves((a.placements, a.axes, a.inertia)),
                     jax.tree.leaves((b.placements, b.axes, b.inertia)), strict=True):  # fmt: skip
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
+    for f in ("armature", "damping", "friction", "lower", "upper", "velocity_limit",
+              "effort_limit"):  # fmt: skip
+        np.testing.assert_allclose(getattr(a, f), getattr(b, f), rtol=1e-15, err_msg=f)
 
 
 def test_pinocchio_converters_round_trip_and_layout():

@@ -1,4 +1,4 @@
-"""Kinematic trees: robot models, batched forward kinematics, RNEA, CRBA and regressors.
+"""Kinematic trees: robot models, batched kinematics, inverse and forward dynamics, regressors.
 
 Example::
 
@@ -6,6 +6,7 @@ Example::
     model = mb.Model.from_urdf("panda.urdf", locked_joints={"panda_finger_joint1": 0.0,
                                                             "panda_finger_joint2": 0.0})
     tau = mb.rnea(model, q, v, a)  # (..., nv)
+    a = mb.forward_dynamics(model, q, v, tau)  # (..., nv), the inverse
 
 Conventions (motion ``[ω; v]``, force ``[n; f]``, free flyer ``q = [p, wxyz]``,
 ``v = [ω; v]`` in the body frame) are stated in :class:`Model`; converters to
@@ -13,8 +14,11 @@ Pinocchio's ordering are ``Model.q_to_pinocchio`` / ``Model.v_to_pinocchio``.
 
 One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 :mod:`~spatialjax.multibody.kinematics` (``forward_kinematics``, ``frame_poses``),
-:mod:`~spatialjax.multibody.rnea`, :mod:`~spatialjax.multibody.crba`
-(``mass_matrix``), :mod:`~spatialjax.multibody.regressor`
+:mod:`~spatialjax.multibody.rnea` (``rnea``, ``nonlinear_effects``,
+``gravity_torques``), :mod:`~spatialjax.multibody.crba` (``mass_matrix``),
+:mod:`~spatialjax.multibody.aba` (``forward_dynamics``),
+:mod:`~spatialjax.multibody.coriolis` (``coriolis_matrix``),
+:mod:`~spatialjax.multibody.regressor`
 (``joint_torque_regressor``), :mod:`~spatialjax.multibody.friction`; the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 
@@ -32,6 +36,8 @@ results are NaN and the others are unaffected.
 from ._model import JOINT_TYPES as JOINT_TYPES
 from ._model import Model as Model
 from ._model import chain_model as chain_model
+from .aba import forward_dynamics as forward_dynamics
+from .coriolis import coriolis_matrix as coriolis_matrix
 from .crba import mass_matrix as mass_matrix
 from .friction import FRICTION_KINDS as FRICTION_KINDS
 from .friction import FrictionModel as FrictionModel
@@ -42,6 +48,8 @@ from .kinematics import Kinematics as Kinematics
 from .kinematics import forward_kinematics as forward_kinematics
 from .kinematics import frame_poses as frame_poses
 from .regressor import joint_torque_regressor as joint_torque_regressor
+from .rnea import gravity_torques as gravity_torques
+from .rnea import nonlinear_effects as nonlinear_effects
 from .rnea import rnea as rnea
 
 __all__ = [
@@ -51,12 +59,16 @@ __all__ = [
     "Kinematics",
     "Model",
     "chain_model",
+    "coriolis_matrix",
+    "forward_dynamics",
     "forward_kinematics",
     "frame_poses",
     "friction_regressor",
     "from_mujoco",
     "from_pinocchio",
+    "gravity_torques",
     "joint_torque_regressor",
     "mass_matrix",
+    "nonlinear_effects",
     "rnea",
 ]

@@ -206,3 +206,68 @@ def _rows_force_to_parent(E, r, f):
         En[1] + r[2] * fp[0] - r[0] * fp[2],
         En[2] + r[0] * fp[1] - r[1] * fp[0],
     ] + fp
+
+
+# ------------------------------------------------------------- 6x6 matrices
+def _sum(terms):
+    """Sum of a non-empty sequence of arrays (typed: ``sum`` starts from the int 0)."""
+    terms = list(terms)
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+def _dot(a, b, n):
+    """``Σ_k a[..., k, :] b[..., k, :]`` over an ``n``-long component axis (written out)."""
+    return _sum(a[..., k, :] * b[..., k, :] for k in range(n))
+
+
+def _m6v(M, x):
+    """``M x``: ``M (..., 6, 6, N)``, ``x (..., 6, N)``."""
+    return _sum(M[..., :, k, :] * x[..., k : k + 1, :] for k in range(6))
+
+
+def _m6m(A, B):
+    """``A B`` for ``(..., 6, 6, N)`` operands."""
+    return _sum(A[..., :, k : k + 1, :] * B[..., k : k + 1, :, :] for k in range(6))
+
+
+def _m6tm(A, B):
+    """``Aᵀ B`` for ``(..., 6, 6, N)`` operands."""
+    return _sum(A[..., k, :, None, :] * B[..., k : k + 1, :, :] for k in range(6))
+
+
+def _blocks(A, B, C, D):
+    """``[[A, B], [C, D]]`` from four ``(..., 3, 3, N)`` blocks -> ``(..., 6, 6, N)``."""
+    return jnp.concatenate(
+        [jnp.concatenate([A, B], axis=-2), jnp.concatenate([C, D], axis=-2)], axis=-3
+    )
+
+
+def _inertia_matrix(p):
+    """Spatial inertia 6x6 ``[[I_o, [h]×], [[h]×ᵀ, m 1]]`` of a 10-vector (RBDA eq. 2.63)."""
+    m, h = p[..., 0, :], p[..., 1:4, :]
+    xx, xy, yy, xz, yz, zz = (p[..., k, :] for k in range(4, 10))
+    Io = jnp.stack(
+        [jnp.stack([xx, xy, xz], -2), jnp.stack([xy, yy, yz], -2), jnp.stack([xz, yz, zz], -2)],
+        axis=-3,
+    )
+    H = _skew(h)
+    z = jnp.zeros_like(m)
+    mI = jnp.stack(
+        [jnp.stack([m, z, z], -2), jnp.stack([z, m, z], -2), jnp.stack([z, z, m], -2)], axis=-3
+    )
+    return _blocks(Io, H, -H, mI)
+
+
+def _crm_matrix(v):
+    """``(v×)`` as a 6x6 matrix: ``[[ω×, 0], [v×, ω×]]`` (RBDA eq. 2.31)."""
+    W, Vl = _skew(v[..., :3, :]), _skew(v[..., 3:, :])
+    return _blocks(W, jnp.zeros_like(W), Vl, W)
+
+
+def _crf_bar_matrix(f):
+    """The 6x6 matrix of ``m ↦ m ×* f``: ``−[[n×, f×], [f×, 0]]`` (``f = [n; f]``)."""
+    Nn, Fl = _skew(f[..., :3, :]), _skew(f[..., 3:, :])
+    return -_blocks(Nn, Fl, Fl, jnp.zeros_like(Fl))

@@ -35,6 +35,7 @@ References:
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -110,16 +111,69 @@ def _batch(**named):
         raise ValueError(f"batch shapes do not broadcast: {desc}") from None
 
 
+#: Gravitational acceleration used when ``gravity=None`` (world coordinates, m/s²; the
+#: default of Pinocchio's ``Model.gravity``).
+STANDARD_GRAVITY = (0.0, 0.0, -9.81)
+
+
 def _gravity(gravity, model: Model):
-    g = gravity
+    """``gravity`` (``None``: :data:`STANDARD_GRAVITY`) as an array of the model's dtype."""
+    g: Any = STANDARD_GRAVITY if gravity is None else gravity
     if not hasattr(g, "dtype"):
         g = np.asarray(g, dtype=np.float64)
+        if g.dtype.kind not in "fiu":
+            raise TypeError(f"gravity: expected a float array of shape (..., 3), got {gravity!r}")
         g = jnp.asarray(g, model.dtype)
     elif g.dtype != model.dtype:
         raise TypeError(f"gravity: dtype {g.dtype} differs from the model's {model.dtype}")
     if g.ndim < 1 or g.shape[-1] != 3:
         raise ValueError(f"gravity: expected shape (..., 3), got {tuple(g.shape)}")
     return g
+
+
+def _as_fext(f_ext, model: Model, name="f_ext"):
+    """Check per-body wrenches ``(..., nbodies, 6)`` (``None`` passes through)."""
+    if f_ext is None:
+        return None
+    if not hasattr(f_ext, "dtype"):
+        f_ext = np.asarray(f_ext)
+        if f_ext.dtype.kind not in "fiu":
+            raise TypeError(f"{name}: expected a floating-point array, got dtype {f_ext.dtype}")
+        f_ext = np.asarray(f_ext, model.dtype)
+    if not jnp.issubdtype(f_ext.dtype, jnp.floating):
+        raise TypeError(f"{name}: expected a floating-point array, got dtype {f_ext.dtype}")
+    f_ext = jnp.asarray(f_ext)
+    if f_ext.ndim < 2 or f_ext.shape[-2:] != (model.nbodies, 6):
+        raise ValueError(
+            f"{name}: expected shape (..., {model.nbodies}, 6) for model {model.name!r} "
+            f"(one wrench [n; f] per body, in the body's frame), got shape {tuple(f_ext.shape)}"
+        )
+    if f_ext.dtype != model.dtype:
+        raise TypeError(
+            f"{name}: dtype {f_ext.dtype} differs from the model's {model.dtype}; cast one of "
+            "them (model.astype(dtype) or f_ext.astype(model.dtype))"
+        )
+    return f_ext
+
+
+def _batch_with_fext(batch, f_ext):
+    """Broadcast the states' batch with ``f_ext``'s (its leading axes before ``(nb, 6)``)."""
+    if f_ext is None:
+        return batch
+    try:
+        return tuple(np.broadcast_shapes(batch, tuple(f_ext.shape[:-2])))
+    except ValueError:
+        raise ValueError(
+            f"batch shapes do not broadcast: states {batch}, f_ext {tuple(f_ext.shape[:-2])}"
+        ) from None
+
+
+def _flat_fext(f_ext, batch):
+    """``(..., nb, 6)`` -> ``(nb, 6, N)`` (batch last), inside a kernel."""
+    nb = f_ext.shape[-2]
+    f = jnp.broadcast_to(f_ext, batch + (nb, 6))
+    n = int(np.prod(batch, dtype=int))
+    return jnp.moveaxis(f.reshape((n, nb, 6)), 0, -1)
 
 
 # ------------------------------------------------------------------ tree sweeps

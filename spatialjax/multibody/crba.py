@@ -44,7 +44,8 @@ def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
     0/1 subtree matrix), then ``H_ij = S_iᵀ I_j^c S_j`` for
     body(i) an ancestor of (or equal to) body(j), ``H_ji = H_ij``, and zero
     between unrelated branches (RBDA §6.2). Rows/columns in ``v``'s order (free
-    flyer ``[ω; v]``, body frame).
+    flyer ``[ω; v]``, body frame). ``model.armature`` is added to the
+    diagonal (``M + diag(armature)``, as MuJoCo's ``qM`` and Pinocchio's ``crba``).
 
     Args:
       model: the tree.
@@ -102,4 +103,5 @@ def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     H = _chunked_blocks(
         fwd, pairs, _flat(q, batch), chunk=chunk, shape=(model.nv, model.nv), places=None
     )
-    return _unflat_bf(H, batch)
+    # joint armature (rotor inertia) on the diagonal, as MuJoCo and Pinocchio
+    return _unflat_bf(H, batch) + jnp.diag(model.armature)

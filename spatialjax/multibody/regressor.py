@@ -69,9 +69,12 @@ def _projected_regressor_columns(s, w, al, x):
 
 
 def joint_torque_regressor(
-    model: Model, q, v, a, gravity=(0.0, 0.0, -9.81), *, method: str = "scan"
+    model: Model, q, v, a, gravity=None, *, method: str = "scan"
 ) -> jax.Array:
-    r"""``Y(q, v, a)`` with ``Y @ π == rnea(model, q, v, a, gravity)`` (linear in inertias).
+    r"""``Y(q, v, a)`` with ``Y @ π + armature ⊙ a == rnea(model, q, v, a, gravity)``.
+
+    Linear in the bodies' inertias; the joint armature (``model.armature``,
+    zero unless the file gives it) is not among the parameters.
 
     ``π = model.inertia.params.reshape(-1)``: the bodies' 10-vectors
     ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (about each body frame's
@@ -87,7 +90,8 @@ def joint_torque_regressor(
     only the non-zero (dof, body) pairs are computed.
 
     Args:
-      model, q, v, a, gravity: as in :func:`rnea` (the model's inertias
+      model, q, v, a, gravity: as in :func:`~spatialjax.multibody.rnea`
+        (``gravity=None``: ``(0, 0, -9.81)``; the model's inertias
         are not used).
       method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the body
         velocities, accelerations and poses are computed (``spatialjax.multibody``
