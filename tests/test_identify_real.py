@@ -171,3 +171,15 @@ def test_irregular_log_through_the_command(toy_csv, tmp_path, capsys):
     assert status == 0, err
     assert "irregular intervals" in out
     assert re.search(r"resampled by t onto a uniform 1\d\d\d Hz grid", out)
+
+
+def test_lock_beyond_the_joints_limits_is_refused(toy_csv, capsys):
+    """The Panda's finger joints move within [0, 0.04] m (its URDF's <limit>)."""
+    from helpers import robots_dir
+
+    panda = robots_dir() / "panda_description/urdf/panda.urdf"
+    status, out, err = _run(
+        capsys, [panda, toy_csv[0], "--lock", "panda_finger_joint1=1e6", "--no-cache"]
+    )
+    assert status == 2
+    assert "--lock panda_finger_joint1=1e+06: outside the joint's limits [0, 0.04]" in err
