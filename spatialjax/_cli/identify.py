@@ -185,32 +185,31 @@ def _friction(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _scale(text: str) -> tuple[str, float]:
-    name, sep, value = text.partition("=")
+def _name_number(text: str, value: str, unit: str = "") -> tuple[str, float]:
+    """``NAME=<value>`` with a finite number: ``(name, number)``."""
+    name, sep, number = text.partition("=")
     if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=K, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected NAME={value}{unit}, got {text!r}")
     try:
-        k = float(value)
+        x = float(number)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected NAME=K with a number K, got {text!r}") from None
-    if not math.isfinite(k) or k == 0:
+        raise argparse.ArgumentTypeError(
+            f"expected NAME={value} with a number {value}, got {text!r}"
+        ) from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite {value}, got {text!r}")
+    return name.strip(), x
+
+
+def _scale(text: str) -> tuple[str, float]:
+    name, k = _name_number(text, "K")
+    if k == 0:
         raise argparse.ArgumentTypeError(f"expected a finite, non-zero K, got {text!r}")
-    return name.strip(), k
+    return name, k
 
 
 def _lock(text: str) -> tuple[str, float]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (rad or m), got {text!r}")
-    try:
-        x = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected NAME=VALUE with a number VALUE, got {text!r}"
-        ) from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite VALUE, got {text!r}")
-    return name.strip(), x
+    return _name_number(text, "VALUE", " (rad or m)")
 
 
 _lock.__name__ = "--lock"
