@@ -24,7 +24,7 @@ def test_regressor_matches_newton_euler_6x6(rng):
     a = jnp.asarray(rng.normal(size=(50, 6)))
     M = np.asarray(body.as_matrix())
     expected = np.einsum("ij,nj->ni", M, a) + np.einsum(
-        "nij,nj->ni", np.asarray(sj.crf(v)), np.einsum("ij,nj->ni", M, v)
+        "nij,nj->ni", np.asarray(sj.force_cross(v)), np.einsum("ij,nj->ni", M, v)
     )
     got = body_regressor(v, a) @ body.params
     np.testing.assert_allclose(got, expected, atol=1e-12)
