@@ -46,6 +46,7 @@ def _two_copies(f, w, prior_params, gamma, *, reverse=True):
     return f2, np.broadcast_to(np.asarray(w), f2.shape).copy(), two(prior_params), two(gamma)
 
 
+@pytest.mark.slow
 def test_defaults_recover_truth_from_noiseless_data(rng):
     # default prior = the (consistent) least-squares body = the truth, so the default γ > 0
     # does not bias the fit
@@ -58,6 +59,7 @@ def test_defaults_recover_truth_from_noiseless_data(rng):
     assert float(jnp.max(sj.geodesic_distance(truth, res.inertia))) <= 1e-6
 
 
+@pytest.mark.slow
 def test_vmap_and_broadcast_leading_axes_match_the_flat_batch(rng):
     truth, Y, f, w = problem(rng, noise=1.0)
     prior = box_prior(truth.mass * 1.3)
