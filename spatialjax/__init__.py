@@ -3,7 +3,7 @@
 Conventions (one set, everywhere): motion vectors ``[ω; v]``, force vectors
 ``[n; f]``, quaternions ``wxyz``, inertial 10-vectors in Pinocchio order
 ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the frame origin. See
-the README's conventions table.
+the conventions table of the documentation (``docs/conventions.md``).
 """
 
 from . import interop as interop
