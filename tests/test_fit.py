@@ -149,6 +149,7 @@ def test_weights_broadcast_like_numpy(rng):
 _fit_shared_jit = jax.jit(lambda Y, f, w: fit(Y, f, weights=w))
 
 
+@pytest.mark.slow
 def test_shared_regressor_and_weights_give_the_per_body_fit(rng):
     # Y (N, 6, 10) and w (6,) shared by every body are factorised once (QR of W^½ Y) instead
     # of broadcast and factorised per body: the same fits as with per-body copies
@@ -334,6 +335,7 @@ def test_non_finite_and_out_of_range_values_are_rejected_eagerly(rng):
             fit(Y, f, gamma=gamma)
 
 
+@pytest.mark.slow
 def test_translation_only_excitation_with_gamma_zero_reports_undetermined(rng):
     # regression: with γ = 0 and only linear motion the rotational inertia is unexcited;
     # log-Cholesky returned λ_min(J) ≈ 0 with converged=True

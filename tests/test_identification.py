@@ -55,6 +55,7 @@ def test_regressor_matches_pinocchio(rng):
 
 # Every fit below uses the shapes of _fit_cases (3 bodies, 24 samples) and the same call
 # structure as test_fit.py, so the compiled programs are shared with it.
+@pytest.mark.slow
 def test_fit_recovers_truth_from_noiseless_data(rng):
     # γ = 0: no pull towards the (inflated) default prior, so the optimum is the truth
     truth, Y, f, w = problem(rng, noise=0.0)

@@ -361,6 +361,7 @@ def _fields(model):
     return {f.name: getattr(model, f.name) for f in dataclasses.fields(model)}
 
 
+@pytest.mark.slow  # check_grads of rnea, mass_matrix and FK on a floating chain
 def test_gradients_check_grads():
     """Derivatives of rnea (q, v, a, inertias), mass_matrix and FK against finite differences."""
     model = mb.chain_model(2, floating_base=True, dtype="float64")

@@ -3,6 +3,8 @@
 Each ```` ```python ```` block is executed in a fresh namespace, in a temporary working directory
 (so a block that writes files leaves nothing behind). A block that raises fails the test with
 its file and first line in the test id. A docs block identical to a README block runs once.
+The blocks of the identification page each compile a fit: they are `slow` (the README's tour,
+which identifies a robot too, stays in the quick tests).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
+SLOW_PAGES = {"identification.md"}
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 
@@ -44,8 +47,16 @@ def test_readme_has_python_examples():
 
 @pytest.mark.parametrize(
     ("path", "line", "code"),
-    BLOCKS,
-    ids=[f"{path.relative_to(ROOT)}:{line}" for path, line, _ in BLOCKS],
+    [
+        pytest.param(
+            path,
+            line,
+            code,
+            id=f"{path.relative_to(ROOT)}:{line}",
+            marks=pytest.mark.slow if path.name in SLOW_PAGES else (),
+        )
+        for path, line, code in BLOCKS
+    ],
 )
 def test_block_runs(path, line, code, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
