@@ -121,6 +121,7 @@ METHODS = {
 
 
 @pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.slow  # order-2 check_grads of every method, forward and reverse
 def test_check_grads_transform_methods(method, data):
     """One check per method covering both classes (fewer eager second-order traces)."""
     (f_plx, args), (f_plxb, args_b) = (METHODS[method](cls, data) for cls in CLASSES)
@@ -182,6 +183,7 @@ EAGER = {
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
+@pytest.mark.slow  # order-2 check_grads of every function, forward and reverse
 def test_check_grads_functions(name, data):
     f, args = FUNCTIONS[name](data)
     check(f, args, jit=name not in EAGER)
