@@ -74,7 +74,7 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
 * ``output`` (with ``--out``): how each body was written
   (:func:`spatialjax.identification.write_identified_urdf`'s report:
   ``mode`` ``single`` / ``remainder`` / ``composite``, ``links_kept``,
-  ``links_cleared``, ``max_reload_error``).
+  ``links_cleared``, ``untouched``, ``max_reload_error``).
 
 Exit status: 0 success, 2 a usage error, an unreadable model or log, a fit
 that failed, or an output that cannot be written (argparse's convention, as
