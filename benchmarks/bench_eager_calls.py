@@ -78,7 +78,7 @@ def _cases() -> dict[str, Callable[[], object]]:
         "Plx.as_matrix": lambda: X.as_matrix(),
         "Plx.from_matrix": lambda: sj.Plx.from_matrix(M).E,
         "motion_cross": lambda: sj.motion_cross(v6, v6),
-        "crm": lambda: sj.crm(v6),
+        "motion_cross (matrix)": lambda: sj.motion_cross(v6),
         "RigidBodyInertia.from_mass_com_inertia": lambda: (
             sj.RigidBodyInertia.from_mass_com_inertia(B.mass, B.com, B.inertia_com()).params
         ),

@@ -3,7 +3,7 @@
 Conventions (one set, everywhere): motion vectors ``[ω; v]``, force vectors
 ``[n; f]``, quaternions ``wxyz``, inertial 10-vectors in Pinocchio order
 ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the frame origin. See
-the README's conventions table.
+the conventions table of the documentation (``docs/conventions.md``).
 """
 
 from . import interop as interop
@@ -41,8 +41,8 @@ from ._shapes import sphere as sphere
 from ._sharding import batch_mesh as batch_mesh
 from ._sharding import batch_sharding as batch_sharding
 from ._sharding import shard_batch as shard_batch
-from ._spatial import crf as crf
-from ._spatial import crm as crm
+from ._spatial import crf as crf  # deprecated alias of force_cross(v), not in __all__
+from ._spatial import crm as crm  # deprecated alias of motion_cross(v), not in __all__
 from ._spatial import force_cross as force_cross
 from ._spatial import motion_cross as motion_cross
 from ._spatial_matrix import swap_linear_angular as swap_linear_angular
@@ -63,8 +63,6 @@ __all__ = [
     "box",
     "box_shell",
     "capsule",
-    "crf",
-    "crm",
     "cylinder",
     "ellipsoid",
     "ellipsoid_shell",

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 #: Floating dtypes JAX arrays can have (``jnp.issubdtype(d, jnp.floating)``), as a set so
-#: the check on every call is one hash lookup (``issubdtype`` costs about 1 µs per call).
+#: the check on every call is one hash lookup instead of an ``issubdtype`` call.
 _FLOATING = frozenset(np.dtype(t) for t in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64))
 
 

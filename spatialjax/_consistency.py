@@ -296,7 +296,7 @@ def _report(p, tol) -> ConsistencyReport:
     m = p[..., 0]
     finite = jnp.all(jnp.isfinite(p), axis=-1)
     # entries written out on (..., 1) slices and la.eigvalsh_upper, not jnp.linalg.eigvalsh on
-    # assembled matrices: one LAPACK call per item was 100x slower on CPU
+    # assembled matrices: one LAPACK call per item is far slower on CPU (benchmarks/README.md)
     Ic = _inertia_com_upper(p)
     lam = la.eigvalsh_upper(*Ic)
     mu = la.eigvalsh_upper(*_params.pseudo_inertia_upper(p))

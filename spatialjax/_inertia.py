@@ -108,7 +108,7 @@ def pseudo_inertia_sandwich(T_ba, J_a):
 @jax.jit
 def _sandwich_kernel(T, J):
     # float32: T (J Tᵀ), the same products as (T J) Tᵀ in the other order, which XLA:CPU's
-    # fused loop ran 1.6-1.8x faster at 10^6 items; float64: no gain (0.8-1.1x), kept as was
+    # fused loop runs faster; float64 keeps (T J) Tᵀ, where the order made no difference
     if T.dtype == jnp.float32:
         return la.mm(T, la.mmt(J, T))
     return la.mmt(la.mm(T, J), T)
@@ -126,8 +126,7 @@ def _sandwich_params(E, r, p, transposed):
     array of scalars (entries read as ``x[..., i, j]``, no trailing axis of
     size 1), and the ten results are joined by :func:`_smallmat.stack_last`
     into one fused loop over the batch. Reading entries as ``(..., 1)`` slices
-    instead made the same loop about 2x slower (measured at 10^6 float32
-    items; see ``benchmarks/README.md``).
+    instead makes the same loop slower (``benchmarks/README.md``).
     """
     if transposed:
         R = [[E[..., b, a] for b in range(3)] for a in range(3)]

@@ -1,6 +1,6 @@
 r"""Rotation helpers: skew, Featherstone coordinate rotations, quaternions, SO(3) exp/log.
 
-Conventions (as in the README's conventions table):
+Conventions (as in the conventions table of the documentation, ``docs/conventions.md``):
 
 * ``skew(v) @ u == cross(v, u)``.
 * An *active* rotation matrix ``R_AB`` has B's axes as columns, expressed in A;

@@ -10,24 +10,24 @@ One module for every written-out small-matrix kernel of the package:
   (:func:`ldl_pivots4`), a modified Cholesky, triangular inverse and solve
   (:func:`modified_cholesky`, :func:`lower_inverse`, :func:`cho_solve`).
 
-Hot paths are written for XLA:CPU's loop emitter (measured with jax 0.10 on
-10^6 float32 items; see ``benchmarks/README.md``):
+Hot paths are written for XLA:CPU's loop emitter (the figures behind these
+choices are in ``benchmarks/README.md``, "The findings that shaped the code"):
 
 * products are sums of broadcast multiplies of slices
   (``A[..., :, k, None] * B[..., None, k, :]``), never a ``jnp.sum`` over a
-  tiny axis: such a reduction is emitted as a separate kernel that ran 6-50x
-  slower (3x3 product: 160-230 ms against 23-27 ms, a copy of the bytes);
+  tiny axis: such a reduction is emitted as a separate kernel, several times
+  slower than the loop fusion of the written-out products;
 * results are assembled with ``jnp.where`` on a constant mask
   (:func:`stack_last`, :func:`join_last`), never with ``jnp.stack`` /
   ``jnp.concatenate``: a concatenate inside a fused loop is emitted as a
-  branch per element and kept ``Plx.apply_motion`` at 4x its copy time (and
-  split it into two kernels); with selects it runs at the copy time.
+  branch per element (and splits the loop into two kernels); with selects the
+  operation stays one loop fusion.
 
 Inside ``fit``'s loops every body has a 10×10 Hessian and a 4×4
 pseudo-inertia: LAPACK calls on such matrices cost microseconds each *per
 body* on CPU (one custom call per matrix), while the element-wise
-factorisations here run as a few XLA loops over the whole batch (measured
-5–15× faster for 100 bodies). Matrices up to ``UNROLL_MAX`` are unrolled at
+factorisations here run as a few XLA loops over the whole batch, which is
+faster for batches of bodies. Matrices up to ``UNROLL_MAX`` are unrolled at
 trace time (everything fuses); larger ones loop over columns with
 ``fori_loop`` so the compiled program stays small.
 
@@ -150,8 +150,8 @@ def block2x2(A, B, C, D):
 # ------------------------------------------------------------- symmetric eigenvalues
 
 #: Cyclic Jacobi sweeps that reach full precision on a symmetric 4×4 matrix, by ``wide``
-#: (float64) or not (measured on random, repeated, rank-one, clustered and graded spectra
-#: against LAPACK: float32 4, float64 5; one sweep fewer left errors of 1e-3 and 8e-9).
+#: (float64) or not (checked against LAPACK on random, repeated, rank-one, clustered and
+#: graded spectra: float32 4, float64 5; one sweep fewer left errors of 1e-3 and 8e-9).
 _JACOBI_SWEEPS = {False: 4, True: 5}
 
 
@@ -264,7 +264,7 @@ def _eigvalsh3(a00, a01, a02, a11, a12, a22):
     # the eigenvalues β of B / p solve β³ − 3β = 2r; the isolated one is ±β₊ with β₊ ∈ [√3, 2]
     # the largest root for |r| (= 2 cos(acos(|r|) / 3), Smith 1961), the largest eigenvalue
     # when r ≥ 0, else minus it the smallest. Newton from a cubic fit (error < 1.4e-4) instead
-    # of acos/cos (acos alone took 19 ms per 10^6 float32 on CPU): g' = 3β² − 3 ≥ 6 there, so
+    # of acos/cos (slow on XLA:CPU; benchmarks/README.md): g' = 3β² − 3 ≥ 6 there, so
     # e ← 0.9 e² per step; dβ₊/dr ≤ 1/3, so β₊ is as accurate as r.
     top = r >= 0
     ra = jnp.abs(r)
@@ -355,8 +355,7 @@ def eigvalsh_upper(*upper):
 
     Same values as ``jnp.linalg.eigvalsh`` to ``O(eps ‖A‖)``, as written-out
     elementwise loops over the batch instead of one LAPACK call per item
-    (4-6x faster than ``eigvalsh`` in ``physical_consistency`` on CPU at 10^6
-    float32 items; still far from a copy, see ``benchmarks/``): closed form for
+    (faster on CPU; figures in ``benchmarks/README.md``): closed form for
     ``n = 3`` (:func:`_eigvalsh3`), fixed-count cyclic Jacobi for ``n = 4``
     (:func:`_jacobi_diagonal`). The derivative is ``eigvalsh``'s,
     ``dλᵢ = vᵢᵀ dA vᵢ`` (eigenvectors from ``jnp.linalg.eigh``, in the JVP

@@ -7,11 +7,15 @@ For a motion ``v = [ω; v_o]`` (angular first):
    \qquad v\times^* = -(v\times)^T
    = \begin{bmatrix} ω_\times & v_{o\times} \\ 0 & ω_\times \end{bmatrix}.
 
-``crm(v) @ m`` is the derivative of a motion ``m`` moving with velocity ``v``;
-``crf(v) @ f`` the same for a force.
+``motion_cross(v, m)`` is the derivative of a motion ``m`` moving with velocity ``v``;
+``force_cross(v, f)`` the same for a force. Without their second argument they return the
+6×6 matrices ``v×`` and ``v×*`` (Featherstone's ``crm`` and ``crf``, kept as deprecated
+aliases).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -20,32 +24,104 @@ from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
 
 
-def crm(v):
-    """6×6 motion cross-product matrix ``v×`` for a motion ``v = [ω; v_o]`` ``(..., 6)``."""
-    return _crm(as_float_array(v, "v", (6,)))
+def motion_cross(v, m=None):
+    """Spatial motion cross product ``v × m``, or the 6×6 matrix ``v×`` without ``m``.
 
+    ``v × m = [ω × m_ω; ω × m_v + v_o × m_ω]`` for ``v = [ω; v_o]`` and ``m = [m_ω; m_v]``
+    (RBDA eq. 2.31), computed without building the matrix; ``motion_cross(v) @ m`` gives the
+    same vector.
 
-def crf(v):
-    """6×6 force cross-product matrix ``v×* = -crm(v)ᵀ`` for a motion ``v`` ``(..., 6)``."""
-    return _crf(as_float_array(v, "v", (6,)))
+    Args:
+      v: motion ``(..., 6)``, ``[ω; v_o]``.
+      m: motion ``(..., 6)``, ``[m_ω; m_v]``, batch broadcast against ``v``; None for the
+        matrix.
 
+    Returns:
+      ``v × m`` of shape ``(..., 6)``, or the motion cross-product matrix ``v×`` of shape
+      ``(..., 6, 6)`` when ``m`` is None.
 
-def motion_cross(v, m):
-    """``v × m = [ω × m_ω; ω × m_v + v_o × m_ω]`` without building a 6×6 matrix."""
+    Raises:
+      ValueError: a last axis is not 6 or the batch shapes do not broadcast.
+      TypeError: non-float input, or ``v`` and ``m`` of different dtypes.
+
+    References:
+      R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer, 2008, section 2.9.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax import motion_cross
+      >>> v = jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])  # spin about z
+      >>> m = jnp.array([0.0, 0.0, 0.0, 1.0, 0.0, 0.0])  # unit velocity along x
+      >>> motion_cross(v, m).tolist()
+      [0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+      >>> bool(jnp.allclose(motion_cross(v) @ m, motion_cross(v, m)))
+      True
+    """
     v = as_float_array(v, "v", (6,))
+    if m is None:
+        return _crm(v)
     m = as_float_array(m, "m", (6,))
     same_dtype(v=v, m=m)
     broadcast_batch("v", v.shape[:-1], "m", m.shape[:-1])
     return _motion_cross(v, m)
 
 
-def force_cross(v, f):
-    """``v ×* f = [ω × n + v_o × f; ω × f]`` without building a 6×6 matrix."""
+def force_cross(v, f=None):
+    """Spatial force cross product ``v ×* f``, or the 6×6 matrix ``v×* = -(v×)ᵀ`` without ``f``.
+
+    ``v ×* f = [ω × n + v_o × f_l; ω × f_l]`` for ``v = [ω; v_o]`` and ``f = [n; f_l]``
+    (RBDA eq. 2.32), computed without building the matrix; ``force_cross(v) @ f`` gives the
+    same vector.
+
+    Args:
+      v: motion ``(..., 6)``, ``[ω; v_o]``.
+      f: force ``(..., 6)``, ``[n; f]``, batch broadcast against ``v``; None for the matrix.
+
+    Returns:
+      ``v ×* f`` of shape ``(..., 6)``, or the force cross-product matrix ``v×*`` of shape
+      ``(..., 6, 6)`` when ``f`` is None.
+
+    Raises:
+      ValueError: a last axis is not 6 or the batch shapes do not broadcast.
+      TypeError: non-float input, or ``v`` and ``f`` of different dtypes.
+
+    References:
+      R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer, 2008, section 2.9.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax import force_cross, motion_cross
+      >>> v = jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
+      >>> bool(jnp.allclose(force_cross(v), -motion_cross(v).T))
+      True
+    """
     v = as_float_array(v, "v", (6,))
+    if f is None:
+        return _crf(v)
     f = as_float_array(f, "f", (6,))
     same_dtype(v=v, f=f)
     broadcast_batch("v", v.shape[:-1], "f", f.shape[:-1])
     return _force_cross(v, f)
+
+
+def crm(v):
+    """Deprecated alias of :func:`motion_cross` ``(v)``: the 6×6 motion cross-product matrix."""
+    warnings.warn(
+        "spatialjax.crm is deprecated; use spatialjax.motion_cross(v) (the same 6x6 matrix)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return motion_cross(v)
+
+
+def crf(v):
+    """Deprecated alias of :func:`force_cross` ``(v)``: the 6×6 force cross-product matrix."""
+    warnings.warn(
+        "spatialjax.crf is deprecated; use spatialjax.force_cross(v) (the same 6x6 matrix)",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return force_cross(v)
 
 
 # kernels: one jitted program each (an eager call is one dispatch); inputs checked above

@@ -82,7 +82,7 @@ def _broadcast_fields(E, r, broadcast):
 # ------------------------------------------------------------------ kernels
 # Each operation's arithmetic is one jitted function of arrays. The methods check their
 # operands in Python and call these: an eager call is then one XLA dispatch (instead of one
-# per jnp operation, 2-3 ms per call), and under an outer jit/vmap/grad the kernel is
+# per jnp operation), and under an outer jit/vmap/grad the kernel is
 # inlined like any nested jit. Shapes and dtypes are checked by the callers.
 
 

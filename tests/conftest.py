@@ -59,3 +59,17 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Mark the notebooks `slow` (they run in the second step of `.ci/run`, `pytest -m slow`).
+
+    nbmake collects each notebook as one item, which no decorator can mark; this hook runs
+    before `-m` selects (tryfirst), so `pytest -m "not slow"` leaves them out. It lives here,
+    not in notebooks/, because a second `conftest.py` would clash with this one when
+    `--doctest-modules` imports them; it applies to every collected item of the session.
+    """
+    for item in items:
+        if item.path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.slow)

@@ -124,6 +124,7 @@ def _args(argv):
     return parser.parse_args(argv)
 
 
+@pytest.mark.slow  # the whole quick benchmark run, end to end
 def test_cli_quick_run_writes_json_and_png(tmp_path, capsys):
     argv = ["--quick", "--sizes", "1,16", "--fk-lengths", "1,8", "--pin-items", "8"]
     argv += ["--dtype", "float32"]  # float64 paths: the baseline tests above
@@ -162,6 +163,7 @@ def test_cli_rejects_unknown_op():
         run(_args(["--ops", "compose_everything"]))
 
 
+@pytest.mark.slow  # a subprocess that imports and compiles afresh
 def test_script_runs_standalone(tmp_path):
     """``benchmarks/bench_fk_chain.py`` is a thin wrapper over the same CLI."""
     cmd = [

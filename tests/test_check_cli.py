@@ -322,6 +322,7 @@ def _as_read(link):
 
 
 @pytest.mark.skipif(_robots_dir() is None, reason="example-robot-data is not installed")
+@pytest.mark.slow  # every robot of example-robot-data
 def test_example_robot_data_corpus(tmp_path):
     """Check every URDF (and SDF) of example-robot-data; fix the invalid ones."""
     root = _robots_dir()

@@ -349,6 +349,7 @@ def test_non_finite_flags():
 _MAX_BATCH = max(int(np.prod(s)) for s in BATCH_SHAPES)
 
 
+@pytest.mark.slow  # a property sweep: each batch shape and dtype compiles its programs
 @settings(max_examples=12)
 @given(batch=st.sampled_from(BATCH_SHAPES), seed=st.integers(0, 2**32 - 1), f32=st.booleans())
 def test_property_batched_jit_vmap_dtype(batch, seed, f32):
@@ -559,6 +560,7 @@ def test_nearest_origin_is_eigenvalue_clipping_of_J(rng):
         assert np.linalg.norm(cand - J[k]) >= d_best - 1e-12 or np.linalg.eigvalsh(cand).min() < 0
 
 
+@pytest.mark.slow
 def test_nearest_float32_vmap_and_gradients(rng):
     body = body_from(
         np.array([1.0, 2.0]),

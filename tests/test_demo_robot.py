@@ -52,6 +52,7 @@ def _percent(out, label):
     return float(m.group(1))
 
 
+@pytest.mark.slow  # the whole demo: simulates, compiles and runs the robot fit
 def test_robot_demo_tells_the_story(capsys):
     parser = cli.build_parser()
     args = parser.parse_args(["demo", "--no-cache", "--seed", "3"])

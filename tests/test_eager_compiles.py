@@ -115,7 +115,7 @@ def test_each_eager_call_is_one_program(compiles):
         "Plx.as_homogeneous": lambda: X.as_homogeneous(),
         "Plx.from_matrix": lambda: sj.Plx.from_matrix(M),
         "motion_cross": lambda: sj.motion_cross(v6, v6),
-        "crf": lambda: sj.crf(v6),
+        "force_cross (matrix)": lambda: sj.force_cross(v6),
         "from_mass_com_inertia": lambda: sj.RigidBodyInertia.from_mass_com_inertia(m, c, I_c),
         "as_matrix (inertia)": lambda: body.as_matrix(),
         "geodesic_distance": lambda: sj.geodesic_distance(J, J),

@@ -48,6 +48,7 @@ def _two_copies(f, w, prior_params, gamma, *, reverse=True):
     return f2, np.broadcast_to(np.asarray(w), f2.shape).copy(), two(prior_params), two(gamma)
 
 
+@pytest.mark.slow
 def test_defaults_recover_truth_from_noiseless_data(rng):
     # default prior = the (consistent) least-squares body = the truth, so the default γ > 0
     # does not bias the fit
@@ -60,6 +61,7 @@ def test_defaults_recover_truth_from_noiseless_data(rng):
     assert float(jnp.max(sj.geodesic_distance(truth, res.inertia))) <= 1e-6
 
 
+@pytest.mark.slow
 def test_vmap_and_broadcast_leading_axes_match_the_flat_batch(rng):
     truth, Y, f, w = problem(rng, noise=1.0)
     prior = box_prior(truth.mass * 1.3)
@@ -149,6 +151,7 @@ def test_weights_broadcast_like_numpy(rng):
 _fit_shared_jit = jax.jit(lambda Y, f, w: fit(Y, f, weights=w))
 
 
+@pytest.mark.slow
 def test_shared_regressor_and_weights_give_the_per_body_fit(rng):
     # Y (N, 6, 10) and w (6,) shared by every body are factorised once (QR of W^½ Y) instead
     # of broadcast and factorised per body: the same fits as with per-body copies
@@ -342,6 +345,7 @@ def test_non_finite_and_out_of_range_values_are_rejected_eagerly(rng):
             fit(Y, f, gamma=gamma)
 
 
+@pytest.mark.slow
 def test_translation_only_excitation_with_gamma_zero_reports_undetermined(rng):
     # regression: with γ = 0 and only linear motion the rotational inertia is unexcited;
     # log-Cholesky returned λ_min(J) ≈ 0 with converged=True

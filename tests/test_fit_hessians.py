@@ -56,6 +56,7 @@ def test_quadratic_forms_give_the_pseudo_inertia_of_U_Ut(rng):
 
 @pytest.mark.parametrize("floor", [False, True], ids=["theta", "softplus_floor"])
 @pytest.mark.parametrize("mu", [0.0, 0.3])
+@pytest.mark.slow  # compiles jax.hessian of the whole objective
 def test_log_cholesky_hessian_matches_jax_hessian(rng, floor, mu):
     for _ in range(4):
         P = _problem(rng, gamma=0.0 if floor else rng.uniform(0.1, 2.0))
@@ -68,6 +69,7 @@ def test_log_cholesky_hessian_matches_jax_hessian(rng, floor, mu):
 
 
 @pytest.mark.parametrize("eps", [0.0, 1e-3])
+@pytest.mark.slow  # compiles jax.hessian of the whole objective
 def test_barrier_hessian_matches_jax_hessian(rng, eps):
     for _ in range(4):
         P = _problem(rng, gamma=rng.uniform(0.0, 2.0))

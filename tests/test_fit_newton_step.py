@@ -102,6 +102,7 @@ def _both_steps(P, pi, T, mu, capped=True):
     ],
 )
 @pytest.mark.parametrize("mu", [0.0, 1e-2])
+@pytest.mark.slow  # a 14-case sweep, each case its own compiled program
 def test_newton_step_is_optax_first_lbfgs_iteration(rng, mu, scale, margin, acts):
     for _ in range(3):
         P, pi, T = _setup(rng, mu, scale, margin)

@@ -52,6 +52,7 @@ def body7():
     ],
     ids=repr,
 )
+@pytest.mark.slow  # four solver settings, each compiled, against cvxpy + Clarabel
 def test_one_step_restarts_are_certified_at_the_conic_optimum(body7, solver):
     (Y, f, w), prior, gamma, objective, f_ref = body7
     res = fit(Y, f, weights=w, prior=prior, gamma=jnp.asarray(gamma), solver=solver)

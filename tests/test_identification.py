@@ -24,7 +24,7 @@ def test_regressor_matches_newton_euler_6x6(rng):
     a = jnp.asarray(rng.normal(size=(50, 6)))
     M = np.asarray(body.as_matrix())
     expected = np.einsum("ij,nj->ni", M, a) + np.einsum(
-        "nij,nj->ni", np.asarray(sj.crf(v)), np.einsum("ij,nj->ni", M, v)
+        "nij,nj->ni", np.asarray(sj.force_cross(v)), np.einsum("ij,nj->ni", M, v)
     )
     got = body_regressor(v, a) @ body.params
     np.testing.assert_allclose(got, expected, atol=1e-12)
@@ -55,6 +55,7 @@ def test_regressor_matches_pinocchio(rng):
 
 # Every fit below uses the shapes of _fit_cases (3 bodies, 24 samples) and the same call
 # structure as test_fit.py, so the compiled programs are shared with it.
+@pytest.mark.slow
 def test_fit_recovers_truth_from_noiseless_data(rng):
     # γ = 0: no pull towards the (inflated) default prior, so the optimum is the truth
     truth, Y, f, w = problem(rng, noise=0.0)

@@ -90,6 +90,7 @@ def panda_log(tmp_path_factory):
     return path, true, log
 
 
+# the end-to-end runs (a Panda identified by the command, compiling its fit) are `slow`
 @pytest.fixture(scope="module")
 def panda_run(panda_log):
     path, true, log = panda_log
@@ -107,6 +108,7 @@ def panda_run(panda_log):
 
 
 # ---------------------------------------------------------------------------- the run
+@pytest.mark.slow
 def test_progress_lines_and_table(panda_run):
     assert panda_run["status"] == 0
     text = panda_run["stdout"]
@@ -127,6 +129,7 @@ def test_progress_lines_and_table(panda_run):
     assert "mass prior → fit" in table and "held-out" in table
 
 
+@pytest.mark.slow
 def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
     """A 2-joint arm (two joints locked at non-zero values), CSV log, viscous friction only."""
     from spatialjax import identification as ident
@@ -171,6 +174,7 @@ def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
     np.testing.assert_allclose(got, fit, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_report_fields(panda_run):
     assert panda_run["status"] == 0
     rep = panda_run["report"]
@@ -228,6 +232,7 @@ def test_report_fields(panda_run):
     assert rep["fit_status"]["converged"]
 
 
+@pytest.mark.slow
 def test_friction_is_recovered(panda_run):
     rep = panda_run["report"]
     fit = np.array([[rep["friction"][j][k] for k in FRICTION_KINDS] for j in ARM])
@@ -235,6 +240,7 @@ def test_friction_is_recovered(panda_run):
     np.testing.assert_allclose(fit[:, :2], FRICTION[:, :2], rtol=0.3, atol=0.05)
 
 
+@pytest.mark.slow
 def test_fit_beats_least_squares_and_prior_on_held_out_data(panda_run):
     e = panda_run["report"]["errors"]
     fit, ls, prior = (e[k]["holdout"]["overall"] for k in ("fit", "least_squares", "prior"))
@@ -242,6 +248,7 @@ def test_fit_beats_least_squares_and_prior_on_held_out_data(panda_run):
     assert fit < 0.5 * prior
 
 
+@pytest.mark.slow
 def test_least_squares_links_are_impossible_fit_links_are_not(panda_run):
     """Consistency per link (NumPy pseudo-inertia eigenvalues) and the geodesic distances."""
     import scipy.linalg
@@ -273,6 +280,7 @@ def _pseudo_inertia(p):
     return J
 
 
+@pytest.mark.slow
 def test_errors_recomputed_from_the_report(panda_run, panda_log):
     """The report's held-out error of the fit, from its own parameters and Pinocchio's RNEA.
 
@@ -305,6 +313,7 @@ def test_errors_recomputed_from_the_report(panda_run, panda_log):
     np.testing.assert_allclose(rep["errors"]["fit"]["holdout"]["overall"], want, rtol=1e-8)
 
 
+@pytest.mark.slow
 def test_held_out_samples_never_reach_the_fit(panda_run, panda_log, tmp_path):
     """Corrupting the held-out part of the log changes its errors, not one fitted number.
 
@@ -337,6 +346,7 @@ def test_held_out_samples_never_reach_the_fit(panda_run, panda_log, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_written_urdf_reloads_with_the_identified_bodies(panda_run):
     rep = panda_run["report"]
     fit = np.array([d["fit"]["params"] for d in rep["links"]])

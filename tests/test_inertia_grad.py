@@ -162,6 +162,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.slow  # second-order forward and reverse derivatives of every inertia function
 def test_check_grads_order2_fwd_rev(name):
     fn, args = CASES[name]
     for a in args:

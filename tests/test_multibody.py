@@ -93,7 +93,17 @@ def _pin_everything(pm, qp, vp, ap):
     return R, p, vel, acc, tau, H, Y
 
 
-@pytest.fixture(scope="module", params=CASES, ids=[c[0] for c in CASES])
+# the two floating-base robots (Talos: 32 bodies) compile for long: their sweeps are `slow`
+SLOW_ROBOTS = {"solo12", "talos_reduced"}
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        pytest.param(c, id=c[0], marks=pytest.mark.slow if c[0] in SLOW_ROBOTS else ())
+        for c in CASES
+    ],
+)
 def robot(request):
     if ROBOTS is None:
         pytest.skip("example-robot-data is not installed")
@@ -355,6 +365,7 @@ def _fields(model):
     return {f.name: getattr(model, f.name) for f in dataclasses.fields(model)}
 
 
+@pytest.mark.slow  # check_grads of rnea, mass_matrix and FK on a floating chain
 def test_gradients_check_grads():
     """Derivatives of rnea (q, v, a, inertias), mass_matrix and FK against finite differences."""
     model = mb.chain_model(2, floating_base=True, dtype="float64")
@@ -461,6 +472,7 @@ def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
         mb.Model.from_urdf(p)
 
 
+@pytest.mark.slow
 def test_long_batches_are_chunked_without_changing_results():
     """Batches over 2 chunks are swept in chunks (lax.map with a padded last chunk; the mass
     matrix and regressor in place, the last chunk overlapping): same rows as unchunked."""
@@ -501,6 +513,7 @@ def test_long_batches_are_chunked_without_changing_results():
         np.testing.assert_allclose(x[rows], y, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
     """Large per-state results are swept in small chunks (``_chunk_for``), each written in place
     into the output: 3 chunks (the last one overlapping the second) give the rows of one-state

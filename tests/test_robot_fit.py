@@ -232,6 +232,7 @@ def test_optimum_matches_cvxpy_clarabel(arm, gamma):
     assert f_np(x) <= f_np(x_ref) + 1e-12 * abs(f_ref)
 
 
+@pytest.mark.slow
 def test_default_weights_and_gamma_follow_the_documented_rules(arm):
     (q, v, a), Y, E, tau, _ = _data(arm, noise=0.05)
     res = fit_robot(arm, q, v, a, tau)
@@ -303,6 +304,7 @@ def test_every_link_consistent_where_least_squares_is_not(arm, dtype):
 
 
 # ------------------------------------------------------------------ (4, 5) batch, jit, vmap, grad
+@pytest.mark.slow
 def test_batch_of_resamples_equals_separate_calls_and_vmap(arm):
     _, Y, E, tau, _ = _data(arm, noise=0.05)
     rng = np.random.default_rng(5)
@@ -320,6 +322,7 @@ def test_batch_of_resamples_equals_separate_calls_and_vmap(arm):
     np.testing.assert_allclose(vm(jnp.asarray(w)), batch.objective, rtol=1e-9)
 
 
+@pytest.mark.slow
 def test_grad_wrt_tau_matches_finite_differences(arm):
     _, Y, E, tau, _ = _data(arm, noise=0.05)
     kw = dict(

@@ -28,6 +28,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # the validation script is tooling
 pytestmark = pytest.mark.skipif(robots_dir() is None, reason="example-robot-data not installed")
 
 
+# three real-robot identification runs from simulated logs (slow: `pytest -m slow`)
+pytestmark = pytest.mark.slow
+
+
 @pytest.fixture(scope="module")
 def ur5_run():
     import validate_robot_identification as v  # pyright: ignore[reportMissingImports]

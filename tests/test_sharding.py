@@ -144,6 +144,7 @@ def test_sharded_pytree_inputs_under_jit(mesh, rng):
     _assert_batch_sharded(out, mesh, 16)
 
 
+@pytest.mark.slow  # compiles fit for 8 devices
 def test_fit_sharded_over_bodies(mesh):
     """identification.fit on bodies sharded over the mesh equals the single-device fit."""
     identification = pytest.importorskip("spatialjax.identification")

@@ -18,7 +18,7 @@ from helpers import BATCH_SHAPES, np_skew
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spatialjax import Plx, Plxb, crf, crm, force_cross, motion_cross, skew
+from spatialjax import Plx, Plxb, force_cross, motion_cross, skew
 
 KINDS = ["near_identity", "uniform", "large"]
 TRANSLATION_SCALE = {"near_identity": 1e-4, "uniform": 1.0, "large": 1e3}
@@ -393,14 +393,14 @@ def test_from_matrix_round_trip(cls, c):
 
 @settings(max_examples=15)
 @given(c=cases)
-def test_crf_is_minus_crm_transpose(c):
+def test_force_cross_matrix_is_minus_motion_cross_matrix_transpose(c):
     v = c.vec("m")
-    close(crf(v), -np.swapaxes(np.asarray(crm(v)), -1, -2), c.dtype)
+    close(force_cross(v), -np.swapaxes(np.asarray(motion_cross(v)), -1, -2), c.dtype)
     w, vo = c.m[..., :3], c.m[..., 3:]
     expected = np.zeros(c.shape + (6, 6))
     expected[..., :3, :3] = expected[..., 3:, 3:] = np_skew(w)
     expected[..., 3:, :3] = np_skew(vo)
-    close(crm(v), expected, c.dtype)
+    close(motion_cross(v), expected, c.dtype)
     close(motion_cross(v, c.vec("f")), mv6(expected, c.f), c.dtype)
     close(force_cross(v, c.vec("f")), -mv6(np.swapaxes(expected, -1, -2), c.f), c.dtype)
 
@@ -409,15 +409,18 @@ def test_crf_is_minus_crm_transpose(c):
 @settings(max_examples=15)
 @given(c=cases)
 def test_cross_product_covariance(cls, c):
-    """X crm(v) X⁻¹ = crm(X v) and X* crf(v) X*⁻¹ = crf(X v)."""
+    """X motion_cross(v) X⁻¹ = motion_cross(X v) and X* force_cross(v) X*⁻¹ = force_cross(X v)."""
     X, v = c.X(cls), c.vec("m")
     M = np_matrix(cls, c.E[0], c.r[0])
     Minv = np.linalg.inv(M)
     Xv = X.apply_motion(v)
-    close(M @ np.asarray(crm(v), np.float64) @ Minv, crm(Xv), c.dtype, c.scale**2)
+    close(M @ np.asarray(motion_cross(v), np.float64) @ Minv, motion_cross(Xv), c.dtype, c.scale**2)
     Mf = np.swapaxes(Minv, -1, -2)
     close(
-        Mf @ np.asarray(crf(v), np.float64) @ np.swapaxes(M, -1, -2), crf(Xv), c.dtype, c.scale**2
+        Mf @ np.asarray(force_cross(v), np.float64) @ np.swapaxes(M, -1, -2),
+        force_cross(Xv),
+        c.dtype,
+        c.scale**2,
     )
 
 
@@ -478,8 +481,8 @@ def test_dtype_preserved(cls, c):
         (X @ c.X(cls, 1)).r,
         cls.from_matrix(X.as_matrix()).r,
         cls.identity(c.shape, c.dtype).E,
-        crm(m),
-        crf(m),
+        motion_cross(m),
+        force_cross(m),
         motion_cross(m, f),
         force_cross(m, f),
     ]

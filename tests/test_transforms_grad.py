@@ -19,8 +19,6 @@ from jax.test_util import check_grads
 from spatialjax import (
     Plx,
     Plxb,
-    crf,
-    crm,
     force_cross,
     matrix_to_quat,
     motion_cross,
@@ -123,6 +121,7 @@ METHODS = {
 
 
 @pytest.mark.parametrize("method", list(METHODS))
+@pytest.mark.slow  # order-2 check_grads of every method, forward and reverse
 def test_check_grads_transform_methods(method, data):
     """One check per method covering both classes (fewer eager second-order traces)."""
     (f_plx, args), (f_plxb, args_b) = (METHODS[method](cls, data) for cls in CLASSES)
@@ -139,8 +138,8 @@ FUNCTIONS = {
         quat_to_matrix,
         (jnp.array([[0.9, 0.1, -0.3, 0.2], [0.1, 1.0, 0.5, -0.7]]),),
     ),
-    "crm": lambda d: (crm, (d["m"],)),
-    "crf": lambda d: (crf, (d["m"],)),
+    "motion_cross matrix": lambda d: (motion_cross, (d["m"],)),
+    "force_cross matrix": lambda d: (force_cross, (d["m"],)),
     "motion_cross": lambda d: (motion_cross, (d["m"], d["f"])),
     "force_cross": lambda d: (force_cross, (d["m"], d["f"])),
     # a generic angle and one on the Taylor branch (θ² < 1e-6 even after the ±eps steps)
@@ -172,10 +171,19 @@ FUNCTIONS = {
 
 
 # checked eagerly: they share their primitives (and so their compiled programs) in pairs
-EAGER = {"rotx", "roty", "rotz", "crm", "crf", "motion_cross", "force_cross"}
+EAGER = {
+    "rotx",
+    "roty",
+    "rotz",
+    "motion_cross matrix",
+    "force_cross matrix",
+    "motion_cross",
+    "force_cross",
+}
 
 
 @pytest.mark.parametrize("name", list(FUNCTIONS))
+@pytest.mark.slow  # order-2 check_grads of every function, forward and reverse
 def test_check_grads_functions(name, data):
     f, args = FUNCTIONS[name](data)
     check(f, args, jit=name not in EAGER)

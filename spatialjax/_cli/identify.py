@@ -98,7 +98,7 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
 * ``output`` (with ``--out``): how each body was written
   (:func:`spatialjax.identification.write_identified_urdf`'s report:
   ``mode`` ``single`` / ``remainder`` / ``composite``, ``links_kept``,
-  ``links_cleared``, ``max_reload_error``).
+  ``links_cleared``, ``untouched``, ``max_reload_error``).
 
 Per-joint drive gains are not fitted: a torque channel in other units
 (``τ_meas,j = k_j τ_j``) makes the model bilinear in ``k`` and the inertias,

@@ -266,8 +266,7 @@ def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, solver):
 
 #: XLA:CPU options for fit's own program. Its ~700 small kernels (loop bodies of a few ops on
 #: 10-vectors per body) dominate the compile time, and XLA:CPU's older loop emitters compile
-#: them about 30 % faster than its MLIR fusion emitters (measured on 100 bodies, float64:
-#: 12.8 → 9.1 s CPU time for the barrier method, 15.6 → 10.8 s for log-Cholesky) with the same
+#: them faster than its MLIR fusion emitters (figures in benchmarks/README.md) with the same
 #: run time and results equal to the last bit or two. Only for a direct call of ``fit``; under
 #: a caller's ``jit`` the caller's options apply.
 _CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False}

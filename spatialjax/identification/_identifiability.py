@@ -42,7 +42,7 @@ Tarantola, *Inverse Problem Theory*, SIAM 2005, ch. 3, for ``P`` and ``C``),
 does not depend on the column scaling. It is computed as a weighted mean of
 ``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ`` with
 ``LLᵀ = γH_0``), so it stays in ``[0, 1]`` up to round-off (clipped). A
-parameter correlated with a measured one in the prior gains a share too
+parameter that the prior correlates with one the data decide gains a share too
 (the prior ties a body's mass, first and second moments together). The
 extra (friction) columns have no prior term (``H_0`` is zero there:
 infinite prior variance), and the body parameters are taken after

@@ -78,7 +78,7 @@ def _gram(Y, E, tau, w):
         sw = jnp.sqrt(w)[..., None]
         Ys = (Y * sw).reshape(-1, Y.shape[-1])
         ts = (tau * sw[..., 0]).reshape(-1)
-    # einsum over the row axis (``Ys.T @ Ys`` made XLA copy the transpose: 3-10x slower)
+    # einsum over the row axis (``Ys.T @ Ys`` makes XLA copy the transpose, which is slower)
     A = jnp.einsum("np,nq->pq", Ys, Ys)
     b = jnp.einsum("np,n->p", Ys, ts)
     if E.shape[-1]:

@@ -255,7 +255,7 @@ def simulate_log(
     true_model = dataclasses.replace(model, inertia=RigidBodyInertia(inertia.params.astype(dtype)))
     g = jnp.asarray(gravity, dtype)
     tau = np.asarray(
-        # "scan": the same numbers as the default "levels", and it compiled 2x faster for a Panda
+        # "scan": the same numbers as the default "levels", and it compiles faster
         _rnea_scan(true_model, arrays["q"], arrays["dq"], arrays["ddq"], g),
         np.float64,
     )

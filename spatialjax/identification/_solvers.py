@@ -88,8 +88,8 @@ class _Solver:
 
     #: ``restart_every`` when left at ``None``, with L-BFGS and with Adam. With L-BFGS,
     #: one iteration per Hessian (both methods write their Hessian out: cheap): a
-    #: line-searched Newton step per iteration, fewer iterations than ten and less time
-    #: on benchmarks/bench_identification.py (barrier 1.5-1.9x, log-Cholesky 1.8x)
+    #: line-searched Newton step per iteration: fewer iterations than ten and less time
+    #: (benchmarks/bench_identification.py; figures in benchmarks/README.md)
     _RESTART_DEFAULT: ClassVar[dict] = {LBFGS: 1, Adam: 10}
 
     def __post_init__(self):
