@@ -15,7 +15,9 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 :mod:`~spatialjax.multibody.kinematics` (``forward_kinematics``, ``frame_poses``),
 :mod:`~spatialjax.multibody.rnea`, :mod:`~spatialjax.multibody.crba`
 (``mass_matrix``), :mod:`~spatialjax.multibody.regressor`
-(``joint_torque_regressor``), :mod:`~spatialjax.multibody.friction`; the tree
+(``joint_torque_regressor``), :mod:`~spatialjax.multibody.aba`
+(``forward_dynamics``), :mod:`~spatialjax.multibody.jacobians`
+(``frame_jacobian``, ``center_of_mass``), :mod:`~spatialjax.multibody.friction`; the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 
 Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
@@ -33,6 +35,9 @@ from .crba import mass_matrix as mass_matrix
 from .friction import friction_regressor as friction_regressor
 from .interop import from_mujoco as from_mujoco
 from .interop import from_pinocchio as from_pinocchio
+from .jacobians import center_of_mass as center_of_mass
+from .jacobians import center_of_mass_jacobian as center_of_mass_jacobian
+from .jacobians import frame_jacobian as frame_jacobian
 from .kinematics import Kinematics as Kinematics
 from .kinematics import forward_kinematics as forward_kinematics
 from .kinematics import frame_poses as frame_poses
@@ -45,10 +50,13 @@ __all__ = [
     "JOINT_TYPES",
     "Kinematics",
     "Model",
+    "center_of_mass",
+    "center_of_mass_jacobian",
     "chain_model",
     "coriolis_matrix",
     "forward_dynamics",
     "forward_kinematics",
+    "frame_jacobian",
     "frame_poses",
     "friction_regressor",
     "from_mujoco",
