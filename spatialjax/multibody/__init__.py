@@ -17,7 +17,8 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 (``mass_matrix``), :mod:`~spatialjax.multibody.regressor`
 (``joint_torque_regressor``), :mod:`~spatialjax.multibody.aba`
 (``forward_dynamics``), :mod:`~spatialjax.multibody.jacobians`
-(``frame_jacobian``, ``center_of_mass``), :mod:`~spatialjax.multibody.friction`; the tree
+(``frame_jacobian``, ``center_of_mass``), :mod:`~spatialjax.multibody.rollout`
+(``integrate``, ``difference``, ``rollout``), :mod:`~spatialjax.multibody.friction`; the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 
 Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
@@ -45,15 +46,21 @@ from .regressor import joint_torque_regressor as joint_torque_regressor
 from .rnea import gravity_torques as gravity_torques
 from .rnea import nonlinear_effects as nonlinear_effects
 from .rnea import rnea as rnea
+from .rollout import Rollout as Rollout
+from .rollout import difference as difference
+from .rollout import integrate as integrate
+from .rollout import rollout as rollout
 
 __all__ = [
     "JOINT_TYPES",
     "Kinematics",
     "Model",
+    "Rollout",
     "center_of_mass",
     "center_of_mass_jacobian",
     "chain_model",
     "coriolis_matrix",
+    "difference",
     "forward_dynamics",
     "forward_kinematics",
     "frame_jacobian",
@@ -62,8 +69,10 @@ __all__ = [
     "from_mujoco",
     "from_pinocchio",
     "gravity_torques",
+    "integrate",
     "joint_torque_regressor",
     "mass_matrix",
     "nonlinear_effects",
     "rnea",
+    "rollout",
 ]
