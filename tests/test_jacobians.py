@@ -330,3 +330,10 @@ def test_ambiguous_frame_name(tmp_path):
     m = mb.Model.from_mjcf(path)
     with pytest.raises(ValueError, match=r"2 frames of model '' are named 'a'"):
         mb.frame_jacobian(m, jnp.zeros(1), "a")
+
+
+def test_inside_jit_with_a_closed_over_model():
+    """The eager mass check reads the model's values with NumPy, not with traced slicing."""
+    m = mb.chain_model(2, dtype="float64")
+    c = jax.jit(lambda q: mb.center_of_mass(m, q) + mb.center_of_mass_jacobian(m, q)[:, 0])
+    np.testing.assert_allclose(np.asarray(c(jnp.zeros(2))), [1.0, 1.0, 0.0], atol=1e-15)

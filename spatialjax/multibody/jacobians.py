@@ -212,7 +212,7 @@ def _frame_jacobian_kernel(model: Model, q, *, body, idx, reference):
 
 def _check_mass(model: Model, name):
     if is_concrete(model.inertia.params):
-        total = float(np.sum(np.asarray(model.inertia.params[..., 0])))
+        total = float(np.sum(np.asarray(model.inertia.params)[..., 0]))
         if not total > 0:
             raise ValueError(
                 f"{name}: model {model.name!r} has total mass {total} (the bodies' masses, "
