@@ -337,3 +337,18 @@ def test_inside_jit_with_a_closed_over_model():
     m = mb.chain_model(2, dtype="float64")
     c = jax.jit(lambda q: mb.center_of_mass(m, q) + mb.center_of_mass_jacobian(m, q)[:, 0])
     np.testing.assert_allclose(np.asarray(c(jnp.zeros(2))), [1.0, 1.0, 0.0], atol=1e-15)
+
+
+def test_sdf_frame_elements_are_frames():
+    """branch.sdf's ``elbow`` frame (attached to l1) sits where l2's link frame is at q = 0."""
+    m = mb.Model.from_sdf(FIX / "branch.sdf", dtype="float64")
+    assert m.frame("elbow")[0] == m.body_index("l1")
+    q = jnp.asarray(np.random.default_rng(3).uniform(-1, 1, (2, m.nq)))
+    fp = mb.frame_poses(m, mb.forward_kinematics(m, q.at[:, 1].set(0.0)).poses)
+    e, l2 = m.frame_index("elbow"), m.frame_index("l2")
+    np.testing.assert_allclose(np.asarray(fp.E[:, e]), np.asarray(fp.E[:, l2]), atol=1e-14)
+    np.testing.assert_allclose(np.asarray(fp.r[:, e]), np.asarray(fp.r[:, l2]), atol=1e-14)
+    # j2 moves l2, not the elbow frame: the elbow's Jacobian has no j2 column
+    J = np.asarray(mb.frame_jacobian(m, q, "elbow", "local"))
+    np.testing.assert_array_equal(J[..., 1], 0.0)
+    assert np.abs(np.asarray(mb.frame_jacobian(m, q, "l2", "local"))[..., 1]).max() > 0.1
