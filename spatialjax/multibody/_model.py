@@ -80,8 +80,10 @@ class Model:
       body_names: the URDF link that is each body's frame.
       levels: bodies grouped by depth (``levels[0]``: the bodies whose parent is
         the world); each level is processed in one vectorised step.
-      frame_names: every link of the source file (merged ones included), in
-        file order.
+      frame_names: every frame of the source file: each URDF or SDF link
+        (merged ones included) in file order, then SDF ``<frame>`` elements;
+        each MJCF body, then each named MJCF ``<site>``. Look one up with
+        :meth:`frame` / :meth:`frame_index`.
       frame_bodies: the body each frame is attached to (``-1``: the world).
 
     Numeric fields (pytree leaves; ``grad`` and ``vmap`` go through them):
