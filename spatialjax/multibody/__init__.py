@@ -18,8 +18,10 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 ``gravity_torques``), :mod:`~spatialjax.multibody.crba` (``mass_matrix``),
 :mod:`~spatialjax.multibody.aba` (``forward_dynamics``),
 :mod:`~spatialjax.multibody.coriolis` (``coriolis_matrix``),
-:mod:`~spatialjax.multibody.regressor`
-(``joint_torque_regressor``), :mod:`~spatialjax.multibody.friction`; the tree
+:mod:`~spatialjax.multibody.regressor` (``joint_torque_regressor``),
+:mod:`~spatialjax.multibody.jacobians` (``frame_jacobian``, ``center_of_mass``),
+:mod:`~spatialjax.multibody.rollout` (``integrate``, ``difference``, ``rollout``),
+:mod:`~spatialjax.multibody.friction` (``FrictionModel``); the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 
 Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
@@ -44,6 +46,9 @@ from .friction import FrictionModel as FrictionModel
 from .friction import friction_regressor as friction_regressor
 from .interop import from_mujoco as from_mujoco
 from .interop import from_pinocchio as from_pinocchio
+from .jacobians import center_of_mass as center_of_mass
+from .jacobians import center_of_mass_jacobian as center_of_mass_jacobian
+from .jacobians import frame_jacobian as frame_jacobian
 from .kinematics import Kinematics as Kinematics
 from .kinematics import forward_kinematics as forward_kinematics
 from .kinematics import frame_poses as frame_poses
@@ -51,6 +56,10 @@ from .regressor import joint_torque_regressor as joint_torque_regressor
 from .rnea import gravity_torques as gravity_torques
 from .rnea import nonlinear_effects as nonlinear_effects
 from .rnea import rnea as rnea
+from .rollout import Rollout as Rollout
+from .rollout import difference as difference
+from .rollout import integrate as integrate
+from .rollout import rollout as rollout
 
 __all__ = [
     "FRICTION_KINDS",
@@ -58,17 +67,24 @@ __all__ = [
     "JOINT_TYPES",
     "Kinematics",
     "Model",
+    "Rollout",
+    "center_of_mass",
+    "center_of_mass_jacobian",
     "chain_model",
     "coriolis_matrix",
+    "difference",
     "forward_dynamics",
     "forward_kinematics",
+    "frame_jacobian",
     "frame_poses",
     "friction_regressor",
     "from_mujoco",
     "from_pinocchio",
     "gravity_torques",
+    "integrate",
     "joint_torque_regressor",
     "mass_matrix",
     "nonlinear_effects",
     "rnea",
+    "rollout",
 ]

@@ -36,6 +36,13 @@ Reads the bodies nested in ``<worldbody>`` with the project's XML parser
   MuJoCo default) it is ``B`` itself. The inertia and the child bodies'
   placements are moved to that frame; ``frame_placements`` holds ``B`` in it.
   This is the joint frame Pinocchio's ``buildModelFromMJCF`` uses.
+* **Frames** (``Model.frame_names``): every MJCF body frame ``B`` (named by the
+  body; unnamed bodies ``<body k>``), then every named ``<site>`` in document
+  order, placed by its own ``pos`` and orientation (``quat``, ``euler``,
+  ``axisangle``, ``xyaxes``, ``zaxis``) or ``fromto`` (the midpoint, ``z``
+  along ``from − to``) in its body's frame ``B``; a site directly in
+  ``<worldbody>`` is a world frame. Unnamed sites are not frames; a site's
+  ``pos``/orientation set only through a default class are not read.
 * A body without a joint is welded (merged) into its parent body (composite
   inertia, RBDA §6.2); children of ``<worldbody>`` without a joint are world
   frames and carry no dynamics. A free joint's body frame is ``B``; its
@@ -61,7 +68,7 @@ import numpy as np
 from ..io import ModelFileError
 from ..io._common import Ctx, parse_numbers, read_bytes
 from ..io._mjcf import _compiler, _orientation, _read_inertial
-from ..io._xml import parse_xml
+from ..io._xml import XNode, parse_xml
 from ._model import JOINT_DYNAMICS_DEFAULTS, build_model
 from ._urdf import axis_rotation, link_params, locked_mapping
 
@@ -102,6 +109,26 @@ def _joint_dynamics(attrs, jtype, name, ctx, degree, autolimits):
             raise rctx.error(f"joint {name!r}: range lower {lo} must be below upper {hi}")
         out["lower"], out["upper"] = float(lo), float(hi)
     return out
+
+
+def _site_pose(el, ctx, degree, eulerseq):
+    """Pose ``(R, p)`` of a ``<site>`` in its body's MJCF frame ``B``.
+
+    ``pos`` and one orientation attribute, or ``fromto`` (MuJoCo: the midpoint,
+    and the minimal rotation taking ``z`` to ``from − to``, as MuJoCo does).
+    """
+    if "fromto" in el.attrib:
+        v = parse_numbers(el.attrib["fromto"], ctx.at(field="site/fromto"), 6)
+        d = v[:3] - v[3:]  # MuJoCo: z along from − to
+        text = " ".join(repr(float(x)) for x in d)
+        zaxis = XNode("site", {"zaxis": text}, None, el.line, el.start)
+        _, R = _orientation(zaxis, ctx, degree, eulerseq, element="site")
+        return R, 0.5 * (v[:3] + v[3:])
+    p = np.zeros(3)
+    if "pos" in el.attrib:
+        p = parse_numbers(el.attrib["pos"], ctx.at(field="site/pos"), 3)
+    _, R = _orientation(el, ctx, degree, eulerseq, element="site")
+    return R, p
 
 
 def check_locked(locked_joints, movable, fixed, path):
@@ -169,6 +196,7 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
 
     # pass 1: bodies and joints, in document order
     bodies = []  # (name, node, parent index or -1, joint record or None, childclass)
+    sites = []  # (name, node, index of the enclosing body in ``bodies`` or -1)
     joints = {}
     counter = {"body": 0, "joint": 0}
 
@@ -216,6 +244,8 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
                 raise ModelFileError(
                     path, "<frame> elements are not supported by Model.from_mjcf", line=el.line
                 )
+            if el.tag == "site" and el.attrib.get("name"):
+                sites.append((el.attrib["name"], el, parent))
             if el.tag != "body":
                 continue
             counter["body"] += 1
@@ -324,6 +354,13 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
         if b >= 0 and inertial is not None:
             link = _read_inertial(path, data, name, inertial, degree, eulerseq, notes)
             params[b] += link_params(link, R, p)
+    fnames = [b[0] for b in bodies]
+    fattach = list(attach)
+    for name, el, k in sites:
+        b, R, p = attach[k] if k >= 0 else (-1, np.eye(3), np.zeros(3))
+        R_s, p_s = _site_pose(el, Ctx(path, el.line, name), degree, eulerseq)
+        fnames.append(name)
+        fattach.append((b, R @ R_s, p + R @ p_s))
     return build_model(
         name=model_name,
         parents=parents,
@@ -334,10 +371,10 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
         placement_p=Pp,
         axes=axes,
         params=params,
-        frame_names=[b[0] for b in bodies],
-        frame_bodies=[a[0] for a in attach],
-        frame_R=[a[1] for a in attach],
-        frame_p=[a[2] for a in attach],
+        frame_names=fnames,
+        frame_bodies=[a[0] for a in fattach],
+        frame_R=[a[1] for a in fattach],
+        frame_p=[a[2] for a in fattach],
         joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )

@@ -80,8 +80,10 @@ class Model:
       body_names: the URDF link that is each body's frame.
       levels: bodies grouped by depth (``levels[0]``: the bodies whose parent is
         the world); each level is processed in one vectorised step.
-      frame_names: every link of the source file (merged ones included), in
-        file order.
+      frame_names: every frame of the source file: each URDF or SDF link
+        (merged ones included) in file order, then SDF ``<frame>`` elements;
+        each MJCF body, then each named MJCF ``<site>``. Look one up with
+        :meth:`frame` / :meth:`frame_index`.
       frame_bodies: the body each frame is attached to (``-1``: the world).
 
     Numeric fields (pytree leaves; ``grad`` and ``vmap`` go through them):
@@ -302,6 +304,50 @@ class Model:
                 f"(bodies: {', '.join(self.body_names)}; merged links are frames: "
                 "see frame_names)"
             ) from None
+
+    def frame_index(self, name: str) -> int:
+        """Index of frame ``name`` in ``frame_names`` / ``frame_placements``.
+
+        Raises:
+          ValueError: no frame of that name (the message lists the closest
+            frame names), or a name that two frames share (MJCF allows a site
+            named as a body).
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"frame: expected a frame name (str), got {type(name).__name__}")
+        hits = [i for i, n in enumerate(self.frame_names) if n == name]
+        if len(hits) == 1:
+            return hits[0]
+        if hits:
+            raise ValueError(
+                f"frame: {len(hits)} frames of model {self.name!r} are named {name!r} "
+                f"(frame indices {hits}); rename one in the model file"
+            )
+        import difflib
+
+        close = difflib.get_close_matches(name, self.frame_names, n=5, cutoff=0.5)
+        hint = f"closest: {', '.join(map(repr, close))}" if close else "no close name"
+        raise ValueError(
+            f"frame: no frame named {name!r} in model {self.name!r} ({hint}; "
+            f"{len(self.frame_names)} frames in model.frame_names)"
+        )
+
+    def frame(self, name: str) -> tuple[int, Plxb]:
+        """``(body, placement)`` of frame ``name``: the body it is attached to
+        (``-1``: the world) and its pose in that body's frame (``Plxb``, ``E`` =
+        frame axes in body coordinates, ``r`` = frame origin in body coordinates).
+
+        Raises:
+          ValueError: as :meth:`frame_index`.
+
+        Example:
+          >>> from spatialjax.multibody import chain_model
+          >>> body, X = chain_model(2).frame("link1")
+          >>> body, X.r.tolist()
+          (1, [0.0, 0.0, 0.0])
+        """
+        i = self.frame_index(name)
+        return self.frame_bodies[i], self.frame_placements[i]
 
     def astype(self, dtype) -> Model:
         """The same model with every numeric leaf cast to ``dtype`` (float32 or float64)."""

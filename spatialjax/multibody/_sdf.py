@@ -29,6 +29,10 @@ numbers kept) and the links' ``<inertial>`` with the reader of
   frame origin as :class:`~spatialjax.multibody.Model` requires; with the
   default joint pose it is the child link frame. The link's inertia is moved to
   that frame; ``frame_placements`` holds the link frame in it.
+* **Frames** (``Model.frame_names``): every ``<link>``, then every ``<frame>``
+  of the model, each on the body of the link it is attached to (through
+  ``attached_to`` chains of frames and joints; a joint means its child link,
+  ``__model__`` the root link) and placed by its resolved pose.
 * Joint dynamics and limits: ``<axis><dynamics><damping>``/``<friction>`` and
   ``<axis><limit><lower>``/``<upper>``/``<velocity>``/``<effort>`` become the
   :class:`~spatialjax.multibody.Model` fields ``damping``, ``friction``,
@@ -401,6 +405,29 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
             f"{root_link!r}: their joints form a loop",
             line=frames[unreached[0]][1].line,
         )
+
+    # <frame> elements: attached (through frames and joints) to a link, or to the model frame
+    # (taken as rigid with the root link); placed by their resolved pose relative to that link
+    def frame_link(name, seen=()):
+        tag, el = frames.get(name, ("model", None))
+        if tag == "link":
+            return name
+        if tag == "joint":
+            return by_name[name].child
+        if tag == "frame" and name not in seen:
+            target = (el.attrib.get("attached_to") or "").strip() or "__model__"
+            return frame_link(target, (*seen, name))
+        return root_link
+
+    fnames = list(links)
+    for name, (tag, _) in frames.items():
+        if tag != "frame":
+            continue
+        link = frame_link(name)
+        b, R_bl, p_bl = attach[link]
+        R_lf, p_lf = relative(link, name)
+        attach[name] = (b, R_bl @ R_lf, p_bl + R_bl @ p_lf)
+        fnames.append(name)
     nb = len(parents)
     if nb == 0:
         raise ModelFileError(
@@ -429,10 +456,10 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
         placement_p=Pp,
         axes=axes,
         params=params,
-        frame_names=links,
-        frame_bodies=[attach[n][0] for n in links],
-        frame_R=[attach[n][1] for n in links],
-        frame_p=[attach[n][2] for n in links],
+        frame_names=fnames,
+        frame_bodies=[attach[n][0] for n in fnames],
+        frame_R=[attach[n][1] for n in fnames],
+        frame_p=[attach[n][2] for n in fnames],
         joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )

@@ -160,7 +160,8 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
     ``hinge`` or ``slide`` body is ``B`` translated to the joint's ``jnt_pos``
     (same axes), so the joint axis passes through its origin;
     ``frame_placements`` holds every MuJoCo body frame ``B`` (``frame_names``:
-    the MuJoCo body names). MuJoCo measures a hinge or slide from ``qpos0``
+    the MuJoCo body names), then every named site (``site_bodyid``,
+    ``site_pos``, ``site_quat``). MuJoCo measures a hinge or slide from ``qpos0``
     (the joint's ``ref``); the placement is rotated (translated) by
     ``−qpos0`` so that spatialjax's ``q`` equals MuJoCo's ``qpos`` for these
     joints. A ``free`` joint (only as the first body, a child of the world)
@@ -284,6 +285,18 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
             inertia_com=Rb @ np.diag(np.asarray(m.body_inertia[b], float)) @ Rb.T,
         )
         params[k] += link_params(link, R, p)
+    # frames: every MuJoCo body frame B, then every named site (site_pos/site_quat: in B)
+    fnames = [_mj_name(m, "body", b) for b in range(1, m.nbody)]
+    fattach = list(attach[1:])
+    for s in range(m.nsite):
+        sname = m.site(s).name
+        if not sname:
+            continue
+        k, R, p = attach[int(m.site_bodyid[s])]
+        fnames.append(sname)
+        fattach.append(
+            (k, R @ quat_wxyz_to_matrix(m.site_quat[s]), p + R @ np.asarray(m.site_pos[s], float))
+        )
     names = bytes(m.names)
     return build_model(
         name=names[: names.index(b"\0")].decode() if b"\0" in names else "",
@@ -295,10 +308,10 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
         placement_p=Pp,
         axes=axes,
         params=params,
-        frame_names=[_mj_name(m, "body", b) for b in range(1, m.nbody)],
-        frame_bodies=[a[0] for a in attach[1:]],
-        frame_R=[a[1] for a in attach[1:]],
-        frame_p=[a[2] for a in attach[1:]],
+        frame_names=fnames,
+        frame_bodies=[a[0] for a in fattach],
+        frame_R=[a[1] for a in fattach],
+        frame_p=[a[2] for a in fattach],
         joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )

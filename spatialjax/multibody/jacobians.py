@@ -1,0 +1,317 @@
+r"""Frame Jacobians, the centre of mass and its Jacobian.
+
+Conventions: ``q``/``v`` as in :class:`~spatialjax.multibody.Model` (a free
+flyer's ``v = [ω; v]`` in the root body's frame); Jacobian rows are spatial
+motion vectors **angular first**, ``[ω; v]`` (Pinocchio orders them ``[v; ω]``:
+swap the two row blocks and permute the columns with
+``model.v_permutation()`` to compare), one column per entry of ``v``. The
+frame's spatial velocity is ``J(q) @ v``, expressed according to
+``reference`` (Pinocchio's ``ReferenceFrame``):
+
+========================= ====================================================
+``reference``             rows of ``J @ v``
+========================= ====================================================
+``"world"``               ``[ω; v_O]`` in world axes, ``v_O`` the velocity of
+                          the body point at the world origin (Pinocchio
+                          ``WORLD``; the same for every frame of one body)
+``"local"``               ``[ω; v_F]`` in the frame's own axes, ``v_F`` the
+                          velocity of the frame origin (Pinocchio ``LOCAL``)
+``"local_world_aligned"`` ``[ω; v_F]`` in world axes: the angular rows of
+                          ``"world"``, the classical velocity of the frame
+                          origin (Pinocchio ``LOCAL_WORLD_ALIGNED``)
+========================= ====================================================
+
+A frame is any entry of ``model.frame_names`` (every link of a URDF or SDF
+file, merged ones included; every MJCF body frame and named site), attached
+to a body with a fixed placement (:meth:`Model.frame`); a body name of
+``model.body_names`` not among the frames, or a body index, names the body
+frame itself. Batched over any leading axes of ``q``; ``jit``/``vmap``/``grad``
+go through ``q`` and the model's numeric fields; float32 or float64 (the
+model's dtype).
+
+References:
+  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
+  §2.9 (spatial velocity of a body point), §4.4 (motion subspaces); the
+  column-by-column construction is that of Pinocchio's
+  ``computeJointJacobians`` (J. Carpentier et al., "The Pinocchio C++ library",
+  SII 2019).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._checks import is_concrete
+from ._model import Model
+from ._sweep import _as_input
+from .kinematics import forward_kinematics
+
+REFERENCES = ("world", "local", "local_world_aligned")
+
+
+# ---------------------------------------------------------------- frame lookup
+def _resolve_frame(model: Model, frame) -> tuple[int, int]:
+    """``(body, frame index or -1)`` of a frame name, a body name or a body index."""
+    if isinstance(frame, (bool, np.bool_)):
+        raise TypeError(f"frame: expected a frame name or a body index, got {frame!r}")
+    if isinstance(frame, (int, np.integer)):
+        if not 0 <= int(frame) < model.nbodies:
+            raise ValueError(
+                f"frame: body index {int(frame)} out of range for model {model.name!r} "
+                f"(nbodies = {model.nbodies})"
+            )
+        return int(frame), -1
+    if not isinstance(frame, str):
+        raise TypeError(
+            f"frame: expected a frame name (str) or a body index (int), got {type(frame).__name__}"
+        )
+    if frame in model.frame_names:
+        i = model.frame_index(frame)
+        return model.frame_bodies[i], i
+    if frame in model.body_names:
+        return model.body_names.index(frame), -1
+    names = list(dict.fromkeys(model.frame_names + model.body_names))
+    close = difflib.get_close_matches(frame, names, n=5, cutoff=0.5)
+    hint = f"closest: {', '.join(map(repr, close))}" if close else "no close name"
+    raise ValueError(
+        f"frame: no frame or body named {frame!r} in model {model.name!r} ({hint}; "
+        "see model.frame_names and model.body_names)"
+    )
+
+
+def _check_reference(reference):
+    if reference not in REFERENCES:
+        raise ValueError(f"reference: expected one of {REFERENCES}, got {reference!r}")
+
+
+# -------------------------------------------------------------------- helpers
+def _dof_layout(model: Model):
+    """Static ``(dof_body (nv,), subtree (nb, nb))``: the body of each dof, and
+    ``subtree[i, k] = 1`` when body ``k`` is ``i`` or one of its descendants."""
+    dof_body = []
+    for i, t in enumerate(model.joint_types):
+        dof_body += [i] * (6 if t == "free_flyer" else 1)
+    nb = model.nbodies
+    sub = np.eye(nb)
+    for k in range(nb - 1, -1, -1):  # children after parents: accumulate leaves to root
+        p = model.parents[k]
+        if p >= 0:
+            sub[p] += sub[k]
+    return np.asarray(dof_body, np.int32), sub
+
+
+def _ancestors(model: Model, body: int) -> np.ndarray:
+    """Static ``(nbodies,)`` mask of ``body`` and its ancestors (all zero for the world)."""
+    mask = np.zeros(model.nbodies)
+    while body >= 0:
+        mask[body] = 1.0
+        body = model.parents[body]
+    return mask
+
+
+def _subspaces(model: Model, dtype):
+    """``(nv, 6)`` joint motion subspace of each dof in its body's frame, ``[ω; v]``."""
+    z = jnp.zeros((3,), dtype)
+    rows = []
+    for i, t in enumerate(model.joint_types):
+        if t == "free_flyer":
+            rows += list(jnp.eye(6, dtype=dtype))
+        elif t == "prismatic":
+            rows.append(jnp.concatenate([z, model.axes[i]]))
+        else:
+            rows.append(jnp.concatenate([model.axes[i], z]))
+    return jnp.stack(rows)
+
+
+def _world_columns(model: Model, q):
+    """World-frame columns ``(ang, lin)`` of every dof, each ``(..., nv, 3)``, and the poses."""
+    poses = forward_kinematics(model, q).poses
+    dof_body, _ = _dof_layout(model)
+    S = _subspaces(model, q.dtype)
+    R = poses.E[..., dof_body, :, :]  # (..., nv, 3, 3) R_world_body of each dof's body
+    p = poses.r[..., dof_body, :]
+    ang = jnp.sum(R * S[:, None, :3], axis=-1)
+    lin = jnp.sum(R * S[:, None, 3:], axis=-1) + jnp.cross(p, ang)
+    return ang, lin, poses
+
+
+# ------------------------------------------------------------------ public API
+def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Array:
+    r"""Jacobian ``J(q)`` of a frame's spatial velocity, ``[ω; v] = J(q) v``.
+
+    Column ``j`` is dof ``j``'s motion subspace (``[axis; 0]`` revolute,
+    ``[0; axis]`` prismatic, the six unit twists of a free flyer) carried to
+    the world, ``[R s_ω; R s_v + p × R s_ω]`` with ``(R, p)`` the world pose
+    of the dof's body, for the dofs of the frame's body and its ancestors
+    (zero elsewhere), then expressed as ``reference`` asks (module table):
+    ``"local_world_aligned"`` moves the linear rows to the frame origin
+    ``o_F`` (``v_F = v_O + ω × o_F``), ``"local"`` also rotates both blocks
+    into the frame's axes (``R_world_frameᵀ``).
+
+    Args:
+      model: the tree.
+      q: ``(..., nq)`` configuration.
+      frame: a name of ``model.frame_names`` (merged links, MJCF sites...),
+        else of ``model.body_names``, or a body index (the body frame).
+      reference: ``"world"`` (default), ``"local"`` or ``"local_world_aligned"``.
+
+    Returns:
+      ``(..., 6, nv)``: rows ``[ω; v]``, columns in ``v``'s order. A frame on
+      the world (a fixed base's root link) has a zero Jacobian.
+
+    Raises:
+      ValueError: an unknown frame name (the message lists the closest names),
+        a body index out of range, an unknown ``reference``, or ``q`` of the
+        wrong length.
+      TypeError: ``frame`` neither a string nor an int; a non-float ``q`` or
+        one of another dtype than the model's.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.multibody import chain_model, frame_jacobian
+      >>> m = chain_model(2, length=1.0)   # revolute-z joints at x = 0 and x = 1
+      >>> J = frame_jacobian(m, jnp.zeros(2), "link1", reference="local_world_aligned")
+      >>> J[:, 0].tolist()                 # joint 0 turns link1's origin (1, 0, 0) along +y
+      [0.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    """
+    _check_reference(reference)
+    body, idx = _resolve_frame(model, frame)
+    q = _as_input(q, "q", model.nq, model)
+    return _frame_jacobian_kernel(model, q, body=body, idx=idx, reference=reference)
+
+
+@functools.partial(jax.jit, static_argnames=("body", "idx", "reference"))
+def _frame_jacobian_kernel(model: Model, q, *, body, idx, reference):
+    dt = q.dtype
+    ang, lin, poses = _world_columns(model, q)
+    dof_body, _ = _dof_layout(model)
+    mask = jnp.asarray(_ancestors(model, body)[dof_body], dt)[:, None]
+    ang, lin = ang * mask, lin * mask
+    if reference != "world":
+        if idx >= 0:
+            Rf, pf = model.frame_placements.E[idx], model.frame_placements.r[idx]
+        else:
+            Rf, pf = jnp.eye(3, dtype=dt), jnp.zeros((3,), dt)
+        if body >= 0:
+            Rb, pb = poses.E[..., body, :, :], poses.r[..., body, :]
+            R = Rb @ Rf
+            o = pb + jnp.sum(Rb * pf[..., None, :], axis=-1)
+        else:
+            R, o = jnp.broadcast_to(Rf, q.shape[:-1] + (3, 3)), pf
+        lin = lin + jnp.cross(ang, o[..., None, :])  # v_F = v_O + ω × o_F
+        if reference == "local":
+            ang = jnp.sum(R[..., None, :, :] * ang[..., :, :, None], axis=-2)  # Rᵀ ω
+            lin = jnp.sum(R[..., None, :, :] * lin[..., :, :, None], axis=-2)
+    return jnp.swapaxes(jnp.concatenate([ang, lin], axis=-1), -1, -2)
+
+
+def _check_mass(model: Model, name):
+    if is_concrete(model.inertia.params):
+        total = float(np.sum(np.asarray(model.inertia.params)[..., 0]))
+        if not total > 0:
+            raise ValueError(
+                f"{name}: model {model.name!r} has total mass {total} (the bodies' masses, "
+                "world-attached links excluded); the centre of mass needs a positive mass"
+            )
+
+
+def center_of_mass(model: Model, q) -> jax.Array:
+    r"""Centre of mass of the moving bodies in world coordinates.
+
+    ``c = Σ_i (m_i o_i + R_i h_i) / Σ_i m_i`` with ``(R_i, o_i)`` body ``i``'s
+    world pose and ``m_i``, ``h_i = m_i c_i`` from its 10-vector (Pinocchio's
+    ``centerOfMass``; links welded to the world are not bodies and do not
+    count).
+
+    Args:
+      model: the tree.
+      q: ``(..., nq)`` configuration.
+
+    Returns:
+      ``(..., 3)`` centre of mass in world coordinates (m); NaN under a trace
+      when the total mass is not positive.
+
+    Raises:
+      ValueError: ``q`` of the wrong length, or (concrete model) a total mass
+        that is not positive.
+      TypeError: a non-float ``q`` or one of another dtype than the model's.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.multibody import chain_model, center_of_mass
+      >>> m = chain_model(2, length=1.0)   # two 1 m rods along x: c = (0.5 + 1.5) / 2
+      >>> center_of_mass(m, jnp.zeros(2)).tolist()
+      [1.0, 0.0, 0.0]
+    """
+    _check_mass(model, "center_of_mass")
+    q = _as_input(q, "q", model.nq, model)
+    return _com_kernel(model, q)
+
+
+def _first_moments(model: Model, poses):
+    """``(m (nb,), s (..., nb, 3))``: body masses and world first moments ``m o + R h``."""
+    prm = model.inertia.params
+    m, h = prm[..., 0], prm[..., 1:4]
+    s = m[:, None] * poses.r + jnp.sum(poses.E * h[:, None, :], axis=-1)
+    return m, s
+
+
+def _safe_div(x, total):
+    ok = total > 0
+    return jnp.where(ok, x / jnp.where(ok, total, 1.0), jnp.nan)
+
+
+@jax.jit
+def _com_kernel(model: Model, q):
+    poses = forward_kinematics(model, q).poses
+    m, s = _first_moments(model, poses)
+    return _safe_div(jnp.sum(s, axis=-2), jnp.sum(m))
+
+
+def center_of_mass_jacobian(model: Model, q) -> jax.Array:
+    r"""Jacobian of the centre of mass, ``ċ = J_c(q) v`` in world coordinates.
+
+    Column ``j`` is ``(M_j ℓ_j + ω_j × s_j) / M`` where ``(ω_j, ℓ_j)`` is dof
+    ``j``'s world column of :func:`frame_jacobian`, ``M_j`` and ``s_j`` the
+    mass and world first moment ``Σ m_k c_k`` of the subtree the dof moves,
+    and ``M`` the total mass (Pinocchio's ``jacobianCenterOfMass``).
+
+    Args:
+      model: the tree.
+      q: ``(..., nq)`` configuration.
+
+    Returns:
+      ``(..., 3, nv)``, columns in ``v``'s order.
+
+    Raises:
+      ValueError: ``q`` of the wrong length, or (concrete model) a total mass
+        that is not positive (NaN under a trace).
+      TypeError: a non-float ``q`` or one of another dtype than the model's.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.multibody import chain_model, center_of_mass_jacobian
+      >>> m = chain_model(2, length=1.0)   # turning joint 0 moves the CoM (1, 0, 0) along +y
+      >>> center_of_mass_jacobian(m, jnp.zeros(2))[:, 0].tolist()
+      [0.0, 1.0, 0.0]
+    """
+    _check_mass(model, "center_of_mass_jacobian")
+    q = _as_input(q, "q", model.nq, model)
+    return _com_jacobian_kernel(model, q)
+
+
+@jax.jit
+def _com_jacobian_kernel(model: Model, q):
+    ang, lin, poses = _world_columns(model, q)
+    dof_body, sub = _dof_layout(model)
+    m, s = _first_moments(model, poses)
+    sub = jnp.asarray(sub, q.dtype)
+    M_sub = (sub @ m)[dof_body]  # (nv,) mass each dof moves
+    s_sub = jnp.einsum("ik,...kj->...ij", sub, s)[..., dof_body, :]  # (..., nv, 3)
+    cols = M_sub[:, None] * lin + jnp.cross(ang, s_sub)
+    return _safe_div(jnp.swapaxes(cols, -1, -2), jnp.sum(m))
