@@ -1,4 +1,4 @@
-"""The ``spatialjax`` command line: ``check``, ``demo``, ``identify``, ``info`` (and ``bench``).
+"""The ``spatialjax`` command line: ``check``, ``demo``, ``excite``, ``identify``, ``info``, ``bench``.
 
 Each sub-command lives in its own module of this package, which exposes
 ``add_arguments(parser)`` and ``run(args) -> int``; this module only wires
@@ -32,6 +32,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "identify": (
         "spatialjax._cli.identify",
         "identify a robot's link inertias and joint friction from a joint torque log",
+    ),
+    "excite": (
+        "spatialjax._cli.excite",
+        "design an exciting trajectory for identification inside the joint limits (CSV)",
     ),
     "bench": (
         "spatialjax._cli.bench",

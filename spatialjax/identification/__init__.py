@@ -33,6 +33,8 @@ identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
 writes).
 """
 
+from ._design import ExcitationDesign as ExcitationDesign
+from ._design import design_excitation as design_excitation
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_urdf as write_identified_urdf
@@ -76,6 +78,8 @@ __all__ = [
     "LogError",
     "PreparedLog",
     "RobotLog",
+    "ExcitationDesign",
+    "design_excitation",
     "excitation_trajectory",
     "fourier_trajectory",
     "load_log",
