@@ -83,12 +83,12 @@ def pin_stacked(pm, model, q, dq, ddq):
     """``[Y | Y_f]`` ``(N n, 10 nb + 3 n)`` from Pinocchio (revolute joints: q = angle)."""
     data = pm.createData()
     rows = []
+    qp = np.asarray(model.q_to_pinocchio(jnp.asarray(q)))  # one batched call
     for k in range(q.shape[0]):
-        qp = np.asarray(model.q_to_pinocchio(q[k]))
-        Y = pin.computeJointTorqueRegressor(pm, data, qp, dq[k], ddq[k]).copy()
+        Y = pin.computeJointTorqueRegressor(pm, data, qp[k], dq[k], ddq[k]).copy()
         rows.append(Y)
     Y = np.stack(rows)
-    F = np.asarray(mb.friction_regressor(model, jnp.asarray(dq)))
+    F = np.asarray(_design._friction_columns(model, jnp.asarray(dq)))  # Coulomb sign 0 at rest
     return np.concatenate([Y, F], axis=-1).reshape(-1, Y.shape[-1] + F.shape[-1])
 
 

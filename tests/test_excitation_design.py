@@ -300,7 +300,7 @@ def test_condition_twice_better_than_median_random(robot):
     def cond(q, dq, ddq):
         Y = np.stack([pin.computeJointTorqueRegressor(pm, data, q[k], dq[k], ddq[k]).copy()
                       for k in range(q.shape[0])])  # fmt: skip
-        F = np.asarray(mb.friction_regressor(model, dq))
+        F = np.asarray(_design._friction_columns(model, jnp.asarray(dq)))  # sign 0 at rest
         X = np.concatenate([Y, F], -1).reshape(-1, Y.shape[-1] + F.shape[-1])
         d = np.linalg.norm(X, axis=0)
         Xs = X[:, d > 1e-8 * d.max()] / d[d > 1e-8 * d.max()]

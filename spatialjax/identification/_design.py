@@ -592,7 +592,7 @@ def design_excitation(
     Example:
       >>> import jax, spatialjax.multibody as mb
       >>> from spatialjax.identification import design_excitation
-      >>> model = mb.chain_model(1, dtype="float64")
+      >>> model = mb.chain_model(1)
       >>> lim = {"lower": -2.0, "upper": 2.0, "velocity_limit": 1.5}
       >>> d = design_excitation(model, duration=10.0, key=jax.random.key(0), harmonics=3,
       ...                       starts=2, steps=5, rate=20.0, limits=lim)
@@ -709,6 +709,7 @@ class _Problem(NamedTuple):
     box_np: tuple  # float64 (centre, half, bounded, velocity, acceleration) with the margin
     box: tuple  # the same in the model's dtype
     basis: jax.Array  # (2H, r) rest-constraint null space
+    basis64: np.ndarray  # the same, float64
     f: jax.Array
     g: jax.Array
     t_grid: jax.Array
@@ -790,8 +791,8 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
     scale = np.sqrt(np.mean(np.asarray(X0, np.float64) ** 2, axis=(0, 1, 2)))
     return _Problem(
         duration, harmonics, base_frequency, omega, criterion, starts, steps, learning_rate,
-        margin, rate, grid_rate, (lo, hi, vel, acc, eff), tau_lim, box_np, box, basis_j, f, g,
-        t_grid, tau_j, z, u, rank, jnp.asarray(base), jnp.asarray(scale, dtype),
+        margin, rate, grid_rate, (lo, hi, vel, acc, eff), tau_lim, box_np, box, basis_j, basis,
+        f, g, t_grid, tau_j, z, u, rank, jnp.asarray(base), jnp.asarray(scale, dtype),
     )  # fmt: skip
 
 
@@ -805,6 +806,9 @@ def _output(model, P: _Problem, z, u, *, limit_torque=True):
     """``(a, b, q0, scale_down, t, q, dq, ddq)`` of one start at the output rate, in the limits."""
     (a, b, q0), _ = _shape(jnp.asarray(z), jnp.asarray(u), P.basis, P.box, P.t_grid, P.f)
     a, b, q0 = (np.asarray(x, np.float64) for x in (a, b, q0))
+    # rest at both ends to float64 rounding whatever the model's dtype: project again
+    ab = np.concatenate([a, b], axis=1) @ P.basis64 @ P.basis64.T
+    a, b = ab[:, : a.shape[1]], ab[:, a.shape[1] :]
     t = np.linspace(0.0, P.duration, int(round(P.duration * P.rate)) + 1)
     a, b, sd = _fit_into_limits(a, b, q0, P.base_frequency, t, P.box_np)
     if limit_torque and P.tau_lim is not None:
