@@ -10,7 +10,9 @@
   per-body status codes.
 
 Robot data (issue 14): :func:`fourier_trajectory`, :func:`excitation_trajectory`
-(Swevers et al. 1997 excitation), :func:`perturb_inertia`, :func:`simulate_log`,
+(Swevers et al. 1997 excitation), :func:`design_excitation` /
+:class:`ExcitationDesign` (the coefficients optimised for the regressor's
+conditioning inside the joint limits), :func:`perturb_inertia`, :func:`simulate_log`,
 :class:`RobotLog` with :func:`load_log` / ``RobotLog.save`` (``.npz``/``.csv``),
 :class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
 :func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation),
