@@ -1,6 +1,7 @@
-"""The ``spatialjax`` command line: ``check``, ``demo``, ``identify``, ``info`` (and ``bench``).
+"""The ``spatialjax`` command line: ``check``, ``demo``, ``excite``, ``identify``, ``info``.
 
-Each sub-command lives in its own module of this package, which exposes
+(And ``bench``, in a source checkout.) Each sub-command lives in its own
+module of this package, which exposes
 ``add_arguments(parser)`` and ``run(args) -> int``; this module only wires
 them up and imports a sub-command's module when it is used, so that
 ``--help`` and ``info`` stay fast and never import optional packages.
@@ -32,6 +33,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "identify": (
         "spatialjax._cli.identify",
         "identify a robot's link inertias and joint friction from a joint torque log",
+    ),
+    "excite": (
+        "spatialjax._cli.excite",
+        "design an exciting trajectory for identification inside the joint limits (CSV)",
     ),
     "bench": (
         "spatialjax._cli.bench",

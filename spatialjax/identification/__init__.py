@@ -10,7 +10,9 @@
   per-body status codes.
 
 Robot data (issue 14): :func:`fourier_trajectory`, :func:`excitation_trajectory`
-(Swevers et al. 1997 excitation), :func:`perturb_inertia`, :func:`simulate_log`,
+(Swevers et al. 1997 excitation), :func:`design_excitation` /
+:class:`ExcitationDesign` (the coefficients optimised for the regressor's
+conditioning inside the joint limits), :func:`perturb_inertia`, :func:`simulate_log`,
 :class:`RobotLog` with :func:`load_log` / ``RobotLog.save`` (``.npz``/``.csv``),
 :class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
 :func:`resample_log` / :class:`SamplingReport` (irregular timestamps onto a uniform grid),
@@ -35,6 +37,8 @@ writes).
 """
 
 from ._correlation import correlation_time as correlation_time
+from ._design import ExcitationDesign as ExcitationDesign
+from ._design import design_excitation as design_excitation
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_urdf as write_identified_urdf
@@ -86,6 +90,8 @@ __all__ = [
     "LogError",
     "PreparedLog",
     "RobotLog",
+    "ExcitationDesign",
+    "design_excitation",
     "excitation_trajectory",
     "fourier_trajectory",
     "load_log",

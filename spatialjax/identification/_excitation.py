@@ -181,7 +181,8 @@ def excitation_trajectory(
     rather than optimised coefficients: a trajectory that is periodic, band
     limited to ``harmonics · base_frequency`` Hz and inside the limits, which
     is what filtering and identification need; optimising the coefficients
-    for the regressor's condition number (their §IV) is left to the user.
+    for the regressor's conditioning (their §IV) is
+    :func:`~spatialjax.identification.design_excitation`.
 
     Args:
       n_joints: number of joints.

@@ -1,0 +1,348 @@
+r"""``spatialjax excite MODEL``: design an excitation trajectory and write it as CSV.
+
+Parses the options, calls :func:`spatialjax.identification.design_excitation`
+(float64) and prints one progress line per stage and a summary; writes
+``--out`` (CSV) and ``--report`` (JSON).
+
+Joints. The model is read without locks first; the joints named by ``--lock
+NAME=VALUE`` are frozen at VALUE and merged into their parent body, as
+``spatialjax identify`` does with joints missing from its log. A joint that
+carries a URDF ``<mimic>`` (a Panda's ``panda_finger_joint2``), and the joint it
+follows, cannot be driven as independent joints: unless ``--lock`` gives them a
+value they are locked at 0 (clipped into their position limits), and the
+progress line says so. Every other movable joint is excited.
+
+Limits come from the URDF ``<limit>`` elements (``lower``, ``upper``,
+``velocity``, ``effort``); acceleration limits, which URDF lacks, from
+``--acceleration-limit`` (default: none beyond the one the velocity limit
+implies, see :func:`~spatialjax.identification.design_excitation`).
+
+The CSV has a header ``t,q_<joint>...,dq_<joint>...,ddq_<joint>...`` (the
+excited joints in model order) and one row per sample at ``--rate`` Hz, from
+``t = 0`` to the duration, starting and ending at rest; it is what
+:func:`spatialjax.identification.load_log` reads once torques are added.
+
+The report (``--report``, JSON; infinities as ``null``): ``model``,
+``options``, ``joints``, ``locked_joints``, ``limits`` (per joint, as used),
+``criterion`` (``name``, ``value``, ``start_value``, ``start_median``:
+the median over the random starts before optimising), ``condition_number``
+(designed and ``start``), ``rank``, ``limit_distance`` (per joint, the
+smallest distance to each hard limit), ``scale_down``, ``coefficients`` (``a``,
+``b``, ``q0``, ``base_frequency``) and ``times``.
+
+Exit status: 0 success; 2 a usage error, a model without the limits needed, or
+an output that cannot be written (nothing is written then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .identify import InputError, UsageError, _jsonable, _lock, _positive, _put, _same, _tmp_beside
+
+__all__ = ["add_arguments", "run"]
+
+
+def _count(option: str, low: int):
+    def parse(text: str) -> int:
+        try:
+            k = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer >= {low}, got {text!r}"
+            ) from None
+        if k < low:
+            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
+        return k
+
+    parse.__name__ = option
+    return parse
+
+
+def _margin(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}") from None
+    if not 0 < x <= 1:
+        raise argparse.ArgumentTypeError(f"expected a fraction in (0, 1], got {text!r}")
+    return x
+
+
+_margin.__name__ = "--margin"
+
+
+def _number(text: str) -> float:
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(x):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return x
+
+
+_number.__name__ = "--duration"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``spatialjax excite``."""
+    parser.epilog = (
+        "exit status: 0 success, 2 for a usage error, a model without joint limits, or an output "
+        "that cannot be written (nothing is written then)"
+    )
+    parser.add_argument("model", metavar="MODEL", help="the robot (URDF with <limit> elements)")
+    parser.add_argument("--duration", metavar="S", type=_number, required=True,
+                        help="length of the trajectory in s (> 0)")  # fmt: skip
+    parser.add_argument("--harmonics", metavar="H", type=_count("--harmonics", 1), default=5,
+                        help="harmonics of the Fourier series (default %(default)s)")  # fmt: skip
+    parser.add_argument("--base-frequency", metavar="HZ", type=_positive("--base-frequency"),
+                        default=0.1, help="base frequency in Hz (default %(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--criterion",
+        choices=("logdet", "condition"),
+        default="logdet",
+        help="D-optimal -log det, or the condition number (default %(default)s)",
+    )
+    parser.add_argument("--starts", metavar="N", type=_count("--starts", 1), default=64,
+                        help="random starts optimised at once (default %(default)s)")  # fmt: skip
+    parser.add_argument("--steps", metavar="K", type=_count("--steps", 0), default=100,
+                        help="optimiser steps (default %(default)s)")  # fmt: skip
+    parser.add_argument("--rate", metavar="HZ", type=_positive("--rate"), default=1000.0,
+                        help="sampling rate of the CSV (default %(default)s)")  # fmt: skip
+    parser.add_argument("--grid-rate", metavar="HZ", type=_positive("--grid-rate"), default=10.0,
+                        help="sampling rate of the criterion while optimising (default "
+                        "%(default)s)")  # fmt: skip
+    parser.add_argument(
+        "--margin",
+        metavar="F",
+        type=_margin,
+        default=0.9,
+        help="fraction of every limit that may be used (default %(default)s)",
+    )
+    parser.add_argument("--acceleration-limit", metavar="RAD_S2", type=_positive(
+        "--acceleration-limit"), help="one acceleration limit for every joint (default: none "
+        "beyond the one the velocity limit implies)")  # fmt: skip
+    parser.add_argument("--torque-limits", action="store_true",
+                        help="also keep |tau| (RNEA, model inertias) within margin * the URDF "
+                        "effort limits")  # fmt: skip
+    parser.add_argument("--lock", metavar="NAME=VALUE", action="append", type=_lock, default=[],
+                        help="lock joint NAME at VALUE (rad or m) and merge it into its parent "
+                        "body (repeatable); <mimic> joints and their leaders are locked at 0 "
+                        "unless given here")  # fmt: skip
+    parser.add_argument("--seed", metavar="K", type=_count("--seed", 0), default=0,
+                        help="random seed of the starts (default %(default)s)")  # fmt: skip
+    parser.add_argument("--out", metavar="TRAJ.csv", required=True, help="the trajectory (CSV)")
+    parser.add_argument("--report", metavar="REPORT.json", help="write the report as JSON")
+    parser.add_argument("--force", action="store_true", help="replace --out/--report files")
+
+
+def _check(args) -> str:
+    from ..io import ModelFileError
+    from ..io._load import detect_format
+
+    if not Path(args.model).is_file():
+        raise UsageError(f"MODEL {args.model}: no such file")
+    if not args.duration > 0:
+        raise UsageError(f"--duration {args.duration:g}: expected a length in s > 0")
+    names = [n for n, _ in args.lock]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise UsageError(f"--lock: joint {dup[0]!r} is given twice")
+    for opt, p in (("--out", args.out), ("--report", args.report)):
+        if p is None:
+            continue
+        if _same(p, args.model):
+            raise UsageError(f"{opt} {p}: that is the MODEL file; choose another path")
+        if Path(p).is_dir():
+            raise UsageError(f"{opt} {p}: is a folder; give a file name")
+        if Path(p).exists() and not args.force:
+            raise UsageError(f"{opt} {p}: the file exists; pass --force to replace it")
+        if not Path(p).parent.is_dir():
+            raise UsageError(f"{opt} {p}: the folder {Path(p).parent} does not exist")
+    if args.report is not None and _same(args.out, args.report):
+        raise UsageError(f"--out and --report name the same file {args.out}")
+    try:
+        fmt = detect_format(args.model)
+    except ModelFileError as e:
+        raise InputError(str(e)) from None
+    if fmt != "urdf":
+        raise UsageError(f"MODEL {args.model}: {fmt.upper()}; joint limits are read from URDF only")
+    return fmt
+
+
+def _mimic_locks(path) -> dict[str, float]:
+    """``{joint: 0}`` for every ``<mimic>`` joint and the joint it follows."""
+    from ..io._common import read_bytes
+    from ..io._xml import parse_xml
+
+    out = {}
+    for el in parse_xml(read_bytes(path), path).findall("joint"):
+        mimic = el.find("mimic")
+        if mimic is not None and el.attrib.get("name"):
+            out[el.attrib["name"]] = 0.0
+            if mimic.attrib.get("joint"):
+                out[mimic.attrib["joint"]] = 0.0
+    return out
+
+
+def _design(args, say):
+    import jax
+
+    import spatialjax.multibody as mb
+    from spatialjax.identification import design_excitation
+    from spatialjax.identification._design import _urdf_limits
+
+    from ..io import ModelFileError
+
+    t0 = time.perf_counter()
+    try:
+        full = mb.Model.from_urdf(args.model, dtype="float64")
+    except (ModelFileError, ValueError) as e:
+        raise InputError(str(e)) from None
+    lock = dict(args.lock)
+    unknown = [n for n in lock if n not in full.joint_names]
+    if unknown:
+        raise UsageError(f"--lock: {unknown[0]!r} is no movable joint of {args.model} "
+                         f"({', '.join(full.joint_names)})")  # fmt: skip
+    auto = {k: v for k, v in _mimic_locks(args.model).items()
+            if k in full.joint_names and k not in lock}  # fmt: skip
+    if auto:
+        lim = _urdf_limits(args.model, tuple(auto))
+        for k, name in enumerate(auto):
+            auto[name] = float(np.clip(0.0, lim["lower"][k], lim["upper"][k]))
+    locked = {**auto, **lock}
+    try:
+        model = mb.Model.from_urdf(args.model, locked_joints=locked or None, dtype="float64")
+    except (ModelFileError, ValueError) as e:
+        raise InputError(str(e)) from None
+    note = f"; {', '.join(auto)} locked at 0 (<mimic>; --lock to choose)" if auto else ""
+    say(f"read model: {args.model}: {model.nv} joints to excite ({', '.join(model.joint_names)})"
+        f"{note} ({time.perf_counter() - t0:.2f} s)")  # fmt: skip
+    try:
+        return (
+            model,
+            locked,
+            design_excitation(
+                model,
+                duration=args.duration,
+                key=jax.random.key(args.seed),
+                harmonics=args.harmonics,
+                base_frequency=args.base_frequency,
+                criterion=args.criterion,
+                starts=args.starts,
+                steps=args.steps,
+                limits=args.model,
+                acceleration_limit=args.acceleration_limit,
+                torque_limit="effort" if args.torque_limits else None,
+                margin=args.margin,
+                rate=args.rate,
+                grid_rate=args.grid_rate,
+                progress=say,
+            ),
+        )
+    except ValueError as e:
+        msg = str(e)
+        for name, opt in (("harmonics", "--harmonics"), ("grid_rate", "--grid-rate"),
+                          ("rate", "--rate"), ("torque_limit", "--torque-limits"),
+                          ("acceleration_limit", "--acceleration-limit")):  # fmt: skip
+            if msg.startswith(name + ":"):
+                raise UsageError(opt + msg[len(name) :]) from None
+        if msg.startswith("limits:"):
+            raise InputError(f"{args.model}: {msg[len('limits:') :].strip()}") from None
+        raise InputError(msg) from None
+
+
+def _report(args, model, locked, d) -> dict:
+    names = list(d.joint_names)
+    per = lambda x: dict(zip(names, np.asarray(x, np.float64).tolist(), strict=True))  # noqa: E731
+    return {
+        "model": str(args.model),
+        "options": {k: v for k, v in vars(args).items() if not k.startswith("_")},
+        "joints": names,
+        "locked_joints": locked,
+        "limits": {k: per(v) for k, v in d.limits.items()},
+        "margin": d.margin,
+        "implied_acceleration_limit": per(d.implied_acceleration_limit),
+        "criterion": {
+            "name": d.criterion,
+            "value": d.value,
+            "start_value": d.start_value,
+            "start_median": float(np.median(d.start_values)),
+        },
+        "condition_number": {"designed": d.condition_number, "start": d.start_condition_number},
+        "rank": d.rank,
+        "limit_distance": {k: per(v) for k, v in d.limit_distance.items()},
+        "scale_down": per(d.scale_down),
+        "samples": int(d.t.shape[0]),
+        "coefficients": {
+            "a": d.a.tolist(),
+            "b": d.b.tolist(),
+            "q0": d.q0.tolist(),
+            "base_frequency": d.base_frequency,
+        },  # fmt: skip
+        "times": {"compile_s": d.compile_s, "optimise_s": d.optimise_s, "total_s": d.time_s},
+    }
+
+
+def _write(args, d, report) -> None:
+    names = list(d.joint_names)
+    header = ",".join(["t"] + [f"{p}_{j}" for p in ("q", "dq", "ddq") for j in names])
+    data = np.column_stack([d.t, d.q, d.dq, d.ddq])
+    tmps = []
+    try:
+        tmp = _tmp_beside(Path(args.out))
+        tmps.append((tmp, Path(args.out)))
+        np.savetxt(tmp, data, delimiter=",", header=header, comments="", fmt="%.17g")
+        if args.report is not None:
+            tmp = _tmp_beside(Path(args.report))
+            tmps.append((tmp, Path(args.report)))
+            tmp.write_text(json.dumps(_jsonable(report), indent=1, allow_nan=False) + "\n",
+                           encoding="utf-8")  # fmt: skip
+        for tmp, path in tmps:
+            _put(tmp, path)
+    finally:
+        for tmp, _ in tmps:
+            tmp.unlink(missing_ok=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Design, write, print the summary; returns the exit status (module docstring)."""
+    from ..io._check import _x64
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    try:
+        _check(args)
+        with _x64():
+            model, locked, d = _design(args, say)
+            report = _report(args, model, locked, d)
+            _write(args, d, report)
+    except (UsageError, InputError) as e:
+        print(f"spatialjax excite: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"spatialjax excite: error: cannot write: {e}", file=sys.stderr)
+        return 2
+    say(f"write: {args.out}" + (f", {args.report}" if args.report else ""))
+    dist = d.limit_distance
+    vel = d.limits["velocity_limit"]
+    print()
+    print(f"criterion {d.criterion}: {d.start_value:.4g} (start) -> {d.value:.4g}; random starts "
+          f"median {np.median(d.start_values):.4g}")  # fmt: skip
+    print(f"condition number (column-scaled base regressor with friction): "
+          f"{d.start_condition_number:.4g} (start) -> {d.condition_number:.4g}")  # fmt: skip
+    print(f"limits: URDF <limit> of {args.model}, margin {d.margin:g}; smallest distance to a "
+          f"position limit {min(dist['lower'].min(), dist['upper'].min()):.4g} rad, peak speed "
+          f"{np.max(1 - dist['velocity'] / vel):.3f} of the velocity limit; "
+          f"{d.t.shape[0]} samples at {args.rate:g} Hz, at rest at both ends")  # fmt: skip
+    print(f"time: {d.time_s:.1f} s (compile {d.compile_s:.1f} s, optimise {d.optimise_s:.1f} s)")
+    return 0

@@ -1,0 +1,885 @@
+r"""Optimal excitation trajectories by gradient: :func:`design_excitation`.
+
+A trajectory for identification is a finite Fourier series per joint
+(Swevers et al. 1997; :func:`~spatialjax.identification.fourier_trajectory`),
+``q_i(t) = q_{0,i} + Σ_l (a_il sin(ω_f l t) − b_il cos(ω_f l t)) / (ω_f l)``.
+Its coefficients are chosen to make the stacked joint-torque regressor of the
+whole trajectory, ``X = [Y(q, q̇, q̈) | Y_f(q̇)]`` (RNEA regressor, 10 columns
+per body, and the friction columns viscous ``q̇``, Coulomb ``sign q̇``, offset
+``1`` per joint), as well conditioned as possible.
+
+Criteria, on the ``p_b`` *base* columns (a maximal independent set found by
+pivoted QR of the column-scaled regressor of the random starts,
+:func:`~spatialjax.identification.identifiability`; the others are linear
+combinations of them for every trajectory), sampled at ``N_g`` grid times:
+
+* ``"logdet"`` (D-optimal; Swevers et al. 1997): ``−log det(Aᵣ)``,
+  ``Aᵣ = D⁻¹ X_bᵀ X_b D⁻¹ / N_g`` with ``D`` a fixed column scale, the root
+  mean square of each base column over the random starts (so that kilograms
+  and kg·m² compare, and the value does not depend on the grid's length).
+  A fixed ``D`` shifts ``log det`` by a constant: the optimum is that of the
+  unscaled information matrix, the volume of the parameters' confidence
+  ellipsoid.
+* ``"condition"``: a smooth upper bound of the log condition number of the
+  base regressor with each column scaled to unit norm (the figure
+  :func:`~spatialjax.identification.identifiability` reports; Gautier &
+  Khalil 1992): with ``λ`` the eigenvalues of the column-scaled
+  ``X_bᵀ X_b``, ``c = (1/2p)(log Σ λᵢᵖ + log Σ λᵢ⁻ᵖ)`` with ``p = 16``, so
+  ``log κ ≤ c ≤ log κ + log(p_b)/(2p)``. It is a symmetric function of the
+  eigenvalues, hence differentiable even where eigenvalues cross, unlike
+  ``log κ`` itself.
+
+Constraints and how they are kept:
+
+* *At rest at both ends*: ``q̇ = q̈ = 0`` at ``t = 0`` and ``t = duration``
+  are linear in ``(a, b)``; the coefficients are ``[a; b] = N z`` with
+  ``N`` an orthonormal basis of the null space of those four equations
+  (two when the duration is a whole number of periods), exact by
+  construction.
+* *Position, velocity, acceleration limits* (with a ``margin``): by
+  construction. The offset is ``q_0 = c + m h tanh(u)`` (``c``, ``h`` the
+  centre and half-range of the position limits, ``m`` the margin), and each
+  joint's Fourier part is scaled by the largest factor that keeps, on the
+  grid, ``q`` in ``[c − m h, c + m h]``, ``|q̇| ≤ m q̇_max`` and
+  ``|q̈| ≤ m q̈_max``; the maxima are a log-sum-exp at a temperature
+  relative to the root mean square (a smooth upper bound of the maximum),
+  so the limits hold on the grid and every joint uses its range. Scaling
+  a joint's coefficients scales its ``q − q_0``,
+  ``q̇`` and ``q̈`` exactly, so after the optimisation the samples at the
+  output ``rate`` are checked and, where a sample between grid points
+  exceeds a limit, that joint is scaled down by the exact factor (reported
+  in ``scale_down``).
+* *Torque limits* (optional): ``|τ| ≤ m τ_max`` with ``τ = Y π`` (the
+  regressor times the model's inertias, equal to RNEA) enter as a quadratic
+  penalty on the grid; the output samples are checked with
+  :func:`~spatialjax.multibody.rnea` and, if needed, every joint's amplitude
+  is scaled down together (bisection); if even the offset alone breaks a
+  torque limit the design is refused (``ValueError``).
+
+Acceleration limits are not in URDF. ``acceleration_limit=None`` adds no
+separate bound: the velocity limit already implies one, because ``q̇`` is a
+trigonometric polynomial of degree ``H`` in ``ω_f t`` and Bernstein's
+inequality gives ``|q̈| ≤ ω_f H max|q̇| ≤ 2π f_f H m q̇_max`` (reported as
+``implied_acceleration_limit``); pass a value to bound it further.
+
+Optimisation: ``starts`` random starts (coefficients ``z`` standard normal,
+offsets ``u`` uniform in ``[−½, ½]``) are optimised at once (``jax.vmap``),
+with exact gradients (``jax.grad``) and Adam (optax) with a cosine-decayed
+step for ``steps`` steps inside one ``jax.lax.scan``; each start keeps its
+best iterate, and the best start on the grid is returned.
+
+References:
+  J. Swevers, C. Ganseman, D. B. Tükel, J. De Schutter, H. Van Brussel,
+  "Optimal robot excitation and identification", IEEE Transactions on
+  Robotics and Automation 13(5), 730–740, 1997.
+  M. Gautier, W. Khalil, "Exciting trajectories for the identification of
+  base inertial parameters of robots", International Journal of Robotics
+  Research 11(4), 362–375, 1992.
+  S. N. Bernstein, 1912 (the derivative of a trigonometric polynomial of
+  degree ``n`` is at most ``n`` times its maximum), see A. Zygmund,
+  *Trigonometric Series*, Cambridge 1959, ch. X.
+  D. P. Kingma, J. Ba, "Adam: a method for stochastic optimization", ICLR 2015.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import time
+from collections.abc import Mapping
+from typing import NamedTuple, cast
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from .. import multibody as mb
+from ._excitation import fourier_trajectory
+
+__all__ = ["ExcitationDesign", "design_excitation"]
+
+CRITERIA = ("logdet", "condition")
+_COND_POWER = 16.0  # p of the condition-number surrogate (module docstring)
+_REST = 1e-12  # |q̇| below this fraction of the joint's peak speed is rest (Coulomb sign 0)
+_LSE_SHARPNESS = 50.0  # κ of the relative log-sum-exp maximum: excess ≤ rms · log(N) / κ
+
+
+# ----------------------------------------------------------------------------- model data
+def _friction_columns(model, dq):
+    """Friction columns ``(..., N, nv, 3 nv)`` (viscous, Coulomb, offset) of ``dq (..., N, nv)``.
+
+    At rest (both ends) ``q̇`` is zero up to rounding; speeds below ``_REST``
+    times the joint's peak over the samples are taken as exactly zero, so
+    that the Coulomb column's sign is 0 there, not ``±1`` by rounding.
+    """
+    tol = _REST * jnp.max(jnp.abs(dq), axis=-2, keepdims=True)
+    return mb.friction_regressor(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
+
+
+def _urdf_limits(path, joint_names) -> dict:
+    """``lower, upper, velocity_limit, effort_limit`` ``(n,)`` from URDF ``<limit>`` elements.
+
+    Continuous joints (and joints without ``lower``/``upper``) get ``∓inf``
+    position limits, joints without ``velocity``/``effort`` ``inf``.
+    """
+    from ..io._common import read_bytes
+    from ..io._xml import parse_xml
+
+    root = parse_xml(read_bytes(path), path)
+    found = {}
+    for el in root.findall("joint"):
+        lim = el.find("limit")
+        a = lim.attrib if lim is not None else {}
+        cont = el.attrib.get("type") == "continuous"
+
+        def num(key, default, a=a):
+            return float(a[key]) if key in a else default
+
+        found[el.attrib.get("name")] = (
+            -math.inf if cont else num("lower", -math.inf),
+            math.inf if cont else num("upper", math.inf),
+            num("velocity", math.inf),
+            num("effort", math.inf),
+        )
+    missing = [j for j in joint_names if j not in found]
+    if missing:
+        raise ValueError(f"limits: {path} has no joint named {missing[0]!r}")
+    cols = np.array([found[j] for j in joint_names], np.float64).reshape(-1, 4)
+    keys = ("lower", "upper", "velocity_limit", "effort_limit")
+    return {k: cols[:, i] for i, k in enumerate(keys)}
+
+
+def _resolve_limits(model, limits, acceleration_limit, torque_limit):
+    """Per-joint float64 limits ``(lower, upper, velocity, acceleration, effort)``."""
+    n = model.nv
+    if limits is None:
+        if not all(hasattr(model, k) for k in ("lower", "upper", "velocity_limit")):
+            raise ValueError(
+                "limits: the model has no joint limits; pass limits= (a URDF path, or a mapping "
+                "with lower, upper, velocity_limit and optionally effort_limit per joint)"
+            )
+        limits = {k: getattr(model, k, None) for k in
+                  ("lower", "upper", "velocity_limit", "effort_limit")}  # fmt: skip
+    elif isinstance(limits, (str, os.PathLike)):
+        limits = _urdf_limits(limits, model.joint_names)
+    elif not isinstance(limits, Mapping):
+        raise TypeError(
+            f"limits: expected None, a URDF path or a mapping, got {type(limits).__name__}"
+        )
+    unknown = set(limits) - {"lower", "upper", "velocity_limit", "effort_limit"}
+    if unknown:
+        raise ValueError(f"limits: unknown key {sorted(unknown)[0]!r} (expected lower, upper, "
+                         "velocity_limit, effort_limit)")  # fmt: skip
+
+    def vec(x, name, default):
+        if x is None:
+            return np.full(n, default)
+        arr = np.asarray(x, np.float64)
+        if arr.ndim == 0:
+            arr = np.full(n, float(arr))
+        if arr.shape != (n,):
+            raise ValueError(f"{name}: expected shape ({n},) (one per joint), got {arr.shape}")
+        if np.any(np.isnan(arr)):
+            raise ValueError(f"{name}: expected numbers, got NaN in {arr.tolist()}")
+        return arr
+
+    lo = vec(limits.get("lower"), "limits['lower']", -np.inf)
+    hi = vec(limits.get("upper"), "limits['upper']", np.inf)
+    vel = vec(limits.get("velocity_limit"), "limits['velocity_limit']", np.inf)
+    eff = vec(limits.get("effort_limit"), "limits['effort_limit']", np.inf)
+    acc = vec(acceleration_limit, "acceleration_limit", np.inf)
+    names = model.joint_names
+    for i, ty in enumerate(model.joint_types):
+        if ty == "free_flyer":
+            raise ValueError("model: a floating base cannot follow a joint trajectory")
+        if ty != "continuous" and not (np.isfinite(lo[i]) and np.isfinite(hi[i])):
+            raise ValueError(
+                f"limits: joint {names[i]!r} ({ty}) has no finite position limits "
+                f"(lower {lo[i]}, upper {hi[i]})"
+            )
+        if np.isfinite(lo[i]) and not hi[i] > lo[i]:
+            raise ValueError(f"limits: joint {names[i]!r} has lower {lo[i]} >= upper {hi[i]}")
+        if not (np.isfinite(vel[i]) and vel[i] > 0):
+            raise ValueError(
+                f"limits: joint {names[i]!r} has no positive finite velocity limit "
+                f"(got {vel[i]}); give limits={{'velocity_limit': ...}}"
+            )
+        if not acc[i] > 0:
+            raise ValueError(f"acceleration_limit: expected > 0, got {acc[i]} ({names[i]!r})")
+    if torque_limit is None:
+        tau = None
+    elif isinstance(torque_limit, str):
+        if torque_limit != "effort":
+            raise ValueError(
+                f"torque_limit: expected None, 'effort' or numbers, got {torque_limit!r}"
+            )
+        if not np.all(np.isfinite(eff) & (eff > 0)):
+            raise ValueError(f"torque_limit='effort': the limits' effort_limit is {eff.tolist()}")
+        tau = eff
+    else:
+        tau = vec(torque_limit, "torque_limit", np.inf)
+        if not np.all(tau > 0):
+            raise ValueError(f"torque_limit: expected positive limits, got {tau.tolist()}")
+    return lo, hi, vel, acc, eff, tau
+
+
+def _rest_basis(H, omega, duration):
+    """Orthonormal ``(2H, r)`` basis of ``[a; b]`` with ``q̇ = q̈ = 0`` at ``t = 0`` and ``T``."""
+    lw = omega * np.arange(1, H + 1)
+    c, s = np.cos(lw * duration), np.sin(lw * duration)
+    C = np.stack([
+        np.concatenate([np.ones(H), np.zeros(H)]),  # q̇(0) = Σ a
+        np.concatenate([np.zeros(H), lw]),  # q̈(0) = Σ ωl b
+        np.concatenate([c, s]),  # q̇(T)
+        np.concatenate([-lw * s, lw * c]),  # q̈(T)
+    ])  # fmt: skip
+    C = C / np.linalg.norm(C, axis=1, keepdims=True)
+    _, sv, Vt = np.linalg.svd(C)
+    rank = int(np.sum(sv > 1e-9 * sv[0]))
+    return Vt[rank:].T
+
+
+# ------------------------------------------------------------------------ the trajectory
+def _smax(x, axis):
+    """A smooth upper bound of ``max(x)`` along ``axis``: ``(r/κ) log Σ exp(κ x / r)``.
+
+    ``r`` is the root mean square of ``x`` (smooth, positive), so the bound
+    exceeds the maximum by at most ``r log(N) / κ``.
+    """
+    r = jnp.sqrt(jnp.mean(x * x, axis=axis, keepdims=True) + jnp.finfo(x.dtype).tiny)
+    k = _LSE_SHARPNESS
+    return jnp.squeeze(r / k * jax.nn.logsumexp(k * x / r, axis=axis, keepdims=True), axis)
+
+
+@jax.custom_vjp
+def _regressor(model, q, dq, ddq, gravity):
+    """:func:`~spatialjax.multibody.joint_torque_regressor`, with its gradient through RNEA.
+
+    ``Y`` is linear in the inertias (``Y π = rnea(π)``), so for a cotangent
+    ``M (..., n, 10 nb)`` the pullback of ``⟨M, Y(q, q̇, q̈)⟩`` is that of
+    ``Σ_d rnea(q, q̇, q̈; π = M_d)_d``: ``n`` RNEA gradients per sample, the
+    same values as differentiating the regressor itself, at a fraction of the
+    cost and compile time.
+    """
+    return mb.joint_torque_regressor(model, q, dq, ddq, gravity)
+
+
+def _regressor_fwd(model, q, dq, ddq, gravity):
+    return _regressor(model, q, dq, ddq, gravity), (model, q, dq, ddq, gravity)
+
+
+def _regressor_bwd(res, M):
+    model, q, dq, ddq, gravity = res
+    n, nb = model.nv, model.nbodies
+    batch = q.shape[:-1]
+
+    def pulled(q, dq, ddq):
+        def one(qk, vk, ak, Mk):
+            def row(Md, d):
+                m = dataclasses.replace(model, inertia=type(model.inertia)(Md.reshape(nb, 10)))
+                return mb.rnea(m, qk, vk, ak, gravity)[d]
+
+            return jnp.sum(jax.vmap(row)(Mk, jnp.arange(n)))
+
+        flat = lambda x: x.reshape((-1,) + x.shape[len(batch) :])  # noqa: E731
+        return jnp.sum(jax.vmap(one)(flat(q), flat(dq), flat(ddq), flat(M)))
+
+    _, vjp = jax.vjp(pulled, q, dq, ddq)
+    zeros = jax.tree.map(jnp.zeros_like, model)
+    return (zeros, *vjp(jnp.ones((), M.dtype)), jnp.zeros_like(gravity))
+
+
+_regressor.defvjp(_regressor_fwd, _regressor_bwd)
+
+
+def _stacked(model, q, dq, ddq, gravity):
+    """``X = [Y | Y_f]`` ``(..., N n, p)`` of samples ``(..., N, n)``, and ``Y``."""
+    Y = _regressor(model, q, dq, ddq, gravity)
+    F = _friction_columns(model, dq)
+    X = jnp.concatenate([Y, F], axis=-1)
+    return X.reshape(X.shape[:-3] + (-1, X.shape[-1])), Y
+
+
+def _criterion_value(Xb, kind, scale):
+    """The criterion of base columns ``Xb (rows, p_b)`` (module docstring)."""
+    if kind == "logdet":
+        Xs = Xb / scale
+        A = Xs.T @ Xs / Xb.shape[0]
+        return -jnp.linalg.slogdet(A)[1]
+    A = Xb.T @ Xb
+    d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), jnp.finfo(A.dtype).tiny))
+    As = A / d[:, None] / d[None, :]
+    lam = jnp.linalg.eigvalsh(0.5 * (As + As.T))
+    loglam = jnp.log(jnp.maximum(lam, jnp.finfo(A.dtype).tiny))
+    p = _COND_POWER
+    return (jax.nn.logsumexp(p * loglam) + jax.nn.logsumexp(-p * loglam)) / (2 * p)
+
+
+def _safe_ratio(limit, den):
+    """``limit / den`` where ``limit`` is finite, a huge number elsewhere (NaN-free gradients)."""
+    ok = jnp.isfinite(limit)
+    big = jnp.asarray(jnp.finfo(den.dtype).max, den.dtype)
+    return jnp.where(ok, jnp.where(ok, limit, 1.0) / den, big)
+
+
+def _shape(z, u, basis, box, t, f):
+    """:func:`_shape_trajectory` with infinite limits handled without NaN gradients."""
+    centre, half, bounded, vel, acc = box
+    H = basis.shape[0] // 2
+    ab = z @ basis.T  # (n, 2H)
+    a, b = ab[..., :H], ab[..., H:]
+    q0 = centre + jnp.where(bounded, half * jnp.tanh(u), u)
+    dev, dq, ddq = fourier_trajectory(a, b, jnp.zeros_like(q0), f, t)  # (N, n)
+    tiny = jnp.finfo(t.dtype).tiny
+    up = jnp.where(bounded, centre + half - q0, jnp.inf)
+    dn = jnp.where(bounded, q0 - (centre - half), jnp.inf)
+    ratios = jnp.stack([
+        _safe_ratio(up, jnp.maximum(_smax(dev, 0), tiny)),
+        _safe_ratio(dn, jnp.maximum(_smax(-dev, 0), tiny)),
+        _safe_ratio(vel, jnp.maximum(_smax(jnp.abs(dq), 0), tiny)),
+        _safe_ratio(acc, jnp.maximum(_smax(jnp.abs(ddq), 0), tiny)),
+    ])  # fmt: skip
+    s = jnp.min(ratios, axis=0)
+    return (s[:, None] * a, s[:, None] * b, q0), (q0 + s * dev, s * dq, s * ddq)
+
+
+_PENALTY = 1e3  # weight of the torque-limit penalty (mean squared relative excess)
+
+
+def _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
+    """``(criterion + torque penalty, criterion)``, each ``(starts,)``, on the grid ``t``.
+
+    ``z (starts, n, r)``, ``u (starts, n)``: the regressor is evaluated on all
+    starts' samples in one call (one program, not a ``vmap`` of it).
+    """
+    q, dq, ddq = jax.vmap(lambda z, u: _shape(z, u, basis, box, t, f)[1])(z, u)
+    X, Y = _stacked(model, q, dq, ddq, gravity)  # (S, Ng n, p), (S, Ng, n, 10 nb)
+    crit = jax.vmap(lambda X: _criterion_value(X[:, base], kind, scale))(X)
+    if tau_lim is None:
+        return crit, crit
+    tau = Y @ model.inertia.params.reshape(-1)  # = rnea(model, q, dq, ddq, gravity)
+    excess = jnp.maximum(jnp.abs(tau) / tau_lim - 1.0, 0.0)
+    return crit + _PENALTY * jnp.mean(excess**2, axis=(-2, -1)), crit
+
+
+def _loss(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
+    """:func:`_losses` of one start ``z (n, r)``, ``u (n,)``: two scalars."""
+    loss, crit = _losses(z[None], u[None], model, basis, box, t, f, base, scale, kind, tau_lim,
+                         gravity)  # fmt: skip
+    return loss[0], crit[0]
+
+
+def _optimise(z, u, model, basis, box, t, f, base, scale, tau_lim, gravity, *, kind, steps, lr):
+    """Adam on every start at once: each start's best ``(loss, crit, z, u)``, and its first crit."""
+    sched = optax.cosine_decay_schedule(lr, max(steps, 1), alpha=0.05)
+    opt = optax.adam(sched)
+
+    def total(z, u):
+        loss, crit = _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity)
+        return jnp.sum(loss), (loss, crit)  # the starts are independent: per-start gradients
+
+    vg = jax.value_and_grad(total, argnums=(0, 1), has_aux=True)
+
+    def step(carry, _):
+        params, state, best = carry
+        (_, (loss, crit)), grads = vg(*params)
+        better = loss < best[0]
+        sel = lambda new, old: jnp.where(  # noqa: E731
+            better.reshape(better.shape + (1,) * (new.ndim - 1)), new, old
+        )
+        best = (sel(loss, best[0]), sel(crit, best[1]), sel(params[0], best[2]),
+                sel(params[1], best[3]))  # fmt: skip
+        updates, state = opt.update(grads, state, params)
+        return (cast(tuple, optax.apply_updates(params, updates)), state, best), None
+
+    loss0, crit0 = _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity)
+    inf = jnp.full(loss0.shape, jnp.inf, loss0.dtype)
+    carry = ((z, u), opt.init((z, u)), (inf, inf, z, u))
+    (params, _, best), _ = jax.lax.scan(step, carry, None, length=steps)
+    pz, pu = cast(tuple, params)
+    # the last iterate, for the best-so-far comparison
+    loss_f, crit_f = _losses(pz, pu, model, basis, box, t, f, base, scale, kind, tau_lim, gravity)
+    better = loss_f < best[0]
+    pick = lambda new, old: jnp.where(  # noqa: E731
+        better.reshape(better.shape + (1,) * (new.ndim - 1)), new, old
+    )
+    best = tuple(pick(n_, o_) for n_, o_ in zip((loss_f, crit_f, pz, pu), best, strict=True))
+    return best, crit0
+
+
+_optimise_jit = jax.jit(_optimise, static_argnames=("kind", "steps", "lr"))
+
+
+# ---------------------------------------------------------------------------------- result
+@dataclasses.dataclass(frozen=True)
+class ExcitationDesign:
+    """What :func:`design_excitation` returns: the trajectory and its report (NumPy, float64).
+
+    Trajectory (replay ``q``; ``dq``, ``ddq`` are its exact derivatives):
+      joint_names: the ``n`` joints, model order (the columns below).
+      a, b: ``(n, H)`` Fourier velocity amplitudes (rad/s or m/s) and q0
+        ``(n,)`` the offset: ``fourier_trajectory(a, b, q0, base_frequency, t)``
+        reproduces ``q, dq, ddq``.
+      base_frequency, duration: Hz and s.
+      t: ``(N,)`` sample times, ``N = round(duration · rate) + 1`` evenly
+        spaced from 0 to ``duration`` inclusive.
+      q, dq, ddq: ``(N, n)``.
+
+    Report:
+      criterion: ``"logdet"`` or ``"condition"``; value: its value for the
+        result on the optimisation grid; start_value: for the random start
+        it came from (``best_start``); start_values, final_values:
+        ``(starts,)`` every start before and after optimising.
+      condition_number: of the column-scaled base regressor with friction
+        columns on the output samples
+        (:func:`~spatialjax.identification.identifiability`);
+        start_condition_number: the same for the start it came from.
+      rank, base_columns, column_scale: the base columns used by the
+        criterion (indices into ``[Y | Y_f]``) and their fixed scale ``D``.
+      limits: ``lower, upper, velocity_limit, acceleration_limit,
+        effort_limit, torque_limit`` ``(n,)`` used (``inf``: none), margin.
+      implied_acceleration_limit: ``(n,)`` ``2π f_f H · margin · q̇_max``
+        (Bernstein's inequality; module docstring).
+      limit_distance: ``(n,)`` per key ``lower, upper, velocity,
+        acceleration, torque``: the smallest distance over the output
+        samples to that hard limit (``q − lower``, ``upper − q``,
+        ``q̇_max − |q̇|``, ``q̈_max − |q̈|``, ``τ_max − |τ|`` with ``τ`` from
+        :func:`~spatialjax.multibody.rnea` and ``τ_max`` the effort limit);
+        ``inf`` where there is no limit. Never negative.
+      scale_down: ``(n,)`` factors (≤ 1) applied after the optimisation so
+        that the output samples keep the margin (1 where none was needed).
+      grid_rate, steps, starts: the optimisation's grid (Hz), Adam steps and
+        number of random starts; compile_s, optimise_s: time to compile the
+        optimisation and to run it; time_s: the whole call.
+    """
+
+    joint_names: tuple
+    a: np.ndarray
+    b: np.ndarray
+    q0: np.ndarray
+    base_frequency: float
+    duration: float
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+    criterion: str
+    value: float
+    start_value: float
+    start_values: np.ndarray
+    final_values: np.ndarray
+    best_start: int
+    condition_number: float
+    start_condition_number: float
+    rank: int
+    base_columns: np.ndarray
+    column_scale: np.ndarray
+    limits: dict
+    margin: float
+    implied_acceleration_limit: np.ndarray
+    limit_distance: dict
+    scale_down: np.ndarray
+    grid_rate: float
+    steps: int
+    starts: int
+    compile_s: float
+    optimise_s: float
+    time_s: float
+
+
+# --------------------------------------------------------------------------- public entry
+def _positive(name, x):
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected a number, got {type(x).__name__}")
+    if not (math.isfinite(float(x)) and float(x) > 0):
+        raise ValueError(f"{name}: expected a positive finite number, got {x!r}")
+    return float(x)
+
+
+def _count(name, x, low):
+    if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+        raise TypeError(f"{name}: expected an integer, got {type(x).__name__}")
+    if x < low:
+        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
+    return int(x)
+
+
+def _condition(model, q, dq, ddq, gravity):
+    """Condition number of the column-scaled base regressor with friction (identifiability)."""
+    from ._identifiability import identifiability
+
+    Y = mb.joint_torque_regressor(model, q, dq, ddq, gravity)
+    return float(identifiability(Y, extra=_friction_columns(model, dq)).condition_number)
+
+
+def design_excitation(
+    model,
+    *,
+    duration: float,
+    key,
+    harmonics: int = 5,
+    base_frequency: float = 0.1,
+    criterion: str = "logdet",
+    starts: int = 64,
+    limits=None,
+    acceleration_limit=None,
+    torque_limit=None,
+    margin: float = 0.9,
+    rate: float = 1000.0,
+    grid_rate: float = 10.0,
+    steps: int = 100,
+    learning_rate: float = 0.05,
+    gravity=(0.0, 0.0, -9.81),
+    progress=None,
+) -> ExcitationDesign:
+    r"""An excitation trajectory optimised for identification, inside the joint limits.
+
+    See the module docstring for the criteria, the constraints and the
+    optimiser. In short: ``starts`` random finite-Fourier-series trajectories
+    (Swevers et al. 1997) that start and end at rest and keep the position,
+    velocity and acceleration limits by construction are optimised together
+    with exact gradients of the criterion of their stacked regressor
+    ``[Y | Y_f]`` (10 columns per body and 3 friction columns per joint),
+    sampled at ``grid_rate``; the best is sampled at ``rate``, checked
+    against every limit at every sample (and scaled down where a sample
+    between grid points needs it), and reported.
+
+    Args:
+      model: a fixed-base :class:`~spatialjax.multibody.Model` (its dtype is
+        used throughout; its inertias only for torque limits and the report).
+      duration: length in s (> 0); a whole number of periods
+        ``1 / base_frequency`` keeps the trajectory periodic.
+      key: a JAX PRNG key (the random starts).
+      harmonics: ``H ≥ 1`` harmonics; starting and ending at rest takes 2
+        (whole periods) or 4 linear conditions per joint, so ``H`` must leave
+        some freedom (``H ≥ 2``, or ``H ≥ 3`` for other durations).
+      base_frequency: ``f_f`` in Hz; the trajectory's band is
+        ``H f_f`` Hz, below ``grid_rate / 2`` and ``rate / 2``.
+      criterion: ``"logdet"`` (D-optimal) or ``"condition"``.
+      starts: number of random starts optimised at once.
+      limits: ``None`` (the model's ``lower``, ``upper``, ``velocity_limit``,
+        ``effort_limit`` fields, where it has them), a URDF path (its
+        ``<limit>`` elements), or a mapping with those keys and ``(n,)`` (or
+        scalar) values. Every joint needs a finite velocity limit, every
+        non-continuous joint finite position limits.
+      acceleration_limit: ``None`` (no bound beyond the one the velocity limit
+        implies, module docstring) or a positive number or ``(n,)`` in
+        rad/s² (m/s²).
+      torque_limit: ``None``, ``"effort"`` (the limits' effort) or ``(n,)``
+        N·m (N): ``|τ| ≤ margin · τ_max`` on the model's inertias, no friction.
+      margin: the fraction of each limit used, in ``(0, 1]``: positions stay
+        within ``margin`` of the half-range around the centre of the limits.
+      rate: output sampling rate in Hz.
+      grid_rate: sampling rate of the criterion during the optimisation (Hz).
+      steps: Adam steps (0: keep the random starts).
+      learning_rate: Adam's initial step (cosine-decayed to 5 %).
+      gravity: ``(3,)`` in the world frame.
+      progress: optional callable receiving one line per stage.
+
+    Returns:
+      :class:`ExcitationDesign`.
+
+    Raises:
+      ValueError: ``duration``, ``rate``, ``grid_rate``, ``base_frequency``
+        not positive; ``harmonics < 1`` or too few to start and end at rest;
+        the band above a Nyquist frequency; ``margin`` outside ``(0, 1]``; an
+        unknown ``criterion``; missing or bad limits (naming the joint); a
+        floating base; torque limits that the offset alone breaks.
+      TypeError: a non-integer ``harmonics``, ``starts`` or ``steps``.
+
+    Example:
+      >>> import jax, spatialjax.multibody as mb
+      >>> from spatialjax.identification import design_excitation
+      >>> model = mb.chain_model(1)
+      >>> lim = {"lower": -2.0, "upper": 2.0, "velocity_limit": 1.5}
+      >>> d = design_excitation(model, duration=10.0, key=jax.random.key(0), harmonics=3,
+      ...                       starts=2, steps=5, rate=20.0, limits=lim)
+      >>> d.q.shape, bool(abs(d.dq[[0, -1]]).max() < 1e-9), bool(abs(d.q).max() <= 0.9 * 2.0)
+      ((201, 1), True, True)
+
+    References:
+      Swevers et al., IEEE T-RA 13(5), 1997; Gautier & Khalil, IJRR 11(4),
+      1992 (see the module docstring).
+    """
+    t_start = time.perf_counter()
+    say = progress or (lambda line: None)
+    P = _problem(model, duration=duration, key=key, harmonics=harmonics,
+                 base_frequency=base_frequency, criterion=criterion, starts=starts,
+                 limits=limits, acceleration_limit=acceleration_limit,
+                 torque_limit=torque_limit, margin=margin, rate=rate, grid_rate=grid_rate,
+                 steps=steps, learning_rate=learning_rate, gravity=gravity)  # fmt: skip
+    n_cols = 10 * model.nbodies + 3 * model.nv
+    say(
+        f"random starts: {P.starts} trajectories of {model.nv} joints, {P.harmonics} harmonics "
+        f"of {P.base_frequency:g} Hz over {P.duration:g} s; regressor rank {P.rank} of {n_cols} "
+        f"columns on a {P.grid_rate:g} Hz grid ({P.t_grid.shape[0]} samples)"
+    )
+
+    # the optimisation: compiled once per problem structure, then run
+    args = (P.z, P.u, model, P.basis, P.box, P.t_grid, P.f, P.base, P.scale, P.tau, P.g)
+    static = dict(kind=P.criterion, steps=P.steps, lr=P.learning_rate)
+    t0 = time.perf_counter()
+    compiled = _compiled(args, static)
+    compile_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    best, crit0 = jax.block_until_ready(compiled(*args))
+    optimise_s = time.perf_counter() - t0
+    loss_b, crit_b, z_b, u_b = (np.asarray(x) for x in best)
+    crit0 = np.asarray(crit0, np.float64)
+    if not np.any(np.isfinite(loss_b)):
+        raise ValueError("the criterion is not finite for any start (a degenerate model?)")
+    i = int(np.argmin(np.where(np.isfinite(loss_b), loss_b, np.inf)))
+    say(
+        f"optimise: {P.starts} starts x {P.steps} Adam steps ({P.criterion}): best start {i}, "
+        f"{crit0[i]:.4g} -> {float(crit_b[i]):.4g}; compile {compile_s:.2f} s, run "
+        f"{optimise_s:.2f} s"
+    )
+
+    # the output: coefficients of the best start, checked at every output sample
+    a, b, q0, sd, t, qf, dqf, ddqf = _output(model, P, z_b[i], u_b[i])
+    lo, hi, vel, acc, eff = P.limits
+    dist = _distances(model, qf, dqf, ddqf, lo, hi, vel, acc, eff, P.g)
+    if any(np.min(d) < 0 for d in dist.values()):  # pragma: no cover - scaled above
+        raise RuntimeError(f"internal: the output breaks a limit: {dist}")
+
+    # the report: condition numbers on the output samples (the result, and its start)
+    as_dtype = lambda x: jnp.asarray(x, model.dtype)  # noqa: E731
+    cond = _condition(model, as_dtype(qf), as_dtype(dqf), as_dtype(ddqf), P.g)
+    s_q, s_dq, s_ddq = _output(model, P, P.z[i], P.u[i], limit_torque=False)[5:]
+    cond0 = _condition(model, as_dtype(s_q), as_dtype(s_dq), as_dtype(s_ddq), P.g)
+    say(f"verify: {t.shape[0]} samples at {P.rate:g} Hz inside every limit; condition number "
+        f"{cond0:.4g} (start) -> {cond:.4g}")  # fmt: skip
+    n = model.nv
+    return ExcitationDesign(
+        joint_names=tuple(model.joint_names),
+        a=a, b=b, q0=q0,
+        base_frequency=P.base_frequency, duration=P.duration,
+        t=t, q=qf, dq=dqf, ddq=ddqf,
+        criterion=P.criterion,
+        value=float(crit_b[i]), start_value=float(crit0[i]),
+        start_values=crit0, final_values=np.asarray(crit_b, np.float64),
+        best_start=i,
+        condition_number=cond, start_condition_number=cond0,
+        rank=P.rank, base_columns=np.asarray(P.base), column_scale=np.asarray(P.scale, np.float64),
+        limits={"lower": lo, "upper": hi, "velocity_limit": vel, "acceleration_limit": acc,
+                "effort_limit": eff,
+                "torque_limit": np.full(n, np.inf) if P.tau_lim is None else P.tau_lim},
+        margin=P.margin,
+        implied_acceleration_limit=P.omega * P.harmonics * P.margin * vel,
+        limit_distance=dist,
+        scale_down=sd,
+        grid_rate=P.grid_rate, steps=P.steps, starts=P.starts,
+        compile_s=compile_s, optimise_s=optimise_s,
+        time_s=time.perf_counter() - t_start,
+    )  # fmt: skip
+
+
+_CACHE: dict = {}
+
+
+def _compiled(args, static):
+    """The compiled optimisation for this problem structure (lowered and compiled once)."""
+    leaves, tree = jax.tree.flatten(args)
+    sig = (tree, tuple((x.shape, str(x.dtype)) for x in leaves), tuple(sorted(static.items())))
+    if sig not in _CACHE:
+        if len(_CACHE) >= 8:
+            _CACHE.clear()
+        _CACHE[sig] = _optimise_jit.lower(*args, **static).compile()
+    return _CACHE[sig]
+
+
+class _Problem(NamedTuple):
+    """Everything :func:`design_excitation` derives from its arguments (checked)."""
+
+    duration: float
+    harmonics: int
+    base_frequency: float
+    omega: float
+    criterion: str
+    starts: int
+    steps: int
+    learning_rate: float
+    margin: float
+    rate: float
+    grid_rate: float
+    limits: tuple  # float64 (lower, upper, velocity, acceleration, effort)
+    tau_lim: np.ndarray | None  # float64 torque limits (None: not constrained)
+    box_np: tuple  # float64 (centre, half, bounded, velocity, acceleration) with the margin
+    box: tuple  # the same in the model's dtype
+    basis: jax.Array  # (2H, r) rest-constraint null space
+    basis64: np.ndarray  # the same, float64
+    f: jax.Array
+    g: jax.Array
+    t_grid: jax.Array
+    tau: jax.Array | None  # margin · torque limits in the model's dtype
+    z: jax.Array  # (starts, n, r) random starts
+    u: jax.Array  # (starts, n)
+    rank: int
+    base: jax.Array  # (p_b,) base columns of [Y | Y_f]
+    scale: jax.Array  # (p_b,) their fixed scale D
+
+
+def _problem(model, *, duration, key, harmonics, base_frequency, criterion, starts, limits,
+             acceleration_limit, torque_limit, margin, rate, grid_rate, steps, learning_rate,
+             gravity) -> _Problem:  # fmt: skip
+    """Check the arguments; draw the random starts; find the base columns and their scale."""
+    duration = _positive("duration", duration)
+    harmonics = _count("harmonics", harmonics, 1)
+    base_frequency = _positive("base_frequency", base_frequency)
+    rate = _positive("rate", rate)
+    grid_rate = _positive("grid_rate", grid_rate)
+    learning_rate = _positive("learning_rate", learning_rate)
+    starts = _count("starts", starts, 1)
+    steps = _count("steps", steps, 0)
+    if criterion not in CRITERIA:
+        raise ValueError(f"criterion: expected one of {CRITERIA}, got {criterion!r}")
+    margin = _positive("margin", margin)
+    if not margin <= 1:
+        raise ValueError(f"margin: expected a fraction in (0, 1], got {margin!r}")
+    band = harmonics * base_frequency
+    for name, r in (("grid_rate", grid_rate), ("rate", rate)):
+        if not band < r / 2:
+            raise ValueError(
+                f"{name}: expected above twice the band harmonics * base_frequency = {band:g} "
+                f"Hz, got {r:g} Hz"
+            )
+    if model.floating_base:
+        raise ValueError("model: a floating base cannot follow a joint trajectory")
+    lo, hi, vel, acc, eff, tau_lim = _resolve_limits(model, limits, acceleration_limit,
+                                                     torque_limit)  # fmt: skip
+    omega = 2.0 * math.pi * base_frequency
+    basis = _rest_basis(harmonics, omega, duration)
+    if basis.shape[1] == 0:
+        raise ValueError(
+            f"harmonics: {harmonics} harmonics leave no freedom once the trajectory starts and "
+            f"ends at rest (duration {duration:g} s); use more harmonics"
+        )
+    dtype = model.dtype
+    n = model.nv
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    lo0, hi0 = np.where(bounded, lo, -1.0), np.where(bounded, hi, 1.0)
+    centre = np.where(bounded, 0.5 * (lo0 + hi0), 0.0)
+    half = 0.5 * margin * (hi0 - lo0)
+    box_np = (centre, half, bounded, margin * vel, margin * acc)
+    box = tuple(jnp.asarray(x) if x.dtype == bool else jnp.asarray(x, dtype) for x in box_np)
+    f = jnp.asarray(base_frequency, dtype)
+    g = jnp.asarray(np.asarray(gravity, np.float64), dtype)
+    if g.shape != (3,):
+        raise ValueError(f"gravity: expected shape (3,), got {tuple(g.shape)}")
+    n_grid = int(math.ceil(duration * grid_rate)) + 1
+    t_grid = jnp.linspace(0.0, duration, n_grid, dtype=dtype)
+    basis_j = jnp.asarray(basis, dtype)
+    tau_j = None if tau_lim is None else jnp.asarray(margin * tau_lim, dtype)
+
+    # random starts, base columns and the fixed column scale from them
+    kz, ku = jax.random.split(key)
+    z = jax.random.normal(kz, (starts, n, basis.shape[1]), dtype)
+    u = jax.random.uniform(ku, (starts, n), dtype, -0.5, 0.5)
+    q, dq, ddq = _shape_all(z, u, basis_j, box, t_grid, f)
+    Y0 = mb.joint_torque_regressor(model, q, dq, ddq, g)  # (S, Ng, n, 10 nb)
+    F0 = _friction_columns(model, dq)
+    from ._identifiability import identifiability
+
+    k = min(starts, 4)
+    idf = identifiability(Y0[:k].reshape((-1,) + Y0.shape[2:]),
+                          extra=F0[:k].reshape((-1,) + F0.shape[2:]))  # fmt: skip
+    rank = int(idf.rank)
+    base = np.sort(np.asarray(idf.base_columns)[:rank])
+    X0 = np.concatenate([np.asarray(Y0), np.asarray(F0)], axis=-1)[..., base]
+    scale = np.sqrt(np.mean(np.asarray(X0, np.float64) ** 2, axis=(0, 1, 2)))
+    return _Problem(
+        duration, harmonics, base_frequency, omega, criterion, starts, steps, learning_rate,
+        margin, rate, grid_rate, (lo, hi, vel, acc, eff), tau_lim, box_np, box, basis_j, basis,
+        f, g, t_grid, tau_j, z, u, rank, jnp.asarray(base), jnp.asarray(scale, dtype),
+    )  # fmt: skip
+
+
+@jax.jit
+def _shape_all(z, u, basis, box, t, f):
+    """Samples ``(starts, N, n)`` of every start."""
+    return jax.vmap(lambda z, u: _shape(z, u, basis, box, t, f)[1])(z, u)
+
+
+def _output(model, P: _Problem, z, u, *, limit_torque=True):
+    """``(a, b, q0, scale_down, t, q, dq, ddq)`` of one start at the output rate, in the limits."""
+    (a, b, q0), _ = _shape(jnp.asarray(z), jnp.asarray(u), P.basis, P.box, P.t_grid, P.f)
+    a, b, q0 = (np.asarray(x, np.float64) for x in (a, b, q0))
+    # rest at both ends to float64 rounding whatever the model's dtype: project again
+    ab = np.concatenate([a, b], axis=1) @ P.basis64 @ P.basis64.T
+    a, b = ab[:, : a.shape[1]], ab[:, a.shape[1] :]
+    t = np.linspace(0.0, P.duration, int(round(P.duration * P.rate)) + 1)
+    a, b, sd = _fit_into_limits(a, b, q0, P.base_frequency, t, P.box_np)
+    if limit_torque and P.tau_lim is not None:
+        a, b, sd = _fit_torque(model, a, b, q0, P.base_frequency, t, P.margin * P.tau_lim, P.g,
+                               sd)  # fmt: skip
+    return (a, b, q0, sd, t, *_samples(a, b, q0, P.base_frequency, t))
+
+
+def _samples(a, b, q0, f, t):
+    """Float64 NumPy samples of the series (Swevers et al. 1997, eq. 9)."""
+    H = a.shape[1]
+    w = 2.0 * math.pi * f * np.arange(1, H + 1)
+    ph = t[:, None, None] * w  # (N, 1, H)
+    s, c = np.sin(ph), np.cos(ph)
+    q = q0 + np.sum((a * s - b * c) / w, axis=-1)
+    dq = np.sum(a * c + b * s, axis=-1)
+    ddq = np.sum(w * (b * c - a * s), axis=-1)
+    return q, dq, ddq
+
+
+def _fit_into_limits(a, b, q0, f, t, box):
+    """Scale each joint's coefficients so that every sample keeps the margin (exact, one pass)."""
+    centre, half, bounded, vel, acc = box
+    q, dq, ddq = _samples(a, b, q0, f, t)
+    dev = q - q0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.stack([
+            np.where(bounded, (centre + half - q0) / np.max(dev, 0), np.inf),
+            np.where(bounded, (q0 - centre + half) / np.max(-dev, 0), np.inf),
+            vel / np.max(np.abs(dq), 0),
+            acc / np.max(np.abs(ddq), 0),
+        ])  # fmt: skip
+    r = np.where(np.isnan(r) | (r <= 0), np.inf, r)
+    s = np.minimum(1.0, np.min(r, axis=0) * (1 - 1e-12))
+    return a * s[:, None], b * s[:, None], s
+
+
+def _fit_torque(model, a, b, q0, f, t, tau_max, g, sd):
+    """Shrink every joint's amplitude together (bisection) until ``|τ| ≤ tau_max`` everywhere."""
+
+    def worst(k):
+        q, dq, ddq = _samples(k * a, k * b, q0, f, t)
+        d = model.dtype
+        tau = np.asarray(mb.rnea(model, jnp.asarray(q, d), jnp.asarray(dq, d),
+                                 jnp.asarray(ddq, d), g), np.float64)  # fmt: skip
+        return float(np.max(np.abs(tau) / tau_max))
+
+    if worst(1.0) <= 1.0:
+        return a, b, sd
+    if worst(0.0) > 1.0:
+        raise ValueError(
+            "torque_limit: the trajectory's offset alone (at rest) needs more than margin * the "
+            "torque limit; raise the limits or the margin"
+        )
+    lo_k, hi_k = 0.0, 1.0
+    for _ in range(30):
+        mid = 0.5 * (lo_k + hi_k)
+        lo_k, hi_k = (mid, hi_k) if worst(mid) <= 1.0 else (lo_k, mid)
+    return a * lo_k, b * lo_k, sd * lo_k
+
+
+def _distances(model, q, dq, ddq, lo, hi, vel, acc, eff, g):
+    """Smallest distance of the samples to every hard limit, per joint."""
+    d = model.dtype
+    tau = np.asarray(mb.rnea(model, jnp.asarray(q, d), jnp.asarray(dq, d), jnp.asarray(ddq, d),
+                             g), np.float64)  # fmt: skip
+    with np.errstate(invalid="ignore"):
+        return {
+            "lower": np.min(q - lo, axis=0),
+            "upper": np.min(hi - q, axis=0),
+            "velocity": np.min(vel - np.abs(dq), axis=0),
+            "acceleration": np.min(acc - np.abs(ddq), axis=0),
+            "torque": np.min(eff - np.abs(tau), axis=0),
+        }

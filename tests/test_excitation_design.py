@@ -1,0 +1,325 @@
+"""``identification.design_excitation`` and ``spatialjax excite``.
+
+One small design (a 2-link chain, float64) is run once per module; the tests
+check its samples against the limits, rest at both ends, the Fourier
+coefficients, the criterion against a NumPy recomputation and the condition
+number against NumPy. The criteria and their gradients are checked on their
+own (NumPy, finite differences); bad inputs raise before anything compiles.
+The Panda and UR5 checks against Pinocchio (condition number at least 2x
+better than the median random trajectory) and the command line's happy path
+are ``slow``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import robots_dir as _robots_dir
+
+import spatialjax.multibody as mb
+from spatialjax.identification import (
+    _design,
+    design_excitation,
+    fourier_trajectory,
+    identifiability,
+)
+
+jax.config.update("jax_enable_x64", True)
+
+ROBOTS = _robots_dir()
+LIM = {"lower": [-2.0, -1.0], "upper": [2.0, 1.5], "velocity_limit": [1.5, 1.0]}
+KW = dict(duration=10.0, harmonics=3, starts=4, steps=30, rate=50.0, limits=LIM)
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return mb.chain_model(2, dtype="float64")
+
+
+@pytest.fixture(scope="module")
+def design(chain):
+    return design_excitation(chain, key=jax.random.key(0), **KW)
+
+
+def test_limits_rest_and_coefficients(design):
+    lo, hi, vel = (np.asarray(LIM[k]) for k in ("lower", "upper", "velocity_limit"))
+    c, h = (lo + hi) / 2, 0.9 * (hi - lo) / 2
+    assert design.q.shape == (501, 2) and design.t[0] == 0.0 and design.t[-1] == 10.0
+    assert np.all(np.abs(design.q - c) <= h + 1e-12)  # the margin, at every sample
+    assert np.all(np.abs(design.dq) <= 0.9 * vel + 1e-12)
+    assert np.all(design.q >= lo) and np.all(design.q <= hi)
+    for k in (0, -1):  # at rest at both ends
+        assert np.abs(design.dq[k]).max() < 1e-9 and np.abs(design.ddq[k]).max() < 1e-9
+    q, dq, ddq = fourier_trajectory(design.a, design.b, design.q0, design.base_frequency,
+                                    design.t)  # fmt: skip
+    np.testing.assert_allclose(q, design.q, atol=1e-12)
+    np.testing.assert_allclose(ddq, design.ddq, atol=1e-10)
+    assert all(np.min(d) >= 0 for d in design.limit_distance.values())
+    # every joint uses its range: some limit is (nearly) reached per joint
+    used = np.maximum(
+        np.max(np.abs(design.q - c), 0) / h, np.max(np.abs(design.dq), 0) / (0.9 * vel)
+    )
+    assert np.all(used > 0.8)
+    assert design.value < design.start_value
+    assert design.final_values.shape == design.start_values.shape == (4,)
+
+
+def test_criterion_matches_numpy(chain, design):
+    """The reported value: −log det of the base information matrix, NumPy on the same regressor."""
+    assert np.all(design.scale_down == 1.0)  # then the coefficients are those optimised
+    t = np.linspace(0.0, 10.0, 101)  # the 10 Hz grid
+    q, dq, ddq = fourier_trajectory(design.a, design.b, design.q0, design.base_frequency, t)
+    Y = np.asarray(mb.joint_torque_regressor(chain, q, dq, ddq))
+    v = np.asarray(dq)
+    v = np.where(np.abs(v) <= 1e-12 * np.abs(v).max(0), 0.0, v)  # rest: sign 0, not ±1 of rounding
+    F = np.zeros(v.shape + (6,))  # viscous, Coulomb, offset per joint
+    for j in range(2):
+        F[:, j, 3 * j : 3 * j + 3] = np.stack([v[:, j], np.sign(v[:, j]), np.ones(len(t))], -1)
+    X = np.concatenate([Y, F], -1).reshape(-1, 26)[:, design.base_columns] / design.column_scale
+    ref = -np.linalg.slogdet(X.T @ X / X.shape[0])[1]
+    np.testing.assert_allclose(design.value, ref, rtol=1e-9)
+
+
+def test_condition_number_matches_numpy(chain, design):
+    Y = mb.joint_torque_regressor(chain, design.q, design.dq, design.ddq)
+    v = np.where(np.abs(design.dq) <= 1e-12 * np.abs(design.dq).max(0), 0.0, design.dq)
+    E = mb.friction_regressor(chain, v)
+    X = np.concatenate([np.asarray(Y), np.asarray(E)], -1).reshape(-1, 26)
+    idf = identifiability(Y, extra=E)
+    Xb = X[:, np.asarray(idf.base_columns)[: int(idf.rank)]]
+    sv = np.linalg.svd(Xb / np.linalg.norm(Xb, axis=0), compute_uv=False)
+    np.testing.assert_allclose(design.condition_number, sv[0] / sv[-1], rtol=1e-6)
+
+
+def test_criteria_against_numpy():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 7)) * np.array([1e-3, 1, 10, 1, 1, 5, 0.1])
+    scale = np.abs(rng.normal(size=7)) + 0.5
+    got = float(_design._criterion_value(jnp.asarray(X), "logdet", jnp.asarray(scale)))
+    Xs = X / scale
+    np.testing.assert_allclose(got, -np.linalg.slogdet(Xs.T @ Xs / 200)[1], rtol=1e-10)
+    c = float(_design._criterion_value(jnp.asarray(X), "condition", jnp.asarray(scale)))
+    Xn = X / np.linalg.norm(X, axis=0)
+    lam = np.linalg.eigvalsh(Xn.T @ Xn)
+    p = _design._COND_POWER
+    ref = (np.log(np.sum(lam**p)) + np.log(np.sum(lam**-p))) / (2 * p)
+    np.testing.assert_allclose(c, ref, rtol=1e-10)
+    logk = np.log(np.linalg.cond(Xn))
+    assert logk <= c <= logk + np.log(7) / (2 * p) + 1e-12
+
+
+def _problem(chain, criterion, torque_limit=None):
+    return _design._problem(
+        chain, key=jax.random.key(3), harmonics=3, base_frequency=0.1, duration=10.0,
+        criterion=criterion, starts=1, limits=LIM, acceleration_limit=2.0,
+        torque_limit=torque_limit, margin=0.9, rate=20.0, grid_rate=5.0, steps=0,
+        learning_rate=0.05, gravity=(0.0, -9.81, -1.0),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("criterion", ["logdet", "condition"])
+def test_gradient_against_finite_differences(chain, criterion):
+    P = _problem(chain, criterion, torque_limit=[30.0, 8.0])
+
+    def f(x):
+        z, u = x[:-2].reshape(P.z.shape[1:]), x[-2:]
+        return _design._loss(z, u, chain, P.basis, P.box, P.t_grid, P.f, P.base, P.scale,
+                             criterion, P.tau, P.g)[0]  # fmt: skip
+
+    x = jnp.concatenate([P.z[0].ravel(), P.u[0]])
+    g = np.asarray(jax.grad(f)(x))
+    h = 1e-6
+    fd = np.array([(f(x.at[k].add(h)) - f(x.at[k].add(-h))) / (2 * h) for k in range(x.size)])
+    np.testing.assert_allclose(g, fd, rtol=2e-4, atol=2e-6 * np.abs(fd).max())
+
+
+def test_regressor_pullback_matches_autodiff(chain):
+    """The RNEA pullback of the regressor equals differentiating joint_torque_regressor."""
+    k = jax.random.split(jax.random.key(1), 4)
+    q, v, a = (jax.random.normal(kk, (5, 2), jnp.float64) for kk in k[:3])
+    M = jax.random.normal(k[3], (5, 2, 20), jnp.float64)
+    g = jnp.array([0.3, -0.2, -9.81])
+    f1 = lambda q, v, a: jnp.sum(M * _design._regressor(chain, q, v, a, g) ** 2)  # noqa: E731
+    f2 = lambda q, v, a: jnp.sum(M * mb.joint_torque_regressor(chain, q, v, a, g) ** 2)  # noqa: E731
+    for x, y in zip(
+        jax.grad(f1, (0, 1, 2))(q, v, a), jax.grad(f2, (0, 1, 2))(q, v, a), strict=True
+    ):
+        np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-10)
+
+
+def test_torque_limit_is_kept(chain):
+    """With torque limits the output satisfies |rnea| <= margin * limit at every sample."""
+    P = _problem(chain, "logdet", torque_limit=[60.0, 15.0])
+    *_, t, q, dq, ddq = _design._output(chain, P, P.z[0] * 5.0, P.u[0])
+    tau = np.asarray(mb.rnea(chain, q, dq, ddq, P.g))
+    assert np.all(np.abs(tau) <= 0.9 * np.array([60.0, 15.0]) + 1e-9)
+    with pytest.raises(ValueError, match="offset alone"):
+        P = _problem(chain, "logdet", torque_limit=[1e-3, 1e-3])
+        _design._output(chain, P, P.z[0], P.u[0])
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        (dict(duration=0.0), "duration: expected a positive"),
+        (dict(duration=-1.0), "duration: expected a positive"),
+        (dict(harmonics=0), "harmonics: expected an integer >= 1"),
+        (dict(harmonics=1), "harmonics: 1 harmonics leave no freedom"),
+        (dict(limits=None), "limits: the model has no joint limits"),
+        (dict(limits={"lower": -1.0, "upper": 1.0}), "joint 'joint0'.*velocity limit"),
+        (dict(limits={"velocity_limit": 1.0}), "joint 'joint0'.*no finite position limits"),
+        (dict(limits={**LIM, "upper": [2.0, -1.5]}), "joint 'joint1' has lower"),
+        (dict(limits={**LIM, "speed": 1.0}), "unknown key 'speed'"),
+        (dict(criterion="aopt"), "criterion: expected one of"),
+        (dict(margin=1.5), "margin: expected a fraction"),
+        (dict(rate=0.5), "rate: expected above twice the band"),
+        (dict(acceleration_limit=-1.0), "acceleration_limit: expected > 0"),
+        (dict(torque_limit="effort"), "torque_limit='effort'"),
+    ],
+)
+def test_bad_input(chain, kw, match):
+    with pytest.raises(ValueError, match=match):
+        design_excitation(chain, key=jax.random.key(0), **{**KW, **kw})
+
+
+def test_bad_types(chain):
+    with pytest.raises(TypeError, match="harmonics: expected an integer"):
+        design_excitation(chain, key=jax.random.key(0), **{**KW, "harmonics": 2.5})
+    with pytest.raises(TypeError, match="limits: expected None"):
+        design_excitation(chain, key=jax.random.key(0), **{**KW, "limits": [1.0, 2.0]})
+
+
+@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+def test_urdf_limits_match_pinocchio():
+    pin = pytest.importorskip("pinocchio")
+    path = ROBOTS / "panda_description/urdf/panda.urdf"
+    pm = pin.buildModelFromUrdf(str(path))
+    names = tuple(pm.names[1:])
+    lim = _design._urdf_limits(path, names)
+    np.testing.assert_allclose(lim["lower"], pm.lowerPositionLimit)
+    np.testing.assert_allclose(lim["upper"], pm.upperPositionLimit)
+    np.testing.assert_allclose(lim["velocity_limit"], pm.velocityLimit)
+    np.testing.assert_allclose(lim["effort_limit"], pm.effortLimit)
+    with pytest.raises(ValueError, match="no joint named 'nope'"):
+        _design._urdf_limits(path, ("nope",))
+
+
+# ------------------------------------------------------------------------------ the command
+def _excite(argv, capsys):
+    from spatialjax._cli import main
+
+    rc = main(["excite", *argv])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+NO_LIMITS = """<robot name="r"><link name="base"/><link name="l1">
+<inertial><mass value="1"/><origin xyz="0.5 0 0"/><inertia ixx="0.01" iyy="0.1" izz="0.1" ixy="0"
+ ixz="0" iyz="0"/></inertial></link>
+<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
+</joint></robot>"""
+
+
+def test_cli_bad_input(tmp_path, capsys):
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text(NO_LIMITS)
+    out = tmp_path / "t.csv"
+    rc, _, err = _excite([str(urdf), "--duration", "0", "--out", str(out)], capsys)
+    assert rc == 2 and "--duration 0: expected a length in s > 0" in err
+    with pytest.raises(SystemExit) as e:
+        _excite([str(urdf), "--duration", "10", "--harmonics", "0", "--out", str(out)], capsys)
+    assert e.value.code == 2
+    rc, _, err = _excite([str(urdf), "--duration", "10", "--out", str(out)], capsys)
+    assert rc == 2 and "joint 'j1' (revolute) has no finite position limits" in err
+    out.write_text("keep")
+    rc, _, err = _excite([str(urdf), "--duration", "10", "--out", str(out)], capsys)
+    assert rc == 2 and "the file exists; pass --force" in err and out.read_text() == "keep"
+    rc, _, err = _excite([str(urdf), "--duration", "10", "--lock", "jx=0", "--out",
+                          str(tmp_path / "u.csv")], capsys)  # fmt: skip
+    assert rc == 2 and "--lock: 'jx' is no movable joint" in err
+    assert not (tmp_path / "u.csv").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+def test_cli_panda(tmp_path, capsys):
+    """The Panda (fingers locked by default: <mimic>): CSV inside every URDF limit, at rest."""
+    path = ROBOTS / "panda_description/urdf/panda.urdf"
+    out, rep = tmp_path / "t.csv", tmp_path / "r.json"
+    argv = [str(path), "--duration", "10", "--starts", "2", "--steps", "3", "--rate", "20"]
+    rc, text, err = _excite([*argv, "--out", str(out), "--report", str(rep)], capsys)
+    assert rc == 0, err
+    assert "panda_finger_joint2, panda_finger_joint1 locked at 0" in text
+    header = out.read_text().splitlines()[0].split(",")
+    arm = [f"panda_joint{k}" for k in range(1, 8)]
+    assert header == ["t"] + [f"{p}_{j}" for p in ("q", "dq", "ddq") for j in arm]
+    data = np.loadtxt(out, delimiter=",", skiprows=1)
+    lim = _design._urdf_limits(path, tuple(arm))
+    q, dq, ddq = data[:, 1:8], data[:, 8:15], data[:, 15:22]
+    assert np.all(q >= lim["lower"]) and np.all(q <= lim["upper"])
+    assert np.all(np.abs(dq) <= lim["velocity_limit"])
+    assert np.abs(dq[[0, -1]]).max() < 1e-9 and np.abs(ddq[[0, -1]]).max() < 1e-9
+    report = json.loads(rep.read_text())
+    assert (
+        report["joints"] == arm
+        and report["criterion"]["value"] < report["criterion"]["start_value"]
+    )
+
+
+@pytest.mark.slow
+def test_float32(chain):
+    d = design_excitation(mb.chain_model(2, dtype="float32"), key=jax.random.key(0), **KW)
+    assert np.all(np.abs(d.dq) <= 0.9 * np.asarray(LIM["velocity_limit"]) + 1e-6)
+    assert np.isfinite(d.value) and d.value < d.start_value
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+@pytest.mark.parametrize("robot", ["panda", "ur5"])
+def test_condition_twice_better_than_median_random(robot):
+    """Pinocchio's regressor + friction columns, column-scaled, base columns: designed vs random."""
+    pin = pytest.importorskip("pinocchio")
+    import scipy.linalg
+
+    rel, locked = {
+        "panda": ("panda_description/urdf/panda.urdf",
+                  {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}),
+        "ur5": ("ur_description/urdf/ur5_robot.urdf", {}),
+    }[robot]  # fmt: skip
+    path = ROBOTS / rel
+    model = mb.Model.from_urdf(path, locked_joints=locked or None, dtype="float64")
+    pm = pin.buildModelFromUrdf(str(path))
+    if locked:
+        pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], pin.neutral(pm))
+    data = pm.createData()
+
+    def cond(q, dq, ddq):
+        Y = np.stack([pin.computeJointTorqueRegressor(pm, data, q[k], dq[k], ddq[k]).copy()
+                      for k in range(q.shape[0])])  # fmt: skip
+        F = np.asarray(_design._friction_columns(model, jnp.asarray(dq)))  # sign 0 at rest
+        X = np.concatenate([Y, F], -1).reshape(-1, Y.shape[-1] + F.shape[-1])
+        d = np.linalg.norm(X, axis=0)
+        Xs = X[:, d > 1e-8 * d.max()] / d[d > 1e-8 * d.max()]
+        _, _, piv = scipy.linalg.qr(Xs, mode="economic", pivoting=True)
+        sv = np.linalg.svd(Xs, compute_uv=False)
+        rank = int(np.sum(sv > 1e-6 * sv[0]))
+        sb = np.linalg.svd(Xs[:, piv[:rank]], compute_uv=False)
+        return sb[0] / sb[-1]
+
+    kw = dict(duration=20.0, rate=20.0, limits=str(path))
+    d = design_excitation(model, key=jax.random.key(0), starts=32, steps=100, criterion="condition",
+                          **kw)  # fmt: skip
+    P = _design._problem(model, key=jax.random.key(1), harmonics=5, base_frequency=0.1,
+                         criterion="logdet", starts=20, acceleration_limit=None,
+                         torque_limit=None, margin=0.9, grid_rate=10.0, steps=0,
+                         learning_rate=0.05, gravity=(0.0, 0.0, -9.81), **kw)  # fmt: skip
+    random = [cond(*_design._output(model, P, P.z[i], P.u[i])[5:]) for i in range(20)]
+    designed = cond(d.q, d.dq, d.ddq)
+    assert designed * 2 <= np.median(random), (designed, np.median(random))
+    lim = _design._urdf_limits(path, model.joint_names)
+    assert np.all(d.q >= lim["lower"]) and np.all(d.q <= lim["upper"])
+    assert np.all(np.abs(d.dq) <= lim["velocity_limit"])
