@@ -193,19 +193,28 @@ def test_bad_types(chain):
         design_excitation(chain, key=jax.random.key(0), **{**KW, "limits": [1.0, 2.0]})
 
 
-@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
-def test_urdf_limits_match_pinocchio():
+def _pin_limits(path, names):
+    """The URDF's limits per joint as Pinocchio reads them (the independent reference)."""
     pin = pytest.importorskip("pinocchio")
-    path = ROBOTS / "panda_description/urdf/panda.urdf"
     pm = pin.buildModelFromUrdf(str(path))
-    names = tuple(pm.names[1:])
-    lim = _design._urdf_limits(path, names)
-    np.testing.assert_allclose(lim["lower"], pm.lowerPositionLimit)
-    np.testing.assert_allclose(lim["upper"], pm.upperPositionLimit)
-    np.testing.assert_allclose(lim["velocity_limit"], pm.velocityLimit)
-    np.testing.assert_allclose(lim["effort_limit"], pm.effortLimit)
-    with pytest.raises(ValueError, match="no joint named 'nope'"):
-        _design._urdf_limits(path, ("nope",))
+    idx = [pm.idx_qs[pm.getJointId(n)] for n in names]
+    return {
+        "lower": np.asarray(pm.lowerPositionLimit)[idx],
+        "upper": np.asarray(pm.upperPositionLimit)[idx],
+        "velocity_limit": np.asarray(pm.velocityLimit)[idx],
+        "effort_limit": np.asarray(pm.effortLimit)[idx],
+    }
+
+
+@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+def test_model_limits_used_by_default_match_pinocchio():
+    path = ROBOTS / "panda_description/urdf/panda.urdf"
+    model = mb.Model.from_urdf(path)
+    ref = _pin_limits(path, model.joint_names)
+    lo, hi, vel, _, _, _ = _design._resolve_limits(model, None, None, None)
+    np.testing.assert_allclose(lo, ref["lower"])
+    np.testing.assert_allclose(hi, ref["upper"])
+    np.testing.assert_allclose(vel, ref["velocity_limit"])
 
 
 # ------------------------------------------------------------------------------ the command
@@ -234,7 +243,7 @@ def test_cli_bad_input(tmp_path, capsys):
         _excite([str(urdf), "--duration", "10", "--harmonics", "0", "--out", str(out)], capsys)
     assert e.value.code == 2
     rc, _, err = _excite([str(urdf), "--duration", "10", "--out", str(out)], capsys)
-    assert rc == 2 and "joint 'j1' (revolute) has no finite position limits" in err
+    assert rc == 2 and "has no joint limits (no <limit> lower/upper/velocity)" in err
     out.write_text("keep")
     rc, _, err = _excite([str(urdf), "--duration", "10", "--out", str(out)], capsys)
     assert rc == 2 and "the file exists; pass --force" in err and out.read_text() == "keep"
@@ -258,7 +267,7 @@ def test_cli_panda(tmp_path, capsys):
     arm = [f"panda_joint{k}" for k in range(1, 8)]
     assert header == ["t"] + [f"{p}_{j}" for p in ("q", "dq", "ddq") for j in arm]
     data = np.loadtxt(out, delimiter=",", skiprows=1)
-    lim = _design._urdf_limits(path, tuple(arm))
+    lim = _pin_limits(path, tuple(arm))
     q, dq, ddq = data[:, 1:8], data[:, 8:15], data[:, 15:22]
     assert np.all(q >= lim["lower"]) and np.all(q <= lim["upper"])
     assert np.all(np.abs(dq) <= lim["velocity_limit"])
@@ -320,6 +329,6 @@ def test_condition_twice_better_than_median_random(robot):
     random = [cond(*_design._output(model, P, P.z[i], P.u[i])[5:]) for i in range(20)]
     designed = cond(d.q, d.dq, d.ddq)
     assert designed * 2 <= np.median(random), (designed, np.median(random))
-    lim = _design._urdf_limits(path, model.joint_names)
+    lim = _pin_limits(path, model.joint_names)
     assert np.all(d.q >= lim["lower"]) and np.all(d.q <= lim["upper"])
     assert np.all(np.abs(d.dq) <= lim["velocity_limit"])

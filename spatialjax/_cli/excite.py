@@ -198,7 +198,6 @@ def _design(args, say):
 
     import spatialjax.multibody as mb
     from spatialjax.identification import design_excitation
-    from spatialjax.identification._design import _urdf_limits
 
     from ..io import ModelFileError
 
@@ -215,9 +214,10 @@ def _design(args, say):
     auto = {k: v for k, v in _mimic_locks(args.model).items()
             if k in full.joint_names and k not in lock}  # fmt: skip
     if auto:
-        lim = _urdf_limits(args.model, tuple(auto))
-        for k, name in enumerate(auto):
-            auto[name] = float(np.clip(0.0, lim["lower"][k], lim["upper"][k]))
+        lo, hi = np.asarray(full.lower), np.asarray(full.upper)
+        for name in auto:
+            k = full.joint_names.index(name)
+            auto[name] = float(np.clip(0.0, lo[k], hi[k]))
     locked = {**auto, **lock}
     try:
         model = mb.Model.from_urdf(args.model, locked_joints=locked or None, dtype="float64")
@@ -239,7 +239,7 @@ def _design(args, say):
                 criterion=args.criterion,
                 starts=args.starts,
                 steps=args.steps,
-                limits=args.model,
+                limits=None,  # the URDF's <limit>, read into the model
                 acceleration_limit=args.acceleration_limit,
                 torque_limit="effort" if args.torque_limits else None,
                 margin=args.margin,
@@ -255,6 +255,11 @@ def _design(args, say):
                           ("acceleration_limit", "--acceleration-limit")):  # fmt: skip
             if msg.startswith(name + ":"):
                 raise UsageError(opt + msg[len(name) :]) from None
+        if msg.startswith("limits: the model has no joint limits"):
+            raise InputError(
+                f"{args.model}: has no joint limits (no <limit> lower/upper/velocity): the "
+                "excitation must stay inside position and velocity limits; add them to the file"
+            ) from None
         if msg.startswith("limits:"):
             raise InputError(f"{args.model}: {msg[len('limits:') :].strip()}") from None
         raise InputError(msg) from None

@@ -85,7 +85,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import time
 from collections.abc import Mapping
 from typing import NamedTuple, cast
@@ -115,59 +114,22 @@ def _friction_columns(model, dq):
     that the Coulomb column's sign is 0 there, not ``±1`` by rounding.
     """
     tol = _REST * jnp.max(jnp.abs(dq), axis=-2, keepdims=True)
-    return mb.friction_regressor(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
-
-
-def _urdf_limits(path, joint_names) -> dict:
-    """``lower, upper, velocity_limit, effort_limit`` ``(n,)`` from URDF ``<limit>`` elements.
-
-    Continuous joints (and joints without ``lower``/``upper``) get ``∓inf``
-    position limits, joints without ``velocity``/``effort`` ``inf``.
-    """
-    from ..io._common import read_bytes
-    from ..io._xml import parse_xml
-
-    root = parse_xml(read_bytes(path), path)
-    found = {}
-    for el in root.findall("joint"):
-        lim = el.find("limit")
-        a = lim.attrib if lim is not None else {}
-        cont = el.attrib.get("type") == "continuous"
-
-        def num(key, default, a=a):
-            return float(a[key]) if key in a else default
-
-        found[el.attrib.get("name")] = (
-            -math.inf if cont else num("lower", -math.inf),
-            math.inf if cont else num("upper", math.inf),
-            num("velocity", math.inf),
-            num("effort", math.inf),
-        )
-    missing = [j for j in joint_names if j not in found]
-    if missing:
-        raise ValueError(f"limits: {path} has no joint named {missing[0]!r}")
-    cols = np.array([found[j] for j in joint_names], np.float64).reshape(-1, 4)
-    keys = ("lower", "upper", "velocity_limit", "effort_limit")
-    return {k: cols[:, i] for i, k in enumerate(keys)}
+    return mb.FrictionModel().regressor(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
 
 
 def _resolve_limits(model, limits, acceleration_limit, torque_limit):
-    """Per-joint float64 limits ``(lower, upper, velocity, acceleration, effort)``."""
+    """Per-joint float64 limits ``(lower, upper, velocity, acceleration, effort, torque)``."""
     n = model.nv
-    if limits is None:
-        if not all(hasattr(model, k) for k in ("lower", "upper", "velocity_limit")):
+    if limits is None:  # the model file's <limit> (Model.lower, upper, velocity_limit, ...)
+        keys = ("lower", "upper", "velocity_limit", "effort_limit")
+        limits = {k: np.asarray(getattr(model, k), np.float64) for k in keys}
+        if not (np.isfinite(limits["lower"]).any() or np.isfinite(limits["velocity_limit"]).any()):
             raise ValueError(
-                "limits: the model has no joint limits; pass limits= (a URDF path, or a mapping "
-                "with lower, upper, velocity_limit and optionally effort_limit per joint)"
+                "limits: the model has no joint limits; pass limits= (a mapping with lower, "
+                "upper, velocity_limit and optionally effort_limit per joint)"
             )
-        limits = {k: getattr(model, k, None) for k in
-                  ("lower", "upper", "velocity_limit", "effort_limit")}  # fmt: skip
-    elif isinstance(limits, (str, os.PathLike)):
-        limits = _urdf_limits(limits, model.joint_names)
     elif not isinstance(limits, Mapping):
-        raise TypeError(
-            f"limits: expected None, a URDF path or a mapping, got {type(limits).__name__}"
-        )
+        raise TypeError(f"limits: expected None or a mapping, got {type(limits).__name__}")
     unknown = set(limits) - {"lower", "upper", "velocity_limit", "effort_limit"}
     if unknown:
         raise ValueError(f"limits: unknown key {sorted(unknown)[0]!r} (expected lower, upper, "
@@ -560,10 +522,10 @@ def design_excitation(
       criterion: ``"logdet"`` (D-optimal) or ``"condition"``.
       starts: number of random starts optimised at once.
       limits: ``None`` (the model's ``lower``, ``upper``, ``velocity_limit``,
-        ``effort_limit`` fields, where it has them), a URDF path (its
-        ``<limit>`` elements), or a mapping with those keys and ``(n,)`` (or
-        scalar) values. Every joint needs a finite velocity limit, every
-        non-continuous joint finite position limits.
+        ``effort_limit`` fields: its file's ``<limit>`` elements), or a
+        mapping with those keys and ``(n,)`` (or scalar) values. Every joint
+        needs a finite velocity limit, every non-continuous joint finite
+        position limits.
       acceleration_limit: ``None`` (no bound beyond the one the velocity limit
         implies, module docstring) or a positive number or ``(n,)`` in
         rad/s² (m/s²).
