@@ -255,7 +255,7 @@ def integrate(model: Model, q, v, dt) -> jax.Array:
       >>> q = m.neutral_configuration()             # [p, wxyz] = [0, 0, 0, 1, 0, 0, 0]
       >>> v = jnp.array([0.0, 0.0, jnp.pi, 1.0, 0.0, 0.0])  # half a turn about z, 1 m/s along x
       >>> q1 = integrate(m, q, v, 1.0)              # on a circle: p = (0, 2/π, 0)
-      >>> [round(float(x), 4) + 0.0 for x in q1]
+      >>> [round(float(x), 4) + 0.0 for x in q1]  # p, then wxyz
       [0.0, 0.6366, 0.0, 0.0, 0.0, 0.0, 1.0]
     """
     q = _as_input(q, "q", model.nq, model)
