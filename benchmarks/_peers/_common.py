@@ -167,7 +167,9 @@ def run(peer, spec: dict) -> int:
     trivial, c_s = core.compile_jitted(lambda q: q + 1.0, (x[0][0],))
     t = core.time_interleaved([(trivial, (x[0][0],))], min_time=spec["min_time"])[0]
     result["trivial_jit_s"] = t.median_s
-    # 3. timings, batch by batch, the ops of one batch interleaved
+    # 3. timings, batch by batch, the ops of one batch interleaved; past the spec's
+    # budget_s (compiles included) the remaining rows are not compiled
+    t_start = time.perf_counter()
     for n in spec["batches"]:
         Qn, Vn, An, Tn = random_states(spec, n, seed=1)
         xb = peer.inputs(Qn, Vn, An, Tn)
@@ -181,6 +183,12 @@ def run(peer, spec: dict) -> int:
                 result["rows"].append(row)
                 continue
             fn = f if n == 1 else jax.vmap(f)
+            if time.perf_counter() - t_start > spec.get("budget_s", float("inf")):
+                row["status"] = "skipped (time cap)"
+                row["reason"] = f"the peer's {spec['budget_s']:.0f} s budget was spent"
+                result["rows"].append(row)
+                save()
+                continue
             try:
                 compiled, row["compile_s"] = core.compile_jitted(fn, xb)
                 t0 = time.perf_counter()
