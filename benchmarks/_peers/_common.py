@@ -8,8 +8,9 @@ Every adapter (``benchmarks/_peers/<peer>.py``) is started by the driver as
   ``v = [v_local; ω_local, joints]`` for a free flyer, joints in Pinocchio's order)
   to the peer's own NumPy arrays ``(q, v, a, tau)``, batched over the first axis;
 * ``ops``: ``name -> f(q, v, a, tau)`` on *one* state in the peer's convention
-  (``fk``, ``rnea``, ``mass``, ``fd``, ``jac``); batches are ``jax.vmap`` of it, batch 1
-  is the function itself (what a controller calls);
+  (``fk``, ``rnea``, ``mass``, ``fd``, ``jac``); batches are ``jax.vmap`` of it, or the
+  peer's ``batched_ops[name]`` (a natively batched form) where it has one; batch 1 is
+  the function itself (what a controller calls);
 * ``to_pin(name, out, Q, V)``: the batched outputs back to Pinocchio's convention
   for the agreement check (``fk``: the end-effector frame's 4x4 world pose; ``jac``:
   its ``LOCAL_WORLD_ALIGNED`` Jacobian, rows ``[v; ω]``); an optional ``check_ops``
@@ -182,7 +183,8 @@ def run(peer, spec: dict) -> int:
                 row["status"] = "check failed"
                 result["rows"].append(row)
                 continue
-            fn = f if n == 1 else jax.vmap(f)
+            native = getattr(peer, "batched_ops", {}).get(name)
+            fn = f if n == 1 else (native or jax.vmap(f))
             if time.perf_counter() - t_start > spec.get("budget_s", float("inf")):
                 row["status"] = "skipped (time cap)"
                 row["reason"] = f"the peer's {spec['budget_s']:.0f} s budget was spent"

@@ -79,6 +79,17 @@ class Peer:
             jac = _world_aligned_jacobian(model, frame, method)
             self.notes.append("jac: from forward_kinematics poses and the joint axes (no API yet)")
         self.ops = dict(fk=fk, rnea=rnea, mass=mass, fd=fd, jac=jac)
+        # spatialjax is batched natively (leading batch axes): no vmap at batch > 1
+        solve = jax.vmap(lambda M, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), b))
+
+        def fd_batched(q, v, a, tau):
+            if hasattr(mb, "forward_dynamics"):
+                return fd(q, v, a, tau)
+            M = mb.mass_matrix(model, q, method=method)
+            h = mb.rnea(model, q, v, jnp.zeros_like(v), method=method)
+            return solve(M, tau - h)
+
+        self.batched_ops = dict(fk=fk, rnea=rnea, mass=mass, fd=fd_batched, jac=jac)
 
     def inputs(self, Q, V, A, T):
         m = self.model
@@ -131,22 +142,31 @@ def _world_aligned_jacobian(model, frame, method):
     free = [j for j in anc if model.joint_types[j] == "free_flyer"]
     axes = np.asarray(model.axes)[one]
 
-    def jac(q, v, a, tau):
+    def jac(q, v, a, tau):  # any leading batch shape
         poses = mb.forward_kinematics(model, q, method=method).poses
-        pf = mb.frame_poses(model, poses).r[frame]
+        pf = mb.frame_poses(model, poses).r[..., frame, :]
         E, r = poses.E, poses.r
-        J = jnp.zeros((6, nv), q.dtype)
+        J = jnp.zeros(q.shape[:-1] + (6, nv), q.dtype)
         if one:
-            w = jnp.einsum("jab,jb->ja", E[np.array(one)], axes)
-            lin = jnp.where(rev[:, None], jnp.cross(w, pf - r[np.array(one)]), w)
+            idx = np.array(one)
+            w = jnp.einsum("...jab,jb->...ja", E[..., idx, :, :], axes)
+            lin = jnp.where(rev[:, None], jnp.cross(w, pf[..., None, :] - r[..., idx, :]), w)
             ang = jnp.where(rev[:, None], w, 0.0)
-            J = J.at[:, one_cols].set(jnp.concatenate([lin, ang], axis=1).T)
+            J = J.at[..., one_cols].set(jnp.swapaxes(jnp.concatenate([lin, ang], -1), -1, -2))
         for j in free:
-            Eb, d = E[j], pf - r[j]
-            dx = jnp.array([[0.0, -d[2], d[1]], [d[2], 0.0, -d[0]], [-d[1], d[0], 0.0]])
+            Eb, d = E[..., j, :, :], pf - r[..., j, :]
+            z = jnp.zeros_like(d[..., 0])
+            dx = jnp.stack(
+                [
+                    jnp.stack([z, -d[..., 2], d[..., 1]], -1),
+                    jnp.stack([d[..., 2], z, -d[..., 0]], -1),
+                    jnp.stack([-d[..., 1], d[..., 0], z], -1),
+                ],
+                -2,
+            )
             o = off[j]
-            J = J.at[:3, o : o + 3].set(-dx @ Eb).at[3:, o : o + 3].set(Eb)
-            J = J.at[:3, o + 3 : o + 6].set(Eb)
+            J = J.at[..., :3, o : o + 3].set(-dx @ Eb).at[..., 3:, o : o + 3].set(Eb)
+            J = J.at[..., :3, o + 3 : o + 6].set(Eb)
         return J
 
     return jac
