@@ -3,7 +3,9 @@
 For the Panda (fingers locked, nv = 7), the UR5 (nv = 6) and Talos (``talos_reduced``,
 free flyer, nv = 38) from example-robot-data, float64, at batch sizes 1, 1e3 and 1e5,
 for forward kinematics (``fk``), ``rnea``, the mass matrix (``mass``: CRBA) and the
-joint-torque regressor (``regressor``):
+joint-torque regressor (``regressor``), and forward dynamics (``fd``: the
+articulated-body algorithm; ``fd_crba``: ``M⁻¹(τ − h)`` by Cholesky; both against
+``pin.aba``, run with ``--methods scan``, the third state array used as the torque):
 
 * spatialjax.multibody, jitted, with the level-parallel sweeps (``method="levels"``),
   the ``lax.scan`` over bodies (``method="scan"``) and the plain unrolled per-body
@@ -118,6 +120,12 @@ def jax_fn(op, method, chunk=0, n=1):
             return jax.tree.map(lambda y: y.reshape((n,) + y.shape[2:]), out)
 
         return chunked
+    if op in ("fd", "fd_crba"):
+        # forward dynamics (the third array is the torque); one sweep form: reported as "scan"
+        if method != "scan":
+            return None
+        how = "aba" if op == "fd" else "crba"
+        return lambda m, q, v, a: mb.forward_dynamics(m, q, v, a, method=how)
     if op == "fk":
         return lambda m, q, v, a: mb.forward_kinematics(m, q, method=method).poses
     if op == "rnea":
@@ -130,6 +138,8 @@ def jax_fn(op, method, chunk=0, n=1):
 def pin_fn(op, pm, pd):
     import pinocchio as pin
 
+    if op in ("fd", "fd_crba"):
+        return lambda q, v, a: pin.aba(pm, pd, q, v, a)
     if op == "fk":
         return lambda q, v, a: pin.forwardKinematics(pm, pd, q)
     if op == "rnea":

@@ -65,6 +65,11 @@ def test_second_eager_call_compiles_nothing(compiles, method):
         "mass_matrix": lambda: mb.mass_matrix(model, q, method=method),
         "joint_torque_regressor": lambda: mb.joint_torque_regressor(model, q, v, a, method=method),
         "friction_regressor": lambda: mb.friction_regressor(model, v),
+        "forward_dynamics": lambda: mb.forward_dynamics(model, q, v, a),
+        "forward_dynamics crba": lambda: mb.forward_dynamics(model, q, v, a, method="crba"),
+        "nonlinear_effects": lambda: mb.nonlinear_effects(model, q, v, method=method),
+        "gravity_torques": lambda: mb.gravity_torques(model, q, method=method),
+        "coriolis_matrix": lambda: mb.coriolis_matrix(model, q, v),
     }
     _second_calls_compile_nothing(calls, compiles)
     fk = mb.forward_kinematics(model, q, method=method)

@@ -222,6 +222,9 @@ def test_from_pinocchio_matches_from_urdf():
     for x, y in zip(jax.tree.leaves((a.placements, a.axes, a.inertia)),
                     jax.tree.leaves((b.placements, b.axes, b.inertia)), strict=True):  # fmt: skip
         np.testing.assert_allclose(x, y, rtol=0, atol=1e-12)
+    for f in ("armature", "damping", "friction", "lower", "upper", "velocity_limit",
+              "effort_limit"):  # fmt: skip
+        np.testing.assert_allclose(getattr(a, f), getattr(b, f), rtol=1e-15, err_msg=f)
 
 
 def test_pinocchio_converters_round_trip_and_layout():
@@ -298,7 +301,8 @@ def test_projected_regressor_columns_are_s_transpose_phi():
     (``identification.body_regressor``, checked against Pinocchio in test_identification),
     and ``Φ(v, a) π`` is the body force ``I a + v ×* I v`` (RBDA eq. 2.63 inertia product)."""
     from spatialjax.identification import body_regressor
-    from spatialjax.multibody import _algorithms as alg
+    from spatialjax.multibody import _batchlast as bl
+    from spatialjax.multibody import regressor as alg
 
     rng = np.random.default_rng(11)
     n = 7  # states, on the last axis (the module's internal layout)
@@ -308,7 +312,7 @@ def test_projected_regressor_columns_are_s_transpose_phi():
     x = a[3:] + jnp.cross(v[:3], v[3:], axis=0)
     got = alg._projected_regressor_columns(s, v[:3], a[:3], x)  # (10, n)
     np.testing.assert_allclose(got, jnp.einsum("kn,nkc->cn", s, phi), rtol=0, atol=1e-12)
-    force = alg._inertia_times(pi, a) + alg._crf(v, alg._inertia_times(pi, v))
+    force = bl._inertia_times(pi, a) + bl._crf(v, bl._inertia_times(pi, v))
     np.testing.assert_allclose(jnp.einsum("nkc,cn->kn", phi, pi), force, rtol=0, atol=1e-12)
 
 
@@ -460,12 +464,12 @@ def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
 def test_long_batches_are_chunked_without_changing_results():
     """Batches over 2 chunks are swept in chunks (lax.map with a padded last chunk; the mass
     matrix and regressor in place, the last chunk overlapping): same rows as unchunked."""
-    from spatialjax.multibody import _algorithms
+    from spatialjax.multibody import _sweep
 
     model = mb.chain_model(2, floating_base=True, dtype="float64")
-    n = 2 * _algorithms._CHUNK + 5  # 3 chunks, the last one padded
+    n = 2 * _sweep._CHUNK + 5  # 3 chunks, the last one padded
     q, v, a = _random_states(model, n, np.random.default_rng(8))
-    rows = np.array([0, 1, _algorithms._CHUNK, 2 * _algorithms._CHUNK - 1, n - 3, n - 1])
+    rows = np.array([0, 1, _sweep._CHUNK, 2 * _sweep._CHUNK - 1, n - 3, n - 1])
 
     def sweeps(q, v, a, m="levels"):
         return (
@@ -501,13 +505,13 @@ def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
     """Large per-state results are swept in small chunks (``_chunk_for``), each written in place
     into the output: 3 chunks (the last one overlapping the second) give the rows of one-state
     calls, also in the overlap (regression test for the chunked mass matrix and regressor)."""
-    from spatialjax.multibody import _algorithms
+    from spatialjax.multibody import _sweep
 
     # the smallest chain whose mass matrix (nv = 33: 8.7 kB per state) is swept 64 states
     # at a time: compiling every (joint, body) pair of a longer chain costs seconds
     model = mb.chain_model(28, floating_base=True, dtype="float64")
-    chunk_h = _algorithms._chunk_for(model.nv * model.nv * 8)
-    chunk_y = _algorithms._chunk_for(model.nv * model.nbodies * 10 * 8)
+    chunk_h = _sweep._chunk_for(model.nv * model.nv * 8)
+    chunk_y = _sweep._chunk_for(model.nv * model.nbodies * 10 * 8)
     assert chunk_h == 64 and chunk_y == 64
     n = 2 * chunk_h + 5
     q, v, a = _random_states(model, n, np.random.default_rng(9))

@@ -1,4 +1,4 @@
-"""Kinematic trees: robot models, batched forward kinematics, RNEA, CRBA and regressors.
+"""Kinematic trees: robot models, batched kinematics, inverse and forward dynamics, regressors.
 
 Example::
 
@@ -6,36 +6,60 @@ Example::
     model = mb.Model.from_urdf("panda.urdf", locked_joints={"panda_finger_joint1": 0.0,
                                                             "panda_finger_joint2": 0.0})
     tau = mb.rnea(model, q, v, a)  # (..., nv)
+    a = mb.forward_dynamics(model, q, v, tau)  # (..., nv), the inverse
 
 Conventions (motion ``[ω; v]``, force ``[n; f]``, free flyer ``q = [p, wxyz]``,
 ``v = [ω; v]`` in the body frame) are stated in :class:`Model`; converters to
 Pinocchio's ordering are ``Model.q_to_pinocchio`` / ``Model.v_to_pinocchio``.
+
+One algorithm per module (as Pinocchio's ``algorithm/`` folder):
+:mod:`~spatialjax.multibody.kinematics` (``forward_kinematics``, ``frame_poses``),
+:mod:`~spatialjax.multibody.rnea` (``rnea``, ``nonlinear_effects``,
+``gravity_torques``), :mod:`~spatialjax.multibody.crba` (``mass_matrix``),
+:mod:`~spatialjax.multibody.aba` (``forward_dynamics``),
+:mod:`~spatialjax.multibody.coriolis` (``coriolis_matrix``),
+:mod:`~spatialjax.multibody.regressor`
+(``joint_torque_regressor``), :mod:`~spatialjax.multibody.friction`; the tree
+sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
+
+Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
+step per body, compiled once whatever the number of bodies), ``"levels"``
+(all bodies of one tree depth in one vectorised step) or ``"loop"`` (one
+unrolled step per body). All three give the same results.
 """
 
-from ._algorithms import Kinematics as Kinematics
-from ._algorithms import forward_kinematics as forward_kinematics
-from ._algorithms import frame_poses as frame_poses
-from ._algorithms import friction_regressor as friction_regressor
-from ._algorithms import joint_torque_regressor as joint_torque_regressor
-from ._algorithms import mass_matrix as mass_matrix
-from ._algorithms import rnea as rnea
 from ._model import JOINT_TYPES as JOINT_TYPES
 from ._model import Model as Model
 from ._model import chain_model as chain_model
+from .aba import forward_dynamics as forward_dynamics
+from .coriolis import coriolis_matrix as coriolis_matrix
+from .crba import mass_matrix as mass_matrix
+from .friction import friction_regressor as friction_regressor
 from .interop import from_mujoco as from_mujoco
 from .interop import from_pinocchio as from_pinocchio
+from .kinematics import Kinematics as Kinematics
+from .kinematics import forward_kinematics as forward_kinematics
+from .kinematics import frame_poses as frame_poses
+from .regressor import joint_torque_regressor as joint_torque_regressor
+from .rnea import gravity_torques as gravity_torques
+from .rnea import nonlinear_effects as nonlinear_effects
+from .rnea import rnea as rnea
 
 __all__ = [
     "JOINT_TYPES",
     "Kinematics",
     "Model",
     "chain_model",
+    "coriolis_matrix",
+    "forward_dynamics",
     "forward_kinematics",
     "frame_poses",
     "friction_regressor",
     "from_mujoco",
     "from_pinocchio",
+    "gravity_torques",
     "joint_torque_regressor",
     "mass_matrix",
+    "nonlinear_effects",
     "rnea",
 ]

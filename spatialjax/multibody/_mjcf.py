@@ -17,9 +17,16 @@ Reads the bodies nested in ``<worldbody>`` with the project's XML parser
   frame. ``hinge`` (revolute) is a rotation about ``axis`` (body axes) through
   the point ``pos`` of ``B``; ``slide`` (prismatic) a translation along
   ``axis``; ``free`` (or ``<freejoint/>``) a free flyer, allowed only on a
-  child of ``<worldbody>``. ``range``/``limited`` and joint dynamics are not
-  read. Joint attributes missing on the element are taken from the default
-  classes (``<default class=...><joint .../>``, the joint's ``class``, else the
+  child of ``<worldbody>``. Joint dynamics: ``armature``, ``damping`` and
+  ``frictionloss`` (Coulomb) become the :class:`~spatialjax.multibody.Model`
+  fields of the same meaning (``friction`` for ``frictionloss``); ``range``
+  gives ``lower``/``upper`` when the joint is limited (``limited="true"``, or
+  ``"auto"`` with ``<compiler autolimits="true">``, MuJoCo's default), in
+  degrees for hinges unless ``<compiler angle="radian">``. MJCF has no
+  velocity or effort limit on a joint (inf; actuator ``forcerange`` is not
+  read). A free joint's dynamics are not read (0). Joint attributes missing
+  on the element are taken from the default classes
+  (``<default class=...><joint .../>``, the joint's ``class``, else the
   nearest enclosing body's ``childclass``, else the main default), then from
   MuJoCo's defaults (``type="hinge"``, ``pos="0 0 0"``, ``axis="0 0 1"``).
 * **Body frame.** The spatialjax body frame of a body with a hinge or slide
@@ -55,10 +62,46 @@ from ..io import ModelFileError
 from ..io._common import Ctx, parse_numbers, read_bytes
 from ..io._mjcf import _compiler, _orientation, _read_inertial
 from ..io._xml import parse_xml
-from ._model import build_model
+from ._model import JOINT_DYNAMICS_DEFAULTS, build_model
 from ._urdf import axis_rotation, link_params
 
-_JOINT_ATTRS = ("type", "pos", "axis")
+_JOINT_ATTRS = ("type", "pos", "axis", "armature", "damping", "frictionloss", "range", "limited")
+
+
+def _autolimits(root) -> bool:
+    """``<compiler autolimits>`` (MuJoCo's default ``true``: a ``range`` implies ``limited``)."""
+    value = True
+    for comp in root.iter("compiler"):
+        if "autolimits" in comp.attrib:
+            value = comp.attrib["autolimits"].strip() == "true"
+    return value
+
+
+def _joint_dynamics(attrs, jtype, name, ctx, degree, autolimits):
+    """``{Model field: value}`` from a hinge/slide joint's resolved attributes."""
+    out = {}
+    for attr, field in (("armature", "armature"), ("damping", "damping"),
+                        ("frictionloss", "friction")):  # fmt: skip
+        if attr in attrs:
+            fctx = ctx.at(field=f"joint[{name}]/{attr}")
+            (x,) = parse_numbers(attrs[attr], fctx, 1)
+            if not math.isfinite(x) or x < 0:
+                raise fctx.error(f"joint {name!r}: {attr}={x} (expected a finite value >= 0)")
+            out[field] = float(x)
+    limited = attrs.get("limited", "auto").strip()
+    if limited not in ("true", "false", "auto"):
+        raise ctx.at(field=f"joint[{name}]/limited").error(
+            f"joint {name!r}: limited={limited!r} (expected true, false or auto)"
+        )
+    if limited == "true" or (limited == "auto" and autolimits and "range" in attrs):
+        rctx = ctx.at(field=f"joint[{name}]/range")
+        lo, hi = parse_numbers(attrs.get("range", "0 0"), rctx, 2)
+        if jtype == "hinge" and degree:
+            lo, hi = math.radians(lo), math.radians(hi)
+        if not lo < hi:
+            raise rctx.error(f"joint {name!r}: range lower {lo} must be below upper {hi}")
+        out["lower"], out["upper"] = float(lo), float(hi)
+    return out
 
 
 def check_locked(locked_joints, movable, fixed, path):
@@ -121,6 +164,7 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
                 field=tag,
             )
     classes = _defaults(root)
+    autolim = _autolimits(root)
     model_name = root.attrib.get("model", "")
 
     # pass 1: bodies and joints, in document order
@@ -161,7 +205,8 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
                 if norm == 0.0:
                     raise actx.error(f"joint {name!r} has a zero axis")
                 axis = axis / norm
-        rec = (name, jtype, pos, axis, jel, jel.line)
+        dyn = {} if jtype == "free" else _joint_dynamics(attrs, jtype, name, ctx, degree, autolim)
+        rec = (name, jtype, pos, axis, jel, jel.line, dyn)
         joints[name] = rec
         return rec
 
@@ -219,6 +264,7 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
     # pass 2: spatialjax bodies (attach[i] = (body, R, p): MJCF body frame in that body's frame)
     attach = []
     parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
+    dyn = []  # per body: {Model joint-dynamics field: value}
     for name, el, parent, rec, _ in bodies:
         ctx = Ctx(path, el.line, name)
         p_b = np.zeros(3)
@@ -238,6 +284,7 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
             PR.append(np.eye(3))
             Pp.append(np.zeros(3))
             axes.append(np.zeros(3))
+            dyn.append({})
             attach.append((k, np.eye(3), np.zeros(3)))
             continue
         R_B = R_pb @ R_b
@@ -263,6 +310,7 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
         PR.append(R_B)
         Pp.append(p_J)
         axes.append(axis)
+        dyn.append(rec[6])
         attach.append((k, np.eye(3), -jpos))
 
     nb = len(parents)
@@ -290,5 +338,6 @@ def load_mjcf_model(path, *, locked_joints=None, dtype=None):
         frame_bodies=[a[0] for a in attach],
         frame_R=[a[1] for a in attach],
         frame_p=[a[2] for a in attach],
+        joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )

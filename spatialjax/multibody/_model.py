@@ -44,6 +44,7 @@ inverses convert.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import jax
 import jax.numpy as jnp
@@ -94,6 +95,26 @@ class Model:
       frame_placements: :class:`~spatialjax.Plxb` of batch ``(nframes,)``:
         pose of each frame in its body's frame (in the world for body ``-1``).
 
+    Joint dynamics and limits (pytree leaves, in ``v``'s order unless said;
+    a free flyer's entries are 0 and ±inf; what the file does not give is 0
+    for ``armature``, ``damping``, ``friction`` and ±inf for the limits):
+      armature: ``(nv,)`` rotor inertia reflected to each dof (kg m², kg):
+        added to the mass matrix diagonal (``M + diag(armature)``) and to
+        :func:`~spatialjax.multibody.rnea` (``τ += armature · a``), and to
+        ``D_i`` in the ABA, as MuJoCo's and Pinocchio's ``armature``.
+      damping: ``(nv,)`` viscous damping (N m s/rad, N s/m): the passive force
+        ``−damping · v`` enters :func:`~spatialjax.multibody.forward_dynamics`
+        only (as MuJoCo's ``qfrc_passive``; ``rnea`` is Pinocchio's and
+        excludes it).
+      friction: ``(nv,)`` Coulomb (dry) friction magnitude (N m, N; URDF
+        ``<dynamics friction>``, MJCF ``frictionloss``): stored, not applied by
+        any algorithm here (it is a set-valued force; see
+        :func:`~spatialjax.multibody.friction_regressor` for identification).
+      lower, upper: ``(nq,)`` position limits (rad, m) in ``q``'s order;
+        ±inf for continuous joints, a free flyer and unlimited joints.
+      velocity_limit: ``(nv,)`` maximum ``|v|`` (inf: none).
+      effort_limit: ``(nv,)`` maximum ``|τ|`` (inf: none).
+
     Many robots with different numeric fields batch with ``jax.vmap`` over a
     model whose leaves carry a leading axis (``jax.tree.map`` to stack them);
     the algorithms themselves take one model.
@@ -103,6 +124,13 @@ class Model:
     axes: jax.Array
     inertia: RigidBodyInertia
     frame_placements: Plxb
+    armature: jax.Array
+    damping: jax.Array
+    friction: jax.Array
+    lower: jax.Array
+    upper: jax.Array
+    velocity_limit: jax.Array
+    effort_limit: jax.Array
     name: str = dataclasses.field(metadata=dict(static=True))
     parents: tuple = dataclasses.field(metadata=dict(static=True))
     joint_types: tuple = dataclasses.field(metadata=dict(static=True))
@@ -370,6 +398,51 @@ class Model:
 jax.tree_util.register_dataclass(Model)
 
 
+#: Joint dynamics and limit fields of :class:`Model` and their defaults (file says nothing).
+JOINT_DYNAMICS_DEFAULTS = {
+    "armature": 0.0,
+    "damping": 0.0,
+    "friction": 0.0,
+    "lower": -math.inf,
+    "upper": math.inf,
+    "velocity_limit": math.inf,
+    "effort_limit": math.inf,
+}
+
+
+def _joint_dynamics_arrays(joint_types, per_body) -> dict:
+    """Per-body joint values -> the ``(nv,)`` / ``(nq,)`` arrays of :class:`Model`."""
+    unknown = set(per_body) - set(JOINT_DYNAMICS_DEFAULTS)
+    if unknown:
+        raise ValueError(f"joint_dynamics: unknown fields {sorted(unknown)}")
+    out = {}
+    for key, default in JOINT_DYNAMICS_DEFAULTS.items():
+        vals = per_body.get(key)
+        if vals is not None and len(vals) != len(joint_types):
+            raise ValueError(
+                f"joint_dynamics[{key!r}]: expected one value per body ({len(joint_types)}), "
+                f"got {len(vals)}"
+            )
+        row = []
+        for i, t in enumerate(joint_types):
+            if t == "free_flyer":
+                n = 7 if key in ("lower", "upper") else 6
+                row += [default] * n
+                continue
+            x = default if vals is None or vals[i] is None else float(vals[i])
+            if key in ("lower", "upper") and t == "continuous":
+                x = default
+            row.append(x)
+        out[key] = np.asarray(row, np.float64)
+    for i, (lo, hi) in enumerate(zip(out["lower"], out["upper"], strict=True)):
+        if lo > hi:
+            raise ValueError(f"joint limits: q[{i}] has lower {lo} > upper {hi}")
+    for key in ("armature", "damping", "friction", "velocity_limit", "effort_limit"):
+        if (out[key] < 0).any() or np.isnan(out[key]).any():
+            raise ValueError(f"joint_dynamics[{key!r}]: expected values >= 0, got {out[key]}")
+    return out
+
+
 def build_model(
     *,
     name,
@@ -385,6 +458,7 @@ def build_model(
     frame_bodies,
     frame_R,
     frame_p,
+    joint_dynamics=None,
     dtype=None,
 ) -> Model:
     """Assemble a :class:`Model` (internal; loaders call it).
@@ -392,6 +466,9 @@ def build_model(
     The numeric arguments are anything ``np.asarray`` reads as float64 (arrays or
     lists of per-body rows); they are reshaped here to ``(nbodies, 3, 3)``,
     ``(nbodies, 3)``, ``(nbodies, 10)``, ``(nframes, 3, 3)`` and ``(nframes, 3)``.
+    ``joint_dynamics``: ``{field: per-body values}`` for the fields of
+    :data:`JOINT_DYNAMICS_DEFAULTS` (one value per body's joint; a free flyer's
+    is ignored), missing fields and ``None`` values taking the default.
     """
     dtype = resolve_float_dtype(dtype)
     parents = tuple(int(p) for p in parents)
@@ -409,11 +486,13 @@ def build_model(
     def arr(x, shape):
         return jnp.asarray(np.asarray(x, np.float64).reshape(shape), dtype)
 
+    jd = _joint_dynamics_arrays(joint_types, joint_dynamics or {})
     return Model(
         placements=Plxb(arr(placement_R, (nb, 3, 3)), arr(placement_p, (nb, 3))),
         axes=arr(axes, (nb, 3)),
         inertia=RigidBodyInertia(arr(params, (nb, 10))),
         frame_placements=Plxb(arr(frame_R, (nf, 3, 3)), arr(frame_p, (nf, 3))),
+        **{k: jnp.asarray(x, dtype) for k, x in jd.items()},
         name=str(name),
         parents=parents,
         joint_types=tuple(joint_types),

@@ -29,6 +29,12 @@ numbers kept) and the links' ``<inertial>`` with the reader of
   frame origin as :class:`~spatialjax.multibody.Model` requires; with the
   default joint pose it is the child link frame. The link's inertia is moved to
   that frame; ``frame_placements`` holds the link frame in it.
+* Joint dynamics and limits: ``<axis><dynamics><damping>``/``<friction>`` and
+  ``<axis><limit><lower>``/``<upper>``/``<velocity>``/``<effort>`` become the
+  :class:`~spatialjax.multibody.Model` fields ``damping``, ``friction``,
+  ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (a negative
+  velocity or effort, SDFormat's ``-1`` default, means none: inf; continuous
+  joints have no position limits). SDFormat has no armature (0).
 * ``fixed`` joints and the joints named in ``locked_joints`` are merged into the
   parent body (composite inertia, RBDA §6.2). Other joint types (``ball``,
   ``universal``, ``screw``, ``revolute2``, ``gearbox``) raise
@@ -46,6 +52,8 @@ numbers kept) and the links' ``<inertial>`` with the reader of
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..io import ModelFileError
@@ -53,7 +61,7 @@ from ..io._common import Ctx, parse_numbers, quat_wxyz_to_matrix, read_bytes, rp
 from ..io._sdf import _bool, _models, _read_inertial
 from ..io._xml import parse_xml
 from ._mjcf import check_locked
-from ._model import build_model
+from ._model import JOINT_DYNAMICS_DEFAULTS, build_model
 from ._urdf import axis_rotation, link_params
 
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
@@ -85,7 +93,58 @@ def _pose(el, ctx):
 
 
 class _Joint:
-    __slots__ = ("name", "type", "parent", "child", "axis", "axis_text", "axis_in", "el", "line")
+    __slots__ = (
+        "name",
+        "type",
+        "parent",
+        "child",
+        "axis",
+        "axis_text",
+        "axis_in",
+        "el",
+        "line",
+        "dyn",
+    )
+
+
+#: SDFormat ``<axis>`` child -> ``{element: Model joint-dynamics field}``
+_SDF_DYNAMICS = {
+    "dynamics": {"damping": "damping", "friction": "friction"},
+    "limit": {
+        "lower": "lower",
+        "upper": "upper",
+        "velocity": "velocity_limit",
+        "effort": "effort_limit",
+    },
+}
+
+
+def _sdf_joint_dynamics(ax, name, ctx):
+    """``{Model field: value}`` from ``<axis><dynamics>`` and ``<axis><limit>``.
+
+    SDFormat's ``velocity``/``effort`` of ``-1`` (its default) mean no limit (inf).
+    """
+    out = {}
+    if ax is None:
+        return out
+    for tag, fields in _SDF_DYNAMICS.items():
+        sub = ax.find(tag)
+        if sub is None:
+            continue
+        for elname, field in fields.items():
+            el = sub.find(elname)
+            if el is None:
+                continue
+            ectx = ctx.at(el, f"joint[{name}]/axis/{tag}/{elname}")
+            (x,) = parse_numbers(el.text or "", ectx, 1)
+            if field in ("velocity_limit", "effort_limit") and x < 0:
+                continue  # -1: no limit
+            signed = field in ("lower", "upper")
+            if not math.isfinite(x) or (not signed and x < 0):
+                want = "a finite value" if signed else "a finite value >= 0"
+                raise ectx.error(f"joint {name!r}: <{elname}>{x} (expected {want})")
+            out[field] = float(x)
+    return out
 
 
 def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=False, dtype=None):
@@ -181,6 +240,7 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
             upm = ax.find("use_parent_model_frame")
             if upm is not None and _bool(upm.text or "", ctx.at(upm, f"joint[{name}]/axis")):
                 j.axis_in = "__model__"
+        j.dyn = _sdf_joint_dynamics(ax, name, ctx)
         joints.append(j)
 
     # pose resolution: every frame's pose in the model frame
@@ -283,7 +343,9 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
 
     attach = {}  # link -> (body, R, p): pose of the link frame in the body frame
     parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
+    dyn = []  # per body: {Model joint-dynamics field: value}
     if floating_base:
+        dyn.append({})
         parents.append(-1)
         types.append("free_flyer")
         jnames.append("root_joint")
@@ -317,6 +379,7 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
                 PR.append(R_bj)
                 Pp.append(p_bj)
                 axes.append(j.axis)
+                dyn.append(j.dyn)
                 attach[j.child] = (k, R_jc, p_jc)
             else:
                 val = locked.get(j.name, 0.0)
@@ -370,6 +433,7 @@ def load_sdf_model(path, *, model_name=None, locked_joints=None, floating_base=F
         frame_bodies=[attach[n][0] for n in links],
         frame_R=[attach[n][1] for n in links],
         frame_p=[attach[n][2] for n in links],
+        joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )
 

@@ -16,6 +16,16 @@ the child frame is ``T_PC = T_PJ · T_J(q)`` with ``T_J`` a rotation by ``q``
 about ``axis`` (revolute, continuous) or a translation ``q · axis``
 (prismatic). Fixed and locked joints are merged into the parent body.
 
+Joint dynamics and limits (the :class:`~spatialjax.multibody.Model` fields)::
+
+    <dynamics damping="d" friction="f"/>     <!-- viscous (N m s/rad), Coulomb (N m) -->
+    <limit lower="l" upper="u" velocity="v" effort="e"/>
+
+An attribute that is absent leaves the field at its default (0 for
+``damping``/``friction``, ±inf for the limits; urdfdom would read a missing
+``lower``/``upper`` as 0). Continuous joints have no position limits. URDF
+has no armature (0).
+
 Bodies are numbered depth first from the root link, the children of a link
 in the byte order of their joint names (the order of ``urdfdom``'s joint map,
 hence the same numbering as Pinocchio's ``buildModelFromUrdf``). ``<mimic>``
@@ -32,7 +42,7 @@ import numpy as np
 from ..io import ModelFileError, read_model
 from ..io._common import Ctx, parse_numbers, read_bytes, rpy_to_matrix
 from ..io._xml import parse_xml
-from ._model import build_model
+from ._model import JOINT_DYNAMICS_DEFAULTS, build_model
 
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 _KNOWN_UNSUPPORTED = ("floating", "planar", "spherical")
@@ -54,7 +64,40 @@ def link_params(link, R, p):
 
 
 class _Joint:
-    __slots__ = ("name", "type", "parent", "child", "R", "p", "axis", "line")
+    __slots__ = ("name", "type", "parent", "child", "R", "p", "axis", "line", "dyn")
+
+
+#: URDF attribute -> Model joint-dynamics field (``<dynamics>``, ``<limit>``)
+_DYNAMICS_ATTRS = {"damping": "damping", "friction": "friction"}
+_LIMIT_ATTRS = {
+    "lower": "lower",
+    "upper": "upper",
+    "velocity": "velocity_limit",
+    "effort": "effort_limit",
+}
+
+
+def _read_joint_dynamics(el, name, jctx):
+    """``{Model field: value}`` from a joint's ``<dynamics>`` and ``<limit>`` (given ones only)."""
+    out = {}
+    for tag, attrs in (("dynamics", _DYNAMICS_ATTRS), ("limit", _LIMIT_ATTRS)):
+        sub = el.find(tag)
+        if sub is None:
+            continue
+        for attr, field in attrs.items():
+            if sub.attrib.get(attr) is not None:
+                ctx = jctx.at(sub, f"joint[{name}]/{tag}/{attr}")
+                (x,) = parse_numbers(sub.attrib[attr], ctx, 1)
+                signed = attr in ("lower", "upper")
+                if not math.isfinite(x) or (not signed and x < 0):
+                    want = "a finite value" if signed else "a finite value >= 0"
+                    raise ctx.error(f"joint {name!r}: {tag} {attr}={x} (expected {want})")
+                out[field] = float(x)
+    if "lower" in out and "upper" in out and out["lower"] > out["upper"]:
+        raise jctx.at(el.find("limit"), f"joint[{name}]/limit").error(
+            f"joint {name!r}: limit lower {out['lower']} > upper {out['upper']}"
+        )
+    return out
 
 
 def _read_joints(root, path):
@@ -107,6 +150,7 @@ def _read_joints(root, path):
                 raise actx.error(f"joint {name!r} has a zero axis")
             axis = axis / norm if norm > 0 else axis
         j.axis = axis
+        j.dyn = _read_joint_dynamics(el, name, jctx)
         joints.append(j)
     return joints
 
@@ -210,7 +254,9 @@ def load_urdf_model(path, *, locked_joints=None, floating_base=False, dtype=None
     root_link = roots[0]
     attach = {}  # link -> (body, R_body_link, p_body_link)
     parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
+    dyn = []  # per body: {Model joint-dynamics field: value} read from the file
     if floating_base:
+        dyn.append({})
         parents.append(-1)
         types.append("free_flyer")
         jnames.append("root_joint")
@@ -237,6 +283,7 @@ def load_urdf_model(path, *, locked_joints=None, floating_base=False, dtype=None
                 PR.append(R_bj)
                 Pp.append(p_bj)
                 axes.append(j.axis)
+                dyn.append(j.dyn)
                 attach[j.child] = (k, np.eye(3), np.zeros(3))
             else:
                 val = locked.get(j.name, 0.0)
@@ -279,5 +326,6 @@ def load_urdf_model(path, *, locked_joints=None, floating_base=False, dtype=None
         frame_bodies=[attach[n][0] for n in fnames],
         frame_R=[attach[n][1] for n in fnames],
         frame_p=[attach[n][2] for n in fnames],
+        joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )

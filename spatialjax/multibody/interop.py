@@ -6,12 +6,13 @@ library when called (``pip install spatialjax[interop]`` installs both).
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import numpy as np
 
 from ..io._common import quat_wxyz_to_matrix
-from ._model import Model, build_model
+from ._model import JOINT_DYNAMICS_DEFAULTS, Model, build_model
 from ._urdf import axis_rotation, link_params
 
 _REVOLUTE = {"JointModelRX": (1, 0, 0), "JointModelRY": (0, 1, 0), "JointModelRZ": (0, 0, 1)}
@@ -52,7 +53,9 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
     frame) and inertia (``inertias[i].toDynamicParameters()``, about the joint
     frame's origin). Bodies attached to the universe (Pinocchio joint 0) carry
     no dynamics and are dropped. Frames of type ``BODY`` become the model's
-    frames.
+    frames. ``armature``, ``damping``, ``friction``, the position, velocity
+    and effort limits are copied (Pinocchio's ``±numeric_limits::max`` "no
+    limit" becomes ±inf; continuous joints get none).
 
     Raises:
       ValueError: a joint type other than revolute (aligned or not, bounded or
@@ -63,9 +66,11 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
 
     nj = pin_model.njoints
     parents, types, axes, jn, PR, Pp, params = [], [], [], [], [], [], []
+    dyn = []
     for i in range(1, nj):
         name = pin_model.names[i]
         t, axis = _joint(pin_model.joints[i], name)
+        dyn.append({} if t == "free_flyer" else _pin_joint_dynamics(pin_model, i))
         if t == "free_flyer" and (i != 1 or pin_model.parents[i] != 0):
             raise ValueError(f"from_pinocchio: free flyer {name!r} is not the root joint")
         parents.append(int(pin_model.parents[i]) - 1)
@@ -103,8 +108,29 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
         frame_bodies=fbodies,
         frame_R=FR,
         frame_p=Fp,
+        joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )
+
+
+def _unbounded(x, sign):
+    """Pinocchio's "no limit" (``±numeric_limits::max``) as ``±inf``."""
+    x = float(x)
+    return sign * math.inf if abs(x) >= 1e300 else x
+
+
+def _pin_joint_dynamics(pm, i):
+    """A one-dof Pinocchio joint's armature, damping, friction and limits."""
+    iv, iq = int(pm.idx_vs[i]), int(pm.idx_qs[i])
+    return {
+        "armature": float(pm.armature[iv]),
+        "damping": float(pm.damping[iv]),
+        "friction": float(pm.friction[iv]),
+        "lower": _unbounded(pm.lowerPositionLimit[iq], -1.0),
+        "upper": _unbounded(pm.upperPositionLimit[iq], 1.0),
+        "velocity_limit": _unbounded(pm.velocityLimit[iv], 1.0),
+        "effort_limit": _unbounded(pm.effortLimit[iv], 1.0),
+    }
 
 
 # MuJoCo's mjtJoint values (mjJNT_FREE, mjJNT_BALL, mjJNT_SLIDE, mjJNT_HINGE)
@@ -141,8 +167,10 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
     becomes the free flyer with the identity placement: its ``q`` is MuJoCo's
     ``qpos`` ``[x, y, z, qw, qx, qy, qz]``, but its velocity differs: MuJoCo's
     ``qvel`` is ``[ṗ (world axes); ω (body axes)]`` where spatialjax's ``v``
-    is ``[ω; Rᵀṗ]`` (body axes). Joint damping, armature, springs, limits and
-    geoms are not read.
+    is ``[ω; Rᵀṗ]`` (body axes). A hinge's or slide's ``dof_armature``,
+    ``dof_damping``, ``dof_frictionloss`` and (when ``jnt_limited``)
+    ``jnt_range`` become ``armature``, ``damping``, ``friction``,
+    ``lower``/``upper``; springs, actuators and geoms are not read.
 
     Args:
       mj_model: a ``mujoco.MjModel`` (e.g. ``mujoco.MjModel.from_xml_path``).
@@ -172,6 +200,7 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
     # attach[b] = (spatialjax body or -1, R, p): MuJoCo body frame B in that body's frame
     attach = [(-1, np.eye(3), np.zeros(3))]
     parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
+    dyn = []
     for b in range(1, m.nbody):
         name = _mj_name(m, "body", b)
         k_par, R_par, p_par = attach[int(m.body_parentid[b])]
@@ -203,6 +232,7 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
             PR.append(np.eye(3))
             Pp.append(np.zeros(3))
             axes.append(np.zeros(3))
+            dyn.append({})
             attach.append((0, np.eye(3), np.zeros(3)))
             continue
         if jt not in (_MJ_HINGE, _MJ_SLIDE):
@@ -228,6 +258,15 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
         jnames.append(jname)
         bnames.append(name)
         axes.append(axis)
+        iv = int(m.jnt_dofadr[j0])
+        d = {
+            "armature": float(m.dof_armature[iv]),
+            "damping": float(m.dof_damping[iv]),
+            "friction": float(m.dof_frictionloss[iv]),
+        }
+        if bool(m.jnt_limited[j0]):
+            d["lower"], d["upper"] = (float(x) for x in m.jnt_range[j0])
+        dyn.append(d)
         attach.append((len(parents) - 1, np.eye(3), -jpos))
     nb = len(parents)
     if nb == 0:
@@ -260,5 +299,6 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
         frame_bodies=[a[0] for a in attach[1:]],
         frame_R=[a[1] for a in attach[1:]],
         frame_p=[a[2] for a in attach[1:]],
+        joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
         dtype=dtype,
     )

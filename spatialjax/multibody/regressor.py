@@ -1,0 +1,152 @@
+r"""The joint-torque regressor ``Y(q, v, a)``, linear in the bodies' inertial parameters.
+
+References:
+  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
+  Table 5.1. C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of
+  inertial parameters of manipulator loads and links", IJRR 5(3), 1986 (the
+  regressor's linearity in the 10 inertial parameters).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from ._batchlast import _cross, _join, _motion_to_child, _split
+from ._model import Model
+from ._sweep import (
+    _assemble,
+    _check_method,
+    _chunk_for,
+    _chunked_blocks,
+    _dof_body,
+    _dynamics_inputs,
+    _flat_dynamics,
+    _scan_forward,
+    _scan_poses,
+    _subtree_runs,
+    _unflat_bf,
+    _world_subspaces,
+)
+from .rnea import _rnea_forward
+
+
+def _projected_regressor_columns(s, w, al, x):
+    r"""``sᵀ Φ(v, a)``: the 10 columns of the body regressor ``Φ`` against a motion ``s``.
+
+    ``Φ(v, a) π = I a + v ×* I v`` is :func:`spatialjax.identification.body_regressor`
+    (its reference in the tests).
+
+    ``s (..., 6, N)`` is a motion in the body frame (a joint's subspace moved
+    there), ``w = ω``, ``al = α``, ``x = a_v + ω × v_v`` ``(..., 3, N)`` of the
+    body. Written out per column, skipping ``Φ``'s structural zeros (``sᵀ(u × y)
+    = y · (s × u)``): mass ``s_v · x``; first moments ``x × s_ω + s_v × α +
+    (s_v × ω) × ω``; rotational inertia ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+    columns ``s_ωᵀ L(α) + tᵀ L(ω)`` with ``t = s_ω × ω``. Returns ``(..., 10, N)``.
+    """
+    sw, sv = _split(s)
+    h = _cross(x, sw) + _cross(sv, al) + _cross(_cross(sv, w), w)
+    t = _cross(sw, w)
+    s0, s1, s2 = sw[..., 0, :], sw[..., 1, :], sw[..., 2, :]
+    t0, t1, t2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
+    a0, a1, a2 = al[..., 0, :], al[..., 1, :], al[..., 2, :]
+    w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
+    cols = [
+        sv[..., 0, :] * x[..., 0, :] + sv[..., 1, :] * x[..., 1, :] + sv[..., 2, :] * x[..., 2, :],
+        h[..., 0, :],
+        h[..., 1, :],
+        h[..., 2, :],
+        s0 * a0 + t0 * w0,
+        s0 * a1 + s1 * a0 + t0 * w1 + t1 * w0,
+        s1 * a1 + t1 * w1,
+        s0 * a2 + s2 * a0 + t0 * w2 + t2 * w0,
+        s1 * a2 + s2 * a1 + t1 * w2 + t2 * w1,
+        s2 * a2 + t2 * w2,
+    ]
+    return jnp.stack(cols, axis=-2)
+
+
+def joint_torque_regressor(
+    model: Model, q, v, a, gravity=None, *, method: str = "scan"
+) -> jax.Array:
+    r"""``Y(q, v, a)`` with ``Y @ π + armature ⊙ a == rnea(model, q, v, a, gravity)``.
+
+    Linear in the bodies' inertias; the joint armature (``model.armature``,
+    zero unless the file gives it) is not among the parameters.
+
+    ``π = model.inertia.params.reshape(-1)``: the bodies' 10-vectors
+    ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (about each body frame's
+    origin, in its axes; Pinocchio's ``computeJointTorqueRegressor`` order).
+    Built as ``Y[d, 10 i : 10 i + 10] = S_dᵀ X_{body(d)←i}* Φ_i(v_i, a_i)`` for
+    body(d) an ancestor of (or equal to) body ``i``, zero otherwise, with
+    ``Φ_i`` the body regressor of ``f_i = I_i a_i + v_i ×* I_i v_i`` (RBDA
+    Table 5.1; Atkeson, An & Hollerbach 1986). Evaluated in body ``i``'s frame
+    as ``(X_{i←body(d)} S_d)ᵀ Φ_i`` (``X_{d←i}* = X_{i←d}ᵀ``, RBDA §2.9):
+    the dof's motion subspace moved from the world into body ``i``'s frame
+    (``X_{i←world} S_d^world``, one motion transform per pair) against the
+    body-frame columns of ``Φ_i``, written out without their structural zeros;
+    only the non-zero (dof, body) pairs are computed.
+
+    Args:
+      model, q, v, a, gravity: as in :func:`~spatialjax.multibody.rnea`
+        (``gravity=None``: ``(0, 0, -9.81)``; the model's inertias
+        are not used).
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the body
+        velocities, accelerations and poses are computed (``spatialjax.multibody``
+        docstring, "Tree sweeps").
+
+    Returns:
+      ``(..., nv, 10 * nbodies)``.
+    """
+    _check_method(method)
+    q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
+    return _regressor_kernel(model, q, v, a, g, batch=batch, method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("batch", "method"))
+def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
+    """:func:`joint_torque_regressor` on checked inputs: one compiled program per structure."""
+    q, v, a, g = _flat_dynamics(q, v, a, g, batch)
+    db = _dof_body(model)
+
+    def fwd(q, v, a, g):
+        if method == "scan":
+            a0 = _join(jnp.zeros_like(g), -g)
+            c = _scan_forward(model, q, v, a, a0)
+            Rw, pw = _scan_poses(model, q, c)
+            V, A = c["V"][: model.nbodies], c["A"][: model.nbodies]
+        else:
+            _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
+            Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+            V, A = _assemble(V, inv), _assemble(A, inv)
+        w, vl = _split(V)
+        al, av = _split(A)
+        x = av + _cross(w, vl)  # (nb, 3, N)
+        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N) world frame
+        return Rw, pw, w, al, x, Sw
+
+    def pairs(feats):
+        Rw, pw, w, al, x, Sw = feats
+        out = []
+        for d, lo, hi in places:
+            # S_d moved into each body i's frame, s = X_{i<-world} S_d^world (motion),
+            # materialised: the ten columns below read it instead of recomputing it
+            s = jax.lax.optimization_barrier(_motion_to_child(Rw[lo:hi], pw[lo:hi], Sw[d][None]))
+            out.append(_projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi]))
+        return out
+
+    # only the bodies i in the subtree of body(d) (static runs); the rest of row d is zero
+    runs = _subtree_runs(model.parents)
+    places = tuple((d, lo, hi) for d in range(model.nv) for lo, hi in runs[db[d]])
+    nbytes = model.nv * model.nbodies * 10 * q.dtype.itemsize
+    Y = _chunked_blocks(
+        fwd, pairs,
+        q, v, a, g,
+        chunk=_chunk_for(nbytes),
+        shape=(model.nv, model.nbodies, 10),
+        places=tuple((d, lo) for d, lo, _ in places),
+    )  # fmt: skip
+    Y = _unflat_bf(Y, batch)
+    return Y.reshape(batch + (model.nv, 10 * model.nbodies))

@@ -1,0 +1,259 @@
+r"""Inverse dynamics by the recursive Newton-Euler algorithm (RNEA).
+
+Conventions: motion ``[ω; v]``, force ``[n; f]`` in each body's frame;
+``q``/``v`` as in :class:`~spatialjax.multibody.Model`; gravity in world
+coordinates, applied as a fictitious base acceleration ``[0; −g]``.
+
+References:
+  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
+  Table 5.1 and §5.3.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._batchlast import _crf, _inertia_times, _join, _n, _rows_force_to_parent
+from ._model import Model
+from ._sweep import (
+    _as_fext,
+    _as_input,
+    _assemble,
+    _backward_sum,
+    _batch,
+    _batch_with_fext,
+    _check_method,
+    _chunked,
+    _dyn,
+    _dynamics_inputs,
+    _flat_dynamics,
+    _flat_fext,
+    _forward,
+    _gravity,
+    _joint_frames,
+    _put,
+    _scan_forward,
+    _scan_xs,
+    _split_dofs,
+    _step_frame,
+    _subspaces,
+    _take,
+    _unflat_bf,
+)
+
+# ------------------------------------------------------- RNEA as three body scans
+# A single scan could compute a body's velocity, acceleration and force in ONE step, but
+# XLA:CPU has no multi-output loop fusion: every output row of a step is its own loop that
+# recomputes everything it depends on, so the six force rows would recompute the velocity and
+# acceleration (several times the arithmetic of one pass). Here every step has small,
+# independent output rows: scan 1 propagates velocities, the velocity-product terms are
+# added outside any loop (all bodies at once), scan 2 propagates accelerations, the body
+# forces are formed outside any loop, and scan 3 sums them leaves to root. The joint
+# rotation enters each step as ``E = P + sin θ · P K + (1 − cos θ) · P K²`` (Rodrigues,
+# with ``K = [axis]×`` and the per-model products precomputed), so a step reads two
+# numbers per state for its joint instead of nine.
+
+
+def _rnea_scan(model: Model, q, v, a, g, fext=None):
+    """RNEA (RBDA Table 5.1) as three scans over bodies, ``(k, N)`` inputs -> ``(nv, N)``.
+
+    ``fext (nb, 6, N)``: external wrenches on the bodies, in their frames (subtracted
+    from the body forces), or ``None``.
+    """
+    nb, N, dt = model.nbodies, q.shape[-1], q.dtype
+    ff = model.floating_base
+    s0 = 1 if ff else 0
+    a0 = _join(jnp.zeros_like(g), -g)  # the base accelerates at −g (RBDA §5.3)
+    c = _scan_forward(model, q, v, a, a0, pose=False)
+    xs, (Sw, Sv), _ = _scan_xs(model, q)
+    # body forces of all bodies at once: f_i = I_i a_i + v_i ×* I_i v_i
+    prm = _n(model.inertia.params)
+    V, A = c["V"][:nb], c["A"][:nb]
+    F = _inertia_times(prm, A) + _crf(V, _inertia_times(prm, V))
+    if fext is not None:
+        F = F - fext
+    F = jnp.concatenate([F, jnp.zeros((1, 6, N), dt)], axis=0)
+
+    def back_step(F, x):
+        E, r = _step_frame(x)
+        up = _rows_force_to_parent(E, r, list(_dyn(F, x["i"])))
+        return _put(F, _dyn(F, x["p"]) + jnp.stack(up), x["p"]), None
+
+    # leaves to root: f_λ += X_iᵀ f_i. τ_i = S_iᵀ f_i is read after the scan: read in
+    # the step, f_i had to be kept apart from the buffer updated in place, and XLA
+    # copied the whole buffer on every step.
+    F, _ = jax.lax.scan(back_step, F, xs, reverse=True)
+    sl = slice(s0, nb)
+    tau = jnp.sum(_join(Sw[sl, :, None], Sv[sl, :, None]) * F[sl], axis=-2)
+    if ff:
+        return jnp.concatenate([F[0], tau], axis=0)
+    return tau
+
+
+def _rnea_forward(model, q, v, a, g, method, pose=False):
+    E, r = _joint_frames(model, q)
+    vff, qd = _split_dofs(model, v)
+    aff, qdd = _split_dofs(model, a)
+    # The base accelerates at −g (RBDA §5.3: gravity as a fictitious base acceleration).
+    a0 = _join(jnp.zeros_like(g), -g)
+    return E, r, _forward(model, E, r, method, qd, qdd, vff, aff, a0, pose=pose)
+
+
+def _tau_from_forces(model, f_body):
+    """``τ_i = S_iᵀ f_i`` (free flyer: ``f_0``) in ``v``'s order: ``(nv, N)``."""
+    S = _n(_subspaces(model))
+    tau = jnp.sum(S * f_body, axis=-2)
+    if model.floating_base:
+        return jnp.concatenate([f_body[0], tau[1:]], axis=0)
+    return tau
+
+
+def rnea(
+    model: Model,
+    q,
+    v,
+    a,
+    gravity=None,
+    *,
+    f_ext=None,
+    method: str = "scan",
+) -> jax.Array:
+    """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
+
+    Forward loop as in :func:`~spatialjax.multibody.forward_kinematics` with the
+    base accelerating at ``a_0 = [0; −g]`` (world coordinates), then
+    ``f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i`` and, leaves to root,
+    ``τ_i = S_iᵀ f_i``, ``f_λ += X_iᵀ f_i``. For a floating base the first six
+    entries are the free flyer's generalised force, the body-frame wrench
+    ``[n; f]`` that the base would need (Pinocchio's ``tau[:6]`` reordered
+    ``[f; n]`` -> ``[n; f]``: :meth:`Model.v_from_pinocchio`). Joint armature
+    adds ``model.armature · a``; damping and Coulomb friction are not included.
+    This is Pinocchio's ``rnea(model, data, q, v, a, fext)``.
+
+    Args:
+      model: the tree.
+      q: ``(..., nq)`` configuration.
+      v: ``(..., nv)`` velocity.
+      a: ``(..., nv)`` acceleration.
+      gravity: ``(..., 3)`` gravitational acceleration in world coordinates;
+        ``None`` (default) is ``(0, 0, -9.81)`` m/s², Pinocchio's
+        ``model.gravity``.
+      f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` acting ON each
+        body, in the body's frame (about its origin), or ``None``.
+      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``
+        (``spatialjax.multibody`` docstring, "Tree sweeps").
+
+    Returns:
+      ``(..., nv)`` generalised forces (N m for revolute joints, N for
+      prismatic ones); the batch axes are those of ``q``, ``v``, ``a``,
+      ``gravity`` and ``f_ext`` broadcast.
+
+    Raises:
+      ValueError: ``q``/``v``/``a``/``gravity``/``f_ext`` of the wrong length
+        or shape, or batch shapes that do not broadcast, or an unknown method.
+      TypeError: a non-float input or a dtype other than the model's.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.multibody import chain_model, rnea
+      >>> m = chain_model(1, length=1.0, mass=2.0)   # a rod about a vertical axis
+      >>> rnea(m, jnp.zeros(1), jnp.zeros(1), jnp.ones(1)).round(3).tolist()  # m L²/3
+      [0.667]
+    """
+    _check_method(method)
+    q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
+    f_ext = _as_fext(f_ext, model)
+    batch = _batch_with_fext(batch, f_ext)
+    return _rnea_kernel(model, q, v, a, g, f_ext, batch=batch, method=method)
+
+
+@functools.partial(jax.jit, static_argnames=("batch", "method"))
+def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.Array:
+    """:func:`rnea` on checked inputs: one compiled program per structure."""
+    q, v, a, g = _flat_dynamics(q, v, a, g, batch)
+    xs = (q, v, a, g) if f_ext is None else (q, v, a, g, _flat_fext(f_ext, batch))
+
+    def core(q, v, a, g, fext=None):
+        if method == "scan":
+            tau = _rnea_scan(model, q, v, a, g, fext)
+        else:
+            E, r, (groups, inv, _, _, V, A) = _rnea_forward(model, q, v, a, g, method)
+            params = _n(model.inertia.params)
+            F = []
+            for (idx, _, _), vi, ai in zip(groups, V, A, strict=True):
+                p = _take(params, idx)
+                f = _inertia_times(p, ai) + _crf(vi, _inertia_times(p, vi))
+                F.append(f if fext is None else f - _take(fext, idx))
+            F = _backward_sum(groups, F, E, r)
+            tau = _tau_from_forces(model, _assemble(F, inv))
+        return tau + _n(model.armature) * a  # joint armature (rotor inertia)
+
+    return _unflat_bf(_chunked(core, *xs), batch)
+
+
+def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "scan") -> jax.Array:
+    """Bias forces ``h(q, v) = C(q, v) v + g(q)``: :func:`rnea` with ``a = 0``.
+
+    The generalised force that holds the joints at zero acceleration against
+    gravity and the velocity-product (Coriolis and centrifugal) forces;
+    Pinocchio's ``nonLinearEffects``. ``M(q) a + h(q, v) = τ`` (RBDA eq. 6.1
+    with ``C`` as :func:`~spatialjax.multibody.coriolis_matrix`).
+
+    Args:
+      model, q, v, gravity, method: as in :func:`rnea`.
+
+    Returns:
+      ``(..., nv)`` in ``v``'s order.
+
+    Raises:
+      ValueError, TypeError: as :func:`rnea`.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.multibody import chain_model, nonlinear_effects
+      >>> m = chain_model(1, length=1.0, mass=2.0)   # vertical axis: gravity does no work
+      >>> nonlinear_effects(m, jnp.zeros(1), jnp.ones(1)).tolist()
+      [0.0]
+    """
+    _check_method(method)
+    q = _as_input(q, "q", model.nq, model)
+    v = _as_input(v, "v", model.nv, model)
+    g = _gravity(gravity, model)
+    batch = _batch(q=q, v=v, gravity=g)
+    a = np.zeros((model.nv,), model.dtype)  # NumPy: no eager program
+    return _rnea_kernel(model, q, v, a, g, batch=batch, method=method)
+
+
+def gravity_torques(model: Model, q, gravity=None, *, method: str = "scan") -> jax.Array:
+    """Generalised gravity ``g(q)``: :func:`rnea` with ``v = a = 0``.
+
+    The generalised force that holds the robot still against gravity;
+    Pinocchio's ``computeGeneralizedGravity``. ``gravity`` is the
+    gravitational acceleration (``None``: ``(0, 0, -9.81)``).
+
+    Args:
+      model, q, gravity, method: as in :func:`rnea`.
+
+    Returns:
+      ``(..., nv)`` in ``v``'s order.
+
+    Raises:
+      ValueError, TypeError: as :func:`rnea`.
+
+    Example:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.multibody import chain_model, gravity_torques
+      >>> m = chain_model(1, length=1.0, mass=2.0)
+      >>> gravity_torques(m, jnp.zeros(1), gravity=(0.0, -9.81, 0.0)).round(3).tolist()
+      [9.81]
+    """
+    _check_method(method)
+    q = _as_input(q, "q", model.nq, model)
+    g = _gravity(gravity, model)
+    batch = _batch(q=q, gravity=g)
+    z = np.zeros((model.nv,), model.dtype)
+    return _rnea_kernel(model, q, z, z, g, batch=batch, method=method)
