@@ -6,8 +6,9 @@ Operations (float64, CPU, one state = one call at batch 1, ``jax.vmap`` at large
 * ``rnea``: inverse dynamics ``τ = M(q) a + h(q, v)`` with gravity ``-9.81 z``;
 * ``mass``: the joint-space inertia matrix (CRBA);
 * ``fd``: forward dynamics ``a = M⁻¹(τ − h)`` (each library's own function; spatialjax's
-  ``multibody.forward_dynamics`` where the checkout has it, else composed from
-  ``mass_matrix`` and ``rnea``);
+  ``multibody.forward_dynamics`` (ABA) where the checkout has it, else composed from
+  ``mass_matrix`` and ``rnea``); ``fd_crba``: spatialjax's
+  ``forward_dynamics(method="crba")`` (Cholesky of the mass matrix), spatialjax only;
 * ``jac``: the end-effector frame's Jacobian, world-aligned axes at the frame origin
   (Pinocchio's ``LOCAL_WORLD_ALIGNED``, rows ``[v; ω]``).
 
@@ -58,7 +59,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-OPS = ("fk", "rnea", "mass", "fd", "jac")
+OPS = ("fk", "rnea", "mass", "fd", "fd_crba", "jac")  # fd_crba: spatialjax only
 PEERS = ("spatialjax", "frax", "jaxsim", "adam", "mjx", "pinocchio")  # also: spatialjax-levels
 # frax's README (scripts/setup_cpu_env.sh) for CPU: one thread, no multithreaded Eigen
 FRAX_XLA_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
@@ -139,6 +140,7 @@ def pin_reference(spec, Q, V, A, T) -> dict:
         M = pin.crba(pm, pd, q).copy()
         ref["mass"].append(np.triu(M) + np.triu(M, 1).T)
         ref["fd"].append(pin.aba(pm, pd, q, v, t).copy())
+        ref["fd_crba"].append(ref["fd"][-1])
         ref["jac"].append(pin.computeFrameJacobian(pm, pd, q, fid, lwa).copy())
     return {k: np.stack(v) for k, v in ref.items()}
 
@@ -324,6 +326,11 @@ def main(argv=None) -> int:
     p.add_argument("--name", default="dynamics_peers_cpu")
     p.add_argument("--work-dir", default="", help="where the URDFs and spec files go")
     p.add_argument("--overwrite", action="store_true")
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="re-run only --peers and replace their entries in the existing results",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.min_time, args.max_repeats = 0.02, 20
@@ -332,7 +339,10 @@ def main(argv=None) -> int:
     robots, peers, ops = args.robots.split(","), args.peers.split(","), args.ops.split(",")
     out_dir = Path(args.out_dir)
     stem = out_dir / (args.name + ("_quick" if args.quick else ""))
-    if stem.with_suffix(".json").exists() and not args.overwrite:
+    previous = None
+    if args.update:
+        previous = json.loads(stem.with_suffix(".json").read_text())
+    elif stem.with_suffix(".json").exists() and not args.overwrite:
         raise SystemExit(f"{stem}.json exists; pass --overwrite to replace it")
     work = Path(args.work_dir or tempfile.mkdtemp(prefix="bench_dynamics_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -390,6 +400,20 @@ def main(argv=None) -> int:
                 print(f"  {peer}: {res['error']}", flush=True)
             results.append(res)
     total = time.perf_counter() - t_start
+    if previous is not None:  # keep the other peers' entries, in their order
+        fresh = {(r["peer"], r["robot"]): r for r in results}
+        kept = [r for r in previous["results"] if (r["peer"], r["robot"]) not in fresh]
+        results = kept + results
+        peers = list(dict.fromkeys([r["peer"] for r in previous["results"]] + peers))
+        robots = list(dict.fromkeys([r["robot"] for r in previous["results"]] + robots))
+        updates = previous["meta"].get("updates", []) + [
+            dict(
+                peers=args.peers,
+                date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                total_s=total,
+            )
+        ]
+        total += previous["meta"]["total_s"]
     meta = dict(
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores "
@@ -404,6 +428,8 @@ def main(argv=None) -> int:
         total_s=total,
         args=vars(args),
     )
+    if previous is not None:
+        meta["updates"] = updates
     out_dir.mkdir(parents=True, exist_ok=True)
     doc = dict(meta=meta, results=results)
     stem.with_suffix(".json").write_text(json.dumps(doc, indent=1))

@@ -1,6 +1,9 @@
 """spatialjax.multibody in the project's own venv (run by ``bench_dynamics.py``; see ``_common``).
 
-Forward dynamics is ``multibody.forward_dynamics`` where the checkout has it, else
+The URDFs' joint damping (and armature), which the checkout's ``Model`` reads, is
+zeroed: Pinocchio's ``aba`` and the peers leave it out. Forward dynamics is
+``multibody.forward_dynamics`` (ABA; ``fd_crba``: its
+``method="crba"``) where the checkout has it, else
 ``M⁻¹(τ − h)`` composed from ``mass_matrix`` and ``rnea`` (Cholesky). The frame
 Jacobian is ``multibody.frame_jacobian(..., reference="local_world_aligned")``
 where the checkout has it, else ``jax.jacfwd`` of ``forward_kinematics`` +
@@ -10,6 +13,7 @@ other joints ``q + ε``), the world-aligned ``[v; ω]`` of the frame.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -33,6 +37,12 @@ class Peer:
         self.model = model = mb.Model.from_urdf(
             spec["urdf"], floating_base=spec["floating"], dtype="float64"
         )
+        if hasattr(model, "damping"):  # the URDFs' joint damping: Pinocchio's aba has none
+            model = self.model = dataclasses.replace(
+                model,
+                damping=jnp.zeros_like(model.damping),
+                armature=jnp.zeros_like(model.armature),
+            )
         if model.nv != spec["nv"]:
             raise ValueError(f"nv {model.nv} != Pinocchio's {spec['nv']}")
         self.versions = dict(spatialjax=spatialjax.__version__, method=self.method)
@@ -57,7 +67,10 @@ class Peer:
             def fd(q, v, a, tau):
                 return mb.forward_dynamics(model, q, v, tau)
 
-            self.notes.append("fd: multibody.forward_dynamics (ABA)")
+            def fd_crba(q, v, a, tau):
+                return mb.forward_dynamics(model, q, v, tau, method="crba")
+
+            self.notes.append("fd: multibody.forward_dynamics (ABA); fd_crba: method='crba'")
         else:
 
             def fd(q, v, a, tau):
@@ -79,6 +92,8 @@ class Peer:
             jac = _world_aligned_jacobian(model, frame, method)
             self.notes.append("jac: from forward_kinematics poses and the joint axes (no API yet)")
         self.ops = dict(fk=fk, rnea=rnea, mass=mass, fd=fd, jac=jac)
+        if hasattr(mb, "forward_dynamics"):
+            self.ops["fd_crba"] = fd_crba
         # spatialjax is batched natively (leading batch axes): no vmap at batch > 1
         solve = jax.vmap(lambda M, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(M), b))
 
@@ -90,6 +105,8 @@ class Peer:
             return solve(M, tau - h)
 
         self.batched_ops = dict(fk=fk, rnea=rnea, mass=mass, fd=fd_batched, jac=jac)
+        if hasattr(mb, "forward_dynamics"):
+            self.batched_ops["fd_crba"] = fd_crba
 
     def inputs(self, Q, V, A, T):
         m = self.model
@@ -106,7 +123,7 @@ class Peer:
             H[:, :3, 3] = np.asarray(fp.r[:, self.frame])
             H[:, 3, 3] = 1.0
             return H
-        if name in ("rnea", "fd"):
+        if name in ("rnea", "fd", "fd_crba"):
             return out[:, p]
         if name == "mass":
             return out[:, p][:, :, p]
