@@ -157,7 +157,7 @@ def rel_error(out, ref) -> float:
 def peer_command(peer: str, venvs: Path) -> tuple[list[str], dict, str | None]:
     """``(argv, extra env, reason it cannot run)`` of a peer's subprocess."""
     env = {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "1"}
-    if peer in ("spatialjax", "spatialjax-levels", "pinocchio"):
+    if peer.startswith("spatialjax") or peer == "pinocchio":
         py = sys.executable
         script = "pinocchio_peer.py" if peer == "pinocchio" else "spatialjax_peer.py"
         env["PYTHONPATH"] = str(ROOT)
@@ -176,8 +176,8 @@ def run_peer(peer, robot, base_spec, work, venvs, timeout) -> dict:
     if reason:
         return dict(peer=peer, robot=robot, error=reason)
     spec = dict(base_spec, peer=peer)
-    if peer == "spatialjax-levels":
-        spec["method"] = "levels"
+    if peer.startswith("spatialjax-"):  # spatialjax-levels, spatialjax-loop: other sweeps
+        spec["method"] = peer.split("-", 1)[1]
     if peer.startswith("spatialjax"):
         spec["budget_s"] = float("inf")
     spec["out"] = str(work / f"{robot}_{peer}.json")
@@ -406,6 +406,7 @@ def main(argv=None) -> int:
         results = kept + results
         peers = list(dict.fromkeys([r["peer"] for r in previous["results"]] + peers))
         robots = list(dict.fromkeys([r["robot"] for r in previous["results"]] + robots))
+        batches = sorted(set(previous["meta"]["batches"]) | set(batches))
         updates = previous["meta"].get("updates", []) + [
             dict(
                 peers=args.peers,
