@@ -331,6 +331,11 @@ def main(argv=None) -> int:
         action="store_true",
         help="re-run only --peers and replace their entries in the existing results",
     )
+    p.add_argument(
+        "--from-json",
+        default="",
+        help="with --update: take the new entries from this results file instead of running",
+    )
     args = p.parse_args(argv)
     if args.quick:
         args.min_time, args.max_repeats = 0.02, 20
@@ -356,6 +361,9 @@ def main(argv=None) -> int:
         flush=True,
     )
     results, t_start = [], time.perf_counter()
+    if args.from_json:
+        results = json.loads(Path(args.from_json).read_text())["results"]
+        robots = []  # nothing to run
     for k, robot in enumerate(robots):
         info = ROBOTS[robot]
         urdf = strip_urdf(robots_dir() / info["file"], work / f"{robot}.urdf", info["fixed"])
@@ -406,6 +414,7 @@ def main(argv=None) -> int:
         results = kept + results
         peers = list(dict.fromkeys([r["peer"] for r in previous["results"]] + peers))
         robots = list(dict.fromkeys([r["robot"] for r in previous["results"]] + robots))
+        robots += [r["robot"] for r in results if r["robot"] not in robots]
         batches = sorted(set(previous["meta"]["batches"]) | set(batches))
         updates = previous["meta"].get("updates", []) + [
             dict(
