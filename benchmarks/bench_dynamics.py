@@ -202,7 +202,9 @@ def run_peer(peer, robot, base_spec, work, venvs, timeout) -> dict:
     if proc is None:
         res.setdefault("error", f"process killed after {timeout} s (time cap)")
     elif proc.returncode != 0 and "rows" not in res:
-        res["error"] = f"exit {proc.returncode}: " + proc.stderr.strip()[-600:]
+        res["error"] = f"exit {proc.returncode}: " + (
+            proc.stderr.strip()[-600:] or "killed, no output (see the README)"
+        )
     if proc is not None:
         sys.stdout.write(proc.stdout)
         if proc.returncode != 0 or "error" in res:
@@ -242,6 +244,8 @@ def table(results, peers, robots, ops, batches) -> str:
                     )
                     if row is None:
                         cells.append("-")
+                    elif row.get("first_call_s"):
+                        cells.append(f"skipped (1st call {fmt_time(row['first_call_s'])})")
                     elif row.get("status") != "ok":
                         cells.append(row["status"].split(":")[0])
                     else:
@@ -413,6 +417,7 @@ def main(argv=None) -> int:
         kept = [r for r in previous["results"] if (r["peer"], r["robot"]) not in fresh]
         results = kept + results
         peers = list(dict.fromkeys([r["peer"] for r in previous["results"]] + peers))
+        peers = [p for p in PEERS if p in peers] + [p for p in peers if p not in PEERS]
         robots = list(dict.fromkeys([r["robot"] for r in previous["results"]] + robots))
         robots += [r["robot"] for r in results if r["robot"] not in robots]
         batches = sorted(set(previous["meta"]["batches"]) | set(batches))
