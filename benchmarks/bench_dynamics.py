@@ -281,7 +281,8 @@ def plot(results, peers, robots, ops, path):
                     n = np.array([x["batch"] for x in rows], float)
                     t = np.array([x["run_s"] for x in rows]) / n
                     style = "-o" if peer.startswith("spatialjax") else "--."
-                    ax.loglog(n, t * 1e6, style, label=peer, ms=4)
+                    color = f"C{peers.index(peer)}"  # the same colour in every panel
+                    ax.loglog(n, t * 1e6, style, label=peer, ms=4, color=color)
                 pc = by.get((peer, robot), {}).get("per_call_s", {}).get(op)
                 if pc:
                     ax.axhline(pc * 1e6, color="grey", lw=0.8, ls=":", label="Pinocchio per call")
