@@ -167,9 +167,10 @@ def _jacobi_diagonal(A, sweeps):
     Absolute error ``O(eps ‖A‖)``, as LAPACK's.
 
     The sweeps run in a ``fori_loop`` whose body (one sweep, its rotations
-    unrolled) is traced and compiled once: unrolling all sweeps made XLA emit
-    about 30 kernels per sweep and took 4 s to compile for every new batch
-    shape (0.6 s as a loop), with the same arithmetic in the same order.
+    unrolled) is traced and compiled once: unrolling all sweeps makes XLA emit
+    many kernels per sweep and compile several times longer for every new
+    batch shape, with the same arithmetic in the same order (the figures are in
+    ``benchmarks/README.md``).
     """
     n = A.shape[-1]
     keys = [(i, j) for i in range(n) for j in range(i, n)]

@@ -54,7 +54,7 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   ``principal_moments_before``/``_after`` and ``second_moments_before``/``_after``
   (kg m², about the CoM), ``relative_change``.
 * ``channels``: per joint ``std``, ``resolution``, ``signal``, ``scale``
-  (measured on predicted torque slope), ``rms_ratio``, ``scale_flagged``,
+  (the scale of the measured against the predicted torque), ``rms_ratio``, ``scale_flagged``,
   ``excluded``, ``reason``.
 * ``gamma`` (the log-det weight used), ``noise_std`` (per joint ``σ̂_j``),
   ``correlation_time`` (``τ_j`` in samples), ``effective_samples``
