@@ -183,3 +183,21 @@ def test_lock_beyond_the_joints_limits_is_refused(toy_csv, capsys):
     )
     assert status == 2
     assert "--lock panda_finger_joint1=1e+06: outside the joint's limits [0, 0.04]" in err
+
+
+def test_gap_in_the_held_out_part_is_named_at_the_logs_index(toy_csv, tmp_path, capsys):
+    """Regression: a gap was blamed on --holdout, at its index inside the held-out part."""
+    log = ident.load_log(toy_csv[0])
+    k = int(0.9 * log.n_samples)  # inside the last 20 %
+    t = log.t.copy()
+    t[k:] += 0.5  # half a second missing
+    path = tmp_path / "gap.npz"
+    dataclasses.replace(log, t=t).save(path)
+    status, out, err = _run(capsys, [TOY, path, "--lowpass", "20", "--no-cache"])
+    assert status == 2 and str(path) in err and "--holdout" not in err
+    assert f"sample {k} (t = " in err and "column 't'" in err and "--max-gap" in err
+
+
+def test_holdout_leaving_one_training_sample(toy_csv, capsys):
+    status, out, err = _run(capsys, [TOY, toy_csv[0], "--holdout", "0.9999", "--no-cache"])
+    assert status == 2 and "--holdout 0.9999: 0.9999 leaves 1 training samples" in err

@@ -532,7 +532,7 @@ def _argument_error(e, args) -> Exception:
     """An ``IdentifyError`` of the library as an error naming the option or the file."""
     arg = e.argument
     if arg == "log":
-        return InputError(f"{args.log}: {e.detail}")
+        return InputError(f"{args.log}: {e.detail.replace('larger max_gap', 'larger --max-gap')}")
     if arg.startswith("validate["):
         k = int(arg[len("validate[") : -1])
         return InputError(f"--validate {args.validate[k]}: {e.detail}")

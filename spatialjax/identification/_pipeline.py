@@ -267,8 +267,8 @@ def _sampling(log: RobotLog, rate, max_gap, argument: str):
 
     try:
         new, rep = resample_log(log, rate=rate, max_gap=max_gap)
-    except LogError as e:
-        raise IdentifyError(argument, str(e)) from None
+    except LogError as e:  # the log is the argument: its message without the "RobotLog" source
+        raise IdentifyError(argument, str(e).removeprefix(f"{e.source}: ")) from None
     except (TypeError, ValueError) as e:
         head, _, rest = str(e).partition(":")
         if head.strip() in ("rate", "max_gap"):
