@@ -38,14 +38,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-from .identify import InputError, UsageError, _jsonable, _lock, _positive, _put, _same, _tmp_beside
+from .identify import (
+    InputError,
+    UsageError,
+    _jsonable,
+    _lock,
+    _number,
+    _positive,
+    _put,
+    _same,
+    _tmp_beside,
+)
 
 __all__ = ["add_arguments", "run"]
 
@@ -79,17 +88,12 @@ def _margin(text: str) -> float:
 _margin.__name__ = "--margin"
 
 
-def _number(text: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return x
+def _duration(text: str) -> float:
+    """A finite number (its sign is checked by ``design_excitation``, naming ``--duration``)."""
+    return _number(text, "--duration")
 
 
-_number.__name__ = "--duration"
+_duration.__name__ = "--duration"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "that cannot be written (nothing is written then)"
     )
     parser.add_argument("model", metavar="MODEL", help="the robot (URDF with <limit> elements)")
-    parser.add_argument("--duration", metavar="S", type=_number, required=True,
+    parser.add_argument("--duration", metavar="S", type=_duration, required=True,
                         help="length of the trajectory in s (> 0)")  # fmt: skip
     parser.add_argument("--harmonics", metavar="H", type=_count("--harmonics", 1), default=5,
                         help="harmonics of the Fourier series (default %(default)s)")  # fmt: skip
