@@ -84,10 +84,11 @@ class Peer:
         if hasattr(mb, "frame_jacobian"):
             name = spec["ee_frame"]
 
-            def jac(q, v, a, tau):
-                return mb.frame_jacobian(model, q, name, reference="local_world_aligned")
+            def jac(q, v, a, tau):  # spatialjax rows [ω; v] to the comparison's [v; ω]
+                J = mb.frame_jacobian(model, q, name, reference="local_world_aligned")
+                return jnp.concatenate([J[..., 3:, :], J[..., :3, :]], axis=-2)
 
-            self.notes.append("jac: multibody.frame_jacobian")
+            self.notes.append("jac: multibody.frame_jacobian (rows swapped to [v; ω])")
         else:
             jac = _world_aligned_jacobian(model, frame, method)
             self.notes.append("jac: from forward_kinematics poses and the joint axes (no API yet)")
