@@ -29,6 +29,7 @@ from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
+from ..multibody.friction import FRICTION_KINDS
 from ._inputs import check_gamma, first_bad
 from ._program import cpu_program
 from ._robot_result import RobotFitResult
@@ -40,7 +41,6 @@ NU_BODY = 4.0  # barrier parameter of −log det on 4×4 matrices
 MU_DECREASE = 10.0
 LINE_SEARCH_STEPS = 40
 MAX_ITERS = 300
-FRICTION_KINDS = ("viscous", "coulomb", "offset")  # as multibody.FRICTION_KINDS
 
 
 def _as_friction_model(friction):
