@@ -188,6 +188,44 @@ def test_jacfwd_velocity_and_torque_derivatives_floating_base():
     assert _rel(da_dt[np.ix_(perm, perm)], np.asarray(ref[2])) <= 1e-9
 
 
+@functools.partial(jax.jit, static_argnames="which")
+def _tangent_jacobian(model, q, v, x, which):
+    """``∂f/∂δ`` at ``δ = 0`` of ``f(q ⊕ δ)``: the configuration derivative on the manifold,
+    the tangent Pinocchio's ``ddq_dq``/``dtau_dq`` use (``q ⊕ δ = integrate(q, δ)``)."""
+
+    def f(d):
+        qd = mb.integrate(model, q, d, 1.0)
+        if which == "aba":
+            return mb.forward_dynamics(model, qd, v, x)
+        return mb.rnea(model, qd, v, x)
+
+    return jax.jacfwd(f)(jnp.zeros_like(v))
+
+
+@pytest.mark.parametrize("name", ["solo12", pytest.param("talos_reduced", marks=pytest.mark.slow)])
+def test_configuration_derivatives_floating_base(name):
+    """``∂a/∂q`` against ``computeABADerivatives`` and ``∂τ/∂q`` against
+    ``computeRNEADerivatives`` on a floating base, the free flyer's tangent taken through
+    :func:`integrate` (Pinocchio's ``q ⊕ δ`` with the body twist) and its ``[ω; v]``
+    rows and columns permuted to Pinocchio's ``[v; ω]``."""
+    model, pm = _pin_robot(name)
+    pd = pm.createData()
+    q, v, tau = (np.asarray(x[0]) for x in _random_states(model, 1, np.random.default_rng(10)))
+    perm = model.v_permutation()
+    qp = np.asarray(model.q_to_pinocchio(q))
+    da_dq = np.asarray(_tangent_jacobian(model, q, v, tau, "aba"))
+    ref = pin.computeABADerivatives(pm, pd, qp, v[perm], tau[perm])
+    err = _rel(da_dq[np.ix_(perm, perm)], np.asarray(ref[0]))
+    _note(f"jacfwd aba ddq_dq floating [{name}]", err)
+    assert err <= 1e-9, err
+    a = np.asarray(pd.ddq)[np.argsort(perm)]
+    dtau_dq = np.asarray(_tangent_jacobian(model, q, v, a, "rnea"))
+    ref = pin.computeRNEADerivatives(pm, pd, qp, v[perm], a[perm])
+    err = _rel(dtau_dq[np.ix_(perm, perm)], np.asarray(ref[0]))
+    _note(f"jacfwd rnea dtau_dq floating [{name}]", err)
+    assert err <= 1e-10, err
+
+
 def test_finite_gradients_at_zero_and_with_massless_links():
     """At ``q = v = 0`` and on a chain whose middle links are massless (the leaf keeps mass, so
     ``M`` stays regular), gradients through both methods and through the inertias are finite
