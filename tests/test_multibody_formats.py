@@ -360,3 +360,18 @@ def test_each_loader_parses_its_file_once(load, path, monkeypatch):
     model = load(path)
     assert len(made) == 1
     assert model.nbodies > 0
+
+
+def test_urdf_root_link_named_world_takes_a_floating_base(tmp_path):
+    """A URDF link called "world" is a link (UR, xArm descriptions), not SDF's world frame."""
+    p = tmp_path / "w.urdf"
+    p.write_text(
+        '<robot name="r"><link name="world"/>\n<link name="a"><inertial><mass value="2"/>'
+        '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>\n'
+        '<joint name="j" type="revolute"><parent link="world"/><child link="a"/>'
+        '<origin xyz="0 0 1"/></joint></robot>'
+    )
+    model = mb.Model.from_urdf(p, floating_base=True, dtype="float64")
+    assert model.joint_types == ("free_flyer", "revolute")
+    assert model.body_names == ("world", "a")
+    assert float(model.inertia.params[1, 0]) == 2.0

@@ -23,7 +23,7 @@ import dataclasses
 
 import numpy as np
 
-from ._common import LinkInertial, ModelInertials
+from ._common import LinkInertial, ModelFileError, ModelInertials
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -113,7 +113,7 @@ class ModelDescription:
         their joint names (URDF, SDF, as urdfdom's joint map and Pinocchio),
         not in document order (MJCF).
       frames: the named frames other than the links.
-      root: the root link, or ``"world"`` when joints attach links to the world.
+      root: the root link, or ``"world"`` (no link) when joints attach links to the world.
     """
 
     path: str
@@ -128,8 +128,26 @@ class ModelDescription:
     siblings_by_name: bool = True
 
 
-def unreached(root: str, joints, links) -> list[str]:
-    """The links of ``links`` that no chain of ``joints`` connects to ``root``, in order."""
+def parent_joints(path, joints, child_field: str) -> dict:
+    """``{child link: joint}``; a :class:`ModelFileError` for a link with two parent joints."""
+    parent_joint = {}
+    for j in joints:
+        if j.child in parent_joint:
+            other = parent_joint[j.child]
+            raise ModelFileError(
+                path,
+                f"link {j.child!r} is the child of two joints, {other.name!r} (line "
+                f"{other.line}) and {j.name!r}: the joints form a kinematic loop, which a "
+                "tree model cannot represent",
+                line=j.line,
+                field=f"joint[{j.name}]/{child_field}",
+            )
+        parent_joint[j.child] = j
+    return parent_joint
+
+
+def check_connected(path, root: str, joints, link_line: dict, what: str) -> None:
+    """Raise for the links (``{name: line}``) that no chain of ``joints`` hangs from ``root``."""
     children: dict[str, list[str]] = {}
     for j in joints:
         children.setdefault(j.parent, []).append(j.child)
@@ -139,4 +157,11 @@ def unreached(root: str, joints, links) -> list[str]:
             if c not in seen:
                 seen.add(c)
                 stack.append(c)
-    return [n for n in links if n not in seen]
+    lost = [n for n in link_line if n not in seen]
+    if lost:
+        raise ModelFileError(
+            path,
+            f"links {', '.join(map(repr, lost))} are not connected to the {what} {root!r}: "
+            "their joints form a loop",
+            line=link_line[lost[0]],
+        )

@@ -87,6 +87,8 @@ from ._common import (
     ModelFileError,
     ModelInertials,
     format_number,
+    joint_axis,
+    joint_value,
     make_link,
     matrix_to_quat_wxyz,
     new_values_in_frame,
@@ -328,10 +330,7 @@ def _joint_dynamics(attrs, jtype, name, ctx, degree, autolimits):
                         ("frictionloss", "friction")):  # fmt: skip
         if attr in attrs:
             fctx = ctx.at(field=f"joint[{name}]/{attr}")
-            (x,) = parse_numbers(attrs[attr], fctx, 1)
-            if not math.isfinite(x) or x < 0:
-                raise fctx.error(f"joint {name!r}: {attr}={x} (expected a finite value >= 0)")
-            out[field] = float(x)
+            out[field] = joint_value(attrs[attr], fctx, name, f"{attr}=", signed=False)
     limited = attrs.get("limited", "auto").strip()
     if limited not in ("true", "false", "auto"):
         raise ctx.at(field=f"joint[{name}]/limited").error(
@@ -431,12 +430,7 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
             if "pos" in attrs:
                 pos = parse_numbers(attrs["pos"], ctx.at(field=f"joint[{name}]/pos"), 3)
             if "axis" in attrs:
-                actx = ctx.at(field=f"joint[{name}]/axis")
-                axis = parse_numbers(attrs["axis"], actx, 3)
-                norm = float(np.linalg.norm(axis))
-                if norm == 0.0:
-                    raise actx.error(f"joint {name!r} has a zero axis")
-                axis = axis / norm
+                axis = joint_axis(attrs["axis"], ctx.at(field=f"joint[{name}]/axis"), name)
         dyn = {} if jtype == "free" else _joint_dynamics(attrs, jtype, name, ctx, degree, autolim)
         rec = (name, jtype, pos, axis, jel, jel.line, dyn)
         joints[name] = rec
@@ -511,20 +505,10 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
             joint = JointDescription(rec[0], "free_flyer", parent, name, I3, z3, z3, I3, z3, {},
                                      rec[5])  # fmt: skip
         else:
-            jname, jtype, jpos, axis = rec[:4]
-            joint = JointDescription(
-                jname,
-                "revolute" if jtype == "hinge" else "prismatic",
-                parent,
-                name,
-                R_b,
-                p_b + R_b @ jpos,
-                axis,
-                I3,
-                -jpos,
-                rec[6],
-                rec[5],
-            )
+            jname, jtype, jpos, axis, _, line, dyn = rec
+            jtype = "revolute" if jtype == "hinge" else "prismatic"
+            joint = JointDescription(jname, jtype, parent, name, R_b, p_b + R_b @ jpos, axis,
+                                     I3, -jpos, dyn, line)  # fmt: skip
         tree.append(joint)
         inertial = el.find("inertial")
         if inertial is not None:

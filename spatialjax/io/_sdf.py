@@ -72,8 +72,6 @@ The tree of one ``<model>`` (``tree=True``, for
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._common import (
@@ -82,6 +80,8 @@ from ._common import (
     ModelInertials,
     check_unique_names,
     format_number,
+    joint_axis,
+    joint_value,
     make_link,
     new_values_in_frame,
     parse_numbers,
@@ -95,7 +95,8 @@ from ._description import (
     JointDescription,
     LinkDescription,
     ModelDescription,
-    unreached,
+    check_connected,
+    parent_joints,
 )
 from ._xml import XNode, insert_child_edit, text_edit
 
@@ -336,14 +337,11 @@ def _joint_dynamics(ax, name, ctx):
             if el is None:
                 continue
             ectx = ctx.at(el, f"joint[{name}]/axis/{tag}/{elname}")
-            (x,) = parse_numbers(el.text or "", ectx, 1)
-            if field in ("velocity_limit", "effort_limit") and x < 0:
-                continue  # -1: no limit
-            signed = field in ("lower", "upper")
-            if not math.isfinite(x) or (not signed and x < 0):
-                want = "a finite value" if signed else "a finite value >= 0"
-                raise ectx.error(f"joint {name!r}: <{elname}>{x} (expected {want})")
-            out[field] = float(x)
+            limit = field in ("velocity_limit", "effort_limit")
+            signed = limit or field in ("lower", "upper")
+            x = joint_value(el.text or "", ectx, name, f"<{elname}>", signed)
+            if not (limit and x < 0):  # -1: no limit
+                out[field] = x
     return out
 
 
@@ -484,11 +482,7 @@ def _read_tree(root, path, data, models, model_name) -> ModelDescription:
         if xyz is not None:
             field = f"joint[{name}]/axis/xyz"
             actx = Ctx(path, xyz.line, None, field)
-            axis = parse_numbers(xyz.text, actx, 3)
-            norm = float(np.linalg.norm(axis))
-            if jtype != "fixed" and norm == 0.0:
-                raise actx.error(f"joint {name!r} has a zero axis")
-            axis = axis / norm if norm > 0 else axis
+            axis = joint_axis(xyz.text, actx, name, fixed=jtype == "fixed")
             if axis_in is not None and axis_in != name:
                 R_in = resolve(axis_in, actx.at(field=field + "/expressed_in"))[0]
                 axis = resolved[name][0].T @ (R_in @ axis)
@@ -498,19 +492,7 @@ def _read_tree(root, path, data, models, model_name) -> ModelDescription:
         tree.append(JointDescription(name, jtype, parent, child, R_pj, p_pj, axis, R_jc, p_jc,
                                      dyn, line))  # fmt: skip
 
-    parent_joint = {}
-    for j in tree:
-        if j.child in parent_joint:
-            other = parent_joint[j.child]
-            raise ModelFileError(
-                path,
-                f"link {j.child!r} is the child of two joints, {other.name!r} (line "
-                f"{other.line}) and {j.name!r}: the joints form a kinematic loop, which a "
-                "tree model cannot represent",
-                line=j.line,
-                field=f"joint[{j.name}]/child",
-            )
-        parent_joint[j.child] = j
+    parent_joint = parent_joints(path, tree, "child")
     roots = [n for n in links if n not in parent_joint]
     if any(j.parent == "world" for j in tree):
         roots = ["world", *roots]
@@ -530,14 +512,7 @@ def _read_tree(root, path, data, models, model_name) -> ModelDescription:
             )
         raise ModelFileError(path, problem, line=model.line)
     root_link = roots[0]
-    lost = unreached(root_link, tree, links)
-    if lost:
-        raise ModelFileError(
-            path,
-            f"links {', '.join(map(repr, lost))} are not connected to the root "
-            f"{root_link!r}: their joints form a loop",
-            line=frames[lost[0]][1].line,
-        )
+    check_connected(path, root_link, tree, {n: frames[n][1].line for n in links}, "root")
 
     # <frame> elements: attached (through frames and joints) to a link, or to the model frame
     # (taken as rigid with the root link); placed by their resolved pose relative to that link

@@ -46,8 +46,6 @@ elements are ignored.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ._common import (
@@ -55,6 +53,8 @@ from ._common import (
     ModelFileError,
     ModelInertials,
     check_unique_names,
+    joint_axis,
+    joint_value,
     make_link,
     new_values_in_frame,
     parse_numbers,
@@ -62,7 +62,13 @@ from ._common import (
     sym3,
     vector_text,
 )
-from ._description import JointDescription, LinkDescription, ModelDescription, unreached
+from ._description import (
+    JointDescription,
+    LinkDescription,
+    ModelDescription,
+    check_connected,
+    parent_joints,
+)
 from ._xml import XNode, attr_insert_edit, attr_value_edit, insert_child_edit
 
 _INERTIA_ATTRS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
@@ -95,26 +101,21 @@ def _read_inertials(root: XNode, path, data: bytes) -> ModelInertials:
     return ModelInertials(str(path), "urdf", tuple(links), (), data)
 
 
+def _origin(origin: XNode | None, ctx: Ctx, field: str):
+    """``(R, xyz)`` of an ``<origin xyz rpy>`` (each zero when absent); errors name ``field``."""
+    xyz, rpy = np.zeros(3), np.zeros(3)
+    if origin is not None and origin.attrib.get("xyz") is not None:
+        xyz = parse_numbers(origin.attrib["xyz"], ctx.at(origin, f"{field}/xyz"), 3)
+    if origin is not None and origin.attrib.get("rpy") is not None:
+        rpy = parse_numbers(origin.attrib["rpy"], ctx.at(origin, f"{field}/rpy"), 3)
+    return rpy_to_matrix(rpy), xyz
+
+
 def _read_inertial(path, data, name, inertial: XNode):
     ctx = Ctx(path, inertial.line, name)
     origin = inertial.find("origin")
-    if origin is not None:
-        xyz_text = origin.attrib.get("xyz")
-        rpy_text = origin.attrib.get("rpy")
-        oc = ctx.at(origin)
-        xyz = (
-            parse_numbers(xyz_text, oc.at(field="inertial/origin/xyz"), 3)
-            if xyz_text is not None
-            else np.zeros(3)
-        )
-        rpy = (
-            parse_numbers(rpy_text, oc.at(field="inertial/origin/rpy"), 3)
-            if rpy_text is not None
-            else np.zeros(3)
-        )
-    else:
-        xyz_text, xyz, rpy = None, np.zeros(3), np.zeros(3)
-    R = rpy_to_matrix(rpy)
+    xyz_text = origin.attrib.get("xyz") if origin is not None else None
+    R, xyz = _origin(origin, ctx, "inertial/origin")
 
     mass_el = inertial.find("mass")
     if mass_el is None:
@@ -182,12 +183,8 @@ def _read_joint_dynamics(el, name, jctx):
         for attr, field in attrs.items():
             if sub.attrib.get(attr) is not None:
                 ctx = jctx.at(sub, f"joint[{name}]/{tag}/{attr}")
-                (x,) = parse_numbers(sub.attrib[attr], ctx, 1)
                 signed = attr in ("lower", "upper")
-                if not math.isfinite(x) or (not signed and x < 0):
-                    want = "a finite value" if signed else "a finite value >= 0"
-                    raise ctx.error(f"joint {name!r}: {tag} {attr}={x} (expected {want})")
-                out[field] = float(x)
+                out[field] = joint_value(sub.attrib[attr], ctx, name, f"{tag} {attr}=", signed)
     if "lower" in out and "upper" in out and out["lower"] > out["upper"]:
         raise jctx.at(el.find("limit"), f"joint[{name}]/limit").error(
             f"joint {name!r}: limit lower {out['lower']} > upper {out['upper']}"
@@ -219,39 +216,15 @@ def _read_joint(el: XNode, path) -> JointDescription:
                 f"joint {name!r} has no <{role} link=...>"
             )
         ends[role] = link
-    origin = el.find("origin")
-    xyz, rpy = np.zeros(3), np.zeros(3)
-    if origin is not None:
-        if origin.attrib.get("xyz") is not None:
-            xyz = parse_numbers(
-                origin.attrib["xyz"], jctx.at(origin, f"joint[{name}]/origin/xyz"), 3
-            )
-        if origin.attrib.get("rpy") is not None:
-            rpy = parse_numbers(
-                origin.attrib["rpy"], jctx.at(origin, f"joint[{name}]/origin/rpy"), 3
-            )
+    R, xyz = _origin(el.find("origin"), jctx, f"joint[{name}]/origin")
     axis = np.array([1.0, 0.0, 0.0])
     ax = el.find("axis")
     if ax is not None and ax.attrib.get("xyz") is not None:
         actx = jctx.at(ax, f"joint[{name}]/axis/xyz")
-        axis = parse_numbers(ax.attrib["xyz"], actx, 3)
-        norm = float(np.linalg.norm(axis))
-        if jtype != "fixed" and norm == 0.0:
-            raise actx.error(f"joint {name!r} has a zero axis")
-        axis = axis / norm if norm > 0 else axis
-    return JointDescription(
-        name=name,
-        type=jtype,
-        parent=ends["parent"],
-        child=ends["child"],
-        rotation=rpy_to_matrix(rpy),
-        translation=xyz,
-        axis=axis,
-        child_rotation=np.eye(3),
-        child_translation=np.zeros(3),
-        dynamics=_read_joint_dynamics(el, name, jctx),
-        line=el.line,
-    )
+        axis = joint_axis(ax.attrib["xyz"], actx, name, fixed=jtype == "fixed")
+    dyn = _read_joint_dynamics(el, name, jctx)
+    return JointDescription(name, jtype, ends["parent"], ends["child"], R, xyz, axis,
+                            np.eye(3), np.zeros(3), dyn, el.line)  # fmt: skip
 
 
 def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
@@ -273,7 +246,6 @@ def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
     inertials = {lk.name: lk for lk in _read_inertials(root, path, data).links}
 
     joints = [_read_joint(el, path) for el in root.findall("joint")]
-    parent_joint = {}
     for j in joints:
         for role in ("parent", "child"):
             link = getattr(j, role)
@@ -285,18 +257,7 @@ def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
                     line=j.line,
                     field=f"joint[{j.name}]/{role}/link",
                 )
-        if j.child in parent_joint:
-            other = parent_joint[j.child]
-            raise ModelFileError(
-                path,
-                f"link {j.child!r} is the child of two joints, {other.name!r} (line "
-                f"{other.line}) and {j.name!r}: the joints form a kinematic loop, which a "
-                "tree model cannot represent",
-                line=j.line,
-                field=f"joint[{j.name}]/child/link",
-            )
-        parent_joint[j.child] = j
-
+    parent_joint = parent_joints(path, joints, "child/link")
     roots = [n for n in link_line if n not in parent_joint]
     if len(roots) != 1:
         if not roots:
@@ -308,14 +269,7 @@ def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
                 "that is no joint's child"
             )
         raise ModelFileError(path, problem, line=root.line)
-    lost = unreached(roots[0], joints, link_line)
-    if lost:
-        raise ModelFileError(
-            path,
-            f"links {', '.join(map(repr, lost))} are not connected to the root link "
-            f"{roots[0]!r}: their joints form a loop",
-            line=link_line[lost[0]],
-        )
+    check_connected(path, roots[0], joints, link_line, "root link")
     return ModelDescription(
         str(path),
         "urdf",

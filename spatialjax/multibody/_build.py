@@ -34,6 +34,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..io import ModelFileError
+
 #: the error for a description that yields no moving body, per format (URDF: none)
 _NO_MOVABLE = {
     "mjcf": "the model has no movable joint (every body is welded to the world)",
@@ -118,9 +120,7 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
         body (SDF, MJCF).
       TypeError: ``locked_joints`` not a mapping ``{name: value}``.
     """
-    from ..io import ModelFileError
-
-    if desc.root == "world" and floating_base:
+    if floating_base and all(link.name != desc.root for link in desc.links):  # root: the world
         raise ValueError(
             f"floating_base: model {desc.name!r} in {desc.path} is attached to the world by "
             "joints (<parent>world); floating_base=True needs a root link"
