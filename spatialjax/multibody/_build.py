@@ -134,25 +134,17 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
             lst.sort(key=lambda j: j.name.encode("utf-8"))
     I3, z3 = np.eye(3), np.zeros(3)
     attach = {}  # link -> (body, R, p): pose of the link frame in its body's frame
-    parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
-    dyn = []  # per body: {Model joint-dynamics field: value} read from the file
+    bodies = []  # (parent, joint type, joint name, body name, R, p, axis, file's dynamics)
 
-    def add_body(parent, jtype, jname, bname, R, p, axis, dynamics):
-        parents.append(parent)
-        types.append(jtype)
-        jnames.append(jname)
-        bnames.append(bname)
-        PR.append(R)
-        Pp.append(p)
-        axes.append(axis)
-        dyn.append(dynamics)
-        return len(parents) - 1
+    def add_body(*row):
+        bodies.append(row)
+        return len(bodies) - 1
 
-    if floating_base:
-        attach[desc.root] = (add_body(-1, "free_flyer", "root_joint", desc.root, I3, z3, z3, {}),
-                             I3, z3)  # fmt: skip
-    else:  # the root link (or the world) is the world frame
-        attach[desc.root] = (-1, I3, z3)
+    # the root link is the world frame (or the world is), or a free flyer moves it
+    root = (
+        add_body(-1, "free_flyer", "root_joint", desc.root, I3, z3, z3, {}) if floating_base else -1
+    )
+    attach[desc.root] = (root, I3, z3)
 
     def visit(link):
         b, R_bl, p_bl = attach[link]
@@ -166,7 +158,7 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
                 k = add_body(-1, j.type, j.name, j.child, I3, z3, z3, {})
                 attach[j.child] = (k, I3, z3)
             else:  # merged at the locked value (0 for a fixed joint)
-                val = locked.get(j.name, 0.0) if j.name is not None else 0.0
+                val = locked.get(j.name, 0.0)
                 R_q, p_q = I3, z3
                 if j.type == "prismatic":
                     p_q = val * j.axis
@@ -181,7 +173,7 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
             visit(j.child)
 
     visit(desc.root)
-    nb = len(parents)
+    nb = len(bodies)
     if nb == 0 and desc.format in _NO_MOVABLE:
         line = desc.line if desc.format == "sdf" else None
         raise ModelFileError(desc.path, _NO_MOVABLE[desc.format].format(name=desc.name), line=line)
@@ -196,7 +188,9 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
         b, R, p = attach[f.link]
         fnames.append(f.name)
         fattach.append((b, R @ f.rotation, p + R @ f.translation))
-    fields = sorted({k for d in dyn for k in d})
+    parents, types, jnames, bnames, PR, Pp, axes, dyn = (
+        (list(c) for c in zip(*bodies, strict=True)) if bodies else [[]] * 8
+    )
     return dict(
         name=desc.name,
         parents=parents,
@@ -211,5 +205,5 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
         frame_bodies=[a[0] for a in fattach],
         frame_R=[a[1] for a in fattach],
         frame_p=[a[2] for a in fattach],
-        joint_dynamics={f: [d.get(f) for d in dyn] for f in fields},
+        joint_dynamics={f: [d.get(f) for d in dyn] for f in {k for d in dyn for k in d}},
     )
