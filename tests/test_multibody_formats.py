@@ -279,6 +279,10 @@ def test_mjcf_bad_input(tmp_path):
     bad.write_text('<robot name="r"><link name="a"/></robot>')
     with pytest.raises(ModelFileError, match=r"expected an MJCF file \(root element <mujoco>\)"):
         mb.Model.from_mjcf(bad)
+    # two bodies of one name (MuJoCo rejects the file; the tree would be ambiguous)
+    p = _mj(tmp_path, '<joint name="j1"/>\n<body name="a"><joint name="j2"/></body>')
+    with pytest.raises(ModelFileError, match=r"m\.xml:5: link 'a': duplicate body name 'a'"):
+        mb.Model.from_mjcf(p)
 
 
 _SDF_LINKS = '<sdf version="1.9"><model name="m">\n<link name="a"/>\n<link name="b"/>\n'
@@ -330,3 +334,44 @@ def test_sdf_bad_input(tmp_path):
         mb.Model.from_sdf(p, model_name="x")
     m = mb.Model.from_sdf(p, model_name="m")
     assert m.joint_names == ("j",) and m.frame_bodies == (-1, 0)
+
+
+@pytest.mark.parametrize(
+    "load, path",
+    [
+        (lambda p: mb.Model.from_urdf(p, locked_joints={"j2": 0.2}), FIX / "branch.urdf"),
+        (lambda p: mb.Model.from_sdf(p, floating_base=True), FIX / "branch.sdf"),
+        (mb.Model.from_mjcf, FIX / "branch.xml"),
+        (mb.Model.from_mjcf, FIX / "walker.xml"),
+    ],
+)
+def test_each_loader_parses_its_file_once(load, path, monkeypatch):
+    """Inertials and tree come from one parse (one expat parser per Model.from_* call)."""
+    import xml.parsers.expat
+
+    made = []
+    create = xml.parsers.expat.ParserCreate
+
+    def counting(*args, **kwargs):
+        made.append(1)
+        return create(*args, **kwargs)
+
+    monkeypatch.setattr(xml.parsers.expat, "ParserCreate", counting)
+    model = load(path)
+    assert len(made) == 1
+    assert model.nbodies > 0
+
+
+def test_urdf_root_link_named_world_takes_a_floating_base(tmp_path):
+    """A URDF link called "world" is a link (UR, xArm descriptions), not SDF's world frame."""
+    p = tmp_path / "w.urdf"
+    p.write_text(
+        '<robot name="r"><link name="world"/>\n<link name="a"><inertial><mass value="2"/>'
+        '<inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial></link>\n'
+        '<joint name="j" type="revolute"><parent link="world"/><child link="a"/>'
+        '<origin xyz="0 0 1"/></joint></robot>'
+    )
+    model = mb.Model.from_urdf(p, floating_base=True, dtype="float64")
+    assert model.joint_types == ("free_flyer", "revolute")
+    assert model.body_names == ("world", "a")
+    assert float(model.inertia.params[1, 0]) == 2.0

@@ -220,7 +220,7 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
     from ..io._check import _write_atomic
     from ..io._load import read_model
     from ..io._xml import apply_edits, insert_child_edit, parse_xml
-    from ..multibody._urdf import link_params
+    from ..multibody._build import link_params
 
     fn = "write_identified_urdf"
     src = read_model(src_path)

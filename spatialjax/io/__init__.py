@@ -10,8 +10,17 @@ library's XML parser is used. Every inertial is returned in its link's frame
 B: mass, first moment ``h = m c_BoBcm_B`` and rotational inertia about the
 link origin ``I_BBo_B`` (:class:`~spatialjax.RigidBodyInertia` convention,
 Pinocchio order), whatever the file's own convention (inertial-frame pose,
-RPY or quaternion or Euler orientation, diagonal or full inertia). The
-per-format rules are in ``_urdf.py``, ``_sdf.py`` and ``_mjcf.py``.
+RPY or quaternion or Euler orientation, diagonal or full inertia).
+
+Layout: one reader per format (``_urdf.py``, ``_sdf.py``, ``_mjcf.py``, each
+stating its format's rules) parses a file once (``_xml.py``: expat with line
+numbers and byte spans for ``--fix``) into a format-neutral description
+(``_description.py``: the inertials, and on request the tree of links,
+joints with their poses, axes, dynamics and limits, and named frames).
+:func:`read_model` returns the description's inertials (``spatialjax check``
+and the URDF write-back edit the file through them);
+``spatialjax.multibody.Model.from_urdf`` / ``from_sdf`` / ``from_mjcf`` build
+a model from the same reader's tree.
 
 Malformed files (not XML, a missing ``<mass>``, a non-numeric, non-finite or
 wrongly sized value, an unknown angle unit or rotation format) raise

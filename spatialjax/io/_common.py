@@ -10,6 +10,7 @@ to JAX arrays (and to the caller's dtype) happens once, in
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -103,6 +104,27 @@ def parse_numbers(text: str | None, ctx: Ctx, count: int | tuple[int, ...]) -> n
     if not np.all(np.isfinite(values)):
         raise ctx.error(f"value out of floating-point range: {text.strip()!r}")
     return values
+
+
+def joint_axis(text: str | None, ctx: Ctx, joint: str, fixed: bool = False) -> np.ndarray:
+    """A joint's ``axis`` (3 numbers), normalised; zero is an error unless the joint is fixed."""
+    axis = parse_numbers(text, ctx, 3)
+    norm = float(np.linalg.norm(axis))
+    if norm == 0.0 and not fixed:
+        raise ctx.error(f"joint {joint!r} has a zero axis")
+    return axis / norm if norm > 0 else axis
+
+
+def joint_value(text: str | None, ctx: Ctx, joint: str, label: str, signed: bool) -> float:
+    """One number of a joint's dynamics or limits; ``>= 0`` unless ``signed``.
+
+    ``label`` names it in the error (``"damping="``, ``"<effort>"``).
+    """
+    (x,) = parse_numbers(text, ctx, 1)
+    if not math.isfinite(x) or (not signed and x < 0):
+        want = "a finite value" if signed else "a finite value >= 0"
+        raise ctx.error(f"joint {joint!r}: {label}{x} (expected {want})")
+    return float(x)
 
 
 def format_number(x: float) -> str:

@@ -6,16 +6,23 @@ See :mod:`spatialjax.io` for the conventions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from ._common import ModelFileError, ModelInertials, read_bytes
+from ._description import ModelDescription
 from ._mjcf import read_mjcf
 from ._sdf import read_sdf
 from ._urdf import read_urdf
 from ._xml import parse_xml
 
 _READERS = {"robot": ("urdf", read_urdf), "sdf": ("sdf", read_sdf), "mujoco": ("mjcf", read_mjcf)}
+_EXPECTED = {
+    "urdf": ("robot", "a URDF file"),
+    "sdf": ("sdf", "an SDFormat file"),
+    "mjcf": ("mujoco", "an MJCF file"),
+}
 
 
 def _parse(path):
@@ -55,7 +62,29 @@ def read_model(path) -> ModelInertials:
       ModelFileError: malformed file (names file, line, link and field).
     """
     data, root, (_, reader) = _parse(path)
-    return reader(root, path, data)
+    return cast(ModelInertials, reader(root, path, data).inertials)
+
+
+def read_tree(path, fmt: str, **options) -> ModelDescription:
+    """Parse a file of format ``fmt`` once into its description with the tree (``Model.from_*``).
+
+    Args:
+      path: the model file.
+      fmt: ``"urdf"``, ``"sdf"`` or ``"mjcf"``: the root element must be that
+        format's (exactly, without a namespace prefix).
+      **options: the reader's options (SDF: ``model_name``).
+
+    Raises:
+      ModelFileError: another format, or a malformed file or tree.
+    """
+    data = read_bytes(path)
+    root = parse_xml(data, path)
+    tag, what = _EXPECTED[fmt]
+    if root.tag != tag:
+        raise ModelFileError(
+            path, f"expected {what} (root element <{tag}>), got <{root.tag}>", line=root.line
+        )
+    return _READERS[tag][1](root, path, data, tree=True, **options)
 
 
 def _strict_check(model: ModelInertials):

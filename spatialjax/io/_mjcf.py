@@ -1,4 +1,4 @@
-r"""MJCF (MuJoCo) ``<body><inertial>`` reader.
+r"""MJCF (MuJoCo) reader: the bodies' inertials and the kinematic tree, in one parse.
 
 Per body (https://mujoco.readthedocs.io/en/stable/XMLreference.html#body-inertial)::
 
@@ -30,16 +30,65 @@ that change inertias (``inertiafromgeom="true"``, ``balanceinertia``,
 ``<include>``, ``<attach>`` and ``<replicate>`` meta-elements, which are not
 expanded. Unnamed bodies are called ``"<body N>"`` with N their MuJoCo body
 id (depth-first order, world = 0).
+
+The tree (``tree=True``, for :meth:`spatialjax.multibody.Model.from_mjcf`)::
+
+    <body name="B" pos="x y z" quat="w x y z">   <!-- or euler/axisangle/xyaxes/zaxis -->
+      <joint name="j" type="hinge|slide|free|ball" pos="x y z" axis="0 0 1"/>
+      <inertial pos="..." mass="..." diaginertia="..."/>
+      <body ...> ... </body>
+    </body>
+
+* A body's ``pos`` and orientation place its frame ``B`` in its parent's
+  frame. ``hinge`` (revolute) is a rotation about ``axis`` (body axes) through
+  the point ``pos`` of ``B``; ``slide`` (prismatic) a translation along
+  ``axis``; ``free`` (or ``<freejoint/>``) a free flyer, allowed only on a
+  child of ``<worldbody>``. Joint dynamics: ``armature``, ``damping`` and
+  ``frictionloss`` (Coulomb) become the :class:`~spatialjax.multibody.Model`
+  fields of the same meaning (``friction`` for ``frictionloss``); ``range``
+  gives ``lower``/``upper`` when the joint is limited (``limited="true"``, or
+  ``"auto"`` with ``<compiler autolimits="true">``, MuJoCo's default), in
+  degrees for hinges unless ``<compiler angle="radian">``. MJCF has no
+  velocity or effort limit on a joint (inf; actuator ``forcerange`` is not
+  read). A free joint's dynamics are not read (0). Joint attributes missing
+  on the element are taken from the default classes
+  (``<default class=...><joint .../>``, the joint's ``class``, else the
+  nearest enclosing body's ``childclass``, else the main default), then from
+  MuJoCo's defaults (``type="hinge"``, ``pos="0 0 0"``, ``axis="0 0 1"``).
+* **Joint frame.** A hinge or slide joint's frame is ``B`` translated to the
+  joint's ``pos`` (same axes as ``B``), so that the axis passes through its
+  origin; ``B`` sits at ``-pos`` in it (the joint frame Pinocchio's
+  ``buildModelFromMJCF`` uses). A body without a joint is welded to its
+  parent (a ``fixed`` joint without a name); a free joint's body frame is
+  ``B``, and its ``pos``/``quat`` in the file are MuJoCo's ``qpos0`` (the
+  initial pose), not a placement. The children of ``<worldbody>`` hang from
+  ``"world"``.
+* **Frames**: every named ``<site>`` in document order, placed by its own
+  ``pos`` and orientation (``quat``, ``euler``, ``axisangle``, ``xyaxes``,
+  ``zaxis``) or ``fromto`` (the midpoint, ``z`` along ``from − to``) in its
+  body's frame ``B``; a site directly in ``<worldbody>`` is a world frame.
+  Unnamed sites are not frames; a site's ``pos``/orientation set only through
+  a default class are not read.
+* A body without ``<inertial>`` is massless in the tree (MuJoCo would infer
+  its inertia from its geoms at compile time, which this reader does not do).
+  ``<include>``, ``<attach>``, ``<replicate>`` and ``<frame>`` are not
+  expanded: in the tree they raise :class:`ModelFileError`, as do ``ball``
+  joints, bodies with several joints and two bodies of the same name.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ._common import (
     Ctx,
+    ModelFileError,
     ModelInertials,
     format_number,
+    joint_axis,
+    joint_value,
     make_link,
     matrix_to_quat_wxyz,
     new_values_in_frame,
@@ -50,9 +99,11 @@ from ._common import (
     sym3,
     vector_text,
 )
+from ._description import FrameDescription, JointDescription, LinkDescription, ModelDescription
 from ._xml import XNode, attr_insert_edit, attr_rename_edit, attr_value_edit
 
 _ORIENT = ("quat", "axisangle", "xyaxes", "zaxis", "euler")
+_JOINT_ATTRS = ("type", "pos", "axis", "armature", "damping", "frictionloss", "range", "limited")
 
 
 def _compiler(root: XNode, path):
@@ -160,9 +211,11 @@ def _orientation(node: XNode, ctx: Ctx, degree: bool, eulerseq: str, element: st
     return kind, _axis_angle(axis, np.arctan2(s, z[2]))
 
 
-def read_mjcf(root: XNode, path, data: bytes) -> ModelInertials:
-    """Read every ``<body>``'s explicit ``<inertial>`` (see the module docstring)."""
+def read_mjcf(root: XNode, path, data: bytes, *, tree: bool = False) -> ModelDescription:
+    """Read a ``<mujoco>``: every body's explicit ``<inertial>``, or with ``tree`` the tree."""
     degree, eulerseq, notes = _compiler(root, path)
+    if tree:
+        return _read_tree(root, path, data, degree, eulerseq, notes)
     for tag in ("include", "attach", "replicate"):
         for node in root.iter(tag):
             notes.append(f"line {node.line}: <{tag}> not expanded; its bodies are not checked")
@@ -185,7 +238,8 @@ def read_mjcf(root: XNode, path, data: bytes) -> ModelInertials:
             f"{len(inferred)} {noun} without <inertial> (MuJoCo infers their inertia from "
             f"geoms; not checked): {shown}"
         )
-    return ModelInertials(str(path), "mjcf", tuple(links), tuple(notes), data)
+    inertials = ModelInertials(str(path), "mjcf", tuple(links), tuple(notes), data)
+    return ModelDescription(str(path), "mjcf", inertials=inertials)
 
 
 def _read_inertial(path, data, name, node: XNode, degree, eulerseq, notes):
@@ -258,3 +312,220 @@ def _read_inertial(path, data, name, node: XNode, degree, eulerseq, notes):
         return edits
 
     return make_link(name, "inertial", mass, pos, R, I_file, node.line, rewrite=rewrite)
+
+
+def _autolimits(root) -> bool:
+    """``<compiler autolimits>`` (MuJoCo's default ``true``: a ``range`` implies ``limited``)."""
+    value = True
+    for comp in root.iter("compiler"):
+        if "autolimits" in comp.attrib:
+            value = comp.attrib["autolimits"].strip() == "true"
+    return value
+
+
+def _joint_dynamics(attrs, jtype, name, ctx, degree, autolimits):
+    """``{Model field: value}`` from a hinge/slide joint's resolved attributes."""
+    out = {}
+    for attr, field in (("armature", "armature"), ("damping", "damping"),
+                        ("frictionloss", "friction")):  # fmt: skip
+        if attr in attrs:
+            fctx = ctx.at(field=f"joint[{name}]/{attr}")
+            out[field] = joint_value(attrs[attr], fctx, name, f"{attr}=", signed=False)
+    limited = attrs.get("limited", "auto").strip()
+    if limited not in ("true", "false", "auto"):
+        raise ctx.at(field=f"joint[{name}]/limited").error(
+            f"joint {name!r}: limited={limited!r} (expected true, false or auto)"
+        )
+    if limited == "true" or (limited == "auto" and autolimits and "range" in attrs):
+        rctx = ctx.at(field=f"joint[{name}]/range")
+        lo, hi = parse_numbers(attrs.get("range", "0 0"), rctx, 2)
+        if jtype == "hinge" and degree:
+            lo, hi = math.radians(lo), math.radians(hi)
+        if not lo < hi:
+            raise rctx.error(f"joint {name!r}: range lower {lo} must be below upper {hi}")
+        out["lower"], out["upper"] = float(lo), float(hi)
+    return out
+
+
+def _site_pose(el, ctx, degree, eulerseq):
+    """Pose ``(R, p)`` of a ``<site>`` in its body's MJCF frame ``B``.
+
+    ``pos`` and one orientation attribute, or ``fromto`` (MuJoCo: the midpoint,
+    and the minimal rotation taking ``z`` to ``from − to``, as MuJoCo does).
+    """
+    if "fromto" in el.attrib:
+        v = parse_numbers(el.attrib["fromto"], ctx.at(field="site/fromto"), 6)
+        d = v[:3] - v[3:]  # MuJoCo: z along from − to
+        text = " ".join(repr(float(x)) for x in d)
+        zaxis = XNode("site", {"zaxis": text}, None, el.line, el.start)
+        _, R = _orientation(zaxis, ctx, degree, eulerseq, element="site")
+        return R, 0.5 * (v[:3] + v[3:])
+    p = np.zeros(3)
+    if "pos" in el.attrib:
+        p = parse_numbers(el.attrib["pos"], ctx.at(field="site/pos"), 3)
+    _, R = _orientation(el, ctx, degree, eulerseq, element="site")
+    return R, p
+
+
+def _defaults(root):
+    """``{class name: {joint attribute: text}}`` with class inheritance resolved."""
+    classes = {}
+
+    def visit(node, inherited):
+        name = node.attrib.get("class", "main")
+        own = dict(inherited)
+        for j in node.findall("joint"):
+            own.update({k: v for k, v in j.attrib.items() if k in _JOINT_ATTRS})
+        classes[name] = own
+        for child in node.findall("default"):
+            visit(child, own)
+
+    for d in root.findall("default"):
+        visit(d, {})
+    return classes
+
+
+def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> ModelDescription:
+    for tag in ("include", "attach", "replicate"):
+        for node in root.iter(tag):
+            raise ModelFileError(
+                path,
+                f"<{tag}> is not expanded by Model.from_mjcf (its bodies would be missing); "
+                "expand it first, e.g. by saving the model from MuJoCo",
+                line=node.line,
+                field=tag,
+            )
+    classes = _defaults(root)
+    autolim = _autolimits(root)
+
+    bodies = []  # (name, node, parent name, joint record or None)
+    sites = []  # (name, node, enclosing body name or "world")
+    joints, body_line = {}, {}
+    counter = {"body": 0, "joint": 0}
+
+    def read_joint(jel, body_name, childclass):
+        counter["joint"] += 1
+        name = jel.attrib.get("name") or f"<joint {counter['joint'] - 1}>"
+        ctx = Ctx(path, jel.line, body_name, f"joint[{name}]")
+        if name in joints:
+            raise ctx.error(f"duplicate joint name {name!r} (first on line {joints[name][5]})")
+        if jel.tag == "freejoint":
+            attrs = {"type": "free"}
+        else:
+            cls = jel.attrib.get("class", childclass)
+            if cls not in classes and cls != "main":
+                raise ctx.at(field=f"joint[{name}]/class").error(f"unknown default class {cls!r}")
+            attrs = dict(classes.get(cls, {}))
+            attrs.update({k: v for k, v in jel.attrib.items() if k in _JOINT_ATTRS})
+        jtype = attrs.get("type", "hinge").strip()
+        if jtype not in ("hinge", "slide", "free"):
+            what = "a MuJoCo joint type" if jtype == "ball" else "not a MuJoCo joint type"
+            raise ctx.at(field=f"joint[{name}]/type").error(
+                f"joint {name!r} has type {jtype!r} ({what}), which Model.from_mjcf does not "
+                "support (supported: hinge, slide, free)"
+            )
+        pos = np.zeros(3)
+        axis = np.array([0.0, 0.0, 1.0])
+        if jtype != "free":
+            if "pos" in attrs:
+                pos = parse_numbers(attrs["pos"], ctx.at(field=f"joint[{name}]/pos"), 3)
+            if "axis" in attrs:
+                axis = joint_axis(attrs["axis"], ctx.at(field=f"joint[{name}]/axis"), name)
+        dyn = {} if jtype == "free" else _joint_dynamics(attrs, jtype, name, ctx, degree, autolim)
+        rec = (name, jtype, pos, axis, jel, jel.line, dyn)
+        joints[name] = rec
+        return rec
+
+    def visit(node, parent, childclass):
+        for el in node.children:
+            if el.tag == "frame":
+                raise ModelFileError(
+                    path, "<frame> elements are not supported by Model.from_mjcf", line=el.line
+                )
+            if el.tag == "site" and el.attrib.get("name"):
+                sites.append((el.attrib["name"], el, parent))
+            if el.tag != "body":
+                continue
+            counter["body"] += 1
+            name = el.attrib.get("name") or f"<body {counter['body']}>"
+            cc = el.attrib.get("childclass", childclass)
+            jels = [c for c in el.children if c.tag in ("joint", "freejoint")]
+            recs = [read_joint(j, name, cc) for j in jels]
+            if len(recs) > 1:
+                listed = ", ".join(f"{r[0]!r} (line {r[5]})" for r in recs)
+                raise ModelFileError(
+                    path,
+                    f"body {name!r} has {len(recs)} joints ({listed}); Model.from_mjcf "
+                    "supports one joint per body (split them into nested bodies)",
+                    line=recs[1][5],
+                    link=name,
+                    field=f"joint[{recs[1][0]}]",
+                )
+            rec = recs[0] if recs else None
+            if rec is not None and rec[1] == "free" and parent != "world":
+                raise ModelFileError(
+                    path,
+                    f"joint {rec[0]!r} is a free joint of body {name!r}, which is not a child "
+                    "of <worldbody>: a free flyer can only be the root joint",
+                    line=rec[5],
+                    link=name,
+                    field=f"joint[{rec[0]}]/type",
+                )
+            if name in body_line:
+                raise ModelFileError(
+                    path,
+                    f"duplicate body name {name!r} (first on line {body_line[name]}); "
+                    "MuJoCo requires unique body names",
+                    line=el.line,
+                    link=name,
+                )
+            body_line[name] = el.line
+            bodies.append((name, el, parent, rec))
+            visit(el, name, cc)
+
+    worlds = root.findall("worldbody")
+    if not worlds:
+        raise ModelFileError(path, "the MJCF file has no <worldbody>", line=root.line)
+    for w in worlds:
+        visit(w, "world", "main")
+    if not bodies:
+        raise ModelFileError(path, "<worldbody> has no <body>", line=worlds[0].line)
+
+    links, tree = [], []
+    I3, z3 = np.eye(3), np.zeros(3)
+    for name, el, parent, rec in bodies:
+        ctx = Ctx(path, el.line, name)
+        p_b = np.zeros(3)
+        if "pos" in el.attrib:
+            p_b = parse_numbers(el.attrib["pos"], ctx.at(field="body/pos"), 3)
+        _, R_b = _orientation(el, ctx, degree, eulerseq, element="body")
+        if rec is None:  # welded to the parent
+            joint = JointDescription(None, "fixed", parent, name, R_b, p_b, z3, I3, z3, {}, el.line)
+        elif rec[1] == "free":  # the file's pose is qpos0, not a placement
+            joint = JointDescription(rec[0], "free_flyer", parent, name, I3, z3, z3, I3, z3, {},
+                                     rec[5])  # fmt: skip
+        else:
+            jname, jtype, jpos, axis, _, line, dyn = rec
+            jtype = "revolute" if jtype == "hinge" else "prismatic"
+            joint = JointDescription(jname, jtype, parent, name, R_b, p_b + R_b @ jpos, axis,
+                                     I3, -jpos, dyn, line)  # fmt: skip
+        tree.append(joint)
+        inertial = el.find("inertial")
+        if inertial is not None:
+            inertial = _read_inertial(path, data, name, inertial, degree, eulerseq, notes)
+        links.append(LinkDescription(name, inertial, el.line))
+    frames = []
+    for name, el, body in sites:
+        R_s, p_s = _site_pose(el, Ctx(path, el.line, name), degree, eulerseq)
+        frames.append(FrameDescription(name, body, R_s, p_s))
+    return ModelDescription(
+        str(path),
+        "mjcf",
+        name=root.attrib.get("model", ""),
+        line=root.line,
+        links=tuple(links),
+        joints=tuple(tree),
+        frames=tuple(frames),
+        root="world",
+        siblings_by_name=False,
+    )

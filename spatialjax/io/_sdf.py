@@ -1,4 +1,4 @@
-"""SDFormat ``<link><inertial>`` reader (SDF 1.4 to 1.11).
+"""SDFormat reader (SDF 1.4 to 1.11): the links' inertials and one model's tree, in one parse.
 
 Per link (http://sdformat.org/spec?elem=link)::
 
@@ -30,6 +30,44 @@ Per link (http://sdformat.org/spec?elem=link)::
 Links of nested models and of several models in one file are named with
 SDF's scoping, ``model::link``; a file with a single model keeps plain link
 names.
+
+The tree of one ``<model>`` (``tree=True``, for
+:meth:`spatialjax.multibody.Model.from_sdf`)::
+
+    <joint name="j" type="revolute|continuous|prismatic|fixed">
+      <parent>P</parent>  <child>C</child>          <!-- P may be "world" -->
+      <pose relative_to="F">x y z r p y</pose>       <!-- default: relative to C -->
+      <axis><xyz expressed_in="F">0 0 1</xyz></axis> <!-- default: in the joint frame -->
+    </joint>
+
+* Poses follow SDFormat 1.7+ frame semantics
+  (http://sdformat.org/tutorials?tut=pose_frame_semantics): a ``<link>``'s and
+  a ``<frame>``'s ``<pose>`` is relative to the model frame (a frame's to its
+  ``attached_to`` frame) unless ``relative_to`` names another frame (a link,
+  joint, frame or ``__model__``); a ``<joint>``'s ``<pose>`` is relative to its
+  child link. The legacy ``frame`` attribute is read as ``relative_to``. The
+  model's own ``<pose>`` is ignored (it places the model in a world, not its
+  links in each other). Each joint is described by its pose in its parent
+  link and its child link's pose in it.
+* The axis ``<xyz>`` is in the joint frame, or in the frame named by
+  ``expressed_in`` (``__model__``: the model frame); SDF < 1.7's
+  ``<use_parent_model_frame>true`` means the model frame.
+* **Frames**: every ``<frame>`` of the model, on the link it is attached to
+  (through ``attached_to`` chains of frames and joints; a joint means its
+  child link, ``__model__`` the root) and placed by its resolved pose.
+* Joint dynamics and limits: ``<axis><dynamics><damping>``/``<friction>`` and
+  ``<axis><limit><lower>``/``<upper>``/``<velocity>``/``<effort>`` become the
+  :class:`~spatialjax.multibody.Model` fields ``damping``, ``friction``,
+  ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (a negative
+  velocity or effort, SDFormat's ``-1`` default, means none: inf). SDFormat
+  has no armature (0).
+* Other joint types (``ball``, ``universal``, ``screw``, ``revolute2``,
+  ``gearbox``) raise :class:`ModelFileError` naming file, line and joint.
+* The tree has one root: the single link that is no joint's child, or
+  ``world`` when joints have ``<parent>world`` (then the world is the model
+  frame and every link must descend from it). Links keep their plain names;
+  nested ``<model>`` and ``<include>`` are not supported; a link with
+  ``<inertial auto="true">`` is read like any other.
 """
 
 from __future__ import annotations
@@ -38,9 +76,12 @@ import numpy as np
 
 from ._common import (
     Ctx,
+    ModelFileError,
     ModelInertials,
     check_unique_names,
     format_number,
+    joint_axis,
+    joint_value,
     make_link,
     new_values_in_frame,
     parse_numbers,
@@ -48,6 +89,14 @@ from ._common import (
     rpy_to_matrix,
     sym3,
     vector_text,
+)
+from ._description import (
+    FrameDescription,
+    JointDescription,
+    LinkDescription,
+    ModelDescription,
+    check_connected,
+    parent_joints,
 )
 from ._xml import XNode, insert_child_edit, text_edit
 
@@ -74,9 +123,16 @@ def _models(root: XNode):
     return out
 
 
-def read_sdf(root: XNode, path, data: bytes) -> ModelInertials:
-    """Read every link's inertial (see the module docstring)."""
+def read_sdf(
+    root: XNode, path, data: bytes, *, tree: bool = False, model_name: str | None = None
+) -> ModelDescription:
+    """Read an ``<sdf>``: every link's inertial, or with ``tree`` one model's tree (module doc).
+
+    ``model_name`` picks the ``<model>`` of the tree (required when the file has several).
+    """
     models = _models(root)
+    if tree:
+        return _read_tree(root, path, data, models, model_name)
     plain = len(models) == 1
     links, notes = [], []
     rule = "{what} names must be unique within a <model> (SDFormat specification)"
@@ -107,7 +163,8 @@ def read_sdf(root: XNode, path, data: bytes) -> ModelInertials:
         notes.append(f"line {inc.line}: <include> not followed; its links are not checked")
     if not models:
         notes.append("no <model> element found")
-    return ModelInertials(str(path), "sdf", tuple(links), tuple(notes), data)
+    inertials = ModelInertials(str(path), "sdf", tuple(links), tuple(notes), data)
+    return ModelDescription(str(path), "sdf", inertials=inertials)
 
 
 def _bool(text: str, ctx: Ctx) -> bool:
@@ -119,6 +176,25 @@ def _bool(text: str, ctx: Ctx) -> bool:
     raise ctx.error(f"expected true/false, got {text!r}")
 
 
+def _pose_value(pose: XNode, pc: Ctx, text: str | None):
+    """``(R, p)`` of a ``<pose>`` (``rotation_format``, ``degrees``); errors name ``pc``."""
+    fmt = pose.attrib.get("rotation_format", "euler_rpy").strip()
+    degrees = _bool(pose.attrib.get("degrees", "false"), pc.at(field=f"{pc.field}/degrees"))
+    if fmt == "euler_rpy":
+        v = parse_numbers(text, pc, 6)
+        rpy = np.deg2rad(v[3:]) if degrees else v[3:]
+        return rpy_to_matrix(rpy), v[:3]
+    if fmt == "quat_xyzw":
+        v = parse_numbers(pose.text, pc, 7)
+        q = np.array([v[6], v[3], v[4], v[5]])
+        if not np.any(q):
+            raise pc.error("zero quaternion")
+        return quat_wxyz_to_matrix(q), v[:3]
+    raise pc.at(field=f"{pc.field}/rotation_format").error(
+        f"unknown rotation_format {fmt!r} (expected 'euler_rpy' or 'quat_xyzw')"
+    )
+
+
 def _read_pose(pose: XNode, ctx: Ctx, link_name: str):
     pc = ctx.at(pose, "inertial/pose")
     for attr in ("relative_to", "frame"):
@@ -128,21 +204,8 @@ def _read_pose(pose: XNode, ctx: Ctx, link_name: str):
                 f"poses relative to another frame ({rel!r}) are not supported; "
                 "express the inertial pose in the link frame"
             )
-    fmt = pose.attrib.get("rotation_format", "euler_rpy").strip()
-    degrees = _bool(pose.attrib.get("degrees", "false"), pc.at(field="inertial/pose/degrees"))
-    if fmt == "euler_rpy":
-        v = parse_numbers(pose.text, pc, 6)
-        rpy = np.deg2rad(v[3:]) if degrees else v[3:]
-        return v[:3], rpy_to_matrix(rpy)
-    if fmt == "quat_xyzw":
-        v = parse_numbers(pose.text, pc, 7)
-        q = np.array([v[6], v[3], v[4], v[5]])
-        if not np.any(q):
-            raise pc.error("zero quaternion")
-        return v[:3], quat_wxyz_to_matrix(q)
-    raise pc.at(field="inertial/pose/rotation_format").error(
-        f"unknown rotation_format {fmt!r} (expected 'euler_rpy' or 'quat_xyzw')"
-    )
+    R, p = _pose_value(pose, pc, pose.text)
+    return p, R
 
 
 def _read_inertial(path, data, name, link_name, inertial: XNode, notes):
@@ -228,4 +291,265 @@ def _read_inertial(path, data, name, link_name, inertial: XNode, notes):
 
     return make_link(
         name, "inertial", mass, com, R, I_file, inertial.line, added_mass=added, rewrite=rewrite
+    )
+
+
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
+_KNOWN_UNSUPPORTED = ("ball", "universal", "screw", "revolute2", "gearbox", "prismatic2")
+
+#: SDFormat ``<axis>`` child -> ``{element: Model joint-dynamics field}``
+_SDF_DYNAMICS = {
+    "dynamics": {"damping": "damping", "friction": "friction"},
+    "limit": {
+        "lower": "lower",
+        "upper": "upper",
+        "velocity": "velocity_limit",
+        "effort": "effort_limit",
+    },
+}
+
+
+def _pose(el, ctx):
+    """``(R, p, relative_to or None)`` of an element's ``<pose>`` child (identity if absent)."""
+    pose = el.find("pose")
+    if pose is None:
+        return np.eye(3), np.zeros(3), None
+    pc = ctx.at(pose, ctx.field + "/pose")
+    rel = (pose.attrib.get("relative_to") or pose.attrib.get("frame") or "").strip() or None
+    R, p = _pose_value(pose, pc, (pose.text or "").strip() or "0 0 0 0 0 0")
+    return R, p, rel
+
+
+def _joint_dynamics(ax, name, ctx):
+    """``{Model field: value}`` from ``<axis><dynamics>`` and ``<axis><limit>``.
+
+    SDFormat's ``velocity``/``effort`` of ``-1`` (its default) mean no limit (inf).
+    """
+    out = {}
+    if ax is None:
+        return out
+    for tag, fields in _SDF_DYNAMICS.items():
+        sub = ax.find(tag)
+        if sub is None:
+            continue
+        for elname, field in fields.items():
+            el = sub.find(elname)
+            if el is None:
+                continue
+            ectx = ctx.at(el, f"joint[{name}]/axis/{tag}/{elname}")
+            limit = field in ("velocity_limit", "effort_limit")
+            signed = limit or field in ("lower", "upper")
+            x = joint_value(el.text or "", ectx, name, f"<{elname}>", signed)
+            if not (limit and x < 0):  # -1: no limit
+                out[field] = x
+    return out
+
+
+def _pick_model(root, path, models, model_name):
+    top = [(p, m) for p, m in models if p.count("::") == 1]
+    names = ", ".join(repr(m.attrib.get("name", "")) for _, m in top) or "none"
+    if model_name is None:
+        if len(top) != 1:
+            raise ModelFileError(
+                path,
+                f"expected exactly one <model> (found {len(top)}: {names}); pass model_name=",
+                line=root.line,
+            )
+        model = top[0][1]
+    else:
+        found = [m for _, m in top if m.attrib.get("name") == model_name]
+        if not found:
+            raise ValueError(f"model_name: no <model> named {model_name!r} in {path} ({names})")
+        model = found[0]
+    for tag in ("model", "include"):
+        nested = model.find(tag)
+        if nested is not None:
+            raise ModelFileError(
+                path, f"nested <{tag}> is not supported by Model.from_sdf", line=nested.line
+            )
+    return model
+
+
+def _read_joint(el, path, frames, mname):
+    """``(name, type, parent, child, axis element or None, expressed_in, dynamics)``."""
+    name = el.attrib["name"]
+    ctx = Ctx(path, el.line, None, f"joint[{name}]")
+    jtype = (el.attrib.get("type") or "").strip()
+    if jtype not in _SUPPORTED:
+        known = jtype in _KNOWN_UNSUPPORTED
+        what = "a known SDFormat joint type" if known else "not an SDFormat joint type"
+        raise ctx.at(field=f"joint[{name}]/type").error(
+            f"joint {name!r} has type {jtype!r} ({what}), which Model.from_sdf does not "
+            f"support (supported: {', '.join(_SUPPORTED)})"
+        )
+    ends = {}
+    for role in ("parent", "child"):
+        sub = el.find(role)
+        text = (sub.text or "").strip() if sub is not None else ""
+        if not text:
+            raise ctx.at(sub, f"joint[{name}]/{role}").error(f"joint {name!r} has no <{role}>")
+        if text != "world" and frames.get(text, ("",))[0] != "link":
+            raise ctx.at(sub, f"joint[{name}]/{role}").error(
+                f"joint {name!r} names {role} {text!r}, which is not a <link> of model "
+                f"{mname!r}"
+                + (" (frames as parent/child are not supported)" if text in frames else "")
+            )
+        ends[role] = text
+    if ends["child"] == "world":
+        raise ctx.at(field=f"joint[{name}]/child").error("the child of a joint cannot be world")
+    xyz, axis_in = None, None
+    ax = el.find("axis")
+    if ax is not None:
+        xyz = ax.find("xyz")
+        if xyz is not None:
+            axis_in = (xyz.attrib.get("expressed_in") or "").strip() or None
+        upm = ax.find("use_parent_model_frame")
+        if upm is not None and _bool(upm.text or "", ctx.at(upm, f"joint[{name}]/axis")):
+            axis_in = "__model__"
+    return name, jtype, ends["parent"], ends["child"], xyz, axis_in, _joint_dynamics(ax, name, ctx)
+
+
+def _read_tree(root, path, data, models, model_name) -> ModelDescription:
+    model = _pick_model(root, path, models, model_name)
+    mname = model.attrib.get("name", "")
+
+    frames = {}  # every frame of the model: name -> (kind, element)
+    for tag in ("link", "joint", "frame"):
+        for el in model.findall(tag):
+            name = el.attrib.get("name")
+            if name is None:
+                raise ModelFileError(path, f"<{tag}> without a name", line=el.line, field=tag)
+            if name in frames:
+                raise ModelFileError(
+                    path,
+                    f"duplicate frame name {name!r} (a link, joint or frame of line "
+                    f"{frames[name][1].line}); names must be unique within a <model>",
+                    line=el.line,
+                    field=f"{tag}[{name}]",
+                )
+            frames[name] = (tag, el)
+    links = [n for n, (t, _) in frames.items() if t == "link"]
+    if not links:
+        raise ModelFileError(path, f"model {mname!r} has no <link>", line=model.line)
+    joints = {}
+    for el in model.findall("joint"):
+        j = _read_joint(el, path, frames, mname)
+        joints[j[0]] = j
+
+    # pose resolution: every frame's pose in the model frame
+    resolved, stack = {"__model__": (np.eye(3), np.zeros(3))}, []
+
+    def resolve(name, ctx):
+        if name == "world":
+            name = "__model__"
+        if name in resolved:
+            return resolved[name]
+        if name not in frames:
+            raise ctx.error(f"unknown frame {name!r} (not a link, joint or frame of {mname!r})")
+        if name in stack:
+            cycle = " -> ".join([*stack[stack.index(name) :], name])
+            raise ctx.error(f"pose relative_to graph has a cycle: {cycle}")
+        stack.append(name)
+        tag, el = frames[name]
+        ectx = Ctx(path, el.line, name if tag == "link" else None, f"{tag}[{name}]")
+        R, p, rel = _pose(el, ectx)
+        if rel is None:
+            if tag == "joint":
+                rel = joints[name][3]
+            elif tag == "frame":
+                rel = (el.attrib.get("attached_to") or "").strip() or "__model__"
+            else:
+                rel = "__model__"
+        pose_el = el.find("pose")
+        pctx = ectx.at(pose_el if pose_el is not None else el, f"{tag}[{name}]/pose/relative_to")
+        R0, p0 = resolve(rel, pctx)
+        stack.pop()
+        resolved[name] = (R0 @ R, p0 + R0 @ p)
+        return resolved[name]
+
+    for name in frames:
+        resolve(name, Ctx(path, frames[name][1].line))
+    resolved["world"] = resolved["__model__"]
+
+    def relative(a, b):
+        """Pose of frame ``b`` in frame ``a`` (both resolved in the model frame)."""
+        (R_a, p_a), (R_b, p_b) = resolved[a], resolved[b]
+        return R_a.T @ R_b, R_a.T @ (p_b - p_a)
+
+    tree = []
+    for name, jtype, parent, child, xyz, axis_in, dyn in joints.values():
+        axis = np.array([0.0, 0.0, 1.0])
+        if xyz is not None:
+            field = f"joint[{name}]/axis/xyz"
+            actx = Ctx(path, xyz.line, None, field)
+            axis = joint_axis(xyz.text, actx, name, fixed=jtype == "fixed")
+            if axis_in is not None and axis_in != name:
+                R_in = resolve(axis_in, actx.at(field=field + "/expressed_in"))[0]
+                axis = resolved[name][0].T @ (R_in @ axis)
+        R_pj, p_pj = relative(parent, name)
+        R_jc, p_jc = relative(name, child)
+        line = frames[name][1].line
+        tree.append(JointDescription(name, jtype, parent, child, R_pj, p_pj, axis, R_jc, p_jc,
+                                     dyn, line))  # fmt: skip
+
+    parent_joint = parent_joints(path, tree, "child")
+    roots = [n for n in links if n not in parent_joint]
+    if any(j.parent == "world" for j in tree):
+        roots = ["world", *roots]
+    if len(roots) != 1:
+        if not roots:
+            problem = "no root link: every link is the child of a joint, so the joints form a loop"
+        else:
+            listed = ", ".join(
+                "'world' (joints with <parent>world)"
+                if n == "world"
+                else f"{n!r} (line {frames[n][1].line})"
+                for n in roots
+            )
+            problem = (
+                f"{len(roots)} roots ({listed}): Model.from_sdf needs exactly one link that is "
+                "no joint's child, or every link attached to world through joints"
+            )
+        raise ModelFileError(path, problem, line=model.line)
+    root_link = roots[0]
+    check_connected(path, root_link, tree, {n: frames[n][1].line for n in links}, "root")
+
+    # <frame> elements: attached (through frames and joints) to a link, or to the model frame
+    # (taken as rigid with the root link); placed by their resolved pose relative to that link
+    def frame_link(name, seen=()):
+        tag, el = frames.get(name, ("model", None))
+        if tag == "link":
+            return name
+        if tag == "joint":
+            return joints[name][3]
+        if tag == "frame" and name not in seen:
+            target = (el.attrib.get("attached_to") or "").strip() or "__model__"
+            return frame_link(target, (*seen, name))
+        return root_link
+
+    extra = []
+    for name, (tag, _) in frames.items():
+        if tag == "frame":
+            link = frame_link(name)
+            extra.append(FrameDescription(name, link, *relative(link, name)))
+
+    described, notes = [], []
+    for name in links:
+        el = frames[name][1]
+        inertial = el.find("inertial")
+        if inertial is None:  # SDFormat default: mass 1, unit inertia at the link origin
+            z3, I3 = np.zeros(3), np.eye(3)
+            link = make_link(name, "sdf-default", 1.0, z3, I3, I3, el.line)
+        else:
+            link = _read_inertial(path, data, name, name, inertial, notes)
+        described.append(LinkDescription(name, link, el.line))
+    return ModelDescription(
+        str(path),
+        "sdf",
+        name=mname,
+        line=model.line,
+        links=tuple(described),
+        joints=tuple(tree),
+        frames=tuple(extra),
+        root=root_link,
     )

@@ -1,4 +1,4 @@
-"""URDF ``<link><inertial>`` reader.
+"""URDF reader: the links' inertials and the kinematic tree, in one parse.
 
 URDF (ROS ``urdfdom``) writes, per link::
 
@@ -21,6 +21,27 @@ inertial empty; Pinocchio and Drake give it zero mass).
 Link names, and joint names, must be unique (urdfdom's ``parseURDF`` rejects
 a duplicate, and so does Pinocchio): a duplicate is a :class:`ModelFileError`
 naming both lines.
+
+Joints (``tree=True``, for :meth:`spatialjax.multibody.Model.from_urdf`)::
+
+    <joint name="j" type="revolute|continuous|prismatic|fixed">
+      <parent link="P"/>  <child link="C"/>
+      <origin xyz="x y z" rpy="r p y"/>   <!-- pose of the joint frame (= C's frame) in P -->
+      <axis xyz="1 0 0"/>                 <!-- in the joint frame; default x -->
+      <dynamics damping="d" friction="f"/>     <!-- viscous (N m s/rad), Coulomb (N m) -->
+      <limit lower="l" upper="u" velocity="v" effort="e"/>
+    </joint>
+
+The joint frame is ``T_PJ = (Rz(y) Ry(p) Rx(r), xyz)`` and the child frame is
+the joint frame (``T_JC`` the identity). An attribute of ``<dynamics>`` or
+``<limit>`` that is absent leaves the field at its default (0 for
+``damping``/``friction``, ±inf for the limits; urdfdom would read a missing
+``lower``/``upper`` as 0). Continuous joints have no position limits. URDF has
+no armature (0). Siblings are ordered by the byte order of their joint names
+(the order of ``urdfdom``'s joint map, hence Pinocchio's
+``buildModelFromUrdf`` numbering). ``<mimic>`` is ignored (the joint stays
+independent, as in Pinocchio); ``<transmission>``, ``<gazebo>`` and other
+elements are ignored.
 """
 
 from __future__ import annotations
@@ -29,8 +50,11 @@ import numpy as np
 
 from ._common import (
     Ctx,
+    ModelFileError,
     ModelInertials,
     check_unique_names,
+    joint_axis,
+    joint_value,
     make_link,
     new_values_in_frame,
     parse_numbers,
@@ -38,13 +62,28 @@ from ._common import (
     sym3,
     vector_text,
 )
+from ._description import (
+    JointDescription,
+    LinkDescription,
+    ModelDescription,
+    check_connected,
+    parent_joints,
+)
 from ._xml import XNode, attr_insert_edit, attr_value_edit, insert_child_edit
 
 _INERTIA_ATTRS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+_SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
+_KNOWN_UNSUPPORTED = ("floating", "planar", "spherical")
 
 
-def read_urdf(root: XNode, path, data: bytes) -> ModelInertials:
-    """Read every ``<robot>/<link>``'s inertial (see the module docstring)."""
+def read_urdf(root: XNode, path, data: bytes, *, tree: bool = False) -> ModelDescription:
+    """Read a ``<robot>``: every link's inertial, and with ``tree`` its joints (module doc)."""
+    if tree:
+        return _read_tree(root, path, data)
+    return ModelDescription(str(path), "urdf", inertials=_read_inertials(root, path, data))
+
+
+def _read_inertials(root: XNode, path, data: bytes) -> ModelInertials:
     links = []
     rule = "URDF {what} names must be unique (urdfdom)"
     check_unique_names(path, root.findall("joint"), "joint", rule)
@@ -62,26 +101,21 @@ def read_urdf(root: XNode, path, data: bytes) -> ModelInertials:
     return ModelInertials(str(path), "urdf", tuple(links), (), data)
 
 
+def _origin(origin: XNode | None, ctx: Ctx, field: str):
+    """``(R, xyz)`` of an ``<origin xyz rpy>`` (each zero when absent); errors name ``field``."""
+    xyz, rpy = np.zeros(3), np.zeros(3)
+    if origin is not None and origin.attrib.get("xyz") is not None:
+        xyz = parse_numbers(origin.attrib["xyz"], ctx.at(origin, f"{field}/xyz"), 3)
+    if origin is not None and origin.attrib.get("rpy") is not None:
+        rpy = parse_numbers(origin.attrib["rpy"], ctx.at(origin, f"{field}/rpy"), 3)
+    return rpy_to_matrix(rpy), xyz
+
+
 def _read_inertial(path, data, name, inertial: XNode):
     ctx = Ctx(path, inertial.line, name)
     origin = inertial.find("origin")
-    if origin is not None:
-        xyz_text = origin.attrib.get("xyz")
-        rpy_text = origin.attrib.get("rpy")
-        oc = ctx.at(origin)
-        xyz = (
-            parse_numbers(xyz_text, oc.at(field="inertial/origin/xyz"), 3)
-            if xyz_text is not None
-            else np.zeros(3)
-        )
-        rpy = (
-            parse_numbers(rpy_text, oc.at(field="inertial/origin/rpy"), 3)
-            if rpy_text is not None
-            else np.zeros(3)
-        )
-    else:
-        xyz_text, xyz, rpy = None, np.zeros(3), np.zeros(3)
-    R = rpy_to_matrix(rpy)
+    xyz_text = origin.attrib.get("xyz") if origin is not None else None
+    R, xyz = _origin(origin, ctx, "inertial/origin")
 
     mass_el = inertial.find("mass")
     if mass_el is None:
@@ -127,3 +161,121 @@ def _read_inertial(path, data, name, inertial: XNode):
         return edits
 
     return make_link(name, "inertial", mass, xyz, R, I_file, inertial.line, rewrite=rewrite)
+
+
+#: URDF attribute -> Model joint-dynamics field (``<dynamics>``, ``<limit>``)
+_DYNAMICS_ATTRS = {"damping": "damping", "friction": "friction"}
+_LIMIT_ATTRS = {
+    "lower": "lower",
+    "upper": "upper",
+    "velocity": "velocity_limit",
+    "effort": "effort_limit",
+}
+
+
+def _read_joint_dynamics(el, name, jctx):
+    """``{Model field: value}`` from a joint's ``<dynamics>`` and ``<limit>`` (given ones only)."""
+    out = {}
+    for tag, attrs in (("dynamics", _DYNAMICS_ATTRS), ("limit", _LIMIT_ATTRS)):
+        sub = el.find(tag)
+        if sub is None:
+            continue
+        for attr, field in attrs.items():
+            if sub.attrib.get(attr) is not None:
+                ctx = jctx.at(sub, f"joint[{name}]/{tag}/{attr}")
+                signed = attr in ("lower", "upper")
+                out[field] = joint_value(sub.attrib[attr], ctx, name, f"{tag} {attr}=", signed)
+    if "lower" in out and "upper" in out and out["lower"] > out["upper"]:
+        raise jctx.at(el.find("limit"), f"joint[{name}]/limit").error(
+            f"joint {name!r}: limit lower {out['lower']} > upper {out['upper']}"
+        )
+    return out
+
+
+def _read_joint(el: XNode, path) -> JointDescription:
+    name = el.attrib.get("name")
+    if name is None:
+        raise Ctx(path, el.line, None, "joint/name").error("<joint> without a name")
+    jctx = Ctx(path, el.line, None, f"joint[{name}]")
+    jtype = el.attrib.get("type")
+    if jtype is None:
+        raise jctx.at(field=f"joint[{name}]/type").error(f"joint {name!r} has no type")
+    if jtype not in _SUPPORTED:
+        what = "a known URDF joint type" if jtype in _KNOWN_UNSUPPORTED else "not a URDF type"
+        raise jctx.at(field=f"joint[{name}]/type").error(
+            f"joint {name!r} has type {jtype!r} ({what}), which Model.from_urdf does "
+            f"not support (supported: {', '.join(_SUPPORTED)}; a floating base is "
+            "requested with floating_base=True, not with a joint)"
+        )
+    ends = {}
+    for role in ("parent", "child"):
+        sub = el.find(role)
+        link = sub.attrib.get("link") if sub is not None else None
+        if link is None:
+            raise jctx.at(sub, f"joint[{name}]/{role}/link").error(
+                f"joint {name!r} has no <{role} link=...>"
+            )
+        ends[role] = link
+    R, xyz = _origin(el.find("origin"), jctx, f"joint[{name}]/origin")
+    axis = np.array([1.0, 0.0, 0.0])
+    ax = el.find("axis")
+    if ax is not None and ax.attrib.get("xyz") is not None:
+        actx = jctx.at(ax, f"joint[{name}]/axis/xyz")
+        axis = joint_axis(ax.attrib["xyz"], actx, name, fixed=jtype == "fixed")
+    dyn = _read_joint_dynamics(el, name, jctx)
+    return JointDescription(name, jtype, ends["parent"], ends["child"], R, xyz, axis,
+                            np.eye(3), np.zeros(3), dyn, el.line)  # fmt: skip
+
+
+def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
+    link_line = {}
+    for el in root.findall("link"):
+        name = el.attrib.get("name")
+        if name is None:
+            raise ModelFileError(path, "<link> without a name", line=el.line, field="link/name")
+        if name in link_line:
+            raise ModelFileError(
+                path,
+                f"duplicate link name {name!r} (first defined on line {link_line[name]})",
+                line=el.line,
+                link=name,
+            )
+        link_line[name] = el.line
+    if not link_line:
+        raise ModelFileError(path, "the URDF has no <link>", line=root.line)
+    inertials = {lk.name: lk for lk in _read_inertials(root, path, data).links}
+
+    joints = [_read_joint(el, path) for el in root.findall("joint")]
+    for j in joints:
+        for role in ("parent", "child"):
+            link = getattr(j, role)
+            if link not in link_line:
+                raise ModelFileError(
+                    path,
+                    f"joint {j.name!r} names {role} link {link!r}, which is not a <link> "
+                    "of this file",
+                    line=j.line,
+                    field=f"joint[{j.name}]/{role}/link",
+                )
+    parent_joint = parent_joints(path, joints, "child/link")
+    roots = [n for n in link_line if n not in parent_joint]
+    if len(roots) != 1:
+        if not roots:
+            problem = "no root link: every link is the child of a joint, so the joints form a loop"
+        else:
+            listed = ", ".join(f"{n!r} (line {link_line[n]})" for n in roots)
+            problem = (
+                f"{len(roots)} root links ({listed}): a URDF tree has exactly one link "
+                "that is no joint's child"
+            )
+        raise ModelFileError(path, problem, line=root.line)
+    check_connected(path, roots[0], joints, link_line, "root link")
+    return ModelDescription(
+        str(path),
+        "urdf",
+        name=root.attrib.get("name", ""),
+        line=root.line,
+        links=tuple(LinkDescription(n, inertials[n], line) for n, line in link_line.items()),
+        joints=tuple(joints),
+        root=roots[0],
+    )

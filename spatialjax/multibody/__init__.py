@@ -23,6 +23,10 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 :mod:`~spatialjax.multibody.rollout` (``integrate``, ``difference``, ``rollout``),
 :mod:`~spatialjax.multibody.friction` (``FrictionModel``); the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
+``Model.from_urdf``, ``from_sdf`` and ``from_mjcf`` read the file with the
+format's reader of :mod:`spatialjax.io` (one parse, a format-neutral
+description) and build the model from it in ``_build`` (merging fixed and
+locked joints, frames, floating base), the same code for every format.
 
 Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
 step per body, compiled once whatever the number of bodies), ``"levels"``

@@ -53,6 +53,8 @@ import numpy as np
 from .._checks import resolve_float_dtype
 from .._inertia import RigidBodyInertia
 from .._transforms import Plxb
+from ..io._load import read_tree
+from ._build import model_arguments
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "free_flyer")
 _ONE_DOF = ("revolute", "continuous", "prismatic")
@@ -177,11 +179,9 @@ class Model:
           TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
             names is refused); ``dtype`` other than float32 or float64.
         """
-        from ._urdf import load_urdf_model
-
-        return load_urdf_model(
-            path, locked_joints=locked_joints, floating_base=floating_base, dtype=dtype
-        )
+        desc = read_tree(path, "urdf")
+        args = model_arguments(desc, locked_joints=locked_joints, floating_base=floating_base)
+        return build_model(**args, dtype=dtype)
 
     @classmethod
     def from_mjcf(cls, path, *, locked_joints=None, dtype=None) -> Model:
@@ -199,7 +199,7 @@ class Model:
         the joint axis passes through the origin; ``frame_placements`` hold
         every MJCF body frame. A body without ``<inertial>`` is massless here
         (MuJoCo infers it from the geoms). See
-        :mod:`spatialjax.multibody._mjcf` for the attributes read.
+        ``spatialjax/io/_mjcf.py`` for the attributes read.
 
         Args:
           path: the MJCF file.
@@ -215,9 +215,8 @@ class Model:
           TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
             names is refused); ``dtype`` other than float32 or float64.
         """
-        from ._mjcf import load_mjcf_model
-
-        return load_mjcf_model(path, locked_joints=locked_joints, dtype=dtype)
+        desc = read_tree(path, "mjcf")
+        return build_model(**model_arguments(desc, locked_joints=locked_joints), dtype=dtype)
 
     @classmethod
     def from_sdf(
@@ -239,7 +238,7 @@ class Model:
 
         Frames: a body's frame is its joint's frame (the child link frame
         with the default joint ``<pose>``); ``frame_placements`` hold every
-        link frame. See :mod:`spatialjax.multibody._sdf`.
+        link frame. See ``spatialjax/io/_sdf.py``.
 
         Args:
           path: the SDFormat file.
@@ -259,15 +258,9 @@ class Model:
           TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
             names is refused); ``dtype`` other than float32 or float64.
         """
-        from ._sdf import load_sdf_model
-
-        return load_sdf_model(
-            path,
-            model_name=model_name,
-            locked_joints=locked_joints,
-            floating_base=floating_base,
-            dtype=dtype,
-        )
+        desc = read_tree(path, "sdf", model_name=model_name)
+        args = model_arguments(desc, locked_joints=locked_joints, floating_base=floating_base)
+        return build_model(**args, dtype=dtype)
 
     # ------------------------------------------------------------------ sizes
     @property

@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..io._common import quat_wxyz_to_matrix
+from ._build import axis_rotation, link_params
 from ._model import JOINT_DYNAMICS_DEFAULTS, Model, build_model
-from ._urdf import axis_rotation, link_params
 
 _REVOLUTE = {"JointModelRX": (1, 0, 0), "JointModelRY": (0, 1, 0), "JointModelRZ": (0, 0, 1)}
 _CONTINUOUS = {

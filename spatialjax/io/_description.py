@@ -1,0 +1,167 @@
+"""The format-neutral description of a model file, which each format's reader produces.
+
+One reader per format (``_urdf.py``, ``_sdf.py``, ``_mjcf.py``) parses the
+file once into a :class:`ModelDescription`. Its ``inertials`` feed
+:func:`spatialjax.io.read_model` (and through it ``spatialjax check`` and the
+URDF write-back); its tree (links, joints, frames) feeds
+``spatialjax.multibody.Model.from_urdf`` / ``from_sdf`` / ``from_mjcf``, which
+build the model from it with one format-neutral builder
+(``spatialjax.multibody._build``).
+
+Frames and poses. Every pose ``(R, p)`` is the active rotation ``R_AB`` and
+the translation ``p_AoBo_A`` of a frame ``B`` in a frame ``A`` (float64
+NumPy). A joint ``J`` is placed in its parent link's frame ``P`` and its child
+link's frame ``C`` in ``J``: at joint value ``q`` the child is at
+``T_PC(q) = T_PJ · T_J(q) · T_JC`` with ``T_J`` a rotation by ``q`` about
+``axis`` (revolute, continuous) or a translation ``q · axis`` (prismatic), the
+axis a unit vector in ``J``. The parent ``"world"`` is the world frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ._common import LinkInertial, ModelFileError, ModelInertials
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LinkDescription:
+    """A link (URDF/SDF) or body (MJCF): its name, its inertial and its line.
+
+    Attributes:
+      name: the link name (unnamed MJCF bodies: ``"<body N>"``).
+      inertial: the :class:`LinkInertial` the model uses, or ``None`` for a
+        massless link (an MJCF body without ``<inertial>``).
+      line: line of the element.
+    """
+
+    name: str
+    inertial: LinkInertial | None
+    line: int | None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class JointDescription:
+    """A joint between two links (see the module docstring for the frames).
+
+    Attributes:
+      name: the joint name, or ``None`` for an MJCF body welded to its parent
+        (no joint element).
+      type: ``"revolute"``, ``"continuous"``, ``"prismatic"``, ``"fixed"`` or
+        ``"free_flyer"`` (an MJCF free joint; its parent is the world).
+      parent, child: link names (``parent`` may be ``"world"``).
+      rotation, translation: pose ``(R_PJ, p_PoJo_P)`` of the joint frame in
+        the parent link frame.
+      axis: ``(3,)`` unit axis in the joint frame (zeros for ``free_flyer``).
+      child_rotation, child_translation: pose ``(R_JC, p_JoCo_J)`` of the child
+        link frame in the joint frame.
+      dynamics: ``{Model field: value}`` given by the file (``armature``,
+        ``damping``, ``friction``, ``lower``, ``upper``, ``velocity_limit``,
+        ``effort_limit``); absent fields take the model's defaults.
+      line: line of the joint (or welded body) element.
+    """
+
+    name: str | None
+    type: str
+    parent: str
+    child: str
+    rotation: np.ndarray
+    translation: np.ndarray
+    axis: np.ndarray
+    child_rotation: np.ndarray
+    child_translation: np.ndarray
+    dynamics: dict
+    line: int | None
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class FrameDescription:
+    """A named frame other than a link's (SDF ``<frame>``, MJCF ``<site>``).
+
+    Attributes:
+      name: the frame name.
+      link: the link it is rigidly attached to (``"world"``: a world frame).
+      rotation, translation: its pose in that link's frame.
+    """
+
+    name: str
+    link: str
+    rotation: np.ndarray
+    translation: np.ndarray
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ModelDescription:
+    """Everything one reader took from one model file.
+
+    A reader asked for the inertials only (``tree=False``, what
+    :func:`spatialjax.io.read_model` needs) fills ``inertials`` and leaves the
+    tree empty; asked for the tree (``tree=True``, what ``Model.from_*``
+    needs) it fills the tree and leaves ``inertials`` ``None``.
+
+    Attributes:
+      path: the file.
+      format: ``"urdf"``, ``"sdf"`` or ``"mjcf"``.
+      inertials: the :class:`ModelInertials` of every link checked, or ``None``.
+      name: the robot / model name.
+      line: line of the element that holds the tree (for errors about it).
+      links: every link in document order.
+      joints: every joint, in document order.
+      siblings_by_name: number the children of a link in the byte order of
+        their joint names (URDF, SDF, as urdfdom's joint map and Pinocchio),
+        not in document order (MJCF).
+      frames: the named frames other than the links.
+      root: the root link, or ``"world"`` (no link) when joints attach links to the world.
+    """
+
+    path: str
+    format: str
+    inertials: ModelInertials | None = None
+    name: str = ""
+    line: int | None = None
+    links: tuple[LinkDescription, ...] = ()
+    joints: tuple[JointDescription, ...] = ()
+    frames: tuple[FrameDescription, ...] = ()
+    root: str = ""
+    siblings_by_name: bool = True
+
+
+def parent_joints(path, joints, child_field: str) -> dict:
+    """``{child link: joint}``; a :class:`ModelFileError` for a link with two parent joints."""
+    parent_joint = {}
+    for j in joints:
+        if j.child in parent_joint:
+            other = parent_joint[j.child]
+            raise ModelFileError(
+                path,
+                f"link {j.child!r} is the child of two joints, {other.name!r} (line "
+                f"{other.line}) and {j.name!r}: the joints form a kinematic loop, which a "
+                "tree model cannot represent",
+                line=j.line,
+                field=f"joint[{j.name}]/{child_field}",
+            )
+        parent_joint[j.child] = j
+    return parent_joint
+
+
+def check_connected(path, root: str, joints, link_line: dict, what: str) -> None:
+    """Raise for the links (``{name: line}``) that no chain of ``joints`` hangs from ``root``."""
+    children: dict[str, list[str]] = {}
+    for j in joints:
+        children.setdefault(j.parent, []).append(j.child)
+    seen, stack = {root}, [root]
+    while stack:
+        for c in children.get(stack.pop(), ()):
+            if c not in seen:
+                seen.add(c)
+                stack.append(c)
+    lost = [n for n in link_line if n not in seen]
+    if lost:
+        raise ModelFileError(
+            path,
+            f"links {', '.join(map(repr, lost))} are not connected to the {what} {root!r}: "
+            "their joints form a loop",
+            line=link_line[lost[0]],
+        )
