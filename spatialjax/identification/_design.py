@@ -29,6 +29,18 @@ combinations of them for every trajectory), sampled at ``N_g`` grid times:
   eigenvalues, hence differentiable even where eigenvalues cross, unlike
   ``log κ`` itself.
 
+The default is ``"condition"``. The condition number bounds how much the
+relative error of the torques is amplified in the relative error of the
+least-squares base parameters, and it is the figure identification reports
+(Gautier & Khalil 1992). ``"logdet"`` maximises the product of all the
+eigenvalues, so it can grow by exciting the base parameters that are already
+well excited while the weakest few stay weak: the smallest eigenvalue, and
+with it the condition number, is left nearly unchanged. That happens on arms
+whose random trajectories already excite most directions (the weak directions
+are then a small part of ``log det``). ``"logdet"`` remains the choice to
+minimise the volume of the confidence ellipsoid of all base parameters
+together.
+
 Constraints and how they are kept:
 
 * *At rest at both ends*: ``q̇ = q̈ = 0`` at ``t = 0`` and ``t = duration``
@@ -483,7 +495,7 @@ def design_excitation(
     key,
     harmonics: int = 5,
     base_frequency: float = 0.1,
-    criterion: str = "logdet",
+    criterion: str = "condition",
     starts: int = 64,
     limits=None,
     acceleration_limit=None,
@@ -519,7 +531,9 @@ def design_excitation(
         some freedom (``H ≥ 2``, or ``H ≥ 3`` for other durations).
       base_frequency: ``f_f`` in Hz; the trajectory's band is
         ``H f_f`` Hz, below ``grid_rate / 2`` and ``rate / 2``.
-      criterion: ``"logdet"`` (D-optimal) or ``"condition"``.
+      criterion: ``"condition"`` (the default) or ``"logdet"`` (D-optimal);
+        see the module docstring for why the condition number is the
+        default.
       starts: number of random starts optimised at once.
       limits: ``None`` (the model's ``lower``, ``upper``, ``velocity_limit``,
         ``effort_limit`` fields: its file's ``<limit>`` elements), or a
