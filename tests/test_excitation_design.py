@@ -105,6 +105,8 @@ def test_criteria_against_numpy():
     got = float(_design._criterion_value(jnp.asarray(X), "logdet", jnp.asarray(scale)))
     Xs = X / scale
     np.testing.assert_allclose(got, -np.linalg.slogdet(Xs.T @ Xs / 200)[1], rtol=1e-10)
+    got = float(_design._criterion_value(jnp.asarray(X), "aoptimal", jnp.asarray(scale)))
+    np.testing.assert_allclose(got, np.log(np.trace(np.linalg.inv(Xs.T @ Xs / 200))), rtol=1e-10)
     c = float(_design._criterion_value(jnp.asarray(X), "condition", jnp.asarray(scale)))
     Xn = X / np.linalg.norm(X, axis=0)
     lam = np.linalg.eigvalsh(Xn.T @ Xn)
@@ -124,7 +126,7 @@ def _problem(chain, criterion, torque_limit=None):
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("criterion", ["logdet", "condition"])
+@pytest.mark.parametrize("criterion", ["logdet", "condition", "aoptimal"])
 def test_gradient_against_finite_differences(chain, criterion):
     P = _problem(chain, criterion, torque_limit=[30.0, 8.0])
 
