@@ -3,8 +3,9 @@
 For each robot (example-robot-data URDFs, limits from their ``<limit>`` elements; the
 Panda's fingers locked at 0):
 
-1. ``identification.design_excitation`` (D-optimal ``logdet``, ``--starts`` random starts,
-   ``--steps`` Adam steps), timed (compile and optimisation apart).
+1. ``identification.design_excitation`` (its default criterion unless ``--criterion``,
+   ``--starts`` random starts, ``--steps`` Adam steps), timed (compile and optimisation
+   apart).
 2. ``--random`` random trajectories of the same settings (the design's own random starts:
    same duration, harmonics, base frequency, limits, margin, at rest at both ends, scaled
    into the limits at the output samples), and the designed one, scored with Pinocchio's
@@ -12,15 +13,17 @@ Panda's fingers locked at 0):
    condition number of the column-scaled base regressor (unit-norm columns, base columns by
    pivoted QR, SciPy) and ``−log det`` of the base information matrix ``D⁻¹XᵀXD⁻¹/rows``
    with the design's base columns and scale ``D``; median and best of the random ones.
-3. ``scipy.optimize.minimize(method="SLSQP")`` on the same criterion and parameterisation
+3. ``scipy.optimize.minimize(method="SLSQP")`` on the design's criterion and parameterisation
    (limits by construction), gradients by finite differences (SciPy's default), from one
    random start (the design's start 0), ``--slsqp-iters`` iterations at most: time, result.
-4. Simulated identification, ``--seeds`` seeds: true links perturbed from the URDF by a
-   geodesic distance 0.3, random joint friction, torque noise; torques logged along the
-   designed and along a random trajectory (``simulate_log``, true ``dq``/``ddq``), fitted with
+4. Simulated identification, ``--seeds`` seeds: per seed, true links perturbed from the URDF
+   by a geodesic distance 0.3, random joint friction, torque noise; torques logged along the
+   designed trajectory and along random trajectory number ``seed`` of step 2 (a fresh draw
+   per seed, not picked by its condition number; same duration, harmonics, limits, margin
+   and output rate, so the same number of samples and the same noise level), fitted with
    ``fit_torques`` (URDF as log-det prior, friction columns); scored by the geodesic distance
-   of each link to the truth and the torque error on a held-out, independent random
-   trajectory (noise-free true torques).
+   of each link to the truth and the torque error on a held-out random trajectory drawn from
+   another key (noise-free true torques).
 
 Usage: ``python benchmarks/bench_excitation.py [--quick] [--json F] [--txt F]``.
 """
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import time
 
@@ -119,10 +123,14 @@ def run_robot(name, args, say):
         f"{args.base_frequency:g} Hz, output {args.rate:g} Hz, "
         f"grid {args.grid_rate:g} Hz")  # fmt: skip
     kw = dict(duration=args.duration, harmonics=args.harmonics, base_frequency=args.base_frequency,
-              rate=args.rate, grid_rate=args.grid_rate, limits=str(path))  # fmt: skip
+              rate=args.rate, grid_rate=args.grid_rate, limits=None)  # fmt: skip
+    if args.criterion:
+        kw["criterion"] = args.criterion
     d = sid.design_excitation(model, key=jax.random.key(0), starts=args.starts, steps=args.steps,
                               progress=lambda s: say("  " + s), **kw)  # fmt: skip
-    design = {"starts": args.starts, "steps": args.steps, "time_s": d.time_s,
+    say(f"  load average after the design: {os.getloadavg()[0]:.1f}")
+    design = {"criterion": d.criterion, "starts": args.starts, "steps": args.steps,
+              "time_s": d.time_s, "a": d.a.tolist(), "b": d.b.tolist(), "q0": d.q0.tolist(),
               "compile_s": d.compile_s, "optimise_s": d.optimise_s, "value": d.value,
               "start_value": d.start_value,
               "condition_number_spatialjax": d.condition_number}  # fmt: skip
@@ -133,7 +141,7 @@ def run_robot(name, args, say):
     # random trajectories of the same settings: the design's own random starts, unoptimised
     P = _design._problem(model, key=jax.random.key(1), harmonics=args.harmonics,
                          base_frequency=args.base_frequency, duration=args.duration,
-                         criterion="logdet", starts=args.random, limits=str(path),
+                         criterion="logdet", starts=args.random, limits=None,
                          acceleration_limit=None, torque_limit=None, margin=0.9, rate=args.rate,
                          grid_rate=args.grid_rate, steps=0, learning_rate=0.05,
                          gravity=(0.0, 0.0, -9.81))  # fmt: skip
@@ -145,7 +153,8 @@ def run_robot(name, args, say):
         lds.append(logdet(X, base, scale))
         trajs.append((t, q, dq, ddq))
     random = {"condition": {"median": float(np.median(conds)), "best": float(np.min(conds))},
-              "logdet": {"median": float(np.median(lds)), "best": float(np.min(lds))}}  # fmt: skip
+              "logdet": {"median": float(np.median(lds)), "best": float(np.min(lds))},
+              "conditions": conds, "logdets": lds}  # fmt: skip
     say(f"  condition number (Pinocchio, column-scaled base): designed {designed['condition']:.3g}"
         f"; {args.random} random: median {random['condition']['median']:.3g}, best "
         f"{random['condition']['best']:.3g} -> "
@@ -159,7 +168,7 @@ def run_robot(name, args, say):
     # SLSQP with finite differences from one start, same criterion and parameterisation
     Pd = _design._problem(model, key=jax.random.key(0), harmonics=args.harmonics,
                           base_frequency=args.base_frequency, duration=args.duration,
-                          criterion="logdet", starts=1, limits=str(path), acceleration_limit=None,
+                          criterion="logdet", starts=1, limits=None, acceleration_limit=None,
                           torque_limit=None, margin=0.9, rate=args.rate, grid_rate=args.grid_rate,
                           steps=0, learning_rate=0.05, gravity=(0.0, 0.0, -9.81))  # fmt: skip
     zs, r = Pd.z[0].shape, Pd.z.shape[-1]
@@ -170,7 +179,7 @@ def run_robot(name, args, say):
         u = x[n * r :]
         # the design's base columns and scale, so that the values compare
         return _design._loss(z, u, model, Pd.basis, Pd.box, Pd.t_grid, Pd.f, jnp.asarray(base),
-                             jnp.asarray(scale), "logdet", None, Pd.g)[0]  # fmt: skip
+                             jnp.asarray(scale), d.criterion, None, Pd.g)[0]  # fmt: skip
 
     x0 = np.concatenate([np.asarray(Pd.z[0]).ravel(), np.asarray(Pd.u[0])])
     crit(jnp.asarray(x0)).block_until_ready()
@@ -190,17 +199,22 @@ def run_robot(name, args, say):
              "start_value": fun(x0), "value": float(res.fun), "condition": base_condition(X_s),
              "logdet": logdet(X_s, base, scale), "message": str(res.message)}  # fmt: skip
     say(f"  SLSQP (finite differences, one start, {slsqp['iterations']} iterations, "
-        f"{nfev[0]} evaluations): {t_slsqp:.1f} s, -log det {slsqp['start_value']:.4g} -> "
-        f"{slsqp['value']:.4g} (grid), condition number {slsqp['condition']:.3g}; design "
-        f"({args.starts} starts, exact gradients): {d.optimise_s:.1f} s + compile "
-        f"{d.compile_s:.1f} s, -log det {d.value:.4g}")  # fmt: skip
+        f"{nfev[0]} evaluations): {t_slsqp:.1f} s, {d.criterion} {slsqp['start_value']:.4g} -> "
+        f"{slsqp['value']:.4g} (grid), condition number {slsqp['condition']:.3g}, -log det "
+        f"{slsqp['logdet']:.4g}; design ({args.starts} starts, exact gradients): "
+        f"{d.optimise_s:.1f} s + compile {d.compile_s:.1f} s, {d.criterion} "
+        f"{d.value:.4g}")  # fmt: skip
 
-    # simulated identification: designed vs a random trajectory (median random start)
-    order = np.argsort(conds)
-    i_med = int(order[len(order) // 2])
-    t_test = trajs[int(order[-1])]  # an independent trajectory for the held-out error
+    # simulated identification: designed vs random draw `seed`; held-out from another key
+    Ph = _design._problem(model, key=jax.random.key(2), harmonics=args.harmonics,
+                          base_frequency=args.base_frequency, duration=args.duration,
+                          criterion="logdet", starts=max(args.seeds, 1), limits=None,
+                          acceleration_limit=None, torque_limit=None, margin=0.9, rate=args.rate,
+                          grid_rate=args.grid_rate, steps=0, learning_rate=0.05,
+                          gravity=(0.0, 0.0, -9.81))  # fmt: skip
     ident = []
     for seed in range(args.seeds):
+        t_test = _design._output(model, Ph, Ph.z[seed], Ph.u[seed])[4:]
         key = jax.random.key(100 + seed)
         kb, kd, kr, kt = jax.random.split(key, 4)
         rng = np.random.default_rng(seed)
@@ -211,7 +225,7 @@ def run_robot(name, args, say):
         tau_test = Xt @ true_x
         row = {}
         for label, traj, k in (("designed", (d.t, d.q, d.dq, d.ddq), kd),
-                               ("random", trajs[i_med], kr)):  # fmt: skip
+                               ("random", trajs[seed % len(trajs)], kr)):  # fmt: skip
             t, q, dq, ddq = traj
             log = sid.simulate_log(model, t, q, dq, ddq, key=k, inertia=truth, friction=fr,
                                    torque_noise=noise, include_derivatives=True)  # fmt: skip
@@ -226,12 +240,20 @@ def run_robot(name, args, say):
                                 np.asarray(res.extra).ravel()])  # fmt: skip
             err = float(np.linalg.norm(Xt @ x - tau_test) / np.linalg.norm(tau_test))
             row[label] = {"geodesic_per_link": geo.tolist(), "geodesic_mean": float(geo.mean()),
-                          "heldout_torque_error": err}  # fmt: skip
+                          "heldout_torque_error": err, "samples": int(q.shape[0]),
+                          "condition": conds[seed % len(trajs)] if label == "random"
+                          else designed["condition"]}  # fmt: skip
         ident.append(row)
         say(f"  seed {seed}: mean geodesic to truth designed {row['designed']['geodesic_mean']:.4f}"
             f" vs random {row['random']['geodesic_mean']:.4f}; held-out torque error "
             f"{row['designed']['heldout_torque_error']:.4f} vs "
-            f"{row['random']['heldout_torque_error']:.4f}")  # fmt: skip
+            f"{row['random']['heldout_torque_error']:.4f} (random condition number "
+            f"{row['random']['condition']:.3g})")  # fmt: skip
+        for label in ("designed", "random"):
+            say(
+                f"    geodesic per link, {label}: "
+                + " ".join(f"{g:.3f}" for g in row[label]["geodesic_per_link"])
+            )
     return {"joints": n, "design": design, "designed": designed, "random": random,
             "slsqp": slsqp, "identification": ident}  # fmt: skip
 
@@ -245,10 +267,11 @@ def main(argv=None):
     p.add_argument("--rate", type=float, default=100.0)
     p.add_argument("--grid-rate", type=float, default=10.0)
     p.add_argument("--starts", type=int, default=64)
-    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--criterion", default=None, help="default: design_excitation's")
     p.add_argument("--random", type=int, default=100)
     p.add_argument("--slsqp-iters", type=int, default=30)
-    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--quick", action="store_true", help="tiny sizes (smoke test)")
     p.add_argument("--json")
     p.add_argument("--txt")
@@ -264,10 +287,12 @@ def main(argv=None):
 
     say(f"# bench_excitation: {platform.processor() or platform.machine()}, "
         f"{jax.devices()[0].device_kind}, jax {jax.__version__}, pinocchio {pin.__version__}; "
-        "a 2-core CPU shared with other jobs: times are upper bounds")  # fmt: skip
+        "a 2-core CPU shared with other jobs: times are upper bounds; load average "
+        f"{os.getloadavg()[0]:.1f} at the start")  # fmt: skip
     out = {"options": vars(args), "robots": {}}
     for name in args.robots.split(","):
         out["robots"][name] = run_robot(name, args, say)
+    say(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

@@ -69,7 +69,8 @@ def test_limits_rest_and_coefficients(design):
 
 
 def test_criterion_matches_numpy(chain, design):
-    """The reported value: −log det of the base information matrix, NumPy on the same regressor."""
+    """The reported value (the default criterion, the condition surrogate), NumPy on the grid."""
+    assert design.criterion == "condition"
     assert np.all(design.scale_down == 1.0)  # then the coefficients are those optimised
     t = np.linspace(0.0, 10.0, 101)  # the 10 Hz grid
     q, dq, ddq = fourier_trajectory(design.a, design.b, design.q0, design.base_frequency, t)
@@ -79,8 +80,10 @@ def test_criterion_matches_numpy(chain, design):
     F = np.zeros(v.shape + (6,))  # viscous, Coulomb, offset per joint
     for j in range(2):
         F[:, j, 3 * j : 3 * j + 3] = np.stack([v[:, j], np.sign(v[:, j]), np.ones(len(t))], -1)
-    X = np.concatenate([Y, F], -1).reshape(-1, 26)[:, design.base_columns] / design.column_scale
-    ref = -np.linalg.slogdet(X.T @ X / X.shape[0])[1]
+    X = np.concatenate([Y, F], -1).reshape(-1, 26)[:, design.base_columns]
+    lam = np.linalg.eigvalsh((X / np.linalg.norm(X, axis=0)).T @ (X / np.linalg.norm(X, axis=0)))
+    p = _design._COND_POWER
+    ref = (np.log(np.sum(lam**p)) + np.log(np.sum(lam**-p))) / (2 * p)
     np.testing.assert_allclose(design.value, ref, rtol=1e-9)
 
 
@@ -102,6 +105,8 @@ def test_criteria_against_numpy():
     got = float(_design._criterion_value(jnp.asarray(X), "logdet", jnp.asarray(scale)))
     Xs = X / scale
     np.testing.assert_allclose(got, -np.linalg.slogdet(Xs.T @ Xs / 200)[1], rtol=1e-10)
+    got = float(_design._criterion_value(jnp.asarray(X), "aoptimal", jnp.asarray(scale)))
+    np.testing.assert_allclose(got, np.log(np.trace(np.linalg.inv(Xs.T @ Xs / 200))), rtol=1e-10)
     c = float(_design._criterion_value(jnp.asarray(X), "condition", jnp.asarray(scale)))
     Xn = X / np.linalg.norm(X, axis=0)
     lam = np.linalg.eigvalsh(Xn.T @ Xn)
@@ -121,7 +126,7 @@ def _problem(chain, criterion, torque_limit=None):
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("criterion", ["logdet", "condition"])
+@pytest.mark.parametrize("criterion", ["logdet", "condition", "aoptimal"])
 def test_gradient_against_finite_differences(chain, criterion):
     P = _problem(chain, criterion, torque_limit=[30.0, 8.0])
 
@@ -290,7 +295,7 @@ def test_float32(chain):
 @pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 @pytest.mark.parametrize("robot", ["panda", "ur5"])
 def test_condition_twice_better_than_median_random(robot):
-    """Pinocchio's regressor + friction columns, column-scaled, base columns: designed vs random."""
+    """Default settings; Pinocchio regressor + friction, column-scaled, base columns: vs random."""
     pin = pytest.importorskip("pinocchio")
     import scipy.linalg
 
@@ -320,8 +325,8 @@ def test_condition_twice_better_than_median_random(robot):
         return sb[0] / sb[-1]
 
     kw = dict(duration=20.0, rate=20.0, limits=None)
-    d = design_excitation(model, key=jax.random.key(0), starts=32, steps=100, criterion="condition",
-                          **kw)  # fmt: skip
+    d = design_excitation(model, key=jax.random.key(0), **kw)  # every other setting: the default
+    assert d.criterion == "condition" and d.starts == 64 and d.steps == 100
     P = _design._problem(model, key=jax.random.key(1), harmonics=5, base_frequency=0.1,
                          criterion="logdet", starts=20, acceleration_limit=None,
                          torque_limit=None, margin=0.9, grid_rate=10.0, steps=0,

@@ -20,6 +20,11 @@ combinations of them for every trajectory), sampled at ``N_g`` grid times:
   A fixed ``D`` shifts ``log det`` by a constant: the optimum is that of the
   unscaled information matrix, the volume of the parameters' confidence
   ellipsoid.
+* ``"aoptimal"`` (A-optimal; Pukelsheim 1993): ``log tr(Aᵣ⁻¹)`` with the same
+  ``Aᵣ``: the log of the summed variances of the scaled base-parameter
+  estimates under white torque noise. Like ``"logdet"`` it counts the
+  information per unit of noise (a fixed scale), and like ``"condition"`` it
+  is dominated by the smallest eigenvalues.
 * ``"condition"``: a smooth upper bound of the log condition number of the
   base regressor with each column scaled to unit norm (the figure
   :func:`~spatialjax.identification.identifiability` reports; Gautier &
@@ -28,6 +33,21 @@ combinations of them for every trajectory), sampled at ``N_g`` grid times:
   ``log κ ≤ c ≤ log κ + log(p_b)/(2p)``. It is a symmetric function of the
   eigenvalues, hence differentiable even where eigenvalues cross, unlike
   ``log κ`` itself.
+
+The default is ``"condition"``. The condition number bounds how much the
+relative error of the torques is amplified in the relative error of the
+least-squares base parameters, and it is the figure identification reports
+(Gautier & Khalil 1992). ``"logdet"`` maximises the product of all the
+eigenvalues, so it can grow by exciting the base parameters that are already
+well excited while the weakest few stay weak: the smallest eigenvalue, and
+with it the condition number, is left nearly unchanged. That happens on arms
+whose random trajectories already excite most directions (the weak directions
+are then a small part of ``log det``). ``"logdet"`` remains the choice to
+minimise the volume of the confidence ellipsoid of all base parameters
+together. The condition number is scale-free (each column normalised by its
+own norm), so it does not reward more signal per unit of noise; where the
+torque noise matters more than the conditioning, ``"aoptimal"`` and
+``"logdet"`` can identify better than the condition-optimal trajectory.
 
 Constraints and how they are kept:
 
@@ -78,6 +98,8 @@ References:
   S. N. Bernstein, 1912 (the derivative of a trigonometric polynomial of
   degree ``n`` is at most ``n`` times its maximum), see A. Zygmund,
   *Trigonometric Series*, Cambridge 1959, ch. X.
+  F. Pukelsheim, *Optimal Design of Experiments*, Wiley 1993, ch. 6 (the
+  D- and A-criteria).
   D. P. Kingma, J. Ba, "Adam: a method for stochastic optimization", ICLR 2015.
 """
 
@@ -99,7 +121,7 @@ from ._excitation import fourier_trajectory
 
 __all__ = ["ExcitationDesign", "design_excitation"]
 
-CRITERIA = ("logdet", "condition")
+CRITERIA = ("condition", "logdet", "aoptimal")
 _COND_POWER = 16.0  # p of the condition-number surrogate (module docstring)
 _REST = 1e-12  # |q̇| below this fraction of the joint's peak speed is rest (Coulomb sign 0)
 _LSE_SHARPNESS = 50.0  # κ of the relative log-sum-exp maximum: excess ≤ rms · log(N) / κ
@@ -266,10 +288,12 @@ def _stacked(model, q, dq, ddq, gravity):
 
 def _criterion_value(Xb, kind, scale):
     """The criterion of base columns ``Xb (rows, p_b)`` (module docstring)."""
-    if kind == "logdet":
+    if kind in ("logdet", "aoptimal"):
         Xs = Xb / scale
         A = Xs.T @ Xs / Xb.shape[0]
-        return -jnp.linalg.slogdet(A)[1]
+        if kind == "logdet":
+            return -jnp.linalg.slogdet(A)[1]
+        return jnp.log(jnp.trace(jnp.linalg.inv(0.5 * (A + A.T))))
     A = Xb.T @ Xb
     d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), jnp.finfo(A.dtype).tiny))
     As = A / d[:, None] / d[None, :]
@@ -390,7 +414,7 @@ class ExcitationDesign:
       q, dq, ddq: ``(N, n)``.
 
     Report:
-      criterion: ``"logdet"`` or ``"condition"``; value: its value for the
+      criterion: ``"condition"``, ``"logdet"`` or ``"aoptimal"``; value: its value for the
         result on the optimisation grid; start_value: for the random start
         it came from (``best_start``); start_values, final_values:
         ``(starts,)`` every start before and after optimising.
@@ -483,7 +507,7 @@ def design_excitation(
     key,
     harmonics: int = 5,
     base_frequency: float = 0.1,
-    criterion: str = "logdet",
+    criterion: str = "condition",
     starts: int = 64,
     limits=None,
     acceleration_limit=None,
@@ -519,7 +543,9 @@ def design_excitation(
         some freedom (``H ≥ 2``, or ``H ≥ 3`` for other durations).
       base_frequency: ``f_f`` in Hz; the trajectory's band is
         ``H f_f`` Hz, below ``grid_rate / 2`` and ``rate / 2``.
-      criterion: ``"logdet"`` (D-optimal) or ``"condition"``.
+      criterion: ``"condition"`` (the default), ``"logdet"`` (D-optimal) or
+        ``"aoptimal"`` (A-optimal); see the module docstring for why the
+        condition number is the default.
       starts: number of random starts optimised at once.
       limits: ``None`` (the model's ``lower``, ``upper``, ``velocity_limit``,
         ``effort_limit`` fields: its file's ``<limit>`` elements), or a
