@@ -24,10 +24,13 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 :mod:`~spatialjax.multibody.friction` (``FrictionModel``); the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 
-Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
-step per body, compiled once whatever the number of bodies), ``"levels"``
-(all bodies of one tree depth in one vectorised step) or ``"loop"`` (one
-unrolled step per body). All three give the same results.
+Tree sweeps. The algorithms take ``method="auto"`` (default), ``"scan"`` (one
+``lax.scan`` step per body, compiled once whatever the number of bodies),
+``"levels"`` (all bodies of one tree depth in one vectorised step) or
+``"loop"`` (one unrolled step per body). All give the same results.
+``"auto"`` is ``"loop"`` for a model of at most 12 bodies swept at a batch of
+at most 16 states (the batch shape is static when a call is traced), else
+``"scan"``.
 
 A free flyer's quaternion ``q[..., 3:7]`` is normalised; a zero one has no
 rotation: on concrete input every function taking ``q`` raises ``ValueError``
