@@ -72,6 +72,7 @@ from ._sweep import (
     _gravity,
     _joint_frames,
     _resolve_method,
+    _rows,
     _scan_poses,
     _unflat_bf,
     _world_subspaces,
@@ -226,32 +227,42 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     pA = list(pA0)
     S, V, Sq, IA, pA = jax.lax.optimization_barrier((S, V, Sq, IA, pA))
     cs = jax.lax.optimization_barrier(_crm(V[s0:], Sq[d0:]))  # c_i = v_i × S_i q̇_i
-    c = {i: cs[i - s0] for i in range(s0, nb)}
     arm = model.armature
-    U, Dinv, u, ok = {}, {}, {}, []
+    # the bodies of one tree depth are swept together (their recursions are independent):
+    # one traced step per level, not per body (compile time on a humanoid)
+    levels = [[i for i in lev if i >= s0] for lev in model.levels]
+    levels = [lev for lev in levels if lev]
+    per_level = []
+    ok = []
     # leaves to root: I^A_λ += I^A_i − U_i D_i⁻¹ U_iᵀ, p^A_λ += p^A_i + I^a_i c_i + U_i D_i⁻¹ u_i
-    for i in range(nb - 1, s0 - 1, -1):
-        d = d0 + i - s0
-        Si = S[d]
-        # XLA:CPU would fuse each use of a body's results into its consumers and
+    for lev in reversed(levels):
+        dofs = [d0 + i - s0 for i in lev]
+        Sl = _rows(S, dofs)  # (k, 6, N)
+        cl = _rows(cs, [i - s0 for i in lev])
+        # XLA:CPU would fuse each use of a level's results into its consumers and
         # recompute them there (the chain compounds from leaf to root): materialised
-        IAi, pAi = jax.lax.optimization_barrier((IA[i], pA[i]))
-        Ui = _m6v(IAi, Si)
-        D = _dot(Si, Ui, 6) + arm[d]
-        tr = _sum(IAi[k, k] for k in range(6))
-        oki = D > eps * tr
-        Di = jnp.where(oki, 1.0 / jnp.where(oki, D, 1.0), 0.0)
-        ui = tau[d] - _dot(Si, pAi, 6)
-        Ui, Di, ui = jax.lax.optimization_barrier((Ui, Di, ui))
-        U[i], Dinv[i], u[i] = Ui, Di, ui
-        ok.append(oki)
-        p = model.parents[i]
-        if p < 0:
+        IAl, pAl = jax.lax.optimization_barrier(
+            (jnp.stack([IA[i] for i in lev]), jnp.stack([pA[i] for i in lev]))
+        )
+        Ul = _m6v(IAl, Sl)  # (k, 6, N)
+        D = _dot(Sl, Ul, 6) + arm[np.asarray(dofs)][:, None]
+        tr = _sum(IAl[:, k, k] for k in range(6))
+        okl = D > eps * tr
+        Dl = jnp.where(okl, 1.0 / jnp.where(okl, D, 1.0), 0.0)
+        ul = _rows(tau, dofs) - _dot(Sl, pAl, 6)
+        Ul, Dl, ul = jax.lax.optimization_barrier((Ul, Dl, ul))
+        per_level.append((lev, Sl, cl, Ul, Dl, ul))
+        ok.append(okl)
+        if all(model.parents[i] < 0 for i in lev):
             continue
-        Ia = IAi - Ui[:, None, :] * (Ui * Di)[None, :, :]
-        IA[p] = IA[p] + Ia
-        pA[p] = pA[p] + pAi + _m6v(Ia, c[i]) + Ui * (ui * Di)
-    bad = ~jnp.all(jnp.stack(ok), axis=0) if ok else jnp.zeros((N,), bool)
+        Ia = IAl - Ul[:, :, None, :] * (Ul * Dl[:, None, :])[:, None, :, :]
+        pa = pAl + _m6v(Ia, cl) + Ul * (ul * Dl)[:, None, :]
+        for k, i in enumerate(lev):
+            p = model.parents[i]
+            if p >= 0:
+                IA[p] = IA[p] + Ia[k]
+                pA[p] = pA[p] + pa[k]
+    bad = ~jnp.all(jnp.concatenate(ok), axis=0) if ok else jnp.zeros((N,), bool)
     a_g = jnp.broadcast_to(_join(jnp.zeros_like(g), -g), (6, N))  # base acceleration
     A = {}
     out = []
@@ -270,12 +281,15 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
         out.append(qdd0)
         bad = bad | ~ok0
     # root to leaves: q̈_i = D_i⁻¹ (u_i − U_iᵀ (a_λ + c_i)), a_i = a_λ + c_i + S_i q̈_i
-    for i in range(s0, nb):
-        p = model.parents[i]
-        ap = (a_g if p < 0 else A[p]) + c[i]
-        qdd = (u[i] - _dot(U[i], ap, 6)) * Dinv[i]
-        A[i] = jax.lax.optimization_barrier(ap + S[d0 + i - s0] * qdd)
-        out.append(qdd[None])
+    qdd_of = {}
+    for lev, Sl, cl, Ul, Dl, ul in reversed(per_level):
+        par = [model.parents[i] for i in lev]
+        ap = jnp.stack([a_g if p < 0 else A[p] for p in par]) + cl
+        qdd = (ul - _dot(Ul, ap, 6)) * Dl  # (k, N)
+        Al = jax.lax.optimization_barrier(ap + Sl * qdd[:, None, :])
+        for k, i in enumerate(lev):
+            A[i], qdd_of[i] = Al[k], qdd[k]
+    out += [jnp.stack([qdd_of[i] for i in range(s0, nb)])] if nb > s0 else []
     res = jnp.concatenate(out, axis=0)
     return jnp.where(bad, jnp.nan, res), bad
 
