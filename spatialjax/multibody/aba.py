@@ -198,7 +198,9 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     sums ``v_i = Σ_{j ⪯ i} S_j q̇_j`` over the ancestors (one product with the static
     ancestor mask). The free flyer is a six-dof joint with ``S_0`` the root's motion
     transform, ``D_0 = S_0ᵀ I^A_0 S_0`` (the root's articulated inertia in its own
-    frame) solved by Cholesky (RBDA §7.3). ``method`` is the sweep of the world poses.
+    frame) solved by Cholesky (RBDA §7.3). The bodies of one tree depth (``model.levels``)
+    are swept together, one traced step per level. ``method`` is the sweep of the world
+    poses.
     """
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     ff = model.floating_base
