@@ -21,7 +21,7 @@ loads those same files.
 Peers, each in its own virtual environment (they pin different jax versions; how
 to create them: ``benchmarks/README.md``), each a subprocess running
 ``benchmarks/_peers/<peer>.py`` that prints progress and writes JSON:
-spatialjax (``method="scan"``, the default, and ``"levels"``), frax (with the XLA
+spatialjax (``method="auto"``, the default, and ``"levels"``), frax (with the XLA
 flags its README recommends for CPU), jaxsim, adam (JAX backend), MJX and Pinocchio
 (a Python loop over the states, and its per-call time). Before any timing, each peer
 computes every operation on 4 random states; the results are converted to

@@ -434,6 +434,32 @@ def test_bad_q_length_and_dtype():
         mb.rnea(model, jnp.zeros((2, 3)), jnp.zeros((5, 3)), jnp.zeros(3))
     with pytest.raises(ValueError, match="method: expected one of"):
         mb.mass_matrix(model, jnp.zeros(3), method="fast")
+    msg = r"method: expected one of \('auto', 'levels', 'loop', 'scan'\), got 'fast'"
+    with pytest.raises(ValueError, match=msg):
+        mb.rnea(model, jnp.zeros(3), jnp.zeros(3), jnp.zeros(3), method="fast")
+
+
+@pytest.mark.parametrize("nbodies, n", [(3, 1), (3, 5), (3, 40), (14, 2)])
+def test_auto_method_is_loop_for_small_models_and_batches_and_same_results(nbodies, n):
+    """``method="auto"`` (the default) resolves to the unrolled loop for small models at
+    small batches and to the scan otherwise, and gives the explicit methods' results."""
+    from spatialjax.multibody import _sweep
+
+    model = mb.chain_model(nbodies, floating_base=True, dtype="float64")
+    want = (
+        "loop" if nbodies <= _sweep._AUTO_LOOP_BODIES and n <= _sweep._AUTO_LOOP_STATES else "scan"
+    )
+    assert _sweep._resolve_method("auto", model, n) == want
+    assert _sweep._resolve_method("levels", model, n) == "levels"
+    q, v, a = _random_states(model, n, np.random.default_rng(nbodies + n))
+    ref = {m: _everything(model, q, v, a, method=m) for m in ("loop", "scan")}
+    got = _everything(model, q, v, a, method="auto")
+    for m in ("loop", "scan"):
+        for x, y in zip(jax.tree.leaves(got), jax.tree.leaves(ref[m]), strict=True):
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-12, atol=1e-10)
+    # the defaults are "auto": eager calls of the public functions give the same
+    np.testing.assert_allclose(mb.rnea(model, q, v, a), ref[want][1], rtol=0, atol=0)
+    np.testing.assert_allclose(mb.mass_matrix(model, q), ref[want][2], rtol=0, atol=0)
 
 
 def test_unknown_locked_joint(tmp_path):

@@ -33,7 +33,7 @@ import spatialjax.multibody as mb  # noqa: E402
 
 class Peer:
     def __init__(self, spec):
-        self.method = spec.get("method", "scan")
+        self.method = spec.get("method", "auto")
         self.model = model = mb.Model.from_urdf(
             spec["urdf"], floating_base=spec["floating"], dtype="float64"
         )
@@ -91,7 +91,10 @@ class Peer:
             self.notes.append("jac: multibody.frame_jacobian (rows swapped to [v; ω])")
         else:
             jac = _world_aligned_jacobian(model, frame, method)
-            self.notes.append("jac: from forward_kinematics poses and the joint axes (no API yet)")
+            self.notes.append(
+                "jac: from forward_kinematics poses and the joint axes (checkout without "
+                "frame_jacobian)"
+            )
         self.ops = dict(fk=fk, rnea=rnea, mass=mass, fd=fd, jac=jac)
         if hasattr(mb, "forward_dynamics"):
             self.ops["fd_crba"] = fd_crba

@@ -28,10 +28,13 @@ format's reader of :mod:`spatialjax.io` (one parse, a format-neutral
 description) and build the model from it in ``_build`` (merging fixed and
 locked joints, frames, floating base), the same code for every format.
 
-Tree sweeps. The algorithms take ``method="scan"`` (default: one ``lax.scan``
-step per body, compiled once whatever the number of bodies), ``"levels"``
-(all bodies of one tree depth in one vectorised step) or ``"loop"`` (one
-unrolled step per body). All three give the same results.
+Tree sweeps. The algorithms take ``method="auto"`` (default), ``"scan"`` (one
+``lax.scan`` step per body, compiled once whatever the number of bodies),
+``"levels"`` (all bodies of one tree depth in one vectorised step) or
+``"loop"`` (one unrolled step per body). All give the same results.
+``"auto"`` is ``"loop"`` for a model of at most 12 bodies swept at a batch of
+at most 16 states (the batch shape is static when a call is traced), else
+``"scan"``.
 
 A free flyer's quaternion ``q[..., 3:7]`` is normalised; a zero one has no
 rotation: on concrete input every function taking ``q`` raises ``ValueError``

@@ -6,7 +6,12 @@ vectors ``[ω; v]``, forces ``[n; f]``, body quantities in the body's frame
 body origin in the world. Arrays inside a sweep are batch-last
 (:mod:`spatialjax.multibody._batchlast`).
 
-Tree sweeps. ``method="scan"`` (the default) runs the per-body recursion as
+Tree sweeps. ``method="auto"`` (the default) is ``"loop"`` for small models at
+small batches (at most :data:`_AUTO_LOOP_BODIES` bodies and
+:data:`_AUTO_LOOP_STATES` states: the straight-line program has no loop to
+run and XLA fuses across bodies) and ``"scan"`` otherwise (its compile time
+does not grow with the number of bodies, and at larger batches its small
+steps run faster). ``method="scan"`` runs the per-body recursion as
 ``lax.scan`` over the bodies in topological order: the step is compiled once
 (compile time does not grow with the number of bodies), per-body buffers live
 in the scan carry (a step reads its parent's row and writes its own in
@@ -41,7 +46,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import is_concrete
+from .._checks import _FLOATING, is_concrete
 from ._batchlast import (
     _crm,
     _force_to_parent,
@@ -57,19 +62,25 @@ from ._batchlast import (
 )
 from ._model import Model
 
-_METHODS = ("levels", "loop", "scan")
+_METHODS = ("auto", "levels", "loop", "scan")
 
 
 # --------------------------------------------------------------- input checking
 def _as_input(x, name, n, model: Model):
+    """Check a ``(..., n)`` state array; lists become NumPy arrays of the model's dtype.
+
+    A NumPy array is returned as it is (the kernel's ``jit`` call moves it to the
+    device): converting it here with ``jnp.asarray`` cost a second, slower transfer.
+    """
     if not hasattr(x, "dtype"):
         x = np.asarray(x)
         if x.dtype.kind in "iub" or x.dtype == object:
             raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
         x = np.asarray(x, model.dtype)
-    if not jnp.issubdtype(x.dtype, jnp.floating):
+    if x.dtype not in _FLOATING and not jnp.issubdtype(x.dtype, jnp.floating):
         raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
-    x = jnp.asarray(x)
+    if not isinstance(x, (jax.Array, np.ndarray)):
+        x = jnp.asarray(x)
     if x.ndim < 1 or x.shape[-1] != n:
         raise ValueError(
             f"{name}: expected shape (..., {n}) for model {model.name!r} "
@@ -102,6 +113,21 @@ def _check_method(method):
         raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
 
 
+#: ``method="auto"`` picks the unrolled per-body form (``"loop"``) for models of at most
+#: this many bodies swept at batches of at most :data:`_AUTO_LOOP_STATES` states, and
+#: ``"scan"`` otherwise (``benchmarks/README.md``, "Where the batch-1 time goes").
+_AUTO_LOOP_BODIES = 12
+_AUTO_LOOP_STATES = 16
+
+
+def _resolve_method(method: str, model: Model, n: int) -> str:
+    """The sweep that ``method`` means for ``model`` at ``n`` states (``"auto"`` resolved)."""
+    if method != "auto":
+        return method
+    small = model.nbodies <= _AUTO_LOOP_BODIES and n <= _AUTO_LOOP_STATES
+    return "loop" if small else "scan"
+
+
 def _batch(**named):
     shapes = {k: tuple(v.shape[:-1]) for k, v in named.items() if v is not None}
     try:
@@ -116,14 +142,26 @@ def _batch(**named):
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
 
+@functools.lru_cache(maxsize=8)
+def _standard_gravity(dtype) -> np.ndarray:
+    g = np.asarray(STANDARD_GRAVITY, dtype)
+    g.flags.writeable = False
+    return g
+
+
 def _gravity(gravity, model: Model):
-    """``gravity`` (``None``: :data:`STANDARD_GRAVITY`) as an array of the model's dtype."""
-    g: Any = STANDARD_GRAVITY if gravity is None else gravity
+    """``gravity`` (``None``: :data:`STANDARD_GRAVITY`) as an array of the model's dtype.
+
+    Sequences become NumPy arrays (the kernel's ``jit`` call moves them to the device).
+    """
+    if gravity is None:
+        return _standard_gravity(np.dtype(model.dtype))
+    g: Any = gravity
     if not hasattr(g, "dtype"):
         g = np.asarray(g, dtype=np.float64)
         if g.dtype.kind not in "fiu":
             raise TypeError(f"gravity: expected a float array of shape (..., 3), got {gravity!r}")
-        g = jnp.asarray(g, model.dtype)
+        g = np.asarray(g, model.dtype)
     elif g.dtype != model.dtype:
         raise TypeError(f"gravity: dtype {g.dtype} differs from the model's {model.dtype}")
     if g.ndim < 1 or g.shape[-1] != 3:
@@ -140,9 +178,10 @@ def _as_fext(f_ext, model: Model, name="f_ext"):
         if f_ext.dtype.kind not in "fiu":
             raise TypeError(f"{name}: expected a floating-point array, got dtype {f_ext.dtype}")
         f_ext = np.asarray(f_ext, model.dtype)
-    if not jnp.issubdtype(f_ext.dtype, jnp.floating):
+    if f_ext.dtype not in _FLOATING and not jnp.issubdtype(f_ext.dtype, jnp.floating):
         raise TypeError(f"{name}: expected a floating-point array, got dtype {f_ext.dtype}")
-    f_ext = jnp.asarray(f_ext)
+    if not isinstance(f_ext, (jax.Array, np.ndarray)):
+        f_ext = jnp.asarray(f_ext)
     if f_ext.ndim < 2 or f_ext.shape[-2:] != (model.nbodies, 6):
         raise ValueError(
             f"{name}: expected shape (..., {model.nbodies}, 6) for model {model.name!r} "

@@ -19,7 +19,9 @@ Nothing else: no Coulomb friction (``Model.friction``, MuJoCo's
 Singular mass matrix (a subtree with no inertia along its joint, e.g. a
 massless leaf link or a zero-mass chain): both methods detect it per state
 (ABA: an articulated inertia ``D_i = S_iᵀ I^A_i S_i`` not above
-``ε · tr(I^A_i)``, or a free-flyer ``I^A_0`` whose Cholesky factor fails; CRBA:
+``ε · tr(I^A_i)``, ``I^A_i`` in the sweep's common frame (world axes, at the
+world's origin or, for a floating base, the root's), or a free-flyer ``I^A_0``
+whose Cholesky factor fails; CRBA:
 the Cholesky factor of ``M`` fails). Those states' accelerations are NaN
 (every entry), the other states are exact and their gradients finite; when
 the inputs are concrete (an eager call, not under ``jit``/``vmap``/``grad``)
@@ -45,41 +47,42 @@ from ._batchlast import (
     _crf,
     _crm,
     _dot,
+    _force_to_parent,
     _inertia_matrix,
     _inertia_times,
+    _inertia_to_parent,
     _join,
     _m6v,
-    _motion_to_child,
     _n,
-    _rows_force_to_parent,
-    _rows_to_child,
     _sum,
 )
 from ._model import Model
 from ._sweep import (
+    _ancestor_mask,
     _as_fext,
     _as_input,
+    _assemble,
     _batch,
     _batch_with_fext,
     _chunked,
-    _dyn,
+    _dof_body,
     _flat,
     _flat_fext,
+    _forward,
     _gravity,
-    _put,
-    _scan_forward,
-    _scan_xs,
-    _split_dofs,
-    _step_frame,
-    _subspaces,
+    _joint_frames,
+    _resolve_method,
+    _rows,
+    _scan_poses,
     _unflat_bf,
+    _world_subspaces,
 )
 
 _FD_METHODS = ("aba", "crba")
 #: Batches are swept in chunks of this many states: a chunk's per-body 6x6 articulated
-#: inertias (the scan carry) then stay in cache (``benchmarks/README.md``, "Forward
-#: dynamics"; chunks of 2048 states, the other algorithms' size, ran superlinearly).
-_ABA_CHUNK = 256
+#: inertias then stay in cache (``benchmarks/README.md``, "Forward dynamics": larger
+#: chunks ran superlinearly).
+_ABA_CHUNK = 64
 
 
 def forward_dynamics(
@@ -95,13 +98,17 @@ def forward_dynamics(
     r"""Joint accelerations: ``M(q) a + h(q, v) = τ − damping ⊙ v + Σ_i J_iᵀ f_ext,i``.
 
     ``method="aba"``: Featherstone's articulated-body algorithm (RBDA Table
-    7.1, §7.3 for a free-flyer root): body velocities and bias accelerations
-    ``c_i = v_i × S_i q̇_i`` root to leaves; articulated inertias
-    ``I^A_i = I_i + Σ_children X_jᵀ (I^A_j − U_j D_j⁻¹ U_jᵀ) X_j`` and bias
-    forces ``p^A_i`` leaves to root (``U_i = I^A_i S_i``, ``D_i = S_iᵀ U_i``,
+    7.1, §7.3 for a free-flyer root), written in one frame for all bodies
+    (world axes; the world's origin, or the free-flyer root's): body
+    velocities ``v_i = Σ_{j ⪯ i} S_j q̇_j`` and bias accelerations
+    ``c_i = v_i × S_i q̇_i``; articulated inertias
+    ``I^A_i = I_i + Σ_children (I^A_j − U_j D_j⁻¹ U_jᵀ)`` and bias forces
+    ``p^A_i`` leaves to root (``U_i = I^A_i S_i``, ``D_i = S_iᵀ U_i``,
     ``u_i = τ_i − S_iᵀ p^A_i``, ``D_i`` plus the joint's armature); then
-    ``q̈_i = D_i⁻¹ (u_i − U_iᵀ (X_i a_λ + c_i))`` root to leaves, with gravity
-    as the base acceleration ``[0; −g]``. O(n).
+    ``q̈_i = D_i⁻¹ (u_i − U_iᵀ (a_λ + c_i))`` root to leaves, with gravity as
+    the base acceleration ``[0; −g]``; the free flyer is a six-dof joint whose
+    ``D_0`` (the root's articulated inertia in its own frame) is solved by
+    Cholesky. O(n).
     ``method="crba"``: ``M a = τ − h`` solved by Cholesky, ``M`` from
     :func:`~spatialjax.multibody.mass_matrix` and ``h`` from
     :func:`~spatialjax.multibody.rnea` with ``a = 0`` (and ``f_ext``). Both
@@ -169,108 +176,124 @@ def forward_dynamics(
     return a
 
 
-@functools.partial(jax.jit, static_argnames=("batch",))
-def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
+@functools.partial(jax.jit, static_argnames=("batch", "sweep"))
+def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch, sweep="auto"):
     """:func:`forward_dynamics` by ABA on checked inputs: ``(a, singular)``."""
+    sweep = _resolve_method(sweep, model, int(np.prod(batch, dtype=int)))
     xs = [_flat(q, batch), _flat(v, batch), _flat(tau, batch)]
     xs.append(g[:, None] if g.ndim == 1 else _flat(g, batch))
     if f_ext is not None:
         xs.append(_flat_fext(f_ext, batch))
-    a, bad = _chunked(functools.partial(_aba_core, model), *xs, chunk=_ABA_CHUNK)
+    a, bad = _chunked(functools.partial(_aba_core, model, method=sweep), *xs, chunk=_ABA_CHUNK)
     return _unflat_bf(a, batch), _unflat_bf(bad, batch)
 
 
-def _aba_core(model: Model, q, v, tau, g, fext=None):
-    """ABA (RBDA Table 7.1) on ``(k, N)`` inputs: ``(nv, N)`` accelerations, ``(N,)`` flags."""
+def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
+    """ABA (RBDA Table 7.1) on ``(k, N)`` inputs: ``(nv, N)`` accelerations, ``(N,)`` flags.
+
+    Written in one frame for all bodies (world axes; origin at the world's for a fixed
+    base, at the free-flyer root's origin for a floating one), as the mass matrix is:
+    the articulated inertias of the children then add to their parent's without a
+    coordinate transform (RBDA §7.2 with ``X = 1``), and the body velocities are the
+    sums ``v_i = Σ_{j ⪯ i} S_j q̇_j`` over the ancestors (one product with the static
+    ancestor mask). The free flyer is a six-dof joint with ``S_0`` the root's motion
+    transform, ``D_0 = S_0ᵀ I^A_0 S_0`` (the root's articulated inertia in its own
+    frame) solved by Cholesky (RBDA §7.3). The bodies of one tree depth (``model.levels``)
+    are swept together, one traced step per level. ``method`` is the sweep of the world
+    poses.
+    """
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     ff = model.floating_base
     s0 = 1 if ff else 0
     eps = jnp.finfo(dt).eps
     tau = tau - _n(model.damping) * v  # passive joint damping (MuJoCo's qfrc_passive)
-    # per scanned body: its joint's frame terms (E, r by _step_frame), parent row, subspace
-    xs, _, root = _scan_xs(model, q)
-    V = _scan_forward(model, q, v, pose=False)["V"][:nb]  # body velocities
-    S = _n(_subspaces(model))  # (nb, 6, 1), zero for a free flyer
-    _, qd = _split_dofs(model, v)
-    c = _crm(V, S * qd[:, None, :])  # c_i = v_i × S_i q̇_i (zero for a free flyer)
-    prm = _n(model.inertia.params)
-    pA = _crf(V, _inertia_times(prm, V))  # p_i = v_i ×* I_i v_i − f_ext,i
+    if method == "scan":
+        Rw, pw = _scan_poses(model, q)
+    else:
+        E, r = _joint_frames(model, q)
+        _, inv, Rw, pw, _, _ = _forward(model, E, r, method)
+        Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+    if ff:  # the root's origin as the common origin: exact far from the world's origin
+        pw = pw - pw[0:1]
+    S = _world_subspaces(model, Rw, pw)  # (nv, 6, N), a free flyer's six columns first
+    db = _dof_body(model)
+    anc = _ancestor_mask(model.parents, tuple(db)).astype(np.float64)  # (nv, nb)
+    Sq = S * v[:, None, :]  # S_d q̇_d
+    V = jnp.einsum("di,dcn->icn", jnp.asarray(anc, dt), Sq)  # (nb, 6, N) body velocities
+    d0 = 6 if ff else 0  # dof of body i (i >= s0): d0 + i - s0
+    I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N)
+    pA0 = _crf(V, _inertia_times(I0, V))  # p_i = v_i ×* I_i v_i − f_ext,i
     if fext is not None:
-        pA = pA - fext
-    IA = jnp.broadcast_to(_inertia_matrix(prm), (nb, 6, 6, N))
-    IA = jnp.concatenate([IA, jnp.zeros((1, 6, 6, N), dt)], axis=0)  # row nb: the world
-    pA = jnp.concatenate([pA, jnp.zeros((1, 6, N), dt)], axis=0)
-    _, taub = _split_dofs(model, tau)
-    _, armb = _split_dofs(model, _n(model.armature))  # (nb, 1): rotor inertias
+        pA0 = pA0 - _force_to_parent(Rw, pw, fext)
+    IA = list(_inertia_matrix(I0))  # per body (6, 6, N)
+    pA = list(pA0)
+    S, V, Sq, IA, pA = jax.lax.optimization_barrier((S, V, Sq, IA, pA))
+    cs = jax.lax.optimization_barrier(_crm(V[s0:], Sq[d0:]))  # c_i = v_i × S_i q̇_i
+    arm = model.armature
+    # the bodies of one tree depth are swept together (their recursions are independent):
+    # one traced step per level, not per body (compile time on a humanoid)
+    levels = [[i for i in lev if i >= s0] for lev in model.levels]
+    levels = [lev for lev in levels if lev]
+    per_level = []
+    ok = []
+    # leaves to root: I^A_λ += I^A_i − U_i D_i⁻¹ U_iᵀ, p^A_λ += p^A_i + I^a_i c_i + U_i D_i⁻¹ u_i
+    for lev in reversed(levels):
+        dofs = [d0 + i - s0 for i in lev]
+        Sl = _rows(S, dofs)  # (k, 6, N)
+        cl = _rows(cs, [i - s0 for i in lev])
+        # XLA:CPU would fuse each use of a level's results into its consumers and
+        # recompute them there (the chain compounds from leaf to root): materialised
+        IAl, pAl = jax.lax.optimization_barrier(
+            (jnp.stack([IA[i] for i in lev]), jnp.stack([pA[i] for i in lev]))
+        )
+        Ul = _m6v(IAl, Sl)  # (k, 6, N)
+        D = _dot(Sl, Ul, 6) + arm[np.asarray(dofs)][:, None]
+        tr = _sum(IAl[:, k, k] for k in range(6))
+        okl = D > eps * tr
+        Dl = jnp.where(okl, 1.0 / jnp.where(okl, D, 1.0), 0.0)
+        ul = _rows(tau, dofs) - _dot(Sl, pAl, 6)
+        Ul, Dl, ul = jax.lax.optimization_barrier((Ul, Dl, ul))
+        per_level.append((lev, Sl, cl, Ul, Dl, ul))
+        ok.append(okl)
+        if all(model.parents[i] < 0 for i in lev):
+            continue
+        Ia = IAl - Ul[:, :, None, :] * (Ul * Dl[:, None, :])[:, None, :, :]
+        pa = pAl + _m6v(Ia, cl) + Ul * (ul * Dl)[:, None, :]
+        for k, i in enumerate(lev):
+            p = model.parents[i]
+            if p >= 0:
+                IA[p] = IA[p] + Ia[k]
+                pA[p] = pA[p] + pa[k]
+    bad = ~jnp.all(jnp.concatenate(ok), axis=0) if ok else jnp.zeros((N,), bool)
     a_g = jnp.broadcast_to(_join(jnp.zeros_like(g), -g), (6, N))  # base acceleration
-    bx = dict(
-        xs,
-        S=S[s0:],
-        c=c[s0:],
-        tau=taub[s0:],
-        arm=armb[s0:],
-    )
-
-    def back_body(IAi, pAi, x):
-        """One body of the backward pass: its contributions to the parent and ``U, D⁻¹, u``."""
-        Si = x["S"]
-        # XLA:CPU has no multi-output loop fusion: every output row would recompute what
-        # it depends on, so the step's intermediates are materialised (optimization_barrier)
-        U = _m6v(IAi, Si)  # (6, N)
-        D = _dot(Si, U, 6) + x["arm"]
-        tr = _sum(IAi[k, k] for k in range(6))
-        ok = D > eps * tr
-        Dinv = jnp.where(ok, 1.0 / jnp.where(ok, D, 1.0), 0.0)
-        u = x["tau"] - _dot(Si, pAi, 6)
-        U, Dinv, u, ok = jax.lax.optimization_barrier((U, Dinv, u, ok))
-        Ia = jax.lax.optimization_barrier(IAi - U[:, None, :] * U[None, :, :] * Dinv)
-        pa = pAi + _m6v(Ia, x["c"]) + U * (u * Dinv)
-        # to the parent: Xᵀ Ia X as Xᵀ applied to the columns of Ia, then to the rows of
-        # the result (Ia symmetric), each a force moved child -> parent (RBDA §2.9)
-        E, r = _step_frame(x)
-        M = [_rows_force_to_parent(E, r, [Ia[k, j] for k in range(6)]) for j in range(6)]
-        M = jax.lax.optimization_barrier(M)  # M[j][k] = (Xᵀ Ia)[k, j]
-        P = [_rows_force_to_parent(E, r, [M[k][j] for k in range(6)]) for j in range(6)]
-        P = jnp.stack([jnp.stack(col, 0) for col in P], axis=1)  # P[k, j]
-        up = jnp.stack(_rows_force_to_parent(E, r, list(pa)))
-        return P, up, (U, Dinv, u, ok)
-
-    def back_step(carry, x):
-        IA, pA = carry
-        P, up, out = back_body(_dyn(IA, x["i"]), _dyn(pA, x["i"]), x)
-        IA = _put(IA, _dyn(IA, x["p"]) + P, x["p"])
-        pA = _put(pA, _dyn(pA, x["p"]) + up, x["p"])
-        return (IA, pA), out
-
-    # leaves to root (reverse scan): I^A_λ += Xᵀ Ia X, p^A_λ += Xᵀ pa
-    (IA, pA), (U, Dinv, u, ok) = jax.lax.scan(back_step, (IA, pA), bx, reverse=True)
-    bad = jnp.any(~ok, axis=0) if nb > s0 else jnp.zeros((N,), bool)
-    A = jnp.zeros((nb + 1, 6, N), dt).at[nb].set(a_g)
-    a_root = None
-    if ff and root is not None:
-        # free flyer (RBDA §7.3): I^A_0 a_0 + p^A_0 = τ_0, a_0 = X_0 a_g + q̈_0
-        IA0 = jnp.moveaxis(IA[0], -1, 0) + jnp.diag(model.armature[:6])  # (N, 6, 6)
-        rhs = jnp.moveaxis(tau[:6] - pA[0], -1, 0)[..., None]
-        L = jnp.linalg.cholesky(IA0)
+    A = {}
+    out = []
+    if ff:
+        # free flyer (RBDA §7.3): D_0 q̈_0 = τ_0 − S_0ᵀ p^A_0 − U_0ᵀ a_g, U_0 = I^A_0 S_0
+        U0 = [_m6v(IA[0], S[k]) for k in range(6)]
+        D0 = jnp.stack([jnp.stack([_dot(S[j], U0[k], 6) for k in range(6)]) for j in range(6)])
+        D0 = jnp.moveaxis(D0, -1, 0) + jnp.diag(arm[:6])  # (N, 6, 6)
+        rhs = jnp.stack([tau[k] - _dot(S[k], pA[0], 6) - _dot(U0[k], a_g, 6) for k in range(6)])
+        L = jnp.linalg.cholesky(D0)
         ok0 = jnp.all(jnp.isfinite(L), axis=(-2, -1))
         ok0 = ok0 & jnp.all(jnp.diagonal(L, axis1=-2, axis2=-1) > 0, axis=-1)
-        L = jnp.linalg.cholesky(jnp.where(ok0[:, None, None], IA0, jnp.eye(6, dtype=dt)))
-        a0 = jax.scipy.linalg.cho_solve((L, True), rhs)[..., 0].T  # (6, N)
-        A = A.at[0].set(a0)
-        E0, r0 = root  # the root's pose in the world (a free flyer's q)
-        a_root = a0 - _motion_to_child(E0, r0, a_g)
+        L = jnp.linalg.cholesky(jnp.where(ok0[:, None, None], D0, jnp.eye(6, dtype=dt)))
+        qdd0 = jax.scipy.linalg.cho_solve((L, True), rhs.T[..., None])[..., 0].T  # (6, N)
+        A[0] = a_g + _sum(S[k] * qdd0[k] for k in range(6))
+        out.append(qdd0)
         bad = bad | ~ok0
-    fx = dict(bx, U=U, Dinv=Dinv, u=u)
-
-    def fwd_step(A, x):
-        E, r = _step_frame(x)
-        ap = jnp.stack(_rows_to_child(E, r, list(_dyn(A, x["p"])))) + x["c"]
-        qdd = (x["u"] - _dot(x["U"], ap, 6)) * x["Dinv"]
-        return _put(A, ap + x["S"] * qdd, x["i"]), qdd
-
-    _, qdd = jax.lax.scan(fwd_step, A, fx)
-    out = qdd if a_root is None else jnp.concatenate([a_root, qdd], axis=0)
-    return jnp.where(bad, jnp.nan, out), bad
+    # root to leaves: q̈_i = D_i⁻¹ (u_i − U_iᵀ (a_λ + c_i)), a_i = a_λ + c_i + S_i q̈_i
+    qdd_of = {}
+    for lev, Sl, cl, Ul, Dl, ul in reversed(per_level):
+        par = [model.parents[i] for i in lev]
+        ap = jnp.stack([a_g if p < 0 else A[p] for p in par]) + cl
+        qdd = (ul - _dot(Ul, ap, 6)) * Dl  # (k, N)
+        Al = jax.lax.optimization_barrier(ap + Sl * qdd[:, None, :])
+        for k, i in enumerate(lev):
+            A[i], qdd_of[i] = Al[k], qdd[k]
+    out += [jnp.stack([qdd_of[i] for i in range(s0, nb)])] if nb > s0 else []
+    res = jnp.concatenate(out, axis=0)
+    return jnp.where(bad, jnp.nan, res), bad
 
 
 @functools.partial(jax.jit, static_argnames=("batch",))
@@ -279,9 +302,9 @@ def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
     from .crba import _mass_matrix_kernel
     from .rnea import _rnea_kernel
 
-    H = _mass_matrix_kernel(model, q, batch=batch, method="scan")
+    H = _mass_matrix_kernel(model, q, batch=batch, method="auto")
     h = _rnea_kernel(
-        model, q, v, jnp.zeros((model.nv,), q.dtype), g, f_ext, batch=batch, method="scan"
+        model, q, v, jnp.zeros((model.nv,), q.dtype), g, f_ext, batch=batch, method="auto"
     )
     rhs = jnp.broadcast_to(tau - model.damping * v, batch + tau.shape[-1:]) - h
     L = jnp.linalg.cholesky(H)

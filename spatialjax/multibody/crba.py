@@ -27,6 +27,7 @@ from ._sweep import (
     _flat,
     _forward,
     _joint_frames,
+    _resolve_method,
     _rows,
     _runs,
     _scan_poses,
@@ -35,7 +36,7 @@ from ._sweep import (
 )
 
 
-def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
+def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
     """Joint-space inertia matrix ``H(q)`` by the composite-rigid-body algorithm (RBDA Table 6.2).
 
     Written in world coordinates: body inertias ``I_i⁰ = X_i⁰* I_i X_0i``
@@ -50,7 +51,7 @@ def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
-      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the world
+      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``: how the world
         poses are computed (``spatialjax.multibody`` docstring, "Tree sweeps").
 
     Returns:
@@ -64,6 +65,7 @@ def mass_matrix(model: Model, q, *, method: str = "scan") -> jax.Array:
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
+    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
     db = _dof_body(model)
     A = _ancestor_mask(model.parents, tuple(db))[:, db]  # A[e, d]: body(e) ancestor of body(d)
     below = [_runs(np.flatnonzero(A[e])) for e in range(model.nv)]  # dofs d with A[e, d]

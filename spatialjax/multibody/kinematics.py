@@ -31,6 +31,7 @@ from ._sweep import (
     _flat,
     _forward,
     _joint_frames,
+    _resolve_method,
     _scan_forward,
     _scan_poses,
     _split_dofs,
@@ -59,7 +60,7 @@ class Kinematics(NamedTuple):
     accelerations: jax.Array | None
 
 
-def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan") -> Kinematics:
+def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto") -> Kinematics:
     """World pose of every body, and body velocities/accelerations when ``v``/``a`` are given.
 
     Forward loop of RBDA Table 5.1: ``X_world_i = X_world_λ X_λi(q_i)``,
@@ -71,8 +72,10 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan")
       q: ``(..., nq)`` configuration (:class:`Model` for the order).
       v: ``(..., nv)`` generalised velocity, optional.
       a: ``(..., nv)`` generalised acceleration, optional (needs ``v``).
-      method: ``"scan"`` (default: a ``lax.scan`` over bodies), ``"levels"`` (one
-        vectorised step per tree depth) or ``"loop"`` (one unrolled step per body).
+      method: ``"auto"`` (default: ``"loop"`` for at most 12 bodies and 16
+        states, else ``"scan"``), ``"scan"`` (a ``lax.scan`` over bodies),
+        ``"levels"`` (one vectorised step per tree depth) or ``"loop"`` (one
+        unrolled step per body); ``spatialjax.multibody`` docstring, "Tree sweeps".
 
     Returns:
       A :class:`Kinematics` with batch axes ``broadcast(q, v, a)`` first.
@@ -102,6 +105,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "scan")
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
     """:func:`forward_kinematics` on checked inputs: one compiled program per structure."""
+    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
 
     def core(q, v=None, a=None):
         if method == "scan":

@@ -13,6 +13,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ._batchlast import _cross, _join, _motion_to_child, _split
 from ._model import Model
@@ -24,6 +25,7 @@ from ._sweep import (
     _dof_body,
     _dynamics_inputs,
     _flat_dynamics,
+    _resolve_method,
     _scan_forward,
     _scan_poses,
     _subtree_runs,
@@ -69,7 +71,7 @@ def _projected_regressor_columns(s, w, al, x):
 
 
 def joint_torque_regressor(
-    model: Model, q, v, a, gravity=None, *, method: str = "scan"
+    model: Model, q, v, a, gravity=None, *, method: str = "auto"
 ) -> jax.Array:
     r"""``Y(q, v, a)`` with ``Y @ π + armature ⊙ a == rnea(model, q, v, a, gravity)``.
 
@@ -93,7 +95,7 @@ def joint_torque_regressor(
       model, q, v, a, gravity: as in :func:`~spatialjax.multibody.rnea`
         (``gravity=None``: ``(0, 0, -9.81)``; the model's inertias
         are not used).
-      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``: how the body
+      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``: how the body
         velocities, accelerations and poses are computed (``spatialjax.multibody``
         docstring, "Tree sweeps").
 
@@ -108,6 +110,7 @@ def joint_torque_regressor(
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
     """:func:`joint_torque_regressor` on checked inputs: one compiled program per structure."""
+    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     db = _dof_body(model)
 

@@ -36,6 +36,7 @@ from ._sweep import (
     _gravity,
     _joint_frames,
     _put,
+    _resolve_method,
     _scan_forward,
     _scan_xs,
     _split_dofs,
@@ -120,7 +121,7 @@ def rnea(
     gravity=None,
     *,
     f_ext=None,
-    method: str = "scan",
+    method: str = "auto",
 ) -> jax.Array:
     """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
 
@@ -144,7 +145,7 @@ def rnea(
         ``model.gravity``.
       f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` acting ON each
         body, in the body's frame (about its origin), or ``None``.
-      method: ``"scan"`` (default), ``"levels"`` or ``"loop"``
+      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``
         (``spatialjax.multibody`` docstring, "Tree sweeps").
 
     Returns:
@@ -174,6 +175,7 @@ def rnea(
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.Array:
     """:func:`rnea` on checked inputs: one compiled program per structure."""
+    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     xs = (q, v, a, g) if f_ext is None else (q, v, a, g, _flat_fext(f_ext, batch))
 
@@ -195,7 +197,7 @@ def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.
     return _unflat_bf(_chunked(core, *xs), batch)
 
 
-def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "scan") -> jax.Array:
+def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto") -> jax.Array:
     """Bias forces ``h(q, v) = C(q, v) v + g(q)``: :func:`rnea` with ``a = 0``.
 
     The generalised force that holds the joints at zero acceleration against
@@ -228,7 +230,7 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "scan")
     return _rnea_kernel(model, q, v, a, g, batch=batch, method=method)
 
 
-def gravity_torques(model: Model, q, gravity=None, *, method: str = "scan") -> jax.Array:
+def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> jax.Array:
     """Generalised gravity ``g(q)``: :func:`rnea` with ``v = a = 0``.
 
     The generalised force that holds the robot still against gravity;
