@@ -23,7 +23,9 @@ Panda's fingers locked at 0):
    and output rate, so the same number of samples and the same noise level), fitted with
    ``fit_torques`` (URDF as log-det prior, friction columns); scored by the geodesic distance
    of each link to the truth and the torque error on a held-out random trajectory drawn from
-   another key (noise-free true torques).
+   another key (noise-free true torques). ``fit_torques`` is the estimator at the core of
+   ``identify_robot``; ``bench_excitation_identify.py`` reruns step 4 from this script's
+   ``--json`` through ``identify_robot``.
 
 Usage: ``python benchmarks/bench_excitation.py [--quick] [--json F] [--txt F]``.
 """

@@ -69,8 +69,8 @@ def test_limits_rest_and_coefficients(design):
 
 
 def test_criterion_matches_numpy(chain, design):
-    """The reported value (the default criterion, the condition surrogate), NumPy on the grid."""
-    assert design.criterion == "condition"
+    """The reported value (the default criterion, condition_snr), NumPy on the grid."""
+    assert design.criterion == "condition_snr"
     assert np.all(design.scale_down == 1.0)  # then the coefficients are those optimised
     t = np.linspace(0.0, 10.0, 101)  # the 10 Hz grid
     q, dq, ddq = fourier_trajectory(design.a, design.b, design.q0, design.base_frequency, t)
@@ -84,6 +84,8 @@ def test_criterion_matches_numpy(chain, design):
     lam = np.linalg.eigvalsh((X / np.linalg.norm(X, axis=0)).T @ (X / np.linalg.norm(X, axis=0)))
     p = _design._COND_POWER
     ref = (np.log(np.sum(lam**p)) + np.log(np.sum(lam**-p))) / (2 * p)
+    rms = np.sqrt(np.mean(X**2, axis=0))  # each base column's amplitude over the grid
+    ref -= np.mean(np.log(rms / design.column_scale))
     np.testing.assert_allclose(design.value, ref, rtol=1e-9)
 
 
@@ -115,6 +117,16 @@ def test_criteria_against_numpy():
     np.testing.assert_allclose(c, ref, rtol=1e-10)
     logk = np.log(np.linalg.cond(Xn))
     assert logk <= c <= logk + np.log(7) / (2 * p) + 1e-12
+    # condition_snr: the same minus the log geometric mean of rms_i / D_i
+    got = float(_design._criterion_value(jnp.asarray(X), "condition_snr", jnp.asarray(scale)))
+    g = np.sqrt(np.mean(X**2, axis=0)) / scale
+    np.testing.assert_allclose(got, ref - np.log(np.prod(g)) / 7, rtol=1e-10)
+    # scaling every column by k lowers it by log k; the condition part does not move
+    got2 = _design._criterion_value(jnp.asarray(3.0 * X), "condition_snr", jnp.asarray(scale))
+    np.testing.assert_allclose(float(got2), got - np.log(3.0), rtol=1e-10)
+    # the bound behind it: 1 / sigma_min of the fixed-scale regressor <= kappa / min g
+    smin = np.linalg.svd(Xs / np.sqrt(200), compute_uv=False)[-1]
+    assert 1.0 / smin <= np.linalg.cond(Xn) / g.min() * (1 + 1e-12)
 
 
 def _problem(chain, criterion, torque_limit=None):
@@ -126,7 +138,7 @@ def _problem(chain, criterion, torque_limit=None):
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("criterion", ["logdet", "condition", "aoptimal"])
+@pytest.mark.parametrize("criterion", ["logdet", "condition", "aoptimal", "condition_snr"])
 def test_gradient_against_finite_differences(chain, criterion):
     P = _problem(chain, criterion, torque_limit=[30.0, 8.0])
 
@@ -326,7 +338,7 @@ def test_condition_twice_better_than_median_random(robot):
 
     kw = dict(duration=20.0, rate=20.0, limits=None)
     d = design_excitation(model, key=jax.random.key(0), **kw)  # every other setting: the default
-    assert d.criterion == "condition" and d.starts == 64 and d.steps == 100
+    assert d.criterion == "condition_snr" and d.starts == 64 and d.steps == 100
     P = _design._problem(model, key=jax.random.key(1), harmonics=5, base_frequency=0.1,
                          criterion="logdet", starts=20, acceleration_limit=None,
                          torque_limit=None, margin=0.9, grid_rate=10.0, steps=0,

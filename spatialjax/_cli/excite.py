@@ -111,10 +111,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default=0.1, help="base frequency in Hz (default %(default)s)")  # fmt: skip
     parser.add_argument(
         "--criterion",
-        choices=("condition", "logdet", "aoptimal"),
-        default="condition",
-        help="the condition number, D-optimal -log det or A-optimal log trace of the inverse "
-        "information (default %(default)s)",
+        choices=("condition_snr", "condition", "logdet", "aoptimal"),
+        default="condition_snr",
+        help="the condition number per unit of column amplitude, the condition number alone, "
+        "D-optimal -log det or A-optimal log trace of the inverse information (default "
+        "%(default)s)",
     )
     parser.add_argument("--starts", metavar="N", type=_count("--starts", 1), default=64,
                         help="random starts optimised at once (default %(default)s)")  # fmt: skip

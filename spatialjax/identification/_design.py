@@ -33,21 +33,42 @@ combinations of them for every trajectory), sampled at ``N_g`` grid times:
   ``log κ ≤ c ≤ log κ + log(p_b)/(2p)``. It is a symmetric function of the
   eigenvalues, hence differentiable even where eigenvalues cross, unlike
   ``log κ`` itself.
+* ``"condition_snr"`` (the default): ``c − (1/p_b) Σᵢ log gᵢ`` with
+  ``gᵢ = rmsᵢ / Dᵢ`` the root mean square of base column ``i`` over the
+  grid relative to its fixed scale, i.e. the log of the condition number
+  divided by the geometric mean of the columns' relative amplitudes.
 
-The default is ``"condition"``. The condition number bounds how much the
-relative error of the torques is amplified in the relative error of the
-least-squares base parameters, and it is the figure identification reports
-(Gautier & Khalil 1992). ``"logdet"`` maximises the product of all the
-eigenvalues, so it can grow by exciting the base parameters that are already
-well excited while the weakest few stay weak: the smallest eigenvalue, and
-with it the condition number, is left nearly unchanged. That happens on arms
-whose random trajectories already excite most directions (the weak directions
-are then a small part of ``log det``). ``"logdet"`` remains the choice to
-minimise the volume of the confidence ellipsoid of all base parameters
-together. The condition number is scale-free (each column normalised by its
-own norm), so it does not reward more signal per unit of noise; where the
-torque noise matters more than the conditioning, ``"aoptimal"`` and
-``"logdet"`` can identify better than the condition-optimal trajectory.
+Why ``"condition_snr"`` is the default. Write the fixed-scale base
+regressor as ``X_b D⁻¹ / √N_g = X_s G`` with ``X_s`` the column-scaled
+regressor (unit-norm columns) and ``G = diag(gᵢ)``. Then
+``log det Aᵣ = log det(X_sᵀ X_s) + 2 Σ log gᵢ``: the D-criterion is the
+sum of a scale-free part (the *shape* of the information: how independent
+the columns are) and an amplitude part (how much torque signal each column
+carries per unit of noise). The condition number (Gautier & Khalil 1992)
+controls only the shape: it is unchanged when a column's amplitude halves,
+although the noise on that parameter's estimate doubles. ``log det`` controls
+the shape only through the product of all eigenvalues, so it can grow by
+exciting the base parameters that are already well excited while the
+weakest few stay weak, leaving the condition number nearly unchanged
+(on arms whose random trajectories already excite most directions, the weak
+directions are a small part of ``log det``). ``"condition_snr"`` keeps the
+D-criterion's amplitude part, per base column, and replaces its scale-free
+part by the condition number: the smallest singular value of ``X_s G`` is at
+least ``σ_min(X_s) min gᵢ ≥ min gᵢ / κ(X_s)`` (the columns of ``X_s`` have
+unit norm, so ``σ_max(X_s) ≥ 1``), so ``κ / min gᵢ`` bounds the standard
+deviation, per unit of white torque noise, of the worst-determined
+combination of scaled base parameters; the criterion uses the geometric
+mean of the ``gᵢ`` (the per-column share of ``log det``, smooth, and equal to
+the minimum when the columns are equally excited). Both terms are logs of
+ratios of singular values, with weight one each: nothing is tuned. Minimising
+it lowers the condition number, the figure identification reports, without
+giving up the signal per unit of noise that ``"condition"`` ignores.
+
+``"condition"`` remains the choice for the best-conditioned trajectory
+whatever its amplitude, ``"logdet"`` to minimise the volume of the confidence
+ellipsoid of all base parameters together, and ``"aoptimal"`` for the
+smallest summed variance where the torque noise matters more than the
+conditioning.
 
 Constraints and how they are kept:
 
@@ -121,7 +142,7 @@ from ._excitation import fourier_trajectory
 
 __all__ = ["ExcitationDesign", "design_excitation"]
 
-CRITERIA = ("condition", "logdet", "aoptimal")
+CRITERIA = ("condition_snr", "condition", "logdet", "aoptimal")
 _COND_POWER = 16.0  # p of the condition-number surrogate (module docstring)
 _REST = 1e-12  # |q̇| below this fraction of the joint's peak speed is rest (Coulomb sign 0)
 _LSE_SHARPNESS = 50.0  # κ of the relative log-sum-exp maximum: excess ≤ rms · log(N) / κ
@@ -300,7 +321,10 @@ def _criterion_value(Xb, kind, scale):
     lam = jnp.linalg.eigvalsh(0.5 * (As + As.T))
     loglam = jnp.log(jnp.maximum(lam, jnp.finfo(A.dtype).tiny))
     p = _COND_POWER
-    return (jax.nn.logsumexp(p * loglam) + jax.nn.logsumexp(-p * loglam)) / (2 * p)
+    c = (jax.nn.logsumexp(p * loglam) + jax.nn.logsumexp(-p * loglam)) / (2 * p)
+    if kind == "condition_snr":  # minus log of the geometric mean of rms_i / D_i
+        c = c - jnp.mean(jnp.log(d / (math.sqrt(Xb.shape[0]) * scale)))
+    return c
 
 
 def _safe_ratio(limit, den):
@@ -414,7 +438,8 @@ class ExcitationDesign:
       q, dq, ddq: ``(N, n)``.
 
     Report:
-      criterion: ``"condition"``, ``"logdet"`` or ``"aoptimal"``; value: its value for the
+      criterion: ``"condition_snr"``, ``"condition"``, ``"logdet"`` or
+        ``"aoptimal"``; value: its value for the
         result on the optimisation grid; start_value: for the random start
         it came from (``best_start``); start_values, final_values:
         ``(starts,)`` every start before and after optimising.
@@ -507,7 +532,7 @@ def design_excitation(
     key,
     harmonics: int = 5,
     base_frequency: float = 0.1,
-    criterion: str = "condition",
+    criterion: str = "condition_snr",
     starts: int = 64,
     limits=None,
     acceleration_limit=None,
@@ -543,9 +568,10 @@ def design_excitation(
         some freedom (``H ≥ 2``, or ``H ≥ 3`` for other durations).
       base_frequency: ``f_f`` in Hz; the trajectory's band is
         ``H f_f`` Hz, below ``grid_rate / 2`` and ``rate / 2``.
-      criterion: ``"condition"`` (the default), ``"logdet"`` (D-optimal) or
-        ``"aoptimal"`` (A-optimal); see the module docstring for why the
-        condition number is the default.
+      criterion: ``"condition_snr"`` (the default: the condition number per
+        unit of column amplitude), ``"condition"`` (the condition number
+        alone), ``"logdet"`` (D-optimal) or ``"aoptimal"`` (A-optimal); see
+        the module docstring for why ``"condition_snr"`` is the default.
       starts: number of random starts optimised at once.
       limits: ``None`` (the model's ``lower``, ``upper``, ``velocity_limit``,
         ``effort_limit`` fields: its file's ``<limit>`` elements), or a
