@@ -154,8 +154,14 @@ def rel_error(out, ref) -> float:
     return float(np.max(err / scale))
 
 
-def peer_command(peer: str, venvs: Path) -> tuple[list[str], dict, str | None]:
-    """``(argv, extra env, reason it cannot run)`` of a peer's subprocess."""
+def peer_command(
+    peer: str, venvs: Path, single_thread: bool = False
+) -> tuple[list[str], dict, str | None]:
+    """``(argv, extra env, reason it cannot run)`` of a peer's subprocess.
+
+    frax runs with :data:`FRAX_XLA_FLAGS` (its README's CPU setting); with
+    ``single_thread`` every JAX peer does.
+    """
     env = {"JAX_PLATFORMS": "cpu", "JAX_ENABLE_X64": "1"}
     if peer.startswith("spatialjax") or peer == "pinocchio":
         py = sys.executable
@@ -166,13 +172,13 @@ def peer_command(peer: str, venvs: Path) -> tuple[list[str], dict, str | None]:
         script = f"{peer}_peer.py"
         if not Path(py).exists():
             return [], env, f"not installed: no venv {venvs / peer} (benchmarks/README.md)"
-    if peer == "frax":
+    if peer == "frax" or (single_thread and peer != "pinocchio"):
         env["XLA_FLAGS"] = FRAX_XLA_FLAGS
     return [py, str(HERE / "_peers" / script)], env, None
 
 
-def run_peer(peer, robot, base_spec, work, venvs, timeout) -> dict:
-    argv, extra_env, reason = peer_command(peer, venvs)
+def run_peer(peer, robot, base_spec, work, venvs, timeout, single_thread=False) -> dict:
+    argv, extra_env, reason = peer_command(peer, venvs, single_thread)
     if reason:
         return dict(peer=peer, robot=robot, error=reason)
     spec = dict(base_spec, peer=peer)
@@ -332,6 +338,11 @@ def main(argv=None) -> int:
     p.add_argument("--work-dir", default="", help="where the URDFs and spec files go")
     p.add_argument("--overwrite", action="store_true")
     p.add_argument(
+        "--single-thread",
+        action="store_true",
+        help="run every JAX peer with frax's XLA_FLAGS (FRAX_XLA_FLAGS), not frax alone",
+    )
+    p.add_argument(
         "--update",
         action="store_true",
         help="re-run only --peers and replace their entries in the existing results",
@@ -402,7 +413,9 @@ def main(argv=None) -> int:
         # alternate the order from robot to robot: no peer always runs first
         order = peers if k % 2 == 0 else peers[::-1]
         for peer in order:
-            res = run_peer(peer, robot, base_spec, work, venvs, args.process_timeout)
+            res = run_peer(
+                peer, robot, base_spec, work, venvs, args.process_timeout, args.single_thread
+            )
             if "check_file" in res:
                 got = np.load(res["check_file"])
                 res["rel_error"] = {op: rel_error(got[op], ref[op]) for op in ops if op in got}

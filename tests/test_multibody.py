@@ -176,6 +176,55 @@ def test_float32_matches_pinocchio(robot):
 # ---------------------------------------------------------------- smaller checks
 
 
+def _tree_urdf(tmp_path):
+    """A free-floating branching tree: revolute, prismatic and fixed joints, tilted axes."""
+    links = "".join(
+        f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'
+        f'<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
+        for k, n in enumerate(["base", "a1", "a2", "b1", "b2"])
+    )
+    joints = "".join(
+        f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
+        f'<origin xyz="0.2 0.1 0" rpy="0.1 0.2 0.3"/><axis xyz="0 1 1"/>'
+        '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
+        for j, t, p, c in [("ja1", "revolute", "base", "a1"), ("ja2", "prismatic", "a1", "a2"),
+                           ("jb1", "revolute", "base", "b1"), ("jb2", "fixed", "b1", "b2")]
+    )  # fmt: skip
+    path = tmp_path / "tree.urdf"
+    path.write_text(f'<robot name="tree">{links}{joints}</robot>')
+    return path
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_one_state_poses_match_pinocchio_and_the_batched_sweep(tmp_path, dtype):
+    """One state ``(nq,)`` takes its own pose path (``_poses_one``): Pinocchio's ``oMi``,
+    the batched sweep's poses, and the same under ``vmap`` and ``grad``."""
+    path = _tree_urdf(tmp_path)
+    model = mb.Model.from_urdf(path, floating_base=True, dtype=dtype)
+    pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
+    Q = next(_random_states(model, 3, np.random.default_rng(11), np.dtype(dtype)))
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    one = jax.jit(lambda q: mb.forward_kinematics(model, q).poses)
+    batched = mb.forward_kinematics(model, Q).poses  # 3 states: the loop sweep
+    pd = pm.createData()
+    for k in range(3):
+        got = one(Q[k])
+        assert got.E.dtype == np.dtype(dtype) and got.E.shape == (model.nbodies, 3, 3)
+        np.testing.assert_allclose(got.E, batched.E[k], rtol=0, atol=tol)
+        np.testing.assert_allclose(got.r, batched.r[k], rtol=0, atol=tol)
+        pin.forwardKinematics(pm, pd, np.asarray(model.q_to_pinocchio(Q[k]), np.float64))
+        for i in range(model.nbodies):
+            M = pd.oMi[pm.getJointId(model.joint_names[i]) if i else 1]
+            np.testing.assert_allclose(got.E[i], M.rotation, rtol=0, atol=10 * tol)
+            np.testing.assert_allclose(got.r[i], M.translation, rtol=0, atol=10 * tol)
+    vm = jax.vmap(lambda q: mb.forward_kinematics(model, q).poses.r)(Q)
+    np.testing.assert_allclose(vm, batched.r, rtol=0, atol=tol)
+    # d r_last / d q: the one-state path against the batched sweep's derivative
+    g1 = jax.grad(lambda q: mb.forward_kinematics(model, q).poses.r[-1].sum())(Q[0])
+    g3 = jax.grad(lambda q: mb.forward_kinematics(model, q).poses.r[:, -1].sum())(Q[:2])
+    np.testing.assert_allclose(g1, g3[0], rtol=0, atol=100 * tol)
+
+
 def test_level_loop_and_scan_sweeps_agree_on_a_branching_tree(tmp_path):
     links = "".join(
         f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'

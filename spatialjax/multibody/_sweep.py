@@ -25,7 +25,9 @@ scans, and what needs no recursion (velocity-product terms, body forces,
 pass gathers the parents' values from the previous level, the backward pass
 scatter-adds the children's forces into their parents' level (one step per
 tree *level*: 7 for a Panda, 11 for Talos). ``method="loop"`` is the plain
-per-body recursion unrolled in Python (one traced step per body). All three
+per-body recursion unrolled in Python (one traced step per body); for the
+world poses of ONE state it forms each body's pose with a 3x3 matrix product
+(:func:`_poses_one`), the form with the fewest operations. All three
 give the same results (tests compare them with Pinocchio); how they compare
 in time is in ``benchmarks/README.md`` ("Multibody sweeps"). The mass matrix
 and the regressor compute only the (joint, body) pairs of the tree and write
@@ -538,6 +540,41 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
 
     c["A"], _ = jax.lax.scan(acc_step, A, dict(xs, b=bias))
     return c
+
+
+def _poses_one(model: Model, q):
+    """World poses of one state, ``q (nq, 1)`` -> ``(nb, 3, 3, 1)``, ``(nb, 3, 1)``.
+
+    The forward loop of :func:`_forward` (``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i``)
+    with the fewest operations: ``E_i = P + sin θ · P K + (1 − cos θ) · P K²``
+    (:func:`_rodrigues_terms`) and one 3x3 matrix product per body. XLA's CPU
+    client runs a program this small in the calling thread instead of handing
+    it to a worker thread (``benchmarks/README.md``, "Batch-first matmul forms").
+    """
+    ff = model.floating_base
+    P, PK, PKK, Pa, pp = _rodrigues_terms(model)
+    x = q[:, 0]
+    Rw, pw = [], []
+    for i, (p, t) in enumerate(zip(model.parents, model.joint_types, strict=True)):
+        Pi = P[i].reshape(3, 3)
+        if t == "free_flyer":
+            Q = _quat_matrix(x[3:4], x[4:5], x[5:6], x[6:7])[..., 0]
+            E, r = Pi @ Q, pp[i] + Pi @ x[0:3]
+        else:
+            k = i + 6 if ff else i
+            if t in ("revolute", "continuous"):
+                s, omc = jnp.sin(x[k]), 1.0 - jnp.cos(x[k])
+                E = Pi + s * PK[i].reshape(3, 3) + omc * PKK[i].reshape(3, 3)
+                r = pp[i]
+            else:
+                E, r = Pi, pp[i] + Pa[i] * x[k] if t == "prismatic" else pp[i]
+        if p < 0:
+            Rw.append(E)
+            pw.append(jnp.broadcast_to(r, (3,)))
+        else:
+            Rw.append(Rw[p] @ E)
+            pw.append(pw[p] + Rw[p] @ r)
+    return jnp.stack(Rw)[..., None], jnp.stack(pw)[..., None]
 
 
 def _scan_poses(model: Model, q, c=None):

@@ -136,7 +136,10 @@ def _world_columns(model: Model, q):
     R = poses.E[..., dof_body, :, :]  # (..., nv, 3, 3) R_world_body of each dof's body
     p = poses.r[..., dof_body, :]
     ang = jnp.sum(R * S[:, None, :3], axis=-1)
-    lin = jnp.sum(R * S[:, None, 3:], axis=-1) + jnp.cross(p, ang)
+    lin = jnp.cross(p, ang)
+    if any(t in ("prismatic", "free_flyer") for t in model.joint_types):
+        # R s_v: zero unless some dof translates (left out otherwise: fewer operations)
+        lin = jnp.sum(R * S[:, None, 3:], axis=-1) + lin
     return ang, lin, poses
 
 

@@ -31,6 +31,7 @@ from ._sweep import (
     _flat,
     _forward,
     _joint_frames,
+    _poses_one,
     _resolve_method,
     _scan_forward,
     _scan_poses,
@@ -114,6 +115,8 @@ def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
             vel = None if v is None else c["V"][:nb]
             acc = None if a is None else c["A"][:nb]
             return *_scan_poses(model, q, c), vel, acc
+        if method == "loop" and v is None and q.shape[-1] == 1:
+            return *_poses_one(model, q), None, None
         E, r = _joint_frames(model, q)
         vff = qd = aff = qdd = None
         if v is not None:
