@@ -498,8 +498,8 @@ def test_auto_method_is_loop_for_small_models_and_batches_and_same_results(nbodi
     want = (
         "loop" if nbodies <= _sweep._AUTO_LOOP_BODIES and n <= _sweep._AUTO_LOOP_STATES else "scan"
     )
-    assert _sweep._resolve_method("auto", model, n) == want
-    assert _sweep._resolve_method("levels", model, n) == "levels"
+    assert _sweep._resolve_method("auto", model, (n,)) == want
+    assert _sweep._resolve_method("levels", model, (n,)) == "levels"
     q, v, a = _random_states(model, n, np.random.default_rng(nbodies + n))
     ref = {m: _everything(model, q, v, a, method=m) for m in ("loop", "scan")}
     got = _everything(model, q, v, a, method="auto")

@@ -42,6 +42,7 @@ References:
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import jax
@@ -122,10 +123,12 @@ _AUTO_LOOP_BODIES = 12
 _AUTO_LOOP_STATES = 16
 
 
-def _resolve_method(method: str, model: Model, n: int) -> str:
-    """The sweep that ``method`` means for ``model`` at ``n`` states (``"auto"`` resolved)."""
+def _resolve_method(method: str, model: Model, batch: tuple) -> str:
+    """The sweep that ``method`` means for ``model`` at the batch shape ``batch`` (``"auto"``
+    resolved by the number of states, the product of ``batch``)."""
     if method != "auto":
         return method
+    n = math.prod(batch)
     small = model.nbodies <= _AUTO_LOOP_BODIES and n <= _AUTO_LOOP_STATES
     return "loop" if small else "scan"
 

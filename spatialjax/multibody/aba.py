@@ -179,7 +179,7 @@ def forward_dynamics(
 @functools.partial(jax.jit, static_argnames=("batch", "sweep"))
 def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch, sweep="auto"):
     """:func:`forward_dynamics` by ABA on checked inputs: ``(a, singular)``."""
-    sweep = _resolve_method(sweep, model, int(np.prod(batch, dtype=int)))
+    sweep = _resolve_method(sweep, model, batch)
     xs = [_flat(q, batch), _flat(v, batch), _flat(tau, batch)]
     xs.append(g[:, None] if g.ndim == 1 else _flat(g, batch))
     if f_ext is not None:
@@ -274,10 +274,7 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
         D0 = jnp.stack([jnp.stack([_dot(S[j], U0[k], 6) for k in range(6)]) for j in range(6)])
         D0 = jnp.moveaxis(D0, -1, 0) + jnp.diag(arm[:6])  # (N, 6, 6)
         rhs = jnp.stack([tau[k] - _dot(S[k], pA[0], 6) - _dot(U0[k], a_g, 6) for k in range(6)])
-        L = jnp.linalg.cholesky(D0)
-        ok0 = jnp.all(jnp.isfinite(L), axis=(-2, -1))
-        ok0 = ok0 & jnp.all(jnp.diagonal(L, axis1=-2, axis2=-1) > 0, axis=-1)
-        L = jnp.linalg.cholesky(jnp.where(ok0[:, None, None], D0, jnp.eye(6, dtype=dt)))
+        L, ok0 = _guarded_cholesky(D0)
         qdd0 = jax.scipy.linalg.cho_solve((L, True), rhs.T[..., None])[..., 0].T  # (6, N)
         A[0] = a_g + _sum(S[k] * qdd0[k] for k in range(6))
         out.append(qdd0)
@@ -307,10 +304,20 @@ def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
         model, q, v, jnp.zeros((model.nv,), q.dtype), g, f_ext, batch=batch, method="auto"
     )
     rhs = jnp.broadcast_to(tau - model.damping * v, batch + tau.shape[-1:]) - h
+    L, ok = _guarded_cholesky(H)
+    a = jax.scipy.linalg.cho_solve((L, True), rhs[..., None])[..., 0]
+    return jnp.where(ok[..., None], a, jnp.nan), ~ok
+
+
+def _guarded_cholesky(H):
+    """Cholesky factors of ``(..., n, n)`` matrices and ``(...,)`` flags of those that have one.
+
+    A matrix without a factor (singular or indefinite) is replaced by the identity
+    before factorising again, so that the flagged states' results (masked by the
+    caller) and their gradients stay finite.
+    """
     L = jnp.linalg.cholesky(H)
     ok = jnp.all(jnp.isfinite(L), axis=(-2, -1))
     ok = ok & jnp.all(jnp.diagonal(L, axis1=-2, axis2=-1) > 0, axis=-1)
-    eye = jnp.eye(model.nv, dtype=q.dtype)
-    L = jnp.linalg.cholesky(jnp.where(ok[..., None, None], H, eye))
-    a = jax.scipy.linalg.cho_solve((L, True), rhs[..., None])[..., 0]
-    return jnp.where(ok[..., None], a, jnp.nan), ~ok
+    eye = jnp.eye(H.shape[-1], dtype=H.dtype)
+    return jnp.linalg.cholesky(jnp.where(ok[..., None, None], H, eye)), ok

@@ -65,7 +65,7 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
-    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
+    method = _resolve_method(method, model, batch)
     db = _dof_body(model)
     A = _ancestor_mask(model.parents, tuple(db))[:, db]  # A[e, d]: body(e) ancestor of body(d)
     below = [_runs(np.flatnonzero(A[e])) for e in range(model.nv)]  # dofs d with A[e, d]

@@ -106,7 +106,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
     """:func:`forward_kinematics` on checked inputs: one compiled program per structure."""
-    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
+    method = _resolve_method(method, model, batch)
 
     def core(q, v=None, a=None):
         if method == "scan":

@@ -13,7 +13,6 @@ import functools
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ._batchlast import _cross, _join, _motion_to_child, _split
 from ._model import Model
@@ -110,7 +109,7 @@ def joint_torque_regressor(
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
     """:func:`joint_torque_regressor` on checked inputs: one compiled program per structure."""
-    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
+    method = _resolve_method(method, model, batch)
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     db = _dof_body(model)
 

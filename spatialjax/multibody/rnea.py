@@ -175,7 +175,7 @@ def rnea(
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.Array:
     """:func:`rnea` on checked inputs: one compiled program per structure."""
-    method = _resolve_method(method, model, int(np.prod(batch, dtype=int)))
+    method = _resolve_method(method, model, batch)
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     xs = (q, v, a, g) if f_ext is None else (q, v, a, g, _flat_fext(f_ext, batch))
 
