@@ -138,6 +138,12 @@ def format_number(x: float) -> str:
 # ------------------------------------------------------------------------ rotations
 
 
+def axis_rotation(axis, angle) -> np.ndarray:
+    """Active rotation by ``angle`` (rad) about the unit 3-vector ``axis`` (Rodrigues), float64."""
+    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
+
+
 def rot_axis(axis: int, angle: float) -> np.ndarray:
     """Active rotation by ``angle`` about coordinate axis 0, 1 or 2 (float64)."""
     c, s = np.cos(angle), np.sin(angle)

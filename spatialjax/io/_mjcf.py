@@ -86,6 +86,7 @@ from ._common import (
     Ctx,
     ModelFileError,
     ModelInertials,
+    axis_rotation,
     format_number,
     joint_axis,
     joint_value,
@@ -154,10 +155,9 @@ def euler_to_matrix(angles, seq: str) -> np.ndarray:
 
 
 def _axis_angle(axis, angle) -> np.ndarray:
+    """Rotation by ``angle`` about ``axis`` of any length (normalised here)."""
     axis = np.asarray(axis, dtype=np.float64)
-    axis = axis / np.linalg.norm(axis)
-    K = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
-    return np.eye(3) + np.sin(angle) * K + (1 - np.cos(angle)) * (K @ K)
+    return axis_rotation(axis / np.linalg.norm(axis), angle)
 
 
 def _orientation(node: XNode, ctx: Ctx, degree: bool, eulerseq: str, element: str = "inertial"):

@@ -35,18 +35,13 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..io import ModelFileError
+from ..io._common import axis_rotation
 
 #: the error for a description that yields no moving body, per format (URDF: none)
 _NO_MOVABLE = {
     "mjcf": "the model has no movable joint (every body is welded to the world)",
     "sdf": "model {name!r} has no movable joint (every link is fixed)",
 }
-
-
-def axis_rotation(axis, angle):
-    """Active rotation by ``angle`` about the unit ``axis`` (Rodrigues), float64."""
-    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
 
 
 def link_params(link, R, p):

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..io._common import quat_wxyz_to_matrix
-from ._build import axis_rotation, link_params
+from ..io._common import axis_rotation, quat_wxyz_to_matrix
+from ._build import link_params
 from ._model import JOINT_DYNAMICS_DEFAULTS, Model, build_model
 
 _REVOLUTE = {"JointModelRX": (1, 0, 0), "JointModelRY": (0, 1, 0), "JointModelRZ": (0, 0, 1)}
