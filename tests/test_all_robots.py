@@ -21,6 +21,8 @@ import jax
 import numpy as np
 import pytest
 from helpers import robots_dir
+from test_forward_dynamics import _rel
+from test_jacobians import _pin_rows
 from test_multibody import _random_states
 
 import spatialjax.multibody as mb
@@ -46,14 +48,6 @@ def _everything(model, q, v, tau):
         {r: mb.frame_jacobian(model, q, frame, r) for r in REFS},
         model.q_to_pinocchio(q),
     )
-
-
-def _rel(x, ref):
-    return float(np.abs(x - ref).max() / max(1.0, np.abs(ref).max()))
-
-
-def _pin_rows(J):
-    return np.concatenate([J[3:], J[:3]], axis=0)
 
 
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
