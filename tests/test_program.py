@@ -62,3 +62,26 @@ def test_unknown_options_fall_back_to_the_plain_jit():
     x = jnp.asarray([0.5, 1.5])
     np.testing.assert_allclose(prog(x, power=2), _ref(np.asarray(x), 2), rtol=1e-14)
     assert prog.plain._cache_size() == 1 and prog.tuned._cache_size() == 0
+
+
+def test_compile_seconds_counts_compiling_only():
+    """A fresh program's first call compiles (> 0, within the call's time); a second call and a
+    block with no JAX work measure 0; nested traces are counted once."""
+    import time
+
+    from spatialjax.identification._program import compile_seconds
+
+    inner = jax.jit(lambda x: jnp.sin(x) * 2.0)
+    outer = jax.jit(lambda x: inner(x).sum() + jnp.linalg.norm(x))  # traces `inner` inside
+    x = jnp.linspace(0.0, 1.0, 37)
+    t0 = time.perf_counter()
+    with compile_seconds() as first:
+        outer(x).block_until_ready()
+    wall = time.perf_counter() - t0
+    assert 0.0 < first.value <= wall
+    with compile_seconds() as second:
+        outer(x).block_until_ready()
+    assert second.value == 0.0
+    with compile_seconds() as idle:
+        pass
+    assert idle.value == 0.0

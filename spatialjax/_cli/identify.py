@@ -92,8 +92,9 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   and ``[link or joint, parameter]`` names), ``n_unidentifiable``,
   ``prior_decided`` (``[link, parameter]`` pairs with data share < 0.5).
 * ``fit_status`` (``status``, ``converged``, ``iterations``, ``objective``),
-  ``times`` of the fit: ``solve_s`` (a second call, the program cached),
-  ``compile_s`` (the first call's extra time) and ``stages_s``.
+  ``times`` of the fit: ``compile_s`` (JAX's tracing, lowering and
+  compiling during the fit's one call: 0 when this process has already
+  compiled it), ``solve_s`` (the rest of that call) and ``stages_s``.
 * ``warnings`` and ``notes`` (the plain-words lines printed).
 * ``output`` (with ``--out``): how each body was written
   (:func:`spatialjax.identification.write_identified_urdf`'s report:

@@ -74,6 +74,7 @@ from ._channels import SCALE_LIMIT, check_channels
 from ._correlation import correlation_time
 from ._log import LogError, RobotLog
 from ._prior import REPAIR_FLOOR, PriorError, repair_prior
+from ._program import compile_seconds
 from ._robot_fit import PRIOR_SPREAD
 
 #: Stage names, in order, as passed to ``progress``.
@@ -688,14 +689,13 @@ def identify_robot(
     }
     try:
         tf = time.perf_counter()
-        jax.block_until_ready(fit_torques(jnp.asarray(Ytr), jnp.asarray(ttr), **fit_kw))
-        t_first = time.perf_counter() - tf
-        tf = time.perf_counter()
-        res = jax.block_until_ready(fit_torques(jnp.asarray(Ytr), jnp.asarray(ttr), **fit_kw))
-        t_solve = time.perf_counter() - tf
+        with compile_seconds() as compiled:
+            res = jax.block_until_ready(fit_torques(jnp.asarray(Ytr), jnp.asarray(ttr), **fit_kw))
+        t_fit = time.perf_counter() - tf
     except ValueError as e:
         raise IdentifyError("log", f"the fit failed: {e}") from None
-    t_compile = max(0.0, t_first - t_solve)
+    t_compile = compiled.value
+    t_solve = max(0.0, t_fit - t_compile)
     pi_fit = pi_model.copy()
     pi_fit[free_mask] = np.asarray(res.inertia.params, np.float64).reshape(n_free, 10)
     phi_fit = full_phi(np.asarray(res.extra, np.float64).reshape(-1))

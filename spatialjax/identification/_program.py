@@ -1,4 +1,5 @@
-"""``cpu_program``: a jitted function that compiles with XLA:CPU options when it can.
+"""``cpu_program``: a jitted function that compiles with XLA:CPU options when it can;
+``compile_seconds``: the time JAX spends compiling inside a block.
 
 ``jax.jit(..., compiler_options=...)`` is only allowed for a top-level call: inside
 a caller's ``jit``/``vmap``/``grad`` trace the program is inlined into the caller's
@@ -9,8 +10,9 @@ this wrapper picks the right one of two jitted versions per call.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -58,3 +60,56 @@ def cpu_program(
 
     call.plain, call.tuned = plain, tuned  # pyright: ignore[reportAttributeAccessIssue]
     return call
+
+
+_COMPILE_EVENTS = "/jax/core/compile/"  # tracing to a jaxpr, lowering to MLIR, XLA compile
+
+
+class CompileSeconds:
+    """What :func:`compile_seconds` measured: ``value``, set when its block exits."""
+
+    value: float = 0.0
+
+
+@contextlib.contextmanager
+def compile_seconds() -> Iterator[CompileSeconds]:
+    """Measure the wall time JAX spends tracing, lowering and compiling inside the block.
+
+    It is the length of the union of the time spans of JAX's ``/jax/core/compile/``
+    monitoring events recorded in the block (nested traces, one ``jit`` traced inside
+    another, count once). A block that only runs programs already compiled in this
+    process measures 0; one served from the persistent compilation cache still traces
+    and lowers. A jax without time-span events gets the sum of the XLA
+    compile durations alone (no nesting there), without tracing and lowering.
+    """
+    out = CompileSeconds()
+    monitoring = jax.monitoring
+    spans: list[tuple[float, float]] = []
+
+    def on_span(event, start_time, end_time, **_):
+        if event.startswith(_COMPILE_EVENTS):
+            spans.append((start_time, end_time))
+
+    def on_duration(event, duration_secs, **_):
+        if event == _COMPILE_EVENTS + "backend_compile_duration":
+            spans.append((0.0, duration_secs))
+
+    if not hasattr(monitoring, "register_event_time_span_listener"):  # pragma: no cover
+        monitoring.register_event_duration_secs_listener(on_duration)
+        try:
+            yield out
+        finally:
+            monitoring.unregister_event_duration_listener(on_duration)
+            out.value = sum(end for _, end in spans)
+        return
+    monitoring.register_event_time_span_listener(on_span)
+    try:
+        yield out
+    finally:
+        monitoring.unregister_event_time_span_listener(on_span)
+        total, reach = 0.0, -float("inf")
+        for start, end in sorted(spans):  # the union of the spans
+            if end > reach:
+                total += end - max(start, reach)
+                reach = end
+        out.value = total
