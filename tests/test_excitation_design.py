@@ -84,20 +84,49 @@ def test_criterion_matches_numpy(chain, design):
     lam = np.linalg.eigvalsh((X / np.linalg.norm(X, axis=0)).T @ (X / np.linalg.norm(X, axis=0)))
     p = _design._COND_POWER
     ref = (np.log(np.sum(lam**p)) + np.log(np.sum(lam**-p))) / (2 * p)
-    rms = np.sqrt(np.mean(X**2, axis=0))  # each base column's amplitude over the grid
-    ref -= np.mean(np.log(rms / design.column_scale))
+    g = np.sqrt(np.mean(X**2, axis=0)) / design.column_scale  # relative amplitudes on the grid
+    ref += np.log(np.sum(g ** (-2 * p))) / (2 * p)
     np.testing.assert_allclose(design.value, ref, rtol=1e-9)
 
 
 def test_condition_number_matches_numpy(chain, design):
+    """On the design's base columns; a maximal independent set (identifiability's rank)."""
     Y = mb.joint_torque_regressor(chain, design.q, design.dq, design.ddq)
     v = np.where(np.abs(design.dq) <= 1e-12 * np.abs(design.dq).max(0), 0.0, design.dq)
     E = mb.friction_regressor(chain, v)
     X = np.concatenate([np.asarray(Y), np.asarray(E)], -1).reshape(-1, 26)
-    idf = identifiability(Y, extra=E)
-    Xb = X[:, np.asarray(idf.base_columns)[: int(idf.rank)]]
+    assert design.rank == design.base_columns.size == int(identifiability(Y, extra=E).rank)
+    Xb = X[:, design.base_columns]
     sv = np.linalg.svd(Xb / np.linalg.norm(Xb, axis=0), compute_uv=False)
     np.testing.assert_allclose(design.condition_number, sv[0] / sv[-1], rtol=1e-6)
+
+
+def test_base_columns_gautier():
+    """QR without pivoting (Gautier 1990): each base column is independent of the columns
+    before it, every other column a combination of the base columns before it; the set is
+    the same for independent random data (it depends on the model, not the samples)."""
+    model = mb.chain_model(3)
+    sets = []
+    for seed in (0, 1):
+        rng = np.random.default_rng(seed)
+        q, dq, ddq = (rng.uniform(-2, 2, size=(60, 3)) for _ in range(3))
+        Y = np.asarray(mb.joint_torque_regressor(model, q, dq, ddq)).reshape(-1, 30)
+        base = _design._base_columns(Y)
+        sets.append(base)
+        Ys = Y / np.maximum(np.linalg.norm(Y, axis=0), 1e-300)
+        for j in range(30):
+            before = [c for c in base if c < j]
+            A = Ys[:, before]
+            resid = (
+                Ys[:, j] - A @ np.linalg.lstsq(A, Ys[:, j], rcond=None)[0] if before else Ys[:, j]
+            )
+            if j in base:
+                assert np.linalg.norm(resid) > 1e-3, j
+            else:
+                assert np.linalg.norm(resid) < 1e-9, j
+        assert base.size == np.linalg.matrix_rank(Y)
+    np.testing.assert_array_equal(sets[0], sets[1])
+    assert sets[0].size < 30  # the chain has unidentifiable columns: not every column is base
 
 
 def test_criteria_against_numpy():
@@ -117,16 +146,26 @@ def test_criteria_against_numpy():
     np.testing.assert_allclose(c, ref, rtol=1e-10)
     logk = np.log(np.linalg.cond(Xn))
     assert logk <= c <= logk + np.log(7) / (2 * p) + 1e-12
-    # condition_snr: the same minus the log geometric mean of rms_i / D_i
+    # condition_snr: the same plus the power mean, exponent -2p, of g_i = rms_i / D_i
     got = float(_design._criterion_value(jnp.asarray(X), "condition_snr", jnp.asarray(scale)))
     g = np.sqrt(np.mean(X**2, axis=0)) / scale
-    np.testing.assert_allclose(got, ref - np.log(np.prod(g)) / 7, rtol=1e-10)
+    np.testing.assert_allclose(got, ref + np.log(np.sum(g ** (-2 * p))) / (2 * p), rtol=1e-10)
+    # a smooth upper bound of log(kappa / min g), within log(p_b) / p
+    bound = np.log(np.linalg.cond(Xn) / g.min())
+    assert bound <= got <= bound + np.log(7) / p + 1e-12
     # scaling every column by k lowers it by log k; the condition part does not move
     got2 = _design._criterion_value(jnp.asarray(3.0 * X), "condition_snr", jnp.asarray(scale))
     np.testing.assert_allclose(float(got2), got - np.log(3.0), rtol=1e-10)
-    # the bound behind it: 1 / sigma_min of the fixed-scale regressor <= kappa / min g
+    # what it bounds: 1 / sigma_min of the fixed-scale regressor <= kappa / min g
     smin = np.linalg.svd(Xs / np.sqrt(200), compute_uv=False)[-1]
-    assert 1.0 / smin <= np.linalg.cond(Xn) / g.min() * (1 + 1e-12)
+    assert np.log(1.0 / smin) <= bound + 1e-12
+    # the weakest column, not a mean: halving the weakest column's amplitude raises it by
+    # about log 2 (a geometric mean would move by log(2) / 7)
+    weak = np.argmin(g)
+    Xh = X.copy()
+    Xh[:, weak] *= 0.5
+    got3 = float(_design._criterion_value(jnp.asarray(Xh), "condition_snr", jnp.asarray(scale)))
+    assert got3 - got > 0.9 * np.log(2.0)
 
 
 def _problem(chain, criterion, torque_limit=None):
@@ -323,28 +362,36 @@ def test_condition_twice_better_than_median_random(robot):
         pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], pin.neutral(pm))
     data = pm.createData()
 
-    def cond(q, dq, ddq):
+    def stacked(q, dq, ddq):
         Y = np.stack([pin.computeJointTorqueRegressor(pm, data, q[k], dq[k], ddq[k]).copy()
                       for k in range(q.shape[0])])  # fmt: skip
         F = np.asarray(_design._friction_columns(model, jnp.asarray(dq)))  # sign 0 at rest
-        X = np.concatenate([Y, F], -1).reshape(-1, Y.shape[-1] + F.shape[-1])
-        d = np.linalg.norm(X, axis=0)
-        Xs = X[:, d > 1e-8 * d.max()] / d[d > 1e-8 * d.max()]
-        _, _, piv = scipy.linalg.qr(Xs, mode="economic", pivoting=True)
-        sv = np.linalg.svd(Xs, compute_uv=False)
-        rank = int(np.sum(sv > 1e-6 * sv[0]))
-        sb = np.linalg.svd(Xs[:, piv[:rank]], compute_uv=False)
-        return sb[0] / sb[-1]
+        return np.concatenate([Y, F], -1).reshape(-1, Y.shape[-1] + F.shape[-1])
 
-    kw = dict(duration=20.0, rate=20.0, limits=None)
+    def cond(q, dq, ddq, base):  # column-scaled, on the base columns
+        Xb = stacked(q, dq, ddq)[:, base]
+        sv = np.linalg.svd(Xb / np.linalg.norm(Xb, axis=0), compute_uv=False)
+        return sv[0] / sv[-1]
+
+    kw = dict(duration=20.0, rate=100.0, limits=None)
     d = design_excitation(model, key=jax.random.key(0), **kw)  # every other setting: the default
-    assert d.criterion == "condition_snr" and d.starts == 64 and d.steps == 100
+    assert d.criterion == "condition_snr" and d.starts == 64 and d.steps == 400
     P = _design._problem(model, key=jax.random.key(1), harmonics=5, base_frequency=0.1,
-                         criterion="logdet", starts=20, acceleration_limit=None,
+                         criterion="logdet", starts=100, acceleration_limit=None,
                          torque_limit=None, margin=0.9, grid_rate=10.0, steps=0,
                          learning_rate=0.05, gravity=(0.0, 0.0, -9.81), **kw)  # fmt: skip
-    random = [cond(*_design._output(model, P, P.z[i], P.u[i])[5:]) for i in range(20)]
-    designed = cond(d.q, d.dq, d.ddq)
+    trajs = [_design._output(model, P, P.z[i], P.u[i])[5:] for i in range(100)]
+    # Gautier's base columns from Pinocchio's regressor of 4 random trajectories (SciPy's QR
+    # without pivoting): the design's, found from its own random starts, are the same
+    X4 = np.concatenate([stacked(*tr) for tr in trajs[:4]])
+    n4 = np.linalg.norm(X4, axis=0)
+    live = n4 > np.sqrt(np.finfo(float).eps) * n4.max()  # the others are rounding noise
+    r = np.abs(np.diag(scipy.linalg.qr(np.where(live, X4 / np.where(live, n4, 1.0), 0.0),
+                                       mode="r")[0]))  # fmt: skip
+    base = np.flatnonzero(live & (r > np.sqrt(10 * X4.shape[1] * np.finfo(float).eps)))
+    np.testing.assert_array_equal(base, d.base_columns)
+    random = [cond(*tr, base) for tr in trajs]
+    designed = cond(d.q, d.dq, d.ddq, base)
     assert designed * 2 <= np.median(random), (designed, np.median(random))
     lim = _pin_limits(path, model.joint_names)
     assert np.all(d.q >= lim["lower"]) and np.all(d.q <= lim["upper"])

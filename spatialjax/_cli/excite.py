@@ -119,7 +119,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--starts", metavar="N", type=_count("--starts", 1), default=64,
                         help="random starts optimised at once (default %(default)s)")  # fmt: skip
-    parser.add_argument("--steps", metavar="K", type=_count("--steps", 0), default=100,
+    parser.add_argument("--steps", metavar="K", type=_count("--steps", 0), default=400,
                         help="optimiser steps (default %(default)s)")  # fmt: skip
     parser.add_argument("--rate", metavar="HZ", type=_positive("--rate"), default=1000.0,
                         help="sampling rate of the CSV (default %(default)s)")  # fmt: skip
