@@ -10,9 +10,13 @@ Panda's fingers locked at 0):
    same duration, harmonics, base frequency, limits, margin, at rest at both ends, scaled
    into the limits at the output samples), and the designed one, scored with Pinocchio's
    ``computeJointTorqueRegressor`` plus the friction columns (viscous, Coulomb, offset):
-   condition number of the column-scaled base regressor (unit-norm columns, base columns by
-   pivoted QR, SciPy) and ``−log det`` of the base information matrix ``D⁻¹XᵀXD⁻¹/rows``
-   with the design's base columns and scale ``D``; median and best of the random ones.
+   condition number of the column-scaled base regressor (unit-norm columns) on Gautier's
+   base columns (QR without pivoting, SciPy, of 4 random trajectories: the columns that are
+   not combinations of the columns before them, the same set for every trajectory; checked
+   equal to the design's), and for comparison on base columns pivoted per trajectory (SciPy's
+   pivoted QR, a set per trajectory) and on every nonzero column (no base choice); ``−log
+   det`` of the base information matrix ``D⁻¹XᵀXD⁻¹/rows`` with the design's base columns and
+   scale ``D``; median and best of the random ones.
 3. ``scipy.optimize.minimize(method="SLSQP")`` on the design's criterion and parameterisation
    (limits by construction), gradients by finite differences (SciPy's default), from one
    random start (the design's start 0), ``--slsqp-iters`` iterations at most: time, result.
@@ -110,6 +114,40 @@ def base_condition(X):
     return float(sb[0] / sb[-1])
 
 
+def gautier_base(X):
+    """Base columns by QR without pivoting of the column-scaled regressor of random
+    trajectories (Gautier 1990): columns independent of the columns before them."""
+    d = np.linalg.norm(X, axis=0)
+    live = d > np.sqrt(np.finfo(float).eps) * d.max()  # others: rounding noise, not a parameter
+    Xs = np.where(live, X / np.where(live, d, 1.0), 0.0)
+    r = np.abs(np.diag(scipy.linalg.qr(Xs, mode="r")[0]))
+    return np.flatnonzero(live & (r > np.sqrt(10 * X.shape[1] * np.finfo(float).eps)))
+
+
+def fixed_condition(X, base):
+    """Condition number of the column-scaled regressor on the given base columns."""
+    Xb = X[:, base] / np.linalg.norm(X[:, base], axis=0)
+    sv = np.linalg.svd(Xb, compute_uv=False)
+    return float(sv[0] / sv[-1])
+
+
+def full_condition(X):
+    """Ratio of the largest to the smallest nonzero singular value of the column-scaled
+    regressor with every nonzero column: the same for every choice of base columns."""
+    d = np.linalg.norm(X, axis=0)
+    keep = d > np.sqrt(np.finfo(float).eps) * d.max()
+    sv = np.linalg.svd(X[:, keep] / d[keep], compute_uv=False)
+    rank = int(np.sum(sv > np.sqrt(10 * int(keep.sum()) * np.finfo(float).eps) * sv[0]))
+    return float(sv[0] / sv[rank - 1])
+
+
+def conditions(X, base):
+    """The three condition numbers: on ``base`` (Gautier's base columns, the same for every
+    trajectory), on a per-trajectory pivoted base, on every nonzero column."""
+    return {"gautier_base": fixed_condition(X, base), "pivoted": base_condition(X),
+            "all_columns": full_condition(X)}  # fmt: skip
+
+
 def logdet(X, base, scale):
     Xb = X[:, base] / scale
     return float(-np.linalg.slogdet(Xb.T @ Xb / Xb.shape[0])[1])
@@ -137,8 +175,6 @@ def run_robot(name, args, say):
               "start_value": d.start_value,
               "condition_number_spatialjax": d.condition_number}  # fmt: skip
     base, scale = np.asarray(d.base_columns), np.asarray(d.column_scale)
-    X_d = pin_stacked(pm, model, d.q, d.dq, d.ddq)
-    designed = {"condition": base_condition(X_d), "logdet": logdet(X_d, base, scale)}
 
     # random trajectories of the same settings: the design's own random starts, unoptimised
     P = _design._problem(model, key=jax.random.key(1), harmonics=args.harmonics,
@@ -147,21 +183,48 @@ def run_robot(name, args, say):
                          acceleration_limit=None, torque_limit=None, margin=0.9, rate=args.rate,
                          grid_rate=args.grid_rate, steps=0, learning_rate=0.05,
                          gravity=(0.0, 0.0, -9.81))  # fmt: skip
-    conds, lds, trajs = [], [], []
-    for i in range(args.random):
-        *_, t, q, dq, ddq = _design._output(model, P, P.z[i], P.u[i])
-        X = pin_stacked(pm, model, q, dq, ddq)
-        conds.append(base_condition(X))
+    trajs = [_design._output(model, P, P.z[i], P.u[i])[4:] for i in range(args.random)]
+    # Gautier's base columns, here from Pinocchio's regressor of the first 4 random trajectories
+    gb = gautier_base(np.concatenate([pin_stacked(pm, model, *tr[1:]) for tr in trajs[:4]]))
+    say(f"  base columns (QR without pivoting of 4 random trajectories, Pinocchio): {gb.size}; "
+        f"the same as the design's: {np.array_equal(gb, base)}")  # fmt: skip
+    X_d = pin_stacked(pm, model, d.q, d.dq, d.ddq)
+    designed = {"condition": fixed_condition(X_d, gb), "logdet": logdet(X_d, base, scale),
+                "conditions": conditions(X_d, gb), "gautier_base": gb.tolist(),
+                "same_base_as_design": bool(np.array_equal(gb, base))}  # fmt: skip
+    conds, lds, allc = [], [], []
+    for tr in trajs:
+        X = pin_stacked(pm, model, *tr[1:])
+        allc.append(conditions(X, gb))
+        conds.append(allc[-1]["gautier_base"])
         lds.append(logdet(X, base, scale))
-        trajs.append((t, q, dq, ddq))
     random = {"condition": {"median": float(np.median(conds)), "best": float(np.min(conds))},
               "logdet": {"median": float(np.median(lds)), "best": float(np.min(lds))},
-              "conditions": conds, "logdets": lds}  # fmt: skip
-    say(f"  condition number (Pinocchio, column-scaled base): designed {designed['condition']:.3g}"
-        f"; {args.random} random: median {random['condition']['median']:.3g}, best "
-        f"{random['condition']['best']:.3g} -> "
+              "conditions": conds, "logdets": lds,
+              "condition_kinds": {k: [c[k] for c in allc] for k in allc[0]}}  # fmt: skip
+    say(f"  condition number (Pinocchio, column-scaled, Gautier base columns): designed "
+        f"{designed['condition']:.3g}; {args.random} random: median "
+        f"{random['condition']['median']:.3g}, best {random['condition']['best']:.3g} -> "
         f"{random['condition']['median'] / designed['condition']:.2f}x "
         "better than the median")  # fmt: skip
+    for k, label in (
+        ("pivoted", "base columns pivoted per trajectory (SciPy's pivoted QR)"),
+        ("all_columns", "every nonzero column (no base choice)"),
+    ):
+        med = float(np.median(random["condition_kinds"][k]))
+        say(f"  condition number on {label}: designed {designed['conditions'][k]:.3g}; random "
+            f"median {med:.3g} -> {med / designed['conditions'][k]:.2f}x")  # fmt: skip
+    # a per-trajectory pivoted choice moves with the sampling rate of the same trajectory
+    rates = {}
+    for r in (10.0, 20.0, 100.0, 1000.0):
+        tr = np.linspace(0.0, d.duration, int(round(d.duration * r)) + 1)
+        Xr = pin_stacked(pm, model, *_design._samples(d.a, d.b, d.q0, d.base_frequency, tr))
+        rates[r] = conditions(Xr, gb)
+    designed["by_rate"] = {str(r): v for r, v in rates.items()}
+    say("  designed, sampled at 10/20/100/1000 Hz: Gautier base " + " / ".join(
+        f"{v['gautier_base']:.3g}" for v in rates.values()) + "; pivoted " + " / ".join(
+        f"{v['pivoted']:.3g}" for v in rates.values()) + "; every column " + " / ".join(
+        f"{v['all_columns']:.3g}" for v in rates.values()))  # fmt: skip
     say(
         f"  -log det (design's base columns and scale): designed {designed['logdet']:.4g}; "
         f"random median {random['logdet']['median']:.4g}, best {random['logdet']['best']:.4g}"
@@ -198,7 +261,7 @@ def run_robot(name, args, say):
     *_, t, q, dq, ddq = _design._output(model, Pd, res.x[: n * r].reshape(zs), res.x[n * r :])
     X_s = pin_stacked(pm, model, q, dq, ddq)
     slsqp = {"time_s": t_slsqp, "iterations": int(res.nit), "evaluations": nfev[0],
-             "start_value": fun(x0), "value": float(res.fun), "condition": base_condition(X_s),
+             "start_value": fun(x0), "value": float(res.fun), "condition": fixed_condition(X_s, gb),
              "logdet": logdet(X_s, base, scale), "message": str(res.message)}  # fmt: skip
     say(f"  SLSQP (finite differences, one start, {slsqp['iterations']} iterations, "
         f"{nfev[0]} evaluations): {t_slsqp:.1f} s, {d.criterion} {slsqp['start_value']:.4g} -> "
