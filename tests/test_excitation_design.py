@@ -396,3 +396,11 @@ def test_condition_twice_better_than_median_random(robot):
     lim = _pin_limits(path, model.joint_names)
     assert np.all(d.q >= lim["lower"]) and np.all(d.q <= lim["upper"])
     assert np.all(np.abs(d.dq) <= lim["velocity_limit"])
+
+
+def test_condition_of_an_unexcited_base_column_is_inf(chain, design):
+    """A trajectory that leaves a base column at zero (the robot at rest): inf, not NaN."""
+    q = np.zeros((11, 2))
+    got = _design._condition(chain, jnp.asarray(q), jnp.asarray(q), jnp.asarray(q),
+                             jnp.asarray([0.0, 0.0, -9.81]), design.base_columns)  # fmt: skip
+    assert got == np.inf

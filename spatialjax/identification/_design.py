@@ -456,7 +456,8 @@ class ExcitationDesign:
         it came from (``best_start``); start_values, final_values:
         ``(starts,)`` every start before and after optimising.
       condition_number: of the column-scaled base regressor with friction
-        columns (``base_columns``) on the output samples;
+        columns (``base_columns``) on the output samples (``inf`` where a
+        base column is not excited);
         start_condition_number: the same for the start it came from.
       rank, base_columns, column_scale: the base columns used by the
         criterion (indices into ``[Y | Y_f]``) and their fixed scale ``D``.
@@ -534,8 +535,11 @@ def _condition(model, q, dq, ddq, gravity, base):
     X = np.concatenate([np.asarray(Y, np.float64), np.asarray(_friction_columns(model, dq),
                                                               np.float64)], axis=-1)  # fmt: skip
     Xb = X.reshape(-1, X.shape[-1])[:, base]
-    sv = np.linalg.svd(Xb / np.linalg.norm(Xb, axis=0), compute_uv=False)
-    return float(sv[0] / sv[-1])
+    norms = np.linalg.norm(Xb, axis=0)
+    if not np.all(norms > 0):  # a base column this trajectory does not excite
+        return math.inf
+    sv = np.linalg.svd(Xb / norms, compute_uv=False)
+    return float(sv[0] / sv[-1]) if sv[-1] > 0 else math.inf
 
 
 def design_excitation(
@@ -581,8 +585,8 @@ def design_excitation(
         some freedom (``H ≥ 2``, or ``H ≥ 3`` for other durations).
       base_frequency: ``f_f`` in Hz; the trajectory's band is
         ``H f_f`` Hz, below ``grid_rate / 2`` and ``rate / 2``.
-      criterion: ``"condition_snr"`` (the default: the condition number per
-        unit of column amplitude), ``"condition"`` (the condition number
+      criterion: ``"condition_snr"`` (the default: the condition number over
+        the weakest column's amplitude), ``"condition"`` (the condition number
         alone), ``"logdet"`` (D-optimal) or ``"aoptimal"`` (A-optimal); see
         the module docstring for why ``"condition_snr"`` is the default.
       starts: number of random starts optimised at once.
