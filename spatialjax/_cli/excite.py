@@ -113,8 +113,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--criterion",
         choices=("condition_snr", "condition", "logdet", "aoptimal"),
         default="condition_snr",
-        help="the condition number per unit of column amplitude, the condition number alone, "
-        "D-optimal -log det or A-optimal log trace of the inverse information (default "
+        help="the condition number over the weakest column's amplitude, the condition number "
+        "alone, D-optimal -log det or A-optimal log trace of the inverse information (default "
         "%(default)s)",
     )
     parser.add_argument("--starts", metavar="N", type=_count("--starts", 1), default=64,
