@@ -63,6 +63,31 @@ def cpu_program(
 
 
 _COMPILE_EVENTS = "/jax/core/compile/"  # tracing to a jaxpr, lowering to MLIR, XLA compile
+_OPEN: list[list[tuple[float, float]]] = []  # the spans collected by each open block
+
+
+def _on_span(event, start_time, end_time, **_):
+    if _OPEN and event.startswith(_COMPILE_EVENTS):
+        for spans in _OPEN:
+            spans.append((start_time, end_time))
+
+
+def _on_duration(event, duration_secs, **_):
+    if _OPEN and event == _COMPILE_EVENTS + "backend_compile_duration":
+        for spans in _OPEN:
+            spans.append((0.0, duration_secs))
+
+
+@functools.cache
+def _listening() -> bool:
+    """Register one listener for the process (jax before 0.8.1 has no public way to remove
+    one); ``True`` where it receives time spans (jax ≥ 0.5), ``False`` for durations."""
+    monitoring = jax.monitoring
+    if hasattr(monitoring, "register_event_time_span_listener"):
+        monitoring.register_event_time_span_listener(_on_span)
+        return True
+    monitoring.register_event_duration_secs_listener(_on_duration)  # pragma: no cover
+    return False  # pragma: no cover
 
 
 class CompileSeconds:
@@ -79,37 +104,23 @@ def compile_seconds() -> Iterator[CompileSeconds]:
     monitoring events recorded in the block (nested traces, one ``jit`` traced inside
     another, count once). A block that only runs programs already compiled in this
     process measures 0; one served from the persistent compilation cache still traces
-    and lowers. A jax without time-span events gets the sum of the XLA
+    and lowers. A jax without time-span events (before 0.5) gets the sum of the XLA
     compile durations alone (no nesting there), without tracing and lowering.
     """
     out = CompileSeconds()
-    monitoring = jax.monitoring
     spans: list[tuple[float, float]] = []
-
-    def on_span(event, start_time, end_time, **_):
-        if event.startswith(_COMPILE_EVENTS):
-            spans.append((start_time, end_time))
-
-    def on_duration(event, duration_secs, **_):
-        if event == _COMPILE_EVENTS + "backend_compile_duration":
-            spans.append((0.0, duration_secs))
-
-    if not hasattr(monitoring, "register_event_time_span_listener"):  # pragma: no cover
-        monitoring.register_event_duration_secs_listener(on_duration)
-        try:
-            yield out
-        finally:
-            monitoring.unregister_event_duration_listener(on_duration)
-            out.value = sum(end for _, end in spans)
-        return
-    monitoring.register_event_time_span_listener(on_span)
+    with_spans = _listening()
+    _OPEN.append(spans)
     try:
         yield out
     finally:
-        monitoring.unregister_event_time_span_listener(on_span)
-        total, reach = 0.0, -float("inf")
-        for start, end in sorted(spans):  # the union of the spans
-            if end > reach:
-                total += end - max(start, reach)
-                reach = end
-        out.value = total
+        _OPEN.remove(spans)
+        if not with_spans:  # pragma: no cover - jax before 0.5: disjoint durations
+            out.value = sum(end for _, end in spans)
+        else:
+            total, reach = 0.0, -float("inf")
+            for start, end in sorted(spans):  # the union of the spans
+                if end > reach:
+                    total += end - max(start, reach)
+                    reach = end
+            out.value = total
