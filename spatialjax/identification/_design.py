@@ -150,6 +150,7 @@ import optax
 
 from .. import multibody as mb
 from ._excitation import fourier_trajectory
+from ._robot_fit import _rank_rtol
 
 __all__ = ["ExcitationDesign", "design_excitation"]
 
@@ -845,7 +846,7 @@ def _base_columns(X, dtype=np.float64) -> np.ndarray:
     live = norms > math.sqrt(eps) * norms.max()
     Xs = np.where(live, X / np.where(live, norms, 1.0), 0.0)
     r_diag = np.abs(np.diag(np.linalg.qr(Xs, mode="r")))
-    return np.flatnonzero(live & (r_diag > math.sqrt(10 * X.shape[1] * eps)))
+    return np.flatnonzero(live & (r_diag > math.sqrt(_rank_rtol(X.shape[1], dtype))))
 
 
 @jax.jit
