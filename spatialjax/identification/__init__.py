@@ -51,7 +51,6 @@ from ._log import RobotLog as RobotLog
 from ._log import load_log as load_log
 from ._log import match_joints as match_joints
 from ._pipeline import IdentifyError as IdentifyError
-from ._pipeline import RobotIdentification as RobotIdentification
 from ._pipeline import identify_robot as identify_robot
 from ._preprocess import PreparedLog as PreparedLog
 from ._preprocess import parallel_filter as parallel_filter
@@ -60,6 +59,8 @@ from ._prior import PriorError as PriorError
 from ._prior import PriorRepair as PriorRepair
 from ._prior import repair_prior as repair_prior
 from ._regressor import body_regressor as body_regressor
+from ._report import IdentificationReport as IdentificationReport
+from ._report import RobotIdentification as RobotIdentification
 from ._resample import SamplingReport as SamplingReport
 from ._resample import resample_log as resample_log
 from ._result import FitResult as FitResult
@@ -111,6 +112,7 @@ __all__ = [
     "least_squares_torques",
     "parameter_names",
     # the pipeline (identify_robot) and its parts
+    "IdentificationReport",
     "IdentifyError",
     "PriorError",
     "PriorRepair",
