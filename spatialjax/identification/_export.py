@@ -211,6 +211,7 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
       to the body's largest parameter, after re-reading the output).
 
     Raises:
+      TypeError: ``model`` is not a Model (e.g. an array of parameters).
       ValueError: ``src_path`` is not a URDF, ``model`` was not read from it,
         ``inertia`` has the wrong shape, non-finite values or a body with
         ``m ≤ 0``, or ``out_path`` is ``src_path``.
@@ -220,9 +221,16 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
     from ..io._check import _write_atomic
     from ..io._load import read_model
     from ..io._xml import apply_edits, insert_child_edit, parse_xml
+    from ..multibody import Model
     from ..multibody._build import link_params
 
     fn = "write_identified_urdf"
+    if not isinstance(model, Model):
+        raise TypeError(
+            f"{fn}: model: expected the spatialjax.multibody.Model read from src_path "
+            f"(Model.from_urdf(src_path, locked_joints=...)), got {type(model).__name__}; an "
+            "identify_robot result writes itself: result.write(out_path, source=src_path)"
+        )
     src = read_model(src_path)
     if src.format != "urdf":
         raise ValueError(f"{fn}: {src_path} is {src.format.upper()}, not a URDF; only URDF output")
