@@ -297,6 +297,29 @@ def _require_finite(x, name: str) -> None:
             )
 
 
+def _require_excitation(Y, w, batch) -> None:
+    """Eager check (concrete inputs, no prior): every body's data carry some information.
+
+    A body whose regressor rows are all zero (or weighted 0) has no data term, and without a
+    prior the log-det term has no ``J0``: nothing defines the body, and the jitted fit could
+    only return NaN with status ``UNDETERMINED``.
+    """
+    if not is_concrete(Y) or (w is not None and not is_concrete(w)):
+        return
+    energy = np.einsum("...ij,...ij->...i", np.asarray(Y), np.asarray(Y))  # (..., N, 6)
+    if w is not None:
+        energy = energy * (np.asarray(w) > 0)
+    info = np.broadcast_to(np.sum(energy, axis=(-2, -1)), tuple(batch))
+    if np.any(info == 0):
+        where = f" for body {first_bad(info == 0)}" if info.ndim else ""
+        rows = "zero or weighted 0" if w is not None else "zero"
+        raise ValueError(
+            f"Y: no excitation{where}: every regressor row is {rows}, and without a prior "
+            "nothing determines the body (the fit would be NaN, UNDETERMINED); pass prior=... "
+            "or data that move the body"
+        )
+
+
 _LEGACY = (
     "method",
     "optimizer",
@@ -469,8 +492,11 @@ def fit(
       ValueError: shapes of ``Y``, ``f``, ``weights``, ``prior`` or ``gamma``
         do not fit together; an unknown solver name; (eagerly, on concrete
         values only) NaN or ``inf`` in any input, negative weights or ``γ``,
-        or a prior that is not fully consistent. Under ``jit``/``vmap`` these
-        value problems are reported in ``status`` instead.
+        a prior that is not fully consistent, or, without a prior, a body
+        whose regressor rows are all zero or weighted 0 (no excitation:
+        nothing would define it). Under ``jit``/``vmap`` these value problems
+        are reported in ``status`` instead (``UNDETERMINED``, NaN parameters,
+        for a body without excitation or prior).
       TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
         not a ``RigidBodyInertia``, a ``solver`` of the wrong type, or both
         ``solver`` and deprecated keywords.
@@ -567,6 +593,8 @@ def fit(
                 )
     if gamma is not None:
         gamma, batch = check_gamma(gamma, Y, batch, "Y and f")
+    if prior is None:
+        _require_excitation(Y, w, batch)
     # one input structure whatever the caller's broadcasting (weights given or not, shared
     # weights of any broadcastable shape, γ scalar or batched...), so that calls differing
     # only in that share one compiled program; per-body Y or weights are a second structure
