@@ -8,8 +8,10 @@ it, against the model's own joint limits:
 * **Limits.** A joint whose positions leave the model's limits
   ``[lower, upper]`` by more than a margin, the larger of :data:`LIMIT_MARGIN`
   (1 %) of the range and :data:`LIMIT_STEPS` (3) encoder steps, is refused
-  (or, asked to, warned about); when ``q · π/180`` would fit inside the limits,
-  the message asks whether the log is in degrees. Joints without finite
+  (or, asked to, warned about). For a revolute joint whose positions reach
+  more than twice the largest limit (a log in degrees reaches 57×; one in
+  radians merely past its limit does not) while ``q · π/180`` would fit
+  inside the limits, the message asks whether the log is in degrees. Joints without finite
   limits (continuous, unlimited) and joints whose limits are equal (the zero
   range some exporters write for joints that move) are not checked.
 * **Resolution.** The encoder step of each joint (:func:`encoder_step`): the
@@ -59,7 +61,8 @@ class PositionCheck:
       margin: how far the positions may pass a limit (None: not checked).
       within_limits: the positions stay within the limits and the margin
         (True where not checked).
-      degrees: the positions are outside the limits and ``q · π/180`` is inside.
+      degrees: a revolute joint outside the limits whose ``|q|`` reaches more
+        than twice the largest ``|limit|`` and whose ``q · π/180`` is inside.
       resolution: the encoder step (0: unquantised).
       peak_velocity: peak of the windowed mean velocity, less its quantisation bound.
       velocity_limit: the model's velocity limit (None: none).
@@ -150,7 +153,7 @@ def _finite(x: float) -> float | None:
     return float(x) if math.isfinite(x) else None
 
 
-def _one(name, lo, hi, vmax, qj, step, peak) -> PositionCheck:
+def _one(name, revolute, lo, hi, vmax, qj, step, peak) -> PositionCheck:
     qmin, qmax = float(np.min(qj)), float(np.max(qj))
     limited = math.isfinite(lo) and math.isfinite(hi) and hi > lo
     margin = max(LIMIT_MARGIN * (hi - lo), LIMIT_STEPS * step) if limited else None
@@ -163,7 +166,8 @@ def _one(name, lo, hi, vmax, qj, step, peak) -> PositionCheck:
 
         within = inside(qmin, qmax)
         k = math.pi / 180
-        degrees = not within and inside(qmin * k, qmax * k)
+        far = max(abs(qmin), abs(qmax)) > 2 * max(abs(lo), abs(hi))
+        degrees = revolute and not within and far and inside(qmin * k, qmax * k)
     has_vlimit = math.isfinite(vmax) and vmax > 0
     return PositionCheck(
         joint=name,
@@ -181,11 +185,14 @@ def _one(name, lo, hi, vmax, qj, step, peak) -> PositionCheck:
     )
 
 
-def check_positions(joints, t, q, dq, lower, upper, velocity_limit) -> tuple[PositionCheck, ...]:
+def check_positions(
+    joints, revolute, t, q, dq, lower, upper, velocity_limit
+) -> tuple[PositionCheck, ...]:
     """The checks of the module docstring, one per joint.
 
     Args:
       joints: ``n`` joint names.
+      revolute: ``n`` booleans: the joint is revolute (rad), not prismatic (m).
       t: ``(N,)`` sample times, s (increasing; not necessarily uniform).
       q: ``(N, n)`` positions as logged.
       dq: ``(N, n)`` logged velocities, or None (then differences of ``q``).
@@ -203,6 +210,15 @@ def check_positions(joints, t, q, dq, lower, upper, velocity_limit) -> tuple[Pos
     peaks = _peak_velocity(t, q, dq, steps)
     lo, hi, vl = (np.asarray(a, np.float64) for a in (lower, upper, velocity_limit))
     return tuple(
-        _one(name, float(lo[j]), float(hi[j]), float(vl[j]), q[:, j], steps[j], peaks[j])
+        _one(
+            name,
+            bool(revolute[j]),
+            float(lo[j]),
+            float(hi[j]),
+            float(vl[j]),
+            q[:, j],
+            steps[j],
+            peaks[j],
+        )
         for j, name in enumerate(joints)
     )

@@ -121,7 +121,8 @@ def _scaled(log: RobotLog, scale: np.ndarray) -> RobotLog:
 def _positions(model, arg: str, log: RobotLog, opts: Options):
     """The log's position checks, and the warnings; refuses positions outside the limits."""
     lim = (np.asarray(x, np.float64) for x in (model.lower, model.upper, model.velocity_limit))
-    checks = check_positions(opts.joints, log.t, log.q, log.dq, *lim)
+    revolute = [t in ("revolute", "continuous") for t in model.joint_types]
+    checks = check_positions(opts.joints, revolute, log.t, log.q, log.dq, *lim)
     outside = [c.limit_text() for c in checks if not c.within_limits]
     if outside and not opts.ignore_limits:
         margin = f"{100 * LIMIT_MARGIN:g} % of the range, at least {LIMIT_STEPS:g} encoder steps"
