@@ -535,8 +535,8 @@ def test_positions_in_degrees_are_refused_naming_the_joint(panda_log, tmp_path, 
 
 def _synopsis(command: str) -> set[str]:
     text = (Path(__file__).resolve().parents[1] / "docs" / "identification.md").read_text()
-    block = next(b for b in re.findall(r"^```\n(.*?)^```", text, re.S | re.M)
-                 if b.startswith(f"spatialjax {command} "))  # fmt: skip
+    start = text.index(f"```\nspatialjax {command} ")
+    block = text[start + 3 : text.index("```", start + 3)]
     return set(re.findall(r"--[a-z][a-z-]*", block))
 
 

@@ -201,6 +201,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="keep every K-th sample after filtering (default %(default)s)",
     )
+    _add_fit_options(parser)
+    _add_log_options(parser)
+    _add_output_options(parser)
+
+
+def _add_fit_options(parser: argparse.ArgumentParser) -> None:
+    """Friction, prior, hold-out, weighting, channels and the links identified."""
     parser.add_argument(
         "--friction",
         metavar="TERMS",
@@ -263,6 +270,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="identify only these links (moving bodies, each a joint's child link) and the "
         "friction; the others are held at the model's values",
     )
+
+
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """Validation logs, resampling and the joint limits."""
     parser.add_argument(
         "--validate",
         metavar="LOG",
@@ -290,6 +301,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="go on, with a warning, when the log's positions leave the model's joint limits "
         "by more than 1 %% of the range (default: refuse; a log in degrees is named as such)",
     )
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--out``, ``--report``, ``--force`` and the compilation cache."""
     parser.add_argument(
         "--out",
         metavar="FITTED.urdf",
@@ -535,15 +550,10 @@ def _cache_after_filter(args, report):
     return progress
 
 
-def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
-    """Read the model and the log(s), lock what the log lacks, run
-    :func:`~spatialjax.identification.identify_robot`; returns its result."""
-    import spatialjax.multibody as mb
-    from spatialjax import identification as ident
-
+def _read_model(args, fmt: str, progress: _Progress):
+    """The model as the file gives it (no locks), checked: fixed base, ``--lock`` in limits."""
     from ..io import ModelFileError
 
-    # 1. model (first without locks, to match the log's joints against all movable ones)
     progress.start()
     try:
         full = _load_model(args.model, fmt, None)
@@ -560,11 +570,13 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
         f"{args.model} ({fmt.upper()}): {full.nbodies} movable joints "
         f"({', '.join(full.joint_names)})",
     )
+    return full
 
-    # 2. log(s), matched to the model's joints; the joints the log lacks are locked
-    log = _default_joint_names(_read_log(ident, args.log), full, dict(args.lock), args.log)
+
+def _match(ident, log, full, args):
+    """``match_joints`` of the main log, its errors as the option or the file at fault."""
     try:
-        match = ident.match_joints(log, full, lock=dict(args.lock))
+        return ident.match_joints(log, full, lock=dict(args.lock))
     except ident.LogError as e:
         raise InputError(str(e)) from None
     except ValueError as e:
@@ -577,6 +589,20 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
             ) from None
         col = "joint_names" if log.joint_names is not None else "q"
         raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
+
+
+def _read_logs(args, fmt: str, full, progress: _Progress):
+    """``(model, log, validation logs, locked)``: the logs matched to the model's joints.
+
+    The joints the log lacks are locked (at 0 or ``--lock``) and the model is read again
+    with them locked.
+    """
+    from spatialjax import identification as ident
+
+    from ..io import ModelFileError
+
+    log = _default_joint_names(_read_log(ident, args.log), full, dict(args.lock), args.log)
+    match = _match(ident, log, full, args)
     locked = dict(match.locked)
     try:
         model = _load_model(args.model, fmt, locked)
@@ -606,8 +632,17 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
         + f": {model.nbodies} moving bodies"
         + (f"; {len(others)} validation log(s)" if others else ""),
     )
+    return model, log, others, locked
 
-    # 3.-9. the library pipeline
+
+def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
+    """Read the model and the log(s), lock what the log lacks, run
+    [identify_robot][spatialjax.identification.identify_robot]; returns its result."""
+    import spatialjax.multibody as mb
+    from spatialjax import identification as ident
+
+    full = _read_model(args, fmt, progress)
+    model, log, others, locked = _read_logs(args, fmt, full, progress)
     try:
         result = ident.identify_robot(
             model,
@@ -630,8 +665,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
         )
     except ident.IdentifyError as e:
         raise _argument_error(e, args) from None
-    report = result.report
-    report.update(
+    result.report.update(
         model=str(args.model),
         model_format=fmt,
         log=str(args.log),
