@@ -6,20 +6,20 @@ returns links many times off. The positions are the cheapest place to catch
 it, against the model's own joint limits:
 
 * **Limits.** A joint whose positions leave the model's limits
-  ``[lower, upper]`` by more than a margin, the larger of :data:`LIMIT_MARGIN`
-  (1 %) of the range and :data:`LIMIT_STEPS` (3) encoder steps, is refused
+  ``[lower, upper]`` by more than a margin, the larger of ``LIMIT_MARGIN``
+  (1 %) of the range and ``LIMIT_STEPS`` (3) encoder steps, is refused
   (or, asked to, warned about). For a revolute joint whose positions reach
   more than twice the largest limit (a log in degrees reaches 57×; one in
   radians merely past its limit does not) while ``q · π/180`` would fit
   inside the limits, the message asks whether the log is in degrees. Joints without finite
   limits (continuous, unlimited) and joints whose limits are equal (the zero
   range some exporters write for joints that move) are not checked.
-* **Resolution.** The encoder step of each joint (:func:`encoder_step`): the
+* **Resolution.** The encoder step of each joint (``encoder_step``): the
   positions of an encoder are multiples of one step, so every gap between
   two distinct values is a whole number of the smallest gap; a log whose gaps
   are not (filtered, interpolated or simulated without quantisation) is
   reported unquantised (0).
-* **Velocity.** The peak of the mean velocity over :data:`VELOCITY_WINDOW`
+* **Velocity.** The peak of the mean velocity over ``VELOCITY_WINDOW``
   (20 ms: ``(q[k+w] − q[k−w]) / (t[k+w] − t[k−w])``, or the mean of the log's
   ``dq`` over the same samples) against the model's velocity limit. A raw
   difference of quantised positions is off by up to one step over one sample
@@ -27,7 +27,7 @@ it, against the model's own joint limits:
   that quantisation bound subtracted, the estimate cannot exceed the true
   peak by noise alone, and a smooth trajectory's peak is under-read by at most
   ``(ω w h)²/6`` (1.6 % at 5 Hz). A joint whose peak exceeds its limit by more
-  than :data:`VELOCITY_MARGIN` (10 %) is warned about (a log in other units,
+  than ``VELOCITY_MARGIN`` (10 %) is warned about (a log in other units,
   or a controller beyond the file's limits); the fit goes on.
 """
 
@@ -67,7 +67,7 @@ class PositionCheck:
       peak_velocity: peak of the windowed mean velocity, less its quantisation bound.
       velocity_limit: the model's velocity limit (None: none).
       velocity_flagged: ``peak_velocity`` exceeds the limit by more than
-        :data:`VELOCITY_MARGIN`.
+        ``VELOCITY_MARGIN``.
     """
 
     joint: str
@@ -103,7 +103,8 @@ class PositionCheck:
         return text
 
     def velocity_text(self) -> str:
-        """The joint's peak velocity against its limit, in words."""
+        """The joint's peak velocity against its limit, in words (for a joint with a limit)."""
+        assert self.velocity_limit is not None
         return (
             f"{self.joint}: velocities reach {self.peak_velocity:.3g} (mean over "
             f"{1e3 * VELOCITY_WINDOW:g} ms), {self.peak_velocity / self.velocity_limit:.3g}× the "
@@ -201,7 +202,7 @@ def check_positions(
       velocity_limit: ``(n,)`` velocity limits (``inf`` or ``≤ 0``: none).
 
     Returns:
-      One :class:`PositionCheck` per joint, in order.
+      One ``PositionCheck`` per joint, in order.
     """
     t = np.asarray(t, np.float64)
     q = np.asarray(q, np.float64)

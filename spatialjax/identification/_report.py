@@ -1,18 +1,18 @@
-r"""What :func:`~spatialjax.identification.identify_robot` returns: the result and its report.
+r"""What ``identify_robot`` returns: the result and its report.
 
-* :class:`RobotIdentification`: the identified bodies and friction, the
-  report, the warnings and notes, and :meth:`RobotIdentification.write`, which
+* ``RobotIdentification``: the identified bodies and friction, the
+  report, the warnings and notes, and ``write``, which
   writes the fitted model file.
-* :class:`IdentificationReport` and its sections (frozen dataclasses): the
+* ``IdentificationReport`` and its sections (frozen dataclasses): the
   typed report. ``to_dict()`` gives the JSON form (the keys are the field
   names, nested sections as objects, tuples as lists), ``to_json()`` the
   text with NaN and infinities written as ``null``. The schema is documented
   in ``docs/identification.md`` ("The report's schema"), which a test checks
   against these classes.
-* :func:`summary_table`: the tables printed at the end of a run, from the
+* ``summary_table``: the tables printed at the end of a run, from the
   report's dict (or a JSON report read back).
-* :func:`jsonable`, :func:`number_text`, :func:`vector_text`,
-  :func:`range_text`: the formatting helpers the command line shares.
+* ``jsonable``, ``number_text``, ``vector_text``,
+  ``range_text``: the formatting helpers the command line shares.
 """
 
 from __future__ import annotations
@@ -99,12 +99,9 @@ class Section:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
-_section = dataclasses.dataclass(frozen=True)
-
-
-@_section
+@dataclasses.dataclass(frozen=True)
 class Settings(Section):
-    """The options :func:`identify_robot` ran with, resolved (``torque_scale``: the factors ≠ 1).
+    """The options ``identify_robot`` ran with, resolved (``torque_scale``: the factors ≠ 1).
 
     Attributes:
       lowpass: low-pass cut-off in Hz, or None.
@@ -141,7 +138,7 @@ class Settings(Section):
     ignore_limits: bool
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Samples(Section):
     """Sample counts.
 
@@ -160,7 +157,7 @@ class Samples(Section):
     holdout: int
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class ErrorFigures(Section):
     """Relative torque errors ``‖τ̂ − τ‖ / ‖τ‖`` (None where ``‖τ‖ = 0``).
 
@@ -189,7 +186,7 @@ def _relative(err: np.ndarray, ref: np.ndarray) -> float | None:
     return float(np.linalg.norm(err)) / d if d > 0 else None
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class PartErrors(Section):
     """One parameter set's errors on the training and the held-out part.
 
@@ -202,7 +199,7 @@ class PartErrors(Section):
     holdout: ErrorFigures | None
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Errors(Section):
     """Errors of the fit, of ordinary least squares and of the prior (no friction).
 
@@ -217,7 +214,7 @@ class Errors(Section):
     prior: PartErrors
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class ValidationErrors(Section):
     """Errors on one validation log.
 
@@ -232,13 +229,13 @@ class ValidationErrors(Section):
     prior: ErrorFigures | None
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Validation(Section):
     """One ``validate`` log, evaluated (not fitted).
 
     Attributes:
       samples: its samples after filtering and decimation.
-      sampling: its :class:`SamplingReport`.
+      sampling: its ``SamplingReport``.
       errors: the errors on it.
     """
 
@@ -247,9 +244,9 @@ class Validation(Section):
     errors: ValidationErrors
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Margins(Section):
-    """Consistency margins of a body (:func:`spatialjax.physical_consistency`).
+    """Consistency margins of a body (``physical_consistency``).
 
     Attributes:
       min_eig_inertia_com: smallest eigenvalue of the inertia about the CoM.
@@ -262,7 +259,7 @@ class Margins(Section):
     min_eig_pseudo_inertia: float
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Body(Section):
     """One body's parameters and consistency.
 
@@ -285,7 +282,7 @@ class Body(Section):
 
     @classmethod
     def of(cls, p: np.ndarray, metrics: Mapping, k: int, **extra) -> Any:
-        """Body ``p`` with the entry ``k`` of :func:`body_metrics`' ``metrics``."""
+        """Body ``p`` with the entry ``k`` of ``body_metrics``' ``metrics``."""
         m = float(p[0])
         return cls(
             params=tuple(p.tolist()),
@@ -302,19 +299,19 @@ class Body(Section):
         )
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class FittedBody(Body):
-    """A fitted body: :class:`Body` and its distance to the prior.
+    """A fitted body: ``Body`` and its distance to the prior.
 
     Attributes:
-      geodesic_to_prior: :func:`spatialjax.geodesic_distance` to the prior
+      geodesic_to_prior: ``geodesic_distance`` to the prior
         body (None where ``J`` is not positive definite).
     """
 
     geodesic_to_prior: float | None = None
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Plausibility(Section):
     """A fitted body against its prior.
 
@@ -341,7 +338,7 @@ class Plausibility(Section):
         return cls(ratio, shift, float(share[0]), bool(flagged))
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Link(Section):
     """One moving body (its joint's child link with everything rigidly attached).
 
@@ -366,7 +363,7 @@ class Link(Section):
     plausibility: Plausibility
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class TotalMass(Section):
     """Sum of the moving bodies' masses, kg.
 
@@ -381,9 +378,9 @@ class TotalMass(Section):
     prior: float
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class IdentifiabilitySummary(Section):
-    """What the weighted data determine (:func:`identifiability`).
+    """What the weighted data determine (``identifiability``).
 
     Attributes:
       rank: numerical rank of the column-scaled weighted regressor.
@@ -404,12 +401,12 @@ class IdentifiabilitySummary(Section):
     prior_decided: tuple[tuple[str, str], ...]
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class FitSummary(Section):
     """How the fit ended.
 
     Attributes:
-      status: the :class:`FitStatus` name.
+      status: the ``FitStatus`` name.
       converged: whether it converged.
       iterations: its iterations.
       objective: the objective at the result.
@@ -421,7 +418,7 @@ class FitSummary(Section):
     objective: float
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class Times(Section):
     """Wall-clock times, s.
 
@@ -436,9 +433,11 @@ class Times(Section):
     stages_s: Mapping[str, float]
 
 
-@_section
+@dataclasses.dataclass(frozen=True)
 class IdentificationReport(Section):
-    """The report of :func:`identify_robot`, typed; ``to_dict()`` is ``RobotIdentification.report``.
+    """The report of [identify_robot][spatialjax.identification.identify_robot], typed.
+
+    ``to_dict()`` is ``RobotIdentification.report``.
 
     Each field is a key of the JSON report; the schema, with units, is in the
     identification guide ("The report's schema").
@@ -448,10 +447,12 @@ class IdentificationReport(Section):
       links_identified: the links identified (``free``, or all).
       gravity: the world-frame gravity, m/s².
       settings: the options, resolved.
-      sampling: the main log's :class:`SamplingReport`.
+      sampling: the main log's
+        [SamplingReport][spatialjax.identification.SamplingReport].
       positions: one ``PositionCheck`` per joint: range, limits, resolution, velocity.
       samples: sample counts.
-      prior_repairs: one :class:`PriorRepair` per repaired prior body.
+      prior_repairs: one [PriorRepair][spatialjax.identification.PriorRepair] per
+        repaired prior body.
       channels: one ``ChannelCheck`` per torque channel.
       gamma: the log-det weight used.
       noise_std: ``{joint: σ̂_j}``.
@@ -539,7 +540,9 @@ def schema() -> dict[str, type]:
 # ------------------------------------------------------------------------------ the result
 @dataclasses.dataclass(frozen=True)
 class RobotIdentification:
-    """Everything :func:`identify_robot` measured (arrays float64, ``report`` JSON-able).
+    """Everything [identify_robot][spatialjax.identification.identify_robot] measured.
+
+    Arrays are float64; ``report`` is JSON-able.
 
     Attributes:
       joints: the identified joints, model order.
@@ -555,9 +558,10 @@ class RobotIdentification:
       warnings: plain-words warnings (positions, scale or sign of a channel,
         flagged links).
       notes: plain-words notes (repaired links, excluded channels).
-      typed_report: the same report as an :class:`IdentificationReport`.
-      model: the :class:`~spatialjax.multibody.Model` identified (what
-        :meth:`write` writes back).
+      typed_report: the same report as an
+        [IdentificationReport][spatialjax.identification.IdentificationReport].
+      model: the [Model][spatialjax.multibody.Model] identified (what
+        [write][spatialjax.identification.RobotIdentification.write] writes back).
     """
 
     joints: tuple[str, ...]
@@ -586,22 +590,23 @@ class RobotIdentification:
 
         The output format is the source's (read from its root element); every
         byte outside the rewritten inertial elements is kept. URDF is written
-        by :func:`write_identified_urdf` (how a composite body is split between
-        its links is described there).
+        by [write_identified_urdf][spatialjax.identification.write_identified_urdf]
+        (how a composite body is split between its links is described there).
 
         Args:
           out_path: the file to write.
-          source: the model file :attr:`model` was read from (with the same
+          source: the model file ``model`` was read from (with the same
             ``locked_joints``).
           overwrite: replace ``out_path`` if it exists (``source`` itself is
             never overwritten).
 
         Returns:
-          The writer's JSON-able report (for URDF: :func:`write_identified_urdf`'s).
+          The writer's JSON-able report (for URDF, that of
+          [write_identified_urdf][spatialjax.identification.write_identified_urdf]).
 
         Raises:
           ValueError: ``source`` is in a format that cannot be written back
-            (only URDF can), or is not the file :attr:`model` was read from.
+            (only URDF can), or is not the file ``model`` was read from.
           FileExistsError: ``out_path`` exists and ``overwrite`` is false.
         """
         from ..io import detect_format
@@ -622,7 +627,7 @@ def _write_urdf(source, model, params, out_path, *, overwrite: bool) -> dict:
     return write_identified_urdf(source, model, params, out_path, overwrite=overwrite)
 
 
-#: The model-file writers of :meth:`RobotIdentification.write`, by the source's format.
+#: The model-file writers of ``write``, by the source's format.
 _WRITERS = {"urdf": _write_urdf}
 
 

@@ -15,7 +15,7 @@ class Channels:
     """Which torque channels the fit uses, and what the checks found.
 
     Attributes:
-      checks: one :class:`ChannelCheck` per joint.
+      checks: one ``ChannelCheck`` per joint.
       used: ``(nv,)`` the channels in the data term.
       friction_kept: ``(ne,)`` the friction columns fitted (those of a channel
         left out act on its row only: undetermined, not fitted).
@@ -79,7 +79,7 @@ def channel_stage(
     dq: np.ndarray,
     opts: Options,
 ) -> Channels:
-    """Check every channel (:func:`check_channels`); refuse a log with none left to fit.
+    """Check every channel (``check_channels``); refuse a log with none left to fit.
 
     Args:
       model: the model (its friction columns' joints).

@@ -16,7 +16,7 @@ class Filtered:
     Attributes:
       parts: ``(name, log)``: the training part, the held-out part (when
         ``n_raw_hold > 0``), then each validation log.
-      prepared: one :class:`PreparedLog` per part (at the full rate when
+      prepared: one ``PreparedLog`` per part (at the full rate when
         ``lowpass`` is set: the regressor stage decimates after parallel
         filtering).
       lowpass: the cut-off used, Hz, or None.

@@ -23,11 +23,11 @@ class Fitted:
       gamma: the log-det weight used.
       converged: whether the fit converged.
       iterations: its iterations.
-      status: its :class:`FitStatus`.
+      status: its ``FitStatus``.
       objective: the objective at the result.
       compile_s: JAX's compile time during the call, s.
       solve_s: the rest of the call, s.
-      prior: the free bodies' prior as a :class:`~spatialjax.RigidBodyInertia`.
+      prior: the free bodies' prior as a ``RigidBodyInertia``.
       warnings: ``the fit did not converge: ...`` when it did not.
     """
 
@@ -53,7 +53,7 @@ class Fitted:
 
 
 def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: Options) -> Fitted:
-    """:func:`fit_torques` on the training data with the prior, the friction signs and the weights.
+    """``fit_torques`` on the training data with the prior, the friction signs and the weights.
 
     Raises:
       IdentifyError: ``"log"``, when the fit fails (not merely unconverged).

@@ -1,7 +1,7 @@
-"""The arguments of ``identify_robot``, checked once: :class:`Options` and :func:`check_options`.
+"""The arguments of ``identify_robot``, checked once: ``Options`` and ``check_options``.
 
 Every argument error of the pipeline that does not depend on the log's
-content is raised here, before any stage runs, as an :class:`IdentifyError`
+content is raised here, before any stage runs, as an ``IdentifyError``
 naming the argument (a ``TypeError`` for a model or log of the wrong type).
 """
 
@@ -57,7 +57,7 @@ class Options:
       body_names: the model's moving bodies, model order.
       lowpass: Butterworth cut-off in Hz, or None.
       decimate: decimation factor (≥ 1).
-      friction: the :class:`~spatialjax.multibody.FrictionModel`.
+      friction: the ``FrictionModel``.
       gamma: ``γ`` as given, or None.
       prior_spread: ``s`` of the default ``γ``.
       holdout: held-out fraction in ``[0, 1)``.

@@ -20,7 +20,7 @@ class Prior:
       prior: ``(nb, 10)`` the same with the free bodies repaired.
       free_mask: ``(nb,)`` the bodies identified.
       free_names: their names, model order.
-      repairs: one :class:`PriorRepair` per repaired body.
+      repairs: one ``PriorRepair`` per repaired body.
     """
 
     model: np.ndarray

@@ -15,7 +15,7 @@ from .prior import Prior
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Regressors:
-    """Per part of :class:`Filtered` (training, held-out, validation logs), float64.
+    """Per part of ``Filtered`` (training, held-out, validation logs), float64.
 
     Attributes:
       Y: ``(N, nv, 10 nb)`` joint-torque regressors of every body.

@@ -21,8 +21,8 @@ class Sampled:
       raw: the logs matched to the model's joints, as recorded (the torque
         checks read the main log's quantisation here).
       logs: the same resampled onto a uniform grid, torques times ``torque_scale``.
-      sampling: one :class:`SamplingReport` per log.
-      positions: one :class:`PositionCheck` per joint of the main log.
+      sampling: one ``SamplingReport`` per log.
+      positions: one ``PositionCheck`` per joint of the main log.
       warnings: positions outside the limits (with ``ignore_limits``), velocities
         beyond them.
     """
@@ -69,7 +69,7 @@ def _positions_text(checks: tuple[PositionCheck, ...]) -> str:
 
 
 class _Movable:
-    """The attributes :func:`match_joints` reads, for a model already locked as the log needs."""
+    """The attributes ``match_joints`` reads, for a model already locked as the log needs."""
 
     def __init__(self, model):
         self.floating_base = False

@@ -95,7 +95,7 @@ def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
 
 
 def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior, opts: Options):
-    """``(summary, data share (10 n_free + nf,))`` of :func:`identifiability`."""
+    """``(summary, data share (10 n_free + nf,))`` of ``identifiability``."""
     import jax.numpy as jnp
 
     from .._identifiability import PARAMETER_NAMES, identifiability
@@ -172,7 +172,7 @@ def validate_stage(
       ls: least squares.
       fitted: the fit.
       prior: the prior.
-      sampling: the :class:`SamplingReport` of every log (main log first).
+      sampling: the ``SamplingReport`` of every log (main log first).
       opts: the options.
     """
     sets = {
