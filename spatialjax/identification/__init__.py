@@ -31,6 +31,14 @@ Whole robots (joint torques):
   directions and the prior's share per parameter (:class:`Identifiability`);
   :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
 
+The pipeline: [identify_robot][spatialjax.identification.identify_robot] — every
+stage of ``spatialjax identify`` (prior, sampling with the positions checked
+against the joint limits, filter, regressor, torques, least squares, fit,
+validate), returning a [RobotIdentification][spatialjax.identification.RobotIdentification]
+with its report (typed:
+[IdentificationReport][spatialjax.identification.IdentificationReport]) and
+``write(out_path, source=...)``, the fitted model file.
+
 Model files: :func:`write_identified_urdf` — the input URDF with only the
 identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
 writes).
