@@ -86,7 +86,7 @@ from spatialjax._demo_robot import (  # noqa: E402
     enable_compilation_cache,
     panda_model,
 )
-from spatialjax.identification._pipeline import jsonable  # noqa: E402  (NaN -> null)
+from spatialjax.identification._report import jsonable  # noqa: E402  (NaN -> null)
 
 DURATION = 20.0
 HOLDOUT = 0.3

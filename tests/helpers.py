@@ -1,6 +1,10 @@
-"""Shared test helpers: batch shapes and independent NumPy references (no spatialjax code)."""
+"""Shared test helpers: batch shapes, independent NumPy references, the guide's report schema.
+
+No spatialjax code: the schema is read from docs/identification.md itself.
+"""
 
 import importlib.metadata
+import re
 from pathlib import Path
 
 import numpy as np
@@ -70,3 +74,52 @@ def robots_dir() -> Path | None:
             if d.is_dir():
                 return d
     return None
+
+
+def report_schema_in_the_guide() -> dict[str, set[str]]:
+    """``{path: keys}`` of the tables under "The report's schema" in docs/identification.md."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "identification.md").read_text(
+        encoding="utf-8"
+    )
+    section = text.split("### The report's schema", 1)[1].split("\n## ", 1)[0]
+    out = {}
+    for block in section.split("\n#### ")[1:]:
+        heading, _, body = block.partition("\n")
+        paths = re.findall(r"`([^`]+)`", heading) or [""]
+        keys = set(re.findall(r"^\| `(\w+)` \|", body, re.M))
+        for p in paths:
+            out[p] = keys
+    return out
+
+
+#: Keys ``spatialjax identify`` adds to the library's report.
+REPORT_COMMAND_KEYS = {
+    "model", "model_format", "log", "validation_logs", "locked_joints", "options", "output",
+}  # fmt: skip
+
+
+def _keys_at(report, path: str) -> set[str] | None:
+    """The keys of the objects at ``path`` (``[]``: every list element, ``<x>``: every value)."""
+    nodes = [report]
+    for seg in [s for s in path.split(".") if s]:
+        name, many = seg.removesuffix("[]"), seg.endswith("[]")
+        if name.startswith("<"):
+            nodes = [v for n in nodes for v in n.values() if v is not None]
+        else:
+            nodes = [n[name] for n in nodes if n.get(name) is not None]
+        if many:
+            nodes = [v for n in nodes for v in n]
+    return set().union(*(n.keys() for n in nodes)) if nodes else None
+
+
+def check_report_against_the_guide(report) -> None:
+    """Every documented object of ``report`` has exactly the documented keys (tests reuse it)."""
+    for path, keys in report_schema_in_the_guide().items():
+        actual = _keys_at(report, path)
+        if actual is None or path == "output":  # absent (no repairs, no --out) or the writer's
+            continue
+        if path == "":
+            keys = keys - REPORT_COMMAND_KEYS if not REPORT_COMMAND_KEYS & actual else keys
+        assert actual == keys, (
+            f"`{path}`: in the report {sorted(actual)}, documented {sorted(keys)}"
+        )

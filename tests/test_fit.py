@@ -267,7 +267,17 @@ def test_unexcited_data_with_gamma_zero_is_undetermined_not_nan(rng):
     truth, Y, f, w = problem(rng, noise=0.0)
     Z = jnp.zeros_like(Y)
     for gamma in (0.0, None):  # explicit γ = 0 and the default γ
-        res = fit(Z, jnp.zeros_like(f), weights=w, gamma=gamma)
+        # concrete data: refused where the user called, naming the body (issue 32)
+        with pytest.raises(
+            ValueError,
+            match=r"Y: no excitation for body \(0,\): every "
+            r"regressor row is zero or weighted 0",
+        ):
+            fit(Z, jnp.zeros_like(f), weights=w, gamma=gamma)
+        # traced data (under jit): the status says it, the parameters are NaN
+        res = jax.jit(lambda Z, f, w, g=gamma: fit(Z, f, weights=w, gamma=g))(
+            Z, jnp.zeros_like(f), w
+        )
         np.testing.assert_array_equal(res.status, FitStatus.UNDETERMINED)
         assert not bool(jnp.any(res.converged))
         assert bool(jnp.all(jnp.isnan(res.inertia.params)))
@@ -285,6 +295,27 @@ def test_unexcited_data_with_gamma_zero_is_undetermined_not_nan(rng):
         res = fit(Yd, fd, weights=wd, prior=prior, gamma=gamma, solver=solver)
         np.testing.assert_array_equal(res.status, FitStatus.CONVERGED)
         np.testing.assert_allclose(res.inertia.params, prior.params, rtol=1e-7, atol=1e-9)
+
+
+def test_no_excitation_and_no_prior_is_a_named_error(rng):
+    """The single-body fit on all-zero data with the default γ and no prior (it returned NaN).
+
+    Zero regressor rows, or zero weights, for one body of a batch: the error names that body;
+    a prior makes the same data fine (the prior decides, see above).
+    """
+    truth, Y, f, w = problem(rng, noise=0.0)
+    with pytest.raises(
+        ValueError,
+        match=r"Y: no excitation: every regressor row is zero, and "
+        r"without a prior nothing determines the body",
+    ):
+        fit(jnp.zeros_like(Y[0]), jnp.zeros_like(f[0]))
+    with pytest.raises(ValueError, match=r"no excitation for body \(1,\).*weighted 0"):
+        fit(Y, f, weights=jnp.broadcast_to(w, f.shape).at[1].set(0.0))
+    with pytest.raises(ValueError, match=r"no excitation for body \(2,\)"):
+        fit(Y.at[2].set(0.0), f)
+    res = fit(Y.at[2].set(0.0), f, prior=box_prior(truth.mass))
+    assert bool(jnp.all(res.converged))
 
 
 def test_bad_input_is_rejected_with_clear_messages(rng):

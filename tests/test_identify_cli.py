@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
+from helpers import check_report_against_the_guide
 from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
@@ -178,6 +181,7 @@ def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
 def test_report_fields(panda_run):
     assert panda_run["status"] == 0
     rep = panda_run["report"]
+    check_report_against_the_guide(rep)  # every key documented, the command's own included
     assert rep["joints"] == list(ARM)
     assert rep["locked_joints"] == LOCK
     assert rep["options"]["friction"] == list(FRICTION_KINDS)
@@ -514,6 +518,36 @@ def test_option_values_that_do_not_suit_the_log(panda_log, tmp_path, capsys):
                                    "--report", out])  # fmt: skip
     assert status == 2 and "--decimate 5" in err and "Nyquist" in err, err
     assert not out.exists()
+
+
+def test_positions_in_degrees_are_refused_naming_the_joint(panda_log, tmp_path, capsys):
+    """The log × 180/π: refused at the sampling stage, naming joint, range, limits, units."""
+    _, _, log = panda_log
+    deg = tmp_path / "degrees.npz"
+    dataclasses.replace(log, q=np.degrees(log.q)).save(deg)
+    out = tmp_path / "r.json"
+    status, stdout, err = _run(capsys, [_panda(), deg, "--report", out])
+    assert status == 2 and str(deg) in err, err
+    assert "joint 'panda_joint1': q spans" in err and "outside the model's limits" in err
+    assert "degrees? q × π/180 spans" in err and "pass --ignore-limits to go on" in err
+    assert "[4/11] sampling" not in stdout and not out.exists()
+
+
+def _synopsis(command: str) -> set[str]:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "identification.md").read_text()
+    start = text.index(f"```\nspatialjax {command} ")
+    block = text[start + 3 : text.index("```", start + 3)]
+    return set(re.findall(r"--[a-z][a-z-]*", block))
+
+
+@pytest.mark.parametrize("command", ["identify", "excite"])
+def test_the_guide_lists_every_option(command):
+    """The synopsis in docs/identification.md against the command's parser."""
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    options = {s for a in sub.choices[command]._actions for s in a.option_strings
+               if s.startswith("--") and s != "--help"}  # fmt: skip
+    assert _synopsis(command) == options
 
 
 def test_floating_base_model_is_refused(panda_log, capsys):

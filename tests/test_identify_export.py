@@ -183,4 +183,7 @@ def test_bad_arguments(tmp_path):
         write_identified_urdf(other, model, good, out)
     with pytest.raises(ValueError, match="not a URDF"):
         write_identified_urdf(FIX / "branch.xml", model, good, out)
+    # the parameters passed where the model goes (regression: AttributeError 'frame_names')
+    with pytest.raises(TypeError, match=r"model: expected the spatialjax.multibody.Model.*ndarray"):
+        write_identified_urdf(src, good, good, out)
     assert not out.exists()

@@ -9,10 +9,13 @@ zeroed or quantised on purpose).
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 import jax
 import numpy as np
 import pytest
+from helpers import check_report_against_the_guide
 
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
@@ -165,16 +168,15 @@ def test_check_channels_signal_scale_and_sign():
 # ------------------------------------------------------------------ identify_robot
 
 TOY_LOCK = {"j3": 0.3, "j4": 0.05}
+FIX = Path(__file__).parent / "fixtures"
+TOY_URDF = FIX / "toy_attached.urdf"
 
 
 @pytest.fixture(scope="module")
 def toy():
     """The toy 2-joint arm, a simulated 1 kHz log with friction and noise, and its truth."""
-    from pathlib import Path
-
-    path = Path(__file__).parent / "fixtures" / "toy_attached.urdf"
     with _x64():
-        model = mb.Model.from_urdf(path, locked_joints=TOY_LOCK, dtype="float64")
+        model = mb.Model.from_urdf(TOY_URDF, locked_joints=TOY_LOCK, dtype="float64")
         k1, k2, k3 = jax.random.split(jax.random.PRNGKey(7), 3)
         t, q, dq, ddq = ident.excitation_trajectory(2, duration=8.0, rate=1000.0, key=k1)
         true = ident.perturb_inertia(model.inertia, 0.2, k2)
@@ -195,9 +197,16 @@ def _run(model, log, **kw):
 def test_identify_robot_on_a_simulated_log(toy):
     model, log, true = toy
     stages = []
-    res = _run(model, log, progress=lambda s, text, lines: stages.append(s))
-    assert stages == list(ident._pipeline.STAGES)
+    res = _run(model, log, progress=lambda s, text, lines: stages.append((s, text, lines)))
+    assert [s for s, _, _ in stages] == list(ident._pipeline.STAGES)
+    assert stages[1][2] == ("q: within the limits (2 of 2 joints limited); unquantised",)
     rep = res.report
+    # the dict is the typed report's, key for key; the guide documents every key
+    check_report_against_the_guide(rep)
+    assert json.loads(res.typed_report.to_json()) == json.loads(res.to_json())
+    assert res.typed_report.links[1].fit.mass == rep["links"][1]["fit"]["mass"]
+    assert res.typed_report.errors.fit.holdout.overall == e_hold(rep)
+    assert [c["joint"] for c in rep["positions"]] == ["j1", "j2"]
     assert rep["fit_status"]["converged"]
     assert rep["sampling"]["resampled"] is False
     e = rep["errors"]
@@ -210,6 +219,47 @@ def test_identify_robot_on_a_simulated_log(toy):
     text = res.summary()
     assert "link" in text and "j1" in text and "held-out" in text
     assert '"links"' in res.to_json()
+
+
+def e_hold(rep):
+    return rep["errors"]["fit"]["holdout"]["overall"]
+
+
+def test_result_writes_the_fitted_urdf(toy, tmp_path):
+    """``res.write``: the URDF with the fitted bodies; reloaded, they come back."""
+    model, log, _ = toy
+    res = _run(model, log)
+    out = tmp_path / "fitted.urdf"
+    rep = res.write(out, source=TOY_URDF)
+    assert rep["output"] == str(out) and rep["max_reload_error"] < 1e-12
+    with _x64():
+        back = mb.Model.from_urdf(out, locked_joints=TOY_LOCK, dtype="float64")
+    np.testing.assert_allclose(np.asarray(back.inertia.params), res.params["fit"], rtol=1e-12,
+                               atol=1e-12)  # fmt: skip
+    assert not np.allclose(res.params["fit"], res.params["model"])
+    with pytest.raises(FileExistsError, match="pass overwrite=True"):
+        res.write(out, source=TOY_URDF)
+    res.write(out, source=TOY_URDF, overwrite=True)
+    with pytest.raises(ValueError, match=r"source: .*branch.xml is MJCF; only a URDF can be"):
+        res.write(tmp_path / "fitted.xml", source=FIX / "branch.xml")
+    assert not (tmp_path / "fitted.xml").exists()
+
+
+def test_ignore_limits_goes_on_with_a_warning(toy):
+    """j1 turns about the vertical: a log shifted past its limit has the same dynamics."""
+    model, log, _ = toy
+    q = log.q.copy()
+    q[:, 0] += 3.12 - q[:, 0].max()
+    past = dataclasses.replace(log, q=q)
+    with pytest.raises(ident.IdentifyError, match=r"log: joint 'j1': q spans \[.*, 3.12\]"):
+        _run(model, past)
+    res = _run(model, past, ignore_limits=True)
+    w = res.warnings[0]
+    assert w.startswith("joint 'j1': q spans") and w.endswith("ignored (ignore_limits)")
+    assert res.report["settings"]["ignore_limits"] is True
+    assert res.report["positions"][0]["within_limits"] is False
+    ref = _run(model, log)
+    np.testing.assert_allclose(res.params["fit"], ref.params["fit"], rtol=1e-6, atol=1e-9)
 
 
 def test_independent_weighting_is_fit_torques_default(toy):
@@ -296,6 +346,7 @@ def test_validation_logs(toy):
     res = _run(model, log, validate=[other])
     (v,) = res.report["validation"]
     assert v["errors"]["fit"]["overall"] < 0.5 * v["errors"]["prior"]["overall"]
+    check_report_against_the_guide(res.report)
     assert "validation log 0" in res.summary()
 
 
@@ -307,6 +358,7 @@ def test_inconsistent_prior_repaired_or_refused(toy):
     res = _run(bad, log)
     (r,) = res.report["prior_repairs"]
     assert r["link"] == "b"
+    check_report_against_the_guide(res.report)
     with pytest.raises(ident.IdentifyError, match=r"prior: link 'b' is not strictly physically"):
         _run(bad, log, repair_prior_bodies=False)
     P[1] = 0.0

@@ -44,10 +44,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..identification._report import jsonable
 from .identify import (
     InputError,
     UsageError,
-    _jsonable,
     _lock,
     _number,
     _positive,
@@ -315,7 +315,7 @@ def _write(args, d, report) -> None:
         if args.report is not None:
             tmp = _tmp_beside(Path(args.report))
             tmps.append((tmp, Path(args.report)))
-            tmp.write_text(json.dumps(_jsonable(report), indent=1, allow_nan=False) + "\n",
+            tmp.write_text(json.dumps(jsonable(report), indent=1, allow_nan=False) + "\n",
                            encoding="utf-8")  # fmt: skip
         for tmp, path in tmps:
             _put(tmp, path)

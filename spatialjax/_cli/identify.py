@@ -9,10 +9,11 @@ joints to the model's (joints missing from the log are locked at 0 or at
 ``--lock NAME=VALUE`` and merged into their parent body), then the library's
 stages: **prior** (bodies that are not strictly physically consistent are
 repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
-**sampling** (irregular time stamps are resampled onto a uniform grid by
-``t``, with the jitter stated), **filter** (zero-phase Butterworth low-pass,
-differentiation), **regressor** (RNEA regressor, Atkeson, An & Hollerbach
-1986, plus the friction columns of
+**sampling** (positions checked against the model's joint limits, a log in
+degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
+resampled onto a uniform grid by ``t``, with the jitter stated), **filter**
+(zero-phase Butterworth low-pass, differentiation), **regressor** (RNEA
+regressor, Atkeson, An & Hollerbach 1986, plus the friction columns of
 :class:`spatialjax.multibody.FrictionModel`, filtered like the torques:
 parallel filtering, Gautier 1997), **torques** (channels without signal are
 left out; scale and sign against the prior's prediction are checked),
@@ -38,68 +39,12 @@ existing file without ``--force``, before any file is read; nothing is
 written when any stage fails, and the compilation cache folder is created
 only once the log has passed the filter stage.
 
-The report (``--report``, JSON; NaN and infinities are written as ``null``):
-
-* ``model``, ``model_format``, ``log``, ``validation_logs``, ``options``
-  (every option as given), ``settings`` (the library's resolved settings),
-  ``joints`` (the identified joints, model order), ``links_identified``
-  (``--free``, or all), ``locked_joints`` (``{joint: value}``), ``gravity``,
-  ``sampling`` (``resampled``, ``rate``, ``n_samples`` and ``n_out`` (before
-  and after), ``min_interval``, ``median_interval``, ``max_interval``,
-  ``off_share``: the share of intervals
-  more than 10 % off the median), ``samples`` (``raw``, ``raw_holdout``, and
-  after filtering and decimation ``after_decimation``, ``train``,
-  ``holdout``).
-* ``prior_repairs``: per repaired body ``link``, ``reason``,
-  ``principal_moments_before``/``_after`` and ``second_moments_before``/``_after``
-  (kg m², about the CoM), ``relative_change``.
-* ``channels``: per joint ``std``, ``resolution``, ``signal``, ``scale``
-  (the scale of the measured against the predicted torque), ``rms_ratio``, ``scale_flagged``,
-  ``excluded``, ``reason``.
-* ``gamma`` (the log-det weight used), ``noise_std`` (per joint ``σ̂_j``),
-  ``correlation_time`` (``τ_j`` in samples), ``effective_samples``
-  (``N/τ_j``) and ``noise_weights`` (the weight ``1/(σ̂_j² τ_j)``, 0 for a
-  channel left out).
-* ``links``: per moving body (``link`` = its joint's child link, ``joint``,
-  ``free``), for ``fit``, ``least_squares`` and ``prior``: ``params`` (the 10-vector
-  ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the link frame's
-  origin in its axes, composite of the rigidly attached links), ``mass``,
-  ``com`` (m, link frame), ``principal_moments`` (of ``I_c``, ascending),
-  ``consistent`` (fully physically consistent), ``margins``
-  (``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``:
-  :func:`spatialjax.physical_consistency`), ``geodesic_to_prior``
-  (:func:`spatialjax.geodesic_distance`, ``null`` when not positive
-  definite); ``data_share`` (10 numbers in [0, 1]: the fraction of each
-  parameter's prior variance removed by the data, ``1 − C_kk / P_kk`` with
-  ``P`` the prior and ``C`` the posterior covariance of the linearised fit;
-  1 where the data decide the parameter, 0 where the prior does; 0 for a
-  held body); ``plausibility`` (``mass_ratio`` fit/prior, ``com_shift`` in
-  m, ``data_share_mass``, ``flagged`` when the mass moved more than 2× either
-  way). ``total_mass`` for fit, least squares and prior.
-* ``friction`` (the fit) and ``friction_least_squares``: ``{joint:
-  {"viscous": F_v, "coulomb": F_c, "offset": o}}`` (N·m·s/rad, N·m, N·m;
-  ``null`` for terms not fitted).
-* ``errors``: ``{fit | least_squares | prior: {train | holdout: {"overall":
-  e, "per_joint": {joint: e}}}}`` with ``e = ‖τ̂ − τ‖ / ‖τ‖`` (``holdout`` is
-  ``null`` with ``--holdout 0``); ``validation``: per ``--validate`` log its
-  ``samples``, ``sampling`` and ``errors`` (``fit``, ``least_squares``, ``prior``).
-* ``identifiability``: ``rank``, ``n_columns`` (10 per identified body +
-  friction), ``condition_number`` (of the column-scaled, noise-weighted *base*
-  regressor: its ``rank`` independent columns ``base_columns``; finite, the
-  figure used to judge an excitation; ``null`` only when nothing is
-  excited), ``base_columns``
-  and ``base_parameters`` (a set of independent columns, pivoted QR: indices
-  and ``[link or joint, parameter]`` names), ``n_unidentifiable``,
-  ``prior_decided`` (``[link, parameter]`` pairs with data share < 0.5).
-* ``fit_status`` (``status``, ``converged``, ``iterations``, ``objective``),
-  ``times`` of the fit: ``compile_s`` (JAX's tracing, lowering and
-  compiling during the fit's one call: 0 when this process has already
-  compiled it), ``solve_s`` (the rest of that call) and ``stages_s``.
-* ``warnings`` and ``notes`` (the plain-words lines printed).
-* ``output`` (with ``--out``): how each body was written
-  (:func:`spatialjax.identification.write_identified_urdf`'s report:
-  ``mode`` ``single`` / ``remainder`` / ``composite``, ``links_kept``,
-  ``links_cleared``, ``untouched``, ``max_reload_error``).
+The report (``--report``, JSON; NaN and infinities are written as ``null``) is
+``RobotIdentification.report`` (typed: ``IdentificationReport``) with the
+command's own keys added: ``model``, ``model_format``, ``log``,
+``validation_logs``, ``locked_joints``, ``options`` (every option as given)
+and ``output`` (how ``--out`` wrote each body). Its schema is in
+``docs/identification.md`` ("The report's schema").
 
 Per-joint drive gains are not fitted: a torque channel in other units
 (``τ_meas,j = k_j τ_j``) makes the model bilinear in ``k`` and the inertias,
@@ -126,9 +71,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS, _g
+from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification._pipeline import STAGES as _STAGES
-from ..identification._pipeline import jsonable as _jsonable
+from ..identification._report import jsonable, number_text
 from ..multibody.friction import FRICTION_KINDS, FrictionModel
 
 
@@ -256,6 +201,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=1,
         help="keep every K-th sample after filtering (default %(default)s)",
     )
+    _add_fit_options(parser)
+    _add_log_options(parser)
+    _add_output_options(parser)
+
+
+def _add_fit_options(parser: argparse.ArgumentParser) -> None:
+    """Friction, prior, hold-out, weighting, channels and the links identified."""
     parser.add_argument(
         "--friction",
         metavar="TERMS",
@@ -318,6 +270,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="identify only these links (moving bodies, each a joint's child link) and the "
         "friction; the others are held at the model's values",
     )
+
+
+def _add_log_options(parser: argparse.ArgumentParser) -> None:
+    """Validation logs, resampling and the joint limits."""
     parser.add_argument(
         "--validate",
         metavar="LOG",
@@ -339,6 +295,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the longest interval between two samples accepted, in s (default: 10 median "
         "intervals)",
     )
+    parser.add_argument(
+        "--ignore-limits",
+        action="store_true",
+        help="go on, with a warning, when the log's positions leave the model's joint limits "
+        "by more than 1 %% of the range (default: refuse; a log in degrees is named as such)",
+    )
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    """``--out``, ``--report``, ``--force`` and the compilation cache."""
     parser.add_argument(
         "--out",
         metavar="FITTED.urdf",
@@ -521,6 +487,7 @@ def _options(args) -> dict:
         "validate": args.validate,
         "rate": args.rate,
         "max_gap": args.max_gap,
+        "ignore_limits": args.ignore_limits,
         "out": args.out,
         "report": args.report,
         "force": args.force,
@@ -532,11 +499,13 @@ def _options(args) -> dict:
 def _argument_error(e, args) -> Exception:
     """An ``IdentifyError`` of the library as an error naming the option or the file."""
     arg = e.argument
-    if arg == "log":
-        return InputError(f"{args.log}: {e.detail.replace('larger max_gap', 'larger --max-gap')}")
-    if arg.startswith("validate["):
+    if arg == "log" or arg.startswith("validate["):
+        detail = e.detail.replace("larger max_gap", "larger --max-gap")
+        detail = detail.replace("pass ignore_limits=True", "pass --ignore-limits")
+        if arg == "log":
+            return InputError(f"{args.log}: {detail}")
         k = int(arg[len("validate[") : -1])
-        return InputError(f"--validate {args.validate[k]}: {e.detail}")
+        return InputError(f"--validate {args.validate[k]}: {detail}")
     if arg == "prior":
         hint = " (--strict-prior refuses it; drop it to repair)" if args.strict_prior else ""
         return InputError(f"{args.model}: {e.detail}{hint}")
@@ -581,15 +550,10 @@ def _cache_after_filter(args, report):
     return progress
 
 
-def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
-    """Read the model and the log(s), lock what the log lacks, run
-    :func:`~spatialjax.identification.identify_robot`; returns ``(result, model)``."""
-    import spatialjax.multibody as mb
-    from spatialjax import identification as ident
-
+def _read_model(args, fmt: str, progress: _Progress):
+    """The model as the file gives it (no locks), checked: fixed base, ``--lock`` in limits."""
     from ..io import ModelFileError
 
-    # 1. model (first without locks, to match the log's joints against all movable ones)
     progress.start()
     try:
         full = _load_model(args.model, fmt, None)
@@ -606,11 +570,13 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
         f"{args.model} ({fmt.upper()}): {full.nbodies} movable joints "
         f"({', '.join(full.joint_names)})",
     )
+    return full
 
-    # 2. log(s), matched to the model's joints; the joints the log lacks are locked
-    log = _default_joint_names(_read_log(ident, args.log), full, dict(args.lock), args.log)
+
+def _match(ident, log, full, args):
+    """``match_joints`` of the main log, its errors as the option or the file at fault."""
     try:
-        match = ident.match_joints(log, full, lock=dict(args.lock))
+        return ident.match_joints(log, full, lock=dict(args.lock))
     except ident.LogError as e:
         raise InputError(str(e)) from None
     except ValueError as e:
@@ -623,6 +589,20 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
             ) from None
         col = "joint_names" if log.joint_names is not None else "q"
         raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
+
+
+def _read_logs(args, fmt: str, full, progress: _Progress):
+    """``(model, log, validation logs, locked)``: the logs matched to the model's joints.
+
+    The joints the log lacks are locked (at 0 or ``--lock``) and the model is read again
+    with them locked.
+    """
+    from spatialjax import identification as ident
+
+    from ..io import ModelFileError
+
+    log = _default_joint_names(_read_log(ident, args.log), full, dict(args.lock), args.log)
+    match = _match(ident, log, full, args)
     locked = dict(match.locked)
     try:
         model = _load_model(args.model, fmt, locked)
@@ -652,8 +632,17 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
         + f": {model.nbodies} moving bodies"
         + (f"; {len(others)} validation log(s)" if others else ""),
     )
+    return model, log, others, locked
 
-    # 3.-9. the library pipeline
+
+def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
+    """Read the model and the log(s), lock what the log lacks, run
+    [identify_robot][spatialjax.identification.identify_robot]; returns its result."""
+    import spatialjax.multibody as mb
+    from spatialjax import identification as ident
+
+    full = _read_model(args, fmt, progress)
+    model, log, others, locked = _read_logs(args, fmt, full, progress)
     try:
         result = ident.identify_robot(
             model,
@@ -671,12 +660,12 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
             validate=others,
             rate=args.rate,
             max_gap=args.max_gap,
+            ignore_limits=args.ignore_limits,
             progress=_cache_after_filter(args, progress.done),
         )
     except ident.IdentifyError as e:
         raise _argument_error(e, args) from None
-    report = result.report
-    report.update(
+    result.report.update(
         model=str(args.model),
         model_format=fmt,
         log=str(args.log),
@@ -685,7 +674,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
         options=_options(args),
         output=None,
     )
-    return result, model
+    return result
 
 
 # ------------------------------------------------------------------------------- output
@@ -702,26 +691,22 @@ def _put(tmp: Path, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def _write_outputs(args, result, model, progress: _Progress) -> None:
+def _write_outputs(args, result, progress: _Progress) -> None:
     """Write ``--out`` and ``--report``: both to temporary files first, then renamed.
 
     A failure while writing leaves no output (and no existing file) changed.
     """
-    from ..identification._export import write_identified_urdf
-
     report = result.report
     tmps: list[tuple[Path, Path]] = []
     try:
         if args.out is not None:
             tmp = _tmp_beside(Path(args.out))
             tmps.append((tmp, Path(args.out)))
-            rep = write_identified_urdf(
-                args.model, model, result.params["fit"], tmp, overwrite=True
-            )
+            rep = result.write(tmp, source=args.model, overwrite=True)
             rep["output"] = str(args.out)
             report["output"] = rep
         if args.report is not None:
-            text = json.dumps(_jsonable(report), indent=1, allow_nan=False) + "\n"
+            text = json.dumps(jsonable(report), indent=1, allow_nan=False) + "\n"
             tmp = _tmp_beside(Path(args.report))
             tmps.append((tmp, Path(args.report)))
             tmp.write_text(text, encoding="utf-8")
@@ -752,8 +737,8 @@ def run(args: argparse.Namespace) -> int:
     progress = _Progress(sys.stdout)
     try:
         with _x64():
-            result, model = identify(args, plan["format"], progress)
-            _write_outputs(args, result, model, progress)
+            result = identify(args, plan["format"], progress)
+            _write_outputs(args, result, progress)
     except (UsageError, InputError, ModelFileError) as e:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
@@ -766,7 +751,7 @@ def run(args: argparse.Namespace) -> int:
     print(result.summary())
     print(
         f"\ngamma {rep['gamma']:.3g}; rank {idf['rank']} of {idf['n_columns']} columns "
-        f"(base-regressor condition number {_g(idf['condition_number'], '.3g')}); "
+        f"(base-regressor condition number {number_text(idf['condition_number'], '.3g')}); "
         f"compile {times['compile_s']:.2f} s, "
         f"solve {times['solve_s']:.3f} s"
     )

@@ -31,6 +31,14 @@ Whole robots (joint torques):
   directions and the prior's share per parameter (:class:`Identifiability`);
   :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
 
+The pipeline: [identify_robot][spatialjax.identification.identify_robot] — every
+stage of ``spatialjax identify`` (prior, sampling with the positions checked
+against the joint limits, filter, regressor, torques, least squares, fit,
+validate), returning a [RobotIdentification][spatialjax.identification.RobotIdentification]
+with its report (typed:
+[IdentificationReport][spatialjax.identification.IdentificationReport]) and
+``write(out_path, source=...)``, the fitted model file.
+
 Model files: :func:`write_identified_urdf` — the input URDF with only the
 identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
 writes).
@@ -51,7 +59,6 @@ from ._log import RobotLog as RobotLog
 from ._log import load_log as load_log
 from ._log import match_joints as match_joints
 from ._pipeline import IdentifyError as IdentifyError
-from ._pipeline import RobotIdentification as RobotIdentification
 from ._pipeline import identify_robot as identify_robot
 from ._preprocess import PreparedLog as PreparedLog
 from ._preprocess import parallel_filter as parallel_filter
@@ -60,6 +67,8 @@ from ._prior import PriorError as PriorError
 from ._prior import PriorRepair as PriorRepair
 from ._prior import repair_prior as repair_prior
 from ._regressor import body_regressor as body_regressor
+from ._report import IdentificationReport as IdentificationReport
+from ._report import RobotIdentification as RobotIdentification
 from ._resample import SamplingReport as SamplingReport
 from ._resample import resample_log as resample_log
 from ._result import FitResult as FitResult
@@ -111,6 +120,7 @@ __all__ = [
     "least_squares_torques",
     "parameter_names",
     # the pipeline (identify_robot) and its parts
+    "IdentificationReport",
     "IdentifyError",
     "PriorError",
     "PriorRepair",

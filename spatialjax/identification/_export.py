@@ -182,6 +182,63 @@ def _as_params(inertia, nb: int) -> np.ndarray:
     return p
 
 
+def _checked_inputs(src_path, model, inertia, out_path, overwrite: bool):
+    """``(source file, (nb, 10) float64 bodies, out path)`` after every input check."""
+    from ..io._load import read_model
+    from ..multibody import Model
+
+    fn = "write_identified_urdf"
+    if not isinstance(model, Model):
+        raise TypeError(
+            f"{fn}: model: expected the spatialjax.multibody.Model read from src_path "
+            f"(Model.from_urdf(src_path, locked_joints=...)), got {type(model).__name__}; an "
+            "identify_robot result writes itself: result.write(out_path, source=src_path)"
+        )
+    src = read_model(src_path)
+    if src.format != "urdf":
+        raise ValueError(f"{fn}: {src_path} is {src.format.upper()}, not a URDF; only URDF output")
+    names = tuple(link.name for link in src.links)
+    if tuple(model.frame_names) != names:
+        raise ValueError(
+            f"{fn}: model: its frames {list(model.frame_names)} are not the links of "
+            f"{src_path} ({list(names)}); pass the Model read from this file"
+        )
+    nb = model.nbodies
+    p_id = _as_params(inertia, nb)
+    for b in range(nb):
+        if not p_id[b, 0] > 0:
+            raise ValueError(
+                f"{fn}: inertia: body {b} ({model.body_names[b]!r}) has mass "
+                f"{float(p_id[b, 0])!r}; a URDF inertial needs a positive mass"
+            )
+    out = Path(out_path)
+    if out.exists():
+        if os.path.samefile(out, src_path):
+            raise ValueError(f"{fn}: out_path {str(out_path)!r} is the input file itself")
+        if not overwrite:
+            raise FileExistsError(
+                f"{fn}: {out_path} exists; pass overwrite=True to replace it (or choose another "
+                "out_path)"
+            )
+    return src, p_id, out
+
+
+def _reload_error(out, names, fb, FR, Fp, p_id) -> float:
+    """Largest ``|π_reloaded − π_identified|`` of the bodies re-read from ``out``, relative."""
+    from ..io._load import read_model
+    from ..multibody._build import link_params
+
+    nb = p_id.shape[0]
+    back = read_model(out)
+    back_by = {link.name: link for link in back.links}
+    p_back = np.zeros((nb, 10))
+    for k, n in enumerate(names):
+        if fb[k] >= 0 and back_by[n].status == "inertial":
+            p_back[fb[k]] += link_params(back_by[n], FR[k], Fp[k])
+    scale = np.maximum(np.max(np.abs(p_id), axis=1), np.finfo(np.float64).tiny)
+    return float(np.max(np.abs(p_back - p_id).max(axis=1) / scale)) if nb else 0.0
+
+
 def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool = False) -> dict:
     """Write ``src_path`` to ``out_path`` with the identified bodies' ``<inertial>`` rewritten.
 
@@ -211,6 +268,7 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
       to the body's largest parameter, after re-reading the output).
 
     Raises:
+      TypeError: ``model`` is not a Model (e.g. an array of parameters).
       ValueError: ``src_path`` is not a URDF, ``model`` was not read from it,
         ``inertia`` has the wrong shape, non-finite values or a body with
         ``m ≤ 0``, or ``out_path`` is ``src_path``.
@@ -218,37 +276,12 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
       spatialjax.io.ModelFileError: ``src_path`` is malformed.
     """
     from ..io._check import _write_atomic
-    from ..io._load import read_model
     from ..io._xml import apply_edits, insert_child_edit, parse_xml
     from ..multibody._build import link_params
 
-    fn = "write_identified_urdf"
-    src = read_model(src_path)
-    if src.format != "urdf":
-        raise ValueError(f"{fn}: {src_path} is {src.format.upper()}, not a URDF; only URDF output")
+    src, p_id, out = _checked_inputs(src_path, model, inertia, out_path, overwrite)
     names = tuple(link.name for link in src.links)
-    if tuple(model.frame_names) != names:
-        raise ValueError(
-            f"{fn}: model: its frames {list(model.frame_names)} are not the links of "
-            f"{src_path} ({list(names)}); pass the Model read from this file"
-        )
     nb = model.nbodies
-    p_id = _as_params(inertia, nb)
-    for b in range(nb):
-        if not p_id[b, 0] > 0:
-            raise ValueError(
-                f"{fn}: inertia: body {b} ({model.body_names[b]!r}) has mass "
-                f"{float(p_id[b, 0])!r}; a URDF inertial needs a positive mass"
-            )
-    out = Path(out_path)
-    if out.exists():
-        if os.path.samefile(out, src_path):
-            raise ValueError(f"{fn}: out_path {str(out_path)!r} is the input file itself")
-        if not overwrite:
-            raise FileExistsError(
-                f"{fn}: {out_path} exists; pass overwrite=True to replace it (or choose another "
-                "out_path)"
-            )
 
     data = src.source
     root = parse_xml(data, src_path)
@@ -325,15 +358,7 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
     new = apply_edits(data, edits)
     _write_atomic(out, new)
 
-    # re-read the output: the composites must come back
-    back = read_model(out)
-    back_by = {link.name: link for link in back.links}
-    p_back = np.zeros((nb, 10))
-    for k, n in enumerate(names):
-        if fb[k] >= 0 and back_by[n].status == "inertial":
-            p_back[fb[k]] += link_params(back_by[n], FR[k], Fp[k])
-    scale = np.maximum(np.max(np.abs(p_id), axis=1), np.finfo(np.float64).tiny)
-    err = float(np.max(np.abs(p_back - p_id).max(axis=1) / scale)) if nb else 0.0
+    err = _reload_error(out, names, fb, FR, Fp, p_id)  # the composites must come back
     return {
         "source": str(src_path),
         "output": str(out_path),

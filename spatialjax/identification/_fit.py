@@ -88,6 +88,34 @@ def _with_derivative(value, s):
     return value + (s - jax.lax.stop_gradient(s))
 
 
+def _valid_inputs(Y, f, w, prior_pi, gamma, given):
+    """Value checks that must run under jit (the eager path raised already), and the swap.
+
+    Returns ``(Y, f, w, prior_pi, gamma, finite_in, invalid)``: the inputs with the bad ones
+    swapped for a trivial problem, and the flags. ``Y`` and ``w`` are swapped only where they
+    are bad themselves: shared by every body (unbatched under the vmap, see ``_fit_batch``),
+    they stay shared; a body bad for any other reason keeps a valid ``Y`` and ``w``, its ``f``
+    is zeroed and its loops stop at once.
+    """
+    unit = jnp.asarray(_UNIT_BODY, Y.dtype)
+    has_prior, has_gamma = given[0], given[1]
+    Y_finite = jnp.all(jnp.isfinite(Y))
+    w_finite = jnp.all(jnp.isfinite(w))
+    w_negative = jnp.any(w < 0)
+    finite_in = Y_finite & jnp.all(jnp.isfinite(f)) & w_finite
+    finite_in = finite_in & (~has_prior | jnp.all(jnp.isfinite(prior_pi)))
+    finite_in = finite_in & (~has_gamma | jnp.isfinite(gamma))
+    invalid = w_negative | (has_gamma & (gamma < 0))
+    invalid = invalid | (has_prior & ~logdet_pi(jnp.where(finite_in, prior_pi, unit))[1])
+    bad = ~finite_in | invalid
+    Y = jnp.where(Y_finite, Y, jnp.zeros_like(Y))
+    w = jnp.where(w_finite & ~w_negative, w, jnp.ones_like(w))
+    f = jnp.where(bad, jnp.zeros_like(f), f)
+    prior_pi = jnp.where(bad | ~has_prior, unit, prior_pi)
+    gamma = jnp.where(bad | ~has_gamma, jnp.ones_like(gamma), gamma)
+    return Y, f, w, prior_pi, gamma, finite_in, invalid
+
+
 def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, rtol: float):
     """One body. The loops see stop-gradient copies of everything; derivatives come from
     the implicit function theorem at the end (``_with_derivative``), exactly through the
@@ -108,25 +136,9 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     eps = jnp.finfo(dtype).eps
     unit = jnp.asarray(_UNIT_BODY, dtype)
 
-    # ---- value checks that must run under jit (the eager path raised already)
     has_prior, has_gamma = given[0], given[1]
-    Y_finite = jnp.all(jnp.isfinite(Y))
-    w_finite = jnp.all(jnp.isfinite(w))
-    w_negative = jnp.any(w < 0)
-    finite_in = Y_finite & jnp.all(jnp.isfinite(f)) & w_finite
-    finite_in = finite_in & (~has_prior | jnp.all(jnp.isfinite(prior_pi)))
-    finite_in = finite_in & (~has_gamma | jnp.isfinite(gamma))
-    invalid = w_negative | (has_gamma & (gamma < 0))
-    invalid = invalid | (has_prior & ~logdet_pi(jnp.where(finite_in, prior_pi, unit))[1])
+    Y, f, w, prior_pi, gamma, finite_in, invalid = _valid_inputs(Y, f, w, prior_pi, gamma, given)
     bad = ~finite_in | invalid
-    # Y and w are swapped only where they are bad themselves: shared by every body
-    # (unbatched under the vmap, see _fit_batch), they stay shared; a body bad for any
-    # other reason keeps a valid Y and w, its f is zeroed and its loops stop at once
-    Y = jnp.where(Y_finite, Y, jnp.zeros_like(Y))
-    w = jnp.where(w_finite & ~w_negative, w, jnp.ones_like(w))
-    f = jnp.where(bad, jnp.zeros_like(f), f)
-    prior_pi = jnp.where(bad | ~has_prior, unit, prior_pi)
-    gamma = jnp.where(bad | ~has_gamma, jnp.ones_like(gamma), gamma)
 
     # normal equations (differentiable) and the QR-reduced data term (for the loops)
     A = jnp.einsum("nij,ni,nik->jk", Y, w, Y)
@@ -204,11 +216,6 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     grad = 2.0 * (A @ pi - b) + gamma * (k - jax.grad(lambda p: logdet_pi(p)[0])(pi))
     pi = _with_derivative(pi, -jnp.linalg.solve(H, grad))
 
-    r = jnp.einsum("nij,j->ni", Y, pi) - f
-    residual = jnp.sum(w * r * r)
-    reg = k @ pi - logdet_pi(pi)[0] + logdet0 - 4.0
-    objective = residual + jnp.where(gamma > 0, gamma * reg, 0.0)
-
     # status, highest priority first (FitStatus); converged only where CONVERGED
     undetermined = ((P.gamma <= 0) & ~full_rank) | blank
     status = status_code(
@@ -218,9 +225,20 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
         numerical_failure=~finite_out,
         not_converged=~converged,
     )
+    return _result(Y, f, w, pi, pi_prior, k, logdet0, gamma, iters, status, skip,
+                   jnp.where(bad, jnp.nan, cond))  # fmt: skip
+
+
+def _result(Y, f, w, pi, pi_prior, k, logdet0, gamma, iters, status, skip, cond) -> FitResult:
+    """The ``FitResult`` of one body at ``pi``; NaN where its inputs were swapped out."""
+    dtype = Y.dtype
+    r = jnp.einsum("nij,j->ni", Y, pi) - f
+    residual = jnp.sum(w * r * r)
+    reg = k @ pi - logdet_pi(pi)[0] + logdet0 - 4.0
+    objective = residual + jnp.where(gamma > 0, gamma * reg, 0.0)
     nan = jnp.asarray(jnp.nan, dtype)
 
-    def out_(x):  # NaN for bodies whose inputs were swapped out
+    def out_(x):
         return jnp.where(skip, nan, x)
 
     inertia = RigidBodyInertia(out_(pi))
@@ -231,7 +249,7 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
         iterations=iters.astype(jnp.int32),
         converged=status == FitStatus.CONVERGED,
         consistency=physical_consistency(inertia),
-        condition_number=jnp.where(bad, nan, cond),
+        condition_number=cond,
         prior=RigidBodyInertia(out_(pi_prior)),
         gamma=out_(jnp.asarray(gamma, dtype)),
         status=status,
@@ -295,6 +313,29 @@ def _require_finite(x, name: str) -> None:
             raise ValueError(
                 f"{name}: expected finite values, got NaN or inf {_first_bad(bad)}".rstrip()
             )
+
+
+def _require_excitation(Y, w, batch) -> None:
+    """Eager check (concrete inputs, no prior): every body's data carry some information.
+
+    A body whose regressor rows are all zero (or weighted 0) has no data term, and without a
+    prior the log-det term has no ``J0``: nothing defines the body, and the jitted fit could
+    only return NaN with status ``UNDETERMINED``.
+    """
+    if not is_concrete(Y) or (w is not None and not is_concrete(w)):
+        return
+    energy = np.einsum("...ij,...ij->...i", np.asarray(Y), np.asarray(Y))  # (..., N, 6)
+    if w is not None:
+        energy = energy * (np.asarray(w) > 0)
+    info = np.broadcast_to(np.sum(energy, axis=(-2, -1)), tuple(batch))
+    if np.any(info == 0):
+        where = f" for body {first_bad(info == 0)}" if info.ndim else ""
+        rows = "zero or weighted 0" if w is not None else "zero"
+        raise ValueError(
+            f"Y: no excitation{where}: every regressor row is {rows}, and without a prior "
+            "nothing determines the body (the fit would be NaN, UNDETERMINED); pass prior=... "
+            "or data that move the body"
+        )
 
 
 _LEGACY = (
@@ -469,8 +510,11 @@ def fit(
       ValueError: shapes of ``Y``, ``f``, ``weights``, ``prior`` or ``gamma``
         do not fit together; an unknown solver name; (eagerly, on concrete
         values only) NaN or ``inf`` in any input, negative weights or ``γ``,
-        or a prior that is not fully consistent. Under ``jit``/``vmap`` these
-        value problems are reported in ``status`` instead.
+        a prior that is not fully consistent, or, without a prior, a body
+        whose regressor rows are all zero or weighted 0 (no excitation:
+        nothing would define it). Under ``jit``/``vmap`` these value problems
+        are reported in ``status`` instead (``UNDETERMINED``, NaN parameters,
+        for a body without excitation or prior).
       TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
         not a ``RigidBodyInertia``, a ``solver`` of the wrong type, or both
         ``solver`` and deprecated keywords.
@@ -567,6 +611,8 @@ def fit(
                 )
     if gamma is not None:
         gamma, batch = check_gamma(gamma, Y, batch, "Y and f")
+    if prior is None:
+        _require_excitation(Y, w, batch)
     # one input structure whatever the caller's broadcasting (weights given or not, shared
     # weights of any broadcastable shape, γ scalar or batched...), so that calls differing
     # only in that share one compiled program; per-body Y or weights are a second structure

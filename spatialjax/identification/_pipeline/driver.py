@@ -1,0 +1,294 @@
+r"""Whole-robot identification from a joint log, every stage: ``identify_robot``.
+
+The stages (each a function of this package over the state the previous ones
+returned, and each reported through ``progress``):
+
+1. **prior** (``prior.py``): the model's bodies as the log-det prior; bodies
+   that are not strictly inside the consistent set are repaired
+   ([repair_prior][spatialjax.identification.repair_prior]) or, with
+   ``repair_prior_bodies=False``, refused, naming the link.
+2. **sampling** (``sampling.py``): each log's joints matched to the model's;
+   its positions checked against the joint limits (a log in degrees is
+   refused, naming the joint), their encoder steps and peak velocities
+   reported; a log whose time steps are irregular resampled onto a uniform
+   grid by ``t`` (linear interpolation of ``q``, ``q̇``, ``τ``), at ``rate`` or
+   at the median interval.
+3. **filter** (``filtering.py``): the last ``holdout`` fraction of the log is
+   held out; both parts are filtered, differentiated and decimated separately
+   ([prepare_log][spatialjax.identification.prepare_log]), so nothing of the
+   held-out samples reaches the fit.
+4. **regressor** (``regressor.py``): ``τ = Y(q, q̇, q̈) π + Y_f(q̇) φ`` (RNEA
+   regressor, Atkeson, An & Hollerbach 1986; friction:
+   [FrictionModel][spatialjax.multibody.FrictionModel]); with a low-pass, its
+   columns go through the torques' filter before decimation (parallel
+   filtering, Gautier 1997:
+   [parallel_filter][spatialjax.identification.parallel_filter]). With
+   ``free``, the bodies not listed are held at the model's values: their
+   torques are subtracted and their columns dropped.
+5. **torques** (``channels.py``): each channel's signal, scale and sign
+   against the prior's prediction; channels without signal, and those in
+   ``exclude_torque``, leave the data term (weight 0); ``torque_scale``
+   multiplies a channel before everything.
+6. **least squares** (``least_squares.py``): ordinary least squares on the
+   same columns and samples, and the weights of the data term.
+7. **fit** (``fit.py``): [fit_torques][spatialjax.identification.fit_torques]
+   with the (repaired) prior, the friction signs, and the data weights below.
+8. **validate** (``validate.py``): torque errors ``‖τ̂ − τ‖ / ‖τ‖`` of the
+   fit, least squares and the prior on the training part, the held-out part
+   and every ``validate`` log (filtered on its own), identifiability, and
+   per-link plausibility.
+
+The arguments are checked once, before any stage (``options.py``).
+
+**Weights of the data term** (``sample_weighting``). ``fit_torques``'
+default weights ``1/σ̂_j²`` make the data term a χ² that counts every sample
+as independent. Filtered residuals are not: a zero-phase low-pass at
+``f_c`` leaves about ``N · 2 f_c / f_s`` independent samples, and model error
+on real robots (friction shape, cables, an unmodelled payload, sensor drift)
+is coloured, so the data would outweigh the prior by the residuals'
+correlation time, and the excess goes into the directions the torques barely
+see. ``"autocorrelation"`` (default) weighs joint ``j`` by ``1 / (σ̂_j² τ_j)``
+with ``τ_j`` the integrated autocorrelation time of its least-squares
+residuals ([correlation_time][spatialjax.identification.correlation_time]):
+the data term counts ``N / τ_j`` effective samples per joint, the likelihood
+of residuals correlated over ``τ_j`` samples. ``"bandwidth"`` takes only the
+filter into account: ``τ = f_s / (2 f_c)`` at the rate ``f_s`` after
+decimation (a signal band-limited to ``f_c`` carries ``2 f_c`` independent
+values per second; ``τ = 1`` without a low-pass). ``"independent"`` is
+``τ_j = 1`` (the weights of ``fit_torques``). ``σ̂_j²`` is the least-squares
+residual energy of joint ``j`` over ``N − r/n_used`` (``r`` the rank),
+floored at ``eps · mean(τ_j²)``. ``γ`` keeps ``fit_torques``' rule,
+``2 / s²``.
+
+References:
+  C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of inertial
+  parameters of manipulator loads and links", IJRR 5(3), 1986.
+  M. Gautier, "Dynamic identification of robots with power model", ICRA 1997.
+  P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
+  T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
+  identification: a convex programming approach", IEEE T-RO 36(2), 2020.
+  A. D. Sokal, "Monte Carlo methods in statistical mechanics", 1997, §3.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .._log import RobotLog
+from .._prior import REPAIR_FLOOR
+from .._report import (
+    FitSummary,
+    IdentificationReport,
+    RobotIdentification,
+    Samples,
+    Settings,
+    Times,
+)
+from .._robot_fit import PRIOR_SPREAD
+from .channels import Channels, channel_stage
+from .filtering import Filtered, filter_stage
+from .fit import Fitted, fit_stage
+from .least_squares import LeastSquares, least_squares_stage, training_data
+from .options import DEFAULT_HOLDOUT, Options, check_options
+from .prior import Prior, prior_stage
+from .regressor import Regressors, regressor_stage
+from .sampling import Sampled, sampling_stage
+from .validate import Validated, validate_stage
+
+
+class _Clock:
+    """Times each stage and reports it through ``progress(stage, text, lines)``."""
+
+    def __init__(self, progress):
+        self.progress = progress
+        self.times: dict[str, float] = {}
+        self.t0 = time.perf_counter()
+
+    def run(self, stage: str, fn, *args, **kwargs):
+        state = fn(*args, **kwargs)
+        self.times[stage] = time.perf_counter() - self.t0
+        self.t0 = time.perf_counter()
+        if self.progress is not None:
+            text, lines = state.describe()
+            self.progress(stage, text, tuple(lines))
+        return state
+
+
+def _torques(model, sampled: Sampled, filtered: Filtered, regs: Regressors, prior: Prior,
+             opts: Options) -> Channels:  # fmt: skip
+    """The torque stage on the training part."""
+    # the signal check reads the log as recorded (before resampling blurs its quantisation)
+    raw = sampled.raw[0]
+    raw_train = raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
+    tau_prior = regs.Y[0] @ prior.prior.reshape(-1)
+    return channel_stage(model, raw_train, regs.tau[0], tau_prior, regs.dq[0], opts)
+
+
+def _settings(opts: Options, filtered: Filtered) -> Settings:
+    scale = {j: float(k) for j, k in zip(opts.joints, opts.torque_scale, strict=True) if k != 1}
+    return Settings(
+        lowpass=filtered.lowpass, decimate=filtered.decimate, friction=opts.friction.kinds,
+        gamma=opts.gamma, prior_spread=opts.prior_spread, holdout=opts.holdout,
+        sample_weighting=opts.sample_weighting, repair_prior=opts.repair_prior,
+        repair_floor=opts.repair_floor, exclude_torque=opts.exclude_torque, torque_scale=scale,
+        free=opts.free, rate=opts.rate, max_gap=opts.max_gap, ignore_limits=opts.ignore_limits,
+    )  # fmt: skip
+
+
+def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filtered,
+            regs: Regressors, channels: Channels, ls: LeastSquares, fitted: Fitted,
+            validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
+    """Every stage's findings as the typed report."""
+    joints, fm = opts.joints, opts.friction
+
+    def per_joint(x) -> dict:
+        return dict(zip(joints, np.asarray(x).tolist(), strict=True))
+
+    n_train, n_hold = regs.n_train, regs.n_hold
+    return IdentificationReport(
+        joints=joints, links_identified=prior.free_names, gravity=opts.gravity,
+        settings=_settings(opts, filtered), sampling=sampled.sampling[0],
+        positions=sampled.positions,
+        samples=Samples(raw=filtered.n_raw, raw_holdout=filtered.n_raw_hold,
+                        after_decimation=n_train + n_hold, train=n_train, holdout=n_hold),
+        prior_repairs=prior.repairs, channels=channels.checks, gamma=fitted.gamma,
+        noise_std=per_joint(np.sqrt(ls.noise_var)),
+        correlation_time=per_joint(ls.correlation_time),
+        effective_samples=per_joint(n_train / ls.correlation_time),
+        noise_weights=per_joint(ls.weights), links=validated.links,
+        total_mass=validated.total_mass, friction=fm.to_dict(model, fitted.friction),
+        friction_least_squares=fm.to_dict(model, ls.friction), errors=validated.errors,
+        validation=validated.validation, identifiability=validated.identifiability,
+        fit_status=FitSummary(status=fitted.status.name, converged=fitted.converged,
+                              iterations=fitted.iterations, objective=fitted.objective),
+        times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
+        warnings=sampled.warnings + channels.warnings + fitted.warnings + validated.warnings,
+        notes=channels.notes,
+    )  # fmt: skip
+
+
+def identify_robot(
+    model,
+    log: RobotLog,
+    *,
+    lowpass: float | None = None,
+    decimate: int = 1,
+    friction=None,
+    gamma: float | None = None,
+    prior_spread: float = PRIOR_SPREAD,
+    holdout: float = DEFAULT_HOLDOUT,
+    sample_weighting: str = "autocorrelation",
+    repair_prior_bodies: bool = True,
+    repair_floor: float = REPAIR_FLOOR,
+    exclude_torque: Sequence[str] = (),
+    torque_scale: Mapping[str, float] | None = None,
+    free: Sequence[str] | None = None,
+    validate: Sequence[RobotLog] = (),
+    rate: float | None = None,
+    max_gap: float | None = None,
+    gravity=(0.0, 0.0, -9.81),
+    ignore_limits: bool = False,
+    progress: Callable[[str, str, Sequence[str]], None] | None = None,
+) -> RobotIdentification:
+    r"""Identify a fixed-base robot's links (and joint friction) from a joint-torque log.
+
+    The stages and the weights of the data term are described in the
+    identification guide (and this module's docstring). Computed in float64
+    with NumPy and the model's dtype for the regressor (load the model with
+    ``dtype="float64"`` under ``jax.enable_x64``).
+
+    Args:
+      model: a fixed-base [Model][spatialjax.multibody.Model] whose movable
+        joints are the log's (lock the others when loading it:
+        [match_joints][spatialjax.identification.match_joints] says which);
+        its bodies are the prior, its joint limits bound the log's positions.
+      log: the [RobotLog][spatialjax.identification.RobotLog];
+        ``joint_names`` None means the model's joints in order, else they are
+        matched by name (reordered).
+      lowpass: Butterworth cut-off in Hz (None: no filter).
+      decimate: keep every ``decimate``-th sample after filtering.
+      friction: a [FrictionModel][spatialjax.multibody.FrictionModel]
+        (default: all three kinds), or a tuple of kinds.
+      gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).
+      prior_spread: ``s > 0`` of the default ``γ``.
+      holdout: the last fraction ``[0, 1)`` of the log held out for validation.
+      sample_weighting: ``"autocorrelation"``, ``"bandwidth"`` or
+        ``"independent"`` (module docstring).
+      repair_prior_bodies: repair prior bodies that are not strictly consistent
+        (True) or refuse them (False).
+      repair_floor: relative floor of repaired bodies, in ``(0, 1)``
+        ([repair_prior][spatialjax.identification.repair_prior]).
+      exclude_torque: joints whose torque channel leaves the data term.
+      torque_scale: ``{joint: k}``: the channel is multiplied by ``k`` first
+        (``k < 0`` flips its sign).
+      free: links (moving bodies) to identify; the others are held at the
+        model's values. Default: all.
+      validate: other logs of the same robot, evaluated (not fitted), each
+        checked, resampled and filtered on its own.
+      rate: resampling rate in Hz (default: the median interval's).
+      max_gap: the longest interval accepted in ``t``, s (default: the
+        [resample_log][spatialjax.identification.resample_log] rule).
+      gravity: world-frame gravitational acceleration ``(3,)`` (m/s²).
+      ignore_limits: go on, with a warning, when a log's positions leave the
+        model's joint limits by more than the margin (1 % of the range or 3
+        encoder steps); by default that is an error (a log in degrees, of
+        another robot, or a model with other joint zeros).
+      progress: optional ``progress(stage, text, lines)`` called after each
+        stage (``STAGES``: prior, sampling, filter, regressor, torques, least
+        squares, fit, validate) with a one-line summary and detail lines.
+
+    Returns:
+      The [RobotIdentification][spatialjax.identification.RobotIdentification].
+
+    Raises:
+      IdentifyError: an argument or a log that cannot be used, naming the
+        argument (``"log"``, ``"validate[k]"`` for a log, e.g. one whose
+        positions leave the joint limits, naming the joint; ``"prior"`` for a
+        model body, naming the link).
+      TypeError: ``model`` not a Model or ``log`` not a RobotLog.
+
+    References:
+      P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
+      T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
+    """
+    opts = check_options(
+        model, log, lowpass=lowpass, decimate=decimate, friction=friction, gamma=gamma,
+        prior_spread=prior_spread, holdout=holdout, sample_weighting=sample_weighting,
+        repair_prior_bodies=repair_prior_bodies, repair_floor=repair_floor,
+        exclude_torque=exclude_torque, torque_scale=torque_scale, free=free, rate=rate,
+        max_gap=max_gap, gravity=gravity, ignore_limits=ignore_limits,
+    )  # fmt: skip
+    clock = _Clock(progress)
+    prior = clock.run("prior", prior_stage, model, opts)
+    sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)
+    filtered = clock.run("filter", filter_stage, sampled.logs, lowpass=opts.lowpass,
+                         decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
+    regs = clock.run("regressor", regressor_stage, model, filtered, opts)
+    channels = clock.run("torques", _torques, model, sampled, filtered, regs, prior, opts)
+    data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
+                         channels)  # fmt: skip
+    ls = clock.run("least squares", least_squares_stage, data, prior,
+                   sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
+                   rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
+    fitted = clock.run("fit", fit_stage, model, data, ls, prior, opts)
+    validated = clock.run("validate", validate_stage, model, regs, data, ls, fitted, prior,
+                          sampled.sampling, opts)  # fmt: skip
+    typed = _report(model, opts, prior, sampled, filtered, regs, channels, ls, fitted, validated,
+                    clock.times)  # fmt: skip
+    fm = opts.friction
+    return RobotIdentification(
+        joints=opts.joints,
+        body_names=opts.body_names,
+        params={"fit": fitted.params, "least_squares": ls.params, "prior": prior.prior,
+                "model": prior.model},
+        friction={"fit": fm.as_table(model, fitted.friction),
+                  "least_squares": fm.as_table(model, ls.friction)},
+        report=typed.to_dict(),
+        warnings=typed.warnings,
+        notes=typed.notes,
+        typed_report=typed,
+        model=model,
+    )  # fmt: skip

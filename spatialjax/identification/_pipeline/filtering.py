@@ -1,0 +1,149 @@
+"""Stage 3, **filter**: hold out the end of the log, filter and differentiate every part apart."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .._log import LogError, RobotLog
+from .._preprocess import PreparedLog
+from .options import IdentifyError
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Filtered:
+    """The parts of the logs, each filtered, differentiated (and, without a low-pass, decimated).
+
+    Attributes:
+      parts: ``(name, log)``: the training part, the held-out part (when
+        ``n_raw_hold > 0``), then each validation log.
+      prepared: one ``PreparedLog`` per part (at the full rate when
+        ``lowpass`` is set: the regressor stage decimates after parallel
+        filtering).
+      lowpass: the cut-off used, Hz, or None.
+      decimate: the decimation used.
+      n_raw: samples of the (resampled) main log.
+      n_raw_hold: its last samples held out.
+      n_validate: the validation logs.
+    """
+
+    parts: tuple[tuple[str, RobotLog], ...]
+    prepared: tuple[PreparedLog, ...]
+    lowpass: float | None
+    decimate: int
+    n_raw: int
+    n_raw_hold: int
+    n_validate: int
+
+    def describe(self) -> tuple[str, tuple[str, ...]]:
+        """The stage line and its detail lines."""
+        p0 = self.prepared[0]
+        filt = (
+            f"zero-phase Butterworth low-pass {self.lowpass:g} Hz (order {p0.order})"
+            if self.lowpass
+            else f"no low-pass, decimated by {self.decimate}"
+        )
+        text = (
+            f"{filt}; training part {p0.n_samples} samples"
+            + (
+                f", held-out part (the last {self.n_raw_hold} raw samples) "
+                f"{self.prepared[1].n_samples}"
+                if self.n_raw_hold
+                else ""
+            )
+            + (f", {self.n_validate} validation log(s)" if self.n_validate else "")
+            + f" at {p0.rate:.4g} Hz"
+        )
+        return text, ()
+
+
+def option_error(e: Exception, part: str, n: int, holdout: float, lowpass) -> IdentifyError:
+    """A ``prepare_log``/``parallel_filter`` error as one naming the argument at fault."""
+    head, _, rest = str(e).partition(":")
+    arg = head.strip()
+    if arg in ("lowpass", "decimate"):
+        return IdentifyError(arg, f"{rest.strip()} (the {part}: {n} samples)")
+    text = str(e).removeprefix("log: ")
+    if "too few" in text:
+        if part == "training part" and lowpass is not None:
+            return IdentifyError(
+                "lowpass",
+                f"{lowpass:g} Hz: its filter's edges leave nothing of the {part}: {text}; raise "
+                "lowpass or record a longer log",
+            )
+        if part == "held-out part":
+            return IdentifyError(
+                "holdout", f"{holdout}: the held-out part is too short to filter: {text}"
+            )
+    return IdentifyError("log", f"the {part} ({n} samples): {text}")
+
+
+def _slice(log: RobotLog, start: int, stop: int) -> RobotLog:
+    def cut(x):
+        return None if x is None else x[start:stop]
+
+    return RobotLog(
+        t=log.t[start:stop], q=log.q[start:stop], tau=log.tau[start:stop], dq=cut(log.dq),
+        ddq=cut(log.ddq), joint_names=log.joint_names,
+    )  # fmt: skip
+
+
+def split_holdout(log: RobotLog, holdout: float) -> tuple[tuple[str, RobotLog], ...]:
+    """The training part and (for ``holdout > 0``) the held-out last ``holdout`` of ``log``.
+
+    Raises:
+      IdentifyError: ``"holdout"``, leaving fewer than 2 samples in a part.
+    """
+    n_raw = log.n_samples
+    n_hold = int(round(n_raw * holdout)) if holdout else 0
+    if holdout and n_hold < 2:
+        raise IdentifyError(
+            "holdout", f"{holdout} of {n_raw} samples holds out {n_hold}; at least 2 are needed"
+        )
+    if n_raw - n_hold < 2:
+        raise IdentifyError("holdout", f"{holdout} leaves {n_raw - n_hold} training samples")
+    parts = [("training part", _slice(log, 0, n_raw - n_hold))]
+    if n_hold:
+        parts.append(("held-out part", _slice(log, n_raw - n_hold, n_raw)))
+    return tuple(parts)
+
+
+def filter_stage(
+    logs: tuple[RobotLog, ...], *, lowpass: float | None, decimate: int, holdout: float
+) -> Filtered:
+    """Split ``logs[0]`` (training, held-out) and filter each part and each of ``logs[1:]``.
+
+    Args:
+      logs: the main log, then the validation logs (uniformly sampled).
+      lowpass: Butterworth cut-off in Hz, or None (differences of the raw ``q``).
+      decimate: decimation factor (with a low-pass, applied by the regressor stage).
+      holdout: the held-out fraction of ``logs[0]``.
+
+    Raises:
+      IdentifyError: naming ``"lowpass"``, ``"decimate"``, ``"holdout"``, ``"log"``
+        or ``"validate[k]"`` (a part too short for the filter, a Nyquist
+        frequency below the cut-off).
+    """
+    from .._preprocess import prepare_log
+
+    split = split_holdout(logs[0], holdout)
+    n_val = len(logs) - 1
+    parts = split + tuple((f"validation log {k}", lg) for k, lg in enumerate(logs[1:]))
+    K = int(decimate)
+    preps = []
+    for k, (part, lg) in enumerate(parts):
+        try:
+            preps.append(prepare_log(lg, lowpass=lowpass, decimate=1 if lowpass else K))
+        except LogError as e:
+            arg = "log" if k < len(split) else f"validate[{k - len(split)}]"
+            raise IdentifyError(arg, str(e)) from None
+        except ValueError as e:
+            raise option_error(e, part, lg.n_samples, holdout, lowpass) from None
+    rate = preps[0].rate
+    if lowpass and not lowpass < rate / (2 * K):
+        raise IdentifyError(
+            "decimate",
+            f"{K} puts the Nyquist frequency at {rate / (2 * K):g} Hz, below the lowpass "
+            f"cut-off {lowpass:g} Hz (log at {rate:g} Hz); decimate less or lower lowpass",
+        )
+    n_hold = split[1][1].n_samples if len(split) > 1 else 0
+    return Filtered(parts, tuple(preps), lowpass, K, logs[0].n_samples, n_hold, n_val)

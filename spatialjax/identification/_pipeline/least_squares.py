@@ -1,0 +1,135 @@
+"""Stage 6, **least squares**: the baseline, and the per-joint weights of the data term."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .._correlation import correlation_time
+from .._report import range_text
+from .channels import Channels
+from .prior import Prior
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class TrainingData:
+    """What the fit sees: the training part, held bodies subtracted, channels and columns kept.
+
+    Attributes:
+      Y: ``(N, nv, 10 n_free)`` the free bodies' columns.
+      F: ``(N, nv, nf)`` the friction columns kept.
+      tau: ``(N, nv)`` the measured torques less the held bodies'.
+      used: ``(nv,)`` the channels in the data term.
+      friction_kept: ``(ne,)`` the friction columns kept.
+    """
+
+    Y: np.ndarray
+    F: np.ndarray
+    tau: np.ndarray
+    used: np.ndarray
+    friction_kept: np.ndarray
+
+    def full_friction(self, phi: np.ndarray) -> np.ndarray:
+        """``(ne,)`` coefficients from those of the kept columns (NaN for the others)."""
+        out = np.full(self.friction_kept.size, np.nan)
+        out[self.friction_kept] = phi
+        return out
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LeastSquares:
+    """Ordinary least squares, and the weights of the data term derived from its residuals.
+
+    Attributes:
+      params: ``(nb, 10)`` bodies (the held ones at the model's values).
+      friction: ``(ne,)`` coefficients (NaN where not fitted).
+      noise_var: ``(nv,)`` ``σ̂_j²`` of the residuals.
+      correlation_time: ``(nv,)`` ``τ_j`` in samples.
+      weights: ``(nv,)`` ``1 / (σ̂_j² τ_j)``, 0 for a channel left out.
+      n_parameters: the columns fitted (free bodies' + all friction columns).
+      sample_weighting: the weighting rule used.
+      n_samples: the training samples.
+    """
+
+    params: np.ndarray
+    friction: np.ndarray
+    noise_var: np.ndarray
+    correlation_time: np.ndarray
+    weights: np.ndarray
+    n_parameters: int
+    sample_weighting: str
+    n_samples: int
+
+    def describe(self) -> tuple[str, tuple[str, ...]]:
+        """The stage line and its detail lines."""
+        used = self.weights > 0
+        tau_c = self.correlation_time[used]
+        n = self.n_samples
+        return (
+            f"{self.n_parameters} parameters (minimum norm); residual correlation time "
+            f"{range_text(tau_c)} samples ({self.sample_weighting} weighting: "
+            f"{range_text(n / tau_c, '.0f')} effective samples per joint)"
+        ), ()
+
+
+def training_data(Y, F, tau, held, prior: Prior, channels: Channels) -> TrainingData:
+    """The training part as the fit sees it (``Y, F, tau, held``: the regressor stage's part 0)."""
+    cols = np.repeat(prior.free_mask, 10)
+    return TrainingData(
+        Y[..., cols], F[..., channels.friction_kept], tau - held, channels.used,
+        channels.friction_kept,
+    )  # fmt: skip
+
+
+def _rank(X: np.ndarray, used: np.ndarray) -> int:
+    Xu = X[:, used].reshape(-1, X.shape[-1])
+    d = np.linalg.norm(Xu, axis=0)
+    live = d > np.sqrt(np.finfo(np.float64).eps) * d.max()
+    return int(np.linalg.matrix_rank(Xu[:, live] / d[live]))
+
+
+def least_squares_stage(
+    data: TrainingData, prior: Prior, *, sample_weighting: str, lowpass: float | None, rate: float
+) -> LeastSquares:
+    """Minimum-norm least squares, and per joint ``σ̂_j²`` and ``τ_j`` of its residuals.
+
+    Args:
+      data: the training data.
+      prior: the prior (the held bodies' values).
+      sample_weighting: ``"autocorrelation"``, ``"bandwidth"`` or ``"independent"``.
+      lowpass: the low-pass used, Hz, or None (``"bandwidth"`` weighting).
+      rate: the sample rate after decimation, Hz (``"bandwidth"`` weighting).
+    """
+    import jax
+    import jax.numpy as jnp
+
+    from .._robot_fit import least_squares_torques
+
+    Y, F, tau, used = data.Y, data.F, data.tau, data.used
+    nf, n_train, nv = F.shape[-1], tau.shape[0], tau.shape[1]
+    pi_f, phi = jax.jit(least_squares_torques)(
+        jnp.asarray(Y), jnp.asarray(tau), extra=jnp.asarray(F) if nf else None,
+        weights=jnp.asarray(used.astype(np.float64)),
+    )  # fmt: skip
+    pi_f = np.asarray(pi_f, np.float64).reshape(-1, 10)
+    phi = np.zeros(0) if phi is None else np.asarray(phi, np.float64).reshape(-1)
+    pi = prior.model.copy()
+    pi[prior.free_mask] = pi_f
+    X = np.concatenate([Y, F], -1)
+    res = tau - X @ np.concatenate([pi_f.reshape(-1), phi])
+    dof = n_train * (1.0 - _rank(X, used) / (n_train * int(used.sum())))
+    sigma2 = np.sum(res**2, axis=0) / max(dof, 1.0)
+    floor = np.finfo(np.float64).eps * np.mean(tau**2, axis=0)
+    sigma2 = np.maximum(sigma2, np.where(floor > 0, floor, np.finfo(np.float64).tiny))
+    if sample_weighting == "autocorrelation":
+        tau_c = correlation_time(res)
+    elif sample_weighting == "bandwidth" and lowpass:
+        # a signal band-limited to f_c carries 2 f_c independent values per second
+        tau_c = np.full(nv, max(1.0, rate / (2.0 * lowpass)))
+    else:
+        tau_c = np.ones(nv)
+    weights = np.where(used, 1.0 / (sigma2 * tau_c), 0.0)
+    n_par = 10 * int(prior.free_mask.sum()) + data.friction_kept.size
+    return LeastSquares(pi, data.full_friction(phi), sigma2, np.asarray(tau_c, np.float64),
+                        weights, n_par, sample_weighting, n_train)  # fmt: skip

@@ -1,0 +1,135 @@
+"""Stage 4, **regressor**: joint-torque and friction columns, parallel-filtered and decimated."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import numpy as np
+
+from .filtering import Filtered, option_error
+from .options import IdentifyError, Options
+from .prior import Prior
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Regressors:
+    """Per part of ``Filtered`` (training, held-out, validation logs), float64.
+
+    Attributes:
+      Y: ``(N, nv, 10 nb)`` joint-torque regressors of every body.
+      F: ``(N, nv, ne)`` friction regressors.
+      tau: ``(N, nv)`` measured torques, filtered and decimated like the columns.
+      dq: ``(N, nv)`` joint velocities on the same samples.
+      n_free: bodies identified.
+      lowpass: the low-pass used (the columns are parallel-filtered), or None.
+      decimate: the decimation used.
+      n_hold: held-out samples after decimation (0 without a held-out part).
+    """
+
+    Y: tuple[np.ndarray, ...]
+    F: tuple[np.ndarray, ...]
+    tau: tuple[np.ndarray, ...]
+    dq: tuple[np.ndarray, ...]
+    n_free: int
+    lowpass: float | None
+    decimate: int
+    n_hold: int
+
+    @property
+    def n_train(self) -> int:
+        """Training samples after decimation."""
+        return self.Y[0].shape[0]
+
+    @property
+    def ne(self) -> int:
+        """Friction columns."""
+        return self.F[0].shape[-1]
+
+    def free_columns(self, free_mask: np.ndarray) -> np.ndarray:
+        """``(10 nb,)`` the columns of the free bodies."""
+        return np.repeat(free_mask, 10)
+
+    def held_torque(self, k: int, prior: Prior) -> np.ndarray:
+        """``(N, nv)`` on part ``k``: the torque of the bodies held at the model's values."""
+        cols = self.free_columns(prior.free_mask)
+        return self.Y[k][..., ~cols] @ prior.model[~prior.free_mask].reshape(-1)
+
+    def describe(self) -> tuple[str, tuple[str, ...]]:
+        """The stage line and its detail lines."""
+        _, nv, ncol = self.Y[0].shape
+        nb = ncol // 10
+        free = f"; {10 * self.n_free} columns of the {self.n_free} free bodies"
+        text = (
+            f"Y {nv}×{ncol} (10 per body"
+            + (free if self.n_free < nb else "")
+            + f") + {self.ne} friction columns per sample"
+            + (", parallel-filtered (Gautier 1997)" if self.lowpass else "")
+            + f", decimated by {self.decimate}: fit on {self.n_train} samples, "
+            + f"{self.n_hold} held out"
+        )
+        return text, ()
+
+
+@functools.partial(jax.jit, static_argnames=("kinds",))
+def _regressors(model, q, dq, ddq, g, kinds):
+    """Joint-torque and friction regressors, one compiled program per model shape and kinds."""
+    import spatialjax.multibody as mb
+
+    return mb.joint_torque_regressor(model, q, dq, ddq, g), mb.FrictionModel(kinds).regressor(
+        model, dq
+    )
+
+
+def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float):
+    """``(Y, F, tau, dq)`` of one prepared part, parallel-filtered and decimated."""
+    import jax.numpy as jnp
+
+    from .._preprocess import parallel_filter
+
+    Yp, Fp = _regressors(model, *(jnp.asarray(getattr(p, k), model.dtype)
+                                  for k in ("q", "dq", "ddq")), g, kinds)  # fmt: skip
+    Yp, Fp = np.asarray(Yp, np.float64), np.asarray(Fp, np.float64)
+    if lowpass:
+        try:
+            if Fp.shape[-1]:
+                p, Yp, Fp = parallel_filter(p, Yp, Fp, decimate=K)
+            else:
+                p, Yp = parallel_filter(p, Yp, decimate=K)
+                Fp = np.zeros((Yp.shape[0], model.nv, 0))
+        except ValueError as e:
+            raise option_error(e, part, p.n_samples, holdout, lowpass) from None
+    return (np.asarray(Yp), np.asarray(Fp), np.asarray(p.tau, np.float64),
+            np.asarray(p.dq, np.float64))  # fmt: skip
+
+
+def regressor_stage(model, filtered: Filtered, opts: Options) -> Regressors:
+    """The regressors of every part (RNEA regressor, Atkeson, An & Hollerbach 1986; friction).
+
+    Raises:
+      IdentifyError: ``"log"``, fewer torque equations than parameters;
+        ``"lowpass"``/``"holdout"``, a part too short for parallel filtering.
+    """
+    import jax.numpy as jnp
+
+    g = jnp.asarray(opts.gravity, model.dtype)
+    K, lowpass = filtered.decimate, filtered.lowpass
+    out = [
+        _part(model, g, opts.friction.kinds, part, p, lowpass, K, opts.holdout)
+        for (part, _), p in zip(filtered.parts, filtered.prepared, strict=True)
+    ]
+    Y, F, tau, dq = (tuple(x) for x in zip(*out, strict=True))
+    n_free = int(opts.free_mask.sum())
+    regs = Regressors(Y, F, tau, dq, n_free, lowpass, K,
+                      Y[1].shape[0] if filtered.n_raw_hold else 0)  # fmt: skip
+    n_params = 10 * n_free + regs.ne
+    if regs.n_train * model.nv <= n_params:
+        raise IdentifyError(
+            "log",
+            f"column 't': {regs.n_train} training samples (after filtering and decimation by {K}) "
+            f"give {regs.n_train * model.nv} joint-torque equations, not more than the {n_params} "
+            "parameters to identify (10 per body + joint friction); record a longer log or "
+            "decimate less",
+        )
+    return regs
