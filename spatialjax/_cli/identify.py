@@ -55,7 +55,11 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   (kg m², about the CoM), ``relative_change``.
 * ``channels``: per joint ``std``, ``resolution``, ``signal``, ``scale``
   (the scale of the measured against the predicted torque), ``rms_ratio``, ``scale_flagged``,
-  ``excluded``, ``reason``.
+  ``excluded``, ``reason``, and the check's figures: ``explained`` (the fraction of the
+  channel's variance after friction that the prediction explains), ``scale_interval`` (the
+  scales the data allow; null where unbounded), ``scale_reverse``, ``effective_samples``,
+  ``noise_share``, ``verdict`` (``agrees``, ``scale``, ``sign`` or ``not judged``),
+  ``judged``, ``swapped_with`` and ``swap_explained``.
 * ``gamma`` (the log-det weight used), ``noise_std`` (per joint ``σ̂_j``),
   ``correlation_time`` (``τ_j`` in samples), ``effective_samples``
   (``N/τ_j``) and ``noise_weights`` (the weight ``1/(σ̂_j² τ_j)``, 0 for a

@@ -70,7 +70,7 @@ from typing import Any
 import jax
 import numpy as np
 
-from ._channels import SCALE_LIMIT, check_channels
+from ._channels import channel_messages, channel_summary, check_channels
 from ._correlation import correlation_time
 from ._log import LogError, RobotLog
 from ._prior import REPAIR_FLOOR, PriorError, repair_prior
@@ -605,36 +605,11 @@ def identify_robot(
         out[fkeep] = phi
         return out
 
-    warnings, notes = [], []
-    lines = []
-    for c, k in zip(checks, scale, strict=True):
-        if c.excluded:
-            msg = f"{c.joint}: {c.reason}; left out of the fit (the joint still moves the others)"
-            notes.append(msg)
-            lines.append("note: " + msg)
-        elif c.scale_flagged:
-            kind = (
-                "the opposite sign of"
-                if c.scale <= 0
-                else f"{c.scale:.3g}× (more than {SCALE_LIMIT:g}× off)"
-            )
-            msg = (
-                f"{c.joint}: measured torques are {kind} the torques the prior predicts "
-                f"(rms ratio {c.rms_ratio:.3g}): units, gear ratio or sign convention? "
-                f"(torque_scale {c.joint}={k / c.scale:.3g} would match the prior)"
-            )
-            warnings.append(msg)
-            lines.append("warning: " + msg)
-    for name, k in zip(joints, scale, strict=True):
-        if k != 1.0:
-            notes.append(f"{name}: torques multiplied by {k:g} (torque_scale)")
+    warnings, notes = channel_messages(checks, scale)
+    lines = [*("warning: " + w for w in warnings), *("note: " + n for n in notes)]
     lap("torques")
-    report_stage(
-        "torques",
-        f"{int(used.sum())} of {nv} channels fitted"
-        + (f"; {len(warnings)} scale/sign warning(s)" if warnings else "; scales and signs agree"),
-        lines,
-    )
+    stage_text = f"{int(used.sum())} of {nv} channels fitted; {channel_summary(checks)}"
+    report_stage("torques", stage_text, lines)
 
     # 6. least squares -------------------------------------------------------------------
     mask = used.astype(np.float64)
