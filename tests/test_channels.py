@@ -256,6 +256,13 @@ def test_summary_counts_what_was_not_checked():
     checks = check_channels(["a", "b"], m, m, p)
     assert channel_summary(checks) == "scales and signs agree where checked (1 not checked)"
     assert channel_summary(checks[:1]) == "scales and signs agree"
+    # a joint on which the prior predicts nothing at all (no moving mass beyond it)
+    (c,) = check_channels(["z"], m[:, :1], m[:, :1], np.zeros((N, 1)))
+    assert np.isnan(c.scale) and c.verdict == "not judged"
+    assert channel_messages([c]) == (
+        [],
+        ["z: the prior predicts no torque on this joint: scale and sign not checked"],
+    )
 
 
 # ------------------------------------------------------------------ simulated robots
