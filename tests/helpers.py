@@ -123,3 +123,91 @@ def check_report_against_the_guide(report) -> None:
         assert actual == keys, (
             f"`{path}`: in the report {sorted(actual)}, documented {sorted(keys)}"
         )
+
+def pinocchio_log(
+    urdf: str,
+    locked=(),
+    *,
+    seed: int = 0,
+    rate: float = 1000.0,
+    duration: float = 20.0,
+    encoder_bits: int = 20,
+    off: tuple[float, float] = (0.2, 0.3),
+    torque_noise: float = 0.005,
+    friction: tuple[float, float] = (0.01, 0.03),
+    base_frequency: float = 0.1,
+    harmonics: int = 5,
+):
+    """A joint log of a robot simulated by Pinocchio, as a controller records it.
+
+    The truth is the URDF's links each ``off`` (a fraction, drawn in the range, of
+    either sign) off: mass × (1 ± off), centre of mass moved by ``off`` × the link's
+    radius of gyration (at least 2 cm) in a random direction (so a link whose
+    centre of mass the URDF puts on its joint axis has it off the axis, as real links
+    do), rotational inertia about it rotated by about 0.3 rad and scaled by
+    (1 ± off)(1 ± off). The trajectory is a finite Fourier series per joint
+    (``harmonics`` of ``base_frequency``, random phases and 1/h amplitudes) using 80 %
+    of each joint's range (clipped to ±π) and of its speed limit. Torques are
+    ``pin.rnea`` of the truth plus viscous and Coulomb friction (``F_v``, ``F_c``
+    drawn in ``friction`` × the joint's effort limit, per rad/s for ``F_v`` over the
+    speed limit) and Gaussian noise of ``torque_noise`` × the effort limit; ``q`` is
+    quantised to ``2π / 2**encoder_bits``; no velocity column.
+
+    Returns:
+      ``(t, q, tau, joint_names)`` as NumPy arrays and a tuple of names, in
+      Pinocchio's joint order (the model reduced by ``locked``, locked at 0).
+    """
+    import pinocchio as pin
+
+    full = pin.buildModelFromUrdf(urdf)
+    locked = tuple(locked)
+    pm = (
+        pin.buildReducedModel(full, [full.getJointId(n) for n in locked], pin.neutral(full))
+        if locked
+        else full
+    )
+    names = tuple(pm.names[i] for i in range(1, pm.njoints))
+    if pm.nq != pm.nv:
+        raise ValueError(f"{urdf}: joints with nq != nv are not simulated here ({names})")
+    rng = np.random.default_rng(seed)
+    truth = pm.copy()
+    for i in range(1, pm.njoints):
+        inertia = pm.inertias[i]
+        m = inertia.mass
+        if m <= 0:
+            continue
+
+        def factor():
+            return 1 + rng.choice([-1.0, 1.0]) * rng.uniform(*off)
+
+        f_m = factor()
+        I_c = np.asarray(inertia.inertia)
+        gyration = np.sqrt(np.trace(I_c) / (2 * m))
+        d = rng.normal(size=3)
+        d *= rng.uniform(*off) * max(gyration, 0.02) / np.linalg.norm(d)
+        R = pin.exp3(rng.normal(size=3) * 0.3)
+        truth.inertias[i] = pin.Inertia(m * f_m, inertia.lever + d, factor() * f_m * R @ I_c @ R.T)
+    n = pm.nv
+    t = np.arange(int(round(duration * rate))) / rate
+    w = 2 * np.pi * base_frequency * np.arange(1, harmonics + 1)
+    phase = rng.uniform(0, 2 * np.pi, (n, harmonics))
+    amp = rng.normal(size=(n, harmonics)) / np.arange(1, harmonics + 1)
+    arg = w[None, :, None] * t[None, None, :] + phase[:, :, None]
+    shape = np.einsum("jh,jht->tj", amp, np.sin(arg))
+    dshape = np.einsum("jh,jht->tj", amp * w, np.cos(arg))
+    ddshape = np.einsum("jh,jht->tj", -amp * w**2, np.sin(arg))
+    lo = np.maximum(pm.lowerPositionLimit, -np.pi)
+    hi = np.minimum(pm.upperPositionLimit, np.pi)
+    s = np.minimum(
+        0.8 * (hi - lo) / 2 / np.max(np.abs(shape), axis=0),
+        0.8 * pm.velocityLimit / np.max(np.abs(dshape), axis=0),
+    )
+    q, dq, ddq = (lo + hi) / 2 + s * shape, s * dshape, s * ddshape
+    data = truth.createData()
+    tau = np.array([pin.rnea(truth, data, q[k], dq[k], ddq[k]) for k in range(t.size)])
+    effort = np.asarray(pm.effortLimit)
+    F_v = rng.uniform(*friction, n) * effort / pm.velocityLimit
+    F_c = rng.uniform(*friction, n) * effort
+    tau = tau + F_v * dq + F_c * np.sign(dq) + rng.normal(size=tau.shape) * torque_noise * effort
+    step = 2 * np.pi / 2**encoder_bits
+    return t, np.round(q / step) * step, tau, names

@@ -64,6 +64,21 @@ def test_tiago_log_end_to_end_with_default_options(tmp_path, capsys):
     assert ch["arm_3_joint"]["scale"] < 0 and ch["arm_4_joint"]["scale"] < 0
     assert "torso_lift_joint: measured torques are" in err and "units, gear ratio or sign" in err
     assert "arm_3_joint: measured torques are the opposite sign" in err
+    # exactly the four channels the released check warned about, judged with room to spare
+    flagged = re.findall(r"warning: (\w+): measured torques are", err)
+    assert flagged == ["torso_lift_joint", "arm_2_joint", "arm_3_joint", "arm_4_joint"]
+    verdicts = {j: c["verdict"] for j, c in ch.items() if not c["excluded"]}
+    assert verdicts == {
+        "torso_lift_joint": "scale",
+        "arm_1_joint": "not judged",
+        "arm_2_joint": "scale",
+        "arm_3_joint": "sign",
+        "arm_4_joint": "sign",
+    }
+    assert ch["torso_lift_joint"]["scale_interval"][1] < 0.1  # well below 1/3
+    assert "[7/11] torques: 5 of 8 channels fitted; 4 scale/sign warning(s)" in out
+    assert "arm_1_joint: the prior's prediction explains only" in out  # not checked, said so
+    assert "swapped" not in out
     # every fitted body is consistent; the links whose mass moved > 2x are flagged
     assert all(d["fit"]["consistent"] for d in rep["links"])
     flagged = [d["link"] for d in rep["links"] if d["plausibility"]["flagged"]]

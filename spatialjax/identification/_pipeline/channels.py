@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from .._channels import SCALE_LIMIT, ChannelCheck, check_channels
+from .._channels import ChannelCheck, channel_messages, channel_summary, check_channels
 from .options import IdentifyError, Options
 
 
@@ -19,8 +19,8 @@ class Channels:
       used: ``(nv,)`` the channels in the data term.
       friction_kept: ``(ne,)`` the friction columns fitted (those of a channel
         left out act on its row only: undetermined, not fitted).
-      warnings: the channels' warnings (scale, sign).
-      notes: the channels' notes (left out, multiplied).
+      warnings: the channels' warnings (scale, sign, swapped columns, noisy predictions).
+      notes: the channels' notes (left out, not judged, multiplied).
       lines: the stage's detail lines.
     """
 
@@ -33,42 +33,8 @@ class Channels:
 
     def describe(self) -> tuple[str, tuple[str, ...]]:
         """The stage line and its detail lines."""
-        n_warn = len(self.warnings)
-        text = f"{int(self.used.sum())} of {self.used.size} channels fitted" + (
-            f"; {n_warn} scale/sign warning(s)" if n_warn else "; scales and signs agree"
-        )
-        return text, self.lines
-
-
-def channel_messages(checks, scale: np.ndarray) -> tuple[list[str], list[str], list[str]]:
-    """``(warnings, notes, lines)``: the checks in words, in joint order.
-
-    ``lines`` are the stage's detail lines (``"warning: ..."``, ``"note: ..."``);
-    the notes on ``torque_scale`` go to ``notes`` only.
-    """
-    warnings, notes, lines = [], [], []
-    for c, k in zip(checks, scale, strict=True):
-        if c.excluded:
-            msg = f"{c.joint}: {c.reason}; left out of the fit (the joint still moves the others)"
-            notes.append(msg)
-            lines.append("note: " + msg)
-        elif c.scale_flagged:
-            kind = (
-                "the opposite sign of"
-                if c.scale <= 0
-                else f"{c.scale:.3g}× (more than {SCALE_LIMIT:g}× off)"
-            )
-            msg = (
-                f"{c.joint}: measured torques are {kind} the torques the prior predicts "
-                f"(rms ratio {c.rms_ratio:.3g}): units, gear ratio or sign convention? "
-                f"(torque_scale {c.joint}={k / c.scale:.3g} would match the prior)"
-            )
-            warnings.append(msg)
-            lines.append("warning: " + msg)
-    for c, k in zip(checks, scale, strict=True):
-        if k != 1.0:
-            notes.append(f"{c.joint}: torques multiplied by {k:g} (torque_scale)")
-    return warnings, notes, lines
+        text = f"{int(self.used.sum())} of {self.used.size} channels fitted; "
+        return text + channel_summary(self.checks), self.lines
 
 
 def channel_stage(
@@ -105,5 +71,6 @@ def channel_stage(
     fm = opts.friction
     fjoint = np.array([joints.index(j) for j, _ in fm.names(model)], int)
     kept = used[fjoint] if fjoint.size else np.zeros(0, bool)
-    warnings, notes, lines = channel_messages(checks, opts.torque_scale)
+    warnings, notes = channel_messages(checks, opts.torque_scale)
+    lines = [*("warning: " + w for w in warnings), *("note: " + n for n in notes)]
     return Channels(checks, used, kept, tuple(warnings), tuple(notes), tuple(lines))
