@@ -124,6 +124,7 @@ def check_report_against_the_guide(report) -> None:
             f"`{path}`: in the report {sorted(actual)}, documented {sorted(keys)}"
         )
 
+
 def pinocchio_log(
     urdf: str,
     locked=(),
