@@ -89,7 +89,7 @@ import spatialjax as sj  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import _params  # noqa: E402
 from spatialjax import identification as sid  # noqa: E402
-from spatialjax._demo_robot import (  # noqa: E402
+from spatialjax._cli.demo_robot import (  # noqa: E402
     DECIMATE,
     ENCODER_BITS,
     FRICTION_RANGES,

@@ -8,7 +8,7 @@ to check: on logs whose model error is coloured, the geodesic distance of the fi
 the *truth* is no worse than with ``"independent"``, and the held-out torque error stays within
 a few percent of least squares'.
 
-Per seed (the simulation follows ``spatialjax demo``, ``spatialjax/_demo_robot.py``):
+Per seed (the simulation follows ``spatialjax demo``, ``spatialjax/_cli/demo_robot.py``):
 
 * **Robot**: example-robot-data's Panda (``panda.urdf``, finger joints locked at 0, hand merged
   into link 7); the URDF is the model and the prior.
@@ -75,7 +75,7 @@ from _harness.report import write_json_and_text  # noqa: E402
 
 import spatialjax as sj  # noqa: E402
 from spatialjax import identification as sid  # noqa: E402
-from spatialjax._demo_robot import (  # noqa: E402
+from spatialjax._cli.demo_robot import (  # noqa: E402
     ENCODER_BITS,
     FRICTION_RANGES,
     PANDA_DQ_LIMITS,
@@ -83,9 +83,9 @@ from spatialjax._demo_robot import (  # noqa: E402
     RATE,
     RELATIVE,
     TORQUE_NOISE,
-    enable_compilation_cache,
     panda_model,
 )
+from spatialjax._util import enable_compilation_cache  # noqa: E402
 from spatialjax.identification._report import jsonable  # noqa: E402  (NaN -> null)
 
 DURATION = 20.0

@@ -17,7 +17,9 @@ import numpy as np
 
 #: Floating dtypes JAX arrays can have (``jnp.issubdtype(d, jnp.floating)``), as a set so
 #: the check on every call is one hash lookup instead of an ``issubdtype`` call.
-_FLOATING = frozenset(np.dtype(t) for t in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64))
+FLOATING_DTYPES = frozenset(
+    np.dtype(t) for t in (jnp.float16, jnp.bfloat16, jnp.float32, jnp.float64)
+)
 
 
 def _shape_error(name: str, trailing: tuple, shape: tuple) -> ValueError:
@@ -44,7 +46,7 @@ def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
     """
     if isinstance(x, jax.Array):  # fast path (also tracers): no conversion, same checks
         dtype = x.dtype
-        if dtype in _FLOATING:
+        if dtype in FLOATING_DTYPES:
             shape = x.shape
             k = len(trailing)
             if k and (len(shape) < k or shape[len(shape) - k :] != tuple(trailing)):

@@ -24,8 +24,8 @@ from spatialjax import _cli as cli
 from spatialjax import nearest_consistent
 from spatialjax._cli.check import main
 from spatialjax._inertia import RigidBodyInertia
+from spatialjax._lint import DEFAULT_TOL, VERDICTS, classify
 from spatialjax.io import check_file, read_model
-from spatialjax.io._verdict import DEFAULT_TOL, VERDICTS, classify
 from spatialjax.io._xml import apply_edits, parse_xml
 
 FIX = Path(__file__).parent / "fixtures"

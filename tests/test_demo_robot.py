@@ -9,8 +9,9 @@ import pytest
 from helpers import robots_dir
 
 from spatialjax import _cli as cli
-from spatialjax import _demo_robot as demo
+from spatialjax import _util
 from spatialjax import multibody as mb
+from spatialjax._cli import demo_robot as demo
 
 ROBOTS = robots_dir()
 
@@ -90,10 +91,10 @@ def test_robot_demo_tells_the_story(capsys):
 
 def test_demo_payload_flag_dispatches_to_the_payload_demo(monkeypatch):
     # the payload demo itself is tested in test_identification.py; here only the dispatch
-    from spatialjax import _demo
+    from spatialjax._cli import demo_payload
 
     seen = []
-    monkeypatch.setattr(_demo, "run", lambda args: seen.append(args.payload) or 0)
+    monkeypatch.setattr(demo_payload, "run", lambda args: seen.append(args.payload) or 0)
     monkeypatch.setattr(demo, "run", lambda args: seen.append("robot") or 0)
     assert cli.main(["demo", "--payload", "--bodies", "3"]) == 0
     assert cli.main(["demo"]) == 0
@@ -107,6 +108,6 @@ def test_robot_demo_rejects_bad_duration(capsys):
 
 def test_compilation_cache_opt_out(monkeypatch, tmp_path):
     monkeypatch.setenv("SPATIALJAX_NO_COMPILATION_CACHE", "1")
-    assert demo.enable_compilation_cache(str(tmp_path / "c")) is None
+    assert _util.enable_compilation_cache(str(tmp_path / "c")) is None
     assert not (tmp_path / "c").exists()
     assert jax.config.jax_compilation_cache_dir != str(tmp_path / "c")

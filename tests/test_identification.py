@@ -121,7 +121,7 @@ def test_bad_input_shapes():
 def test_demo_excitation_is_a_rigid_motion_in_gravity(rng):
     # the demo's a is dv/dt and its ω is the body angular velocity of the pose that rotates
     # gravity: in B coordinates a constant world vector obeys dg/dt = g × ω
-    from spatialjax import _demo
+    from spatialjax._cli import demo_payload as _demo
 
     v, a, g = (np.asarray(x) for x in _demo.excitation(rng, 2, 4000, jnp.float64))
     dt = _demo.DURATION / 4000
@@ -136,7 +136,7 @@ def test_demo_runs_and_explains_its_metrics(capsys):
     # 3 payloads x 24 readings: the shapes of _fit_cases, so the compiled fit is shared
     import argparse
 
-    from spatialjax import _demo
+    from spatialjax._cli import demo_payload as _demo
 
     parser = argparse.ArgumentParser()
     _demo.add_arguments(parser)

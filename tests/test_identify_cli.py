@@ -30,7 +30,7 @@ from helpers import robots_dir as _robots_dir
 import spatialjax.multibody as mb
 from spatialjax import _cli as cli
 from spatialjax._cli.identify import FRICTION_KINDS, main
-from spatialjax.io._check import _x64
+from spatialjax._util import x64
 
 pin = pytest.importorskip("pinocchio")
 
@@ -63,7 +63,7 @@ def _simulate(duration=8.0, key=0):
     """A 1 kHz Panda log (arm joints only; the fingers are locked by the command)."""
     from spatialjax import identification as ident
 
-    with _x64():
+    with x64():
         model = mb.Model.from_urdf(_panda(), locked_joints=LOCK, dtype="float64")
         k1, k2, k3 = jax.random.split(jax.random.PRNGKey(key), 3)
         q0 = np.array([0.0, 0.0, 0.0, -1.5, 0.0, 1.8, 0.0])  # inside the Panda's limits
@@ -139,7 +139,7 @@ def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
 
     toy = FIX / "toy_attached.urdf"
     locked = {"j3": 0.3, "j4": 0.05}
-    with _x64():
+    with x64():
         model = mb.Model.from_urdf(toy, locked_joints=locked, dtype="float64")
         k1, k2, k3 = jax.random.split(jax.random.PRNGKey(5), 3)
         t, q, dq, ddq = ident.excitation_trajectory(2, duration=4.0, rate=500.0, key=k1)
@@ -364,7 +364,7 @@ def test_written_urdf_reloads_with_the_identified_bodies(panda_run):
     pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in LOCK], q0)
     got = np.array([pm.inertias[i].toDynamicParameters() for i in range(1, pm.njoints)])
     np.testing.assert_allclose(got, fit, rtol=0, atol=1e-12)
-    with _x64():
+    with x64():
         back = mb.Model.from_urdf(panda_run["out"], locked_joints=LOCK, dtype="float64")
     np.testing.assert_allclose(np.asarray(back.inertia.params), fit, rtol=0, atol=1e-12)
     assert rep["output"]["max_reload_error"] < 1e-12

@@ -24,7 +24,7 @@ import pytest
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._cli.identify import main
-from spatialjax.io._check import _x64
+from spatialjax._util import x64
 
 FIX = Path(__file__).parent / "fixtures"
 TIAGO = FIX / "tiago"
@@ -99,7 +99,7 @@ def test_strict_prior_refuses_at_stage_3_naming_the_link(tmp_path, capsys):
 def toy_csv(tmp_path_factory):
     """A 2-joint arm log (j3, j4 of the URDF locked by the command), 1 kHz, and a second log."""
     d = tmp_path_factory.mktemp("toy")
-    with _x64():
+    with x64():
         model = mb.Model.from_urdf(TOY, locked_joints={"j3": 0.0, "j4": 0.0}, dtype="float64")
         keys = jax.random.split(jax.random.PRNGKey(21), 6)
         true = ident.perturb_inertia(model.inertia, 0.2, keys[0])

@@ -19,6 +19,7 @@ from helpers import REPORT_COMMAND_KEYS, report_schema_in_the_guide
 
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
+from spatialjax._util import x64
 from spatialjax.identification._pipeline.channels import channel_stage
 from spatialjax.identification._pipeline.filtering import filter_stage
 from spatialjax.identification._pipeline.least_squares import (
@@ -33,7 +34,6 @@ from spatialjax.identification._positions import check_positions, encoder_step
 from spatialjax.identification._prior import REPAIR_FLOOR
 from spatialjax.identification._report import schema
 from spatialjax.identification._robot_fit import PRIOR_SPREAD
-from spatialjax.io._check import _x64
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"
@@ -49,7 +49,7 @@ DEFAULTS = dict(
 @pytest.fixture(scope="module")
 def toy():
     """The toy arm (j1 vertical, j2 horizontal; limits ±3 rad, 2 rad/s) and a noiseless 4 s log."""
-    with _x64():
+    with x64():
         model = mb.Model.from_urdf(FIX / "toy_attached.urdf", locked_joints=TOY_LOCK,
                                    dtype="float64")  # fmt: skip
         k1, k2, k3 = jax.random.split(jax.random.PRNGKey(3), 3)
@@ -103,7 +103,7 @@ def test_sampling_filter_regressor_and_least_squares_stages_on_a_noiseless_log(t
     """Without noise or friction, the regressor of the true bodies gives the logged torques."""
     model, log, true = toy
     opts = _opts(model, log, friction=())
-    with _x64():
+    with x64():
         prior = prior_stage(model, opts)
         sampled = sampling_stage(model, log, (), opts)
         filtered = filter_stage(sampled.logs, lowpass=None, decimate=1, holdout=0.25)
@@ -123,7 +123,7 @@ def test_sampling_filter_regressor_and_least_squares_stages_on_a_noiseless_log(t
     assert channels.used.all() and channels.warnings == ()
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
                          channels)  # fmt: skip
-    with _x64():
+    with x64():
         ls = least_squares_stage(data, prior, sample_weighting="independent", lowpass=None,
                                  rate=1000.0)  # fmt: skip
     np.testing.assert_allclose(data.Y @ ls.params.reshape(-1), data.tau, rtol=0, atol=1e-4)
@@ -133,7 +133,7 @@ def test_sampling_filter_regressor_and_least_squares_stages_on_a_noiseless_log(t
 def test_channel_stage_flags_a_flipped_channel(toy):
     model, log, _ = toy
     opts = _opts(model, log, friction=())
-    with _x64():
+    with x64():
         prior = prior_stage(model, opts)
         filtered = filter_stage((log,), lowpass=None, decimate=1, holdout=0.0)
         regs = regressor_stage(model, filtered, opts)
@@ -226,7 +226,7 @@ def test_continuous_joints_are_not_checked(tmp_path):
         '<inertia ixx="0.01" ixy="0" ixz="0" iyy="0.01" iyz="0" izz="0.01"/></inertial></link>'
         "</robot>"
     )
-    with _x64():
+    with x64():
         model = mb.Model.from_urdf(urdf, dtype="float64")
     t = np.arange(2000) / 1000.0
     log = ident.RobotLog(t=t, q=(20.0 * t)[:, None], tau=np.sin(t)[:, None])  # 40 rad, 6 turns

@@ -19,8 +19,8 @@ from helpers import check_report_against_the_guide
 
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
+from spatialjax._util import x64
 from spatialjax.identification._channels import check_channels, resolution
-from spatialjax.io._check import _x64
 
 # ------------------------------------------------------------------ correlation_time
 
@@ -175,7 +175,7 @@ TOY_URDF = FIX / "toy_attached.urdf"
 @pytest.fixture(scope="module")
 def toy():
     """The toy 2-joint arm, a simulated 1 kHz log with friction and noise, and its truth."""
-    with _x64():
+    with x64():
         model = mb.Model.from_urdf(TOY_URDF, locked_joints=TOY_LOCK, dtype="float64")
         k1, k2, k3 = jax.random.split(jax.random.PRNGKey(7), 3)
         t, q, dq, ddq = ident.excitation_trajectory(2, duration=8.0, rate=1000.0, key=k1)
@@ -190,7 +190,7 @@ def toy():
 
 def _run(model, log, **kw):
     kw.setdefault("lowpass", 20.0)
-    with _x64():
+    with x64():
         return ident.identify_robot(model, log, **kw)
 
 
@@ -232,7 +232,7 @@ def test_result_writes_the_fitted_urdf(toy, tmp_path):
     out = tmp_path / "fitted.urdf"
     rep = res.write(out, source=TOY_URDF)
     assert rep["output"] == str(out) and rep["max_reload_error"] < 1e-12
-    with _x64():
+    with x64():
         back = mb.Model.from_urdf(out, locked_joints=TOY_LOCK, dtype="float64")
     np.testing.assert_allclose(np.asarray(back.inertia.params), res.params["fit"], rtol=1e-12,
                                atol=1e-12)  # fmt: skip
@@ -266,7 +266,7 @@ def test_independent_weighting_is_fit_torques_default(toy):
     """``sample_weighting="independent"`` gives fit_torques' own default weights 1/σ̂²."""
     model, log, _ = toy
     res = _run(model, log, sample_weighting="independent", holdout=0.0)
-    with _x64():
+    with x64():
         p = ident.prepare_log(log, lowpass=20.0)
         Y = np.asarray(mb.joint_torque_regressor(model, p.q, p.dq, p.ddq))
         F = np.asarray(mb.FrictionModel().regressor(model, p.dq))
@@ -337,7 +337,7 @@ def test_free_bodies_only(toy):
 
 def test_validation_logs(toy):
     model, log, true = toy
-    with _x64():
+    with x64():
         t, q, dq, ddq = ident.excitation_trajectory(2, duration=4.0, rate=1000.0,
                                                     key=jax.random.PRNGKey(11))  # fmt: skip
         fr = np.array([[0.1, 0.05, 0.0], [0.05, 0.02, 0.01]])

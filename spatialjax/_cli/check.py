@@ -1,7 +1,7 @@
 """``spatialjax check FILE...``: lint the inertials of URDF / SDFormat / MJCF files.
 
 One row per link (name, line, mass, CoM, principal moments about the CoM,
-the margins and the verdict of :mod:`spatialjax.io._verdict`), then one
+the margins and the verdict of ``spatialjax._lint.verdict``), then one
 summary line counting the links per verdict. ``--quiet`` prints only the
 problems, what was written and the summary.
 
@@ -27,11 +27,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ..io._verdict import DEFAULT_LENGTH_SCALE, DEFAULT_TOL, VERDICTS
-
-
-class UsageError(Exception):
-    """A bad combination of arguments (exit status 2, message on stderr)."""
+from .._lint import DEFAULT_LENGTH_SCALE, DEFAULT_TOL, VERDICTS
+from ..identification._report import number_text, vector_text
+from ._args import UsageError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -134,14 +132,6 @@ def plan_fix_targets(files: list[str], out: str) -> tuple[dict[str, Path], Path 
 
 
 # --------------------------------------------------------------------------- printing
-def _g(x) -> str:
-    return f"{float(x):.4g}"
-
-
-def _vec(v) -> str:
-    return "[" + ", ".join(_g(x) for x in v) + "]"
-
-
 def _print_report(rep: dict, quiet: bool, out) -> None:
     n_bad = rep["n_invalid"]
     if quiet and n_bad == 0 and rep.get("fix") is None:
@@ -158,16 +148,16 @@ def _print_report(rep: dict, quiet: bool, out) -> None:
         mg = link["margins"]
         verdict = link["text"]
         if not link["valid"]:
-            verdict += f" (tol {_g(mg['tolerance'])})"
+            verdict += f" (tol {number_text(mg['tolerance'])})"
         rows.append(
             (
                 link["name"],
                 str(link["line"] or ""),
-                _g(link["mass"]),
-                _vec(link["com"]),
-                _vec(link["principal_moments"]),
-                _g(mg["min_eig_inertia_com"]),
-                _g(mg["triangle_margin"]),
+                number_text(link["mass"]),
+                vector_text(link["com"]),
+                vector_text(link["principal_moments"]),
+                number_text(mg["min_eig_inertia_com"]),
+                number_text(mg["triangle_margin"]),
                 ("INVALID: " if not link["valid"] else "") + verdict,
             )
         )
@@ -207,10 +197,11 @@ def _print_fix(fix: dict, out) -> None:
     for e in fix["links"]:
         m0, m1 = e["mass"]
         print(
-            f"    {e['name']}: mass {_g(m0)} -> {_g(m1)}, CoM moved {_g(e['com_moved'])}, "
-            f"|ΔI_c|_F {_g(e['inertia_com_moved'])} "
-            f"({_g(100 * e['inertia_com_moved_relative'])}%), "
-            f"|ΔJ|_F {_g(e['pseudo_inertia_moved'])}; now {e['verdict_after']}",
+            f"    {e['name']}: mass {number_text(m0)} -> {number_text(m1)}, "
+            f"CoM moved {number_text(e['com_moved'])}, "
+            f"|ΔI_c|_F {number_text(e['inertia_com_moved'])} "
+            f"({number_text(100 * e['inertia_com_moved_relative'])}%), "
+            f"|ΔJ|_F {number_text(e['pseudo_inertia_moved'])}; now {e['verdict_after']}",
             file=out,
         )
         if m0 <= 0:
@@ -262,7 +253,8 @@ def summary_line(reports: list[dict], n_files: int, n_errors: int) -> str:
 # ------------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
     """Check ``args.files``; print the reports; return the exit status (see module docstring)."""
-    from ..io._check import _x64, check_file
+    from .._lint import check_file
+    from .._util import x64
     from ..io._common import ModelFileError
 
     targets: dict[str, Path] = {}
@@ -275,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax check: error: {e}", file=sys.stderr)
         return 2
     reports, errors = [], []
-    with _x64():
+    with x64():
         for f in args.files:
             try:
                 reports.append(

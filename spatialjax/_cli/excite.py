@@ -44,35 +44,12 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import _util
 from ..identification._report import jsonable
-from .identify import (
-    InputError,
-    UsageError,
-    _lock,
-    _number,
-    _positive,
-    _put,
-    _same,
-    _tmp_beside,
-)
+from . import _args
+from ._args import InputError, UsageError
 
 __all__ = ["add_arguments", "run"]
-
-
-def _count(option: str, low: int):
-    def parse(text: str) -> int:
-        try:
-            k = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected an integer >= {low}, got {text!r}"
-            ) from None
-        if k < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}, got {text!r}")
-        return k
-
-    parse.__name__ = option
-    return parse
 
 
 def _margin(text: str) -> float:
@@ -90,7 +67,7 @@ _margin.__name__ = "--margin"
 
 def _duration(text: str) -> float:
     """A finite number (its sign is checked by ``design_excitation``, naming ``--duration``)."""
-    return _number(text, "--duration")
+    return _args.number(text, "--duration")
 
 
 _duration.__name__ = "--duration"
@@ -105,9 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL", help="the robot (URDF with <limit> elements)")
     parser.add_argument("--duration", metavar="S", type=_duration, required=True,
                         help="length of the trajectory in s (> 0)")  # fmt: skip
-    parser.add_argument("--harmonics", metavar="H", type=_count("--harmonics", 1), default=5,
+    parser.add_argument("--harmonics", metavar="H", type=_args.count("--harmonics", 1), default=5,
                         help="harmonics of the Fourier series (default %(default)s)")  # fmt: skip
-    parser.add_argument("--base-frequency", metavar="HZ", type=_positive("--base-frequency"),
+    parser.add_argument("--base-frequency", metavar="HZ", type=_args.positive("--base-frequency"),
                         default=0.1, help="base frequency in Hz (default %(default)s)")  # fmt: skip
     parser.add_argument(
         "--criterion",
@@ -117,15 +94,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "alone, D-optimal -log det or A-optimal log trace of the inverse information (default "
         "%(default)s)",
     )
-    parser.add_argument("--starts", metavar="N", type=_count("--starts", 1), default=64,
+    parser.add_argument("--starts", metavar="N", type=_args.count("--starts", 1), default=64,
                         help="random starts optimised at once (default %(default)s)")  # fmt: skip
-    parser.add_argument("--steps", metavar="K", type=_count("--steps", 0), default=400,
+    parser.add_argument("--steps", metavar="K", type=_args.count("--steps", 0), default=400,
                         help="optimiser steps (default %(default)s)")  # fmt: skip
-    parser.add_argument("--rate", metavar="HZ", type=_positive("--rate"), default=1000.0,
+    parser.add_argument("--rate", metavar="HZ", type=_args.positive("--rate"), default=1000.0,
                         help="sampling rate of the CSV (default %(default)s)")  # fmt: skip
-    parser.add_argument("--grid-rate", metavar="HZ", type=_positive("--grid-rate"), default=10.0,
-                        help="sampling rate of the criterion while optimising (default "
-                        "%(default)s)")  # fmt: skip
+    parser.add_argument("--grid-rate", metavar="HZ", type=_args.positive("--grid-rate"),
+                        default=10.0, help="sampling rate of the criterion while optimising "
+                        "(default %(default)s)")  # fmt: skip
     parser.add_argument(
         "--margin",
         metavar="F",
@@ -133,17 +110,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=0.9,
         help="fraction of every limit that may be used (default %(default)s)",
     )
-    parser.add_argument("--acceleration-limit", metavar="RAD_S2", type=_positive(
+    parser.add_argument("--acceleration-limit", metavar="RAD_S2", type=_args.positive(
         "--acceleration-limit"), help="one acceleration limit for every joint (default: none "
         "beyond the one the velocity limit implies)")  # fmt: skip
     parser.add_argument("--torque-limits", action="store_true",
                         help="also keep |tau| (RNEA, model inertias) within margin * the URDF "
                         "effort limits")  # fmt: skip
-    parser.add_argument("--lock", metavar="NAME=VALUE", action="append", type=_lock, default=[],
-                        help="lock joint NAME at VALUE (rad or m) and merge it into its parent "
-                        "body (repeatable); <mimic> joints and their leaders are locked at 0 "
-                        "unless given here")  # fmt: skip
-    parser.add_argument("--seed", metavar="K", type=_count("--seed", 0), default=0,
+    parser.add_argument("--lock", metavar="NAME=VALUE", action="append", type=_args.lock,
+                        default=[], help="lock joint NAME at VALUE (rad or m) and merge it "
+                        "into its parent body (repeatable); <mimic> joints and their leaders are "
+                        "locked at 0 unless given here")  # fmt: skip
+    parser.add_argument("--seed", metavar="K", type=_args.count("--seed", 0), default=0,
                         help="random seed of the starts (default %(default)s)")  # fmt: skip
     parser.add_argument("--out", metavar="TRAJ.csv", required=True, help="the trajectory (CSV)")
     parser.add_argument("--report", metavar="REPORT.json", help="write the report as JSON")
@@ -158,23 +135,9 @@ def _check(args) -> str:
         raise UsageError(f"MODEL {args.model}: no such file")
     if not args.duration > 0:
         raise UsageError(f"--duration {args.duration:g}: expected a length in s > 0")
-    names = [n for n, _ in args.lock]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise UsageError(f"--lock: joint {dup[0]!r} is given twice")
-    for opt, p in (("--out", args.out), ("--report", args.report)):
-        if p is None:
-            continue
-        if _same(p, args.model):
-            raise UsageError(f"{opt} {p}: that is the MODEL file; choose another path")
-        if Path(p).is_dir():
-            raise UsageError(f"{opt} {p}: is a folder; give a file name")
-        if Path(p).exists() and not args.force:
-            raise UsageError(f"{opt} {p}: the file exists; pass --force to replace it")
-        if not Path(p).parent.is_dir():
-            raise UsageError(f"{opt} {p}: the folder {Path(p).parent} does not exist")
-    if args.report is not None and _same(args.out, args.report):
-        raise UsageError(f"--out and --report name the same file {args.out}")
+    _args.no_repeats(args.lock, "--lock")
+    outputs = {"--out": args.out, "--report": args.report}
+    _args.check_outputs(outputs, {"MODEL": args.model}, args.force)
     try:
         fmt = detect_format(args.model)
     except ModelFileError as e:
@@ -309,16 +272,16 @@ def _write(args, d, report) -> None:
     data = np.column_stack([d.t, d.q, d.dq, d.ddq])
     tmps = []
     try:
-        tmp = _tmp_beside(Path(args.out))
+        tmp = _util.temp_beside(args.out, "identify")
         tmps.append((tmp, Path(args.out)))
         np.savetxt(tmp, data, delimiter=",", header=header, comments="", fmt="%.17g")
         if args.report is not None:
-            tmp = _tmp_beside(Path(args.report))
+            tmp = _util.temp_beside(args.report, "identify")
             tmps.append((tmp, Path(args.report)))
             tmp.write_text(json.dumps(jsonable(report), indent=1, allow_nan=False) + "\n",
                            encoding="utf-8")  # fmt: skip
         for tmp, path in tmps:
-            _put(tmp, path)
+            _util.replace_keeping_mode(tmp, path)
     finally:
         for tmp, _ in tmps:
             tmp.unlink(missing_ok=True)
@@ -326,14 +289,14 @@ def _write(args, d, report) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Design, write, print the summary; returns the exit status (module docstring)."""
-    from ..io._check import _x64
+    from .._util import x64
 
     def say(line: str) -> None:
         print(line, flush=True)
 
     try:
         _check(args)
-        with _x64():
+        with x64():
             model, locked, d = _design(args, say)
             report = _report(args, model, locked, d)
             _write(args, d, report)

@@ -62,66 +62,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .. import _util
 from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification._pipeline import STAGES as _STAGES
 from ..identification._report import jsonable, number_text
 from ..multibody.friction import FRICTION_KINDS, FrictionModel
-
-
-class UsageError(Exception):
-    """A bad option or option combination (exit status 2, message on stderr)."""
-
-
-class InputError(Exception):
-    """A model, log or output that cannot be used (exit status 2, message on stderr)."""
+from . import _args
+from ._args import InputError, UsageError
 
 
 # ------------------------------------------------------------------------- option types
-def _number(text: str, option: str) -> float:
-    try:
-        x = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return x
-
-
-def _positive(option: str):
-    def parse(text: str) -> float:
-        x = _number(text, option)
-        if not x > 0:
-            raise argparse.ArgumentTypeError(f"expected a number > 0, got {text!r}")
-        return x
-
-    parse.__name__ = option
-    return parse
-
-
 def _holdout(text: str) -> float:
-    x = _number(text, "--holdout")
+    x = _args.number(text, "--holdout")
     if not 0 <= x < 1:
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
     return x
-
-
-def _decimate(text: str) -> int:
-    try:
-        k = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}") from None
-    if k < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
-    return k
 
 
 def _friction(text: str) -> tuple[str, ...]:
@@ -131,38 +92,16 @@ def _friction(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _name_number(text: str, value: str, unit: str = "") -> tuple[str, float]:
-    """``NAME=<value>`` with a finite number: ``(name, number)``."""
-    name, sep, number = text.partition("=")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME={value}{unit}, got {text!r}")
-    try:
-        x = float(number)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected NAME={value} with a number {value}, got {text!r}"
-        ) from None
-    if not math.isfinite(x):
-        raise argparse.ArgumentTypeError(f"expected a finite {value}, got {text!r}")
-    return name.strip(), x
-
-
-def _scale(text: str) -> tuple[str, float]:
-    name, k = _name_number(text, "K")
+def _torque_scale(text: str) -> tuple[str, float]:
+    name, k = _args.name_number(text, "K")
     if k == 0:
         raise argparse.ArgumentTypeError(f"expected a finite, non-zero K, got {text!r}")
     return name, k
 
 
-def _lock(text: str) -> tuple[str, float]:
-    return _name_number(text, "VALUE", " (rad or m)")
-
-
-_lock.__name__ = "--lock"
 _holdout.__name__ = "--holdout"
-_decimate.__name__ = "--decimate"
 _friction.__name__ = "--friction"
-_scale.__name__ = "--torque-scale"
+_torque_scale.__name__ = "--torque-scale"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -182,7 +121,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--lock",
         metavar="NAME=VALUE",
         action="append",
-        type=_lock,
+        type=_args.lock,
         default=[],
         help="lock joint NAME at VALUE (rad or m) and merge it into its parent body; model "
         "joints missing from the log are locked at 0 unless given here (repeatable)",
@@ -190,14 +129,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--lowpass",
         metavar="HZ",
-        type=_positive("--lowpass"),
+        type=_args.positive("--lowpass"),
         help="zero-phase Butterworth low-pass cut-off applied to q, dq and tau before "
         "differentiating (default: no filter)",
     )
     parser.add_argument(
         "--decimate",
         metavar="K",
-        type=_decimate,
+        type=_args.count("--decimate", 1),
         default=1,
         help="keep every K-th sample after filtering (default %(default)s)",
     )
@@ -219,7 +158,7 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gamma",
         metavar="G",
-        type=_positive("--gamma"),
+        type=_args.positive("--gamma"),
         help="weight of the log-det divergence to the model's bodies (default: fit_torques' "
         "rule, 2/s^2 = 8 for a prior spread s = 0.5, with the data weighted as --weighting "
         "says; the value used is printed and reported)",
@@ -258,7 +197,7 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
         "--torque-scale",
         metavar="NAME=K",
         action="append",
-        type=_scale,
+        type=_torque_scale,
         default=[],
         help="multiply joint NAME's torques by K before fitting (units, gear ratio; a "
         "negative K flips the sign; repeatable)",
@@ -284,14 +223,14 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--rate",
         metavar="HZ",
-        type=_positive("--rate"),
+        type=_args.positive("--rate"),
         help="resample the log onto a uniform grid at HZ (default: the median interval's rate, "
         "and only when the sampling is irregular)",
     )
     parser.add_argument(
         "--max-gap",
         metavar="S",
-        type=_positive("--max-gap"),
+        type=_args.positive("--max-gap"),
         help="the longest interval between two samples accepted, in s (default: 10 median "
         "intervals)",
     )
@@ -330,14 +269,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ----------------------------------------------------------------------------- planning
-def _same(a, b) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
-
-
-def check_options(args: argparse.Namespace) -> dict[str, str]:
+def check_paths(args: argparse.Namespace) -> dict[str, str]:
     """Checks that need no file content: inputs exist, outputs may be written.
 
     Returns:
@@ -355,26 +287,12 @@ def check_options(args: argparse.Namespace) -> dict[str, str]:
     for p in args.validate or ():
         if not Path(p).is_file():
             raise UsageError(f"--validate {p}: no such file")
-    names = [name for name, _ in args.lock]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise UsageError(f"--lock: joint {dup[0]!r} is given twice")
-    outs = [("--out", args.out), ("--report", args.report)]
-    for opt, p in outs:
-        if p is None:
-            continue
-        for what, inp in (("MODEL", args.model), ("LOG", args.log)):
-            if _same(p, inp):
-                raise UsageError(f"{opt} {p}: that is the {what} file; choose another path")
-        if Path(p).is_dir():
-            raise UsageError(f"{opt} {p}: is a folder; give a file name")
-        if Path(p).exists() and not args.force:
-            raise UsageError(f"{opt} {p}: the file exists; pass --force to replace it")
-        parent = Path(p).parent
-        if not parent.is_dir():
-            raise UsageError(f"{opt} {p}: the folder {parent} does not exist")
-    if args.out is not None and args.report is not None and _same(args.out, args.report):
-        raise UsageError(f"--out and --report name the same file {args.out}")
+    _args.no_repeats(args.lock, "--lock")
+    _args.check_outputs(
+        {"--out": args.out, "--report": args.report},
+        {"MODEL": args.model, "LOG": args.log},
+        args.force,
+    )
     try:
         fmt = detect_format(args.model)
     except ModelFileError as e:
@@ -540,7 +458,7 @@ def _cache_after_filter(args, report):
     def progress(stage, text, lines=()):
         report(stage, text, lines)
         if stage == "filter" and not args.no_cache:
-            from .._demo_robot import enable_compilation_cache
+            from .._util import enable_compilation_cache
 
             try:
                 enable_compilation_cache(args.cache_dir)
@@ -678,19 +596,6 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
 
 
 # ------------------------------------------------------------------------------- output
-def _tmp_beside(path: Path) -> Path:
-    path = Path(os.path.realpath(path))
-    return path.with_name(f".{path.name}.spatialjax-identify.tmp")
-
-
-def _put(tmp: Path, path: Path) -> None:
-    """Rename ``tmp`` over ``path`` (its target, for a link), keeping an old file's mode."""
-    path = Path(os.path.realpath(path))
-    if path.exists():
-        shutil.copymode(path, tmp)
-    os.replace(tmp, path)
-
-
 def _write_outputs(args, result, progress: _Progress) -> None:
     """Write ``--out`` and ``--report``: both to temporary files first, then renamed.
 
@@ -700,18 +605,18 @@ def _write_outputs(args, result, progress: _Progress) -> None:
     tmps: list[tuple[Path, Path]] = []
     try:
         if args.out is not None:
-            tmp = _tmp_beside(Path(args.out))
+            tmp = _util.temp_beside(args.out, "identify")
             tmps.append((tmp, Path(args.out)))
             rep = result.write(tmp, source=args.model, overwrite=True)
             rep["output"] = str(args.out)
             report["output"] = rep
         if args.report is not None:
             text = json.dumps(jsonable(report), indent=1, allow_nan=False) + "\n"
-            tmp = _tmp_beside(Path(args.report))
+            tmp = _util.temp_beside(args.report, "identify")
             tmps.append((tmp, Path(args.report)))
             tmp.write_text(text, encoding="utf-8")
         for tmp, path in tmps:
-            _put(tmp, path)
+            _util.replace_keeping_mode(tmp, path)
     finally:
         for tmp, _ in tmps:
             tmp.unlink(missing_ok=True)
@@ -726,17 +631,17 @@ def _write_outputs(args, result, progress: _Progress) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Identify; print progress and the table; return the exit status (module docstring)."""
+    from .._util import x64
     from ..io import ModelFileError
-    from ..io._check import _x64
 
     try:
-        plan = check_options(args)
+        plan = check_paths(args)
     except (UsageError, InputError) as e:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
     progress = _Progress(sys.stdout)
     try:
-        with _x64():
+        with x64():
             result = identify(args, plan["format"], progress)
             _write_outputs(args, result, progress)
     except (UsageError, InputError, ModelFileError) as e:

@@ -101,8 +101,8 @@ def body_metrics(P, P0=None) -> dict:
       ``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``,
       ``geodesic`` (k,).
     """
-    from ..io._check import _x64
-    from ..io._verdict import bucket
+    from .._util import bucket
+    from .._util import x64 as _x64
 
     P = np.asarray(P, np.float64).reshape(-1, 10)
     P0 = P if P0 is None else np.asarray(P0, np.float64).reshape(-1, 10)
@@ -275,7 +275,7 @@ def write_identified_urdf(src_path, model, inertia, out_path, *, overwrite: bool
       FileExistsError: ``out_path`` exists and ``overwrite`` is false.
       spatialjax.io.ModelFileError: ``src_path`` is malformed.
     """
-    from ..io._check import _write_atomic
+    from .._util import write_atomic as _write_atomic
     from ..io._xml import apply_edits, insert_child_edit, parse_xml
     from ..multibody._build import link_params
 

@@ -22,6 +22,11 @@ and the URDF write-back edit the file through them);
 ``spatialjax.multibody.Model.from_urdf`` / ``from_sdf`` / ``from_mjcf`` build
 a model from the same reader's tree.
 
+Judging the inertials read is the linter's work (``spatialjax check``):
+[check_file][spatialjax.io.check_file], [classify][spatialjax.io.classify],
+[Verdict][spatialjax.io.Verdict] and [VERDICTS][spatialjax.io.VERDICTS] live
+in their own private package (``spatialjax/_lint/``) and are re-exported here.
+
 Malformed files (not XML, a missing ``<mass>``, a non-numeric, non-finite or
 wrongly sized value, an unknown angle unit or rotation format) raise
 :class:`ModelFileError`, a ``ValueError`` naming the file, the line, the link
@@ -34,10 +39,9 @@ and fix them; pass ``strict=True`` to reject negative masses and negative
 moments of inertia at read time.
 """
 
-from ._check import check_file
+from .._lint import VERDICTS, Verdict, check_file, classify
 from ._common import LinkInertial, ModelFileError, ModelInertials
 from ._load import detect_format, inertia_of, load_inertials, load_sdf_added_mass, read_model
-from ._verdict import VERDICTS, Verdict, classify
 
 __all__ = [
     "VERDICTS",

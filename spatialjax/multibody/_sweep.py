@@ -49,7 +49,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import _FLOATING, is_concrete
+from .._checks import FLOATING_DTYPES as _FLOATING
+from .._checks import is_concrete
 from ._batchlast import (
     _crm,
     _force_to_parent,

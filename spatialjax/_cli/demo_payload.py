@@ -1,7 +1,7 @@
 """``spatialjax demo --payload``: identify a robot's payload from wrist force/torque readings.
 
 The payload demo (``spatialjax demo`` runs the whole-robot demo of
-:mod:`spatialjax._demo_robot`; ``spatialjax.demo --payload`` runs this one). A
+``demo_robot.py`` beside this module; ``spatialjax demo --payload`` runs this one). A
 1.6 kg gripper-like tool (a flange, a housing and two fingers built from
 uniform shapes and joined with ``+`` in the sensor frame B) is moved by a
 robot wrist through large, smooth reorientations and translations *in
@@ -30,6 +30,8 @@ import sys
 import time
 
 import numpy as np
+
+from .demo import done, stage
 
 G = 9.81  # m/s², along −z of the world frame
 # Per-reading noise standard deviations of a six-axis wrist F/T sensor of the ATI Mini45
@@ -88,17 +90,6 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--float32", action="store_true", help="payload: run in float32 (default float64)"
     )
-
-
-def _progress(msg: str) -> float:
-    print(f"  ... {msg}", end="", flush=True)
-    return time.perf_counter()
-
-
-def _done(t0: float) -> float:
-    dt = time.perf_counter() - t0
-    print(f" {dt:.2f} s", flush=True)
-    return dt
 
 
 def make_payloads(rng, n, dtype):
@@ -225,34 +216,26 @@ def _row(name, body, truth, seconds, sj):
     )
 
 
-def run(args) -> int:
+def _bad_options(args) -> str | None:
+    """The message for options out of range (exit status 2), or None."""
     if args.bodies < 1 or args.samples < 20:
-        print("spatialjax demo: --bodies must be >= 1 and --samples >= 20", file=sys.stderr)
-        return 2
+        return "spatialjax demo: --bodies must be >= 1 and --samples >= 20"
     if not np.isfinite(args.noise) or args.noise < 0:
-        print(f"spatialjax demo: --noise must be >= 0, got {args.noise}", file=sys.stderr)
-        return 2
-    t_start = time.perf_counter()
-    import jax
+        return f"spatialjax demo: --noise must be >= 0, got {args.noise}"
+    return None
 
-    if not args.float32:
-        jax.config.update("jax_enable_x64", True)
+
+def _simulate(rng, args, sigma, dtype):
+    """``(truth, Y, f, w)``: the payloads, the regressor, noisy wrench readings, their weights.
+
+    Prints the signal: RMS wrench (gravity included) and its dynamic part, and
+    the signal-to-noise ratio per axis.
+    """
     import jax.numpy as jnp
 
-    import spatialjax as sj
-    from spatialjax.identification import FitStatus, body_regressor, fit
+    from spatialjax.identification import body_regressor
 
-    dtype = jnp.float32 if args.float32 else jnp.float64
-    rng = np.random.default_rng(args.seed)
     n = args.bodies
-    sigma = args.noise * SIGMA
-    print(
-        f"spatialjax demo on {jax.devices()[0]} ({jnp.dtype(dtype).name}): {n} payload"
-        f"{'s' if n > 1 else ''} on a robot wrist in gravity, {args.samples} readings over "
-        f"{DURATION:g} s each;\n  sensor noise (ATI Mini45 class) x {args.noise:g}: "
-        f"{sigma[3]:g} N on forces, {sigma[0]:g} N·m on torques (standard deviation per reading)"
-    )
-
     truth = make_payloads(rng, n, dtype)
     v, a, g = excitation(rng, n, args.samples, dtype)
     Y = body_regressor(v, a, gravity=g)  # (n, samples, 6, 10): Y @ π = sensor wrench [n; f]
@@ -273,96 +256,147 @@ def run(args) -> int:
         f"{snr[3:].min():.0f}-{snr[3:].max():.0f} (forces), {snr[:3].min():.0f}-{snr[:3].max():.0f}"
         " (torques)"
     )
+    return truth, Y, f, w
 
-    t0 = _progress("weighted least squares (NumPy normal equations)")
+
+def _identify(Y, f, w, args, dtype):
+    """``(ls, res, t_ls, t_fit)``: least squares and ``fit`` (compiled, then timed), timed."""
+    import jax
+    import jax.numpy as jnp
+
+    import spatialjax as sj
+    from spatialjax.identification import fit
+
+    t0 = stage("weighted least squares (NumPy normal equations)")
     pi_ls = weighted_least_squares(Y, f, w)
-    t_ls = _done(t0) / n
+    t_ls = done(t0) / args.bodies
     ls = sj.RigidBodyInertia(jnp.asarray(pi_ls, dtype))
 
-    t0 = _progress(f"fit (solver={args.method}), first call: compiles, then runs")
+    t0 = stage(f"fit (solver={args.method}), first call: compiles, then runs")
     jax.block_until_ready(fit(Y, f, weights=w, solver=args.method))
-    _done(t0)
-    t0 = _progress("fit, second call (compiled)")
+    done(t0)
+    t0 = stage("fit, second call (compiled)")
     res = jax.block_until_ready(fit(Y, f, weights=w, solver=args.method))
-    t_fit = _done(t0)
+    t_fit = done(t0)
+    return ls, res, t_ls, t_fit
 
-    chi2 = np.asarray(res.residual) / (6 * args.samples)
-    if n == 1:
-        print()
+
+def _print_one(truth, ls, res, t_ls, t_fit, chi2, method) -> None:
+    """One payload: the table of truth, least squares and fit, the metrics and the verdict."""
+    import spatialjax as sj
+    from spatialjax.identification import FitStatus
+
+    print()
+    print(
+        f"  {'':<20} {'mass kg':>7}  {'CoM mm':^26}  {'principal moments g m^2':^25}  "
+        f"{'consistent':<18} {'geodesic':>9}  {'time ms':>8}"
+    )
+    _row("truth", truth[0], truth[0], None, sj)
+    _row("least squares", ls[0], truth[0], t_ls, sj)
+    _row(f"fit ({method})", res.inertia[0], truth[0], t_fit, sj)
+    print()
+    print(METRICS)
+    status = int(res.status[0])
+    print(
+        f"\n  fit: {FitStatus.describe(status)} after {int(res.iterations[0])} iterations.\n"
+        f"    residual / (6 N) = {chi2[0]:.3f}: the weighted residual per reading and axis, "
+        "in units of the noise variance;\n"
+        "      about 1 when the model explains the data down to the sensor noise.\n"
+        f"    condition number {float(res.condition_number[0]):.3g}: how unevenly the "
+        "trajectory excites the 10 parameters (sigma_max / sigma_min of\n"
+        "      the whitened regressor); 1 is ideal, large values mean some parameter "
+        "combinations are poorly determined."
+    )
+    if bool(sj.physical_consistency(ls[0]).fully_consistent):
         print(
-            f"  {'':<20} {'mass kg':>7}  {'CoM mm':^26}  {'principal moments g m^2':^25}  "
-            f"{'consistent':<18} {'geodesic':>9}  {'time ms':>8}"
+            "\n  Why least squares and fit give the same body here: least squares is already "
+            "physically consistent,\n  and fit's default prior is the least-squares body, "
+            "where its small regulariser is minimal, so\n  the optimum does not move. With a "
+            "real sensor and a well-excited 1.6 kg tool this is the usual case;\n  fit "
+            "differs where least squares is not a body: short or poor excitation, more "
+            "noise, lighter\n  payloads (try --samples 200 --noise 3 --bodies 200)."
         )
-        _row("truth", truth[0], truth[0], None, sj)
-        _row("least squares", ls[0], truth[0], t_ls, sj)
-        _row(f"fit ({args.method})", res.inertia[0], truth[0], t_fit, sj)
-        print()
-        print(METRICS)
-        status = int(res.status[0])
-        print(
-            f"\n  fit: {FitStatus.describe(status)} after {int(res.iterations[0])} iterations.\n"
-            f"    residual / (6 N) = {chi2[0]:.3f}: the weighted residual per reading and axis, "
-            "in units of the noise variance;\n"
-            "      about 1 when the model explains the data down to the sensor noise.\n"
-            f"    condition number {float(res.condition_number[0]):.3g}: how unevenly the "
-            "trajectory excites the 10 parameters (sigma_max / sigma_min of\n"
-            "      the whitened regressor); 1 is ideal, large values mean some parameter "
-            "combinations are poorly determined."
-        )
-        if bool(sj.physical_consistency(ls[0]).fully_consistent):
-            print(
-                "\n  Why least squares and fit give the same body here: least squares is already "
-                "physically consistent,\n  and fit's default prior is the least-squares body, "
-                "where its small regulariser is minimal, so\n  the optimum does not move. With a "
-                "real sensor and a well-excited 1.6 kg tool this is the usual case;\n  fit "
-                "differs where least squares is not a body: short or poor excitation, more "
-                "noise, lighter\n  payloads (try --samples 200 --noise 3 --bodies 200)."
-            )
-        else:
-            print(
-                "\n  Least squares and fit agree on mass and CoM: gravity makes them the best "
-                "determined parameters\n  (the weight is far above the force noise). They "
-                "differ in the rotational inertia, seen only\n  through small dynamic torques: "
-                "the least-squares one is no body, fit's is the closest consistent\n  optimum."
-            )
     else:
-        rep_ls = sj.physical_consistency(ls)
-        ok_ls = np.asarray(rep_ls.fully_consistent)
-        ok_fit = np.asarray(res.consistency.fully_consistent)
-        d_fit = np.asarray(sj.geodesic_distance(truth, res.inertia))
-        d_ls = np.asarray(sj.geodesic_distance(truth, sj.nearest_consistent(ls)))
-        print()
-        print(f"  {'':<24} {'consistent':>10}  {'median geodesic to truth':>26}  {'time':>10}")
         print(
-            f"  {'least squares':<24} {ok_ls.mean():10.1%}  "
-            f"{np.median(d_ls):20.4f} (*)     {t_ls * n * 1e3:7.1f} ms"
+            "\n  Least squares and fit agree on mass and CoM: gravity makes them the best "
+            "determined parameters\n  (the weight is far above the force noise). They "
+            "differ in the rotational inertia, seen only\n  through small dynamic torques: "
+            "the least-squares one is no body, fit's is the closest consistent\n  optimum."
         )
+
+
+def _print_batch(truth, ls, res, t_ls, t_fit, chi2, method) -> None:
+    """Several payloads: the share consistent and the median geodesic error of each method."""
+    import spatialjax as sj
+
+    n = ls.batch_shape[0]
+    rep_ls = sj.physical_consistency(ls)
+    ok_ls = np.asarray(rep_ls.fully_consistent)
+    ok_fit = np.asarray(res.consistency.fully_consistent)
+    d_fit = np.asarray(sj.geodesic_distance(truth, res.inertia))
+    d_ls = np.asarray(sj.geodesic_distance(truth, sj.nearest_consistent(ls)))
+    print()
+    print(f"  {'':<24} {'consistent':>10}  {'median geodesic to truth':>26}  {'time':>10}")
+    print(
+        f"  {'least squares':<24} {ok_ls.mean():10.1%}  "
+        f"{np.median(d_ls):20.4f} (*)     {t_ls * n * 1e3:7.1f} ms"
+    )
+    print(
+        f"  {'fit (' + method + ')':<24} {ok_fit.mean():10.1%}  "
+        f"{np.median(d_fit):26.4f}  {t_fit * 1e3:7.1f} ms"
+    )
+    print(
+        f"  (*) the {(~ok_ls).sum()} inconsistent least-squares bodies of {n} projected with "
+        "nearest_consistent first"
+    )
+    if (~ok_ls).any():
+        bad = ~ok_ls
         print(
-            f"  {'fit (' + args.method + ')':<24} {ok_fit.mean():10.1%}  "
-            f"{np.median(d_fit):26.4f}  {t_fit * 1e3:7.1f} ms"
+            f"  on those {bad.sum()} payloads only: median geodesic least squares (projected) "
+            f"{np.median(d_ls[bad]):.4f}, fit {np.median(d_fit[bad]):.4f}"
         )
-        print(
-            f"  (*) the {(~ok_ls).sum()} inconsistent least-squares bodies of {n} projected with "
-            "nearest_consistent first"
-        )
-        if (~ok_ls).any():
-            bad = ~ok_ls
-            print(
-                f"  on those {bad.sum()} payloads only: median geodesic least squares (projected) "
-                f"{np.median(d_ls[bad]):.4f}, fit {np.median(d_fit[bad]):.4f}"
-            )
-        print(
-            "  where least squares is consistent, fit returns it (its default prior is the "
-            "least-squares body)"
-        )
-        print(
-            "  geodesic: distance between pseudo-inertias, 0 is perfect, 0.1 is roughly a 10 % "
-            "error in the mass distribution."
-        )
-        print(
-            f"  fit converged on {np.asarray(res.converged).mean():.0%} of payloads, median "
-            f"{np.median(np.asarray(res.iterations)):.0f} iterations, median residual / (6 N) "
-            f"{np.median(chi2):.3f} (about 1: the model explains the data down to the noise)"
-        )
+    print(
+        "  where least squares is consistent, fit returns it (its default prior is the "
+        "least-squares body)"
+    )
+    print(
+        "  geodesic: distance between pseudo-inertias, 0 is perfect, 0.1 is roughly a 10 % "
+        "error in the mass distribution."
+    )
+    print(
+        f"  fit converged on {np.asarray(res.converged).mean():.0%} of payloads, median "
+        f"{np.median(np.asarray(res.iterations)):.0f} iterations, median residual / (6 N) "
+        f"{np.median(chi2):.3f} (about 1: the model explains the data down to the noise)"
+    )
+
+
+def run(args) -> int:
+    """The payload demo (see the module docstring); returns the exit status."""
+    message = _bad_options(args)
+    if message is not None:
+        print(message, file=sys.stderr)
+        return 2
+    t_start = time.perf_counter()
+    import jax
+
+    if not args.float32:
+        jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    dtype = jnp.float32 if args.float32 else jnp.float64
+    rng = np.random.default_rng(args.seed)
+    n = args.bodies
+    sigma = args.noise * SIGMA
+    print(
+        f"spatialjax demo on {jax.devices()[0]} ({jnp.dtype(dtype).name}): {n} payload"
+        f"{'s' if n > 1 else ''} on a robot wrist in gravity, {args.samples} readings over "
+        f"{DURATION:g} s each;\n  sensor noise (ATI Mini45 class) x {args.noise:g}: "
+        f"{sigma[3]:g} N on forces, {sigma[0]:g} N·m on torques (standard deviation per reading)"
+    )
+    truth, Y, f, w = _simulate(rng, args, sigma, dtype)
+    ls, res, t_ls, t_fit = _identify(Y, f, w, args, dtype)
+    chi2 = np.asarray(res.residual) / (6 * args.samples)
+    show = _print_one if n == 1 else _print_batch
+    show(truth, ls, res, t_ls, t_fit, chi2, args.method)
     print(f"\n  demo wall time {time.perf_counter() - t_start:.1f} s (fit's compilation included)")
     return 0

@@ -50,6 +50,8 @@ import functools
 
 import numpy as np
 
+from .._util import bucket
+
 DEFAULT_TOL = 1e-9
 DEFAULT_LENGTH_SCALE = 1e-3
 _ROUNDOFF = 100 * float(np.finfo(np.float64).eps)
@@ -125,14 +127,6 @@ def body_tolerance(
     )
 
 
-def bucket(n: int) -> int:
-    """Padded batch size (8, 32, 128, ...): one compilation serves files of similar size."""
-    b = 8
-    while b < n:
-        b *= 4
-    return b
-
-
 @functools.cache
 def _analyse():
     import jax
@@ -151,7 +145,7 @@ def classify(inertia, *, tol: float = DEFAULT_TOL, length_scale: float = DEFAULT
     """Verdicts for a batch of bodies (eager; see the module docstring).
 
     The margins come from :func:`spatialjax.physical_consistency` (computed
-    under ``jit`` on a batch padded to :func:`bucket` size, so that checking
+    under ``jit`` on a batch padded to 8, 32, 128, ... bodies, so that checking
     many files compiles only a few times).
 
     Args:

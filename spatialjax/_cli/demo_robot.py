@@ -42,11 +42,13 @@ first one start in seconds.
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 import time
 
 import numpy as np
+
+from .._util import CACHE_DIR, enable_compilation_cache
+from .demo import done, stage
 
 #: Panda joint position limits (rad), from the Franka Emika datasheet (= panda.urdf).
 PANDA_Q_LIMITS = np.array(
@@ -101,7 +103,6 @@ LOWPASS = 10.0  # Hz: 20x the top excitation frequency (0.5 Hz)
 DECIMATE = 10  # 1 kHz -> 100 Hz
 HOLDOUT = 0.2
 FRICTION_RANGES = {"viscous": (0.05, 0.6), "coulomb": (0.2, 1.0), "offset": (-0.2, 0.2)}
-CACHE_DIR = os.path.join("~", ".cache", "spatialjax", "jax")
 
 
 def add_arguments(parser) -> None:
@@ -123,22 +124,6 @@ def add_arguments(parser) -> None:
         default=None,
         help=f"robot demo: folder of the persistent compilation cache (default {CACHE_DIR})",
     )
-
-
-def enable_compilation_cache(path: str | None = None) -> str | None:
-    """Point JAX's persistent compilation cache at ``path`` (default ``~/.cache/spatialjax/jax``).
-
-    Returns the folder used, or None when ``SPATIALJAX_NO_COMPILATION_CACHE`` is set.
-    """
-    if os.environ.get("SPATIALJAX_NO_COMPILATION_CACHE", "") not in ("", "0"):
-        return None
-    import jax
-
-    folder = os.path.expanduser(path or CACHE_DIR)
-    os.makedirs(folder, exist_ok=True)
-    jax.config.update("jax_compilation_cache_dir", folder)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
-    return folder
 
 
 def _rotx(a):
@@ -205,22 +190,6 @@ def panda_model(dtype=None):
     )
 
 
-def _stage(msg: str) -> float:
-    print(f"  ... {msg}", end="", flush=True)
-    return time.perf_counter()
-
-
-def _done(t0: float) -> None:
-    print(f" {time.perf_counter() - t0:.1f} s", flush=True)
-
-
-def _regressors(model, q, v, a):
-    """Joint-torque regressor and friction regressor (scan method: compiles fastest on CPU)."""
-    from spatialjax import multibody as mb
-
-    return mb.joint_torque_regressor(model, q, v, a, method="scan"), mb.friction_regressor(model, v)
-
-
 def _why_impossible(rep, mass: float, prior_mass: float) -> str:
     """Plain-words reason why a link with consistency report ``rep`` is no body."""
     lam = np.asarray(rep.principal_moments)
@@ -281,7 +250,7 @@ def simulate(model, *, seed: int, duration: float):
     return log, truth, friction
 
 
-def identify(model, log, *, holdout: float = HOLDOUT):
+def identify_with_demo_settings(model, log, *, holdout: float = HOLDOUT):
     """:func:`~spatialjax.identification.identify_robot` with the demo's filter settings.
 
     Returns the :class:`~spatialjax.identification.RobotIdentification` (the
@@ -292,28 +261,13 @@ def identify(model, log, *, holdout: float = HOLDOUT):
     return sid.identify_robot(model, log, lowpass=LOWPASS, decimate=DECIMATE, holdout=holdout)
 
 
-def run(args) -> int:
-    """The robot demo (see the module docstring); returns the exit status."""
-    if not (np.isfinite(args.duration) and 8.0 <= args.duration <= 600.0):
-        print(
-            f"spatialjax demo: --duration must be between 8 and 600 s, got {args.duration}",
-            file=sys.stderr,
-        )
-        return 2
-    t_start = time.perf_counter()
+def _print_setup(model, source: str, cache: str | None, duration: float) -> None:
+    """The robot, the truth and the log the demo simulates."""
     import jax
 
-    cache = None if args.no_cache else enable_compilation_cache(args.cache_dir)
-    jax.config.update("jax_enable_x64", True)
-    import jax.numpy as jnp
-
-    import spatialjax as sj
-
-    model, source = panda_model(jnp.float64)
-    n = model.nv
     print(
-        f"spatialjax demo: whole-robot inertial identification of a Panda arm ({n} joints) on "
-        f"{jax.devices()[0]}, float64\n"
+        f"spatialjax demo: whole-robot inertial identification of a Panda arm ({model.nv} joints) "
+        f"on {jax.devices()[0]}, float64\n"
         f"  robot: {source}\n"
         f"  compilation cache: {cache or 'off'}"
     )
@@ -327,22 +281,15 @@ def run(args) -> int:
         "    (the magnitudes Gaz et al., IEEE RA-L 2019, identified on a real Panda)"
     )
     print(
-        f"  log: {args.duration:g} s Fourier-series excitation (Swevers et al. 1997; 5 harmonics "
+        f"  log: {duration:g} s Fourier-series excitation (Swevers et al. 1997; 5 harmonics "
         f"of 0.1 Hz, inside the joint position and speed limits)\n"
         f"    at {RATE:g} Hz, torque noise {TORQUE_NOISE} N·m, {ENCODER_BITS}-bit encoders, "
         "velocities and accelerations not logged (as on hardware)"
     )
-    t0 = _stage("simulating the log (inverse dynamics of the true robot + friction + noise)")
-    log, truth, friction = simulate(model, seed=args.seed, duration=args.duration)
-    _done(t0)
-    t0 = _stage(
-        f"filtering ({LOWPASS:g} Hz zero-phase Butterworth), differentiating, regressors "
-        f"(filtered like the torques), decimating to {RATE / DECIMATE:g} Hz, least squares "
-        "and fit (compiles on a first run)"
-    )
-    r = identify(model, log)
-    _done(t0)
-    rep_ = r.report
+
+
+def _print_samples(rep_) -> None:
+    """How many samples trained and were held out, and their weight."""
     n_s = rep_["samples"]
     print(
         f"  training: {n_s['train']} samples; held out: {n_s['holdout']} samples (the last "
@@ -351,6 +298,9 @@ def run(args) -> int:
         f"{max(rep_['effective_samples'].values()):.0f} effective samples per joint"
     )
 
+
+def _print_errors(rep_) -> None:
+    """Step 1: the held-out torque error of the URDF prior, least squares and fit."""
     print(
         "\n  1. Held-out torque error |tau_predicted - tau_measured| / |tau_measured| (last 20 %):"
     )
@@ -371,8 +321,12 @@ def run(args) -> int:
         else f"     fit / least squares error ratio {e_fit / e_ls:.2f}."
     )
 
-    ls = sj.RigidBodyInertia(jnp.asarray(r.params["least_squares"]))
-    fit = sj.RigidBodyInertia(jnp.asarray(r.params["fit"]))
+
+def _print_impossible(model, ls, fit, rep_) -> None:
+    """Step 2: the links least squares makes physically impossible, and why; fit's links."""
+    import spatialjax as sj
+
+    n = model.nv
     rep = sj.physical_consistency(ls)
     bad = [i for i in range(model.nbodies) if not bool(rep.fully_consistent[i])]
     print(
@@ -401,6 +355,11 @@ def run(args) -> int:
         f"in {st['iterations']} Newton iterations, prior weight gamma = {rep_['gamma']:g}."
     )
 
+
+def _print_masses(model, truth, ls, fit) -> None:
+    """Step 3: every link's mass, true, in the URDF, from least squares and from fit."""
+    import jax.numpy as jnp
+
     print("\n  3. Link masses (kg): truth, URDF prior, least squares, fit")
     print(f"     {'link':<14} {'truth':>7} {'URDF':>7} {'l.sq.':>7} {'fit':>7}   fit error")
     for i in range(model.nbodies):
@@ -420,6 +379,43 @@ def run(args) -> int:
         "data cannot see it\n     and the fit keeps the URDF value; least squares returns "
         "whatever the minimum norm gives."
     )
+
+
+def run(args) -> int:
+    """The robot demo (see the module docstring); returns the exit status."""
+    if not (np.isfinite(args.duration) and 8.0 <= args.duration <= 600.0):
+        print(
+            f"spatialjax demo: --duration must be between 8 and 600 s, got {args.duration}",
+            file=sys.stderr,
+        )
+        return 2
+    t_start = time.perf_counter()
+    import jax
+
+    cache = None if args.no_cache else enable_compilation_cache(args.cache_dir)
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    import spatialjax as sj
+
+    model, source = panda_model(jnp.float64)
+    _print_setup(model, source, cache, args.duration)
+    t0 = stage("simulating the log (inverse dynamics of the true robot + friction + noise)")
+    log, truth, friction = simulate(model, seed=args.seed, duration=args.duration)
+    done(t0, 1)
+    t0 = stage(
+        f"filtering ({LOWPASS:g} Hz zero-phase Butterworth), differentiating, regressors "
+        f"(filtered like the torques), decimating to {RATE / DECIMATE:g} Hz, least squares "
+        "and fit (compiles on a first run)"
+    )
+    r = identify_with_demo_settings(model, log)
+    done(t0, 1)
+    _print_samples(r.report)
+    _print_errors(r.report)
+    ls = sj.RigidBodyInertia(jnp.asarray(r.params["least_squares"]))
+    fit = sj.RigidBodyInertia(jnp.asarray(r.params["fit"]))
+    _print_impossible(model, ls, fit, r.report)
+    _print_masses(model, truth, ls, fit)
     fr_err = np.abs(r.friction["fit"] - friction)
     print(
         f"\n  Friction (fit vs truth, all joints): viscous within {fr_err[:, 0].max():.3f} "

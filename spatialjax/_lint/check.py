@@ -3,7 +3,7 @@
 :func:`check_file` returns, per link: name, line, mass, CoM, principal
 moments about the CoM, the two margins (smallest principal moment ``λ1`` and
 triangle margin ``λ1 + λ2 − λ3``) and the verdict of
-:mod:`spatialjax.io._verdict` (consistent, massless frame, point mass /
+``spatialjax._lint.verdict`` (consistent, massless frame, point mass /
 pseudo-inertia not PD (degenerate, still valid), non-positive mass, not PSD,
 triangle inequality violated).
 
@@ -17,27 +17,14 @@ printing, the choice of output paths and the exit status.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import importlib
 import os
-import shutil
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from ._verdict import DEFAULT_LENGTH_SCALE, DEFAULT_TOL
-
-
-def _x64() -> contextlib.AbstractContextManager[Any]:
-    """A context in which JAX computes in float64 (``jax.enable_x64``, or the older location)."""
-    import jax
-
-    ctx: Any = getattr(jax, "enable_x64", None)
-    if ctx is not None:
-        return ctx(True)
-    return importlib.import_module("jax.experimental").enable_x64()  # older JAX
+from .._util import bucket, write_atomic, x64
+from .verdict import DEFAULT_LENGTH_SCALE, DEFAULT_TOL
 
 
 def _fix_eps(tol: float) -> float:
@@ -81,7 +68,6 @@ def _inertia(model):
     import jax.numpy as jnp
 
     from .._inertia import RigidBodyInertia
-    from ._verdict import bucket
 
     n = len(model.links)
     b = bucket(n)
@@ -106,7 +92,7 @@ def check_file(
 
     Args:
       path: a URDF, SDFormat or MJCF file (format from the root element).
-      tol: relative tolerance of the verdicts (see :mod:`spatialjax.io._verdict`).
+      tol: relative tolerance of the verdicts (see ``spatialjax._lint.verdict``).
       length_scale: size below which a body counts as a point, in the file's unit.
       fix_to: write a copy with every invalid inertial replaced here (written
         even when nothing needed fixing, so that the copy always exists). It
@@ -131,7 +117,7 @@ def check_file(
             f"check_file: fix_to {str(fix_to)!r} is the input file itself; pass in_place=True "
             "to rewrite the input"
         )
-    with _x64():
+    with x64():
         return _check_file(
             path,
             tol=tol,
@@ -149,36 +135,10 @@ def _same_file(a, b) -> bool:
         return False
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
-
-    A symbolic link is followed (its target is rewritten, the link kept) and an
-    existing file keeps its permission bits. A failure raises the ``OSError``
-    subclass it was, naming ``path`` as given (not the temporary file).
-    """
-    given = str(path)
-    path = Path(os.path.realpath(path))
-    tmp = path.with_name(f".{path.name}.spatialjax-fix.tmp")
-    try:
-        if not path.parent.is_dir():
-            raise FileNotFoundError(
-                2, f"cannot write {given!r}: no such folder {str(Path(given).parent)!r}"
-            )
-        try:
-            tmp.write_bytes(data)
-            if path.exists():
-                shutil.copymode(path, tmp)
-            os.replace(tmp, path)
-        except OSError as e:
-            raise type(e)(e.errno, f"cannot write {given!r}: {e.strerror}") from None
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _check_file(path, *, tol, length_scale, fix_to, in_place) -> dict:
-    from ._load import read_model
-    from ._verdict import bucket, classify
-    from ._xml import apply_edits
+    from ..io import read_model
+    from ..io._xml import apply_edits
+    from .verdict import classify
 
     model = read_model(path)
     inertia = _inertia(model)
@@ -232,7 +192,7 @@ def _check_file(path, *, tol, length_scale, fix_to, in_place) -> dict:
     existed = fix_to.exists()
     written = not in_place or bool(edits)
     if written:
-        _write_atomic(fix_to, out)
+        write_atomic(fix_to, out)
     # re-read the copy: every link must now be valid
     fixed = read_model(fix_to)
     after = classify(_inertia(fixed), tol=tol, length_scale=length_scale) if fixed.links else []

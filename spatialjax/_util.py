@@ -1,0 +1,117 @@
+"""Helpers shared across spatialjax's packages, as public names in a private module.
+
+Each is needed by more than one package (the model-file check, the
+identification write-back, the command line), so none of them is private to
+one: ``from .._util import x64`` or, module-qualified, ``_util.x64()``.
+
+* ``x64``: a context in which JAX computes in float64;
+* ``bucket``: padded batch sizes, so that one compilation serves inputs of
+  similar size;
+* ``write_atomic``, ``temp_beside``, ``replace_keeping_mode``:
+  write a file through a temporary file beside it, so that a failure leaves the
+  old file (or no file) in place;
+* ``enable_compilation_cache``: JAX's persistent compilation cache in
+  ``CACHE_DIR``, which the commands that compile fits turn on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "CACHE_DIR",
+    "bucket",
+    "enable_compilation_cache",
+    "replace_keeping_mode",
+    "temp_beside",
+    "write_atomic",
+    "x64",
+]
+
+#: Default folder of the persistent JAX compilation cache (``~`` expanded when used).
+CACHE_DIR = os.path.join("~", ".cache", "spatialjax", "jax")
+
+
+def x64() -> contextlib.AbstractContextManager[Any]:
+    """A context in which JAX computes in float64 (``jax.enable_x64``, or the older location)."""
+    import jax
+
+    ctx: Any = getattr(jax, "enable_x64", None)
+    if ctx is not None:
+        return ctx(True)
+    return importlib.import_module("jax.experimental").enable_x64()  # older JAX
+
+
+def bucket(n: int) -> int:
+    """Padded batch size (8, 32, 128, ...): one compilation serves batches of similar size.
+
+    >>> [bucket(n) for n in (1, 8, 9, 33)]
+    [8, 8, 32, 128]
+    """
+    b = 8
+    while b < n:
+        b *= 4
+    return b
+
+
+def temp_beside(path, tag: str) -> Path:
+    """The temporary file ``.<name>.spatialjax-<tag>.tmp`` beside ``path`` (links resolved)."""
+    path = Path(os.path.realpath(path))
+    return path.with_name(f".{path.name}.spatialjax-{tag}.tmp")
+
+
+def replace_keeping_mode(tmp, path) -> None:
+    """Rename ``tmp`` over ``path`` (its target, for a link), keeping an old file's mode."""
+    path = Path(os.path.realpath(path))
+    if path.exists():
+        shutil.copymode(path, tmp)
+    os.replace(tmp, path)
+
+
+def write_atomic(path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    A symbolic link is followed (its target is rewritten, the link kept) and an
+    existing file keeps its permission bits. A failure raises the ``OSError``
+    subclass it was, naming ``path`` as given (not the temporary file).
+    """
+    given = str(path)
+    tmp = temp_beside(path, "fix")
+    try:
+        if not tmp.parent.is_dir():
+            raise FileNotFoundError(
+                2, f"cannot write {given!r}: no such folder {str(Path(given).parent)!r}"
+            )
+        try:
+            tmp.write_bytes(data)
+            replace_keeping_mode(tmp, path)
+        except OSError as e:
+            raise type(e)(e.errno, f"cannot write {given!r}: {e.strerror}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def enable_compilation_cache(path: str | None = None) -> str | None:
+    """Point JAX's persistent compilation cache at ``path`` (default ``CACHE_DIR``).
+
+    The folder is created if needed. Runs after the first one then skip most
+    of the compile.
+
+    Returns:
+      The folder used, or None when the environment variable
+      ``SPATIALJAX_NO_COMPILATION_CACHE`` is set (to anything but ``0``).
+    """
+    if os.environ.get("SPATIALJAX_NO_COMPILATION_CACHE", "") not in ("", "0"):
+        return None
+    import jax
+
+    folder = os.path.expanduser(path or CACHE_DIR)
+    os.makedirs(folder, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    return folder
