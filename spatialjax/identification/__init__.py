@@ -31,9 +31,17 @@ Whole robots (joint torques):
   directions and the prior's share per parameter (:class:`Identifiability`);
   :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
 
+Joint parameters (issue 34): :func:`joint_prior` / :class:`JointPrior` — the prior
+of a :class:`~spatialjax.multibody.JointModel`'s armature and friction columns for
+:func:`fit_torques`' ``extra_prior``/``extra_prior_weight`` (the armature's weakly
+informative Gaussian prior, the split with the first links decided by the priors);
+:func:`moving_samples` — the samples where a joint slides (static friction excluded).
+
 Model files: :func:`write_identified_urdf` — the input URDF with only the
-identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
-writes).
+identified ``<inertial>`` elements (and ``<dynamics>``) rewritten (what
+``spatialjax identify --out`` writes); :func:`write_identified_mjcf` — the same for
+MJCF, with the joints' ``armature``, ``damping``, ``frictionloss``;
+:func:`write_identified_model` — either, by the file's format.
 """
 
 from ._correlation import correlation_time as correlation_time
@@ -41,10 +49,15 @@ from ._design import ExcitationDesign as ExcitationDesign
 from ._design import design_excitation as design_excitation
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
+from ._export import write_identified_mjcf as write_identified_mjcf
+from ._export import write_identified_model as write_identified_model
 from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
 from ._identifiability import identifiability as identifiability
 from ._identifiability import parameter_names as parameter_names
+from ._joint_prior import JointPrior as JointPrior
+from ._joint_prior import joint_prior as joint_prior
+from ._joint_prior import moving_samples as moving_samples
 from ._log import JointMatch as JointMatch
 from ._log import LogError as LogError
 from ._log import RobotLog as RobotLog
@@ -110,6 +123,10 @@ __all__ = [
     "identifiability",
     "least_squares_torques",
     "parameter_names",
+    # joint parameters (armature, friction)
+    "JointPrior",
+    "joint_prior",
+    "moving_samples",
     # the pipeline (identify_robot) and its parts
     "IdentifyError",
     "PriorError",
@@ -119,5 +136,7 @@ __all__ = [
     "identify_robot",
     "repair_prior",
     # model files (identify-cli)
+    "write_identified_mjcf",
+    "write_identified_model",
     "write_identified_urdf",
 ]
