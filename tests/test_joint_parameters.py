@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import os
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -120,8 +119,8 @@ def test_mjcf_defaults_match_pinocchio(tmp_path):
     path.write_text(text)
     model = mb.Model.from_mjcf(path, dtype="float64")
     pm = pin.buildModelFromMJCF(str(path))
-    for ours, theirs in (("armature", "armature"), ("damping", "damping"), ("friction", "friction")):
-        np.testing.assert_allclose(getattr(model, ours), getattr(pm, theirs), rtol=1e-15)
+    for field in ("armature", "damping", "friction"):
+        np.testing.assert_allclose(getattr(model, field), getattr(pm, field), rtol=1e-15)
     np.testing.assert_allclose(model.armature, [0.0, 0.2])
 
 
@@ -221,7 +220,8 @@ _ARM = """<mujoco model="arm">
         <inertial pos="0.2 0 0.01" mass="1.2" diaginertia="0.004 0.02 0.021"/>
         <body name="link3" pos="0.35 0 0">
           <joint name="j3" axis="0 1 0" armature="0.05" damping="0.4" frictionloss="0.3"/>
-          <inertial pos="0.15 0.01 0" quat="0.9 0.1 0.2 0" mass="0.8" diaginertia="0.002 0.01 0.011"/>
+          <inertial pos="0.15 0.01 0" quat="0.9 0.1 0.2 0" mass="0.8"
+                    diaginertia="0.002 0.01 0.011"/>
         </body>
       </body>
     </body>
@@ -435,7 +435,8 @@ def test_armature_split_with_the_first_link_is_decided_by_the_priors(arm):
     # truth without armature, link 1 heavier than the prior: the armature stays >= 0
     heavy = np.asarray(arm.inertia.params).copy()
     heavy[0, 9] *= 1.3
-    tau2 = Y @ heavy.reshape(-1) + E @ np.stack([np.zeros(3), arm.damping, arm.friction], 1).reshape(-1)
+    phi2 = np.stack([np.zeros(3), arm.damping, arm.friction], 1).reshape(-1)
+    tau2 = Y @ heavy.reshape(-1) + E @ phi2
     res2 = fit_torques(
         Y,
         tau2,
@@ -667,8 +668,9 @@ def test_writers_bad_inputs(tmp_path, arm, arm_file):
                                   joint_params={"damping": [1.0, 1.0, 1.0]})  # fmt: skip
     act = tmp_path / "act.xml"
     act.write_text(
-        _ARM.replace("</mujoco>", '<actuator><motor joint="j1" armature="0.3"/></actuator>'
-                     "</mujoco>")  # fmt: skip
+        _ARM.replace(
+            "</mujoco>", '<actuator><motor joint="j1" armature="0.3"/></actuator></mujoco>'
+        )  # fmt: skip
     )
     with pytest.raises(ValueError, match="adds an actuator's armature"):
         sid.write_identified_mjcf(act, mb.Model.from_mjcf(act), P, new,
@@ -682,3 +684,38 @@ def test_writers_bad_inputs(tmp_path, arm, arm_file):
     with pytest.raises(ValueError, match="not MJCF"):
         sid.write_identified_mjcf(sdf, arm, P, new)
     assert not os.path.exists(new)
+
+
+# ------------------------------------------------------------- MuJoCo simulation (slow)
+@pytest.mark.slow
+@pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
+def test_mujoco_simulated_ur5_joint_parameters_and_written_file(tmp_path):
+    """benchmarks/bench_joint_params.py on one truth, shorter logs: a UR5 tracked by MuJoCo
+    (``mj_step``) with armature, damping and friction loss; the fit's values against MuJoCo's,
+    and ``mj_inverse`` on the written MJCF against a separate run's actuator torques."""
+    import argparse
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import bench_joint_params as bench
+
+    nominal = bench.nominal_mjcf(tmp_path / "prior.xml")
+    model = mb.Model.from_mjcf(nominal, dtype="float64")
+    args = argparse.Namespace(duration=12.0, validation=5.0, lowpass=20.0, decimate=10,
+                              sysid_python=None)  # fmt: skip
+    row = bench.run_seed(0, tmp_path, nominal, model, args)
+    r = {k: np.asarray(v) for k, v in row["ratio"].items()}
+    # damping and friction loss: decided by the data on every joint
+    assert np.all((r["damping"] > 0.9) & (r["damping"] < 1.1)), r["damping"]
+    assert np.all((r["frictionloss"] > 0.9) & (r["frictionloss"] < 1.1)), r["frictionloss"]
+    # armature: data-decided from the elbow on; the first two joints share a base parameter
+    # with their links' moments about the axis (the priors decide the split, reported)
+    assert np.all((r["armature"][2:] > 0.85) & (r["armature"][2:] < 1.18)), r["armature"]
+    assert np.all((r["armature"][:2] > 0.75) & (r["armature"][:2] < 1.33)), r["armature"]
+    conf = row["fit"]["confounded"]
+    assert "shoulder_link/Izz" in conf["shoulder_pan_joint/armature"]
+    assert "elbow_joint/armature" not in conf
+    err = row["inverse_error"]
+    assert err["written_file"] < 0.02 < err["prior_links_true_joints"] < err["prior_file"]
+    assert err["truth"] < 1e-12 and row["write"]["max_reload_error"] < 1e-12

@@ -718,13 +718,15 @@ def write_identified_mjcf(
         m, c, I_c = _in_frame(p_child, FR[k_child], Fp[k_child])
         link = by_name[child]
         inserted = link.inertial is None
-        if not inserted:
-            edits += link.inertial.rewrite(m, c, I_c)
-        else:
+        if link.inertial is None:
             edits.append(_insert_inertial(link.element, data, m, c, I_c, insert_child_edit))
+        else:  # the MJCF reader makes every <inertial> rewritable
+            assert link.inertial.rewrite is not None
+            edits += link.inertial.rewrite(m, c, I_c)
         for name in cleared:  # mass 0, so that the composite is not counted twice
             li = by_name[name].inertial
-            edits += li.rewrite(0.0, li.com, np.zeros((3, 3)))
+            if li is not None and li.rewrite is not None:
+                edits += li.rewrite(0.0, li.com, np.zeros((3, 3)))
         for name in massless:
             edits.append(
                 _insert_inertial(

@@ -113,7 +113,7 @@ def _prior_hessian(pi0):
     return jnp.einsum("niac,njca->nij", M, M)
 
 
-def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he=None, prior_extra=()):
+def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=()):
     """Fraction of each parameter's prior variance removed by the data (module docstring).
 
     ``Rs (p, p)`` with ``RsᵀRs = A_s`` (column-scaled normal matrix), ``Hs (p_y, p_y)``

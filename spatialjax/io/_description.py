@@ -20,6 +20,7 @@ axis a unit vector in ``J``. The parent ``"world"`` is the world frame.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ class LinkDescription:
     name: str
     inertial: LinkInertial | None
     line: int | None
-    element: object = None
+    element: Any = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -79,7 +80,7 @@ class JointDescription:
     child_translation: np.ndarray
     dynamics: dict
     line: int | None
-    element: object = None
+    element: Any = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
