@@ -719,3 +719,29 @@ def test_mujoco_simulated_ur5_joint_parameters_and_written_file(tmp_path):
     err = row["inverse_error"]
     assert err["written_file"] < 0.02 < err["prior_links_true_joints"] < err["prior_file"]
     assert err["truth"] < 1e-12 and row["write"]["max_reload_error"] < 1e-12
+
+
+def test_write_identified_mjcf_composite_zeroes_the_welded_inertial(tmp_path):
+    """A welded body heavier than the identified composite: the remainder is not a body, so
+    the joint's body gets the whole composite and the welded body mass 0 (not removed:
+    MuJoCo would infer it from its geoms)."""
+    src = tmp_path / "c.xml"
+    src.write_text(
+        _WRITE.format(ifg="auto").replace(
+            'mass="0.2" diaginertia="1e-4', 'mass="5" diaginertia="1e-4'
+        )
+    )
+    model = mb.Model.from_mjcf(src, dtype="float64")
+    P = _identified(model)
+    P[2] = np.asarray(model.inertia.params)[2] * 0.1  # fore + tool identified far lighter
+    out = tmp_path / "o.xml"
+    rep = sid.write_identified_mjcf(src, model, P, out)
+    fore = [b for b in rep["bodies"] if b["link"] == "fore"][0]
+    assert fore["mode"] == "composite" and fore["links_cleared"] == ["tool"]
+    mj = mujoco.MjModel.from_xml_path(str(out))
+    assert _mj_body(mj, "tool")[0] == 0.0
+    back = mb.from_mujoco(mj, dtype="float64")
+    np.testing.assert_allclose(np.asarray(back.inertia.params), P, rtol=1e-10, atol=1e-13)
+    assert (
+        rep["max_reload_error"] < 1e-14 and "joints" in rep and rep["joints"][0] == {"joint": "j1"}
+    )
