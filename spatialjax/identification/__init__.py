@@ -31,17 +31,20 @@ Whole robots (joint torques):
   directions and the prior's share per parameter (:class:`Identifiability`);
   :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
 
-Joint parameters (issue 34): :func:`joint_prior` / :class:`JointPrior` — the prior
-of a :class:`~spatialjax.multibody.JointModel`'s armature and friction columns for
-:func:`fit_torques`' ``extra_prior``/``extra_prior_weight`` (the armature's weakly
-informative Gaussian prior, the split with the first links decided by the priors);
-:func:`moving_samples` — the samples where a joint slides (static friction excluded).
+Joint parameters (issue 34): [joint_prior][spatialjax.identification.joint_prior] /
+[JointPrior][spatialjax.identification.JointPrior] — the prior of a
+[JointModel][spatialjax.multibody.JointModel]'s armature and friction columns for
+[fit_torques][spatialjax.identification.fit_torques]' ``extra_prior``/``extra_prior_weight`` (the
+armature's weakly informative Gaussian prior, the split with the first links decided by the priors);
+[moving_samples][spatialjax.identification.moving_samples] — the samples where a joint slides
+(static friction excluded).
 
-Model files: :func:`write_identified_urdf` — the input URDF with only the
-identified ``<inertial>`` elements (and ``<dynamics>``) rewritten (what
-``spatialjax identify --out`` writes); :func:`write_identified_mjcf` — the same for
-MJCF, with the joints' ``armature``, ``damping``, ``frictionloss``;
-:func:`write_identified_model` — either, by the file's format.
+Model files: :func:`write_identified_urdf` — the input URDF with only the identified ``<inertial>``
+elements (and ``<dynamics>``) rewritten (what ``spatialjax identify --out`` writes);
+[write_identified_mjcf][spatialjax.identification.write_identified_mjcf] — the same for MJCF, with
+the joints' ``armature``, ``damping``, ``frictionloss``;
+[write_identified_model][spatialjax.identification.write_identified_model] — either, by the file's
+format.
 """
 
 from ._correlation import correlation_time as correlation_time

@@ -1,7 +1,8 @@
 r"""Write identified bodies and joints back into the user's model file.
 
-:func:`write_identified_model` dispatches on the format:
-:func:`write_identified_urdf` and :func:`write_identified_mjcf`.
+[write_identified_model][spatialjax.identification.write_identified_model] dispatches on the format:
+[write_identified_urdf][spatialjax.identification.write_identified_urdf] and
+[write_identified_mjcf][spatialjax.identification.write_identified_mjcf].
 
 A :class:`~spatialjax.multibody.Model` body is a *composite*: the child link of
 a moving joint plus every link rigidly attached to it (by ``fixed`` joints and
@@ -40,15 +41,14 @@ text. Loading the output with the same ``locked_joints`` (spatialjax's
 back up to float64 round-off; the writer re-reads its output and reports the
 largest deviation (``max_reload_error``).
 
-**MJCF** (:func:`write_identified_mjcf`) follows the same split with MuJoCo's
-conventions (https://mujoco.readthedocs.io/en/stable/XMLreference.html): a
-body's ``<inertial>`` is in its body frame (``pos`` the CoM, ``quat`` +
-``diaginertia`` the principal axes and moments, or ``fullinertia = "Ixx Iyy
-Izz Ixy Ixz Iyz"`` about the CoM in body axes), while a Model body's frame
-is the MJCF body frame translated to its joint's ``pos``: the identified body
-is moved back with the frame placements. An existing ``<inertial>`` keeps its
-form (a ``diaginertia`` keeps its orientation while it stays principal, else a
-``quat`` is written); a body without one gets ``<inertial pos mass
+**MJCF** ([write_identified_mjcf][spatialjax.identification.write_identified_mjcf]) follows the same
+split with MuJoCo's conventions (https://mujoco.readthedocs.io/en/stable/XMLreference.html): a
+body's ``<inertial>`` is in its body frame (``pos`` the CoM, ``quat`` + ``diaginertia`` the
+principal axes and moments, or ``fullinertia = "Ixx Iyy Izz Ixy Ixz Iyz"`` about the CoM in body
+axes), while a Model body's frame is the MJCF body frame translated to its joint's ``pos``: the
+identified body is moved back with the frame placements. An existing ``<inertial>`` keeps its form
+(a ``diaginertia`` keeps its orientation while it stays principal, else a ``quat`` is written); a
+body without one gets ``<inertial pos mass
 fullinertia>`` inserted (MuJoCo then stops inferring it from the geoms:
 ``inertiafromgeom="auto"``). Welded bodies (no joint) merged into a Model body
 keep their ``<inertial>`` (``remainder``) or get mass 0 (``composite``); a
@@ -61,7 +61,7 @@ written values at compile time.
 
 **Joint parameters** (``joint_params``: ``{"armature", "damping",
 "friction"}`` arrays over the one-DoF joints, e.g.
-:meth:`JointModel.joint_parameters <spatialjax.multibody.JointModel.joint_parameters>`):
+[JointModel.joint_parameters][spatialjax.multibody.JointModel.joint_parameters]):
 MJCF: the ``<joint>`` attributes ``armature``, ``damping`` (its first,
 linear, number; MuJoCo 4's higher-order terms are kept) and ``frictionloss``,
 edited in place or added to the element (an attribute on the element
@@ -584,16 +584,16 @@ def write_identified_mjcf(
 
     Args:
       src_path: the MJCF file the model was read from.
-      model: the :class:`~spatialjax.multibody.Model` read from ``src_path``
+      model: the [Model][spatialjax.multibody.Model] read from ``src_path``
         by ``Model.from_mjcf`` (with the ``locked_joints`` used).
-      inertia: identified bodies, a :class:`~spatialjax.RigidBodyInertia` of
+      inertia: identified bodies, a [RigidBodyInertia][spatialjax.RigidBodyInertia] of
         batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
         its body frame origin in body axes; every mass positive.
       out_path: the file to write (atomically: a temporary file renamed).
       joint_params: optional ``{"armature" | "damping" | "friction": (n_joints,)}``
         over the one-DoF joints in the model's order (``friction`` is written
         as ``frictionloss``; NaN keeps the file's value):
-        :meth:`JointModel.joint_parameters <spatialjax.multibody.JointModel.joint_parameters>`
+        [JointModel.joint_parameters][spatialjax.multibody.JointModel.joint_parameters]
         gives it from a fit.
       overwrite: replace ``out_path`` if it exists. The input itself is never
         overwritten.
@@ -859,9 +859,10 @@ def write_identified_model(
 ) -> dict:
     """Write the identified robot back in the format of ``src_path``: URDF or MJCF.
 
-    Dispatches on the file's root element to :func:`write_identified_urdf` or
-    :func:`write_identified_mjcf` (same arguments and report; ``format`` says
-    which). SDFormat is not written back.
+    Dispatches on the file's root element to
+    [write_identified_urdf][spatialjax.identification.write_identified_urdf] or
+    [write_identified_mjcf][spatialjax.identification.write_identified_mjcf] (same arguments and
+    report; ``format`` says which). SDFormat is not written back.
 
     Raises:
       ValueError: an SDFormat file, and the errors of the writer called.

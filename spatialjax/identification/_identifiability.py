@@ -53,7 +53,7 @@ the column-scaled friction columns at the rank threshold) and ``0``
 otherwise, the limit of ``1 − C_kk / P_kk`` for a prior variance going to
 infinity. Extra columns given a Gaussian prior of their own
 (``extra_prior_weight``, prior Hessian ``2 w_j``: the armature columns of
-:func:`~spatialjax.identification.armature_prior`) join the bodies in ``H_0``
+[joint_prior][spatialjax.identification.joint_prior]) join the bodies in ``H_0``
 and get ``1 − C_kk / P_kk`` too. With ``γ = 0`` every parameter is in the
 no-prior case: share ``1`` for those orthogonal to the regressor's null
 space, ``0`` for the others.
@@ -231,9 +231,9 @@ def identifiability(
         values below ``5e-7 σ_max`` for ``p = 91``).
       extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of the extra
         columns' Gaussian prior ``Σ w_j (φ_j − φ0_j)²``, as passed to
-        :func:`fit_torques`: a column with ``w_j > 0`` has the prior Hessian
-        ``2 w_j`` and its data share is computed with the bodies'
-        (``1 − C_kk / P_kk``); the others keep the no-prior rule.
+        [fit_torques][spatialjax.identification.fit_torques]: a column with ``w_j > 0`` has the
+        prior Hessian ``2 w_j`` and its data share is computed with the bodies' (``1 − C_kk /
+        P_kk``); the others keep the no-prior rule.
 
     Returns:
       :class:`Identifiability`.

@@ -1,24 +1,29 @@
-r"""Priors of the joint-model columns and the samples friction describes: :func:`joint_prior`,
-:func:`moving_samples`.
+r"""Priors of the joint-model columns and the samples friction describes:
+[joint_prior][spatialjax.identification.joint_prior],
+[moving_samples][spatialjax.identification.moving_samples].
 
 **The armature prior.** A joint's armature ``I_a`` (rotor inertia reflected
 through the gear, MuJoCo's ``armature``) multiplies ``q̈_j`` on the joint's own
-row. For every joint but the first it is identified by the data; for the first
-joint of a fixed-base robot it is not: the first link turns about a fixed axis,
-so its moment about that axis (with what regroups into it) and the armature
-enter the torques only as their sum, one base parameter (Gautier 1990;
-Khalil & Dombre 2002 §12.4). The data fix the sum; the priors decide the split.
+row. For most joints it is identified by the data; for the first joint of a
+fixed-base robot it is not: the first link turns about a fixed axis, so its
+moment about that axis (with what regroups into it: the distal links' masses
+times their offsets from the axis squared, their unidentifiable moments) and
+the armature enter the torques only as their sum, one base parameter (Gautier
+1990; Khalil & Dombre 2002 §12.4). The same holds for the second joint when its
+axis is perpendicular to the first's (UR arms, the Panda): the first joint's
+motion then never turns the second link about the second axis. The data fix
+the sum; the priors decide the split.
 
-The links' log-det prior (Lee, Wensing & Park 2020; :func:`fit_torques`,
-``γ D(J ‖ J0)``) resists *relative* changes of a link's inertia: moving the
-first link's moment from ``I0`` to ``I0 + δ`` costs about ``γ (δ/I0)²/2`` per
-principal direction. The armature gets a Gaussian prior
+The links' log-det prior (Lee, Wensing & Park 2020;
+[fit_torques][spatialjax.identification.fit_torques], ``γ D(J ‖ J0)``) resists *relative* changes of
+a link's inertia: moving the first link's moment from ``I0`` to ``I0 + δ`` costs about ``γ
+(δ/I0)²/2`` per principal direction. The armature gets a Gaussian prior
 
 .. math:: \frac{(I_a − I_{a,0})^2}{σ_a^2},\qquad
    σ_a = s \cdot \max(I_{a,0}, \bar M),
 
 with ``I_{a,0}`` the model file's value (MJCF ``armature``; 0 where the file has
-none), ``s`` the prior spread (:data:`~spatialjax.identification.fit_torques`'
+none), ``s`` the prior spread ([fit_torques][spatialjax.identification.fit_torques]'
 ``prior_spread``, 0.5) and ``M̄`` the largest time-averaged diagonal entry of the
 prior's joint-space inertia ``M(q)`` over the log (CRBA, armature excluded), among
 joints of the same kind (revolute or prismatic): "an armature of up to the
@@ -39,28 +44,27 @@ the prior's spread, becomes the armature's absolute error: ``s I0`` at worst).
 Where the truth has no armature, the armature takes only that link error, and
 the barrier keeps it ``≥ 0``. A weak prior also keeps the armature of a joint
 that the log hardly moves at the file's value instead of leaving it free.
-The split is reported by :meth:`Identifiability.confounded
-<spatialjax.identification.Identifiability.confounded>` and the data shares
-(pass ``extra_prior_weight`` to :func:`identifiability`).
+The split is reported by [Identifiability.confounded
+<spatialjax.identification.Identifiability.confounded>][spatialjax.identification.Identifiability.confounded
+<spatialjax.identification.Identifiability.confounded>] and the data shares
+(pass ``extra_prior_weight`` to [identifiability][spatialjax.identification.identifiability]).
 
 The friction kinds get no prior (weight 0): their columns sit on their joint's
 own row and the data determine them whenever the joint moves both ways; the
 file's ``damping``/``frictionloss`` are returned as ``values`` for reports.
 
 **Samples near rest.** The Coulomb column ``sign(q̇)`` describes sliding
-friction only. Near zero velocity real joints stick (static friction, the
-Stribeck curve) and MuJoCo's ``frictionloss`` is a soft constraint whose force
-lies anywhere in ``[−F_c, F_c]``; a velocity within the velocity noise has no
-trustworthy sign either. :func:`moving_samples` marks the samples where joint
-``j`` moves: ``|q̇_j| > max(k σ̂_v,j, f · rms(q̇_j))`` with ``σ̂_v`` the
-velocity noise (from the velocity's second differences) and ``f = 0.05``; a
-fit gives the others weight 0 on that joint's row only (its other rows keep
-them). On a MuJoCo-simulated UR5 under PD tracking with ``frictionloss`` of
-1–7 N·m the friction force differs from ``F_c sign(q̇)`` by more than 1 % at
-speeds up to 0.03–0.06 rad/s (sticking at reversals), 2–10 % of the samples;
-the rule drops 4–20 % of a joint's samples (most where a wrist with a large
-friction loss sticks longest); without it the damping came out up to 2.3× the
-truth.
+friction only. Near zero velocity real joints stick (static friction, the Stribeck curve) and
+MuJoCo's ``frictionloss`` is a soft constraint whose force lies anywhere in ``[−F_c, F_c]``; a
+velocity within the velocity noise has no trustworthy sign either.
+[moving_samples][spatialjax.identification.moving_samples] marks the samples where joint ``j``
+moves: ``|q̇_j| > max(k σ̂_v,j, f · rms(q̇_j))`` with ``σ̂_v`` the velocity noise (from the
+velocity's second differences) and ``f = 0.05``; a fit gives the others weight 0 on that joint's row
+only (its other rows keep them). On a MuJoCo-simulated UR5 under PD tracking with ``frictionloss``
+of 1–7 N·m the friction force differs from ``F_c sign(q̇)`` by more than 1 % at speeds up to
+0.03–0.06 rad/s (sticking at reversals), 2–10 % of the samples; the rule drops 4–20 % of a joint's
+samples (most where a wrist with a large friction loss sticks longest); without it the damping came
+out up to 2.3× the truth.
 
 References:
   M. Gautier, "Numerical calculation of the base inertial parameters of
@@ -88,16 +92,20 @@ import numpy as np
 
 from ._robot_fit import PRIOR_SPREAD
 
-#: ``f`` of :func:`moving_samples`: the fraction of a joint's rms speed below which it rests.
+#: ``f`` of [moving_samples][spatialjax.identification.moving_samples]: the fraction of a joint's
+#: rms speed below which it rests.
 REST_FRACTION = 0.05
-#: ``k`` of :func:`moving_samples`: velocities within ``k σ̂_v`` have no trustworthy sign.
+#: ``k`` of [moving_samples][spatialjax.identification.moving_samples]: velocities within ``k σ̂_v``
+#: have no trustworthy sign.
 NOISE_SIGMAS = 3.0
-#: Configurations of the log on which :func:`joint_prior` averages ``M(q)``.
+#: Configurations of the log on which [joint_prior][spatialjax.identification.joint_prior] averages
+#: ``M(q)``.
 PRIOR_SAMPLES = 256
 
 
 class JointPrior(NamedTuple):
-    """What :func:`joint_prior` returns, for :func:`fit_torques`' ``extra_prior`` arguments.
+    """What [joint_prior][spatialjax.identification.joint_prior] returns, for
+    [fit_torques][spatialjax.identification.fit_torques]' ``extra_prior`` arguments.
 
     Attributes:
       values: ``(n_columns,)`` prior value of each joint-model column (the model
@@ -116,27 +124,29 @@ class JointPrior(NamedTuple):
 
 
 def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> JointPrior:
-    r"""The prior of a :class:`~spatialjax.multibody.JointModel`'s columns (module docstring).
+    r"""The prior of a [JointModel][spatialjax.multibody.JointModel]'s columns (module docstring).
 
     Armature: ``N(I_a0, σ_a²)`` with ``σ_a = spread · max(I_a0, M̄)``, ``M̄``
     the largest mean diagonal entry of ``M(q)`` (armature excluded) over up to
-    :data:`PRIOR_SAMPLES` evenly spaced configurations of ``q``, among the
+    ``PRIOR_SAMPLES`` evenly spaced configurations of ``q``, among the
     joints of the same kind (revolute and continuous; prismatic). Viscous,
     Coulomb and offset: no prior (weight 0), values from the file.
 
     Args:
-      model: the fixed- or floating-base :class:`~spatialjax.multibody.Model`
+      model: the fixed- or floating-base [Model][spatialjax.multibody.Model]
         (its ``armature``, ``damping``, ``friction`` are the file's values).
       q: ``(N, nq)`` configurations of the log (the training part).
-      joint_model: a :class:`~spatialjax.multibody.JointModel` (default: all
+      joint_model: a [JointModel][spatialjax.multibody.JointModel] (default: all
         four kinds).
-      spread: ``s > 0``, the prior spread (as :func:`fit_torques`' ``prior_spread``;
-        with an explicit ``γ``, ``√(2/γ)``).
+      spread: ``s > 0``, the prior spread (as
+        [fit_torques][spatialjax.identification.fit_torques]' ``prior_spread``; with an
+        explicit ``γ``, ``√(2/γ)``).
 
     Returns:
-      :class:`JointPrior`: pass ``values`` and ``weights`` as ``extra_prior``
-      and ``extra_prior_weight`` of :func:`fit_torques` (and the weights to
-      :func:`identifiability`).
+      [JointPrior][spatialjax.identification.JointPrior]: pass ``values`` and ``weights`` as
+      ``extra_prior`` and ``extra_prior_weight`` of
+      [fit_torques][spatialjax.identification.fit_torques] (and the weights to
+      [identifiability][spatialjax.identification.identifiability]).
 
     Raises:
       ValueError: ``q`` not of shape ``(N, nq)`` with ``N ≥ 1`` or not finite,
@@ -221,7 +231,7 @@ def moving_samples(
       fraction: ``f ≥ 0``: the fraction of a joint's rms speed below which it
         counts as at rest (default 0.05).
       noise_sigmas: ``k ≥ 0`` (default 3).
-      noise: ``(nv,)`` velocity noise σ; default :func:`velocity_noise` of ``dq``.
+      noise: ``(nv,)`` velocity noise σ; default ``velocity_noise`` of ``dq``.
 
     Returns:
       ``(N, nv)`` bool.

@@ -972,7 +972,7 @@ def fit_torques(
         to ``F`` (in the data term's units: ``w_j = 1/σ_j²`` for a prior
         ``φ_j ~ N(φ0_j, σ_j²)`` when the weights are ``1/σ²``). Default: none
         (0: the coefficient is decided by the data alone).
-        :func:`~spatialjax.identification.armature_prior` gives the rule for
+        [joint_prior][spatialjax.identification.joint_prior] gives the rule for
         armature columns, which share a base parameter with a body (the first
         joint's armature and its link's moment about the axis).
 
