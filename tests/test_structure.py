@@ -31,6 +31,9 @@ KNOWN_LONG = frozenset(
         "spatialjax.io._sdf._read_tree",
         "spatialjax.multibody.interop.from_mujoco",
         "spatialjax.identification._robot_fit._fit_one",
+        # the MJCF writer and the URDF writer's joint parameters (being split into steps)
+        "spatialjax.identification._export.write_identified_mjcf",
+        "spatialjax.identification._export.write_identified_urdf",
     }
 )
 

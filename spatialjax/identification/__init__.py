@@ -39,9 +39,20 @@ with its report (typed:
 [IdentificationReport][spatialjax.identification.IdentificationReport]) and
 ``write(out_path, source=...)``, the fitted model file.
 
-Model files: :func:`write_identified_urdf` — the input URDF with only the
-identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
-writes).
+Joint parameters: [joint_prior][spatialjax.identification.joint_prior] /
+[JointPrior][spatialjax.identification.JointPrior] — the prior of a
+[JointModel][spatialjax.multibody.JointModel]'s armature and friction columns for
+[fit_torques][spatialjax.identification.fit_torques]' ``extra_prior``/``extra_prior_weight`` (the
+armature's weakly informative Gaussian prior, the split with the first links decided by the priors);
+[moving_samples][spatialjax.identification.moving_samples] — the samples where a joint slides
+(static friction excluded).
+
+Model files: :func:`write_identified_urdf` — the input URDF with only the identified ``<inertial>``
+elements (and ``<dynamics>``) rewritten (what ``spatialjax identify --out`` writes);
+[write_identified_mjcf][spatialjax.identification.write_identified_mjcf] — the same for MJCF, with
+the joints' ``armature``, ``damping``, ``frictionloss``;
+[write_identified_model][spatialjax.identification.write_identified_model] — either, by the file's
+format.
 """
 
 from ._correlation import correlation_time as correlation_time
@@ -49,10 +60,15 @@ from ._design import ExcitationDesign as ExcitationDesign
 from ._design import design_excitation as design_excitation
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
+from ._export import write_identified_mjcf as write_identified_mjcf
+from ._export import write_identified_model as write_identified_model
 from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
 from ._identifiability import identifiability as identifiability
 from ._identifiability import parameter_names as parameter_names
+from ._joint_prior import JointPrior as JointPrior
+from ._joint_prior import joint_prior as joint_prior
+from ._joint_prior import moving_samples as moving_samples
 from ._log import JointMatch as JointMatch
 from ._log import LogError as LogError
 from ._log import RobotLog as RobotLog
@@ -119,6 +135,10 @@ __all__ = [
     "identifiability",
     "least_squares_torques",
     "parameter_names",
+    # joint parameters (armature, friction)
+    "JointPrior",
+    "joint_prior",
+    "moving_samples",
     # the pipeline (identify_robot) and its parts
     "IdentificationReport",
     "IdentifyError",
@@ -129,5 +149,7 @@ __all__ = [
     "identify_robot",
     "repair_prior",
     # model files (identify-cli)
+    "write_identified_mjcf",
+    "write_identified_model",
     "write_identified_urdf",
 ]

@@ -51,8 +51,12 @@ columns); their share is ``1`` when the data determine them (finite
 posterior variance: ``e_k`` orthogonal, to ``√eps``, to the null space of
 the column-scaled friction columns at the rank threshold) and ``0``
 otherwise, the limit of ``1 − C_kk / P_kk`` for a prior variance going to
-infinity. With ``γ = 0`` every parameter is in that case: share ``1`` for
-those orthogonal to the regressor's null space, ``0`` for the others.
+infinity. Extra columns given a Gaussian prior of their own
+(``extra_prior_weight``, prior Hessian ``2 w_j``: the armature columns of
+[joint_prior][spatialjax.identification.joint_prior]) join the bodies in ``H_0``
+and get ``1 − C_kk / P_kk`` too. With ``γ = 0`` every parameter is in the
+no-prior case: share ``1`` for those orthogonal to the regressor's null
+space, ``0`` for the others.
 """
 
 from __future__ import annotations
@@ -109,18 +113,23 @@ def _prior_hessian(pi0):
     return jnp.einsum("niac,njca->nij", M, M)
 
 
-def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max):
+def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=()):
     """Fraction of each parameter's prior variance removed by the data (module docstring).
 
     ``Rs (p, p)`` with ``RsᵀRs = A_s`` (column-scaled normal matrix), ``Hs (p_y, p_y)``
-    the column-scaled prior Hessian of the body parameters (positive definite).
+    the column-scaled prior Hessian of the body parameters (positive definite),
+    ``he`` the column-scaled prior Hessians of the extra columns listed in the static
+    ``prior_extra`` (indices among the extras; those with a prior of their own).
     """
     dtype = Rs.dtype
     p = Rs.shape[-1]
     tiny = jnp.finfo(dtype).tiny
+    bayes = list(range(p_y)) + [p_y + i for i in prior_extra]
+    free = [c for c in range(p_y, p) if c - p_y not in prior_extra]
+    p_b = len(bayes)
     # friction columns: determined iff e_k ⊥ null(R_e) (the prior does not constrain them)
-    Rb, Re = Rs[:, :p_y], Rs[:, p_y:]
-    if p > p_y:
+    Rb, Re = Rs[:, bayes], Rs[:, free]
+    if free:
         U, s, Vh = jnp.linalg.svd(Re, full_matrices=False)
         keep = s > jnp.sqrt(rtol) * sv_max  # the rank's threshold
         Q = U * keep[None, :]
@@ -132,7 +141,11 @@ def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max):
     # bodies: P = (γH)⁻¹, C = (γH + 2 RbᵀRb)⁻¹; with γH = LLᵀ and G = L⁻¹ 2RbᵀRb L⁻ᵀ = U g Uᵀ,
     # P − C = B diag(g/(1+g)) Bᵀ and P = B Bᵀ for B = L⁻ᵀU: a weighted mean of g/(1+g) ∈ [0, 1)
     g_safe = jnp.where(gamma > 0, gamma, 1.0)
-    L = jnp.linalg.cholesky(0.5 * (Hs + Hs.T) * g_safe)
+    Hb = 0.5 * (Hs + Hs.T) * g_safe
+    if prior_extra:  # extra columns with a prior of their own join the Gaussian block
+        Hb = jnp.zeros((p_b, p_b), dtype).at[:p_y, :p_y].set(Hb)
+        Hb = Hb.at[p_y:, p_y:].set(jnp.diag(he))
+    L = jnp.linalg.cholesky(Hb)
     W = jax.scipy.linalg.solve_triangular(L, 2.0**0.5 * Rb.T, lower=True)  # L⁻¹ √2 Rbᵀ
     g, U = jnp.linalg.eigh(W @ W.T)
     g = jnp.maximum(g, 0.0)
@@ -140,14 +153,16 @@ def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max):
     B2 = B * B
     share_b = (B2 @ (g / (1.0 + g))) / jnp.maximum(jnp.sum(B2, axis=-1), tiny)
     share_b = jnp.clip(share_b, 0.0, 1.0)  # round-off only: a weighted mean of values in [0, 1)
-    share = jnp.concatenate([share_b, share_e])
+    share = jnp.zeros(p, dtype).at[jnp.asarray(bayes, int)].set(share_b)
+    if free:
+        share = share.at[jnp.asarray(free, int)].set(share_e)
     # γ = 0: every prior variance is infinite; a parameter is determined iff e_k ⊥ null(A_s)
     null_all = jnp.sum(jnp.where(keep_all[None, :], 0.0, V * V), axis=-1)
     share_flat = jnp.where(null_all <= jnp.sqrt(jnp.finfo(dtype).eps), 1.0, 0.0).astype(dtype)
     return jnp.where(gamma > 0, share, share_flat)
 
 
-def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
+def _ident_one(Y, E, w, pi0, gamma, he, has_prior, *, rtol, prior_extra=()):
     dtype = Y.dtype
     p_y = Y.shape[-1]
     nb = p_y // 10
@@ -162,17 +177,21 @@ def _ident_one(Y, E, w, pi0, gamma, has_prior, *, rtol):
     blk = jnp.einsum("nij,nm->nimj", H0, jnp.eye(nb, dtype=dtype)).reshape(p_y, p_y)
     dy = F.d[:p_y]
     Hs = blk / dy[:, None] / dy[None, :]
-    share = _data_share(Rs, Hs, gamma, p_y, rtol, F.V, F.keep, F.sv[0])
+    de = F.d[jnp.asarray([p_y + i for i in prior_extra], int)]
+    hes = he[jnp.asarray(prior_extra, int)] / de**2  # the extras' prior Hessians, scaled
+    share = _data_share(Rs, Hs, gamma, p_y, rtol, F.V, F.keep, F.sv[0], hes, prior_extra)
     share = jnp.where(has_prior, share, jnp.nan)
     return F.rank, cond, F.sv, F.d, piv.astype(jnp.int32), null, share
 
 
-def _ident_impl(Y, E, w, pi0, gamma, *, rtol, has_prior):
-    return _ident_one(Y, E, w, pi0, gamma, has_prior, rtol=rtol)
+def _ident_impl(Y, E, w, pi0, gamma, he, *, rtol, has_prior, prior_extra):
+    return _ident_one(Y, E, w, pi0, gamma, he, has_prior, rtol=rtol, prior_extra=prior_extra)
 
 
 _ident = cpu_program(
-    _ident_impl, static_argnames=("rtol", "has_prior"), compiler_options=COMPILER_OPTIONS
+    _ident_impl,
+    static_argnames=("rtol", "has_prior", "prior_extra"),
+    compiler_options=COMPILER_OPTIONS,
 )
 
 
@@ -185,6 +204,7 @@ def identifiability(
     gamma=None,
     names: tuple | None = None,
     rtol: float | None = None,
+    extra_prior_weight=None,
 ) -> Identifiability:
     r"""Rank, conditioning, base columns, unidentifiable directions and data shares of a log.
 
@@ -209,6 +229,11 @@ def identifiability(
         eigenvalue of the column-scaled normal matrix (singular values
         relative to ``√rtol``). Default ``10 p eps`` (float64: singular
         values below ``5e-7 σ_max`` for ``p = 91``).
+      extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of the extra
+        columns' Gaussian prior ``Σ w_j (φ_j − φ0_j)²``, as passed to
+        [fit_torques][spatialjax.identification.fit_torques]: a column with ``w_j > 0`` has the
+        prior Hessian ``2 w_j`` and its data share is computed with the bodies' (``1 − C_kk /
+        P_kk``); the others keep the no-prior rule.
 
     Returns:
       :class:`Identifiability`.
@@ -263,8 +288,25 @@ def identifiability(
         if len(names) != p:
             raise ValueError(f"names: expected {p} names (one per column), got {len(names)}")
     rtol = _rank_rtol(p, dtype) if rtol is None else float(rtol)
+    he = np.zeros(ne)
+    if extra_prior_weight is not None:
+        he = np.asarray(extra_prior_weight, np.float64)
+        if he.shape != (ne,) or not np.all(np.isfinite(he) & (he >= 0)):
+            raise ValueError(
+                f"extra_prior_weight: expected {ne} finite weights >= 0 (one per extra column), "
+                f"got {he.tolist() if he.ndim == 1 else he}"
+            )
+    prior_extra = tuple(int(i) for i in np.flatnonzero(he > 0)) if prior is not None else ()
     rank, cond, sv, d, piv, null, share = _ident(
-        Y, E, w, pi0.astype(dtype), g.astype(dtype), rtol=rtol, has_prior=prior is not None
+        Y,
+        E,
+        w,
+        pi0.astype(dtype),
+        g.astype(dtype),
+        jnp.asarray(2.0 * he, dtype),
+        rtol=rtol,
+        has_prior=prior is not None,
+        prior_extra=prior_extra,
     )
     return Identifiability(
         rank=rank,

@@ -248,6 +248,8 @@ class _Problem(NamedTuple):
     logdet0: jax.Array  # (nb,)
     gamma: jax.Array  # ()
     nonneg: jax.Array  # (ne,) bool
+    phi0: jax.Array  # (ne,) prior values of the extra coefficients
+    wphi: jax.Array  # (ne,) their prior weights (0: no prior term)
 
 
 def _split_x(x, nb):
@@ -261,6 +263,11 @@ def _logdets(pis):
     return jnp.sum(jnp.log(jnp.where(d > 0, d, 1.0)), axis=-1), feas
 
 
+def _extra_prior(phi, P: _Problem):
+    """``Σ_j w_j (φ_j − φ0_j)²``: the extra coefficients' Gaussian prior (0 without one)."""
+    return jnp.sum(P.wphi * jnp.square(phi - P.phi0))
+
+
 def _value(x, P: _Problem, mu, nb):
     """``F_μ(x)`` (``+inf`` outside the interior); also ``F`` (``μ = 0``) and the data term."""
     pis, phi = _split_x(x, nb)
@@ -270,7 +277,7 @@ def _value(x, P: _Problem, mu, nb):
     feas = feas & jnp.all(jnp.where(P.nonneg, phi > 0, True))
     reg = jnp.sum(P.k * pis) - jnp.sum(logdet) + jnp.sum(P.logdet0) - 4.0 * nb
     log_phi = jnp.sum(jnp.where(P.nonneg, jnp.log(jnp.where(P.nonneg & (phi > 0), phi, 1.0)), 0))
-    F = data + P.gamma * reg
+    F = data + P.gamma * reg + _extra_prior(phi, P)
     Fmu = F - mu * (jnp.sum(logdet) + log_phi)
     ok = feas & jnp.isfinite(Fmu)
     return jnp.where(ok, Fmu, jnp.inf), F, data
@@ -292,13 +299,13 @@ def _grad_hess_barrier(x, P: _Problem, mu, nb):
     g = 2.0 * P.R.T @ (P.R @ (x - P.xc))
     gb = P.gamma * P.k - (P.gamma + mu) * g_logdet
     phi_safe = jnp.where(P.nonneg & (phi > 0), phi, 1.0)
-    gphi = jnp.where(P.nonneg, -mu / phi_safe, 0.0)
+    gphi = jnp.where(P.nonneg, -mu / phi_safe, 0.0) + 2.0 * P.wphi * (phi - P.phi0)
     g = g + jnp.concatenate([gb.reshape(-1), gphi])
     H = 2.0 * P.R.T @ P.R
     blk = jnp.einsum("nij,nm->nimj", (P.gamma + mu) * H_body, jnp.eye(nb, dtype=dtype))
     blk = blk.reshape(10 * nb, 10 * nb)
     H = H.at[: 10 * nb, : 10 * nb].add(blk)
-    h_phi = jnp.where(P.nonneg, mu / phi_safe**2, 0.0)
+    h_phi = jnp.where(P.nonneg, mu / phi_safe**2, 0.0) + 2.0 * P.wphi
     H = H + jnp.diag(jnp.concatenate([jnp.zeros(10 * nb, dtype), h_phi]))
     return g, H
 
@@ -421,7 +428,8 @@ def _solve_reduced(R, xc, rho2, prior_pi, gamma, nonneg, *, rtol, max_iters=MAX_
     """The fit on already reduced data ``‖R(x − x_c)‖² + ρ²`` (benchmarks): ``(x, iterations,
     converged)``. Same start and loop as :func:`fit_torques`."""
     k, logdet0, _ = _prior_terms(prior_pi)
-    P = _Problem(R, xc, rho2, k, logdet0, gamma, nonneg)
+    zeros = jnp.zeros(nonneg.shape, R.dtype)
+    P = _Problem(R, xc, rho2, k, logdet0, gamma, nonneg, zeros, zeros)
     A = R.T @ R
     out = _start_and_solve(A, A @ xc, P, prior_pi, rtol, _atol(rho2, gamma, logdet0), max_iters)
     return out.x, out.it, out.converged
@@ -433,7 +441,21 @@ def _with_derivative(value, s):
 
 
 def _fit_one(
-    Y, E, tau, w, prior_pi, gamma, given, nonneg, *, rtol, max_iters, prior_spread, sample_weights
+    Y,
+    E,
+    tau,
+    w,
+    prior_pi,
+    gamma,
+    given,
+    nonneg,
+    phi0,
+    wphi,
+    *,
+    rtol,
+    max_iters,
+    prior_spread,
+    sample_weights,
 ):
     """One robot: ``Y (N, nv, 10 nb)``, ``E (N, nv, ne)``, ``tau (N, nv)``, sample weights ``w``.
 
@@ -490,7 +512,7 @@ def _fit_one(
     rho2 = jnp.where(bad, 0.0, rho2)
 
     gamma = jnp.where(has_gamma, gamma, jnp.asarray(2.0 / prior_spread**2, dtype))
-    P = _Problem(R, x_wls, rho2, sg(k), sg(logdet0), sg(gamma), nonneg)
+    P = _Problem(R, x_wls, rho2, sg(k), sg(logdet0), sg(gamma), nonneg, phi0, wphi)
 
     atol = jnp.where(bad, jnp.inf, _atol(rho2, gamma, logdet0))
     out = _start_and_solve(sg(A), sg(bvec), P, sg(prior_pi), rtol, atol, max_iters)
@@ -503,7 +525,7 @@ def _fit_one(
     ldg = jax.grad(lambda q: jnp.sum(_logdets(q)[0]))(pis)
     gb = gamma * (k - ldg) - out.mu * ldg
     phi_safe = jnp.where(nonneg & (phi > 0), phi, 1.0)
-    gphi = jnp.where(nonneg, -out.mu / phi_safe, 0.0)
+    gphi = jnp.where(nonneg, -out.mu / phi_safe, 0.0) + 2.0 * wphi * (phi - phi0)
     g_full = g_data + jnp.concatenate([gb.reshape(-1), gphi])
     _, H = _grad_hess_barrier(x, P, out.mu, nb)
     x = _with_derivative(x, _newton_direction(g_full, sg(H)))
@@ -512,7 +534,7 @@ def _fit_one(
     residual = jnp.sum(_joint_residuals(Y, E, tau, wc, x))
     logdet, _ = _logdets(pis)
     reg = jnp.sum(k * pis) - jnp.sum(logdet) + jnp.sum(logdet0) - 4.0 * nb
-    objective = residual + gamma * reg
+    objective = residual + gamma * reg + jnp.sum(wphi * jnp.square(phi - phi0))
 
     finite_out = jnp.all(jnp.isfinite(x))
     undetermined = (gamma <= 0) & (rank < p)
@@ -562,6 +584,8 @@ def _fit_batch_impl(
     gamma,
     given,
     nonneg,
+    phi0,
+    wphi,
     *,
     batch,
     rtol,
@@ -580,8 +604,8 @@ def _fit_batch_impl(
         sample_weights=sample_weights,
     )
     flat, in_axes = _flatten_batch((Y, E, tau, w, prior_pi, gamma), _CORES, axes, batch)
-    vone = jax.vmap(one, in_axes=(*in_axes, None, None), axis_size=nbatch)
-    out = vone(*flat, given, nonneg)  # pyright: ignore[reportCallIssue]
+    vone = jax.vmap(one, in_axes=(*in_axes, None, None, None, None), axis_size=nbatch)
+    out = vone(*flat, given, nonneg, phi0, wphi)  # pyright: ignore[reportCallIssue]
     return jax.tree.map(lambda v: v.reshape(tuple(batch) + v.shape[1:]), out)
 
 
@@ -624,6 +648,32 @@ def _check_finite_samples(x, name: str, what: str) -> None:
             f"{name}: expected finite values, got {np.asarray(x)[idx]} at {parts} "
             f"(index {idx}); remove or repair those samples"
         )
+
+
+def _check_extra_prior(extra_prior, extra_prior_weight, ne: int, has_extra: bool):
+    """``(φ0 (ne,), w (ne,))`` float64 NumPy from the optional arguments (zeros: none)."""
+    out = []
+    for name, x in (("extra_prior", extra_prior), ("extra_prior_weight", extra_prior_weight)):
+        if x is None:
+            out.append(np.zeros(ne))
+            continue
+        if not has_extra:
+            raise ValueError(f"{name}: given without extra columns")
+        try:
+            arr = np.asarray(x, np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}: expected {ne} numbers, got {type(x).__name__}") from None
+        if arr.shape != (ne,):
+            raise ValueError(
+                f"{name}: expected shape ({ne},) (one per extra column), got shape {arr.shape}"
+            )
+        bad = ~np.isfinite(arr) | ((arr < 0) if name == "extra_prior_weight" else False)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            want = "a finite weight >= 0" if name == "extra_prior_weight" else "a finite value"
+            raise ValueError(f"{name}: expected {want} per column, got {arr[i]} at column {i}")
+        out.append(arr)
+    return out[0], out[1]
 
 
 def _check_prior(prior, nb: int, dtype, body_names=None) -> jax.Array:
@@ -811,6 +861,8 @@ def fit_torques(
     rtol: float | None = None,
     max_iters: int = MAX_ITERS,
     solver: str | None = None,
+    extra_prior=None,
+    extra_prior_weight=None,
     _body_names: tuple | None = None,
 ) -> RobotFitResult:
     r"""Physically consistent inertial parameters of a whole robot from joint torques.
@@ -827,10 +879,10 @@ def fit_torques(
 
     with ``J_i = J(π_i)`` the 4×4 pseudo-inertia of body ``i`` (``_params``
     layout), ``k`` the samples, ``j`` the joints and ``E`` the ``extra``
-    columns. ``D`` is the log-det (Bregman) divergence: twice the
-    Kullback–Leibler divergence between the zero-mean Gaussians of
-    covariances ``J`` and ``J0``; for ``J = J0^{½}(1 + Δ)J0^{½}`` it is
-    ``½‖Δ‖_F² + O(Δ³)``. Every returned body has ``J ≻ 0`` (fully
+    columns (plus ``Σ_j w_j (φ_j − φ0_j)²`` with ``extra_prior_weight``). ``D``
+    is the log-det (Bregman) divergence: twice the Kullback–Leibler divergence
+    between the zero-mean Gaussians of covariances ``J`` and ``J0``; for
+    ``J = J0^{½}(1 + Δ)J0^{½}`` it is ``½‖Δ‖_F² + O(Δ³)``. Every returned body has ``J ≻ 0`` (fully
     physically consistent), whatever the data.
 
     **Defaults** (rules, not constants tuned to a trajectory):
@@ -900,7 +952,9 @@ def fit_torques(
       extra: optional ``(..., N, nv, ne)`` extra regressor columns (friction,
         :func:`~spatialjax.multibody.friction_regressor`).
       extra_nonnegative: optional ``(ne,)`` booleans: which extra coefficients
-        are constrained ``≥ 0`` (viscous and Coulomb friction). Default: none.
+        are constrained ``≥ 0`` (armature, viscous and Coulomb friction), kept
+        so by the interior point's barrier ``−μ log φ_j`` (``μ → 0``).
+        Default: none.
       weights: optional ``w ≥ 0`` broadcastable to ``(..., N, nv)``, inverse
         noise variances ``1/σ²`` (or bootstrap counts times those). Default:
         the per-joint rule above.
@@ -911,6 +965,16 @@ def fit_torques(
       rtol: relative tolerance (default ``1e-12`` float64, ``1e-6`` float32).
       max_iters: cap on Newton iterations.
       solver: ``None`` or ``"interior_point"`` (the only solver).
+      extra_prior: optional ``(ne,)`` prior values ``φ0`` of the extra
+        coefficients (default 0), used where ``extra_prior_weight`` is positive.
+      extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of a Gaussian
+        prior on the extra coefficients: ``Σ_j w_j (φ_j − φ0_j)²`` is added
+        to ``F`` (in the data term's units: ``w_j = 1/σ_j²`` for a prior
+        ``φ_j ~ N(φ0_j, σ_j²)`` when the weights are ``1/σ²``). Default: none
+        (0: the coefficient is decided by the data alone).
+        [joint_prior][spatialjax.identification.joint_prior] gives the rule for
+        armature columns, which share a base parameter with a body (the first
+        joint's armature and its link's moment about the axis).
 
     Returns:
       :class:`RobotFitResult` of batch shape ``(...)``. Differentiable with
@@ -954,6 +1018,7 @@ def fit_torques(
                 f"extra_nonnegative: expected {ne} booleans (one per extra column), got "
                 f"{nonneg.dtype} array of shape {nonneg.shape}"
             )
+    phi0, wphi = _check_extra_prior(extra_prior, extra_prior_weight, ne, extra is not None)
     if weights is None and N * nv <= p:
         raise ValueError(
             f"tau: {N * nv} torque samples (N={N} samples × nv={nv} joints) but the problem has "
@@ -975,6 +1040,8 @@ def fit_torques(
         *args,
         given,
         jnp.asarray(nonneg),
+        jnp.asarray(phi0, dtype),
+        jnp.asarray(wphi, dtype),
         batch=tuple(batch),
         rtol=_default_rtol(dtype) if rtol is None else float(rtol),
         max_iters=int(max_iters),

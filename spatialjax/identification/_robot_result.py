@@ -127,14 +127,14 @@ class Identifiability(Pytree):
         to the unscaled parameters and normalised: columns ``rank:`` span the
         unidentifiable directions ``δx`` with ``[Y | extra] δx ≈ 0``.
       data_share: ``(..., p)`` in ``[0, 1]``: the fraction of each
-        parameter's prior variance removed by the data, ``1 − C_kk / P_kk``
-        with ``P = (γ H0)⁻¹`` the prior and ``C = (2A + γ H0)⁻¹`` the posterior
-        covariance (``A`` the whitened normal matrix, ``H0`` the prior's
-        Hessian ``blockdiag ∇²(−log det J0_i)``): ``1`` where the data decide a
-        parameter, ``0`` where the prior does. The extra (friction) columns
-        have no prior (infinite prior variance): ``1`` when the data determine
-        them, ``0`` otherwise (likewise every column when ``γ = 0``). NaN when
-        no prior was given. See :func:`identifiability`'s module for details.
+        parameter's prior variance removed by the data, ``1 − C_kk / P_kk`` with ``P = (γ H0)⁻¹``
+        the prior and ``C = (2A + γ H0)⁻¹`` the posterior covariance (``A`` the whitened normal
+        matrix, ``H0`` the prior's Hessian ``blockdiag ∇²(−log det J0_i)``): ``1`` where the data
+        decide a parameter, ``0`` where the prior does. The extra (friction) columns have no prior
+        (infinite prior variance): ``1`` when the data determine them, ``0`` otherwise (likewise
+        every column when ``γ = 0``), unless they have a prior of their own
+        (``extra_prior_weight``): then as the bodies'. NaN when no prior was given. See
+        [identifiability][spatialjax.identification.identifiability]'s module for details.
       names: static tuple of ``p`` ``(body, parameter)`` names, e.g.
         ``("panda_link3", "Ixy")`` or ``("panda_joint1", "viscous")``.
     """
@@ -169,6 +169,62 @@ class Identifiability(Pytree):
                 f"one result first (batch shape {self.batch_shape})"
             )
         return self.null_space[:, int(self.rank) :]
+
+    def confounded(self, columns=None, *, threshold: float = 0.1) -> dict:
+        """The columns that share a base parameter with others, and those others.
+
+        Column ``k`` is *confounded* when it has a component in the
+        unidentifiable directions (``‖P_null e_k‖² > √eps`` in the
+        column-scaled variables, ``P_null`` the projector on ``null_space[:,
+        rank:]``): the data fix only a combination of it and other columns,
+        and the priors decide the split. Its partners are the columns ``j``
+        with ``|(P_null e_k)_j| ≥ threshold · |(P_null e_k)_k|``: those that
+        move with it along the unidentifiable directions. Example: the first
+        joint's armature and its link's ``Izz`` (one base parameter, Gautier
+        1990's regrouping).
+
+        Args:
+          columns: names (``(joint, "armature")``) or indices of the columns
+            to examine; default all.
+          threshold: relative size of a partner's component.
+
+        Returns:
+          ``{name: (partner names, ...)}`` for the confounded columns among
+          ``columns`` (names as in :attr:`names`, else the indices as text).
+
+        Raises:
+          ValueError: a batched result, or a column that is neither a name nor
+            an index of this result.
+        """
+        if self.batch_shape:
+            raise ValueError(
+                "Identifiability.confounded(): index one result first (batch shape "
+                f"{self.batch_shape})"
+            )
+        d = np.asarray(self.column_scale, np.float64)
+        p = d.shape[-1]
+        names = self.names or tuple(str(i) for i in range(p))
+        if columns is None:
+            idx = list(range(p))
+        else:
+            idx = []
+            for c in columns:
+                if isinstance(c, (int, np.integer)) and 0 <= c < p:
+                    idx.append(int(c))
+                elif c in names:
+                    idx.append(names.index(c))
+                else:
+                    raise ValueError(f"columns: {c!r} is neither a column name nor an index < {p}")
+        Ns = np.asarray(self.null_space, np.float64)[:, int(self.rank) :] * d[:, None]
+        Ns = Ns / np.maximum(np.linalg.norm(Ns, axis=0, keepdims=True), np.finfo(float).tiny)
+        out = {}
+        for k in idx:
+            c = Ns @ Ns[k]  # P_null e_k, column-scaled
+            if c[k] <= np.sqrt(np.finfo(np.float64).eps):
+                continue
+            partners = [j for j in range(p) if j != k and abs(c[j]) >= threshold * abs(c[k])]
+            out[names[k]] = tuple(names[j] for j in partners)
+        return out
 
     def prior_decided(self, threshold: float = 0.5) -> tuple:
         """Names of the parameters whose ``data_share < threshold`` (unbatched results only)."""

@@ -127,6 +127,20 @@ def joint_value(text: str | None, ctx: Ctx, joint: str, label: str, signed: bool
     return float(x)
 
 
+def reflected_inertia(rotor_inertia, gear_ratio, joint: str) -> float:
+    """Drake's reflected rotor inertia ``ρ² I_r`` (``drake:rotor_inertia``, ``drake:gear_ratio``).
+
+    ``rotor_inertia`` and ``gear_ratio`` are ``(text, ctx)`` pairs, or ``None``
+    (gear ratio default 1); both must be finite, the inertia ``>= 0``.
+    """
+    text, ictx = rotor_inertia
+    I_r = joint_value(text, ictx, joint, "drake:rotor_inertia ", signed=False)
+    rho = 1.0
+    if gear_ratio is not None:
+        rho = joint_value(gear_ratio[0], gear_ratio[1], joint, "drake:gear_ratio ", signed=True)
+    return rho * rho * I_r
+
+
 def format_number(x: float) -> str:
     """Shortest text that reads back as exactly ``x`` (``repr`` of a float64)."""
     x = float(x)

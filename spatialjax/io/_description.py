@@ -20,6 +20,7 @@ axis a unit vector in ``J``. The parent ``"world"`` is the world frame.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -35,11 +36,14 @@ class LinkDescription:
       inertial: the :class:`LinkInertial` the model uses, or ``None`` for a
         massless link (an MJCF body without ``<inertial>``).
       line: line of the element.
+      element: the link's (body's) XML element with its byte spans
+        (``spatialjax.io._xml.XNode``; URDF and MJCF), for write-back; or None.
     """
 
     name: str
     inertial: LinkInertial | None
     line: int | None
+    element: Any = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -61,6 +65,8 @@ class JointDescription:
         ``damping``, ``friction``, ``lower``, ``upper``, ``velocity_limit``,
         ``effort_limit``); absent fields take the model's defaults.
       line: line of the joint (or welded body) element.
+      element: the joint's XML element with its byte spans (URDF and MJCF
+        hinge/slide joints), for write-back; or None.
     """
 
     name: str | None
@@ -74,6 +80,7 @@ class JointDescription:
     child_translation: np.ndarray
     dynamics: dict
     line: int | None
+    element: Any = None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -114,6 +121,8 @@ class ModelDescription:
         not in document order (MJCF).
       frames: the named frames other than the links.
       root: the root link, or ``"world"`` (no link) when joints attach links to the world.
+      source: the file's bytes (the elements' byte spans index them; URDF and
+        MJCF trees).
     """
 
     path: str
@@ -126,6 +135,7 @@ class ModelDescription:
     frames: tuple[FrameDescription, ...] = ()
     root: str = ""
     siblings_by_name: bool = True
+    source: bytes = b""
 
 
 def parent_joints(path, joints, child_field: str) -> dict:

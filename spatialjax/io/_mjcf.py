@@ -45,7 +45,10 @@ The tree (``tree=True``, for :meth:`spatialjax.multibody.Model.from_mjcf`)::
   ``axis``; ``free`` (or ``<freejoint/>``) a free flyer, allowed only on a
   child of ``<worldbody>``. Joint dynamics: ``armature``, ``damping`` and
   ``frictionloss`` (Coulomb) become the :class:`~spatialjax.multibody.Model`
-  fields of the same meaning (``friction`` for ``frictionloss``); ``range``
+  fields of the same meaning (``friction`` for ``frictionloss``; of MuJoCo
+  4's ``damping="linear [c2 c3]"`` the linear coefficient: the higher-order
+  terms are not represented, and an actuator's own ``armature``/``damping``,
+  which MuJoCo 4 adds to its joint's, is not read); ``range``
   gives ``lower``/``upper`` when the joint is limited (``limited="true"``, or
   ``"auto"`` with ``<compiler autolimits="true">``, MuJoCo's default), in
   degrees for hinges unless ``<compiler angle="radian">``. MJCF has no
@@ -69,11 +72,16 @@ The tree (``tree=True``, for :meth:`spatialjax.multibody.Model.from_mjcf`)::
   body's frame ``B``; a site directly in ``<worldbody>`` is a world frame.
   Unnamed sites are not frames; a site's ``pos``/orientation set only through
   a default class are not read.
+* ``<frame pos=... quat=...>`` (MuJoCo 3.2+; ``mj_saveLastXML`` writes them
+  for the static bodies it fused) is a coordinate frame, not a body: the
+  bodies, sites and joints inside it are placed in it (their poses composed
+  with the frame's, nested frames in turn), and its ``childclass`` applies to
+  them.
 * A body without ``<inertial>`` is massless in the tree (MuJoCo would infer
   its inertia from its geoms at compile time, which this reader does not do).
-  ``<include>``, ``<attach>``, ``<replicate>`` and ``<frame>`` are not
-  expanded: in the tree they raise :class:`ModelFileError`, as do ``ball``
-  joints, bodies with several joints and two bodies of the same name.
+  ``<include>``, ``<attach>`` and ``<replicate>`` are not expanded: in the
+  tree they raise :class:`ModelFileError`, as do ``ball`` joints, bodies with
+  several joints and two bodies of the same name.
 """
 
 from __future__ import annotations
@@ -330,7 +338,11 @@ def _joint_dynamics(attrs, jtype, name, ctx, degree, autolimits):
                         ("frictionloss", "friction")):  # fmt: skip
         if attr in attrs:
             fctx = ctx.at(field=f"joint[{name}]/{attr}")
-            out[field] = joint_value(attrs[attr], fctx, name, f"{attr}=", signed=False)
+            text = attrs[attr]
+            if attr == "damping":  # MuJoCo 4: "linear [poly2 poly3]"; the linear term
+                parse_numbers(text, fctx, (1, 2, 3))
+                text = text.split()[0]
+            out[field] = joint_value(text, fctx, name, f"{attr}=", signed=False)
     limited = attrs.get("limited", "auto").strip()
     if limited not in ("true", "false", "auto"):
         raise ctx.at(field=f"joint[{name}]/limited").error(
@@ -403,7 +415,7 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
     joints, body_line = {}, {}
     counter = {"body": 0, "joint": 0}
 
-    def read_joint(jel, body_name, childclass):
+    def read_joint(jel, body_name, childclass, R_f, p_f):
         counter["joint"] += 1
         name = jel.attrib.get("name") or f"<joint {counter['joint'] - 1}>"
         ctx = Ctx(path, jel.line, body_name, f"joint[{name}]")
@@ -431,26 +443,49 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
                 pos = parse_numbers(attrs["pos"], ctx.at(field=f"joint[{name}]/pos"), 3)
             if "axis" in attrs:
                 axis = joint_axis(attrs["axis"], ctx.at(field=f"joint[{name}]/axis"), name)
+            # a joint inside <frame> elements: its pos and axis are in the frame's coordinates
+            pos, axis = R_f @ pos + p_f, R_f @ axis
         dyn = {} if jtype == "free" else _joint_dynamics(attrs, jtype, name, ctx, degree, autolim)
         rec = (name, jtype, pos, axis, jel, jel.line, dyn)
         joints[name] = rec
         return rec
 
-    def visit(node, parent, childclass):
+    def frame_pose(el, R_f, p_f):
+        """A ``<frame>``'s pose in the enclosing body: its own composed with ``(R_f, p_f)``."""
+        ctx = Ctx(path, el.line, el.attrib.get("name"))
+        p = np.zeros(3)
+        if "pos" in el.attrib:
+            p = parse_numbers(el.attrib["pos"], ctx.at(field="frame/pos"), 3)
+        _, R = _orientation(el, ctx, degree, eulerseq, element="frame")
+        return R_f @ R, R_f @ p + p_f
+
+    def body_joints(el, R_f, p_f, childclass):
+        """A body's joint elements, those inside its ``<frame>`` elements included, with the
+        pose of their coordinates in the body frame and their default class."""
+        out = []
+        for c in el.children:
+            if c.tag in ("joint", "freejoint"):
+                out.append((c, R_f, p_f, childclass))
+            elif c.tag == "frame":
+                R2, p2 = frame_pose(c, R_f, p_f)
+                out += body_joints(c, R2, p2, c.attrib.get("childclass", childclass))
+        return out
+
+    def visit(node, parent, childclass, R_f, p_f):
         for el in node.children:
-            if el.tag == "frame":
-                raise ModelFileError(
-                    path, "<frame> elements are not supported by Model.from_mjcf", line=el.line
-                )
+            if el.tag == "frame":  # a coordinate frame: its children are placed in it
+                R2, p2 = frame_pose(el, R_f, p_f)
+                visit(el, parent, el.attrib.get("childclass", childclass), R2, p2)
+                continue
             if el.tag == "site" and el.attrib.get("name"):
-                sites.append((el.attrib["name"], el, parent))
+                sites.append((el.attrib["name"], el, parent, R_f, p_f))
             if el.tag != "body":
                 continue
             counter["body"] += 1
             name = el.attrib.get("name") or f"<body {counter['body']}>"
             cc = el.attrib.get("childclass", childclass)
-            jels = [c for c in el.children if c.tag in ("joint", "freejoint")]
-            recs = [read_joint(j, name, cc) for j in jels]
+            I3, z3 = np.eye(3), np.zeros(3)
+            recs = [read_joint(j, name, c, R, p) for j, R, p, c in body_joints(el, I3, z3, cc)]
             if len(recs) > 1:
                 listed = ", ".join(f"{r[0]!r} (line {r[5]})" for r in recs)
                 raise ModelFileError(
@@ -480,25 +515,26 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
                     link=name,
                 )
             body_line[name] = el.line
-            bodies.append((name, el, parent, rec))
-            visit(el, name, cc)
+            bodies.append((name, el, parent, rec, R_f, p_f))
+            visit(el, name, cc, I3, z3)
 
     worlds = root.findall("worldbody")
     if not worlds:
         raise ModelFileError(path, "the MJCF file has no <worldbody>", line=root.line)
     for w in worlds:
-        visit(w, "world", "main")
+        visit(w, "world", "main", np.eye(3), np.zeros(3))
     if not bodies:
         raise ModelFileError(path, "<worldbody> has no <body>", line=worlds[0].line)
 
     links, tree = [], []
     I3, z3 = np.eye(3), np.zeros(3)
-    for name, el, parent, rec in bodies:
+    for name, el, parent, rec, R_f, p_f in bodies:
         ctx = Ctx(path, el.line, name)
         p_b = np.zeros(3)
         if "pos" in el.attrib:
             p_b = parse_numbers(el.attrib["pos"], ctx.at(field="body/pos"), 3)
         _, R_b = _orientation(el, ctx, degree, eulerseq, element="body")
+        R_b, p_b = R_f @ R_b, R_f @ p_b + p_f  # a body inside <frame> elements
         if rec is None:  # welded to the parent
             joint = JointDescription(None, "fixed", parent, name, R_b, p_b, z3, I3, z3, {}, el.line)
         elif rec[1] == "free":  # the file's pose is qpos0, not a placement
@@ -508,16 +544,16 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
             jname, jtype, jpos, axis, _, line, dyn = rec
             jtype = "revolute" if jtype == "hinge" else "prismatic"
             joint = JointDescription(jname, jtype, parent, name, R_b, p_b + R_b @ jpos, axis,
-                                     I3, -jpos, dyn, line)  # fmt: skip
+                                     I3, -jpos, dyn, line, rec[4])  # fmt: skip
         tree.append(joint)
         inertial = el.find("inertial")
         if inertial is not None:
             inertial = _read_inertial(path, data, name, inertial, degree, eulerseq, notes)
-        links.append(LinkDescription(name, inertial, el.line))
+        links.append(LinkDescription(name, inertial, el.line, el))
     frames = []
-    for name, el, body in sites:
+    for name, el, body, R_f, p_f in sites:
         R_s, p_s = _site_pose(el, Ctx(path, el.line, name), degree, eulerseq)
-        frames.append(FrameDescription(name, body, R_s, p_s))
+        frames.append(FrameDescription(name, body, R_f @ R_s, R_f @ p_s + p_f))
     return ModelDescription(
         str(path),
         "mjcf",
@@ -528,4 +564,5 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
         frames=tuple(frames),
         root="world",
         siblings_by_name=False,
+        source=data,
     )

@@ -60,7 +60,10 @@ The tree of one ``<model>`` (``tree=True``, for
   :class:`~spatialjax.multibody.Model` fields ``damping``, ``friction``,
   ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (a negative
   velocity or effort, SDFormat's ``-1`` default, means none: inf). SDFormat
-  has no armature (0).
+  has no armature: it is 0 unless the joint carries Drake's extension
+  ``<drake:rotor_inertia>I_r</drake:rotor_inertia>`` (and optionally
+  ``<drake:gear_ratio>ρ</drake:gear_ratio>``, default 1), read as the
+  reflected rotor inertia ``armature = ρ² I_r`` as Drake's SDFormat parser does.
 * Other joint types (``ball``, ``universal``, ``screw``, ``revolute2``,
   ``gearbox``) raise :class:`ModelFileError` naming file, line and joint.
 * The tree has one root: the single link that is no joint's child, or
@@ -86,6 +89,7 @@ from ._common import (
     new_values_in_frame,
     parse_numbers,
     quat_wxyz_to_matrix,
+    reflected_inertia,
     rpy_to_matrix,
     sym3,
     vector_text,
@@ -406,7 +410,15 @@ def _read_joint(el, path, frames, mname):
         upm = ax.find("use_parent_model_frame")
         if upm is not None and _bool(upm.text or "", ctx.at(upm, f"joint[{name}]/axis")):
             axis_in = "__model__"
-    return name, jtype, ends["parent"], ends["child"], xyz, axis_in, _joint_dynamics(ax, name, ctx)
+    dyn = _joint_dynamics(ax, name, ctx)
+    ri = el.find("drake:rotor_inertia")
+    if ri is not None:
+        gr = el.find("drake:gear_ratio")
+        field = f"joint[{name}]/drake:"
+        gear = None if gr is None else (gr.text or "", ctx.at(gr, field + "gear_ratio"))
+        rctx = ctx.at(ri, field + "rotor_inertia")
+        dyn["armature"] = reflected_inertia((ri.text or "", rctx), gear, name)
+    return name, jtype, ends["parent"], ends["child"], xyz, axis_in, dyn
 
 
 def _read_tree(root, path, data, models, model_name) -> ModelDescription:

@@ -58,6 +58,7 @@ from ._common import (
     make_link,
     new_values_in_frame,
     parse_numbers,
+    reflected_inertia,
     rpy_to_matrix,
     sym3,
     vector_text,
@@ -224,11 +225,31 @@ def _read_joint(el: XNode, path) -> JointDescription:
         axis = joint_axis(ax.attrib["xyz"], actx, name, fixed=jtype == "fixed")
     dyn = _read_joint_dynamics(el, name, jctx)
     return JointDescription(name, jtype, ends["parent"], ends["child"], R, xyz, axis,
-                            np.eye(3), np.zeros(3), dyn, el.line)  # fmt: skip
+                            np.eye(3), np.zeros(3), dyn, el.line, el)  # fmt: skip
+
+
+def _drake_armature(root: XNode, path) -> dict:
+    """``{joint: ρ² I_r}`` from ``<transmission>`` elements with ``drake:rotor_inertia``."""
+    out = {}
+    for tr in root.findall("transmission"):
+        jels = tr.findall("joint")
+        for act in tr.findall("actuator"):
+            ri = act.find("drake:rotor_inertia")
+            if ri is None or len(jels) != 1 or jels[0].attrib.get("name") is None:
+                continue
+            joint = jels[0].attrib["name"]
+            ctx = Ctx(path, ri.line, None, f"joint[{joint}]/transmission/drake:rotor_inertia")
+            gr = act.find("drake:gear_ratio")
+            gear = None
+            if gr is not None:
+                gctx = Ctx(path, gr.line, None, f"joint[{joint}]/transmission/drake:gear_ratio")
+                gear = (gr.attrib.get("value"), gctx)
+            out[joint] = reflected_inertia((ri.attrib.get("value"), ctx), gear, joint)
+    return out
 
 
 def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
-    link_line = {}
+    link_line, link_el = {}, {}
     for el in root.findall("link"):
         name = el.attrib.get("name")
         if name is None:
@@ -241,11 +262,16 @@ def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
                 link=name,
             )
         link_line[name] = el.line
+        link_el[name] = el
     if not link_line:
         raise ModelFileError(path, "the URDF has no <link>", line=root.line)
     inertials = {lk.name: lk for lk in _read_inertials(root, path, data).links}
 
     joints = [_read_joint(el, path) for el in root.findall("joint")]
+    armature = _drake_armature(root, path)
+    for j in joints:
+        if j.name in armature:
+            j.dynamics["armature"] = armature[j.name]
     for j in joints:
         for role in ("parent", "child"):
             link = getattr(j, role)
@@ -275,7 +301,10 @@ def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
         "urdf",
         name=root.attrib.get("name", ""),
         line=root.line,
-        links=tuple(LinkDescription(n, inertials[n], line) for n, line in link_line.items()),
+        links=tuple(
+            LinkDescription(n, inertials[n], line, link_el[n]) for n, line in link_line.items()
+        ),
         joints=tuple(joints),
         root=roots[0],
+        source=data,
     )

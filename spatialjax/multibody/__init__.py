@@ -21,7 +21,9 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 :mod:`~spatialjax.multibody.regressor` (``joint_torque_regressor``),
 :mod:`~spatialjax.multibody.jacobians` (``frame_jacobian``, ``center_of_mass``),
 :mod:`~spatialjax.multibody.rollout` (``integrate``, ``difference``, ``rollout``),
-:mod:`~spatialjax.multibody.friction` (``FrictionModel``); the tree
+:mod:`~spatialjax.multibody.friction` (``FrictionModel``),
+:mod:`~spatialjax.multibody.joint_model` (``JointModel``: armature and friction
+columns, and the model-file attribute each becomes); the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 ``Model.from_urdf``, ``from_sdf`` and ``from_mjcf`` read the file with the
 format's reader of :mod:`spatialjax.io` (one parse, a format-neutral
@@ -56,6 +58,8 @@ from .interop import from_pinocchio as from_pinocchio
 from .jacobians import center_of_mass as center_of_mass
 from .jacobians import center_of_mass_jacobian as center_of_mass_jacobian
 from .jacobians import frame_jacobian as frame_jacobian
+from .joint_model import JOINT_KINDS as JOINT_KINDS
+from .joint_model import JointModel as JointModel
 from .kinematics import Kinematics as Kinematics
 from .kinematics import forward_kinematics as forward_kinematics
 from .kinematics import frame_poses as frame_poses
@@ -71,7 +75,9 @@ from .rollout import rollout as rollout
 __all__ = [
     "FRICTION_KINDS",
     "FrictionModel",
+    "JOINT_KINDS",
     "JOINT_TYPES",
+    "JointModel",
     "Kinematics",
     "Model",
     "Rollout",
