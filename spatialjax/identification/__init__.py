@@ -31,6 +31,13 @@ Whole robots (joint torques):
   directions and the prior's share per parameter (:class:`Identifiability`);
   :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
 
+Floating-base robots (legged robots, humanoids): a ``RobotLog`` with a base
+pose and contacts; ``prepare_log`` filters and differentiates the base pose;
+[floating_base_rows][spatialjax.identification.floating_base_rows] /
+[FloatingBaseRows][spatialjax.identification.FloatingBaseRows] — the ``6 + n``
+rows per sample with measured contact wrenches, or projected onto the
+contacts' null space without them, in the form ``fit_torques`` takes.
+
 Model files: :func:`write_identified_urdf` — the input URDF with only the
 identified ``<inertial>`` elements rewritten (what ``spatialjax identify --out``
 writes).
@@ -43,6 +50,9 @@ from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
+from ._floating import CONTACT_TYPES as CONTACT_TYPES
+from ._floating import FloatingBaseRows as FloatingBaseRows
+from ._floating import floating_base_rows as floating_base_rows
 from ._identifiability import identifiability as identifiability
 from ._identifiability import parameter_names as parameter_names
 from ._log import JointMatch as JointMatch
@@ -118,6 +128,10 @@ __all__ = [
     "correlation_time",
     "identify_robot",
     "repair_prior",
+    # floating-base robots (issue 35)
+    "CONTACT_TYPES",
+    "FloatingBaseRows",
+    "floating_base_rows",
     # model files (identify-cli)
     "write_identified_urdf",
 ]
