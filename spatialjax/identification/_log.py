@@ -533,10 +533,10 @@ class RobotLog:
         for h in header:
             if "," in h or "\n" in h or '"' in h:
                 raise ValueError(f"joint_names: {h!r} cannot be a CSV column name")
-        blocks = [self.t[:, None]] + [getattr(self, k) for k in kinds]
+        blocks: list[np.ndarray] = [self.t[:, None]] + [getattr(self, k) for k in kinds]
         if self.floating_base:
             header += list(_BASE_POSE_COLUMNS)
-            blocks += [self.base_position, self.base_quaternion]
+            blocks += [np.asarray(self.base_position), np.asarray(self.base_quaternion)]
             if self.base_velocity is not None:
                 header += list(_BASE_VELOCITY_COLUMNS)
                 blocks.append(self.base_velocity)
@@ -740,7 +740,7 @@ def _read_npz(path: Path):
             arrays = {k: (data[k] if k in data.files else None) for k in _KINDS}
             t = data["t"]
             names = data["joint_names"] if "joint_names" in data.files else None
-            floating = {k: (data[k] if k in data.files else None) for k in FLOATING_KEYS}
+            floating: dict = {k: (data[k] if k in data.files else None) for k in FLOATING_KEYS}
         except ValueError as e:  # object arrays need pickle, which is refused
             raise LogError(path, None, f"cannot read an array without pickle ({e})") from None
         except _DAMAGED as e:  # truncated or corrupted members (bad CRC-32, ...)

@@ -178,8 +178,7 @@ def resample_log(
 
     floating = {}
     if log.floating_base:
-        quat = continuous_quaternions(log.base_quaternion)  # pyright: ignore[reportArgumentType]
-        quat = interp(quat)
+        quat = np.asarray(interp(continuous_quaternions(np.asarray(log.base_quaternion))))
         floating = {
             "base_position": interp(log.base_position),
             "base_quaternion": quat / np.linalg.norm(quat, axis=1, keepdims=True),
