@@ -29,25 +29,31 @@ ways to use them, chosen by what the log holds:
   rank(J_a)`` independent equations per sample: four point feet on a 12-joint
   quadruped leave 6, three leave 9.
 
-**Contact schedule of the projection.** The logged ``contact`` booleans, or,
-without them, the rule *a contact frame is closed while its origin moves
-slower than* ``contact_speed`` (m/s, from the filtered ``q, v``: the linear
-rows of ``J_c v``). Closing a contact that is open only discards equations;
-leaving open one that carries force biases the fit. So the schedule errs
-towards contact: with a low-pass, a contact counts as closed within the
-filters' reach of any closed sample (twice the time after which the impulse
-response's tail holds 10⁻³ of it: the torques pass the zero-phase filter
-twice), because the filtered torques there still carry its force.
+**Filtering.** The rows are formed sample by sample at the log's full rate,
+from the filtered ``q, v, v̇`` and the torques and wrenches *as logged*
+(``PreparedLog.raw_tau``), then every column (regressor, extra columns,
+measured side) goes through the same zero-phase filter and is decimated
+(parallel filtering, Gautier 1997). The filter is linear, so a projector that
+changes from one sample to the next (a foot lifting) acts on unfiltered data:
+an equation that holds sample by sample still holds after filtering.
+
+**Contact schedule.** The logged ``contact`` booleans (trusted: an open
+contact carries no force), or, without them, the rule *a contact frame is
+closed while its origin moves slower than* ``contact_speed`` (m/s, from the
+filtered ``q, v``: the linear rows of ``J_c v``), widened by the low-pass's
+reach (the samples after which its impulse response's tail holds 10⁻² of it:
+the filtered speed there mixes in the swing's). Closing a contact that is
+open only discards equations; leaving open one that carries force biases the
+fit, so the rule errs towards contact. "wrenches" without a logged schedule
+treats every contact as closed.
 
 **Two parts** ("wrenches"). The measured side ``S^T τ + Σ J_c^T w_c`` holds
 joint-torque noise and contact-wrench noise, mixed by ``J_c^T``; weighted
 row by row, every row would carry the larger. So each sample's equations
 ``r`` are split by the projector of the closed contacts into ``P r`` (the
-*free* part: the unknown-force-free directions, where only ``P S^T τ`` and
-the open contacts' sensor noise remain) and ``(I − P) r`` (the *contact*
-part), ``2R`` rows whose noise levels are estimated apart. The split is
-exact whatever the schedule (both parts keep every measured wrench), so a
-wrong schedule costs efficiency, never bias.
+*free* part, where only ``P S^T τ`` and its noise remain) and ``(I − P) r``
+(the *contact* part), ``2R`` rows whose noise levels are estimated apart; an
+open contact's wrench (zero by the schedule) is left out of both.
 
 The rows come back in the form
 [fit_torques][spatialjax.identification.fit_torques] takes (samples × rows ×
@@ -66,6 +72,7 @@ References:
   multibody systems based on linear projection operator", IEEE T-RO 21(5), 2005.
   M. Mistry, S. Schaal, K. Yamane, "Inertial parameter estimation of floating
   base humanoid systems using partial force sensing", Humanoids 2009.
+  M. Gautier, "Dynamic identification of robots with power model", ICRA 1997.
 """
 
 from __future__ import annotations
@@ -276,14 +283,8 @@ def floating_base_rows(
     r"""The identification equations of a floating-base log: all rows, or projected on the contacts.
 
     See the module docstring for the equations, the two methods and the
-    contact schedule. With a low-pass, the regressor, the extra columns and
-    the measured side ``S^T τ + Σ_c J_c^T w_c`` (or ``S^T τ``) are filtered
-    alike at the full rate, as
-    [parallel_filter][spatialjax.identification.parallel_filter] does (so
-    both sides of every equation went through the same filters: large
-    base-row signals such as the robot's weight leave no filter mismatch),
-    then decimated by ``decimate``; the projection and the split into parts
-    follow, sample by sample.
+    contact schedule, and for the filtering: the rows are formed at the full
+    rate, then (with a low-pass) filtered alike and decimated by ``decimate``.
 
     Args:
       model: the floating-base [Model][spatialjax.multibody.Model] (free
