@@ -577,18 +577,29 @@ def test_multiplicity_errors_name_the_argument():
 @pytest.mark.slow
 @needs_robots
 def test_quadruped_study_meets_the_acceptance_figures(tmp_path):
-    """Solo12 simulated with Pinocchio (benchmarks/bench_floating_base.py, one seed):
-    identified with wrenches and without, checked on a separate trajectory."""
+    """Solo12 simulated with Pinocchio (benchmarks/bench_floating_base.py, seed 0, links 20–30 %
+    off by scale), identified with wrenches and without, the fitted URDF checked by Pinocchio on
+    a separate trajectory: base rows within 2 %, joint rows within 5 %, total mass within 3 %.
+
+    Link masses: a leg link's mass is not identifiable on its own (a point mass at its joint's
+    origin regroups into the parent body), so its "data share" comes from the prior's coupling
+    of mass to the body's identified moments. The shoulders (share 0.54–0.59) then keep roughly
+    the URDF's mass, 20–30 % off, and in three of the study's four runs (two seeds × two kinds
+    of truth) one or two of them miss 0.8–1.25× (benchmarks/README.md). Asserted here: every
+    link with a mass share of at least 0.9 within 0.8–1.25×.
+    """
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import bench_floating_base as study
 
     jax.config.update("jax_enable_x64", True)
-    r = study.run(0, out_dir=str(tmp_path))
+    r = study.run(0, truth_kind="scale", out_dir=str(tmp_path))
     assert r["base_residual"] < 1e-9
     for method in ("wrenches", "projection"):
         e = r[method]
         assert e["fit"]["base"] <= 0.02 and e["fit"]["joint"] <= 0.05, (method, e["fit"])
         assert e["total_mass_error"] <= 0.03, (method, e["total_mass"])
-        assert e["mass_ratio_ok"], (method, e["mass_ratio"], e["mass_share"])
-        # the URDF, for scale: the fit improves on it
-        assert e["fit"]["joint"] < 0.5 * e["urdf"]["joint"]
+        share, ratio = np.array(e["mass_share"]), np.array(e["mass_ratio"])
+        strong = share >= 0.9
+        assert strong.sum() >= 9 and np.all((ratio[strong] >= 0.8) & (ratio[strong] <= 1.25)), (
+            method, ratio, share)  # fmt: skip
+        assert e["fit"]["joint"] < 0.2 * e["urdf"]["joint"]  # the URDF, for scale
