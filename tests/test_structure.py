@@ -34,6 +34,9 @@ KNOWN_LONG = frozenset(
         # the MJCF writer and the URDF writer's joint parameters (being split into steps)
         "spatialjax.identification._export.write_identified_mjcf",
         "spatialjax.identification._export.write_identified_urdf",
+        # the floating-base rows and the CSV reader with its base and contact columns
+        "spatialjax.identification._floating.floating_base_rows",
+        "spatialjax.identification._log._read_csv",
     }
 )
 

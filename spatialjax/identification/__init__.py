@@ -9,7 +9,7 @@
 * :class:`FitResult` — what :func:`fit` returns; :class:`FitStatus` — its
   per-body status codes.
 
-Robot data (issue 14): :func:`fourier_trajectory`, :func:`excitation_trajectory`
+Robot data: :func:`fourier_trajectory`, :func:`excitation_trajectory`
 (Swevers et al. 1997 excitation), :func:`design_excitation` /
 :class:`ExcitationDesign` (the coefficients optimised for the regressor's
 conditioning inside the joint limits), :func:`perturb_inertia`, :func:`simulate_log`,
@@ -47,6 +47,13 @@ armature's weakly informative Gaussian prior, the split with the first links dec
 [moving_samples][spatialjax.identification.moving_samples] — the samples where a joint slides
 (static friction excluded).
 
+Floating-base robots (legged robots, humanoids): a ``RobotLog`` with a base
+pose and contacts; ``prepare_log`` filters and differentiates the base pose;
+[floating_base_rows][spatialjax.identification.floating_base_rows] /
+[FloatingBaseRows][spatialjax.identification.FloatingBaseRows] — the ``6 + n``
+rows per sample with measured contact wrenches, or projected onto the
+contacts' null space without them, in the form ``fit_torques`` takes.
+
 Model files: :func:`write_identified_urdf` — the input URDF with only the identified ``<inertial>``
 elements (and ``<dynamics>``) rewritten (what ``spatialjax identify --out`` writes);
 [write_identified_mjcf][spatialjax.identification.write_identified_mjcf] — the same for MJCF, with
@@ -64,6 +71,9 @@ from ._export import write_identified_mjcf as write_identified_mjcf
 from ._export import write_identified_model as write_identified_model
 from ._export import write_identified_urdf as write_identified_urdf
 from ._fit import fit as fit
+from ._floating import CONTACT_TYPES as CONTACT_TYPES
+from ._floating import FloatingBaseRows as FloatingBaseRows
+from ._floating import floating_base_rows as floating_base_rows
 from ._identifiability import identifiability as identifiability
 from ._identifiability import parameter_names as parameter_names
 from ._joint_prior import JointPrior as JointPrior
@@ -148,6 +158,10 @@ __all__ = [
     "correlation_time",
     "identify_robot",
     "repair_prior",
+    # floating-base robots
+    "CONTACT_TYPES",
+    "FloatingBaseRows",
+    "floating_base_rows",
     # model files (identify-cli)
     "write_identified_mjcf",
     "write_identified_model",

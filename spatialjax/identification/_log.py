@@ -20,11 +20,39 @@ File formats (chosen by the suffix):
   ``repr`` (the shortest string that reads back to the same float64), so a
   save/load round trip is bit-exact.
 
+**Floating-base logs** (legged robots, humanoids) add the base pose and the
+contacts; the log is floating-base when it has a base pose:
+
+* ``base_position (N, 3)``: the base frame's origin in the world, m;
+  ``base_quaternion (N, 4)``: its orientation ``R_world_base`` as a unit
+  quaternion, scalar first ``w x y z`` (each within ``1e-3`` of unit norm;
+  normalised by [prepare_log][spatialjax.identification.prepare_log]). The free
+  flyer's ``q = [base_position, base_quaternion]`` in the model's convention.
+* optional ``base_velocity (N, 6)``: the base twist ``[ω; v]`` in the base
+  frame (the free flyer's ``v``; an IMU's rate and an estimator's velocity).
+* optional ``contact_frames (k,)``: names of model frames where the
+  environment touches the robot (feet); with them, optionally
+  ``contact_wrenches (N, k, 6)``: the wrench ``[n; f]`` the environment exerts
+  on the robot at each frame, in the frame's own axes about its origin (what
+  a force/torque sensor there measures; zero rows while the contact is open;
+  N·m and N), and optionally ``contact (N, k)`` booleans, True while the
+  frame touches. Without wrenches the contacts are the schedule of the
+  null-space method ([floating_base_rows][spatialjax.identification.floating_base_rows]).
+
+In ``.npz`` these are arrays of those names (``contact`` of dtype bool,
+``contact_frames`` strings). In CSV: ``base_x, base_y, base_z`` and
+``base_qw, base_qx, base_qy, base_qz``; optionally ``base_wx, base_wy,
+base_wz, base_vx, base_vy, base_vz``; per contact frame ``<frame>`` (in the
+order the frames first appear) ``contact_<frame>`` (0 or 1) and/or the six
+``wrench_nx_<frame>, wrench_ny_<frame>, wrench_nz_<frame>, wrench_fx_<frame>,
+wrench_fy_<frame>, wrench_fz_<frame>`` (for every frame or none).
+
 Every problem with a log raises :class:`LogError` (a ``ValueError``) naming
 the file and the column: a missing or unknown column, a NaN or infinite value
 (with its first sample index), a line with the wrong number of fields,
 inconsistent array shapes, a non-finite or not strictly increasing ``t``,
-duplicate joint names.
+duplicate joint names; for floating-base logs also a quaternion off unit norm
+(naming the sample), contacts without a base pose, duplicate contact frames.
 """
 
 from __future__ import annotations
@@ -45,6 +73,20 @@ __all__ = ["JointMatch", "LogError", "RobotLog", "load_log", "match_joints"]
 
 _KINDS = ("q", "tau", "dq", "ddq")  # per-joint column groups, CSV prefix = kind + "_"
 _NPZ_KEYS = ("t", "q", "tau", "dq", "ddq", "joint_names")
+#: Floating-base arrays of a log (``.npz`` names and ``RobotLog`` fields), in order.
+FLOATING_KEYS = (
+    "base_position",
+    "base_quaternion",
+    "base_velocity",
+    "contact_frames",
+    "contact_wrenches",
+    "contact",
+)
+#: Largest accepted ``| ‖quaternion‖ − 1 |`` of ``base_quaternion``.
+QUATERNION_TOL = 1e-3
+_BASE_POSE_COLUMNS = ("base_x", "base_y", "base_z", "base_qw", "base_qx", "base_qy", "base_qz")
+_BASE_VELOCITY_COLUMNS = ("base_wx", "base_wy", "base_wz", "base_vx", "base_vy", "base_vz")
+_WRENCH_PARTS = ("nx", "ny", "nz", "fx", "fy", "fz")
 #: Largest joint value accepted, rad or m: beyond it float64 spacing exceeds 2e-10 rad (and
 #: sin/cos of such angles say nothing about a joint; no prismatic joint travels 1000 km).
 MAX_JOINT_VALUE = 1e6
@@ -181,6 +223,142 @@ def _check_arrays(t, q, tau, dq, ddq, joint_names, source):
     return t, out, names
 
 
+def _check_names(names, column, source, what):
+    """A tuple of unique, non-empty, stripped names (``what``: what the names name)."""
+    if isinstance(names, (str, bytes)):
+        raise LogError(
+            source,
+            column,
+            f"expected a sequence of {what} names (a tuple or list of strings), got the string "
+            f"{names!r}",
+        )
+    out = tuple(names)
+    seen = set()
+    for nm in out:
+        if not isinstance(nm, str) or not nm:
+            raise LogError(source, column, f"expected non-empty strings, got {nm!r}")
+        if nm != nm.strip():
+            raise LogError(
+                source,
+                column,
+                f"{nm!r} begins or ends with white space (a CSV header would not keep it); "
+                "strip the name",
+            )
+        if nm in seen:
+            raise LogError(source, column, f"duplicate {what} name {nm!r}")
+        seen.add(nm)
+    return out
+
+
+def _check_finite(x, column, t, source):
+    finite = np.isfinite(x)
+    if not finite.all():
+        idx = tuple(int(i) for i in np.argwhere(~finite)[0])
+        k = idx[0]
+        raise LogError(
+            source,
+            column,
+            f"{x[idx]} at index {idx} (sample {k}, t = {float(t[k])!r}); drop or repair such "
+            "samples before identification",
+            k,
+        )
+
+
+def continuous_quaternions(quat: np.ndarray) -> np.ndarray:
+    """Quaternions ``(N, 4)`` with signs flipped so that ``q_k · q_{k−1} ≥ 0`` for every ``k``.
+
+    ``q`` and ``−q`` are the same rotation; a sequence that jumps between the
+    two hemispheres is continuous as a rotation but not as a 4-vector, which
+    interpolating and filtering the components need.
+    """
+    d = np.sum(quat[1:] * quat[:-1], axis=1)
+    flips = np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])
+    return quat * flips[:, None]
+
+
+def _check_floating(t, fields, source):
+    """Shapes, finiteness and unit quaternions of the floating-base fields; returns them."""
+    N = t.shape[0]
+    out = dict(fields)
+    has_pose = fields["base_position"] is not None or fields["base_quaternion"] is not None
+    if has_pose and (fields["base_position"] is None or fields["base_quaternion"] is None):
+        missing = "base_position" if fields["base_position"] is None else "base_quaternion"
+        raise LogError(source, missing, "missing (a base pose needs both position and quaternion)")
+    if not has_pose:
+        for k in ("base_velocity", "contact_frames", "contact_wrenches", "contact"):
+            if fields[k] is not None:
+                raise LogError(
+                    source,
+                    k,
+                    "given without a base pose: base velocity and contacts belong to a "
+                    "floating-base log (give base_position and base_quaternion)",
+                )
+        return out
+    for k, width in (("base_position", 3), ("base_quaternion", 4), ("base_velocity", 6)):
+        x = fields[k]
+        if x is None:
+            continue
+        x = _as_float64(x, k, source)
+        if x.shape != (N, width):
+            raise LogError(
+                source, k, f"expected shape (N, {width}) with N = {N} (the length of t), got "
+                f"shape {x.shape}",
+            )  # fmt: skip
+        _check_finite(x, k, t, source)
+        out[k] = x
+    norm = np.linalg.norm(out["base_quaternion"], axis=1)
+    bad = np.flatnonzero(~(np.abs(norm - 1.0) <= QUATERNION_TOL))
+    if bad.size:
+        k = int(bad[0])
+        raise LogError(
+            source,
+            "base_quaternion",
+            f"not a unit quaternion at sample {k} (t = {float(t[k])!r}): norm {norm[k]:.6g}, "
+            f"expected 1 within {QUATERNION_TOL:g} (w x y z, scalar first)",
+            k,
+        )
+    frames = fields["contact_frames"]
+    if frames is None:
+        for k in ("contact_wrenches", "contact"):
+            if fields[k] is not None:
+                raise LogError(source, k, "given without contact_frames (the frames' names)")
+        return out
+    frames = _check_names(frames, "contact_frames", source, "contact frame")
+    out["contact_frames"] = frames
+    nk = len(frames)
+    w = fields["contact_wrenches"]
+    if w is not None:
+        w = _as_float64(w, "contact_wrenches", source)
+        if w.shape != (N, nk, 6):
+            raise LogError(
+                source,
+                "contact_wrenches",
+                f"expected shape (N, k, 6) = ({N}, {nk}, 6) (samples, contact_frames, [n; f]), "
+                f"got shape {w.shape}",
+            )
+        _check_finite(w, "contact_wrenches", t, source)
+        out["contact_wrenches"] = w
+    c = fields["contact"]
+    if c is not None:
+        c = np.asarray(c)
+        if c.dtype != np.bool_:
+            raise LogError(
+                source,
+                "contact",
+                f"expected booleans (True while the frame touches), got dtype {c.dtype} "
+                "(convert explicitly, e.g. contact != 0)",
+            )
+        if c.shape != (N, nk):
+            raise LogError(
+                source,
+                "contact",
+                f"expected shape (N, k) = ({N}, {nk}) (samples, contact_frames), got shape "
+                f"{c.shape}",
+            )
+        out["contact"] = c
+    return out
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class RobotLog:
     """One robot log (see the module docstring): float64 NumPy arrays, rows = samples.
@@ -196,10 +374,24 @@ class RobotLog:
       joint_names: ``n`` unique joint names (the column order; a sequence of
         strings, not one string; no leading or trailing white space), or None
         (then the columns are the model's movable joints in order).
+      base_position: ``(N, 3)`` base origin in the world (m), or None (a
+        fixed-base log).
+      base_quaternion: ``(N, 4)`` base orientation ``R_world_base``, ``w x y
+        z``, each within ``1e-3`` of unit norm; given with ``base_position``.
+      base_velocity: ``(N, 6)`` base twist ``[ω; v]`` in the base frame
+        (rad/s, m/s), or None (then differentiated from the pose).
+      contact_frames: ``k`` unique names of model frames that touch the
+        environment (feet), or None.
+      contact_wrenches: ``(N, k, 6)`` wrench ``[n; f]`` the environment exerts
+        at each contact frame, in the frame's axes about its origin (N·m, N),
+        or None.
+      contact: ``(N, k)`` booleans, True while the frame touches, or None.
 
     The constructor checks shapes, finiteness, time order and names and
     raises :class:`LogError` (source ``"RobotLog"``); floating arrays are
-    stored as float64 (exact), integer arrays are refused.
+    stored as float64 (exact), integer arrays are refused. The floating-base
+    fields (module docstring) need ``base_position`` and ``base_quaternion``;
+    contact wrenches and schedules need ``contact_frames``.
     """
 
     t: np.ndarray
@@ -208,6 +400,12 @@ class RobotLog:
     dq: np.ndarray | None = None
     ddq: np.ndarray | None = None
     joint_names: tuple[str, ...] | None = None
+    base_position: np.ndarray | None = None
+    base_quaternion: np.ndarray | None = None
+    base_velocity: np.ndarray | None = None
+    contact_frames: tuple[str, ...] | None = None
+    contact_wrenches: np.ndarray | None = None
+    contact: np.ndarray | None = None
 
     def __post_init__(self):
         t, arrs, names = _check_arrays(
@@ -217,6 +415,19 @@ class RobotLog:
         for kind, x in arrs.items():
             object.__setattr__(self, kind, x)
         object.__setattr__(self, "joint_names", names)
+        fl = _check_floating(t, {k: getattr(self, k) for k in FLOATING_KEYS}, "RobotLog")
+        for k, x in fl.items():
+            object.__setattr__(self, k, x)
+
+    @property
+    def floating_base(self) -> bool:
+        """Whether the log has a base pose (a floating-base robot's log)."""
+        return self.base_position is not None
+
+    @property
+    def n_contacts(self) -> int:
+        """``k``, the number of contact frames (0 without them)."""
+        return 0 if self.contact_frames is None else len(self.contact_frames)
 
     @property
     def n_samples(self) -> int:
@@ -235,6 +446,13 @@ class RobotLog:
 
     def __repr__(self) -> str:
         extra = "".join(f", {k}" for k in ("dq", "ddq") if getattr(self, k) is not None)
+        if self.floating_base:
+            extra += ", floating base" + (
+                ", base_velocity" if self.base_velocity is not None else ""
+            )
+            if self.contact_frames is not None:
+                what = [k for k in ("contact_wrenches", "contact") if getattr(self, k) is not None]
+                extra += f", contact_frames={self.contact_frames}" + "".join(f", {k}" for k in what)
         return (
             f"RobotLog(N={self.n_samples}, n={self.n_joints}, t=[{self.t[0]:g}, {self.t[-1]:g}] s"
             f"{extra}, joint_names={self.joint_names})"
@@ -289,6 +507,10 @@ class RobotLog:
                             arrays[k] = getattr(self, k)
                     if self.joint_names is not None:
                         arrays["joint_names"] = np.asarray(self.joint_names, dtype=str)
+                    for k in FLOATING_KEYS:
+                        x = getattr(self, k)
+                        if x is not None:
+                            arrays[k] = np.asarray(x, dtype=str) if k == "contact_frames" else x
                     np.savez(fh, **arrays)  # pyright: ignore[reportArgumentType]
                 else:
                     self._write_csv(fh)
@@ -311,7 +533,29 @@ class RobotLog:
         for h in header:
             if "," in h or "\n" in h or '"' in h:
                 raise ValueError(f"joint_names: {h!r} cannot be a CSV column name")
-        data = np.concatenate([self.t[:, None]] + [getattr(self, k) for k in kinds], axis=1)
+        blocks: list[np.ndarray] = [self.t[:, None]] + [getattr(self, k) for k in kinds]
+        if self.floating_base:
+            header += list(_BASE_POSE_COLUMNS)
+            blocks += [np.asarray(self.base_position), np.asarray(self.base_quaternion)]
+            if self.base_velocity is not None:
+                header += list(_BASE_VELOCITY_COLUMNS)
+                blocks.append(self.base_velocity)
+            frames = self.contact_frames or ()
+            for f in frames:
+                if "," in f or "\n" in f or '"' in f:
+                    raise ValueError(f"contact_frames: {f!r} cannot be part of a CSV column name")
+            if self.contact is not None:
+                header += [f"contact_{f}" for f in frames]
+                blocks.append(self.contact.astype(np.float64))
+            if self.contact_wrenches is not None:
+                header += [f"wrench_{c}_{f}" for f in frames for c in _WRENCH_PARTS]
+                blocks.append(self.contact_wrenches.reshape(self.n_samples, -1))
+            if frames and self.contact is None and self.contact_wrenches is None:
+                raise ValueError(
+                    "contact_frames: a CSV log names its contact frames through contact_<frame> "
+                    "or wrench_*_<frame> columns; without a schedule or wrenches save it as .npz"
+                )
+        data = np.concatenate(blocks, axis=1)
         fh.write(",".join(header) + "\n")
         for row in data.tolist():  # Python floats: repr is the shortest exact round trip
             fh.write(",".join(map(repr, row)) + "\n")
@@ -350,8 +594,31 @@ def _read_csv(path: Path):
         raise LogError(path, None, "no data lines after the header")
     groups: dict[str, dict[str, int]] = {k: {} for k in _KINDS}
     joint_order: list[str] = []
+    base: dict[str, int] = {}
+    contact_cols: dict[str, int] = {}
+    wrench_cols: dict[tuple[str, str], int] = {}
+    frame_order: list[str] = []
     for i, h in enumerate(header):
         if h == "t":
+            continue
+        if h in _BASE_POSE_COLUMNS or h in _BASE_VELOCITY_COLUMNS:
+            base[h] = i
+            continue
+        frame = None
+        if h.startswith("contact_") and len(h) > len("contact_"):
+            frame = h[len("contact_") :]
+            contact_cols[frame] = i
+        elif (
+            h.startswith("wrench_")
+            and h[len("wrench_") : len("wrench_") + 2] in _WRENCH_PARTS
+            and h[len("wrench_") + 2 : len("wrench_") + 3] == "_"
+            and len(h) > len("wrench_nx_")
+        ):
+            frame = h[len("wrench_nx_") :]
+            wrench_cols[(frame, h[len("wrench_") : len("wrench_") + 2])] = i
+        if frame is not None:
+            if frame not in frame_order:
+                frame_order.append(frame)
             continue
         for k in ("ddq", "dq", "tau", "q"):  # longest prefix first: "ddq_" before "dq_" before "q_"
             if h.startswith(k + "_") and len(h) > len(k) + 1:
@@ -365,7 +632,9 @@ def _read_csv(path: Path):
                 path,
                 h,
                 "unknown column; the column rule is t, q_<joint>, tau_<joint> and "
-                "optionally dq_<joint>, ddq_<joint> (remove other columns)",
+                "optionally dq_<joint>, ddq_<joint>; for a floating-base log base_x, base_y, "
+                "base_z, base_qw, base_qx, base_qy, base_qz, optionally base_wx ... base_vz, "
+                "contact_<frame>, wrench_nx_<frame> ... wrench_fz_<frame> (remove other columns)",
             )
     if "t" not in seen:
         raise LogError(path, "t", "missing (the sample times in s)")
@@ -399,7 +668,45 @@ def _read_csv(path: Path):
             arrays[k] = np.stack([parse(groups[k][nm], f"{k}_{nm}") for nm in joint_order], axis=1)
         else:
             arrays[k] = None
-    return t, arrays, tuple(joint_order)
+    floating: dict = dict.fromkeys(FLOATING_KEYS)
+    for cols, key in ((_BASE_POSE_COLUMNS, None), (_BASE_VELOCITY_COLUMNS, "base_velocity")):
+        present = [c for c in cols if c in base]
+        if not present:
+            continue
+        for c in cols:
+            if c not in base:
+                raise LogError(path, c, f"missing (the log has {present[0]})")
+        block = np.stack([parse(base[c], c) for c in cols], axis=1)
+        if key is None:
+            floating["base_position"], floating["base_quaternion"] = block[:, :3], block[:, 3:]
+        else:
+            floating[key] = block
+    if frame_order:
+        floating["contact_frames"] = tuple(frame_order)
+        if contact_cols:
+            cols = []
+            for f in frame_order:
+                if f not in contact_cols:
+                    raise LogError(path, f"contact_{f}", "missing (every contact frame or none)")
+                x = parse(contact_cols[f], f"contact_{f}")
+                bad = np.flatnonzero((x != 0) & (x != 1))
+                if bad.size:
+                    r = int(bad[0])
+                    raise LogError(path, f"contact_{f}", f"sample {r}: {x[r]!r} is not 0 or 1", r)
+                cols.append(x == 1)
+            floating["contact"] = np.stack(cols, axis=1)
+        if wrench_cols:
+            blocks = []
+            for f in frame_order:
+                for c in _WRENCH_PARTS:
+                    if (f, c) not in wrench_cols:
+                        raise LogError(
+                            path, f"wrench_{c}_{f}", "missing (six wrench columns per contact "
+                            "frame, for every frame or none)",
+                        )  # fmt: skip
+                    blocks.append(parse(wrench_cols[(f, c)], f"wrench_{c}_{f}"))
+            floating["contact_wrenches"] = np.stack(blocks, axis=1).reshape(len(t), -1, 6)
+    return t, arrays, tuple(joint_order), floating
 
 
 _DAMAGED = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)
@@ -420,8 +727,12 @@ def _read_npz(path: Path):
         )
     with data:
         for k in data.files:
-            if k not in _NPZ_KEYS:
-                raise LogError(path, k, f"unknown array; expected some of {', '.join(_NPZ_KEYS)}")
+            if k not in _NPZ_KEYS + FLOATING_KEYS:
+                raise LogError(
+                    path,
+                    k,
+                    f"unknown array; expected some of {', '.join(_NPZ_KEYS + FLOATING_KEYS)}",
+                )
         for k in ("t", "q", "tau"):
             if k not in data.files:
                 raise LogError(path, k, "missing (t, q and tau are required)")
@@ -429,6 +740,7 @@ def _read_npz(path: Path):
             arrays = {k: (data[k] if k in data.files else None) for k in _KINDS}
             t = data["t"]
             names = data["joint_names"] if "joint_names" in data.files else None
+            floating: dict = {k: (data[k] if k in data.files else None) for k in FLOATING_KEYS}
         except ValueError as e:  # object arrays need pickle, which is refused
             raise LogError(path, None, f"cannot read an array without pickle ({e})") from None
         except _DAMAGED as e:  # truncated or corrupted members (bad CRC-32, ...)
@@ -441,7 +753,16 @@ def _read_npz(path: Path):
                 f"expected a (n,) array of strings, got dtype {names.dtype} shape {names.shape}",
             )
         names = tuple(str(s) for s in names)
-    return t, arrays, names
+    frames = floating["contact_frames"]
+    if frames is not None:
+        if frames.dtype.kind != "U" or frames.ndim != 1:
+            raise LogError(
+                path,
+                "contact_frames",
+                f"expected a (k,) array of strings, got dtype {frames.dtype} shape {frames.shape}",
+            )
+        floating["contact_frames"] = tuple(str(s) for s in frames)
+    return t, arrays, names, floating
 
 
 def load_log(path) -> RobotLog:
@@ -462,9 +783,12 @@ def load_log(path) -> RobotLog:
         an ``.npz`` name, a missing or unknown column, duplicate column,
         NaN/inf or a joint value beyond ``±1e6`` with the first sample index,
         a line with the wrong number of fields, shapes that disagree,
-        non-finite or non-increasing ``t``, duplicate joint names. A CSV's
-        UTF-8 byte-order mark is skipped. Irregular intervals are accepted
-        (:func:`resample_log` makes them uniform).
+        non-finite or non-increasing ``t``, duplicate joint names; a base
+        quaternion off unit norm, contacts without a base pose, a CSV
+        contact value other than 0 or 1. A CSV's UTF-8 byte-order mark is
+        skipped. Irregular intervals are accepted
+        ([resample_log][spatialjax.identification.resample_log] makes them
+        uniform).
     """
     path = Path(path)
     suffix = path.suffix.lower()
@@ -472,11 +796,12 @@ def load_log(path) -> RobotLog:
         raise LogError(path, None, "expected a .npz or .csv file (the suffix picks the reader)")
     if not path.is_file():
         raise FileNotFoundError(f"path: no such file {str(path)!r}")
-    t, arrays, names = _read_npz(path) if suffix == ".npz" else _read_csv(path)
+    t, arrays, names, floating = _read_npz(path) if suffix == ".npz" else _read_csv(path)
     t, arrays, names = _check_arrays(
         t, arrays["q"], arrays["tau"], arrays["dq"], arrays["ddq"], names, str(path)
     )
-    return RobotLog(t=t, joint_names=names, **arrays)  # pyright: ignore[reportArgumentType]
+    floating = _check_floating(t, floating, str(path))
+    return RobotLog(t=t, joint_names=names, **arrays, **floating)  # pyright: ignore[reportArgumentType]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -505,8 +830,8 @@ class JointMatch:
         if log.n_joints <= (max(cols) if cols else -1):
             raise ValueError(f"log: has {log.n_joints} joints, this match uses column {max(cols)}")
         pick = lambda x: None if x is None else x[:, cols]  # noqa: E731
-        return RobotLog(
-            t=log.t,
+        return dataclasses.replace(  # the base pose and the contacts are kept
+            log,
             q=log.q[:, cols],
             tau=log.tau[:, cols],
             dq=pick(log.dq),
@@ -526,21 +851,34 @@ def match_joints(log: RobotLog, model, lock: Mapping[str, float] | None = None) 
 
     Args:
       log: the :class:`RobotLog`.
-      model: a fixed-base :class:`~spatialjax.multibody.Model` loaded without
-        locked joints (so that all its movable joints can be matched).
+      model: a [Model][spatialjax.multibody.Model] loaded without locked
+        joints (so that all its movable joints can be matched); floating-base
+        (a free flyer) exactly when the log has a base pose.
       lock: ``{joint name: value}`` (rad or m) for joints to lock.
 
     Returns:
-      :class:`JointMatch`; ``match.apply(log)`` reorders the log's columns.
+      [JointMatch][spatialjax.identification.JointMatch]; ``match.apply(log)``
+      reorders the log's columns (and keeps its base pose and contacts).
 
     Raises:
-      ValueError: a floating-base model; a log joint or a ``lock`` name that
-        is no movable joint of the model (naming it and listing the model's);
-        a nameless log whose column count differs from the model's; a log that
-        drives no joint once locked ones are dropped.
+      ValueError: a floating-base model with a log without base pose, or a
+        fixed-base model with a log that has one; a log joint or a ``lock``
+        name that is no movable joint of the model (naming it and listing the
+        model's); a nameless log whose column count differs from the model's;
+        a log that drives no joint once locked ones are dropped.
     """
-    if getattr(model, "floating_base", False):
-        raise ValueError("model: a floating-base model cannot be matched to a joint log")
+    floating = bool(getattr(model, "floating_base", False))
+    if floating and not log.floating_base:
+        raise ValueError(
+            f"model: {model.name!r} is floating-base but the log has no base pose "
+            "(base_position, base_quaternion); load the model without floating_base=True for "
+            "a fixed-base log"
+        )
+    if log.floating_base and not floating:
+        raise ValueError(
+            f"log: has a base pose (a floating-base log) but model {model.name!r} is "
+            "fixed-base; load it with floating_base=True"
+        )
     movable = tuple(
         nm
         for nm, ty in zip(model.joint_names, model.joint_types, strict=True)

@@ -38,6 +38,23 @@ filtered ``q̇`` keeps sharp. For logs with friction, prepare at the full rate
 torque error from 0.43 % to 0.03 % and the friction error from 0.04 N·m to
 0.001 N·m.
 
+**Floating base.** A floating-base log's base pose goes through the same
+filter and differences: the position (world frame) component-wise, the
+orientation as its unit quaternion, signs made continuous (``q`` and ``−q``
+are one rotation), filtered component-wise and normalised again (the filter
+keeps the signal's band, so the filtered curve stays within rounding of the
+unit sphere where the motion is slow against the cut-off). The free flyer's
+velocity ``v = [ω; v]`` (base frame, [Model][spatialjax.multibody.Model]'s
+convention) follows from the central differences of the filtered pose by the
+kinematic relations ``ω = 2 Im(q̄ ⊗ q̇)`` and ``v = Rᵀ ṗ``, and its
+acceleration from the central differences of ``v`` (the body-frame
+components: the free flyer's ``a``). Their error on a constant twist is that
+of the central differences on the joints, relative ``(ωh)²/6``. A logged
+``base_velocity`` is filtered and used instead (as ``dq``); contact wrenches
+are filtered as the torques, contact schedules are cut and decimated; the
+torques and wrenches as logged are kept too (``raw_tau``,
+``raw_contact_wrenches``), for the rows that are formed before filtering.
+
 Why these defaults: ``lowpass=None`` (no filter) because the right cut-off
 depends on the trajectory's bandwidth and the noise, which only the user
 knows (choose it a few times above the highest excitation frequency: with a
@@ -53,7 +70,7 @@ import math
 
 import numpy as np
 
-from ._log import RobotLog
+from ._log import RobotLog, continuous_quaternions
 
 __all__ = ["PreparedLog", "parallel_filter", "prepare_log"]
 
@@ -81,6 +98,20 @@ class PreparedLog:
       order: the Butterworth order.
       decimate: the decimation factor.
       edge: samples dropped at each end, at the log's original rate.
+      base_pose: ``(M, 7)`` filtered free-flyer configuration ``[x, y, z, qw,
+        qx, qy, qz]`` (unit quaternion), or None for a fixed-base log.
+      base_velocity: ``(M, 6)`` base twist ``[ω; v]`` in the base frame, or None.
+      base_acceleration: ``(M, 6)`` its time derivative (the free flyer's
+        ``a``), or None.
+      contact_frames: the log's contact frames, or None.
+      contact_wrenches: ``(M, k, 6)`` filtered contact wrenches ``[n; f]``
+        (each in its frame's axes), or None.
+      contact: ``(M, k)`` contact schedule (booleans, as logged), or None.
+      raw_tau: ``(M, n)`` the torques as logged (unfiltered) at these samples,
+        for a floating-base log (the rows of
+        [floating_base_rows][spatialjax.identification.floating_base_rows]
+        are formed before filtering), else None.
+      raw_contact_wrenches: ``(M, k, 6)`` the contact wrenches as logged, or None.
     """
 
     t: np.ndarray
@@ -94,11 +125,50 @@ class PreparedLog:
     order: int
     decimate: int
     edge: int
+    base_pose: np.ndarray | None = None
+    base_velocity: np.ndarray | None = None
+    base_acceleration: np.ndarray | None = None
+    contact_frames: tuple[str, ...] | None = None
+    contact_wrenches: np.ndarray | None = None
+    contact: np.ndarray | None = None
+    raw_tau: np.ndarray | None = None
+    raw_contact_wrenches: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:
         """``M``, the number of samples."""
         return int(self.t.shape[0])
+
+    @property
+    def floating_base(self) -> bool:
+        """Whether the log has a base pose."""
+        return self.base_pose is not None
+
+    def state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, v, a)`` in the model's layout: ``(M, nq)``, ``(M, nv)``, ``(M, nv)``.
+
+        For a floating-base log the free flyer comes first (``q = [base_pose,
+        q]``, ``v = [base_velocity, dq]``, ``a = [base_acceleration, ddq]``, as
+        [Model][spatialjax.multibody.Model] orders them); otherwise ``(q, dq,
+        ddq)``.
+        """
+        if self.base_pose is None:
+            return self.q, self.dq, self.ddq
+        v0, a0 = np.asarray(self.base_velocity), np.asarray(self.base_acceleration)
+        return (
+            np.concatenate([self.base_pose, self.q], axis=1),
+            np.concatenate([v0, self.dq], axis=1),
+            np.concatenate([a0, self.ddq], axis=1),
+        )
+
+    def _take(self, index) -> dict:
+        """Every per-sample field, indexed along the samples (for ``dataclasses.replace``)."""
+        out = {}
+        for k in _SAMPLED:
+            x = getattr(self, k)
+            if x is not None:
+                out[k] = x[index]
+        return out
 
     def split(self, holdout: float) -> tuple[PreparedLog, PreparedLog]:
         """``(train, test)``: the last ``holdout`` fraction of samples (in time) is the test part.
@@ -116,16 +186,29 @@ class PreparedLog:
             raise ValueError(
                 f"holdout: {holdout} of {self.n_samples} samples leaves a part with < 2 samples"
             )
-        sl = lambda s: dataclasses.replace(  # noqa: E731
-            self, **{k: getattr(self, k)[s] for k in ("t", "q", "dq", "ddq", "tau")}
-        )
+        sl = lambda s: dataclasses.replace(self, **self._take(s))  # noqa: E731
         return sl(slice(None, cut)), sl(slice(cut, None))
 
 
-def edge_samples(rate: float, lowpass: float | None, order: int) -> int:
-    """Samples dropped at each end by :func:`prepare_log` (see the module docstring, step 4)."""
-    if lowpass is None:
-        return _GRADIENT_EDGE
+#: Per-sample fields of ``PreparedLog`` (cut, split and decimated together).
+_SAMPLED = (
+    "t",
+    "q",
+    "dq",
+    "ddq",
+    "tau",
+    "base_pose",
+    "base_velocity",
+    "base_acceleration",
+    "contact_wrenches",
+    "contact",
+    "raw_tau",
+    "raw_contact_wrenches",
+)
+
+
+def tail_samples(rate: float, lowpass: float, order: int, tail: float) -> int:
+    """Samples after which the Butterworth impulse response's tail ``Σ|h|`` is ``≤ tail`` of all."""
     from scipy import signal
 
     sos = signal.butter(order, lowpass, fs=rate, output="sos")
@@ -133,9 +216,15 @@ def edge_samples(rate: float, lowpass: float | None, order: int) -> int:
     impulse = np.zeros(L)
     impulse[0] = 1.0
     h = np.abs(signal.sosfilt(sos, impulse))
-    tail = np.cumsum(h[::-1])[::-1]  # tail[k] = Σ_{i ≥ k} |h_i|
-    k = int(np.argmax(tail <= _EDGE_TAIL * tail[0]))
-    return k + _GRADIENT_EDGE
+    rest = np.cumsum(h[::-1])[::-1]  # rest[k] = Σ_{i ≥ k} |h_i|
+    return int(np.argmax(rest <= tail * rest[0]))
+
+
+def edge_samples(rate: float, lowpass: float | None, order: int) -> int:
+    """Samples dropped at each end by :func:`prepare_log` (see the module docstring, step 4)."""
+    if lowpass is None:
+        return _GRADIENT_EDGE
+    return tail_samples(rate, lowpass, order, _EDGE_TAIL) + _GRADIENT_EDGE
 
 
 def prepare_log(
@@ -228,6 +317,18 @@ def prepare_log(
     dq = filt(log.dq) if log.dq is not None else np.gradient(q, t, axis=0)
     ddq = filt(log.ddq) if log.ddq is not None else np.gradient(dq, t, axis=0)
     keep = slice(edge, N - edge, decimate)
+    base = {}
+    if log.floating_base:
+        pose, vel, acc = _base_motion(log, t, filt)
+        base = {"base_pose": pose, "base_velocity": vel, "base_acceleration": acc}
+        base["raw_tau"] = log.tau
+        if log.contact_wrenches is not None:
+            base["contact_wrenches"] = filt(log.contact_wrenches)
+            base["raw_contact_wrenches"] = log.contact_wrenches
+        if log.contact is not None:
+            base["contact"] = log.contact
+        base = {k: x[keep] for k, x in base.items()}
+        base["contact_frames"] = log.contact_frames
     return PreparedLog(
         t=t[keep],
         q=q[keep],
@@ -240,7 +341,35 @@ def prepare_log(
         order=int(order),
         decimate=int(decimate),
         edge=edge,
+        **base,
     )
+
+
+def _rotate_inverse(quat: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``R(quat)ᵀ x`` for unit ``w x y z`` quaternions ``(M, 4)`` and vectors ``(M, 3)``."""
+    w, u = quat[:, :1], quat[:, 1:]
+    c = 2.0 * np.cross(u, x)
+    return x - w * c + np.cross(u, c)
+
+
+def _base_motion(log: RobotLog, t: np.ndarray, filt):
+    """Filtered base pose ``(N, 7)``, base twist ``(N, 6)``, its derivative (module docstring)."""
+    pos = filt(log.base_position)
+    quat = np.asarray(log.base_quaternion)
+    quat = continuous_quaternions(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    quat = filt(quat)
+    quat = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    if log.base_velocity is not None:
+        vel = filt(log.base_velocity)
+    else:
+        dquat = np.gradient(quat, t, axis=0)
+        w, u = quat[:, :1], quat[:, 1:]
+        dw, du = dquat[:, :1], dquat[:, 1:]
+        omega = 2.0 * (w * du - dw * u - np.cross(u, du))  # 2 Im(q̄ ⊗ q̇), base frame
+        lin = _rotate_inverse(quat, np.gradient(pos, t, axis=0))  # Rᵀ ṗ
+        vel = np.concatenate([omega, lin], axis=1)
+    acc = np.gradient(vel, t, axis=0)
+    return np.concatenate([pos, quat], axis=1), vel, acc
 
 
 def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
@@ -311,7 +440,7 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
     filtered = [np.asarray(signal.sosfiltfilt(sos, x, axis=0))[keep] for x in arrays]
     log = dataclasses.replace(
         prepared,
-        **{k: getattr(prepared, k)[keep] for k in ("t", "q", "dq", "ddq", "tau")},
+        **prepared._take(keep),
         rate=prepared.rate / decimate,
         decimate=int(decimate),
         edge=2 * edge,

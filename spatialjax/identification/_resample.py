@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ._log import LogError, RobotLog
+from ._log import LogError, RobotLog, continuous_quaternions
 
 __all__ = ["SamplingReport", "resample_log"]
 
@@ -83,6 +83,12 @@ def resample_log(
     ``q``, ``tau`` and, where present, ``dq`` and ``ddq`` are interpolated
     linearly per joint (exact for signals linear in ``t``; the error of a
     smooth signal is at most ``h² max|x''| / 8`` for an interval ``h``).
+    A floating-base log's base position, base velocity and contact wrenches
+    are interpolated the same way; its base quaternions component-wise on
+    one hemisphere (signs made continuous) and normalised (*nlerp*: the
+    rotation follows the geodesic between the two samples, at a slightly
+    non-uniform speed); a contact is on at a grid point when it is on at
+    either neighbouring sample.
     Interpolate the raw log, before :func:`prepare_log` filters it: the
     filter then sees the uniform samples it assumes.
 
@@ -166,14 +172,31 @@ def resample_log(
     def interp(x):
         if x is None:
             return None
-        return np.stack([np.interp(grid, t, x[:, j]) for j in range(x.shape[1])], axis=1)
+        flat = x.reshape(x.shape[0], -1)
+        out = np.stack([np.interp(grid, t, flat[:, j]) for j in range(flat.shape[1])], axis=1)
+        return out.reshape((n,) + x.shape[1:])
 
-    new = RobotLog(
+    floating = {}
+    if log.floating_base:
+        quat = np.asarray(interp(continuous_quaternions(np.asarray(log.base_quaternion))))
+        floating = {
+            "base_position": interp(log.base_position),
+            "base_quaternion": quat / np.linalg.norm(quat, axis=1, keepdims=True),
+            "base_velocity": interp(log.base_velocity),
+            "contact_wrenches": interp(log.contact_wrenches),
+        }
+        if log.contact is not None:
+            # in contact where either neighbouring sample is: a contact is never dropped
+            right = np.clip(np.searchsorted(t, grid, side="left"), 0, len(t) - 1)
+            left = np.clip(np.searchsorted(t, grid, side="right") - 1, 0, len(t) - 1)
+            floating["contact"] = log.contact[left] | log.contact[right]
+    new = dataclasses.replace(
+        log,
         t=grid,
-        q=interp(log.q),  # pyright: ignore[reportArgumentType]
-        tau=interp(log.tau),  # pyright: ignore[reportArgumentType]
+        q=interp(log.q),
+        tau=interp(log.tau),
         dq=interp(log.dq),
         ddq=interp(log.ddq),
-        joint_names=log.joint_names,
+        **floating,
     )
     return new, report(True, out_rate, n)

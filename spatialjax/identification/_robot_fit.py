@@ -710,13 +710,13 @@ def _check_prior(prior, nb: int, dtype, body_names=None) -> jax.Array:
     return pi0
 
 
-def _check_weights(weights, n: int, nv: int, dtype):
-    w = as_float_array(weights, "weights")
-    same_dtype(Y=jnp.zeros((), dtype), weights=w)
+def _check_weights(weights, n: int, nv: int, dtype, name: str = "weights"):
+    w = as_float_array(weights, name)
+    same_dtype(Y=jnp.zeros((), dtype), **{name: w})
     ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
     if ws[-1] not in (1, nv) or ws[-2] not in (1, n):
         raise ValueError(
-            f"weights: expected a shape broadcastable to tau's (..., N, nv) = (..., {n}, {nv}), "
+            f"{name}: expected a shape broadcastable to tau's (..., N, nv) = (..., {n}, {nv}), "
             f"such as (), ({nv},), ({n}, 1), ({n}, {nv}) or (..., {n}, {nv}); got shape "
             f"{tuple(w.shape)}"
         )
@@ -725,12 +725,13 @@ def _check_weights(weights, n: int, nv: int, dtype):
         wn = np.asarray(w)
         if not np.all(np.isfinite(wn)):
             raise ValueError(
-                f"weights: expected finite values, got NaN or inf at index "
+                f"{name}: expected finite values, got NaN or inf at index "
                 f"{first_bad(~np.isfinite(wn))}"
             )
         if np.any(wn < 0):
+            what = "noise weights (1/σ²)" if name == "weights" else "factors"
             raise ValueError(
-                "weights: expected non-negative noise weights (1/σ²), got a negative value at "
+                f"{name}: expected non-negative {what}, got a negative value at "
                 f"index {first_bad(wn < 0)}"
             )
     return w
@@ -863,6 +864,7 @@ def fit_torques(
     solver: str | None = None,
     extra_prior=None,
     extra_prior_weight=None,
+    multiplicity=None,
     _body_names: tuple | None = None,
 ) -> RobotFitResult:
     r"""Physically consistent inertial parameters of a whole robot from joint torques.
@@ -975,6 +977,14 @@ def fit_torques(
         [joint_prior][spatialjax.identification.joint_prior] gives the rule for
         armature columns, which share a base parameter with a body (the first
         joint's armature and its link's moment about the axis).
+      multiplicity: optional factors ``m ≥ 0`` broadcastable to ``(..., N,
+        nv)``: the number of independent equations each row stands for. They
+        multiply the weights (default or given), and the default rule then
+        estimates ``σ̂_j²`` as the ``m``-weighted mean residual energy of
+        row ``j``, so the data term counts ``Σ m`` equations. Rows projected
+        onto an ``r``-dimensional subspace of ``R`` stand for ``r / R`` each
+        ([FloatingBaseRows.multiplicity][spatialjax.identification.FloatingBaseRows.multiplicity]);
+        0 drops a row. Default: 1.
 
     Returns:
       :class:`RobotFitResult` of batch shape ``(...)``. Differentiable with
@@ -1004,6 +1014,10 @@ def fit_torques(
     if solver not in (None, "interior_point"):
         raise ValueError(f"solver: expected None or 'interior_point', got {solver!r}")
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "fit")
+    if multiplicity is not None:
+        m = _check_weights(multiplicity, N, nv, dtype, "multiplicity")
+        batch = broadcast_batch("Y and tau", batch, "multiplicity", m.shape[:-2])
+        w = m if w is None else w * m
     p = 10 * nb + ne
     pi0 = _check_prior(prior, nb, dtype, _body_names)
     batch = broadcast_batch("Y and tau", batch, "prior", pi0.shape[:-2])
@@ -1047,7 +1061,7 @@ def fit_torques(
         max_iters=int(max_iters),
         prior_spread=float(prior_spread),
         axes=axes,
-        sample_weights=weights is not None,
+        sample_weights=w is not None,
     )
 
 
