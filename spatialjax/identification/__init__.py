@@ -17,7 +17,8 @@ conditioning inside the joint limits), :func:`perturb_inertia`, :func:`simulate_
 :class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
 :func:`resample_log` / :class:`SamplingReport` (irregular timestamps onto a uniform grid),
 :func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation),
-:func:`parallel_filter` (regressor columns filtered like the torques).
+:func:`parallel_filter` (regressor columns filtered like the torques),
+:func:`choose_filter` / :class:`FilterChoice` (the cut-off and decimation chosen from the log).
 
 Whole robots (joint torques):
 
@@ -42,6 +43,8 @@ from ._design import design_excitation as design_excitation
 from ._excitation import excitation_trajectory as excitation_trajectory
 from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_urdf as write_identified_urdf
+from ._filter_choice import FilterChoice as FilterChoice
+from ._filter_choice import choose_filter as choose_filter
 from ._fit import fit as fit
 from ._identifiability import identifiability as identifiability
 from ._identifiability import parameter_names as parameter_names
@@ -111,10 +114,12 @@ __all__ = [
     "least_squares_torques",
     "parameter_names",
     # the pipeline (identify_robot) and its parts
+    "FilterChoice",
     "IdentifyError",
     "PriorError",
     "PriorRepair",
     "RobotIdentification",
+    "choose_filter",
     "correlation_time",
     "identify_robot",
     "repair_prior",
