@@ -28,7 +28,8 @@ bins). ``R_j(f) = P_j(f) / |D(f)|^{2p}``, with ``D(f) =
 sin(2πf h)/h`` the central difference's gain at sample period ``h``, is the
 spectrum of ``x`` itself, prewhitened by the differences so that the large
 low-frequency motion does not leak into the weak high frequencies (bins up
-to ``0.4 f_s``, where ``D`` is still 0.59 of ``2πf``).
+to ``0.4 f_s``, where ``D`` is still 0.59 of its peak ``1/h``; it falls to
+zero at the Nyquist frequency).
 
 **The trajectory's band** of joint ``j`` ends at ``f_b,j``, the highest
 frequency at which ``R_j`` stands at least `KNEE` (10×, 10 dB) above
@@ -38,7 +39,7 @@ do). A trajectory's spectrum falls by orders of magnitude
 where the excitation ends, while a noise floor, white or coloured (a
 velocity filtered by the drive, a log resampled by linear interpolation),
 does not fall 10× from one bin to everything beyond it, nor do the Welch
-estimate's scatter (a χ² of at least 14 degrees of freedom) or the window's
+estimate's scatter (a χ² of about 14 degrees of freedom or more) or the window's
 leakage (Hann sidelobes fall 18 dB per octave). Above ``f_b,j`` the
 spectrum counts as noise ``N_j(f) = P_j(f)``, as measured; below it the
 noise is the median of ``R_j`` over the bins beyond ``f_b,j`` (or the
