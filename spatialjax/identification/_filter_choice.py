@@ -139,7 +139,7 @@ MAX_LOWPASS = 0.45
 MAX_BIN = 0.4
 #: Number of log-spaced candidate cut-offs.
 N_CANDIDATES = 96
-#: Fewest samples for a spectrum (Welch, 7 segments of 16).
+#: Fewest samples for a spectrum (Welch segments of a quarter of them at most).
 MIN_SAMPLES = 64
 
 
@@ -290,7 +290,7 @@ def _band_edge(R: np.ndarray, f: np.ndarray) -> float:
 
 
 def _gain(order: int, fc: float, rate: float, f: np.ndarray) -> np.ndarray:
-    """``|H(f)|²`` of the digital Butterworth at ``fc`` (the power gain of ``sosfiltfilt``)."""
+    """``G = |H(f)|²`` of the digital Butterworth at ``fc``: ``sosfiltfilt``'s amplitude gain."""
     from scipy import signal
 
     sos = signal.butter(order, fc, fs=rate, output="sos")
@@ -323,7 +323,7 @@ def _lowest_for_parts(rate: float, order: int, shortest: int, f_hi: float) -> fl
     return hi
 
 
-def _analyse(log: RobotLog, rate: float, order: int):
+def _analyse(log: RobotLog, rate: float):
     """Per-joint spectra, band edges, noise and signal (module docstring)."""
     h = 1.0 / rate
     if log.dq is None:
@@ -530,7 +530,7 @@ def choose_filter(
     f_hi = MAX_LOWPASS * rate
     if decimate != "auto" and decimate > 1:
         f_hi = min(f_hi, rate / (2.0 * NYQUIST_MARGIN * decimate))
-    an = _analyse(log, rate, order)
+    an = _analyse(log, rate)
     f = an["f"]
     fb = an["band_edge"]
     names = log.joint_names or tuple(f"joint {j}" for j in range(log.q.shape[1]))
