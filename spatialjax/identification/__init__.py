@@ -17,7 +17,8 @@ conditioning inside the joint limits), :func:`perturb_inertia`, :func:`simulate_
 :class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
 :func:`resample_log` / :class:`SamplingReport` (irregular timestamps onto a uniform grid),
 :func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation),
-:func:`parallel_filter` (regressor columns filtered like the torques).
+:func:`parallel_filter` (regressor columns filtered like the torques),
+:func:`choose_filter` / :class:`FilterChoice` (the cut-off and decimation chosen from the log).
 
 Whole robots (joint torques):
 
@@ -70,6 +71,8 @@ from ._excitation import fourier_trajectory as fourier_trajectory
 from ._export import write_identified_mjcf as write_identified_mjcf
 from ._export import write_identified_model as write_identified_model
 from ._export import write_identified_urdf as write_identified_urdf
+from ._filter_choice import FilterChoice as FilterChoice
+from ._filter_choice import choose_filter as choose_filter
 from ._fit import fit as fit
 from ._floating import CONTACT_TYPES as CONTACT_TYPES
 from ._floating import FloatingBaseRows as FloatingBaseRows
@@ -150,11 +153,13 @@ __all__ = [
     "joint_prior",
     "moving_samples",
     # the pipeline (identify_robot) and its parts
+    "FilterChoice",
     "IdentificationReport",
     "IdentifyError",
     "PriorError",
     "PriorRepair",
     "RobotIdentification",
+    "choose_filter",
     "correlation_time",
     "identify_robot",
     "repair_prior",
