@@ -116,8 +116,9 @@ def test_sampling_filter_regressor_and_least_squares_stages_on_a_noiseless_log(t
         np.testing.assert_allclose(regs.Y[k] @ pi, regs.tau[k], rtol=0, atol=1e-4)
     text, _ = filtered.describe()
     n0, n1 = (p.n_samples for p in filtered.prepared)
-    assert text == (f"no low-pass, decimated by 1; training part {n0} samples, held-out part "
-                    f"(the last 1000 raw samples) {n1} at 1000 Hz")  # fmt: skip
+    assert text == (f"no low-pass (given): q differentiated raw; training part {n0} samples, "
+                    f"held-out part (the last 1000 raw samples) {n1} at 1000 Hz")  # fmt: skip
+    assert filtered.choice.automatic is False and filtered.choice.lowpass is None
     channels = channel_stage(model, sampled.raw[0].tau[:3000], regs.tau[0],
                              regs.Y[0] @ prior.prior.reshape(-1), regs.dq[0], opts)  # fmt: skip
     assert channels.used.all() and channels.warnings == ()

@@ -21,6 +21,7 @@ import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._util import x64
 from spatialjax.identification._channels import check_channels, resolution
+from spatialjax.identification._pipeline import DEFAULT_HOLDOUT
 
 # ------------------------------------------------------------------ correlation_time
 
@@ -190,6 +191,7 @@ def toy():
 
 def _run(model, log, **kw):
     kw.setdefault("lowpass", 20.0)
+    kw.setdefault("decimate", 1)  # the full rate: these tests are about the stages after it
     with x64():
         return ident.identify_robot(model, log, **kw)
 
@@ -260,6 +262,33 @@ def test_ignore_limits_goes_on_with_a_warning(toy):
     assert res.report["positions"][0]["within_limits"] is False
     ref = _run(model, log)
     np.testing.assert_allclose(res.params["fit"], ref.params["fit"], rtol=1e-6, atol=1e-9)
+
+
+def test_the_default_filter_is_chosen_from_the_training_part(toy):
+    """``lowpass="auto"``, ``decimate="auto"`` (the defaults): choose_filter on the training
+    part (the held-out samples do not inform it), its reason on the stage line, the values
+    used in ``settings`` and the choice in ``filter``; the fit predicts the held-out part."""
+    model, log, _ = toy
+    lines = {}
+    with x64():
+        res = ident.identify_robot(
+            model, log, progress=lambda stage, text, _: lines.__setitem__(stage, text)
+        )
+        n_train = log.n_samples - int(round(log.n_samples * DEFAULT_HOLDOUT))
+        train = dataclasses.replace(
+            log, t=log.t[:n_train], q=log.q[:n_train], tau=log.tau[:n_train],
+            dq=None if log.dq is None else log.dq[:n_train],
+        )  # fmt: skip
+        want = ident.choose_filter(train, parts=[log.n_samples - n_train])
+    f = res.report["filter"]
+    assert f["automatic"] is True and f["reason"] == want.reason
+    assert (f["lowpass"], f["decimate"]) == (want.lowpass, want.decimate)
+    assert (res.report["settings"]["lowpass"], res.report["settings"]["decimate"]) == (
+        want.lowpass, want.decimate,
+    )  # fmt: skip
+    assert lines["filter"].startswith(want.reason)
+    err = res.report["errors"]
+    assert err["fit"]["holdout"]["overall"] < 0.5 * err["prior"]["holdout"]["overall"]
 
 
 def test_independent_weighting_is_fit_torques_default(toy):
@@ -372,9 +401,9 @@ def test_inconsistent_prior_repaired_or_refused(toy):
     [
         ({"holdout": 0.9999}, r"holdout: 0.9999 leaves 1 training samples"),
         ({"holdout": 1.0}, r"holdout: expected a fraction in \[0, 1\)"),
-        ({"lowpass": True}, r"lowpass: expected a cut-off frequency > 0"),
+        ({"lowpass": True}, r"lowpass: expected 'auto', None or a cut-off frequency in Hz"),
         ({"lowpass": 0.05}, r"lowpass: .*too few"),
-        ({"decimate": 0}, r"decimate: expected an integer >= 1"),
+        ({"decimate": 0}, r"decimate: expected 'auto' or an integer >= 1"),
         ({"friction": ("viscous", "stiction")}, r"friction: unknown friction kind 'stiction'"),
         ({"sample_weighting": "none"}, r"sample_weighting: expected one of"),
         ({"exclude_torque": "j1"}, r"exclude_torque: expected a sequence of joint names"),

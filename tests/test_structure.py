@@ -37,6 +37,8 @@ KNOWN_LONG = frozenset(
         # the floating-base rows and the CSV reader with its base and contact columns
         "spatialjax.identification._floating.floating_base_rows",
         "spatialjax.identification._log._read_csv",
+        # the automatic filter choice's steps
+        "spatialjax.identification._filter_choice.choose_filter",
     }
 )
 

@@ -15,6 +15,7 @@ import math
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "InputError",
@@ -79,6 +80,30 @@ def count(option: str, low: int) -> Callable[[str], int]:
 
     parse.__name__ = option
     return parse
+
+
+def or_words(parse: Callable[[str], Any], **words: Any) -> Callable[[str], Any]:
+    """The type of an option that takes one of ``words`` (``auto``, ``none``) or ``parse``'s value.
+
+    ``or_words(positive("--lowpass"), auto="auto", none=None)`` reads ``auto`` as
+    ``"auto"``, ``none`` as None and anything else as a number > 0. The words are
+    matched case-insensitively; an error names them beside ``parse``'s own.
+    """
+
+    def parse_or_word(text: str) -> Any:
+        key = text.strip().lower()
+        if key in words:
+            return words[key]
+        try:
+            return parse(text)
+        except argparse.ArgumentTypeError as e:
+            named = " or ".join(repr(w) for w in words)
+            raise argparse.ArgumentTypeError(
+                f"expected {named} or {str(e).removeprefix('expected ')}"
+            ) from None
+
+    parse_or_word.__name__ = getattr(parse, "__name__", "value")
+    return parse_or_word
 
 
 def name_number(text: str, value: str, unit: str = "") -> tuple[str, float]:

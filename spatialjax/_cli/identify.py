@@ -128,17 +128,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--lowpass",
-        metavar="HZ",
-        type=_args.positive("--lowpass"),
+        metavar="auto|none|HZ",
+        type=_args.or_words(_args.positive("--lowpass"), auto="auto", none=None),
+        default="auto",
         help="zero-phase Butterworth low-pass cut-off applied to q, dq and tau before "
-        "differentiating (default: no filter)",
+        "differentiating: auto (default) chooses it from the training part's spectrum (the "
+        "band where q carries the trajectory against its noise floor) and says why; none "
+        "differentiates the raw q",
     )
     parser.add_argument(
         "--decimate",
-        metavar="K",
-        type=_args.count("--decimate", 1),
-        default=1,
-        help="keep every K-th sample after filtering (default %(default)s)",
+        metavar="auto|K",
+        type=_args.or_words(_args.count("--decimate", 1), auto="auto"),
+        default="auto",
+        help="keep every K-th sample after filtering; auto (default): the largest K whose "
+        "Nyquist frequency stays at least twice the cut-off (1 without a low-pass)",
     )
     _add_fit_options(parser)
     _add_log_options(parser)

@@ -181,7 +181,7 @@ class FilterChoice:
 
 
 # ------------------------------------------------------------------------------ arguments
-def _check_lowpass(lowpass):
+def check_lowpass(lowpass):
     if lowpass is None or (isinstance(lowpass, str) and lowpass == "auto"):
         return lowpass
     if isinstance(lowpass, str):
@@ -198,7 +198,7 @@ def _check_lowpass(lowpass):
     return float(lowpass)
 
 
-def _check_decimate(decimate):
+def check_decimate(decimate):
     if isinstance(decimate, str) and decimate == "auto":
         return decimate
     if isinstance(decimate, bool) or not isinstance(decimate, (int, np.integer)):
@@ -473,8 +473,8 @@ def choose_filter(
         raise TypeError(
             f"log: expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
         )
-    lowpass = _check_lowpass(lowpass)
-    decimate = _check_decimate(decimate)
+    lowpass = check_lowpass(lowpass)
+    decimate = check_decimate(decimate)
     if isinstance(order, bool) or not (isinstance(order, (int, np.integer)) and order >= 1):
         raise ValueError(f"order: expected a positive integer, got {order!r}")
     part_sizes = _check_parts(parts)

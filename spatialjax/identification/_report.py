@@ -450,6 +450,9 @@ class IdentificationReport(Section):
       sampling: the main log's
         [SamplingReport][spatialjax.identification.SamplingReport].
       positions: one ``PositionCheck`` per joint: range, limits, resolution, velocity.
+      filter: the low-pass cut-off and decimation, given or chosen from the
+        training part, and why
+        ([FilterChoice][spatialjax.identification.FilterChoice]).
       samples: sample counts.
       prior_repairs: one [PriorRepair][spatialjax.identification.PriorRepair] per
         repaired prior body.
@@ -478,6 +481,7 @@ class IdentificationReport(Section):
     settings: Settings
     sampling: Any
     positions: tuple[Any, ...]
+    filter: Any
     samples: Samples
     prior_repairs: tuple[Any, ...]
     channels: tuple[Any, ...]
@@ -511,6 +515,7 @@ def schema() -> dict[str, type]:
     the others). ``""`` is the top level. The identification guide's schema tables
     follow these paths; a test reads the guide against them.
     """
+    from ._filter_choice import FilterChoice
     from ._positions import PositionCheck
     from ._resample import SamplingReport
 
@@ -519,6 +524,7 @@ def schema() -> dict[str, type]:
         "settings": Settings,
         "sampling": SamplingReport,
         "positions[]": PositionCheck,
+        "filter": FilterChoice,
         "samples": Samples,
         "links[]": Link,
         "links[].fit": FittedBody,

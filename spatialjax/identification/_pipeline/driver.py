@@ -151,7 +151,7 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
     return IdentificationReport(
         joints=joints, links_identified=prior.free_names, gravity=opts.gravity,
         settings=_settings(opts, filtered), sampling=sampled.sampling[0],
-        positions=sampled.positions,
+        positions=sampled.positions, filter=filtered.choice,
         samples=Samples(raw=filtered.n_raw, raw_holdout=filtered.n_raw_hold,
                         after_decimation=n_train + n_hold, train=n_train, holdout=n_hold),
         prior_repairs=prior.repairs, channels=channels.checks, gamma=fitted.gamma,
@@ -174,8 +174,8 @@ def identify_robot(
     model,
     log: RobotLog,
     *,
-    lowpass: float | None = None,
-    decimate: int = 1,
+    lowpass: float | str | None = "auto",
+    decimate: int | str = "auto",
     friction=None,
     gamma: float | None = None,
     prior_spread: float = PRIOR_SPREAD,
@@ -208,8 +208,14 @@ def identify_robot(
       log: the [RobotLog][spatialjax.identification.RobotLog];
         ``joint_names`` None means the model's joints in order, else they are
         matched by name (reordered).
-      lowpass: Butterworth cut-off in Hz (None: no filter).
-      decimate: keep every ``decimate``-th sample after filtering.
+      lowpass: ``"auto"`` (default: the cut-off chosen from the training
+        part's spectrum by
+        [choose_filter][spatialjax.identification.choose_filter]; the report's
+        ``filter`` says what and why), a Butterworth cut-off in Hz, or None
+        (no filter: ``q`` differentiated raw).
+      decimate: keep every ``decimate``-th sample after filtering; ``"auto"``
+        (default): the largest factor whose Nyquist frequency stays at least
+        twice the cut-off (1 without a low-pass).
       friction: a [FrictionModel][spatialjax.multibody.FrictionModel]
         (default: all three kinds), or a tuple of kinds.
       gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).

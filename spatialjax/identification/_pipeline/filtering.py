@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .._filter_choice import FilterChoice
 from .._log import LogError, RobotLog
 from .._preprocess import PreparedLog
 from .options import IdentifyError
@@ -21,6 +22,7 @@ class Filtered:
         filtering).
       lowpass: the cut-off used, Hz, or None.
       decimate: the decimation used.
+      choice: what was chosen (from the training part, or given) and why.
       n_raw: samples of the (resampled) main log.
       n_raw_hold: its last samples held out.
       n_validate: the validation logs.
@@ -30,6 +32,7 @@ class Filtered:
     prepared: tuple[PreparedLog, ...]
     lowpass: float | None
     decimate: int
+    choice: FilterChoice
     n_raw: int
     n_raw_hold: int
     n_validate: int
@@ -37,11 +40,14 @@ class Filtered:
     def describe(self) -> tuple[str, tuple[str, ...]]:
         """The stage line and its detail lines."""
         p0 = self.prepared[0]
-        filt = (
-            f"zero-phase Butterworth low-pass {self.lowpass:g} Hz (order {p0.order})"
-            if self.lowpass
-            else f"no low-pass, decimated by {self.decimate}"
-        )
+        if self.choice.automatic:
+            filt = f"{self.choice.reason} (zero-phase Butterworth, order {p0.order})"
+        elif self.lowpass:
+            filt = f"zero-phase Butterworth low-pass {self.lowpass:g} Hz (order {p0.order})" + (
+                f", decimated by {self.decimate}" if self.decimate > 1 else ""
+            )
+        else:
+            filt = "no low-pass (given): q differentiated raw"
         text = (
             f"{filt}; training part {p0.n_samples} samples"
             + (
@@ -107,15 +113,42 @@ def split_holdout(log: RobotLog, holdout: float) -> tuple[tuple[str, RobotLog], 
     return tuple(parts)
 
 
+def choose(parts, lowpass, decimate) -> FilterChoice:
+    """``choose_filter`` on the training part (``parts[0]``), leaving room in every other part.
+
+    Raises:
+      IdentifyError: naming ``"lowpass"`` or ``"decimate"`` (e.g. at or above the
+        Nyquist frequency), or ``"log"`` (a training part too short for a spectrum).
+    """
+    from .._filter_choice import choose_filter
+
+    try:
+        return choose_filter(
+            parts[0][1], lowpass=lowpass, decimate=decimate,
+            parts=[lg.n_samples for _, lg in parts[1:]],
+        )  # fmt: skip
+    except (TypeError, ValueError) as e:
+        arg, _, detail = str(e).partition(": ")
+        if arg in ("lowpass", "decimate"):
+            raise IdentifyError(arg, detail) from None
+        raise IdentifyError("log", f"the training part: {str(e).removeprefix('log: ')}") from None
+
+
 def filter_stage(
-    logs: tuple[RobotLog, ...], *, lowpass: float | None, decimate: int, holdout: float
-) -> Filtered:
+    logs: tuple[RobotLog, ...], *, lowpass: float | str | None, decimate: int | str,
+    holdout: float,
+) -> Filtered:  # fmt: skip
     """Split ``logs[0]`` (training, held-out) and filter each part and each of ``logs[1:]``.
+
+    The cut-off and the decimation are ``choose_filter``'s: read off the
+    training part's spectrum for ``"auto"``, else as given.
 
     Args:
       logs: the main log, then the validation logs (uniformly sampled).
-      lowpass: Butterworth cut-off in Hz, or None (differences of the raw ``q``).
-      decimate: decimation factor (with a low-pass, applied by the regressor stage).
+      lowpass: Butterworth cut-off in Hz, None (differences of the raw ``q``)
+        or ``"auto"``.
+      decimate: decimation factor (with a low-pass, applied by the regressor
+        stage) or ``"auto"``.
       holdout: the held-out fraction of ``logs[0]``.
 
     Raises:
@@ -128,7 +161,8 @@ def filter_stage(
     split = split_holdout(logs[0], holdout)
     n_val = len(logs) - 1
     parts = split + tuple((f"validation log {k}", lg) for k, lg in enumerate(logs[1:]))
-    K = int(decimate)
+    choice = choose(parts, lowpass, decimate)
+    lowpass, K = choice.lowpass, choice.decimate
     preps = []
     for k, (part, lg) in enumerate(parts):
         try:
@@ -138,12 +172,5 @@ def filter_stage(
             raise IdentifyError(arg, str(e)) from None
         except ValueError as e:
             raise option_error(e, part, lg.n_samples, holdout, lowpass) from None
-    rate = preps[0].rate
-    if lowpass and not lowpass < rate / (2 * K):
-        raise IdentifyError(
-            "decimate",
-            f"{K} puts the Nyquist frequency at {rate / (2 * K):g} Hz, below the lowpass "
-            f"cut-off {lowpass:g} Hz (log at {rate:g} Hz); decimate less or lower lowpass",
-        )
     n_hold = split[1][1].n_samples if len(split) > 1 else 0
-    return Filtered(parts, tuple(preps), lowpass, K, logs[0].n_samples, n_hold, n_val)
+    return Filtered(parts, tuple(preps), lowpass, K, choice, logs[0].n_samples, n_hold, n_val)

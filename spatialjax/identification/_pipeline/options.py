@@ -55,8 +55,9 @@ class Options:
     Attributes:
       joints: the model's joints (the identified ones), model order.
       body_names: the model's moving bodies, model order.
-      lowpass: Butterworth cut-off in Hz, or None.
-      decimate: decimation factor (≥ 1).
+      lowpass: Butterworth cut-off in Hz, None (no low-pass) or ``"auto"``
+        (chosen from the log by the filter stage).
+      decimate: decimation factor (≥ 1) or ``"auto"``.
       friction: the ``FrictionModel``.
       gamma: ``γ`` as given, or None.
       prior_spread: ``s`` of the default ``γ``.
@@ -76,8 +77,8 @@ class Options:
 
     joints: tuple[str, ...]
     body_names: tuple[str, ...]
-    lowpass: float | None
-    decimate: int
+    lowpass: float | str | None
+    decimate: int | str
     friction: FrictionModel
     gamma: float | None
     prior_spread: float
@@ -154,13 +155,15 @@ def _is_number(x) -> bool:
     return not isinstance(x, bool) and isinstance(x, (int, float, np.integer, np.floating))
 
 
-def _check_filter(lowpass, decimate) -> None:
-    if isinstance(decimate, bool) or not (
-        isinstance(decimate, (int, np.integer)) and decimate >= 1
-    ):
-        raise IdentifyError("decimate", f"expected an integer >= 1, got {decimate!r}")
-    if lowpass is not None and not (_is_number(lowpass) and math.isfinite(lowpass) and lowpass > 0):
-        raise IdentifyError("lowpass", f"expected a cut-off frequency > 0 in Hz, got {lowpass!r}")
+def _check_filter(lowpass, decimate) -> tuple:
+    """``(lowpass, decimate)`` checked by the filter choice's own rules (``"auto"`` allowed)."""
+    from .._filter_choice import check_decimate, check_lowpass
+
+    try:
+        return check_lowpass(lowpass), check_decimate(decimate)
+    except (TypeError, ValueError) as e:
+        arg, _, detail = str(e).partition(": ")
+        raise IdentifyError(arg, detail) from None
 
 
 def _check_prior(gamma, prior_spread, repair_floor) -> None:
@@ -202,8 +205,8 @@ def check_options(
     model,
     log,
     *,
-    lowpass: float | None,
-    decimate: int,
+    lowpass: float | str | None,
+    decimate: int | str,
     friction,
     gamma: float | None,
     prior_spread: float,
@@ -244,7 +247,7 @@ def check_options(
         )
     if isinstance(holdout, bool) or not (isinstance(holdout, (int, float)) and 0 <= holdout < 1):
         raise IdentifyError("holdout", f"expected a fraction in [0, 1), got {holdout!r}")
-    _check_filter(lowpass, decimate)
+    lowpass, decimate = _check_filter(lowpass, decimate)
     _check_prior(gamma, prior_spread, repair_floor)
     joints, body_names = tuple(model.joint_names), tuple(model.body_names)
     scale = _check_torques(exclude_torque, torque_scale, joints)
@@ -255,8 +258,8 @@ def check_options(
     return Options(
         joints=joints,
         body_names=body_names,
-        lowpass=None if lowpass is None else float(lowpass),
-        decimate=int(decimate),
+        lowpass=lowpass,
+        decimate=decimate,
         friction=fm,
         gamma=gamma,
         prior_spread=prior_spread,
