@@ -129,3 +129,43 @@ def test_the_measure_finds_what_the_rules_forbid(metrics, tmp_path):
     lengths = {f["function"]: f["lines"] for f in m["functions"]}
     assert lengths["spatialjax.b.m.long"] == LIMIT + 1
     assert lengths["spatialjax._util.helper"] == 1
+
+
+def _spatialjax_imports(path: Path):
+    """``(line, module, name)`` of each ``from spatialjax... import name`` in a script."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "spatialjax" or node.module.startswith("spatialjax."):
+                for alias in node.names:
+                    yield node.lineno, node.module, alias.name
+
+
+@pytest.mark.parametrize(
+    "script",
+    sorted(
+        p.relative_to(ROOT).as_posix()
+        for d in ("benchmarks", "tools")
+        for p in (ROOT / d).rglob("*.py")
+    ),  # fmt: skip
+)
+def test_scripts_import_names_that_exist(script):
+    """The benchmark and tool scripts run outside the test suite: a module moved or a name
+    renamed in the package must not leave them importing what is gone."""
+    import importlib
+
+    missing = []
+    for line, module, name in _spatialjax_imports(ROOT / script):
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:
+            missing.append(f"{script}:{line}: {module} ({e})")
+            continue
+        if name != "*" and not hasattr(mod, name):
+            try:
+                importlib.import_module(f"{module}.{name}")
+            except ImportError:
+                missing.append(f"{script}:{line}: {module} has no {name}")
+    assert not missing, "\n".join(missing)
