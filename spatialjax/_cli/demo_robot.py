@@ -99,8 +99,6 @@ RATE = 1000.0  # Hz, the controller's logging rate
 RELATIVE = 0.3  # geodesic distance of the true links from the URDF
 TORQUE_NOISE = 0.03  # N·m, per sample (joint torque sensors of a Panda-class arm)
 ENCODER_BITS = 18
-LOWPASS = 10.0  # Hz: 20x the top excitation frequency (0.5 Hz)
-DECIMATE = 10  # 1 kHz -> 100 Hz
 HOLDOUT = 0.2
 FRICTION_RANGES = {"viscous": (0.05, 0.6), "coulomb": (0.2, 1.0), "offset": (-0.2, 0.2)}
 
@@ -251,14 +249,15 @@ def simulate(model, *, seed: int, duration: float):
 
 
 def identify_with_demo_settings(model, log, *, holdout: float = HOLDOUT):
-    """:func:`~spatialjax.identification.identify_robot` with the demo's filter settings.
+    """:func:`~spatialjax.identification.identify_robot` with its defaults (the filter chosen
+    from the log) and the demo's held-out fraction.
 
     Returns the :class:`~spatialjax.identification.RobotIdentification` (the
     held-out errors, the least-squares and fitted links, friction, status).
     """
     from spatialjax import identification as sid
 
-    return sid.identify_robot(model, log, lowpass=LOWPASS, decimate=DECIMATE, holdout=holdout)
+    return sid.identify_robot(model, log, holdout=holdout)
 
 
 def _print_setup(model, source: str, cache: str | None, duration: float) -> None:
@@ -291,6 +290,7 @@ def _print_setup(model, source: str, cache: str | None, duration: float) -> None
 def _print_samples(rep_) -> None:
     """How many samples trained and were held out, and their weight."""
     n_s = rep_["samples"]
+    print(f"  filter: {rep_['filter']['reason']}")
     print(
         f"  training: {n_s['train']} samples; held out: {n_s['holdout']} samples (the last "
         f"{100 * HOLDOUT:g} % of the log, filtered on its own); data weighted by "
@@ -404,9 +404,9 @@ def run(args) -> int:
     log, truth, friction = simulate(model, seed=args.seed, duration=args.duration)
     done(t0, 1)
     t0 = stage(
-        f"filtering ({LOWPASS:g} Hz zero-phase Butterworth), differentiating, regressors "
-        f"(filtered like the torques), decimating to {RATE / DECIMATE:g} Hz, least squares "
-        "and fit (compiles on a first run)"
+        "filtering (the cut-off chosen from the log's spectrum), differentiating, regressors "
+        "(filtered like the torques), decimating, least squares and fit (compiles on a first "
+        "run)"
     )
     r = identify_with_demo_settings(model, log)
     done(t0, 1)
