@@ -314,7 +314,7 @@ def test_ur10_wrists_checked_on_pinocchio_torques_quick():
 
 def _stop_at_torques(model, log, **kw):
     """``(summary, lines)`` of the torque stage of ``identify_robot`` (nothing fitted)."""
-    from spatialjax.io._check import _x64
+    from spatialjax._util import x64 as _x64
 
     class _Stop(Exception):
         pass
@@ -333,7 +333,7 @@ def _stop_at_torques(model, log, **kw):
 
 def _sim(robot: str, seed: int = 0, **kw):
     import spatialjax.multibody as mb
-    from spatialjax.io._check import _x64
+    from spatialjax._util import x64 as _x64
 
     urdf, (_, locked, rate) = _urdf(robot), ROBOTS[robot]
     t, q, tau, names = pinocchio_log(urdf, locked, seed=seed, rate=rate, **kw)
