@@ -165,6 +165,7 @@ def test_written_mjcf_loads_in_mujoco_with_the_fitted_values(arm):
         res.write(arm["dir"] / "o.urdf", source=arm["src"])
 
 
+@pytest.mark.slow  # two more fits to compile
 def test_joint_model_subsets_and_none(arm):
     """No armature: its column is gone and the file's value stays in the written file; no
     joint model at all: links only, no sample left out for resting."""
