@@ -34,6 +34,10 @@ Everything about the truth comes from MuJoCo; spatialjax only sees a log and a p
   of that run), ``‖τ̂ − τ‖ / ‖τ‖``, against the prior file and the prior file's links with
   the true joint parameters; the first joint's base parameter (data share, partners) from
   :meth:`~spatialjax.identification.Identifiability.confounded`.
+* ``--pipeline``: the same log through ``identify_robot`` (its defaults: the four joint-model
+  kinds, held-out 20 %, autocorrelation weighting; ``--lowpass``, ``--decimate`` as given) and
+  ``RobotIdentification.write``, what ``spatialjax identify prior.xml log.npz --out
+  fitted.xml`` runs.
 * **MuJoCo's system-identification toolbox** (``mujoco.sysid``, MuJoCo 4.0, ``pip install
   "mujoco[sysid]"`` in its own venv, ``--sysid-python``): on the same log, the same 78
   parameters (each body's pseudo-inertia, ``InertiaType.Pseudo``, and the 18 joint
@@ -45,6 +49,8 @@ Usage::
 
     python benchmarks/bench_joint_params.py --seeds 10 --out benchmarks/results
     python benchmarks/bench_joint_params.py --seeds 1 --sysid-python VENV/bin/python
+    python benchmarks/bench_joint_params.py --seeds 5 --pipeline --decimate 1 \
+        --out benchmarks/results
 """
 
 from __future__ import annotations
@@ -243,6 +249,32 @@ def identify(model, log, *, lowpass=20.0, decimate=10, rest_fraction=None):
     }
 
 
+def identify_pipeline(model, log, *, lowpass=20.0, decimate=1):
+    """``identify_robot`` with its defaults (what ``spatialjax identify`` runs)."""
+    import spatialjax.identification as sid
+
+    t0 = time.perf_counter()
+    res = sid.identify_robot(model, log, lowpass=lowpass, decimate=decimate)
+    t = time.perf_counter() - t0
+    rep = res.report
+    conf = {f"{d['joint']}/{k}": [f"{b}/{n}" for b, n in v]
+            for d in rep["joint_parameters"] for k, v in d["confounded"].items()}  # fmt: skip
+    return {
+        "result": res,
+        "status": rep["fit_status"]["status"],
+        "iterations": rep["fit_status"]["iterations"],
+        "rest_dropped": [d["rest_fraction"] for d in rep["joint_parameters"]],
+        "confounded": conf,
+        "armature_data_share": [d["data_share"]["armature"] for d in rep["joint_parameters"]],
+        "seconds": {
+            "identify_robot": t,
+            "fit": rep["times"]["solve_s"],
+            "compile": rep["times"]["compile_s"],
+        },  # fmt: skip
+        "warnings": list(res.warnings),
+    }
+
+
 def inverse_error(model, run) -> float:
     """``‖τ̂ − τ‖ / ‖τ‖`` of MuJoCo's ``mj_inverse`` on ``run = (q, v, qacc, tau)``."""
     import mujoco
@@ -302,13 +334,18 @@ def run_seed(seed, work: Path, nominal: Path, model, args) -> dict:
     log = sid.RobotLog(t, qm, taum, joint_names=model.joint_names)
     t2, qd2, dqd2, ddqd2 = excitation(1000 + seed, args.validation)
     run2 = track(true, nom, t2, qd2, dqd2, ddqd2)
-    est = identify(model, log, lowpass=args.lowpass, decimate=args.decimate)
     out = work / f"fitted_{seed}.xml"
     if out.exists():
         out.unlink()
-    t0 = time.perf_counter()
-    rep = sid.write_identified_mjcf(nominal, model, est["inertia"], out,
-                                    joint_params=est["joint_params"])  # fmt: skip
+    if getattr(args, "pipeline", False):
+        est = identify_pipeline(model, log, lowpass=args.lowpass, decimate=args.decimate)
+        t0 = time.perf_counter()
+        rep = est.pop("result").write(out, source=nominal)
+    else:
+        est = identify(model, log, lowpass=args.lowpass, decimate=args.decimate)
+        t0 = time.perf_counter()
+        rep = sid.write_identified_mjcf(nominal, model, est["inertia"], out,
+                                        joint_params=est["joint_params"])  # fmt: skip
     t_write = time.perf_counter() - t0
     fitted = _loaded(out)
     truth_j = _joint_values(true)
@@ -337,7 +374,8 @@ def run_seed(seed, work: Path, nominal: Path, model, args) -> dict:
                 "armature_data_share",
                 "seconds",
             )
-        },  # fmt: skip
+        }
+        | ({"warnings": est["warnings"]} if "warnings" in est else {}),  # fmt: skip
         "write": {
             "seconds": t_write,
             "max_reload_error": rep["max_reload_error"],
@@ -403,6 +441,8 @@ def main(argv=None) -> int:
     ap.add_argument("--validation", type=float, default=10.0, help="separate run, s")
     ap.add_argument("--lowpass", type=float, default=20.0)
     ap.add_argument("--decimate", type=int, default=10)
+    ap.add_argument("--pipeline", action="store_true",
+                    help="identify with identify_robot (spatialjax identify)")  # fmt: skip
     ap.add_argument("--sysid-python", default=None,
                     help="python of a venv with mujoco[sysid] (skipped without)")  # fmt: skip
     ap.add_argument("--sysid-seeds", type=int, default=1, help="seeds also run through sysid")
@@ -437,7 +477,8 @@ def main(argv=None) -> int:
             f"{row['inverse_error']['written_file']:.4f} (prior file "
             f"{row['inverse_error']['prior_file']:.3f}, prior links + true joints "
             f"{row['inverse_error']['prior_links_true_joints']:.3f}); fit "
-            f"{row['fit']['seconds']['fit']:.2f} s; accepted {row['accepted']}",
+            f"{row['fit']['seconds']['fit']:.2f} s; accepted {row['accepted']}"
+            + (f"; warnings {row['fit']['warnings']}" if row["fit"].get("warnings") else ""),
             flush=True,
         )
         if "sysid" in row:
@@ -459,7 +500,9 @@ def main(argv=None) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         stem = args.name or (
-            "joint_params_cpu" if args.robot == "ur5" else f"joint_params_{args.robot}_cpu"
+            ("joint_params" if args.robot == "ur5" else f"joint_params_{args.robot}")
+            + ("_pipeline" if args.pipeline else "")
+            + "_cpu"
         )
         (args.out / f"{stem}.json").write_text(json.dumps(summary, indent=1) + "\n")
     return 0

@@ -29,8 +29,9 @@ from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
 from spatialjax import _cli as cli
-from spatialjax._cli.identify import FRICTION_KINDS, main
+from spatialjax._cli.identify import main
 from spatialjax._util import x64
+from spatialjax.multibody import FRICTION_KINDS, JOINT_KINDS
 
 pin = pytest.importorskip("pinocchio")
 
@@ -151,7 +152,7 @@ def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
     log.save(path)
     out, report = tmp_path / "toy_fitted.urdf", tmp_path / "toy.json"
     out.write_text("an old file, replaced because of --force")
-    argv = [toy, path, "--friction", "viscous", "--holdout", "0", "--lock", "j3=0.3", "--lock",
+    argv = [toy, path, "--joint-model", "viscous", "--holdout", "0", "--lock", "j3=0.3", "--lock",
             "j4=0.05", "--lowpass", "40", "--decimate", "2", "--out", out, "--report", report,
             "--force", "--no-cache"]  # fmt: skip
     status, stdout, err = _run(capsys, argv)
@@ -159,7 +160,8 @@ def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
     assert "training (no hold-out)" in stdout
     rep = json.loads(report.read_text())
     assert rep["joints"] == ["j1", "j2"] and rep["locked_joints"] == locked
-    assert rep["options"]["friction"] == ["viscous"]
+    assert rep["options"]["joint_model"] == ["viscous"] and rep["options"]["friction"] is None
+    assert rep["settings"]["joint_model"] == ["viscous"]
     for j in ("j1", "j2"):
         f = rep["friction"][j]
         assert f["coulomb"] is None and f["offset"] is None and f["viscous"] >= 0
@@ -184,7 +186,7 @@ def test_report_fields(panda_run):
     check_report_against_the_guide(rep)  # every key documented, the command's own included
     assert rep["joints"] == list(ARM)
     assert rep["locked_joints"] == LOCK
-    assert rep["options"]["friction"] == list(FRICTION_KINDS)
+    assert rep["options"]["joint_model"] == list(JOINT_KINDS) and rep["options"]["friction"] is None
     assert rep["options"]["decimate"] == 5 and rep["options"]["lowpass"] == 30
     s = rep["samples"]
     # 8 s at 1 kHz, the last quarter held out, each part filtered and decimated by 5 on its own
@@ -219,7 +221,7 @@ def test_report_fields(panda_run):
             e = rep["errors"][who][part]
             assert e["overall"] > 0 and set(e["per_joint"]) == set(ARM)
     idf = rep["identifiability"]
-    assert 0 < idf["rank"] <= idf["n_columns"] == 70 + 21
+    assert 0 < idf["rank"] <= idf["n_columns"] == 70 + 28
     # the Panda's regressor is rank-deficient (joint 1 is vertical...): the condition number is
     # that of the base columns (finite; it was inf, written null); the prior-decided listed
     assert idf["rank"] < idf["n_columns"]
@@ -311,8 +313,9 @@ def test_errors_recomputed_from_the_report(panda_run, panda_log):
     pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in LOCK], q0)
     pd = pm.createData()
     fr = np.array([[rep["friction"][j][k] for k in FRICTION_KINDS] for j in ARM])
+    arm = np.array([d["fit"]["armature"] for d in rep["joint_parameters"]])
     pred = np.array([pin.rnea(pm, pd, q[k], dq[k], ddq[k]) for k in range(q.shape[0])])
-    pred += fr[:, 0] * dq + fr[:, 1] * np.sign(dq) + fr[:, 2]
+    pred += arm * ddq + fr[:, 0] * dq + fr[:, 1] * np.sign(dq) + fr[:, 2]
     p2, pred = ident.parallel_filter(prep, pred, decimate=5)
     tau = np.asarray(p2.tau)
     assert tau.shape[0] == rep["samples"]["holdout"]
@@ -455,6 +458,8 @@ def test_bad_csv_log(case, small_log, tmp_path, capsys):
         ("--gamma", "-1", "> 0"),
         ("--friction", "viscous,stiction", "subset of viscous,coulomb,offset"),
         ("--friction", "viscous,viscous", "repeated"),
+        ("--joint-model", "armature,stiction", "subset of armature,viscous,coulomb,offset"),
+        ("--joint-model", "armature,,viscous", "an empty kind"),
         ("--lock", "panda_joint1", "NAME=VALUE"),
         ("--lock", "panda_joint1=inf", "finite"),
     ],
@@ -468,11 +473,35 @@ def test_bad_option_values(option, value, message, panda_log, capsys):
 
 
 def test_friction_none_and_subsets_parse():
-    from spatialjax._cli.identify import _friction
+    from spatialjax._cli.identify import _friction, _joint_model
 
     assert _friction("none") == ()
     assert _friction("offset,viscous") == ("viscous", "offset")
     assert _friction("coulomb") == ("coulomb",)
+    assert _joint_model("none") == ()
+    assert _joint_model("coulomb,armature") == ("armature", "coulomb")
+
+
+def test_deprecated_friction_is_the_joint_model_with_armature(panda_log, tmp_path, capsys):
+    """``--friction TERMS`` is ``--joint-model armature,TERMS``, with a warning; not both."""
+    from spatialjax._cli.identify import joint_kinds
+
+    parser = argparse.ArgumentParser()
+    from spatialjax._cli.identify import add_arguments
+
+    add_arguments(parser)
+    args = parser.parse_args(["m.urdf", "l.npz", "--friction", "coulomb"])
+    assert joint_kinds(args) == ("armature", "coulomb")
+    assert joint_kinds(parser.parse_args(["m.urdf", "l.npz"])) == JOINT_KINDS
+    assert joint_kinds(parser.parse_args(["m.urdf", "l.npz", "--joint-model", "none"])) == ()
+    bad = tmp_path / "bad.npz"
+    bad.write_text("garbage")
+    status, _, err = _run(capsys, [_panda(), bad, "--friction", "viscous"])
+    assert status == 2
+    assert "--friction is deprecated; use --joint-model armature,viscous" in err
+    status, _, err = _run(capsys, [_panda(), panda_log[0], "--friction", "viscous",
+                                   "--joint-model", "viscous"])  # fmt: skip
+    assert status == 2 and "--friction and --joint-model: give --joint-model only" in err
 
 
 @pytest.mark.parametrize("which", ["--out", "--report"])
@@ -501,13 +530,21 @@ def test_force_replaces_and_outputs_never_replace_inputs(panda_log, tmp_path, ca
     assert model.read_bytes() == before
 
 
-def test_unknown_lock_and_out_for_mjcf(panda_log, tmp_path, capsys):
+def test_unknown_lock_and_out_in_another_format(panda_log, tmp_path, capsys):
+    """``--out`` writes the model's own format: SDFormat is refused, and a name that says
+    another format than the model's, before anything is read."""
     path = panda_log[0]
     status, _, err = _run(capsys, [_panda(), path, "--lock", "wrist=0.1"])
     assert status == 2 and "--lock" in err and "wrist" in err
     status, _, err = _run(capsys, [FIX / "walker.xml", path, "--out", tmp_path / "o.urdf"])
-    assert status == 2 and "only a URDF model can be written back" in err
-    assert not (tmp_path / "o.urdf").exists()
+    assert status == 2 and "o.urdf names URDF, but the model is MJCF" in err
+    assert "name it FITTED.xml" in err
+    status, out, err = _run(capsys, [_panda(), path, "--out", tmp_path / "fitted.xml"])
+    assert status == 2 and "fitted.xml names MJCF, but the model is URDF" in err and out == ""
+    assert "convert the URDF first" in err
+    status, _, err = _run(capsys, [FIX / "branch.sdf", path, "--out", tmp_path / "o.sdf"])
+    assert status == 2 and "only URDF and MJCF models can be written back" in err
+    assert not any(tmp_path.iterdir())
 
 
 def test_option_values_that_do_not_suit_the_log(panda_log, tmp_path, capsys):
@@ -569,4 +606,5 @@ def test_registered_like_check():
     p = sub.choices["identify"]
     args = p.parse_args(["m.urdf", "l.npz", "--lock", "a=1", "--lock", "b=-2"])
     assert args.lock == [("a", 1.0), ("b", -2.0)]
-    assert args.friction == FRICTION_KINDS and args.holdout == 0.2 and args.decimate == "auto"
+    assert args.joint_model is None and args.friction is None  # the library's default: all
+    assert args.holdout == 0.2 and args.decimate == "auto"

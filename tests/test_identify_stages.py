@@ -42,7 +42,7 @@ DEFAULTS = dict(
     lowpass=None, decimate=1, friction=None, gamma=None, prior_spread=PRIOR_SPREAD, holdout=0.2,
     sample_weighting="autocorrelation", repair_prior_bodies=True, repair_floor=REPAIR_FLOOR,
     exclude_torque=(), torque_scale=None, free=None, rate=None, max_gap=None,
-    gravity=(0.0, 0.0, -9.81), ignore_limits=False,
+    gravity=(0.0, 0.0, -9.81), ignore_limits=False, joint_model=None,
 )  # fmt: skip
 
 
@@ -82,10 +82,30 @@ def test_options_are_checked_before_any_stage(toy, kw, match):
 
 def test_options_resolve_the_per_joint_and_per_body_arguments(toy):
     model, log, _ = toy
-    o = _opts(model, log, torque_scale={"j2": -2.0}, free=["b"], friction="viscous")
+    o = _opts(model, log, torque_scale={"j2": -2.0}, free=["b"], joint_model="viscous")
     np.testing.assert_array_equal(o.torque_scale, [1.0, -2.0])
     np.testing.assert_array_equal(o.free_mask, [False, True])
     assert o.friction.kinds == ("viscous",) and o.gravity == (0.0, 0.0, -9.81)
+
+
+def test_joint_model_option_and_the_deprecated_friction(toy):
+    """``joint_model`` takes a JointModel, kinds or text; ``friction`` (deprecated) adds the
+    armature to its kinds; both at once, or an unknown kind, name the argument."""
+    model, log, _ = toy
+    assert _opts(model, log).joint_model.kinds == mb.JOINT_KINDS  # default: all four
+    o = _opts(model, log, joint_model="coulomb,armature")
+    assert o.joint_model.kinds == ("armature", "coulomb") and o.friction.kinds == ("coulomb",)
+    assert _opts(model, log, joint_model="none").joint_model.kinds == ()
+    assert _opts(model, log, joint_model=mb.JointModel(("viscous",))).friction.kinds == ("viscous",)
+    o = _opts(model, log, friction="viscous")
+    assert o.joint_model.kinds == ("armature", "viscous") and o.friction.kinds == ("viscous",)
+    with pytest.raises(ident.IdentifyError, match=r"^friction: pass joint_model only"):
+        _opts(model, log, friction="viscous", joint_model="viscous")
+    with pytest.raises(ident.IdentifyError, match=r"^joint_model: .*'stiction'"):
+        _opts(model, log, joint_model="armature,stiction")
+    with pytest.warns(DeprecationWarning, match=r"friction= is deprecated.*'armature', 'viscous'"):
+        with pytest.raises(ident.IdentifyError, match="holdout"):  # warned before any check
+            ident.identify_robot(model, log, friction=("viscous",), holdout=2.0)
 
 
 # ------------------------------------------------------------------------ stages alone
@@ -102,7 +122,7 @@ def test_prior_stage_holds_the_bodies_not_free(toy):
 def test_sampling_filter_regressor_and_least_squares_stages_on_a_noiseless_log(toy):
     """Without noise or friction, the regressor of the true bodies gives the logged torques."""
     model, log, true = toy
-    opts = _opts(model, log, friction=())
+    opts = _opts(model, log, joint_model=())
     with x64():
         prior = prior_stage(model, opts)
         sampled = sampling_stage(model, log, (), opts)
@@ -131,9 +151,75 @@ def test_sampling_filter_regressor_and_least_squares_stages_on_a_noiseless_log(t
     np.testing.assert_array_equal(ls.correlation_time, 1.0)
 
 
+def test_joint_model_columns_reproduce_the_armature_and_friction_of_the_log(toy):
+    """A log whose truth has armature, viscous and Coulomb friction and an offset: the true
+    bodies' regressor plus the joint-model columns with the true coefficients give the torques
+    (exact derivatives, no noise)."""
+    model, _, true = toy
+    armature = np.array([0.05, 0.02])
+    fr = np.array([[0.1, 0.05, 0.01], [0.05, 0.02, -0.01]])
+    with x64():
+        k1, k2 = jax.random.split(jax.random.PRNGKey(4))
+        t, q, dq, ddq = ident.excitation_trajectory(2, duration=2.0, rate=1000.0, key=k1)
+        truth = dataclasses.replace(model, armature=jax.numpy.asarray(armature))
+        log = ident.simulate_log(truth, t, q, dq, ddq, key=k2, inertia=true, friction=fr,
+                                 torque_noise=0.0, include_derivatives=True)  # fmt: skip
+    log = dataclasses.replace(log, joint_names=("j1", "j2"))
+    opts = _opts(model, log)
+    with x64():
+        filtered = filter_stage((log,), lowpass=None, decimate=1, holdout=0.0)
+        regs = regressor_stage(model, filtered, opts)
+    assert regs.kinds == mb.JOINT_KINDS and regs.ne == 8
+    assert regs.q[0].shape == (regs.n_train, 2) and regs.ddq[0].shape == (regs.n_train, 2)
+    phi = np.column_stack([armature, fr]).reshape(-1)  # joint-major, kinds in order
+    pred = regs.Y[0] @ np.asarray(true.params).reshape(-1) + regs.F[0] @ phi
+    np.testing.assert_allclose(pred, regs.tau[0], rtol=0, atol=1e-9)
+    assert (
+        "8 joint-model columns (armature, viscous, coulomb, offset per joint)"
+        in (regs.describe()[0])
+    )
+
+
+def test_least_squares_leaves_a_joints_samples_at_rest_out_of_its_row(toy):
+    """Torques corrupted where a joint is marked at rest change nothing of least squares;
+    the noise estimate counts the samples kept; the fit's weights are 0 there."""
+    model, log, _ = toy
+    opts = _opts(model, log, joint_model=())
+    with x64():
+        prior = prior_stage(model, opts)
+        filtered = filter_stage((log,), lowpass=None, decimate=1, holdout=0.0)
+        regs = regressor_stage(model, filtered, opts)
+        ch = channel_stage(model, log.tau, regs.tau[0], regs.Y[0] @ prior.prior.reshape(-1),
+                           regs.dq[0], opts)  # fmt: skip
+    n = regs.n_train
+    moving = np.ones((n, 2), bool)
+    moving[::4, 0] = False  # a quarter of joint 1's samples "at rest"
+    noise = np.random.default_rng(0).normal(0.0, 1e-3, (n, 2))
+    tau = regs.tau[0] + noise
+    bad = tau.copy()
+    bad[~moving] += 50.0
+    held = regs.held_torque(0, prior)
+    runs = []
+    for t in (tau, bad):
+        data = training_data(regs.Y[0], regs.F[0], t, held, prior, ch, q=regs.q[0],
+                             moving=moving)  # fmt: skip
+        with x64():
+            runs.append(least_squares_stage(data, prior, sample_weighting="independent",
+                                            lowpass=None, rate=1000.0))  # fmt: skip
+    a, b = runs
+    np.testing.assert_allclose(b.params, a.params, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(b.noise_var, a.noise_var, rtol=1e-9)
+    np.testing.assert_allclose(a.rest_fraction, [0.25, 0.0], atol=1 / n)
+    np.testing.assert_allclose(a.samples_used, [0.75 * n, n], atol=1)
+    np.testing.assert_allclose(a.noise_var, [1e-6, 1e-6], rtol=0.1)  # the noise added, kept rows
+    w = data.sample_weights(a.weights)
+    assert w.shape == (n, 2) and np.all(w[~moving] == 0) and np.all(w[moving] > 0)
+    assert "samples at rest left out of their joint's row" in a.describe()[0]
+
+
 def test_channel_stage_flags_a_flipped_channel(toy):
     model, log, _ = toy
-    opts = _opts(model, log, friction=())
+    opts = _opts(model, log, joint_model=())
     with x64():
         prior = prior_stage(model, opts)
         filtered = filter_stage((log,), lowpass=None, decimate=1, holdout=0.0)

@@ -242,9 +242,21 @@ def test_result_writes_the_fitted_urdf(toy, tmp_path):
     with pytest.raises(FileExistsError, match="pass overwrite=True"):
         res.write(out, source=TOY_URDF)
     res.write(out, source=TOY_URDF, overwrite=True)
-    with pytest.raises(ValueError, match=r"source: .*branch.xml is MJCF; only a URDF can be"):
-        res.write(tmp_path / "fitted.xml", source=FIX / "branch.xml")
-    assert not (tmp_path / "fitted.xml").exists()
+    # the joints' fitted viscous and Coulomb friction as <dynamics damping friction>; URDF has no
+    # armature: reported, not written
+    np.testing.assert_allclose(np.asarray(back.damping), res.joint_parameters["fit"][:, 1],
+                               rtol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(np.asarray(back.friction), res.joint_parameters["fit"][:, 2],
+                               rtol=1e-12)  # fmt: skip
+    assert [j["armature"]["written"] for j in rep["joints"]] == [False, False]
+    np.testing.assert_array_equal(np.asarray(back.armature), 0.0)
+    with pytest.raises(ValueError, match=r"source: .*branch.sdf is SDF; only URDF and MJCF can"):
+        res.write(tmp_path / "fitted.sdf", source=FIX / "branch.sdf")
+    with pytest.raises(
+        ValueError, match=r"out_path: .*fitted.xml names MJCF, but the model is URDF"
+    ):
+        res.write(tmp_path / "fitted.xml", source=TOY_URDF)
+    assert not (tmp_path / "fitted.xml").exists() and not (tmp_path / "fitted.sdf").exists()
 
 
 def test_ignore_limits_goes_on_with_a_warning(toy):
@@ -292,21 +304,34 @@ def test_the_default_filter_is_chosen_from_the_training_part(toy):
 
 
 def test_independent_weighting_is_fit_torques_default(toy):
-    """``sample_weighting="independent"`` gives fit_torques' own default weights 1/σ̂²."""
+    """``sample_weighting="independent"``: weights 1/σ̂_j² (fit_torques' rule) on the rows the
+    fit keeps, each joint's samples at rest dropped from its row (weight 0), σ̂_j² the residual
+    energy of the kept rows of joint j over ``n_j (1 − r/Σ n)``; the armature's prior."""
     model, log, _ = toy
     res = _run(model, log, sample_weighting="independent", holdout=0.0)
     with x64():
+        jm = mb.JointModel()
         p = ident.prepare_log(log, lowpass=20.0)
         Y = np.asarray(mb.joint_torque_regressor(model, p.q, p.dq, p.ddq))
-        F = np.asarray(mb.FrictionModel().regressor(model, p.dq))
+        F = np.asarray(jm.regressor(model, p.dq, p.ddq))
         p2, Y, F = ident.parallel_filter(p, Y, F)
-        nonneg = mb.FrictionModel().nonnegative(model)
-        ref = ident.fit_torques(Y, p2.tau, prior=model.inertia, extra=F, extra_nonnegative=nonneg)
-    np.testing.assert_allclose(
-        np.asarray(ref.noise_std), list(res.report["noise_std"].values()), rtol=1e-8
-    )
+        moving = ident.moving_samples(p2.dq)
+        X, tau = np.concatenate([Y, F], -1), np.asarray(p2.tau)
+        x = np.linalg.lstsq(X[moving], tau[moving], rcond=None)[0]
+        d = np.linalg.norm(X[moving], axis=0)
+        live = d > 1e-8 * d.max()  # columns the log never excites (j1 is vertical) are zero
+        r = np.linalg.matrix_rank(X[moving][:, live] / d[live])
+        n = moving.sum(axis=0)
+        var = np.sum(np.where(moving, tau - X @ x, 0.0) ** 2, axis=0) / (n * (1 - r / n.sum()))
+        jp = ident.joint_prior(model, p2.q, jm)
+        ref = ident.fit_torques(Y, tau, prior=model.inertia, extra=F, weights=moving / var,
+                                extra_nonnegative=jm.nonnegative(model), extra_prior=jp.values,
+                                extra_prior_weight=jp.weights)  # fmt: skip
+    np.testing.assert_allclose(np.sqrt(var), list(res.report["noise_std"].values()), rtol=1e-8)
     want = np.asarray(ref.inertia.params).reshape(-1)
     np.testing.assert_allclose(res.params["fit"].reshape(-1), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(res.joint_parameters["fit"].reshape(-1), np.asarray(ref.extra),
+                               rtol=1e-6, atol=1e-9)  # fmt: skip
 
 
 def test_autocorrelation_weighting_moves_the_fit_towards_the_prior(toy):
@@ -361,7 +386,7 @@ def test_free_bodies_only(toy):
     np.testing.assert_array_equal(res.params["fit"][0], res.params["model"][0])
     assert not np.allclose(res.params["fit"][1], res.params["model"][1])
     assert [d["free"] for d in res.report["links"]] == [False, True]
-    assert res.report["identifiability"]["n_columns"] == 10 + 6
+    assert res.report["identifiability"]["n_columns"] == 10 + 8  # + armature, 3 friction kinds
 
 
 def test_validation_logs(toy):
@@ -464,4 +489,4 @@ def test_friction_of_a_channel_left_out_is_not_fitted(toy):
     )
     assert np.isfinite(res.friction["fit"][0]).all()
     assert res.report["friction"]["j2"] == {"viscous": None, "coulomb": None, "offset": None}
-    assert res.report["identifiability"]["n_columns"] == 20 + 3
+    assert res.report["identifiability"]["n_columns"] == 20 + 4

@@ -13,15 +13,19 @@ repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
 degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
 resampled onto a uniform grid by ``t``, with the jitter stated), **filter**
 (zero-phase Butterworth low-pass, differentiation), **regressor** (RNEA
-regressor, Atkeson, An & Hollerbach 1986, plus the friction columns of
-:class:`spatialjax.multibody.FrictionModel`, filtered like the torques:
+regressor, Atkeson, An & Hollerbach 1986, plus the joint model's columns,
+``--joint-model``: armature, viscous, Coulomb and offset per joint,
+[JointModel][spatialjax.multibody.JointModel], filtered like the torques:
 parallel filtering, Gautier 1997), **torques** (channels without signal are
 left out; scale and sign against the prior's prediction are checked),
-**least squares**, **fit** (the log-det divergence to the model's bodies as
-prior; Wensing, Kim & Slotine, RA-L 2017; Lee, Wensing & Park, T-RO 2020;
-each joint's data weighted by its residuals' correlation time, ``--weighting``),
-**validate** (held-out part, ``--validate`` logs, per-link plausibility), and
-the outputs (``--out`` URDF, ``--report`` JSON).
+**least squares** (samples where a joint rests leave its row: static
+friction), **fit** (the log-det divergence to the model's bodies as prior;
+Wensing, Kim & Slotine, RA-L 2017; Lee, Wensing & Park, T-RO 2020; the
+armature's weak prior around the file's value; each joint's data weighted by
+its residuals' correlation time, ``--weighting``), **validate** (held-out
+part, ``--validate`` logs, per-link plausibility, the joint parameters whose
+split with the links the priors decide), and the outputs (``--out`` in the
+model's own format, URDF or MJCF; ``--report`` JSON).
 
 The last ``holdout`` fraction of the raw log is held out: the two parts are
 filtered, differentiated and decimated separately, so that nothing of the
@@ -71,8 +75,9 @@ import numpy as np
 from .. import _util
 from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification._pipeline import STAGES as _STAGES
-from ..identification._report import jsonable, number_text
-from ..multibody.friction import FRICTION_KINDS, FrictionModel
+from ..identification._report import jsonable, number_text, output_format_problem
+from ..multibody.friction import FrictionModel
+from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
 from ._args import InputError, UsageError
 
@@ -92,6 +97,13 @@ def _friction(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _joint_model(text: str) -> tuple[str, ...]:
+    try:
+        return JointModel.parse(text).kinds
+    except (TypeError, ValueError) as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def _torque_scale(text: str) -> tuple[str, float]:
     name, k = _args.name_number(text, "K")
     if k == 0:
@@ -101,6 +113,7 @@ def _torque_scale(text: str) -> tuple[str, float]:
 
 _holdout.__name__ = "--holdout"
 _friction.__name__ = "--friction"
+_joint_model.__name__ = "--joint-model"
 _torque_scale.__name__ = "--torque-scale"
 
 
@@ -152,12 +165,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     """Friction, prior, hold-out, weighting, channels and the links identified."""
     parser.add_argument(
+        "--joint-model",
+        metavar="KINDS",
+        type=_joint_model,
+        default=None,
+        help="joint parameters fitted with the links: any comma-separated subset of "
+        "armature,viscous,coulomb,offset, or none (default: all four; viscous is MJCF/URDF "
+        "damping, coulomb MJCF frictionloss and URDF friction; the armature, the rotor inertia "
+        "reflected through the gear, gets a weak prior around the file's value)",
+    )
+    parser.add_argument(
         "--friction",
         metavar="TERMS",
         type=_friction,
-        default=FRICTION_KINDS,
-        help="joint friction terms to fit: any comma-separated subset of viscous,coulomb,offset, "
-        "or none (default: all three)",
+        default=None,
+        help="deprecated: --friction TERMS is --joint-model armature,TERMS (a subset of "
+        "viscous,coulomb,offset, or none: the armature alone)",
     )
     parser.add_argument(
         "--gamma",
@@ -250,9 +273,11 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     """``--out``, ``--report``, ``--force`` and the compilation cache."""
     parser.add_argument(
         "--out",
-        metavar="FITTED.urdf",
-        help="write the model with the identified <inertial> elements rewritten (URDF only; "
-        "every other byte kept)",
+        metavar="FITTED",
+        help="write the model in its own format with the identified parameters: URDF "
+        "(<inertial>, <dynamics damping friction>; the armature where Drake's rotor inertia "
+        "carries it, else in the report) or MJCF (<inertial>, the joints' armature, damping, "
+        "frictionloss); every other byte kept",
     )
     parser.add_argument(
         "--report", metavar="REPORT.json", help="write everything measured as one JSON document"
@@ -301,12 +326,29 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
         fmt = detect_format(args.model)
     except ModelFileError as e:
         raise InputError(str(e)) from None
-    if args.out is not None and fmt != "urdf":
+    if args.out is not None and fmt not in ("urdf", "mjcf"):
         raise UsageError(
-            f"--out {args.out}: only a URDF model can be written back; {args.model} is "
+            f"--out {args.out}: only URDF and MJCF models can be written back; {args.model} is "
             f"{fmt.upper()} (identify it without --out and use --report)"
         )
+    if args.out is not None:
+        problem = output_format_problem(args.out, fmt, args.model)
+        if problem:
+            raise UsageError(f"--out {problem}")
+    if args.friction is not None and args.joint_model is not None:
+        raise UsageError(
+            "--friction and --joint-model: give --joint-model only (--friction is deprecated)"
+        )
     return {"format": fmt}
+
+
+def joint_kinds(args: argparse.Namespace) -> tuple[str, ...]:
+    """The joint-model kinds of ``--joint-model`` or the deprecated ``--friction``."""
+    if args.joint_model is not None:
+        return tuple(args.joint_model)
+    if args.friction is not None:
+        return JointModel.from_friction(FrictionModel(tuple(args.friction))).kinds
+    return JOINT_KINDS
 
 
 # ----------------------------------------------------------------------------- pipeline
@@ -398,7 +440,8 @@ def _options(args) -> dict:
         "lock": dict(args.lock),
         "lowpass": args.lowpass,
         "decimate": args.decimate,
-        "friction": list(args.friction),
+        "joint_model": list(joint_kinds(args)),
+        "friction": None if args.friction is None else list(args.friction),
         "gamma": args.gamma,
         "holdout": args.holdout,
         "weighting": args.weighting,
@@ -571,7 +614,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
             log,
             lowpass=args.lowpass,
             decimate=args.decimate,
-            friction=mb.FrictionModel(tuple(args.friction)),
+            joint_model=mb.JointModel(joint_kinds(args)),
             gamma=args.gamma,
             holdout=args.holdout,
             sample_weighting=args.weighting,
@@ -625,12 +668,52 @@ def _write_outputs(args, result, progress: _Progress) -> None:
         for tmp, _ in tmps:
             tmp.unlink(missing_ok=True)
     written = [str(p) for _, p in tmps]
-    progress.done("write", ", ".join(written) if written else "nothing (no --out, no --report)")
     out = report.get("output")
+    text = ", ".join(written) if written else "nothing (no --out, no --report)"
+    if out:
+        text = text.replace(str(args.out), f"{args.out} ({_written_text(out)})", 1)
+    progress.done("write", text)
     if out:
         for b in out["bodies"]:
             if b["mode"] == "composite":
                 print(f"  note: {b['note']}", file=progress.out)
+        for note in _joint_notes(out):
+            print(f"  note: {note}", file=progress.out)
+
+
+_ATTRIBUTES = {
+    "mjcf": {"armature": "armature", "damping": "damping", "friction": "frictionloss"},
+    "urdf": {"armature": "armature", "damping": "damping", "friction": "friction"},
+}
+
+
+def _written_text(out: dict) -> str:
+    """``MJCF: 6 bodies; armature, damping, frictionloss on 6 joints``."""
+    fmt = out.get("format", "urdf")
+    text = f"{fmt.upper()}: {len(out['bodies'])} bodies"
+    attrs = _ATTRIBUTES[fmt]
+    done = {f: sum(1 for j in out.get("joints", ()) if j.get(f, {}).get("written"))
+            for f in attrs}  # fmt: skip
+    by_count: dict[int, list[str]] = {}
+    for f, n in done.items():
+        if n:
+            by_count.setdefault(n, []).append(attrs[f])
+    for n, names in by_count.items():
+        text += f"; {', '.join(names)} on {n} joint{'s' if n != 1 else ''}"
+    return text
+
+
+def _joint_notes(out: dict) -> list[str]:
+    """Where the fitted values that the file cannot carry went (URDF armature)."""
+    missing = [j["joint"] for j in out.get("joints", ())
+               if "armature" in j and not j["armature"]["written"]]  # fmt: skip
+    if not missing:
+        return []
+    return [
+        f"armature of {', '.join(missing)} not written: URDF has no armature attribute (it is "
+        "written where the joint has Drake's <drake:rotor_inertia>); the fitted values are in "
+        "the report (joint_parameters, output.joints)"
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -644,6 +727,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
     progress = _Progress(sys.stdout)
+    if args.friction is not None:
+        print(
+            f"spatialjax identify: warning: --friction is deprecated; use --joint-model "
+            f"{','.join(joint_kinds(args)) or 'none'} (the same: the armature is fitted by "
+            "default; leave it out of --joint-model to fit friction only)",
+            file=sys.stderr,
+        )
     try:
         with x64():
             result = identify(args, plan["format"], progress)

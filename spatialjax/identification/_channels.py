@@ -20,8 +20,11 @@ cannot tell:
   filtered samples, are first cleared of the joint's viscous and Coulomb
   friction columns ``q̇_j, sign(q̇_j)`` (the prior does not predict friction,
   which dominates a distal joint; no offset column, so that a constant
-  gravity load stays in ``p``): ``m⊥, p⊥`` are the residuals of their
-  least-squares fits on those columns. Then
+  gravity load stays in ``p``), and of its armature column ``q̈_j`` when the
+  accelerations are given (a geared joint's rotor inertia, which the prior
+  lacks, can be many times a wrist link's own inertia about its axis):
+  ``m⊥, p⊥`` are the residuals of their least-squares fits on those columns.
+  Then
 
   - the *forward* slope ``k = m⊥·p⊥ / p⊥·p⊥`` is the coefficient of ``p`` in
     ``m ≈ k p + F_v q̇_j + F_c sign(q̇_j)`` (``1`` for a channel in the model's
@@ -231,8 +234,11 @@ def _clear(cols: np.ndarray | None, *xs: np.ndarray) -> list[np.ndarray]:
     return [R[:, i] for i in range(len(xs))]
 
 
-def _friction_columns(v: np.ndarray | None) -> np.ndarray | None:
-    return None if v is None else np.column_stack([v, np.sign(v)])
+def _friction_columns(v: np.ndarray | None, a: np.ndarray | None = None) -> np.ndarray | None:
+    """The joint's own columns: ``q̇, sign(q̇)`` and, with ``a``, the armature's ``q̈``."""
+    if v is None:
+        return None
+    return np.column_stack([v, np.sign(v)] + ([] if a is None else [a]))
 
 
 def _explained(p: np.ndarray, m: np.ndarray) -> float:
@@ -301,13 +307,19 @@ def _scale_check(p: np.ndarray, m: np.ndarray) -> dict:
 
 
 def _swaps(
-    joints, tau: np.ndarray, tau_prior: np.ndarray, dq: np.ndarray | None, live: list[int]
+    joints,
+    tau: np.ndarray,
+    tau_prior: np.ndarray,
+    dq: np.ndarray | None,
+    live: list[int],
+    ddq: np.ndarray | None = None,
 ) -> dict[int, tuple[int, float]]:
     """``{i: (j, R²_ij)}`` for the channels that look swapped (module docstring)."""
     n = len(live)
     R = np.zeros((n, n))
     for b, j in enumerate(live):
-        cols = _friction_columns(None if dq is None else np.asarray(dq[:, j], np.float64))
+        v = None if dq is None else np.asarray(dq[:, j], np.float64)
+        cols = _friction_columns(v, None if ddq is None else np.asarray(ddq[:, j], np.float64))
         cleared = _clear(cols, tau_prior[:, j], *(tau[:, i] for i in live))
         for a in range(n):
             R[a, b] = _explained(cleared[0], cleared[1 + a])
@@ -333,6 +345,7 @@ def check_channels(
     tau_prior: np.ndarray,
     exclude=(),
     dq: np.ndarray | None = None,
+    ddq: np.ndarray | None = None,
 ) -> tuple[ChannelCheck, ...]:
     """The checks of the module docstring, one per joint.
 
@@ -346,6 +359,8 @@ def check_channels(
       exclude: joint names the user excludes.
       dq: ``(N, n)`` joint velocities on the same samples: the friction columns
         of the scale fit (None: the slope through the origin alone).
+      ddq: ``(N, n)`` joint accelerations on the same samples: the armature
+        column of the scale fit, with ``dq`` (None: no armature column).
 
     Returns:
       One ``ChannelCheck``
@@ -354,6 +369,7 @@ def check_channels(
     tau = np.asarray(tau, np.float64)
     tau_prior = np.asarray(tau_prior, np.float64)
     dq = None if dq is None else np.asarray(dq, np.float64)
+    ddq = None if ddq is None or dq is None else np.asarray(ddq, np.float64)
     base = []
     for j, name in enumerate(joints):
         raw = np.asarray(tau_raw[:, j], np.float64)
@@ -361,7 +377,9 @@ def check_channels(
         res = resolution(raw)
         signal = std > 0 and std >= MIN_STEPS * res
         pred, meas = tau_prior[:, j], tau[:, j]
-        p, m = _clear(_friction_columns(None if dq is None else dq[:, j]), pred, meas)
+        cols = _friction_columns(None if dq is None else dq[:, j],
+                                 None if ddq is None else ddq[:, j])  # fmt: skip
+        p, m = _clear(cols, pred, meas)
         fields = _scale_check(p, m)
         rms_p = float(np.sqrt(np.mean(pred * pred)))
         rms_ratio = float(np.sqrt(np.mean(meas * meas))) / rms_p if rms_p > 0 else float("nan")
@@ -388,7 +406,7 @@ def check_channels(
             )
         )
     live = [j for j, c in enumerate(base) if not c.excluded]
-    swaps = _swaps(joints, tau, tau_prior, dq, live)
+    swaps = _swaps(joints, tau, tau_prior, dq, live, ddq)
     return tuple(
         dataclasses.replace(c, swapped_with=joints[swaps[j][0]], swap_explained=swaps[j][1])
         if j in swaps

@@ -1,8 +1,8 @@
 r"""What ``identify_robot`` returns: the result and its report.
 
-* ``RobotIdentification``: the identified bodies and friction, the
-  report, the warnings and notes, and ``write``, which
-  writes the fitted model file.
+* ``RobotIdentification``: the identified bodies and joint parameters
+  (armature, friction), the report, the warnings and notes, and ``write``,
+  which writes the fitted model file (URDF or MJCF, the source's format).
 * ``IdentificationReport`` and its sections (frozen dataclasses): the
   typed report. ``to_dict()`` gives the JSON form (the keys are the field
   names, nested sections as objects, tuples as lists), ``to_json()`` the
@@ -106,7 +106,7 @@ class Settings(Section):
     Attributes:
       lowpass: low-pass cut-off in Hz, or None.
       decimate: decimation factor.
-      friction: the friction kinds fitted.
+      friction: the friction kinds fitted (``joint_model`` less the armature).
       gamma: ``γ`` as given (None: the default rule).
       prior_spread: ``s`` of the default ``γ``.
       holdout: the held-out fraction.
@@ -119,6 +119,7 @@ class Settings(Section):
       rate: the resampling rate asked for, Hz, or None.
       max_gap: the longest interval accepted, s, or None.
       ignore_limits: whether positions outside the joint limits were accepted.
+      joint_model: the joint-model kinds fitted (armature, viscous, coulomb, offset).
     """
 
     lowpass: float | None
@@ -136,6 +137,7 @@ class Settings(Section):
     rate: float | None
     max_gap: float | None
     ignore_limits: bool
+    joint_model: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -364,6 +366,39 @@ class Link(Section):
 
 
 @dataclasses.dataclass(frozen=True)
+class JointParameters(Section):
+    """One joint's joint-model coefficients (``JointModel``), each ``{kind: value}``.
+
+    Kinds and the file attributes they become: ``armature`` (kg·m²; MJCF
+    ``armature``), ``viscous`` (N·m·s/rad; MJCF ``damping``, URDF ``<dynamics
+    damping>``), ``coulomb`` (N·m; MJCF ``frictionloss``, URDF ``<dynamics
+    friction>``), ``offset`` (N·m; none). Prismatic joints: kg, N·s/m, N, N.
+
+    Attributes:
+      joint: the joint.
+      fit: the fit's coefficients (None: not fitted).
+      least_squares: least squares' (None: not fitted).
+      file: the model file's values (offset None: no file has one).
+      armature_prior_std: ``σ_a`` of the armature's Gaussian prior (None: no prior).
+      data_share: per kind fitted, the fraction of its prior variance the data
+        remove (1 for a kind without prior that the data determine).
+      confounded: ``{kind: [[link, parameter], ...]}`` for the kinds that share a
+        base parameter with link parameters (the priors decide the split).
+      rest_fraction: the share of the training samples left out of this
+        joint's row because it rests (static friction), 0 without the rule.
+    """
+
+    joint: str
+    fit: Mapping[str, float | None]
+    least_squares: Mapping[str, float | None]
+    file: Mapping[str, float | None]
+    armature_prior_std: float | None
+    data_share: Mapping[str, float | None]
+    confounded: Mapping[str, tuple[tuple[str, str], ...]]
+    rest_fraction: float
+
+
+@dataclasses.dataclass(frozen=True)
 class TotalMass(Section):
     """Sum of the moving bodies' masses, kg.
 
@@ -390,6 +425,10 @@ class IdentifiabilitySummary(Section):
       base_parameters: their ``[link or joint, parameter]`` names.
       n_unidentifiable: ``n_columns − rank``.
       prior_decided: ``[link, parameter]`` pairs with data share < 0.5.
+      confounded: ``[[joint, kind], [[link, parameter], ...]]`` for each
+        joint-model column that shares a base parameter with link parameters
+        (``Identifiability.confounded``): the data fix the combination, the
+        priors decide the split.
     """
 
     rank: int
@@ -399,6 +438,7 @@ class IdentifiabilitySummary(Section):
     base_parameters: tuple[tuple[str, str], ...]
     n_unidentifiable: int
     prior_decided: tuple[tuple[str, str], ...]
+    confounded: tuple[tuple[tuple[str, str], tuple[tuple[str, str], ...]], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -466,6 +506,8 @@ class IdentificationReport(Section):
       total_mass: the summed masses.
       friction: ``{joint: {viscous, coulomb, offset}}`` of the fit (None: not fitted).
       friction_least_squares: the same for least squares.
+      joint_parameters: one entry per joint: armature, viscous, Coulomb,
+        offset of the fit, least squares and the file, and what decided them.
       errors: torque errors of fit, least squares and prior.
       validation: one entry per ``validate`` log.
       identifiability: rank, conditioning, base and prior-decided parameters.
@@ -494,6 +536,7 @@ class IdentificationReport(Section):
     total_mass: TotalMass
     friction: Mapping[str, Mapping[str, float | None]]
     friction_least_squares: Mapping[str, Mapping[str, float | None]]
+    joint_parameters: tuple[JointParameters, ...]
     errors: Errors
     validation: tuple[Validation, ...]
     identifiability: IdentifiabilitySummary
@@ -527,6 +570,7 @@ def schema() -> dict[str, type]:
         "filter": FilterChoice,
         "samples": Samples,
         "links[]": Link,
+        "joint_parameters[]": JointParameters,
         "links[].fit": FittedBody,
         "links[].prior": Body,
         "links[].fit.margins": Margins,
@@ -568,6 +612,10 @@ class RobotIdentification:
         [IdentificationReport][spatialjax.identification.IdentificationReport].
       model: the [Model][spatialjax.multibody.Model] identified (what
         [write][spatialjax.identification.RobotIdentification.write] writes back).
+      joint_parameters: ``{"fit" | "least_squares": (n_joints, 4)}``
+        ``[armature, viscous, coulomb, offset]`` per joint
+        ([JointModel.as_table][spatialjax.multibody.JointModel.as_table]), NaN
+        for kinds not fitted and for the joints of a channel left out.
     """
 
     joints: tuple[str, ...]
@@ -579,6 +627,7 @@ class RobotIdentification:
     notes: tuple[str, ...]
     typed_report: IdentificationReport
     model: Any
+    joint_parameters: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The report as JSON (NaN and infinities written as ``null``)."""
@@ -592,27 +641,38 @@ class RobotIdentification:
         return self.summary()
 
     def write(self, out_path, *, source, overwrite: bool = False) -> dict:
-        """Write the fitted bodies into a copy of the model file ``source``.
+        """Write the fitted bodies and joint parameters into a copy of the model file ``source``.
 
         The output format is the source's (read from its root element); every
-        byte outside the rewritten inertial elements is kept. URDF is written
-        by [write_identified_urdf][spatialjax.identification.write_identified_urdf]
-        (how a composite body is split between its links is described there).
+        byte outside the rewritten elements and attributes is kept.
+        [write_identified_model][spatialjax.identification.write_identified_model]
+        writes it: URDF (the links' ``<inertial>``, the joints' ``<dynamics
+        damping= friction=>``; URDF has no armature: it is written only where
+        the file carries Drake's ``drake:rotor_inertia``, and the report's
+        ``joints`` say where it went) or MJCF (the bodies' ``<inertial>``, the
+        joints' ``armature``, ``damping``, ``frictionloss``). The fitted
+        viscous friction is written as ``damping``, Coulomb as ``friction``
+        (MJCF ``frictionloss``); the offset has no attribute. Joint parameters
+        that were not fitted keep the file's values.
 
         Args:
-          out_path: the file to write.
+          out_path: the file to write; a name whose suffix says another format
+            (``.urdf`` for an MJCF source, ``.xml``/``.mjcf`` for a URDF
+            source, ``.sdf``) is refused.
           source: the model file ``model`` was read from (with the same
             ``locked_joints``).
           overwrite: replace ``out_path`` if it exists (``source`` itself is
             never overwritten).
 
         Returns:
-          The writer's JSON-able report (for URDF, that of
-          [write_identified_urdf][spatialjax.identification.write_identified_urdf]).
+          The writer's JSON-able report (that of
+          [write_identified_urdf][spatialjax.identification.write_identified_urdf] or
+          [write_identified_mjcf][spatialjax.identification.write_identified_mjcf]).
 
         Raises:
           ValueError: ``source`` is in a format that cannot be written back
-            (only URDF can), or is not the file ``model`` was read from.
+            (SDFormat), is not the file ``model`` was read from, or
+            ``out_path`` names another format.
           FileExistsError: ``out_path`` exists and ``overwrite`` is false.
         """
         from ..io import detect_format
@@ -621,20 +681,86 @@ class RobotIdentification:
         writer = _WRITERS.get(fmt)
         if writer is None:
             raise ValueError(
-                f"source: {source} is {fmt.upper()}; only a URDF can be written back "
+                f"source: {source} is {fmt.upper()}; only URDF and MJCF can be written back "
                 f"(formats: {', '.join(sorted(_WRITERS))})"
             )
-        return writer(source, self.model, self.params["fit"], out_path, overwrite=overwrite)
+        problem = output_format_problem(out_path, fmt, source)
+        if problem:
+            raise ValueError(f"out_path: {problem}")
+        return writer(source, self.model, self.params["fit"], out_path,
+                      joint_params=self.file_joint_parameters(), overwrite=overwrite)  # fmt: skip
+
+    def file_joint_parameters(self) -> dict:
+        """``{"armature" | "damping" | "friction": (n_joints,)}`` of the fit, the writers' form.
+
+        Only the kinds fitted (NaN where a joint's channel was left out: the
+        writers keep the file's value there); ``{}`` without a joint model.
+        """
+        table = self.joint_parameters.get("fit")
+        if table is None:
+            return {}
+        out = {}
+        for c, field in enumerate(("armature", "damping", "friction")):
+            col = np.asarray(table, np.float64)[:, c]
+            if not np.all(np.isnan(col)):
+                out[field] = col.copy()
+        return out
 
 
-def _write_urdf(source, model, params, out_path, *, overwrite: bool) -> dict:
+#: The suffixes that name a model format (an output whose suffix names another is refused).
+FORMAT_SUFFIXES = {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf", ".sdf": "sdf"}
+
+
+def output_format_problem(out_path, fmt: str, source=None) -> str | None:
+    """Why ``out_path`` cannot hold a model written in ``fmt`` (its source's format), or None.
+
+    The output is written in the source's format. A name whose suffixes say
+    another format is refused: ``fitted.xml`` from a URDF would be a URDF that
+    MuJoCo reads as URDF (without armature, damping or friction loss).
+    Accepted: a name without such a suffix, one that names ``fmt``
+    (``robot.urdf.xml`` for a URDF), or the suffix of ``source`` itself (a
+    URDF named ``robot.xml``).
+    """
+    from pathlib import Path
+
+    suffixes = [x.lower() for x in Path(out_path).suffixes]
+    named = {FORMAT_SUFFIXES[x] for x in suffixes if x in FORMAT_SUFFIXES}
+    same = source is not None and Path(out_path).suffix.lower() == Path(source).suffix.lower()
+    if not named or fmt in named or same:
+        return None
+    other = sorted(named)[0]
+    advice = {
+        "urdf": "name it FITTED.urdf",
+        "mjcf": "name it FITTED.xml",
+    }.get(fmt, "")
+    convert = (
+        "; to get an MJCF, convert the URDF first (MuJoCo's URDF import and mj_saveLastXML) "
+        "and identify with that file"
+        if fmt == "urdf" and other == "mjcf"
+        else ""
+    )
+    return (
+        f"{out_path} names {other.upper()}, but the model is {fmt.upper()} and is written back "
+        f"in its own format: {advice}{convert}"
+    )
+
+
+def _write_urdf(source, model, params, out_path, *, joint_params, overwrite: bool) -> dict:
     from ._export import write_identified_urdf
 
-    return write_identified_urdf(source, model, params, out_path, overwrite=overwrite)
+    return write_identified_urdf(source, model, params, out_path, joint_params=joint_params,
+                                 overwrite=overwrite)  # fmt: skip
+
+
+def _write_mjcf(source, model, params, out_path, *, joint_params, overwrite: bool) -> dict:
+    from ._export import write_identified_mjcf
+
+    return write_identified_mjcf(source, model, params, out_path, joint_params=joint_params,
+                                 overwrite=overwrite)  # fmt: skip
 
 
 #: The model-file writers of ``write``, by the source's format.
-_WRITERS = {"urdf": _write_urdf}
+_WRITERS = {"urdf": _write_urdf, "mjcf": _write_mjcf}
 
 
 # ------------------------------------------------------------------------------ printing
@@ -672,13 +798,44 @@ def _link_rows(report: Mapping) -> list:
     return rows
 
 
+_JOINT_HEADER = ("joint", "armature file → fit", "viscous = damping", "Coulomb = frictionloss",
+                 "offset", "at rest", "")  # fmt: skip
+
+
+def _joint_rows(report: Mapping) -> list:
+    """Per joint: each joint-model kind ``file → fit`` (``—``: not fitted)."""
+    rows: list = [_JOINT_HEADER]
+    for d in report.get("joint_parameters", ()):
+        fit, file = d["fit"], d["file"]
+
+        def cell(k, fit=fit, file=file):
+            if fit[k] is None:
+                return "—"
+            f = file.get(k)
+            return (f"{number_text(f, '.3g')} → " if f is not None else "") + f"{fit[k]:.4g}"
+
+        conf = ", ".join(d["confounded"])
+        rows.append((
+            d["joint"], cell("armature"), cell("viscous"), cell("coulomb"),
+            "—" if fit["offset"] is None else f"{fit['offset']:.3g}",
+            f"{100 * d['rest_fraction']:.0f} %",
+            f"{conf}: split by the priors" if conf else "",
+        ))  # fmt: skip
+    return rows
+
+
 def summary_table(report: Mapping) -> str:
-    """The tables printed at the end: per link, then per joint (and per validation log).
+    """The tables printed at the end: per link, per joint's joint model (when fitted), then the
+    per-joint errors (and per validation log).
 
     Args:
       report: ``RobotIdentification.report``, or the JSON report read back.
     """
     lines = _table(_link_rows(report))
+    joint_rows = _joint_rows(report)
+    entries = report.get("joint_parameters", ())
+    if any(v is not None for d in entries for v in d["fit"].values()):
+        lines += [""] + _table(joint_rows)
     part = "holdout" if report["errors"]["fit"]["holdout"] is not None else "train"
     label = "held-out" if part == "holdout" else "training (no hold-out)"
     excluded = {c["joint"] for c in report.get("channels", []) if c["excluded"]}

@@ -983,7 +983,7 @@ def fit_torques(
         estimates ``σ̂_j²`` as the ``m``-weighted mean residual energy of
         row ``j``, so the data term counts ``Σ m`` equations. Rows projected
         onto an ``r``-dimensional subspace of ``R`` stand for ``r / R`` each
-        ([FloatingBaseRows.multiplicity][spatialjax.identification.FloatingBaseRows.multiplicity]);
+        (the ``multiplicity`` of [FloatingBaseRows][spatialjax.identification.FloatingBaseRows]);
         0 drops a row. Default: 1.
 
     Returns:

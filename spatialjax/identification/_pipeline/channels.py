@@ -17,8 +17,8 @@ class Channels:
     Attributes:
       checks: one ``ChannelCheck`` per joint.
       used: ``(nv,)`` the channels in the data term.
-      friction_kept: ``(ne,)`` the friction columns fitted (those of a channel
-        left out act on its row only: undetermined, not fitted).
+      friction_kept: ``(ne,)`` the joint-model columns fitted (those of a
+        channel left out act on its row only: undetermined, not fitted).
       warnings: the channels' warnings (scale, sign, swapped columns, noisy predictions).
       notes: the channels' notes (left out, not judged, multiplied).
       lines: the stage's detail lines.
@@ -44,23 +44,29 @@ def channel_stage(
     tau_prior: np.ndarray,
     dq: np.ndarray,
     opts: Options,
+    ddq: np.ndarray | None = None,
 ) -> Channels:
     """Check every channel (``check_channels``); refuse a log with none left to fit.
 
     Args:
-      model: the model (its friction columns' joints).
+      model: the model (its joint-model columns' joints).
       raw_tau: ``(N0, nv)`` the training part's torques as recorded (before
         resampling blurs their quantisation), times ``torque_scale``.
       tau: ``(N, nv)`` the filtered training torques the fit uses.
       tau_prior: ``(N, nv)`` the torques the prior predicts on the same samples.
       dq: ``(N, nv)`` the joint velocities on the same samples.
-      opts: the options (``exclude_torque``, ``torque_scale``, friction).
+      opts: the options (``exclude_torque``, ``torque_scale``, the joint model).
+      ddq: ``(N, nv)`` the joint accelerations on the same samples: with the
+        armature modelled, its column is cleared with the friction's before the
+        scale check.
 
     Raises:
       IdentifyError: ``"log"``, when no channel is left to fit.
     """
     joints = opts.joints
-    checks = check_channels(joints, raw_tau, tau, tau_prior, opts.exclude_torque, dq=dq)
+    jm = opts.joint_model
+    acc = ddq if "armature" in jm.kinds else None
+    checks = check_channels(joints, raw_tau, tau, tau_prior, opts.exclude_torque, dq=dq, ddq=acc)
     used = np.array([not c.excluded for c in checks])
     if not used.any():
         raise IdentifyError(
@@ -68,8 +74,7 @@ def channel_stage(
             "no torque channel is left to fit: "
             + "; ".join(f"{c.joint}: {c.reason}" for c in checks),
         )
-    fm = opts.friction
-    fjoint = np.array([joints.index(j) for j, _ in fm.names(model)], int)
+    fjoint = np.array([joints.index(j) for j, _ in jm.names(model)], int)
     kept = used[fjoint] if fjoint.size else np.zeros(0, bool)
     warnings, notes = channel_messages(checks, opts.torque_scale)
     lines = [*("warning: " + w for w in warnings), *("note: " + n for n in notes)]

@@ -17,9 +17,10 @@ returned, and each reported through ``progress``):
    held out; both parts are filtered, differentiated and decimated separately
    ([prepare_log][spatialjax.identification.prepare_log]), so nothing of the
    held-out samples reaches the fit.
-4. **regressor** (``regressor.py``): ``τ = Y(q, q̇, q̈) π + Y_f(q̇) φ`` (RNEA
-   regressor, Atkeson, An & Hollerbach 1986; friction:
-   [FrictionModel][spatialjax.multibody.FrictionModel]); with a low-pass, its
+4. **regressor** (``regressor.py``): ``τ = Y(q, q̇, q̈) π + Y_J(q̇, q̈) φ`` (RNEA
+   regressor, Atkeson, An & Hollerbach 1986; the joint model's armature,
+   viscous, Coulomb and offset columns:
+   [JointModel][spatialjax.multibody.JointModel]); with a low-pass, its
    columns go through the torques' filter before decimation (parallel
    filtering, Gautier 1997:
    [parallel_filter][spatialjax.identification.parallel_filter]). With
@@ -30,12 +31,21 @@ returned, and each reported through ``progress``):
    ``exclude_torque``, leave the data term (weight 0); ``torque_scale``
    multiplies a channel before everything.
 6. **least squares** (``least_squares.py``): ordinary least squares on the
-   same columns and samples, and the weights of the data term.
+   same columns and samples, and the weights of the data term. With Coulomb
+   friction modelled, the samples where a joint rests leave that joint's row
+   ([moving_samples][spatialjax.identification.moving_samples]:
+   ``|q̇_j| ≤ max(3 σ̂_v, 0.05 rms q̇_j)``): static friction, and MuJoCo's
+   ``frictionloss`` constraint, is not ``F_c sign(q̇)`` there.
 7. **fit** (``fit.py``): [fit_torques][spatialjax.identification.fit_torques]
-   with the (repaired) prior, the friction signs, and the data weights below.
+   with the (repaired) prior, the joint-model signs (armature, viscous and
+   Coulomb ``≥ 0``), the armature's weak Gaussian prior around the file's
+   value ([joint_prior][spatialjax.identification.joint_prior]), and the data
+   weights below.
 8. **validate** (``validate.py``): torque errors ``‖τ̂ − τ‖ / ‖τ‖`` of the
-   fit, least squares and the prior on the training part, the held-out part
-   and every ``validate`` log (filtered on its own), identifiability, and
+   fit, least squares and the prior (the file's bodies and joint parameters)
+   on the training part, the held-out part and every ``validate`` log
+   (filtered on its own), identifiability (which joint-model columns share a
+   base parameter with the links: the first joint's armature always), and
    per-link plausibility.
 
 The arguments are checked once, before any stage (``options.py``).
@@ -73,6 +83,7 @@ References:
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -82,6 +93,7 @@ from .._prior import REPAIR_FLOOR
 from .._report import (
     FitSummary,
     IdentificationReport,
+    JointParameters,
     RobotIdentification,
     Samples,
     Settings,
@@ -91,8 +103,8 @@ from .._robot_fit import PRIOR_SPREAD
 from .channels import Channels, channel_stage
 from .filtering import Filtered, filter_stage
 from .fit import Fitted, fit_stage
-from .least_squares import LeastSquares, least_squares_stage, training_data
-from .options import DEFAULT_HOLDOUT, Options, check_options
+from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
+from .options import DEFAULT_HOLDOUT, Options, check_options, resolve_joint_model
 from .prior import Prior, prior_stage
 from .regressor import Regressors, regressor_stage
 from .sampling import Sampled, sampling_stage
@@ -124,7 +136,8 @@ def _torques(model, sampled: Sampled, filtered: Filtered, regs: Regressors, prio
     raw = sampled.raw[0]
     raw_train = raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
     tau_prior = regs.Y[0] @ prior.prior.reshape(-1)
-    return channel_stage(model, raw_train, regs.tau[0], tau_prior, regs.dq[0], opts)
+    return channel_stage(model, raw_train, regs.tau[0], tau_prior, regs.dq[0], opts,
+                         ddq=regs.ddq[0])  # fmt: skip
 
 
 def _settings(opts: Options, filtered: Filtered) -> Settings:
@@ -135,7 +148,53 @@ def _settings(opts: Options, filtered: Filtered) -> Settings:
         sample_weighting=opts.sample_weighting, repair_prior=opts.repair_prior,
         repair_floor=opts.repair_floor, exclude_torque=opts.exclude_torque, torque_scale=scale,
         free=opts.free, rate=opts.rate, max_gap=opts.max_gap, ignore_limits=opts.ignore_limits,
+        joint_model=opts.joint_model.kinds,
     )  # fmt: skip
+
+
+def _friction_part(model, opts: Options, coefficients) -> np.ndarray:
+    """The friction kinds' coefficients (``opts.friction``'s layout) of joint-model ones."""
+    from ...multibody.joint_model import JOINT_KINDS
+
+    table = opts.joint_model.as_table(model, coefficients)
+    return table[:, [JOINT_KINDS.index(k) for k in opts.friction.kinds]].reshape(-1)
+
+
+def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
+                      validated: Validated) -> tuple:  # fmt: skip
+    """One ``JointParameters`` per joint."""
+    import spatialjax.multibody as mb
+
+    from ...multibody.joint_model import JOINT_KINDS
+
+    jm = opts.joint_model
+    fit, lsq = jm.as_table(model, fitted.friction), jm.as_table(model, ls.friction)
+    share = (jm.as_table(model, validated.joint_share) if validated.joint_share is not None
+             else np.full_like(fit, np.nan))  # fmt: skip
+    file = mb.JointModel().as_table(model, mb.JointModel().file_values(model))
+    jp = fitted.joint_prior
+    std = np.full(len(opts.joints), np.nan)
+    if jp is not None and "armature" in jm.kinds:
+        w = np.asarray(jp.weights).reshape(len(opts.joints), -1)[:, jm.kinds.index("armature")]
+        std = np.where(w > 0, 1.0 / np.sqrt(np.where(w > 0, w, 1.0)), np.nan)
+    conf: dict = {}
+    for (j, kind), partners in validated.identifiability.confounded:
+        conf.setdefault(j, {})[kind] = tuple(tuple(p) for p in partners)
+    rest = ls.rest_fraction if ls.rest_fraction is not None else np.zeros(len(opts.joints))
+
+    def row(x) -> dict:
+        return {k: (None if np.isnan(v) else float(v)) for k, v in zip(JOINT_KINDS, x, strict=True)}
+
+    out = []
+    for i, j in enumerate(opts.joints):
+        f = row(file[i])
+        f["offset"] = None
+        out.append(JointParameters(
+            joint=j, fit=row(fit[i]), least_squares=row(lsq[i]), file=f,
+            armature_prior_std=None if np.isnan(std[i]) else float(std[i]),
+            data_share=row(share[i]), confounded=conf.get(j, {}), rest_fraction=float(rest[i]),
+        ))  # fmt: skip
+    return tuple(out)
 
 
 def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filtered,
@@ -143,6 +202,7 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
             validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report."""
     joints, fm = opts.joints, opts.friction
+    n_used = ls.samples_used
 
     def per_joint(x) -> dict:
         return dict(zip(joints, np.asarray(x).tolist(), strict=True))
@@ -157,16 +217,19 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
         prior_repairs=prior.repairs, channels=channels.checks, gamma=fitted.gamma,
         noise_std=per_joint(np.sqrt(ls.noise_var)),
         correlation_time=per_joint(ls.correlation_time),
-        effective_samples=per_joint(n_train / ls.correlation_time),
+        effective_samples=per_joint(n_used / ls.correlation_time),
         noise_weights=per_joint(ls.weights), links=validated.links,
-        total_mass=validated.total_mass, friction=fm.to_dict(model, fitted.friction),
-        friction_least_squares=fm.to_dict(model, ls.friction), errors=validated.errors,
+        total_mass=validated.total_mass,
+        friction=fm.to_dict(model, _friction_part(model, opts, fitted.friction)),
+        friction_least_squares=fm.to_dict(model, _friction_part(model, opts, ls.friction)),
+        joint_parameters=_joint_parameters(model, opts, ls, fitted, validated),
+        errors=validated.errors,
         validation=validated.validation, identifiability=validated.identifiability,
         fit_status=FitSummary(status=fitted.status.name, converged=fitted.converged,
                               iterations=fitted.iterations, objective=fitted.objective),
         times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
         warnings=sampled.warnings + channels.warnings + fitted.warnings + validated.warnings,
-        notes=channels.notes,
+        notes=channels.notes + validated.notes,
     )  # fmt: skip
 
 
@@ -176,6 +239,7 @@ def identify_robot(
     *,
     lowpass: float | str | None = "auto",
     decimate: int | str = "auto",
+    joint_model=None,
     friction=None,
     gamma: float | None = None,
     prior_spread: float = PRIOR_SPREAD,
@@ -193,7 +257,7 @@ def identify_robot(
     ignore_limits: bool = False,
     progress: Callable[[str, str, Sequence[str]], None] | None = None,
 ) -> RobotIdentification:
-    r"""Identify a fixed-base robot's links (and joint friction) from a joint-torque log.
+    r"""Identify a fixed-base robot's links and joint parameters from a joint-torque log.
 
     The stages and the weights of the data term are described in the
     identification guide (and this module's docstring). Computed in float64
@@ -216,8 +280,18 @@ def identify_robot(
       decimate: keep every ``decimate``-th sample after filtering; ``"auto"``
         (default): the largest factor whose Nyquist frequency stays at least
         twice the cut-off (1 without a low-pass).
-      friction: a [FrictionModel][spatialjax.multibody.FrictionModel]
-        (default: all three kinds), or a tuple of kinds.
+      joint_model: the joint parameters fitted with the links: a
+        [JointModel][spatialjax.multibody.JointModel], a tuple of its kinds or
+        a string (``"armature,viscous,coulomb,offset"``, ``"none"``). Default:
+        all four (armature, viscous = damping, Coulomb = friction loss,
+        offset). The armature gets a weak prior around the model file's value
+        ([joint_prior][spatialjax.identification.joint_prior]); where it shares a
+        base parameter with the links (always the first joint's), the priors
+        decide the split and the report says so.
+      friction: deprecated: a [FrictionModel][spatialjax.multibody.FrictionModel]
+        or a tuple of friction kinds, fitted with the armature
+        (``joint_model=JointModel.from_friction(friction)``); a
+        ``DeprecationWarning`` says so. Not with ``joint_model``.
       gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).
       prior_spread: ``s > 0`` of the default ``γ``.
       holdout: the last fraction ``[0, 1)`` of the log held out for validation.
@@ -260,8 +334,18 @@ def identify_robot(
       P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
     """
+    if friction is not None and joint_model is None:
+        jm, _ = resolve_joint_model(None, friction)
+        warnings.warn(
+            f"identify_robot: friction= is deprecated; it now fits joint_model={jm.kinds} (the "
+            "armature is fitted by default); pass joint_model= (a JointModel or its kinds, e.g. "
+            f"{tuple(k for k in jm.kinds if k != 'armature')} without the armature)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
     opts = check_options(
-        model, log, lowpass=lowpass, decimate=decimate, friction=friction, gamma=gamma,
+        model, log, lowpass=lowpass, decimate=decimate, friction=friction,
+        joint_model=joint_model, gamma=gamma,
         prior_spread=prior_spread, holdout=holdout, sample_weighting=sample_weighting,
         repair_prior_bodies=repair_prior_bodies, repair_floor=repair_floor,
         exclude_torque=exclude_torque, torque_scale=torque_scale, free=free, rate=rate,
@@ -275,7 +359,8 @@ def identify_robot(
     regs = clock.run("regressor", regressor_stage, model, filtered, opts)
     channels = clock.run("torques", _torques, model, sampled, filtered, regs, prior, opts)
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
-                         channels)  # fmt: skip
+                         channels, q=regs.q[0],
+                         moving=rest_rule(regs.dq[0], opts.joint_model))  # fmt: skip
     ls = clock.run("least squares", least_squares_stage, data, prior,
                    sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
                    rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
@@ -284,17 +369,19 @@ def identify_robot(
                           sampled.sampling, opts)  # fmt: skip
     typed = _report(model, opts, prior, sampled, filtered, regs, channels, ls, fitted, validated,
                     clock.times)  # fmt: skip
-    fm = opts.friction
+    jm = opts.joint_model
     return RobotIdentification(
         joints=opts.joints,
         body_names=opts.body_names,
         params={"fit": fitted.params, "least_squares": ls.params, "prior": prior.prior,
                 "model": prior.model},
-        friction={"fit": fm.as_table(model, fitted.friction),
-                  "least_squares": fm.as_table(model, ls.friction)},
+        friction={"fit": jm.as_table(model, fitted.friction)[:, 1:],
+                  "least_squares": jm.as_table(model, ls.friction)[:, 1:]},
         report=typed.to_dict(),
         warnings=typed.warnings,
         notes=typed.notes,
         typed_report=typed,
         model=model,
+        joint_parameters={"fit": jm.as_table(model, fitted.friction),
+                          "least_squares": jm.as_table(model, ls.friction)},
     )  # fmt: skip

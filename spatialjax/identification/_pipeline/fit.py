@@ -1,4 +1,11 @@
-"""Stage 7, **fit**: the physically consistent fit with the log-det prior (``fit_torques``)."""
+"""Stage 7, **fit**: the physically consistent fit with the log-det prior (``fit_torques``).
+
+The joint-model columns are kept ``≥ 0`` (armature, viscous, Coulomb) by the
+fit's barrier; the armature gets
+[joint_prior][spatialjax.identification.joint_prior]'s weakly informative
+Gaussian prior around the model file's value (``σ_a = s · max(I_a0, M̄)``), the
+friction kinds none.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +26,8 @@ class Fitted:
 
     Attributes:
       params: ``(nb, 10)`` bodies (the held ones at the model's values).
-      friction: ``(ne,)`` coefficients (NaN where not fitted).
+      friction: ``(ne,)`` joint-model coefficients, armature and friction
+        (NaN where not fitted).
       gamma: the log-det weight used.
       converged: whether the fit converged.
       iterations: its iterations.
@@ -29,6 +37,8 @@ class Fitted:
       solve_s: the rest of the call, s.
       prior: the free bodies' prior as a ``RigidBodyInertia``.
       warnings: ``the fit did not converge: ...`` when it did not.
+      joint_prior: the [JointPrior][spatialjax.identification.JointPrior] of
+        all ``ne`` joint-model columns (the kept ones had it), or None.
     """
 
     params: np.ndarray
@@ -42,6 +52,12 @@ class Fitted:
     solve_s: float
     prior: Any
     warnings: tuple[str, ...]
+    joint_prior: Any = None
+
+    @property
+    def extra_prior_weight(self) -> np.ndarray | None:
+        """``(ne,)`` the joint-model columns' prior weights (0: none), or None."""
+        return None if self.joint_prior is None else np.asarray(self.joint_prior.weights)
 
     def describe(self) -> tuple[str, tuple[str, ...]]:
         """The stage line and its detail lines."""
@@ -53,7 +69,7 @@ class Fitted:
 
 
 def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: Options) -> Fitted:
-    """``fit_torques`` on the training data with the prior, the friction signs and the weights.
+    """``fit_torques`` on the training data with the priors, the signs and the weights.
 
     Raises:
       IdentifyError: ``"log"``, when the fit fails (not merely unconverged).
@@ -67,16 +83,22 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
     from .._status import FitStatus
 
     nf = data.F.shape[-1]
-    nonneg = opts.friction.nonnegative(model)
+    jm = opts.joint_model
+    nonneg = jm.nonnegative(model)
+    jp = _joint_prior(model, data, opts)
+    kept = data.friction_kept
     J0 = RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype))
     kw: dict[str, Any] = {
         "prior": J0,
         "extra": jnp.asarray(data.F) if nf else None,
-        "extra_nonnegative": nonneg[data.friction_kept] if nf else None,
-        "weights": jnp.asarray(ls.weights),
+        "extra_nonnegative": nonneg[kept] if nf else None,
+        "weights": jnp.asarray(data.sample_weights(ls.weights)),
         "gamma": opts.gamma,
         "prior_spread": opts.prior_spread,
     }
+    if nf and jp is not None and np.any(jp.weights[kept] > 0):
+        kw["extra_prior"] = jnp.asarray(jp.values[kept])
+        kw["extra_prior_weight"] = jnp.asarray(jp.weights[kept])
     try:
         t0 = time.perf_counter()
         with compile_seconds() as compiled:
@@ -105,4 +127,31 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
         solve_s=max(0.0, t_fit - t_compile),
         prior=J0,
         warnings=() if converged else (f"the fit did not converge: {FitStatus.describe(status)}",),
+        joint_prior=jp,
     )
+
+
+def _joint_prior(model, data: TrainingData, opts: Options):
+    """``joint_prior`` of the joint-model columns on the training positions (None: no columns).
+
+    The spread is the links' (``prior_spread``, or ``√(2/γ)`` with ``gamma``);
+    ``γ = 0`` (no prior) leaves the armature without one too.
+
+    Raises:
+      IdentifyError: ``"prior"``, a joint that moves no inertia.
+    """
+    import math
+
+    from .._joint_prior import JointPrior, joint_prior
+
+    jm = opts.joint_model
+    if not jm.kinds or data.q is None:
+        return None
+    if opts.gamma == 0:
+        vals = jm.file_values(model)
+        return JointPrior(vals, np.zeros_like(vals), np.full(jm.n_joints(model), np.nan), math.inf)
+    spread = opts.prior_spread if opts.gamma is None else math.sqrt(2.0 / opts.gamma)
+    try:
+        return joint_prior(model, data.q, jm, spread=spread)
+    except ValueError as e:
+        raise IdentifyError("prior", str(e).removeprefix("model: ")) from None

@@ -16,6 +16,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from ...multibody.friction import FrictionModel
+    from ...multibody.joint_model import JointModel
 
 #: Stage names, in order, as passed to ``progress``.
 STAGES = (
@@ -58,7 +59,7 @@ class Options:
       lowpass: Butterworth cut-off in Hz, None (no low-pass) or ``"auto"``
         (chosen from the log by the filter stage).
       decimate: decimation factor (≥ 1) or ``"auto"``.
-      friction: the ``FrictionModel``.
+      friction: the ``FrictionModel`` of ``joint_model``'s friction kinds.
       gamma: ``γ`` as given, or None.
       prior_spread: ``s`` of the default ``γ``.
       holdout: held-out fraction in ``[0, 1)``.
@@ -73,6 +74,8 @@ class Options:
       max_gap: longest interval accepted, s, or None.
       gravity: world-frame gravity ``(3,)``, m/s².
       ignore_limits: positions outside the joint limits warn instead of refusing.
+      joint_model: the ``JointModel``: the joint-model columns (armature,
+        viscous, Coulomb, offset) fitted with the links.
     """
 
     joints: tuple[str, ...]
@@ -94,6 +97,7 @@ class Options:
     max_gap: float | None
     gravity: tuple[float, float, float]
     ignore_limits: bool
+    joint_model: JointModel
 
 
 def _friction_model(friction):
@@ -112,6 +116,45 @@ def _friction_model(friction):
         return FrictionModel(tuple(friction))
     except (TypeError, ValueError) as e:
         raise IdentifyError("friction", str(e).partition(": ")[2] or str(e)) from None
+
+
+def _joint_model(joint_model):
+    from ...multibody import JointModel
+
+    if isinstance(joint_model, JointModel):
+        return joint_model
+    if isinstance(joint_model, str):
+        try:
+            return JointModel.parse(joint_model)
+        except ValueError as e:
+            raise IdentifyError("joint_model", str(e)) from None
+    try:
+        return JointModel(tuple(joint_model))
+    except (TypeError, ValueError) as e:
+        raise IdentifyError("joint_model", str(e).partition(": ")[2] or str(e)) from None
+
+
+def resolve_joint_model(joint_model, friction):
+    """``(JointModel, deprecated)`` from ``identify_robot``'s ``joint_model`` and ``friction``.
+
+    ``joint_model`` None and ``friction`` None: all four kinds. ``friction``
+    (deprecated) alone: its friction kinds with the armature
+    (``JointModel.from_friction``); ``deprecated`` is then True.
+
+    Raises:
+      IdentifyError: ``"joint_model"`` or ``"friction"`` that cannot be read, or both given.
+    """
+    from ...multibody import JointModel
+
+    if friction is None:
+        return (JointModel() if joint_model is None else _joint_model(joint_model)), False
+    if joint_model is not None:
+        raise IdentifyError(
+            "friction",
+            "pass joint_model only (friction is deprecated: joint_model's kinds are armature, "
+            "viscous, coulomb and offset)",
+        )
+    return JointModel.from_friction(_friction_model(friction)), True
 
 
 def _check_free(free, body_names) -> np.ndarray:
@@ -221,8 +264,11 @@ def check_options(
     max_gap: float | None,
     gravity,
     ignore_limits: bool,
+    joint_model=None,
 ) -> Options:
     """``identify_robot``'s arguments checked (its keywords; ``log`` for its type only).
+
+    ``joint_model`` and ``friction`` as ``resolve_joint_model`` takes them.
 
     Raises:
       IdentifyError: naming the argument.
@@ -240,7 +286,7 @@ def check_options(
         raise IdentifyError(
             "model", "a floating-base model; identify_robot handles fixed-base robots"
         )
-    fm = _friction_model(friction)
+    jm, _ = resolve_joint_model(joint_model, friction)
     if sample_weighting not in SAMPLE_WEIGHTINGS:
         raise IdentifyError(
             "sample_weighting", f"expected one of {SAMPLE_WEIGHTINGS}, got {sample_weighting!r}"
@@ -260,7 +306,7 @@ def check_options(
         body_names=body_names,
         lowpass=lowpass,
         decimate=decimate,
-        friction=fm,
+        friction=jm.friction,
         gamma=gamma,
         prior_spread=prior_spread,
         holdout=holdout,
@@ -275,4 +321,5 @@ def check_options(
         max_gap=max_gap,
         gravity=g,
         ignore_limits=bool(ignore_limits),
+        joint_model=jm,
     )

@@ -1,4 +1,4 @@
-"""Stage 4, **regressor**: joint-torque and friction columns, parallel-filtered and decimated."""
+"""Stage 4, **regressor**: joint-torque and joint-model columns, parallel-filtered, decimated."""
 
 from __future__ import annotations
 
@@ -19,13 +19,17 @@ class Regressors:
 
     Attributes:
       Y: ``(N, nv, 10 nb)`` joint-torque regressors of every body.
-      F: ``(N, nv, ne)`` friction regressors.
+      F: ``(N, nv, ne)`` joint-model regressors (``JointModel.regressor``:
+        armature, viscous, Coulomb, offset columns of the kinds modelled).
       tau: ``(N, nv)`` measured torques, filtered and decimated like the columns.
       dq: ``(N, nv)`` joint velocities on the same samples.
       n_free: bodies identified.
       lowpass: the low-pass used (the columns are parallel-filtered), or None.
       decimate: the decimation used.
       n_hold: held-out samples after decimation (0 without a held-out part).
+      q: ``(N, nq)`` joint positions on the same samples (the armature prior's ``M(q)``).
+      ddq: ``(N, nv)`` joint accelerations on the same samples (the channel checks).
+      kinds: the joint-model kinds of ``F``'s columns.
     """
 
     Y: tuple[np.ndarray, ...]
@@ -36,6 +40,9 @@ class Regressors:
     lowpass: float | None
     decimate: int
     n_hold: int
+    q: tuple[np.ndarray, ...] = ()
+    ddq: tuple[np.ndarray, ...] = ()
+    kinds: tuple[str, ...] = ()
 
     @property
     def n_train(self) -> int:
@@ -44,7 +51,7 @@ class Regressors:
 
     @property
     def ne(self) -> int:
-        """Friction columns."""
+        """Joint-model columns."""
         return self.F[0].shape[-1]
 
     def free_columns(self, free_mask: np.ndarray) -> np.ndarray:
@@ -64,7 +71,8 @@ class Regressors:
         text = (
             f"Y {nv}×{ncol} (10 per body"
             + (free if self.n_free < nb else "")
-            + f") + {self.ne} friction columns per sample"
+            + f") + {self.ne} joint-model columns ({', '.join(self.kinds) or 'none'} per joint) "
+            + "per sample"
             + (", parallel-filtered (Gautier 1997)" if self.lowpass else "")
             + f", decimated by {self.decimate}: fit on {self.n_train} samples, "
             + f"{self.n_hold} held out"
@@ -74,16 +82,16 @@ class Regressors:
 
 @functools.partial(jax.jit, static_argnames=("kinds",))
 def _regressors(model, q, dq, ddq, g, kinds):
-    """Joint-torque and friction regressors, one compiled program per model shape and kinds."""
+    """Joint-torque and joint-model regressors, one compiled program per model shape and kinds."""
     import spatialjax.multibody as mb
 
-    return mb.joint_torque_regressor(model, q, dq, ddq, g), mb.FrictionModel(kinds).regressor(
-        model, dq
+    return mb.joint_torque_regressor(model, q, dq, ddq, g), mb.JointModel(kinds).regressor(
+        model, dq, ddq
     )
 
 
 def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float):
-    """``(Y, F, tau, dq)`` of one prepared part, parallel-filtered and decimated."""
+    """``(Y, F, tau, dq, q, ddq)`` of one prepared part, parallel-filtered and decimated."""
     import jax.numpy as jnp
 
     from .._preprocess import parallel_filter
@@ -101,11 +109,12 @@ def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float):
         except ValueError as e:
             raise option_error(e, part, p.n_samples, holdout, lowpass) from None
     return (np.asarray(Yp), np.asarray(Fp), np.asarray(p.tau, np.float64),
-            np.asarray(p.dq, np.float64))  # fmt: skip
+            np.asarray(p.dq, np.float64), np.asarray(p.q, np.float64),
+            np.asarray(p.ddq, np.float64))  # fmt: skip
 
 
 def regressor_stage(model, filtered: Filtered, opts: Options) -> Regressors:
-    """The regressors of every part (RNEA regressor, Atkeson, An & Hollerbach 1986; friction).
+    """The regressors of every part (RNEA regressor, Atkeson, An & Hollerbach 1986; joint model).
 
     Raises:
       IdentifyError: ``"log"``, fewer torque equations than parameters;
@@ -116,20 +125,21 @@ def regressor_stage(model, filtered: Filtered, opts: Options) -> Regressors:
     g = jnp.asarray(opts.gravity, model.dtype)
     K, lowpass = filtered.decimate, filtered.lowpass
     out = [
-        _part(model, g, opts.friction.kinds, part, p, lowpass, K, opts.holdout)
+        _part(model, g, opts.joint_model.kinds, part, p, lowpass, K, opts.holdout)
         for (part, _), p in zip(filtered.parts, filtered.prepared, strict=True)
     ]
-    Y, F, tau, dq = (tuple(x) for x in zip(*out, strict=True))
+    Y, F, tau, dq, q, ddq = (tuple(x) for x in zip(*out, strict=True))
     n_free = int(opts.free_mask.sum())
     regs = Regressors(Y, F, tau, dq, n_free, lowpass, K,
-                      Y[1].shape[0] if filtered.n_raw_hold else 0)  # fmt: skip
+                      Y[1].shape[0] if filtered.n_raw_hold else 0, q=q, ddq=ddq,
+                      kinds=opts.joint_model.kinds)  # fmt: skip
     n_params = 10 * n_free + regs.ne
     if regs.n_train * model.nv <= n_params:
         raise IdentifyError(
             "log",
             f"column 't': {regs.n_train} training samples (after filtering and decimation by {K}) "
             f"give {regs.n_train * model.nv} joint-torque equations, not more than the {n_params} "
-            "parameters to identify (10 per body + joint friction); record a longer log or "
+            "parameters to identify (10 per body + the joint model's); record a longer log or "
             "decimate less",
         )
     return regs

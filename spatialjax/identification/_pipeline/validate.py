@@ -41,6 +41,10 @@ class Validated:
       total_mass: the summed masses.
       warnings: the links whose mass moved more than 2×.
       n_validate: the validation logs.
+      joint_share: ``(ne,)`` the data share of each joint-model column (NaN
+        where not fitted).
+      notes: one per joint-model column that shares a base parameter with
+        link parameters (the priors decide the split).
     """
 
     errors: Errors
@@ -50,6 +54,8 @@ class Validated:
     total_mass: TotalMass
     warnings: tuple[str, ...]
     n_validate: int
+    joint_share: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
 
     def describe(self) -> tuple[str, tuple[str, ...]]:
         """The stage line and its detail lines."""
@@ -66,7 +72,7 @@ class Validated:
             f"least squares {overall('least_squares'):.4f}"
             + (f"; {self.n_validate} validation log(s)" if self.n_validate else "")
             + f"; total mass {m.prior:.3f} → {m.fit:.3f} kg"
-        ), ()
+        ), tuple("note: " + n for n in self.notes)
 
 
 def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
@@ -95,22 +101,29 @@ def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
 
 
 def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior, opts: Options):
-    """``(summary, data share (10 n_free + nf,))`` of ``identifiability``."""
+    """``(summary, data share (10 n_free + nf,), notes)`` of ``identifiability``."""
     import jax.numpy as jnp
 
     from .._identifiability import PARAMETER_NAMES, identifiability
 
     kept = data.friction_kept
-    fr = tuple(n for n, k in zip(opts.friction.names(model), kept, strict=True) if k)
+    fr = tuple(n for n, k in zip(opts.joint_model.names(model), kept, strict=True) if k)
     names = tuple((b, p) for b in prior.free_names for p in PARAMETER_NAMES) + fr
     nf = data.F.shape[-1]
+    wj = fitted.extra_prior_weight
     idf = identifiability(
         jnp.asarray(data.Y), extra=jnp.asarray(data.F) if nf else None,
-        weights=jnp.asarray(ls.weights), prior=fitted.prior, gamma=fitted.gamma, names=names,
+        weights=jnp.asarray(data.sample_weights(ls.weights)), prior=fitted.prior,
+        gamma=fitted.gamma, names=names,
+        extra_prior_weight=jnp.asarray(wj[kept]) if nf and wj is not None else None,
     )  # fmt: skip
     share = np.asarray(idf.data_share, np.float64).reshape(-1)
     rank = int(np.asarray(idf.rank))
     base = tuple(np.asarray(idf.base_columns)[:rank].tolist())
+    confounded = idf.confounded(list(fr)) if fr else {}
+    links = set(prior.free_names)
+    confounded = {c: tuple(p for p in v if p[0] in links) for c, v in confounded.items()}
+    confounded = {c: v for c, v in confounded.items() if v}
     summary = IdentifiabilitySummary(
         rank=rank,
         n_columns=int(share.size),
@@ -119,8 +132,28 @@ def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior
         base_parameters=tuple(tuple(names[i]) for i in base),
         n_unidentifiable=int(share.size) - rank,
         prior_decided=tuple(tuple(x) for x in idf.prior_decided()),
+        confounded=tuple((tuple(c), tuple(tuple(p) for p in v)) for c, v in confounded.items()),
     )
-    return summary, share
+    weight = dict(zip(fr, wj[kept] if nf and wj is not None else np.zeros(len(fr)), strict=True))
+    notes = tuple(
+        f"{j}: its {kind} shares a base parameter with "
+        + _names_text(v)
+        + (
+            f": the data fix their sum, the priors decide the split (a wide prior on the "
+            f"{kind}, the log-det prior on the links)"
+            if weight[(j, kind)] > 0
+            else f": the data fix their sum, the links' prior decides the split (the {kind} "
+            "has none)"
+        )
+        for (j, kind), v in confounded.items()
+    )
+    return summary, share, notes
+
+
+def _names_text(pairs, most: int = 4) -> str:
+    """``link Izz, link m, ... (and k more)``."""
+    shown = ", ".join(f"{a} {b}" for a, b in pairs[:most])
+    return shown + (f" and {len(pairs) - most} more" if len(pairs) > most else "")
 
 
 def _links(opts: Options, prior: Prior, ls: LeastSquares, fitted: Fitted, share) -> tuple:
@@ -178,14 +211,17 @@ def validate_stage(
     sets = {
         "fit": (fitted.params, fitted.friction),
         "least_squares": (ls.params, ls.friction),
-        "prior": (prior.prior, np.zeros(regs.ne)),
+        "prior": (prior.prior, opts.joint_model.file_values(model)),
     }
     errors, validation = _errors(regs, sets, sampling, data.used, opts.joints)
-    summary, share = _identifiability(model, data, ls, fitted, prior, opts)
+    summary, share, notes = _identifiability(model, data, ls, fitted, prior, opts)
     links, warnings = _links(opts, prior, ls, fitted, share)
+    n_link = 10 * len(prior.free_names)
+    joint_share = data.full_friction(share[n_link:])
     total = TotalMass(
         fit=float(fitted.params[:, 0].sum()),
         least_squares=float(ls.params[:, 0].sum()),
         prior=float(prior.prior[:, 0].sum()),
     )
-    return Validated(errors, validation, summary, links, total, warnings, len(sampling) - 1)
+    return Validated(errors, validation, summary, links, total, warnings, len(sampling) - 1,
+                     joint_share, notes)  # fmt: skip
