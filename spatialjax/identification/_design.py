@@ -555,19 +555,23 @@ def _optimise(model, P, *, halving=True, rungs=None, block=None) -> _Optimised:
     history = np.full((S, T + 1), np.nan)
     alive, done = np.arange(S), 0
     for until, keep in rungs:
+        # every block's calls are dispatched before any result is read: the blocks are
+        # independent, and the runtime may run them side by side
+        blocks = []
         for lo in range(0, alive.size, B):
             idx = alive[lo : lo + B]
             idx_b = np.concatenate([idx, np.full(B - idx.size, idx[-1])])  # a short last block
-            st = take(state, idx_b)
-            k = done
-            while k < until:
+            st, crits = take(state, idx_b), []
+            for k in range(done, until, _BLOCK_STEPS):
                 n = min(_BLOCK_STEPS, until - k)
-                st, crits = run(st, np.int32(n), *const)
-                history[idx, k : k + n] = np.asarray(crits, np.float64)[:n, : idx.size].T
-                k += n
-            st = jax.tree.map(np.asarray, st)
+                st, c = run(st, np.int32(n), *const)
+                crits.append((k, n, c))
+            blocks.append((idx, st, crits))
+        for idx, st, crits in blocks:
+            for k, n, c in crits:
+                history[idx, k : k + n] = np.asarray(c, np.float64)[:n, : idx.size].T
             for leaf, new in zip(jax.tree.leaves(state), jax.tree.leaves(st), strict=True):
-                leaf[idx] = new[: idx.size]
+                leaf[idx] = np.asarray(new)[: idx.size]
         done = until
         rank = np.argsort(np.where(np.isfinite(state.best_loss[alive]), state.best_loss[alive],
                                    np.inf), kind="stable")  # fmt: skip
