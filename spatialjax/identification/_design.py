@@ -972,14 +972,14 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
     # random starts, base columns and the fixed column scale from them
     z, u, (q, dq, ddq) = _draw_starts(key, basis_j, box, t_grid, f, n=n, starts=starts)
     q, dq, ddq = np.asarray(q), np.asarray(dq), np.asarray(ddq)
-    k = min(starts, 4)
-    X4, sumsq = [], 0.0
+    k, p = min(starts, 4), 10 * model.nbodies + 3 * n
+    X4, sumsq = [], np.zeros(p)
     for at, X, _ in _evaluate(model, q.reshape(-1, n), _at_rest(dq).reshape(-1, n),
                               ddq.reshape(-1, n), g):  # fmt: skip
         if at < k * n_grid:
             X4.append(X[: k * n_grid - at])
-        sumsq = sumsq + np.sum(X**2, axis=(0, 1))
-    base = _base_columns(np.concatenate(X4).reshape(-1, X.shape[-1]), dtype)
+        sumsq += np.sum(X**2, axis=(0, 1))
+    base = _base_columns(np.concatenate(X4).reshape(-1, p), dtype)
     rank = int(base.shape[0])
     scale = np.sqrt(sumsq[base] / (starts * n_grid * n))
     return _Problem(
