@@ -13,6 +13,7 @@ are ``slow``.
 from __future__ import annotations
 
 import json
+import os
 
 import jax
 import jax.numpy as jnp
@@ -72,7 +73,7 @@ def test_criterion_matches_numpy(chain, design):
     """The reported value (the default criterion, condition_snr), NumPy on the grid."""
     assert design.criterion == "condition_snr"
     assert np.all(design.scale_down == 1.0)  # then the coefficients are those optimised
-    t = np.linspace(0.0, 10.0, 101)  # the 10 Hz grid
+    t = np.arange(100) / 10.0  # the 10 Hz grid over one period (t = 10 s is t = 0 again)
     q, dq, ddq = fourier_trajectory(design.a, design.b, design.q0, design.base_frequency, t)
     Y = np.asarray(mb.joint_torque_regressor(chain, q, dq, ddq))
     v = np.asarray(dq)
@@ -193,18 +194,54 @@ def test_gradient_against_finite_differences(chain, criterion):
     np.testing.assert_allclose(g, fd, rtol=2e-4, atol=2e-6 * np.abs(fd).max())
 
 
-def test_regressor_pullback_matches_autodiff(chain):
-    """The RNEA pullback of the regressor equals differentiating joint_torque_regressor."""
-    k = jax.random.split(jax.random.key(1), 4)
-    q, v, a = (jax.random.normal(kk, (5, 2), jnp.float64) for kk in k[:3])
-    M = jax.random.normal(k[3], (5, 2, 20), jnp.float64)
-    g = jnp.array([0.3, -0.2, -9.81])
-    f1 = lambda q, v, a: jnp.sum(M * _design._regressor(chain, q, v, a, g) ** 2)  # noqa: E731
-    f2 = lambda q, v, a: jnp.sum(M * mb.joint_torque_regressor(chain, q, v, a, g) ** 2)  # noqa: E731
-    for x, y in zip(
-        jax.grad(f1, (0, 1, 2))(q, v, a), jax.grad(f2, (0, 1, 2))(q, v, a), strict=True
-    ):
-        np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-10)
+def test_halving_keeps_the_best_and_their_paths(chain):
+    """Successive halving: the starts kept at each rung are those with the lowest loss so far
+    (read from a run without halving), and each keeps the path it has without halving."""
+    kw = dict(KW, starts=8, steps=16)
+    P = _design._problem(chain, key=jax.random.key(5), harmonics=3, base_frequency=0.1,
+                         duration=10.0, criterion="condition_snr", starts=8, limits=LIM,
+                         acceleration_limit=None, torque_limit=None, margin=0.9, rate=50.0,
+                         grid_rate=10.0, steps=16, learning_rate=0.05,
+                         gravity=(0.0, 0.0, -9.81))  # fmt: skip
+    full = _design._optimise(chain, P, halving=False)
+    assert full.rungs == ((17, 8),) and np.isfinite(full.history).all()
+    best = np.minimum.accumulate(full.history, axis=1)  # no torque limit: loss = criterion
+    alive = np.argsort(best[:, 2])[:2]  # after 2 steps (3 evaluations) the best quarter
+    alive = alive[np.argsort(best[alive, 8])[:1]]  # after 8 steps the best sixteenth
+    d = design_excitation(chain, key=jax.random.key(5), **kw)
+    taken = np.full(8, 2)
+    taken[np.argsort(best[:, 2])[:2]] = 8
+    taken[alive] = 16
+    np.testing.assert_array_equal(d.steps_taken, taken)
+    # every start's value is its best over the evaluations it had, the same as without halving
+    np.testing.assert_allclose(d.final_values, best[np.arange(8), taken], rtol=1e-9)
+    np.testing.assert_allclose(d.start_values, full.history[:, 0], rtol=1e-12)
+    assert d.best_start == int(alive[0])  # the only start left after the last rung
+    np.testing.assert_allclose(d.value, best[alive[0], 16], rtol=1e-9)
+    off = design_excitation(chain, key=jax.random.key(5), **kw, halving=False)
+    np.testing.assert_array_equal(off.steps_taken, np.full(8, 16))
+    np.testing.assert_allclose(off.final_values, best[:, 16], rtol=1e-9)
+    with pytest.raises(TypeError, match="halving: expected True or False"):
+        design_excitation(chain, key=jax.random.key(5), **kw, halving="yes")
+
+
+def test_one_period_grid_has_the_criterion_of_the_whole_duration(chain):
+    """Two whole periods repeat one: the criterion on one period's grid equals the criterion on
+    both periods' samples (every criterion is a function of X_bᵀ X_b per row)."""
+    P = _problem(chain, "condition_snr")
+    t1 = _design._grid(20.0, 0.1, 5.0)
+    np.testing.assert_allclose(t1, np.arange(50) / 5.0)
+    np.testing.assert_allclose(_design._grid(15.0, 0.1, 5.0), np.linspace(0.0, 15.0, 76))
+    t2 = np.concatenate([t1, t1 + 10.0])  # the same times over two periods
+    ab = np.asarray(P.z[0]) @ np.asarray(P.basis).T  # (2 joints, 2 H), at rest at both ends
+    a, b, q0 = ab[:, :3], ab[:, 3:], np.zeros(2)
+    for kind in _design.CRITERIA:
+        vals = []
+        for t in (t1, t2):
+            q, dq, ddq = (jnp.asarray(x) for x in fourier_trajectory(a, b, q0, 0.1, t))
+            X, _ = _design._stacked(chain, q[None], dq[None], ddq[None], P.g)
+            vals.append(float(_design._criterion_value(X[0][:, P.base], kind, P.scale)))
+        np.testing.assert_allclose(vals[0], vals[1], rtol=1e-10, err_msg=kind)
 
 
 def test_torque_limit_is_kept(chain):
@@ -274,6 +311,12 @@ def test_model_limits_used_by_default_match_pinocchio():
 
 
 # ------------------------------------------------------------------------------ the command
+@pytest.fixture(autouse=True)
+def _no_compilation_cache(monkeypatch):
+    """In-process runs of the command must not point this process's JAX at a persistent cache."""
+    monkeypatch.setenv("SPATIALJAX_NO_COMPILATION_CACHE", "1")
+
+
 def _excite(argv, capsys):
     from spatialjax._cli import main
 
@@ -287,6 +330,43 @@ NO_LIMITS = """<robot name="r"><link name="base"/><link name="l1">
  ixz="0" iyz="0"/></inertial></link>
 <joint name="j1" type="revolute"><parent link="base"/><child link="l1"/><axis xyz="0 0 1"/>
 </joint></robot>"""
+
+
+WITH_LIMITS = NO_LIMITS.replace(
+    "</joint>", '<limit lower="-2" upper="2" velocity="1.5" effort="10"/></joint>'
+)
+
+
+def test_cli_no_cache_folder_for_a_refused_run(tmp_path, capsys, monkeypatch):
+    """The compilation cache is enabled once design_excitation has checked the options."""
+    monkeypatch.delenv("SPATIALJAX_NO_COMPILATION_CACHE")
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text(WITH_LIMITS)
+    cache = tmp_path / "cache"
+    rc, _, err = _excite([str(urdf), "--duration", "10", "--harmonics", "1", "--cache-dir",
+                          str(cache), "--out", str(tmp_path / "t.csv")], capsys)  # fmt: skip
+    assert rc == 2 and "--harmonics: 1 harmonics leave no freedom" in err
+    assert not cache.exists() and not (tmp_path / "t.csv").exists()
+
+
+@pytest.mark.slow
+def test_cli_cache_folder_written(tmp_path):
+    """A run with the cache (a fresh process: JAX's cache settings are process-wide) creates
+    the folder; whether JAX stores a program there depends on its compile time (programs
+    under 0.5 s are not stored), so only the folder is checked."""
+    import subprocess
+    import sys
+
+    urdf = tmp_path / "r.urdf"
+    urdf.write_text(WITH_LIMITS)
+    cache = tmp_path / "cache"
+    argv = [sys.executable, "-m", "spatialjax", "excite", str(urdf), "--duration", "10",
+            "--harmonics", "3", "--starts", "2", "--steps", "2", "--rate", "20", "--cache-dir",
+            str(cache), "--out", str(tmp_path / "t.csv")]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "SPATIALJAX_NO_COMPILATION_CACHE"}
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert cache.is_dir()
 
 
 def test_cli_bad_input(tmp_path, capsys):

@@ -98,6 +98,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="random starts optimised at once (default %(default)s)")  # fmt: skip
     parser.add_argument("--steps", metavar="K", type=_args.count("--steps", 0), default=400,
                         help="optimiser steps (default %(default)s)")  # fmt: skip
+    parser.add_argument("--no-halving", action="store_true",
+                        help="every start takes every step (default: successive halving, the "
+                        "best quarter of the starts go on after steps/8, a sixteenth after "
+                        "steps/2)")  # fmt: skip
     parser.add_argument("--rate", metavar="HZ", type=_args.positive("--rate"), default=1000.0,
                         help="sampling rate of the CSV (default %(default)s)")  # fmt: skip
     parser.add_argument("--grid-rate", metavar="HZ", type=_args.positive("--grid-rate"),
@@ -125,6 +129,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="TRAJ.csv", required=True, help="the trajectory (CSV)")
     parser.add_argument("--report", metavar="REPORT.json", help="write the report as JSON")
     parser.add_argument("--force", action="store_true", help="replace --out/--report files")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not use the persistent JAX compilation cache (default folder "
+                        "~/.cache/spatialjax/jax; also: environment "
+                        "SPATIALJAX_NO_COMPILATION_CACHE=1); with the cache, a second run on "
+                        "a model of the same structure skips most of the compile")  # fmt: skip
+    parser.add_argument("--cache-dir", metavar="DIR",
+                        help="folder of the persistent compilation cache")  # fmt: skip
 
 
 def _check(args) -> str:
@@ -160,6 +171,27 @@ def _mimic_locks(path) -> dict[str, float]:
             if mimic.attrib.get("joint"):
                 out[mimic.attrib["joint"]] = 0.0
     return out
+
+
+def _cache_after_checks(args, say):
+    """``say`` that enables the compilation cache at the first progress line.
+
+    ``design_excitation`` reports its first line once every argument is
+    checked: a run refused for its options leaves no cache folder behind, and
+    the optimisation, which most of a run compiles, comes after.
+    """
+    pending = [not args.no_cache]
+
+    def progress(line: str) -> None:
+        if pending[0]:
+            pending[0] = False
+            try:
+                _util.enable_compilation_cache(args.cache_dir)
+            except OSError as e:
+                raise UsageError(f"--cache-dir: {e}") from None
+        say(line)
+
+    return progress
 
 
 def _design(args, say):
@@ -208,13 +240,14 @@ def _design(args, say):
                 criterion=args.criterion,
                 starts=args.starts,
                 steps=args.steps,
+                halving=not args.no_halving,
                 limits=None,  # the URDF's <limit>, read into the model
                 acceleration_limit=args.acceleration_limit,
                 torque_limit="effort" if args.torque_limits else None,
                 margin=args.margin,
                 rate=args.rate,
                 grid_rate=args.grid_rate,
-                progress=say,
+                progress=_cache_after_checks(args, say),
             ),
         )
     except ValueError as e:
