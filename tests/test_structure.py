@@ -27,7 +27,6 @@ LIMIT = 100
 #: exceeds LIMIT fails the test too, so the list only shrinks.
 KNOWN_LONG = frozenset(
     {
-        "spatialjax.multibody.interop.from_mujoco",
         "spatialjax.identification._robot_fit._fit_one",
         # the MJCF writer and the URDF writer's joint parameters (being split into steps)
         "spatialjax.identification._export.write_identified_mjcf",
