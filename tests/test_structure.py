@@ -28,9 +28,6 @@ LIMIT = 100
 KNOWN_LONG = frozenset(
     {
         "spatialjax.identification._robot_fit._fit_one",
-        # the MJCF writer and the URDF writer's joint parameters (being split into steps)
-        "spatialjax.identification._export.write_identified_mjcf",
-        "spatialjax.identification._export.write_identified_urdf",
         # the floating-base rows and the CSV reader with its base and contact columns
         "spatialjax.identification._floating.floating_base_rows",
         "spatialjax.identification._log._read_csv",
