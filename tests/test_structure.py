@@ -28,9 +28,8 @@ LIMIT = 100
 KNOWN_LONG = frozenset(
     {
         "spatialjax.identification._robot_fit._fit_one",
-        # the floating-base rows and the CSV reader with its base and contact columns
+        # the floating-base rows
         "spatialjax.identification._floating.floating_base_rows",
-        "spatialjax.identification._log._read_csv",
     }
 )
 
