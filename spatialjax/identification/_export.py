@@ -83,27 +83,13 @@ from pathlib import Path
 
 import numpy as np
 
+from .._params import mass_com_inertia
+
 __all__ = ["write_identified_mjcf", "write_identified_model", "write_identified_urdf"]
 
 #: The ``joint_params`` keys: Model joint-dynamics fields (MJCF ``armature``, ``damping``,
 #: ``frictionloss``; URDF ``<dynamics damping friction>``).
 JOINT_PARAMETER_FIELDS = ("armature", "damping", "friction")
-
-
-def _params_of(m, c, I_c) -> np.ndarray:
-    """10-vector about the frame origin of mass ``m``, CoM ``c`` and ``I_c`` (float64)."""
-    I_o = I_c + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
-    return np.array([m, *(m * c), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])
-
-
-def _mass_com_inertia(p) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(m, c, I_c)`` of a 10-vector with ``m ≠ 0`` (float64)."""
-    m = float(p[0])
-    c = np.asarray(p[1:4], dtype=np.float64) / m
-    xx, xy, yy, xz, yz, zz = (float(x) for x in p[4:])
-    I_o = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    I_c = I_o - m * (float(c @ c) * np.eye(3) - np.outer(c, c))
-    return m, c, 0.5 * (I_c + I_c.T)
 
 
 _UNIT_BODY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0)  # padding: a consistent body
@@ -304,7 +290,7 @@ def _check_joint_params(joint_params, model, fn: str) -> dict:
 
 def _in_frame(p, R, r):
     """``(m, c, I_c)`` of a body-frame 10-vector ``p`` in the frame at ``(R, r)`` in the body."""
-    m, c, I_c = _mass_com_inertia(p)
+    m, c, I_c = mass_com_inertia(p)
     return m, R.T @ (c - r), R.T @ I_c @ R
 
 
@@ -514,7 +500,7 @@ def _urdf_body_edits(model, links, root, data, names, p_id, plan, checked):
         bodies.append(entry)
 
         # the child link's frame is the body frame (frame placement = identity)
-        m, c, I_c = _mass_com_inertia(p_child)
+        m, c, I_c = mass_com_inertia(p_child)
         link = by_name[child]
         if link.rewrite is not None:
             edits += link.rewrite(m, c, I_c)

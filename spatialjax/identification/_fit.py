@@ -34,7 +34,6 @@ from ._objective import (
     logdet_pi,
     neg_logdet_hessian,
     prior_terms,
-    pseudo_inertia,
     reduce_data,
 )
 from ._optim import LoopOptions, LoopOut, newton_polish
@@ -78,7 +77,7 @@ def _default_gamma(A, pi_prior):
     regulariser's (a unit-free ratio): the regulariser carries a ``1e-4``
     share of the data's curvature, measured in the prior's own metric.
     """
-    H0 = neg_logdet_hessian(pseudo_inertia(pi_prior))
+    H0 = neg_logdet_hessian(_params.pseudo_inertia(pi_prior))
     ratio = jnp.trace(jnp.linalg.solve(H0, 2.0 * A)) / 10.0
     return GAMMA_REL * jnp.where(jnp.isfinite(ratio) & (ratio > 0), ratio, 1.0)
 
@@ -165,7 +164,7 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     pi_proj = jnp.where(skip, unit, pi_proj)
 
     pi_prior = jnp.where(has_prior, prior_pi, pi_proj)
-    k, logdet0 = prior_terms(pseudo_inertia(pi_prior))
+    k, logdet0 = prior_terms(_params.pseudo_inertia(pi_prior))
     gamma = jnp.where(has_gamma, gamma, _default_gamma(A, pi_prior))
     # the loops minimise F minus the residual no π can explain: ρ² and the part of z outside
     # the excited range of R (all of z for a zero regressor, where the QR's Q is arbitrary).

@@ -250,7 +250,8 @@ def _check_names(names, column, source, what):
     return out
 
 
-def _check_finite(x, column, t, source):
+def _check_finite_column(x, column, t, source):
+    """A LogError naming the log column, its first non-finite sample and that sample's time."""
     finite = np.isfinite(x)
     if not finite.all():
         idx = tuple(int(i) for i in np.argwhere(~finite)[0])
@@ -304,7 +305,7 @@ def _check_floating(t, fields, source):
                 source, k, f"expected shape (N, {width}) with N = {N} (the length of t), got "
                 f"shape {x.shape}",
             )  # fmt: skip
-        _check_finite(x, k, t, source)
+        _check_finite_column(x, k, t, source)
         out[k] = x
     norm = np.linalg.norm(out["base_quaternion"], axis=1)
     bad = np.flatnonzero(~(np.abs(norm - 1.0) <= QUATERNION_TOL))
@@ -336,7 +337,7 @@ def _check_floating(t, fields, source):
                 f"expected shape (N, k, 6) = ({N}, {nk}, 6) (samples, contact_frames, [n; f]), "
                 f"got shape {w.shape}",
             )
-        _check_finite(w, "contact_wrenches", t, source)
+        _check_finite_column(w, "contact_wrenches", t, source)
         out["contact_wrenches"] = w
     c = fields["contact"]
     if c is not None:
