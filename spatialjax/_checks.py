@@ -1,14 +1,28 @@
-"""Trace-time input checks shared by every public function.
+"""Input checks of arrays and numbers, shared by every package of spatialjax.
 
-Shape and dtype mistakes raise ``ValueError`` / ``TypeError`` when the
-function is called (or traced under ``jit``/``vmap``), naming the argument,
-what was expected and what was received. Value checks (is this mass
-positive?) are never done here: they live in ``physical_consistency`` (flags,
-jit-safe) and ``validate`` (eager, raising).
+Two tiers (lineax's and equinox's):
+
+* **trace time**: shape and dtype mistakes raise ``ValueError`` / ``TypeError``
+  when the function is called (or traced under ``jit``/``vmap``), naming the
+  argument, what was expected and what was received (:func:`as_float_array`,
+  :func:`same_dtype`, :func:`broadcast_batch`, :func:`resolve_float_dtype`);
+* **eager, on concrete values only** (:func:`is_concrete`): values that no
+  input may have, whatever it means (NaN or infinity, a negative weight, a
+  non-positive step), raise at the user's call with the first offending
+  entry (:func:`require_finite`, :func:`require_nonnegative`,
+  :func:`positive_number`); under a trace nothing is checked and the
+  functions report such problems in their results instead.
+
+Checks about one package's own concepts stay in that package (the
+identification's prior, γ and noise weights in
+``spatialjax.identification._inputs``); whether inertial parameters are a
+physical body is ``physical_consistency`` (flags, jit-safe) and ``validate``
+(eager, listing every failing body).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import jax
@@ -138,3 +152,63 @@ def is_concrete(tree) -> bool:
     """
     tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
     return not any(isinstance(leaf, tracer) for leaf in jax.tree_util.tree_leaves(tree))
+
+
+# ------------------------------------------------------------------ eager value checks
+def first_bad(mask) -> tuple[int, ...]:
+    """Index of the first true entry of a boolean mask with at least one (``()`` for 0-d)."""
+    return tuple(int(i) for i in np.argwhere(np.atleast_1d(mask))[0])[: np.ndim(mask)]
+
+
+def require_finite(x, name: str, axes: str | None = None) -> None:
+    """A ``ValueError`` naming the first NaN or infinite entry of ``x`` (concrete ``x`` only).
+
+    The message gives the value and its index (``"Y: expected finite values, got nan at
+    index (1, 2)"``). ``axes`` names the trailing axes, ``"/"``-separated
+    (``"sample/joint"``): the entry is then also placed in words (``"at sample 17, joint
+    1"``) and the caller told to remove or repair those samples.
+    """
+    if not is_concrete(x):
+        return
+    a = np.asarray(x)
+    bad = ~np.isfinite(a)
+    if not np.any(bad):
+        return
+    idx = first_bad(bad)
+    if axes is None:
+        where = f" at index {idx}" if idx else ""
+        raise ValueError(f"{name}: expected finite values, got {a[idx]}{where}")
+    words = axes.split("/")
+    parts = ", ".join(f"{w} {i}" for w, i in zip(words, idx[-len(words) :], strict=True))
+    raise ValueError(
+        f"{name}: expected finite values, got {a[idx]} at {parts} (index {idx}); remove or "
+        "repair those samples"
+    )
+
+
+def require_nonnegative(x, name: str, what: str = "values") -> None:
+    """A ``ValueError`` naming the first negative entry of ``x`` (concrete ``x`` only).
+
+    ``what`` says what the entries are (``"noise weights (1/σ²)"``).
+    """
+    if not is_concrete(x):
+        return
+    neg = np.asarray(x) < 0
+    if np.any(neg):
+        idx = first_bad(neg)
+        where = f" at index {idx}" if idx else ""
+        raise ValueError(f"{name}: expected non-negative {what}, got a negative value{where}")
+
+
+def positive_number(x, name: str) -> float:
+    """``x`` as a float: a real number (not a bool), finite and ``> 0``.
+
+    Raises:
+      TypeError: ``x`` is not a number.
+      ValueError: ``x`` is not finite or not positive.
+    """
+    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: expected a number, got {type(x).__name__} {x!r}")
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"{name}: expected a finite number > 0, got {x!r}")
+    return float(x)

@@ -286,11 +286,11 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     tol = default_tol(dtype) if tol is None else tol
     if isinstance(tol, (int, float)) and tol < 0:
         raise ValueError(f"physical_consistency: tol must be >= 0, got {tol}")
-    return _report(inertia.params, jnp.asarray(tol, dtype))
+    return _consistency_report(inertia.params, jnp.asarray(tol, dtype))
 
 
 @jax.jit
-def _report(p, tol) -> ConsistencyReport:
+def _consistency_report(p, tol) -> ConsistencyReport:
     """:func:`physical_consistency` of checked ``(..., 10)`` parameters (one compiled program)."""
     dtype = p.dtype
     m = p[..., 0]

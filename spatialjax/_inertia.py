@@ -196,7 +196,7 @@ def _to_inertia(S):
 
 @jax.jit
 def _parallel_axis(I_c, m, p):
-    P = la.skew(p)
+    P = la.hat(p)
     return I_c - m[..., None, None] * la.mm(P, P)
 
 
@@ -243,7 +243,7 @@ def _inertia_origin(p):
 def _inertia_com(p):
     m = p[..., _params.MASS]
     safe = jnp.where(m != 0, m, jnp.ones_like(m))
-    H = la.skew(p[..., _params.FIRST_MOMENT])
+    H = la.hat(p[..., _params.FIRST_MOMENT])
     return _inertia_origin(p) + la.mm(H, H) / safe[..., None, None]
 
 
@@ -259,7 +259,7 @@ def _pseudo_inertia(p):
 
 @jax.jit
 def _as_matrix(p):
-    H = la.skew(p[..., _params.FIRST_MOMENT])
+    H = la.hat(p[..., _params.FIRST_MOMENT])
     mI = p[..., _params.MASS][..., None, None] * la.eye3((), p.dtype)
     return la.block2x2(_inertia_origin(p), H, la.tr(H), mI)
 

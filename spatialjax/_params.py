@@ -17,8 +17,11 @@ column ``b`` of the upper triangle in the order of :data:`I6_ROWS` and
   :data:`PSEUDO_INERTIA_BASIS`.
 
 Every function takes an array module ``xp`` (``jax.numpy``, the default, or
-``numpy``) so that NumPy code (eager input checks) uses the same tables.
-This module depends on nothing else in the package.
+``numpy``) so that NumPy code (eager input checks) uses the same tables, except
+the two one-body conversions to and from mass, centre of mass and inertia about
+it (:func:`mass_com_inertia`, :func:`params_from_mass_com_inertia`), which are
+NumPy float64 for eager code (priors, write-back). This module depends on
+nothing else in the package.
 
 References:
   P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
@@ -136,6 +139,28 @@ def pseudo_inertia_upper(pi):
     m, hx, hy, hz, xx, xy, yy, xz, yz, zz = slices(pi)
     half = 0.5 * (xx + yy + zz)
     return (half - xx, -xy, -xz, hx, half - yy, -yz, hy, half - zz, hz, m)
+
+
+def mass_com_inertia(p) -> tuple[float, np.ndarray, np.ndarray]:
+    """``(m, c, I_c)`` of one 10-vector with ``m ≠ 0`` (NumPy float64).
+
+    Mass, centre of mass ``c = h / m`` and the inertia about the centre of mass,
+    ``I_c = I_o − m (|c|² 1 − c cᵀ)`` (parallel-axis rule, Featherstone 2008 eq. 2.63),
+    symmetrised.
+    """
+    m = float(p[0])
+    c = np.asarray(p[1:4], dtype=np.float64) / m
+    xx, xy, yy, xz, yz, zz = (float(x) for x in p[4:10])
+    I_o = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    I_c = I_o - m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+    return m, c, 0.5 * (I_c + I_c.T)
+
+
+def params_from_mass_com_inertia(m, c, I_c) -> np.ndarray:
+    """The 10-vector about the origin of mass ``m``, centre of mass ``c`` and ``I_c`` (NumPy
+    float64, one body): ``I_o = I_c + m (|c|² 1 − c cᵀ)``."""
+    I_o = I_c + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
+    return np.array([m, *(m * c), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])
 
 
 #: ``(10, 4, 4)`` float64 ``Eᵢ = ∂J/∂πᵢ``: ``J(π) = Σᵢ πᵢ Eᵢ``.

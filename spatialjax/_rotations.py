@@ -38,7 +38,7 @@ def skew(v):
     return _skew(as_float_array(v, "v", (3,)))
 
 
-_skew = jax.jit(la.skew)
+_skew = jax.jit(la.hat)
 
 
 def _axis_rotation(theta, name, i, j):
@@ -133,7 +133,7 @@ def _quat_to_matrix(q):
     n2 = jnp.sum(qs * qs, axis=-1)
     s = jnp.where(zero, jnp.nan, 2.0 / jnp.where(zero, jnp.ones_like(n2), n2))
     w, v = qs[..., 0], qs[..., 1:]
-    K = la.skew(v)
+    K = la.hat(v)
     return la.eye3(q.shape[:-1], q.dtype) + s[..., None, None] * (
         w[..., None, None] * K + la.mm(K, K)
     )
@@ -216,7 +216,7 @@ def so3_exp(omega):
 @jax.jit
 def _so3_exp(omega):
     a, b = _sinc_terms(jnp.sum(omega * omega, axis=-1))
-    K = la.skew(omega)
+    K = la.hat(omega)
     return (
         la.eye3(omega.shape[:-1], omega.dtype)
         + a[..., None, None] * K

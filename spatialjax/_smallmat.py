@@ -2,8 +2,8 @@
 
 One module for every written-out small-matrix kernel of the package:
 
-* products, cross products, ``skew``/``vee`` and joins (:func:`mv`, :func:`mm`,
-  :func:`cross`, :func:`stack_last`, ...);
+* products, cross products, ``hat``/``vee`` (the skew matrix and back) and joins
+  (:func:`mv`, :func:`mm`, :func:`cross`, :func:`stack_last`, ...);
 * symmetric eigenvalues of a 3×3 (closed form) and a 4×4 (cyclic Jacobi),
   :func:`eigvalsh_upper`;
 * factorisations of tiny symmetric matrices: the ``LDLᵀ`` pivots of a 4×4
@@ -41,7 +41,14 @@ import jax.numpy as jnp
 import numpy as np
 
 
-def _sum(terms):
+def sum_terms(terms):
+    """Sum of a non-empty sequence (or iterable) of arrays, written out as chained adds.
+
+    Typed as its terms (``sum`` would start from the int 0) and without a reduce op, so
+    that it fuses into the surrounding loop (see above). Used by the batch-first kernels
+    here and by the batch-last ones of ``spatialjax.multibody``.
+    """
+    terms = list(terms)
     out = terms[0]
     for t in terms[1:]:
         out = out + t
@@ -50,27 +57,27 @@ def _sum(terms):
 
 def mv(A, x):
     """``A @ x`` for ``A (..., n, k)`` and ``x (..., k)`` (``k`` small: 3 or 4)."""
-    return _sum([A[..., :, k] * x[..., k : k + 1] for k in range(A.shape[-1])])
+    return sum_terms([A[..., :, k] * x[..., k : k + 1] for k in range(A.shape[-1])])
 
 
 def mtv(A, x):
     """``A.T @ x`` for ``A (..., k, n)`` and ``x (..., k)``."""
-    return _sum([A[..., k, :] * x[..., k : k + 1] for k in range(A.shape[-2])])
+    return sum_terms([A[..., k, :] * x[..., k : k + 1] for k in range(A.shape[-2])])
 
 
 def mm(A, B):
     """``A @ B`` for ``(..., n, k)`` and ``(..., k, m)`` matrices (``k`` small: 3 or 4)."""
-    return _sum([A[..., :, k, None] * B[..., None, k, :] for k in range(A.shape[-1])])
+    return sum_terms([A[..., :, k, None] * B[..., None, k, :] for k in range(A.shape[-1])])
 
 
 def mtm(A, B):
     """``A.T @ B`` for ``(..., k, n)`` and ``(..., k, m)`` matrices."""
-    return _sum([A[..., k, :, None] * B[..., k, None, :] for k in range(A.shape[-2])])
+    return sum_terms([A[..., k, :, None] * B[..., k, None, :] for k in range(A.shape[-2])])
 
 
 def mmt(A, B):
     """``A @ B.T`` for ``(..., n, k)`` and ``(..., m, k)`` matrices."""
-    return _sum([A[..., :, k, None] * B[..., None, :, k] for k in range(A.shape[-1])])
+    return sum_terms([A[..., :, k, None] * B[..., None, :, k] for k in range(A.shape[-1])])
 
 
 def tr(A):
@@ -111,8 +118,11 @@ def join_last(a, b):
     return y.reshape(y.shape[:-2] + (2 * a.shape[-1],))
 
 
-def skew(v):
-    """``skew(v) @ u == cross(v, u)``; ``v (..., 3)`` -> ``(..., 3, 3)`` (no input checks)."""
+def hat(v):
+    """``hat(v) @ u == cross(v, u)``: the skew matrix of ``v (..., 3)`` -> ``(..., 3, 3)``.
+
+    No input checks: :func:`spatialjax.skew` is the checked public form of this kernel.
+    """
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     o = jnp.zeros_like(x)
     return jnp.stack(
@@ -126,7 +136,7 @@ def skew(v):
 
 
 def vee(S):
-    """Inverse of ``skew`` on the skew-symmetric part of ``S (..., 3, 3)``."""
+    """Inverse of :func:`hat` on the skew-symmetric part of ``S (..., 3, 3)``."""
     return 0.5 * jnp.stack(
         [S[..., 2, 1] - S[..., 1, 2], S[..., 0, 2] - S[..., 2, 0], S[..., 1, 0] - S[..., 0, 1]],
         axis=-1,

@@ -59,7 +59,7 @@ def motion_cross(v, m=None):
     """
     v = as_float_array(v, "v", (6,))
     if m is None:
-        return _crm(v)
+        return _motion_cross_matrix(v)
     m = as_float_array(m, "m", (6,))
     same_dtype(v=v, m=m)
     broadcast_batch("v", v.shape[:-1], "m", m.shape[:-1])
@@ -97,7 +97,7 @@ def force_cross(v, f=None):
     """
     v = as_float_array(v, "v", (6,))
     if f is None:
-        return _crf(v)
+        return _force_cross_matrix(v)
     f = as_float_array(f, "f", (6,))
     same_dtype(v=v, f=f)
     broadcast_batch("v", v.shape[:-1], "f", f.shape[:-1])
@@ -126,14 +126,14 @@ def crf(v):
 
 # kernels: one jitted program each (an eager call is one dispatch); inputs checked above
 @jax.jit
-def _crm(v):
-    W, V = la.skew(v[..., :3]), la.skew(v[..., 3:])
+def _motion_cross_matrix(v):
+    W, V = la.hat(v[..., :3]), la.hat(v[..., 3:])
     return la.block2x2(W, jnp.zeros_like(W), V, W)
 
 
 @jax.jit
-def _crf(v):
-    W, V = la.skew(v[..., :3]), la.skew(v[..., 3:])
+def _force_cross_matrix(v):
+    W, V = la.hat(v[..., :3]), la.hat(v[..., 3:])
     return la.block2x2(W, V, jnp.zeros_like(W), W)
 
 

@@ -35,7 +35,7 @@ def _plx_parts(X, fn):
     raise TypeError(f"{fn}: X must be a Plx or Plxb transform, got {type(X).__name__}")
 
 
-def _blocks(M):
+def _split_blocks(M):
     return M[..., :3, :3], M[..., :3, 3:], M[..., 3:, :3], M[..., 3:, 3:]
 
 
@@ -94,8 +94,8 @@ def transform_spatial_matrix(M, X, *, inverse: bool = False):
     E, r = _plx_parts(X, "transform_spatial_matrix")
     same_dtype(M=M, **{"X.E": E})
     broadcast_batch("M", M.shape[:-2], "X", X.batch_shape)
-    A, B, C, D = _blocks(M)
-    R = la.skew(r)
+    A, B, C, D = _split_blocks(M)
+    R = la.hat(r)
     if not inverse:
         RD = la.mm(R, D)
         a = A + la.mm(B, R) - la.mm(R, C) - la.mm(RD, R)
@@ -129,7 +129,7 @@ def swap_linear_angular(M):
       ``(..., 6, 6)``.
     """
     M = as_float_array(M, "M", (6, 6))
-    A, B, C, D = _blocks(M)
+    A, B, C, D = _split_blocks(M)
     return la.block2x2(D, C, B, A)
 
 

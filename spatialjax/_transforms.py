@@ -425,7 +425,7 @@ def _plx_from_matrix(X6):
 def _motion_matrix(E, r, *, transposed: bool):
     """``[[R, 0], [-R skew(r), R]]`` with ``R = E`` (Plx) or ``R = Eᵀ`` (Plxb, ``transposed``)."""
     R = la.tr(E) if transposed else E
-    return la.block2x2(R, jnp.zeros_like(R), -la.mm(R, la.skew(r)), R)
+    return la.block2x2(R, jnp.zeros_like(R), -la.mm(R, la.hat(r)), R)
 
 
 @jax.jit

@@ -16,9 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from spatialjax._params import pseudo_inertia
 from spatialjax.identification._barrier import _barrier_hessian, _barrier_objective
 from spatialjax.identification._log_cholesky_method import _Q, hessian_x, objective_x
-from spatialjax.identification._objective import Problem, prior_terms, pseudo_inertia
+from spatialjax.identification._objective import Problem, prior_terms
 from spatialjax.identification._regressor import body_regressor
 
 

@@ -19,12 +19,13 @@ import numpy as np
 import optax
 import pytest
 
+from spatialjax._params import pseudo_inertia
 from spatialjax.identification._barrier import (
     _barrier_hessian,
     _barrier_objective,
     _fraction_to_boundary,
 )
-from spatialjax.identification._objective import Problem, prior_terms, pseudo_inertia
+from spatialjax.identification._objective import Problem, prior_terms
 from spatialjax.identification._optim import max_feasible_step, newton_step, preconditioner
 from spatialjax.identification._regressor import body_regressor
 

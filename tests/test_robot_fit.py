@@ -525,6 +525,45 @@ def test_bad_inputs_raise_clear_errors(arm):
         fit_robot("arm.urdf", q, v, a, tau)
 
 
+def test_fit_and_fit_torques_word_the_same_mistake_alike(arm):
+    # one check each (spatialjax._checks, identification._inputs): the same message, and the
+    # index of the bad entry in the caller's own array (a 1-d weight vector: (1,), not (0, 1))
+    from spatialjax.identification import fit
+
+    (q, v, a), Y, E, tau, _ = _data(arm)
+    rng = np.random.default_rng(3)
+    Yb, fb = rng.normal(size=(24, 6, 10)), rng.normal(size=(24, 6))
+    calls = {
+        "fit": lambda **kw: fit(Yb, fb, **kw),
+        "fit_torques": lambda **kw: fit_torques(Y, tau, **({"prior": arm.inertia} | kw)),
+    }
+    for name, call in calls.items():
+        w = np.ones(6 if name == "fit" else 2)
+        w[1] = np.nan
+        with pytest.raises(
+            ValueError, match=r"^weights: expected finite values, got nan at index \(1,\)$"
+        ):
+            call(weights=w)
+        w[1] = -1.0
+        with pytest.raises(
+            ValueError,
+            match=r"^weights: expected non-negative noise weights \(1/σ²\), got a negative value "
+            r"at index \(1,\)$",
+        ):
+            call(weights=w)
+    bad = np.asarray(arm.inertia.params).copy()
+    bad[1, 0] = -1.0
+    want = (
+        r"^prior: expected a fully consistent body \(pseudo-inertia J0 positive definite, as a "
+        r"log-det prior needs\); body {} is not \(smallest eigenvalue of J0: -?[0-9.e+-]+{}\)\. "
+        r"Replace it, e\.g\. with spatialjax\.nearest_consistent\(prior\)"
+    )
+    with pytest.raises(ValueError, match=want.format(r"\(1,\)", "")):
+        fit(Yb, fb, prior=sj.RigidBodyInertia(bad))
+    with pytest.raises(ValueError, match=want.format(r"1 \('fore'\)", r", index \(1,\)")):
+        fit_robot(arm, q, v, a, tau, prior=sj.RigidBodyInertia(bad))
+
+
 def test_fit_robot_names_the_callers_array_and_least_squares_survives_huge_scales(arm):
     (q, v, a), Y, E, tau, _ = _data(arm)
     qn = np.array(q)

@@ -27,16 +27,9 @@ LIMIT = 100
 #: exceeds LIMIT fails the test too, so the list only shrinks.
 KNOWN_LONG = frozenset(
     {
-        "spatialjax.io._mjcf._read_tree",
-        "spatialjax.io._sdf._read_tree",
-        "spatialjax.multibody.interop.from_mujoco",
         "spatialjax.identification._robot_fit._fit_one",
-        # the MJCF writer and the URDF writer's joint parameters (being split into steps)
-        "spatialjax.identification._export.write_identified_mjcf",
-        "spatialjax.identification._export.write_identified_urdf",
-        # the floating-base rows and the CSV reader with its base and contact columns
+        # the floating-base rows
         "spatialjax.identification._floating.floating_base_rows",
-        "spatialjax.identification._log._read_csv",
         # the automatic filter choice's steps
         "spatialjax.identification._filter_choice.choose_filter",
     }

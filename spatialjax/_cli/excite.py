@@ -267,7 +267,7 @@ def _design(args, say):
         raise InputError(msg) from None
 
 
-def _report(args, model, locked, d) -> dict:
+def _json_report(args, model, locked, d) -> dict:
     names = list(d.joint_names)
     per = lambda x: dict(zip(names, np.asarray(x, np.float64).tolist(), strict=True))  # noqa: E731
     return {
@@ -331,7 +331,7 @@ def run(args: argparse.Namespace) -> int:
         _check(args)
         with x64():
             model, locked, d = _design(args, say)
-            report = _report(args, model, locked, d)
+            report = _json_report(args, model, locked, d)
             _write(args, d, report)
     except (UsageError, InputError) as e:
         print(f"spatialjax excite: error: {e}", file=sys.stderr)

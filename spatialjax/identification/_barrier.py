@@ -22,8 +22,9 @@ from __future__ import annotations
 import jax.numpy as jnp
 import optax
 
+from .._params import pseudo_inertia
 from .._smallmat import ldl_pivots4
-from ._objective import Problem, data_term, neg_logdet_hessian, pseudo_inertia
+from ._objective import Problem, data_term, neg_logdet_hessian
 from ._optim import NU, LoopOptions, LoopOut, max_feasible_step, minimize
 
 

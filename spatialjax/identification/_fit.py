@@ -21,12 +21,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _params
-from .._checks import as_float_array, broadcast_batch, is_concrete, same_dtype
+from .._checks import (
+    as_float_array,
+    broadcast_batch,
+    first_bad,
+    is_concrete,
+    require_finite,
+    same_dtype,
+)
 from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._projection import nearest_consistent
 from ._barrier import solve_barrier
-from ._inputs import check_gamma, first_bad
+from ._inputs import check_gamma, check_weights, require_consistent_prior
 from ._log_cholesky_method import solve_log_cholesky
 from ._objective import (
     Problem,
@@ -34,7 +41,6 @@ from ._objective import (
     logdet_pi,
     neg_logdet_hessian,
     prior_terms,
-    pseudo_inertia,
     reduce_data,
 )
 from ._optim import LoopOptions, LoopOut, newton_polish
@@ -78,7 +84,7 @@ def _default_gamma(A, pi_prior):
     regulariser's (a unit-free ratio): the regulariser carries a ``1e-4``
     share of the data's curvature, measured in the prior's own metric.
     """
-    H0 = neg_logdet_hessian(pseudo_inertia(pi_prior))
+    H0 = neg_logdet_hessian(_params.pseudo_inertia(pi_prior))
     ratio = jnp.trace(jnp.linalg.solve(H0, 2.0 * A)) / 10.0
     return GAMMA_REL * jnp.where(jnp.isfinite(ratio) & (ratio > 0), ratio, 1.0)
 
@@ -165,7 +171,7 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     pi_proj = jnp.where(skip, unit, pi_proj)
 
     pi_prior = jnp.where(has_prior, prior_pi, pi_proj)
-    k, logdet0 = prior_terms(pseudo_inertia(pi_prior))
+    k, logdet0 = prior_terms(_params.pseudo_inertia(pi_prior))
     gamma = jnp.where(has_gamma, gamma, _default_gamma(A, pi_prior))
     # the loops minimise F minus the residual no π can explain: ρ² and the part of z outside
     # the excited range of R (all of z for a zero regressor, where the QR's Q is arbitrary).
@@ -293,28 +299,7 @@ _fit_program = cpu_program(
 )
 
 
-def _np_min_eig_pseudo_inertia(p):
-    """``λ_min(J)`` of ``(..., 10)`` parameters, in NumPy (eager input checks only)."""
-    J = _params.pseudo_inertia(np.asarray(p, dtype=np.float64), np)
-    return np.linalg.eigvalsh(J)[..., 0]
-
-
 # ------------------------------------------------------------------ public API
-def _first_bad(mask: np.ndarray) -> str:
-    """``"at index (i, j, ...)"`` of the first true entry of a non-empty boolean mask."""
-    return f"at index {first_bad(mask)}" if np.ndim(mask) else ""
-
-
-def _require_finite(x, name: str) -> None:
-    """Eager check (concrete ``x`` only): no NaN or ``inf``."""
-    if is_concrete(x):
-        bad = ~np.isfinite(np.asarray(x))
-        if np.any(bad):
-            raise ValueError(
-                f"{name}: expected finite values, got NaN or inf {_first_bad(bad)}".rstrip()
-            )
-
-
 def _require_excitation(Y, w, batch) -> None:
     """Eager check (concrete inputs, no prior): every body's data carry some information.
 
@@ -569,26 +554,13 @@ def fit(
             f"(shape {tuple(f.shape)})"
         )
     batch = broadcast_batch("Y", Y.shape[:-3], "f", f.shape[:-2])
-    _require_finite(Y, "Y")
-    _require_finite(f, "f")
+    require_finite(Y, "Y")
+    require_finite(f, "f")
     w = None
     if weights is not None:
-        w = as_float_array(weights, "weights")
-        same_dtype(Y=Y, weights=w)
-        ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
-        if ws[-1] not in (1, 6) or ws[-2] not in (1, n):
-            raise ValueError(
-                f"weights: expected a shape broadcastable to f's (..., N, 6) with N={n}, such "
-                f"as (), (6,), (N, 1), (N, 6) or (..., N, 6); got shape {tuple(w.shape)}"
-            )
+        w = check_weights(weights, n, 6, dtype, data="f")
+        ws = tuple(w.shape)
         batch = broadcast_batch("Y and f", batch, "weights", ws[:-2])
-        w = w.astype(dtype)
-        _require_finite(w, "weights")
-        if is_concrete(w) and np.any(np.asarray(w) < 0):
-            raise ValueError(
-                "weights: expected non-negative noise weights (1/σ²), got a negative value "
-                f"{_first_bad(np.asarray(w) < 0)}".rstrip()
-            )
     prior_pi = None
     if prior is not None:
         if not isinstance(prior, RigidBodyInertia):
@@ -598,17 +570,8 @@ def fit(
         prior_pi = prior.params
         same_dtype(Y=Y, prior=prior_pi)
         batch = broadcast_batch("Y and f", batch, "prior", prior_pi.shape[:-1])
-        _require_finite(prior_pi, "prior")
-        if is_concrete(prior_pi):
-            bad = ~(_np_min_eig_pseudo_inertia(prior_pi) > 0)
-            if np.any(bad):
-                where = (
-                    f"body {tuple(int(i) for i in np.argwhere(bad)[0])} is" if bad.ndim else "it is"
-                )
-                raise ValueError(
-                    "prior: expected a fully consistent body (pseudo-inertia J0 positive "
-                    f"definite); {where} not (use nearest_consistent)"
-                )
+        require_finite(prior_pi, "prior")
+        require_consistent_prior(prior_pi, body_axis=False)
     if gamma is not None:
         gamma, batch = check_gamma(gamma, Y, batch, "Y and f")
     if prior is None:

@@ -1,19 +1,30 @@
-"""Eager input checks shared by ``fit`` and ``fit_torques`` (concrete arrays only).
+"""Eager input checks about the identification's own inputs (concrete arrays only).
 
-Under ``jit`` the same problems are reported per body in ``status``
+The regularisation weight ``γ``, the noise weights of the data, the prior bodies and the
+prior on the extra columns, as ``fit``, ``fit_torques`` and ``identifiability`` take them.
+Checks of plain arrays and numbers (finite, non-negative, positive) are the package's
+(``spatialjax._checks``), so that the same mistake reads the same everywhere. Under
+``jit`` the problems found on values here are reported per body in ``status``
 (:class:`~spatialjax.identification.FitStatus`) instead of raised.
 """
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array, broadcast_batch, is_concrete, same_dtype
-
-
-def first_bad(mask) -> tuple[int, ...]:
-    """Index of the first true entry of a boolean mask with at least one (``()`` for 0-d)."""
-    return tuple(int(i) for i in np.argwhere(np.atleast_1d(mask))[0])[: np.ndim(mask)]
+from .. import _params
+from .._checks import (
+    as_float_array,
+    broadcast_batch,
+    first_bad,
+    is_concrete,
+    require_finite,
+    require_nonnegative,
+    same_dtype,
+)
+from .._inertia import RigidBodyInertia
 
 
 def check_gamma(gamma, Y, batch, batch_name: str):
@@ -33,3 +44,104 @@ def check_gamma(gamma, Y, batch, batch_name: str):
         if np.any(~(np.isfinite(g) & (g >= 0))):
             raise ValueError(f"gamma: expected a finite γ ≥ 0, got {g}")
     return gamma, batch
+
+
+def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "weights"):
+    """Weights broadcastable to the data ``data`` of shape ``(..., N, k)``, at least 2-d.
+
+    ``data`` is ``"f"`` (one body's wrenches, ``k = 6``) or ``"tau"`` (joint torques,
+    ``k = nv``); ``name`` the argument (``"weights"``: noise weights ``1/σ²``; otherwise
+    factors). Concrete weights must be finite and non-negative (indices in the caller's
+    array). Returned in ``dtype``, reshaped to at least two axes.
+    """
+    w = as_float_array(weights, name)
+    same_dtype(Y=jnp.zeros((), dtype), **{name: w})
+    ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
+    if ws[-1] not in (1, k) or ws[-2] not in (1, n):
+        axis = "6" if data == "f" else "nv"
+        raise ValueError(
+            f"{name}: expected a shape broadcastable to {data}'s (..., N, {axis}) = "
+            f"(..., {n}, {k}), such as (), ({k},), ({n}, 1), ({n}, {k}) or (..., {n}, {k}); "
+            f"got shape {tuple(w.shape)}"
+        )
+    require_finite(w, name)
+    require_nonnegative(w, name, "noise weights (1/σ²)" if name == "weights" else "factors")
+    return w.astype(dtype).reshape(ws)
+
+
+def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
+    """A ``ValueError`` naming the first prior body that is not fully physically consistent.
+
+    A log-det prior needs every body's pseudo-inertia ``J0`` positive definite (Wensing,
+    Kim & Slotine 2017); a non-finite body fails too. ``pi0 (..., 10)``: with
+    ``body_axis`` its last batch axis is the robot's bodies (named by ``body_names``),
+    otherwise every batch entry is one body. Concrete ``pi0`` only.
+    """
+    if not is_concrete(pi0):
+        return
+    p = np.asarray(pi0, np.float64)
+    ok = np.asarray(np.isfinite(p).all(axis=-1))
+    lam = np.full(p.shape[:-1], -np.inf)
+    J = _params.pseudo_inertia(np.where(ok[..., None], p, 0.0), np)
+    lam[ok] = np.linalg.eigvalsh(J[ok])[..., 0]
+    bad = ~(lam > 0)
+    if not np.any(bad):
+        return
+    idx = first_bad(bad)
+    if body_axis:
+        i = idx[-1]
+        who = f"body {i}" + (f" ({body_names[i]!r})" if body_names else "")
+    else:
+        who = f"body {idx}" if idx else "it"
+    where = f", index {idx}" if body_axis else ""
+    raise ValueError(
+        "prior: expected a fully consistent body (pseudo-inertia J0 positive definite, as a "
+        f"log-det prior needs); {who} is not (smallest eigenvalue of J0: {lam[idx]:.3g}"
+        f"{where}). Replace it, e.g. with spatialjax.nearest_consistent(prior) (made "
+        "strictly interior), or pass a prior of your own"
+    )
+
+
+def check_prior_bodies(prior, nb: int, dtype, body_names=None) -> jax.Array:
+    """A robot's prior: a RigidBodyInertia of batch ``(..., nb)`` in ``dtype``, every body
+    fully consistent (:func:`require_consistent_prior`); its ``(..., nb, 10)`` parameters."""
+    if not isinstance(prior, RigidBodyInertia):
+        raise TypeError(
+            f"prior: expected a RigidBodyInertia of batch (..., nb={nb}), got "
+            f"{type(prior).__name__}"
+        )
+    pi0 = prior.params
+    if pi0.ndim < 2 or pi0.shape[-2] != nb:
+        raise ValueError(
+            f"prior: expected a RigidBodyInertia of batch shape (..., {nb}) (one body per "
+            f"10 regressor columns), got batch shape {tuple(pi0.shape[:-1])}"
+        )
+    same_dtype(Y=jnp.zeros((), dtype), prior=pi0)
+    require_consistent_prior(pi0, body_axis=True, body_names=body_names)
+    return pi0
+
+
+def check_extra_prior(extra_prior, extra_prior_weight, ne: int, has_extra: bool):
+    """``(φ0 (ne,), w (ne,))`` float64 NumPy from the optional arguments (zeros: none)."""
+    out = []
+    for name, x in (("extra_prior", extra_prior), ("extra_prior_weight", extra_prior_weight)):
+        if x is None:
+            out.append(np.zeros(ne))
+            continue
+        if not has_extra:
+            raise ValueError(f"{name}: given without extra columns")
+        try:
+            arr = np.asarray(x, np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}: expected {ne} numbers, got {type(x).__name__}") from None
+        if arr.shape != (ne,):
+            raise ValueError(
+                f"{name}: expected shape ({ne},) (one per extra column), got shape {arr.shape}"
+            )
+        bad = ~np.isfinite(arr) | ((arr < 0) if name == "extra_prior_weight" else False)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            want = "a finite weight >= 0" if name == "extra_prior_weight" else "a finite value"
+            raise ValueError(f"{name}: expected {want} per column, got {arr[i]} at column {i}")
+        out.append(arr)
+    return out[0], out[1]

@@ -250,7 +250,8 @@ def _check_names(names, column, source, what):
     return out
 
 
-def _check_finite(x, column, t, source):
+def _check_finite_column(x, column, t, source):
+    """A LogError naming the log column, its first non-finite sample and that sample's time."""
     finite = np.isfinite(x)
     if not finite.all():
         idx = tuple(int(i) for i in np.argwhere(~finite)[0])
@@ -304,7 +305,7 @@ def _check_floating(t, fields, source):
                 source, k, f"expected shape (N, {width}) with N = {N} (the length of t), got "
                 f"shape {x.shape}",
             )  # fmt: skip
-        _check_finite(x, k, t, source)
+        _check_finite_column(x, k, t, source)
         out[k] = x
     norm = np.linalg.norm(out["base_quaternion"], axis=1)
     bad = np.flatnonzero(~(np.abs(norm - 1.0) <= QUATERNION_TOL))
@@ -336,7 +337,7 @@ def _check_floating(t, fields, source):
                 f"expected shape (N, k, 6) = ({N}, {nk}, 6) (samples, contact_frames, [n; f]), "
                 f"got shape {w.shape}",
             )
-        _check_finite(w, "contact_wrenches", t, source)
+        _check_finite_column(w, "contact_wrenches", t, source)
         out["contact_wrenches"] = w
     c = fields["contact"]
     if c is not None:
@@ -562,6 +563,40 @@ class RobotLog:
 
 
 def _read_csv(path: Path):
+    header, seen, rows = _csv_rows(path)
+    cols = _csv_columns(path, header)
+    groups, joint_order = cols.groups, cols.joint_order
+    if "t" not in seen:
+        raise LogError(path, "t", "missing (the sample times in s)")
+    if not joint_order:
+        raise LogError(path, "q_<joint>", "missing: no joint position columns")
+    for k in ("tau", "dq", "ddq"):
+        for nm in groups[k]:
+            if nm not in groups["q"]:
+                raise LogError(path, f"q_{nm}", f"missing (the log has {k}_{nm})")
+    for k in ("tau", "dq", "ddq"):
+        if k != "tau" and not groups[k]:
+            continue
+        for nm in joint_order:
+            if nm not in groups[k]:
+                raise LogError(path, f"{k}_{nm}", "missing")
+
+    def parse(col_index, name):
+        return _csv_numbers(path, rows, col_index, name)
+
+    t = parse(seen["t"], "t")
+    arrays = {}
+    for k in _KINDS:
+        if groups[k]:
+            arrays[k] = np.stack([parse(groups[k][nm], f"{k}_{nm}") for nm in joint_order], axis=1)
+        else:
+            arrays[k] = None
+    floating = _csv_floating(path, cols, parse, len(t))
+    return t, arrays, tuple(joint_order), floating
+
+
+def _csv_rows(path: Path):
+    """``(header, {column: index}, data rows)`` of a CSV log; blank lines skipped."""
     # utf-8-sig: a byte-order mark (what spreadsheet programs write) is not part of the
     # first column's name
     with open(path, newline="", encoding="utf-8-sig") as fh:
@@ -592,6 +627,32 @@ def _read_csv(path: Path):
             rows.append(row)
     if not rows:
         raise LogError(path, None, "no data lines after the header")
+    return header, seen, rows
+
+
+@dataclasses.dataclass
+class _CsvColumns:
+    """Where each CSV column goes (column indices).
+
+    Attributes:
+      groups: ``{kind: {joint: index}}`` for ``q``, ``tau``, ``dq``, ``ddq``.
+      joint_order: the joints in the order of their ``q_`` columns.
+      base: ``{base column: index}`` (pose and velocity).
+      contact_cols: ``{frame: index}`` of ``contact_<frame>``.
+      wrench_cols: ``{(frame, part): index}`` of ``wrench_<part>_<frame>``.
+      frame_order: the contact frames in order of first appearance.
+    """
+
+    groups: dict
+    joint_order: list
+    base: dict
+    contact_cols: dict
+    wrench_cols: dict
+    frame_order: list
+
+
+def _csv_columns(path: Path, header) -> _CsvColumns:
+    """Sort the header's columns by the column rule (raise for an unknown one)."""
     groups: dict[str, dict[str, int]] = {k: {} for k in _KINDS}
     joint_order: list[str] = []
     base: dict[str, int] = {}
@@ -636,77 +697,68 @@ def _read_csv(path: Path):
                 "base_z, base_qw, base_qx, base_qy, base_qz, optionally base_wx ... base_vz, "
                 "contact_<frame>, wrench_nx_<frame> ... wrench_fz_<frame> (remove other columns)",
             )
-    if "t" not in seen:
-        raise LogError(path, "t", "missing (the sample times in s)")
-    if not joint_order:
-        raise LogError(path, "q_<joint>", "missing: no joint position columns")
-    for k in ("tau", "dq", "ddq"):
-        for nm in groups[k]:
-            if nm not in groups["q"]:
-                raise LogError(path, f"q_{nm}", f"missing (the log has {k}_{nm})")
-    for k in ("tau", "dq", "ddq"):
-        if k != "tau" and not groups[k]:
-            continue
-        for nm in joint_order:
-            if nm not in groups[k]:
-                raise LogError(path, f"{k}_{nm}", "missing")
+    return _CsvColumns(groups, joint_order, base, contact_cols, wrench_cols, frame_order)
 
-    def parse(col_index, name):
-        out = np.empty(len(rows))
-        for r, row in enumerate(rows):
-            s = row[col_index].strip()
-            try:
-                out[r] = float(s)
-            except ValueError:
-                raise LogError(path, name, f"sample {r}: {s!r} is not a number", r) from None
-        return out
 
-    t = parse(seen["t"], "t")
-    arrays = {}
-    for k in _KINDS:
-        if groups[k]:
-            arrays[k] = np.stack([parse(groups[k][nm], f"{k}_{nm}") for nm in joint_order], axis=1)
-        else:
-            arrays[k] = None
+def _csv_numbers(path: Path, rows, col_index: int, name: str) -> np.ndarray:
+    """One column as float64, or a LogError naming the column and the first bad sample."""
+    out = np.empty(len(rows))
+    for r, row in enumerate(rows):
+        s = row[col_index].strip()
+        try:
+            out[r] = float(s)
+        except ValueError:
+            raise LogError(path, name, f"sample {r}: {s!r} is not a number", r) from None
+    return out
+
+
+def _csv_floating(path: Path, cols: _CsvColumns, parse, n: int) -> dict:
+    """The floating-base fields (``FLOATING_KEYS``; ``None`` where the log has no columns)."""
+    base, frame_order = cols.base, cols.frame_order
     floating: dict = dict.fromkeys(FLOATING_KEYS)
-    for cols, key in ((_BASE_POSE_COLUMNS, None), (_BASE_VELOCITY_COLUMNS, "base_velocity")):
-        present = [c for c in cols if c in base]
+    for names, key in ((_BASE_POSE_COLUMNS, None), (_BASE_VELOCITY_COLUMNS, "base_velocity")):
+        present = [c for c in names if c in base]
         if not present:
             continue
-        for c in cols:
+        for c in names:
             if c not in base:
                 raise LogError(path, c, f"missing (the log has {present[0]})")
-        block = np.stack([parse(base[c], c) for c in cols], axis=1)
+        block = np.stack([parse(base[c], c) for c in names], axis=1)
         if key is None:
             floating["base_position"], floating["base_quaternion"] = block[:, :3], block[:, 3:]
         else:
             floating[key] = block
     if frame_order:
         floating["contact_frames"] = tuple(frame_order)
-        if contact_cols:
-            cols = []
-            for f in frame_order:
-                if f not in contact_cols:
-                    raise LogError(path, f"contact_{f}", "missing (every contact frame or none)")
-                x = parse(contact_cols[f], f"contact_{f}")
-                bad = np.flatnonzero((x != 0) & (x != 1))
-                if bad.size:
-                    r = int(bad[0])
-                    raise LogError(path, f"contact_{f}", f"sample {r}: {x[r]!r} is not 0 or 1", r)
-                cols.append(x == 1)
-            floating["contact"] = np.stack(cols, axis=1)
-        if wrench_cols:
+        if cols.contact_cols:
+            floating["contact"] = _csv_contacts(path, cols, parse)
+        if cols.wrench_cols:
             blocks = []
             for f in frame_order:
                 for c in _WRENCH_PARTS:
-                    if (f, c) not in wrench_cols:
+                    if (f, c) not in cols.wrench_cols:
                         raise LogError(
                             path, f"wrench_{c}_{f}", "missing (six wrench columns per contact "
                             "frame, for every frame or none)",
                         )  # fmt: skip
-                    blocks.append(parse(wrench_cols[(f, c)], f"wrench_{c}_{f}"))
-            floating["contact_wrenches"] = np.stack(blocks, axis=1).reshape(len(t), -1, 6)
-    return t, arrays, tuple(joint_order), floating
+                    blocks.append(parse(cols.wrench_cols[(f, c)], f"wrench_{c}_{f}"))
+            floating["contact_wrenches"] = np.stack(blocks, axis=1).reshape(n, -1, 6)
+    return floating
+
+
+def _csv_contacts(path: Path, cols: _CsvColumns, parse) -> np.ndarray:
+    """``(T, n_frames)`` booleans from the ``contact_<frame>`` columns (each 0 or 1)."""
+    out = []
+    for f in cols.frame_order:
+        if f not in cols.contact_cols:
+            raise LogError(path, f"contact_{f}", "missing (every contact frame or none)")
+        x = parse(cols.contact_cols[f], f"contact_{f}")
+        bad = np.flatnonzero((x != 0) & (x != 1))
+        if bad.size:
+            r = int(bad[0])
+            raise LogError(path, f"contact_{f}", f"sample {r}: {x[r]!r} is not 0 or 1", r)
+        out.append(x == 1)
+    return np.stack(out, axis=1)
 
 
 _DAMAGED = (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error)

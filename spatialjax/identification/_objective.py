@@ -21,8 +21,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .. import _params
-from .._params import PSEUDO_INERTIA_BASIS
+from .._params import PSEUDO_INERTIA_BASIS, pseudo_inertia
 from .._smallmat import ldl_pivots4, lower_inverse, modified_cholesky
 
 
@@ -44,11 +43,6 @@ class Problem(NamedTuple):
     k: jax.Array
     logdet0: jax.Array
     gamma: jax.Array
-
-
-def pseudo_inertia(pi):
-    """``(..., 4, 4)`` pseudo-inertia ``J(π)`` (linear in ``π``; layout of ``_params``)."""
-    return _params.pseudo_inertia(pi)
 
 
 def reduce_data(Y, f, w):

@@ -14,8 +14,9 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from .._params import pseudo_inertia
 from .._smallmat import cho_solve, ldl_pivots4, lower_inverse, modified_cholesky
-from ._objective import Problem, hessian_pi, objective_pi, pseudo_inertia
+from ._objective import Problem, hessian_pi, objective_pi
 
 # the Armijo back-tracking search of both paths (optax's, and newton_step's written out)
 MAX_BACKTRACKING = 25  # halvings of the step (optax's max_backtracking_steps)

@@ -18,6 +18,8 @@ import dataclasses
 
 import numpy as np
 
+from .._params import mass_com_inertia, params_from_mass_com_inertia
+
 #: Default floor of a repaired body's principal second moments, relative to its largest.
 #: ``σ_min / σ_max = 3 r² / L²`` for a solid rod of radius ``r`` and length ``L``:
 #: ``1e-3`` is a rod about 27 times as long as it is thick, thinner than any robot link.
@@ -77,22 +79,6 @@ class PriorRepair:
             "principal_moments_after": self.principal_moments_after.tolist(),
             "relative_change": self.relative_change,
         }
-
-
-def _inertia_com(p: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(m, c, I_c)`` of one 10-vector (inertia about the origin → about the CoM)."""
-    m, h = float(p[0]), np.asarray(p[1:4], np.float64)
-    Ixx, Ixy, Iyy, Ixz, Iyz, Izz = (float(x) for x in p[4:10])
-    I_o = np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]])
-    c = h / m
-    I_c = I_o - m * (float(c @ c) * np.eye(3) - np.outer(c, c))
-    return m, c, 0.5 * (I_c + I_c.T)
-
-
-def _params(m: float, c: np.ndarray, I_c: np.ndarray) -> np.ndarray:
-    """The 10-vector (about the origin) of mass ``m``, CoM ``c`` and ``I_c``."""
-    I_o = I_c + m * (float(c @ c) * np.eye(3) - np.outer(c, c))
-    return np.array([m, *(m * c), I_o[0, 0], I_o[0, 1], I_o[1, 1], I_o[0, 2], I_o[1, 2], I_o[2, 2]])
 
 
 def repair_prior(
@@ -161,7 +147,7 @@ def repair_prior(
                 "distribution for the prior to stay near; give it an <inertial> (e.g. from CAD) "
                 "or lock its joint",
             )
-        _, c, I_c = _inertia_com(P[b])
+        _, c, I_c = mass_com_inertia(P[b])
         lam, V = np.linalg.eigh(I_c)  # principal moments, ascending
         sig = 0.5 * lam.sum() - lam  # principal second moments along the same axes
         s_max = float(sig.max())
@@ -185,7 +171,7 @@ def repair_prior(
         sig2 = np.maximum(sig, floor * s_max)
         lam2 = sig2.sum() - sig2
         I_c2 = (V * lam2) @ V.T
-        out[b] = _params(m, c, 0.5 * (I_c2 + I_c2.T))
+        out[b] = params_from_mass_com_inertia(m, c, 0.5 * (I_c2 + I_c2.T))
         order = np.argsort(sig)
         repairs.append(
             PriorRepair(

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .._checks import positive_number
 from ._log import LogError, RobotLog, continuous_quaternions
 
 __all__ = ["SamplingReport", "resample_log"]
@@ -63,14 +64,6 @@ class SamplingReport:
             f"(min / median / max), {100 * self.off_share:.3g} % more than 10 % off the "
             f"median: {what} ({self.n_out} samples)"
         )
-
-
-def _positive(x, name) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {type(x).__name__} {x!r}")
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"{name}: expected a finite number > 0, got {x!r}")
-    return float(x)
 
 
 def resample_log(
@@ -130,8 +123,8 @@ def resample_log(
         raise TypeError(
             f"log: expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
         )
-    out_rate = None if rate is None else _positive(rate, "rate")
-    user_gap = None if max_gap is None else _positive(max_gap, "max_gap")
+    out_rate = None if rate is None else positive_number(rate, "rate")
+    user_gap = None if max_gap is None else positive_number(max_gap, "max_gap")
     t = log.t
     dt = np.diff(t)
     h = float(np.median(dt))

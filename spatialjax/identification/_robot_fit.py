@@ -24,13 +24,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _params
-from .._checks import as_float_array, broadcast_batch, is_concrete, same_dtype
+from .._checks import as_float_array, broadcast_batch, require_finite, same_dtype
 from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
 from ..multibody.friction import FRICTION_KINDS
-from ._inputs import check_gamma, first_bad
+from ._inputs import check_extra_prior, check_gamma, check_weights
+from ._inputs import check_prior_bodies as _check_prior  # also _identifiability's
 from ._program import cpu_program
 from ._robot_result import RobotFitResult
 from ._status import FitStatus, status_code
@@ -635,108 +636,6 @@ def _flatten_batch(args, cores, axes, batch):
 
 
 # ------------------------------------------------------------------ input checks
-def _check_finite_samples(x, name: str, what: str) -> None:
-    """Eager: raise naming the first non-finite entry as sample / joint (/ column)."""
-    if not is_concrete(x):
-        return
-    bad = ~np.isfinite(np.asarray(x))
-    if np.any(bad):
-        idx = first_bad(bad)
-        core = idx[-len(what.split("/")) :]
-        parts = ", ".join(f"{w} {i}" for w, i in zip(what.split("/"), core, strict=True))
-        raise ValueError(
-            f"{name}: expected finite values, got {np.asarray(x)[idx]} at {parts} "
-            f"(index {idx}); remove or repair those samples"
-        )
-
-
-def _check_extra_prior(extra_prior, extra_prior_weight, ne: int, has_extra: bool):
-    """``(φ0 (ne,), w (ne,))`` float64 NumPy from the optional arguments (zeros: none)."""
-    out = []
-    for name, x in (("extra_prior", extra_prior), ("extra_prior_weight", extra_prior_weight)):
-        if x is None:
-            out.append(np.zeros(ne))
-            continue
-        if not has_extra:
-            raise ValueError(f"{name}: given without extra columns")
-        try:
-            arr = np.asarray(x, np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(f"{name}: expected {ne} numbers, got {type(x).__name__}") from None
-        if arr.shape != (ne,):
-            raise ValueError(
-                f"{name}: expected shape ({ne},) (one per extra column), got shape {arr.shape}"
-            )
-        bad = ~np.isfinite(arr) | ((arr < 0) if name == "extra_prior_weight" else False)
-        if np.any(bad):
-            i = int(np.flatnonzero(bad)[0])
-            want = "a finite weight >= 0" if name == "extra_prior_weight" else "a finite value"
-            raise ValueError(f"{name}: expected {want} per column, got {arr[i]} at column {i}")
-        out.append(arr)
-    return out[0], out[1]
-
-
-def _check_prior(prior, nb: int, dtype, body_names=None) -> jax.Array:
-    if not isinstance(prior, RigidBodyInertia):
-        raise TypeError(
-            f"prior: expected a RigidBodyInertia of batch (..., nb={nb}), got "
-            f"{type(prior).__name__}"
-        )
-    pi0 = prior.params
-    if pi0.ndim < 2 or pi0.shape[-2] != nb:
-        raise ValueError(
-            f"prior: expected a RigidBodyInertia of batch shape (..., {nb}) (one body per "
-            f"10 regressor columns), got batch shape {tuple(pi0.shape[:-1])}"
-        )
-    same_dtype(Y=jnp.zeros((), dtype), prior=pi0)
-    if is_concrete(pi0):
-        p = np.asarray(pi0, np.float64)
-        ok = np.asarray(np.isfinite(p).all(axis=-1))
-        lam = np.full(p.shape[:-1], -np.inf)
-        J = _params.pseudo_inertia(np.where(ok[..., None], p, 0.0), np)
-        lam[ok] = np.linalg.eigvalsh(J[ok])[..., 0]
-        bad = ~(lam > 0)
-        if np.any(bad):
-            idx = first_bad(bad)
-            i = idx[-1]
-            who = f"body {i}" + (f" ({body_names[i]!r})" if body_names else "")
-            raise ValueError(
-                f"prior: every body must be fully physically consistent (pseudo-inertia J0 "
-                f"positive definite) to serve as a log-det prior; {who} is not "
-                f"(smallest eigenvalue of J0: {lam[idx]:.3g}, index {idx}). Replace it, e.g. "
-                "with spatialjax.nearest_consistent(prior) (made strictly interior), or pass "
-                "a prior of your own"
-            )
-    return pi0
-
-
-def _check_weights(weights, n: int, nv: int, dtype, name: str = "weights"):
-    w = as_float_array(weights, name)
-    same_dtype(Y=jnp.zeros((), dtype), **{name: w})
-    ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
-    if ws[-1] not in (1, nv) or ws[-2] not in (1, n):
-        raise ValueError(
-            f"{name}: expected a shape broadcastable to tau's (..., N, nv) = (..., {n}, {nv}), "
-            f"such as (), ({nv},), ({n}, 1), ({n}, {nv}) or (..., {n}, {nv}); got shape "
-            f"{tuple(w.shape)}"
-        )
-    w = w.astype(dtype).reshape(ws)
-    if is_concrete(w):
-        wn = np.asarray(w)
-        if not np.all(np.isfinite(wn)):
-            raise ValueError(
-                f"{name}: expected finite values, got NaN or inf at index "
-                f"{first_bad(~np.isfinite(wn))}"
-            )
-        if np.any(wn < 0):
-            what = "noise weights (1/σ²)" if name == "weights" else "factors"
-            raise ValueError(
-                f"{name}: expected non-negative {what}, got a negative value at "
-                f"index {first_bad(wn < 0)}"
-            )
-    return w
-
-
 def _prepare(Y, tau, extra, weights, what: str):
     """Shapes/dtypes of ``Y``, ``tau``, ``extra``, ``weights``; returns ``X = [Y | extra]`` etc."""
     Y = as_float_array(Y, "Y")
@@ -769,17 +668,17 @@ def _prepare(Y, tau, extra, weights, what: str):
             )
         same_dtype(Y=Y, extra=extra)
         ne = extra.shape[-1]
-    _check_finite_samples(tau, "tau", "sample/joint")
-    _check_finite_samples(Y, "Y", "sample/joint/column")
+    require_finite(tau, "tau", "sample/joint")
+    require_finite(Y, "Y", "sample/joint/column")
     if extra is not None:
-        _check_finite_samples(extra, "extra", "sample/joint/column")
+        require_finite(extra, "extra", "sample/joint/column")
         batch = broadcast_batch("Y and tau", batch, "extra", extra.shape[:-3])
         E = extra
     else:
         E = jnp.zeros((N, nv, 0), dtype)
     w = None
     if weights is not None:
-        w = _check_weights(weights, N, nv, dtype)
+        w = check_weights(weights, N, nv, dtype, data="tau")
         batch = broadcast_batch("Y and tau", batch, "weights", w.shape[:-2])
     return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
 
@@ -1015,7 +914,7 @@ def fit_torques(
         raise ValueError(f"solver: expected None or 'interior_point', got {solver!r}")
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "fit")
     if multiplicity is not None:
-        m = _check_weights(multiplicity, N, nv, dtype, "multiplicity")
+        m = check_weights(multiplicity, N, nv, dtype, data="tau", name="multiplicity")
         batch = broadcast_batch("Y and tau", batch, "multiplicity", m.shape[:-2])
         w = m if w is None else w * m
     p = 10 * nb + ne
@@ -1032,7 +931,7 @@ def fit_torques(
                 f"extra_nonnegative: expected {ne} booleans (one per extra column), got "
                 f"{nonneg.dtype} array of shape {nonneg.shape}"
             )
-    phi0, wphi = _check_extra_prior(extra_prior, extra_prior_weight, ne, extra is not None)
+    phi0, wphi = check_extra_prior(extra_prior, extra_prior_weight, ne, extra is not None)
     if weights is None and N * nv <= p:
         raise ValueError(
             f"tau: {N * nv} torque samples (N={N} samples × nv={nv} joints) but the problem has "
@@ -1120,11 +1019,11 @@ def fit_robot(
         raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
     fm = _as_friction_model(friction)
     tau = as_float_array(tau, "tau")
-    _check_finite_samples(tau, "tau", "sample/joint")
+    require_finite(tau, "tau", "sample/joint")
     # the caller's arrays are checked here: a NaN in q would otherwise surface as a
     # non-finite entry of Y, an array the caller never passed
     for name, x in (("q", q), ("v", v), ("a", a)):
-        _check_finite_samples(as_float_array(x, name), name, "sample/column")
+        require_finite(as_float_array(x, name), name, "sample/column")
     Y = joint_torque_regressor(model, q, v, a, gravity)
     extra = nonneg = None
     n1 = fm.n_joints(model)

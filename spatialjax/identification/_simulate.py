@@ -126,7 +126,9 @@ def _rnea_scan(model, q, dq, ddq, g):
     return multibody.rnea(model, q, dq, ddq, g, method="scan")
 
 
-def _per_joint(x, name, n, nonneg=True):
+def _scalar_or_per_joint(x, name, n, nonneg=True):
+    """``(n,)`` float64 from one number (every joint) or one per joint; finite, and ``>= 0``
+    unless ``nonneg`` is false."""
     arr = np.asarray(x, np.float64)
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
@@ -239,9 +241,9 @@ def simulate_log(
         raise ValueError(
             f"inertia: expected a RigidBodyInertia of batch ({model.nbodies},), got {got}"
         )
-    sigma_tau = _per_joint(torque_noise, "torque_noise", n)
-    res = _per_joint(encoder_resolution, "encoder_resolution", n)
-    sigma_q = _per_joint(position_noise, "position_noise", n)
+    sigma_tau = _scalar_or_per_joint(torque_noise, "torque_noise", n)
+    res = _scalar_or_per_joint(encoder_resolution, "encoder_resolution", n)
+    sigma_q = _scalar_or_per_joint(position_noise, "position_noise", n)
     if friction is not None:
         fr = np.asarray(friction, np.float64)
         if fr.shape != (n, 3) or not np.all(np.isfinite(fr)):

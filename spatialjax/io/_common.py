@@ -115,6 +115,21 @@ def joint_axis(text: str | None, ctx: Ctx, joint: str, fixed: bool = False) -> n
     return axis / norm if norm > 0 else axis
 
 
+#: URDF and SDFormat joint dynamics and limits: ``{element: {child: Model field}}``. The two
+#: formats name them alike (``<dynamics damping friction>``, ``<limit lower upper velocity
+#: effort>``); URDF writes them as attributes of the joint's elements, SDFormat as child
+#: elements of ``<axis><dynamics>``/``<axis><limit>``.
+JOINT_DYNAMICS_FIELDS = {
+    "dynamics": {"damping": "damping", "friction": "friction"},
+    "limit": {
+        "lower": "lower",
+        "upper": "upper",
+        "velocity": "velocity_limit",
+        "effort": "effort_limit",
+    },
+}
+
+
 def joint_value(text: str | None, ctx: Ctx, joint: str, label: str, signed: bool) -> float:
     """One number of a joint's dynamics or limits; ``>= 0`` unless ``signed``.
 

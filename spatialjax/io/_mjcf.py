@@ -223,7 +223,7 @@ def read_mjcf(root: XNode, path, data: bytes, *, tree: bool = False) -> ModelDes
     """Read a ``<mujoco>``: every body's explicit ``<inertial>``, or with ``tree`` the tree."""
     degree, eulerseq, notes = _compiler(root, path)
     if tree:
-        return _read_tree(root, path, data, degree, eulerseq, notes)
+        return _read_mjcf_tree(root, path, data, degree, eulerseq, notes)
     for tag in ("include", "attach", "replicate"):
         for node in root.iter(tag):
             notes.append(f"line {node.line}: <{tag}> not expanded; its bodies are not checked")
@@ -238,7 +238,7 @@ def read_mjcf(root: XNode, path, data: bytes, *, tree: bool = False) -> ModelDes
             if inertial is None:
                 inferred.append(name)
                 continue
-            links.append(_read_inertial(path, data, name, inertial, degree, eulerseq, notes))
+            links.append(_read_mjcf_inertial(path, data, name, inertial, degree, eulerseq, notes))
     if inferred:
         shown = ", ".join(inferred[:5]) + (", ..." if len(inferred) > 5 else "")
         noun = "body" if len(inferred) == 1 else "bodies"
@@ -250,7 +250,7 @@ def read_mjcf(root: XNode, path, data: bytes, *, tree: bool = False) -> ModelDes
     return ModelDescription(str(path), "mjcf", inertials=inertials)
 
 
-def _read_inertial(path, data, name, node: XNode, degree, eulerseq, notes):
+def _read_mjcf_inertial(path, data, name, node: XNode, degree, eulerseq, notes):
     ctx = Ctx(path, node.line, name)
     pos = parse_numbers(node.attrib.get("pos"), ctx.at(field="inertial/pos"), 3)
     mass = parse_numbers(node.attrib.get("mass"), ctx.at(field="inertial/mass"), 1)[0]
@@ -331,7 +331,7 @@ def _autolimits(root) -> bool:
     return value
 
 
-def _joint_dynamics(attrs, jtype, name, ctx, degree, autolimits):
+def _mjcf_joint_dynamics(attrs, jtype, name, ctx, degree, autolimits):
     """``{Model field: value}`` from a hinge/slide joint's resolved attributes."""
     out = {}
     for attr, field in (("armature", "armature"), ("damping", "damping"),
@@ -397,7 +397,45 @@ def _defaults(root):
     return classes
 
 
-def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> ModelDescription:
+def _read_mjcf_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> ModelDescription:
+    """The tree of a ``<mujoco>`` (module doc): its bodies, their joints, its named sites."""
+    _reject_unexpanded(root, path)
+    walk = _BodyWalk(path, degree, eulerseq, _defaults(root), _autolimits(root))
+    worlds = root.findall("worldbody")
+    if not worlds:
+        raise ModelFileError(path, "the MJCF file has no <worldbody>", line=root.line)
+    for w in worlds:
+        walk.visit(w, "world", "main", np.eye(3), np.zeros(3))
+    if not walk.bodies:
+        raise ModelFileError(path, "<worldbody> has no <body>", line=worlds[0].line)
+
+    links, tree = [], []
+    for name, el, parent, rec, R_f, p_f in walk.bodies:
+        tree.append(_body_joint(path, name, el, parent, rec, R_f, p_f, degree, eulerseq))
+        inertial = el.find("inertial")
+        if inertial is not None:
+            inertial = _read_mjcf_inertial(path, data, name, inertial, degree, eulerseq, notes)
+        links.append(LinkDescription(name, inertial, el.line, el))
+    frames = []
+    for name, el, body, R_f, p_f in walk.sites:
+        R_s, p_s = _site_pose(el, Ctx(path, el.line, name), degree, eulerseq)
+        frames.append(FrameDescription(name, body, R_f @ R_s, R_f @ p_s + p_f))
+    return ModelDescription(
+        str(path),
+        "mjcf",
+        name=root.attrib.get("model", ""),
+        line=root.line,
+        links=tuple(links),
+        joints=tuple(tree),
+        frames=tuple(frames),
+        root="world",
+        siblings_by_name=False,
+        source=data,
+    )
+
+
+def _reject_unexpanded(root: XNode, path) -> None:
+    """Raise for the first ``<include>``, ``<attach>`` or ``<replicate>`` (not expanded here)."""
     for tag in ("include", "attach", "replicate"):
         for node in root.iter(tag):
             raise ModelFileError(
@@ -407,20 +445,34 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
                 line=node.line,
                 field=tag,
             )
-    classes = _defaults(root)
-    autolim = _autolimits(root)
 
-    bodies = []  # (name, node, parent name, joint record or None)
-    sites = []  # (name, node, enclosing body name or "world")
-    joints, body_line = {}, {}
-    counter = {"body": 0, "joint": 0}
 
-    def read_joint(jel, body_name, childclass, R_f, p_f):
-        counter["joint"] += 1
-        name = jel.attrib.get("name") or f"<joint {counter['joint'] - 1}>"
+class _BodyWalk:
+    """One depth-first walk of ``<worldbody>``: the bodies, their joints and the named sites.
+
+    Attributes:
+      bodies: ``(name, element, parent name, joint record or None, R_f, p_f)`` per body in
+        document order; ``(R_f, p_f)`` is the pose of the ``<frame>`` elements around it (in
+        its parent body's frame; the identity when none).
+      sites: ``(name, element, enclosing body name or "world", R_f, p_f)`` per named site.
+      joints: ``{joint name: record}``, a record being ``(name, MJCF type, pos, axis,
+        element, line, dynamics)`` with ``pos`` and ``axis`` in the body frame.
+    """
+
+    def __init__(self, path, degree, eulerseq, classes, autolimits):
+        self.path, self.degree, self.eulerseq = path, degree, eulerseq
+        self.classes, self.autolimits = classes, autolimits
+        self.bodies, self.sites = [], []
+        self.joints, self.body_line = {}, {}
+        self.counter = {"body": 0, "joint": 0}
+
+    def read_joint(self, jel, body_name, childclass, R_f, p_f):
+        path, classes = self.path, self.classes
+        self.counter["joint"] += 1
+        name = jel.attrib.get("name") or f"<joint {self.counter['joint'] - 1}>"
         ctx = Ctx(path, jel.line, body_name, f"joint[{name}]")
-        if name in joints:
-            raise ctx.error(f"duplicate joint name {name!r} (first on line {joints[name][5]})")
+        if name in self.joints:
+            raise ctx.error(f"duplicate joint name {name!r} (first on line {self.joints[name][5]})")
         if jel.tag == "freejoint":
             attrs = {"type": "free"}
         else:
@@ -445,21 +497,25 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
                 axis = joint_axis(attrs["axis"], ctx.at(field=f"joint[{name}]/axis"), name)
             # a joint inside <frame> elements: its pos and axis are in the frame's coordinates
             pos, axis = R_f @ pos + p_f, R_f @ axis
-        dyn = {} if jtype == "free" else _joint_dynamics(attrs, jtype, name, ctx, degree, autolim)
+        dyn = (
+            {}
+            if jtype == "free"
+            else _mjcf_joint_dynamics(attrs, jtype, name, ctx, self.degree, self.autolimits)
+        )
         rec = (name, jtype, pos, axis, jel, jel.line, dyn)
-        joints[name] = rec
+        self.joints[name] = rec
         return rec
 
-    def frame_pose(el, R_f, p_f):
+    def frame_pose(self, el, R_f, p_f):
         """A ``<frame>``'s pose in the enclosing body: its own composed with ``(R_f, p_f)``."""
-        ctx = Ctx(path, el.line, el.attrib.get("name"))
+        ctx = Ctx(self.path, el.line, el.attrib.get("name"))
         p = np.zeros(3)
         if "pos" in el.attrib:
             p = parse_numbers(el.attrib["pos"], ctx.at(field="frame/pos"), 3)
-        _, R = _orientation(el, ctx, degree, eulerseq, element="frame")
+        _, R = _orientation(el, ctx, self.degree, self.eulerseq, element="frame")
         return R_f @ R, R_f @ p + p_f
 
-    def body_joints(el, R_f, p_f, childclass):
+    def body_joints(self, el, R_f, p_f, childclass):
         """A body's joint elements, those inside its ``<frame>`` elements included, with the
         pose of their coordinates in the body frame and their default class."""
         out = []
@@ -467,102 +523,79 @@ def _read_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> Model
             if c.tag in ("joint", "freejoint"):
                 out.append((c, R_f, p_f, childclass))
             elif c.tag == "frame":
-                R2, p2 = frame_pose(c, R_f, p_f)
-                out += body_joints(c, R2, p2, c.attrib.get("childclass", childclass))
+                R2, p2 = self.frame_pose(c, R_f, p_f)
+                out += self.body_joints(c, R2, p2, c.attrib.get("childclass", childclass))
         return out
 
-    def visit(node, parent, childclass, R_f, p_f):
+    def visit(self, node, parent, childclass, R_f, p_f):
         for el in node.children:
             if el.tag == "frame":  # a coordinate frame: its children are placed in it
-                R2, p2 = frame_pose(el, R_f, p_f)
-                visit(el, parent, el.attrib.get("childclass", childclass), R2, p2)
+                R2, p2 = self.frame_pose(el, R_f, p_f)
+                self.visit(el, parent, el.attrib.get("childclass", childclass), R2, p2)
                 continue
             if el.tag == "site" and el.attrib.get("name"):
-                sites.append((el.attrib["name"], el, parent, R_f, p_f))
+                self.sites.append((el.attrib["name"], el, parent, R_f, p_f))
             if el.tag != "body":
                 continue
-            counter["body"] += 1
-            name = el.attrib.get("name") or f"<body {counter['body']}>"
+            self.counter["body"] += 1
+            name = el.attrib.get("name") or f"<body {self.counter['body']}>"
             cc = el.attrib.get("childclass", childclass)
             I3, z3 = np.eye(3), np.zeros(3)
-            recs = [read_joint(j, name, c, R, p) for j, R, p, c in body_joints(el, I3, z3, cc)]
-            if len(recs) > 1:
-                listed = ", ".join(f"{r[0]!r} (line {r[5]})" for r in recs)
+            joints = self.body_joints(el, I3, z3, cc)
+            recs = [self.read_joint(j, name, c, R, p) for j, R, p, c in joints]
+            rec = self.the_joint(name, recs, parent)
+            if name in self.body_line:
                 raise ModelFileError(
-                    path,
-                    f"body {name!r} has {len(recs)} joints ({listed}); Model.from_mjcf "
-                    "supports one joint per body (split them into nested bodies)",
-                    line=recs[1][5],
-                    link=name,
-                    field=f"joint[{recs[1][0]}]",
-                )
-            rec = recs[0] if recs else None
-            if rec is not None and rec[1] == "free" and parent != "world":
-                raise ModelFileError(
-                    path,
-                    f"joint {rec[0]!r} is a free joint of body {name!r}, which is not a child "
-                    "of <worldbody>: a free flyer can only be the root joint",
-                    line=rec[5],
-                    link=name,
-                    field=f"joint[{rec[0]}]/type",
-                )
-            if name in body_line:
-                raise ModelFileError(
-                    path,
-                    f"duplicate body name {name!r} (first on line {body_line[name]}); "
+                    self.path,
+                    f"duplicate body name {name!r} (first on line {self.body_line[name]}); "
                     "MuJoCo requires unique body names",
                     line=el.line,
                     link=name,
                 )
-            body_line[name] = el.line
-            bodies.append((name, el, parent, rec, R_f, p_f))
-            visit(el, name, cc, I3, z3)
+            self.body_line[name] = el.line
+            self.bodies.append((name, el, parent, rec, R_f, p_f))
+            self.visit(el, name, cc, I3, z3)
 
-    worlds = root.findall("worldbody")
-    if not worlds:
-        raise ModelFileError(path, "the MJCF file has no <worldbody>", line=root.line)
-    for w in worlds:
-        visit(w, "world", "main", np.eye(3), np.zeros(3))
-    if not bodies:
-        raise ModelFileError(path, "<worldbody> has no <body>", line=worlds[0].line)
+    def the_joint(self, name, recs, parent):
+        """A body's one joint record (``None``: welded); raise for several or a nested free one."""
+        if len(recs) > 1:
+            listed = ", ".join(f"{r[0]!r} (line {r[5]})" for r in recs)
+            raise ModelFileError(
+                self.path,
+                f"body {name!r} has {len(recs)} joints ({listed}); Model.from_mjcf "
+                "supports one joint per body (split them into nested bodies)",
+                line=recs[1][5],
+                link=name,
+                field=f"joint[{recs[1][0]}]",
+            )
+        rec = recs[0] if recs else None
+        if rec is not None and rec[1] == "free" and parent != "world":
+            raise ModelFileError(
+                self.path,
+                f"joint {rec[0]!r} is a free joint of body {name!r}, which is not a child "
+                "of <worldbody>: a free flyer can only be the root joint",
+                line=rec[5],
+                link=name,
+                field=f"joint[{rec[0]}]/type",
+            )
+        return rec
 
-    links, tree = [], []
+
+def _body_joint(path, name, el, parent, rec, R_f, p_f, degree, eulerseq) -> JointDescription:
+    """The joint that attaches body ``name`` to ``parent``: its own, or a weld (module doc)."""
     I3, z3 = np.eye(3), np.zeros(3)
-    for name, el, parent, rec, R_f, p_f in bodies:
-        ctx = Ctx(path, el.line, name)
-        p_b = np.zeros(3)
-        if "pos" in el.attrib:
-            p_b = parse_numbers(el.attrib["pos"], ctx.at(field="body/pos"), 3)
-        _, R_b = _orientation(el, ctx, degree, eulerseq, element="body")
-        R_b, p_b = R_f @ R_b, R_f @ p_b + p_f  # a body inside <frame> elements
-        if rec is None:  # welded to the parent
-            joint = JointDescription(None, "fixed", parent, name, R_b, p_b, z3, I3, z3, {}, el.line)
-        elif rec[1] == "free":  # the file's pose is qpos0, not a placement
-            joint = JointDescription(rec[0], "free_flyer", parent, name, I3, z3, z3, I3, z3, {},
-                                     rec[5])  # fmt: skip
-        else:
-            jname, jtype, jpos, axis, _, line, dyn = rec
-            jtype = "revolute" if jtype == "hinge" else "prismatic"
-            joint = JointDescription(jname, jtype, parent, name, R_b, p_b + R_b @ jpos, axis,
-                                     I3, -jpos, dyn, line, rec[4])  # fmt: skip
-        tree.append(joint)
-        inertial = el.find("inertial")
-        if inertial is not None:
-            inertial = _read_inertial(path, data, name, inertial, degree, eulerseq, notes)
-        links.append(LinkDescription(name, inertial, el.line, el))
-    frames = []
-    for name, el, body, R_f, p_f in sites:
-        R_s, p_s = _site_pose(el, Ctx(path, el.line, name), degree, eulerseq)
-        frames.append(FrameDescription(name, body, R_f @ R_s, R_f @ p_s + p_f))
-    return ModelDescription(
-        str(path),
-        "mjcf",
-        name=root.attrib.get("model", ""),
-        line=root.line,
-        links=tuple(links),
-        joints=tuple(tree),
-        frames=tuple(frames),
-        root="world",
-        siblings_by_name=False,
-        source=data,
-    )
+    ctx = Ctx(path, el.line, name)
+    p_b = np.zeros(3)
+    if "pos" in el.attrib:
+        p_b = parse_numbers(el.attrib["pos"], ctx.at(field="body/pos"), 3)
+    _, R_b = _orientation(el, ctx, degree, eulerseq, element="body")
+    R_b, p_b = R_f @ R_b, R_f @ p_b + p_f  # a body inside <frame> elements
+    if rec is None:  # welded to the parent
+        return JointDescription(None, "fixed", parent, name, R_b, p_b, z3, I3, z3, {}, el.line)
+    if rec[1] == "free":  # the file's pose is qpos0, not a placement
+        return JointDescription(rec[0], "free_flyer", parent, name, I3, z3, z3, I3, z3, {},
+                                rec[5])  # fmt: skip
+    jname, jtype, jpos, axis, _, line, dyn = rec
+    jtype = "revolute" if jtype == "hinge" else "prismatic"
+    return JointDescription(jname, jtype, parent, name, R_b, p_b + R_b @ jpos, axis,
+                            I3, -jpos, dyn, line, rec[4])  # fmt: skip

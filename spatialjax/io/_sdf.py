@@ -78,6 +78,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import (
+    JOINT_DYNAMICS_FIELDS,
     Ctx,
     ModelFileError,
     ModelInertials,
@@ -136,7 +137,7 @@ def read_sdf(
     """
     models = _models(root)
     if tree:
-        return _read_tree(root, path, data, models, model_name)
+        return _read_sdf_tree(root, path, data, models, model_name)
     plain = len(models) == 1
     links, notes = [], []
     rule = "{what} names must be unique within a <model> (SDFormat specification)"
@@ -162,7 +163,7 @@ def read_sdf(
                     "collision geometry; not checked"
                 )
                 continue
-            links.append(_read_inertial(path, data, name, lname, inertial, notes))
+            links.append(_read_sdf_inertial(path, data, name, lname, inertial, notes))
     for inc in root.iter("include"):
         notes.append(f"line {inc.line}: <include> not followed; its links are not checked")
     if not models:
@@ -212,7 +213,7 @@ def _read_pose(pose: XNode, ctx: Ctx, link_name: str):
     return p, R
 
 
-def _read_inertial(path, data, name, link_name, inertial: XNode, notes):
+def _read_sdf_inertial(path, data, name, link_name, inertial: XNode, notes):
     ctx = Ctx(path, inertial.line, name)
     pose = inertial.find("pose")
     if pose is not None:
@@ -301,17 +302,6 @@ def _read_inertial(path, data, name, link_name, inertial: XNode, notes):
 _SUPPORTED = ("revolute", "continuous", "prismatic", "fixed")
 _KNOWN_UNSUPPORTED = ("ball", "universal", "screw", "revolute2", "gearbox", "prismatic2")
 
-#: SDFormat ``<axis>`` child -> ``{element: Model joint-dynamics field}``
-_SDF_DYNAMICS = {
-    "dynamics": {"damping": "damping", "friction": "friction"},
-    "limit": {
-        "lower": "lower",
-        "upper": "upper",
-        "velocity": "velocity_limit",
-        "effort": "effort_limit",
-    },
-}
-
 
 def _pose(el, ctx):
     """``(R, p, relative_to or None)`` of an element's ``<pose>`` child (identity if absent)."""
@@ -324,7 +314,7 @@ def _pose(el, ctx):
     return R, p, rel
 
 
-def _joint_dynamics(ax, name, ctx):
+def _sdf_joint_dynamics(ax, name, ctx):
     """``{Model field: value}`` from ``<axis><dynamics>`` and ``<axis><limit>``.
 
     SDFormat's ``velocity``/``effort`` of ``-1`` (its default) mean no limit (inf).
@@ -332,7 +322,7 @@ def _joint_dynamics(ax, name, ctx):
     out = {}
     if ax is None:
         return out
-    for tag, fields in _SDF_DYNAMICS.items():
+    for tag, fields in JOINT_DYNAMICS_FIELDS.items():  # <axis>'s <dynamics>, <limit>
         sub = ax.find(tag)
         if sub is None:
             continue
@@ -374,7 +364,7 @@ def _pick_model(root, path, models, model_name):
     return model
 
 
-def _read_joint(el, path, frames, mname):
+def _read_sdf_joint(el, path, frames, mname):
     """``(name, type, parent, child, axis element or None, expressed_in, dynamics)``."""
     name = el.attrib["name"]
     ctx = Ctx(path, el.line, None, f"joint[{name}]")
@@ -410,7 +400,7 @@ def _read_joint(el, path, frames, mname):
         upm = ax.find("use_parent_model_frame")
         if upm is not None and _bool(upm.text or "", ctx.at(upm, f"joint[{name}]/axis")):
             axis_in = "__model__"
-    dyn = _joint_dynamics(ax, name, ctx)
+    dyn = _sdf_joint_dynamics(ax, name, ctx)
     ri = el.find("drake:rotor_inertia")
     if ri is not None:
         gr = el.find("drake:gear_ratio")
@@ -421,11 +411,48 @@ def _read_joint(el, path, frames, mname):
     return name, jtype, ends["parent"], ends["child"], xyz, axis_in, dyn
 
 
-def _read_tree(root, path, data, models, model_name) -> ModelDescription:
+def _read_sdf_tree(root, path, data, models, model_name) -> ModelDescription:
+    """The tree of one ``<model>`` (module doc): links, joints, ``<frame>`` elements."""
     model = _pick_model(root, path, models, model_name)
     mname = model.attrib.get("name", "")
+    frames = _model_frames(path, model)
+    links = [n for n, (t, _) in frames.items() if t == "link"]
+    if not links:
+        raise ModelFileError(path, f"model {mname!r} has no <link>", line=model.line)
+    joints = {}
+    for el in model.findall("joint"):
+        j = _read_sdf_joint(el, path, frames, mname)
+        joints[j[0]] = j
+    poses = _Poses(path, mname, frames, joints)
+    tree = [_joint_description(path, j, frames, poses) for j in joints.values()]
+    root_link = _root_link(path, model, links, tree, frames)
+    check_connected(path, root_link, tree, {n: frames[n][1].line for n in links}, "root")
+    extra = _frame_descriptions(frames, joints, poses, root_link)
+    described, notes = [], []
+    for name in links:
+        el = frames[name][1]
+        inertial = el.find("inertial")
+        if inertial is None:  # SDFormat default: mass 1, unit inertia at the link origin
+            z3, I3 = np.zeros(3), np.eye(3)
+            link = make_link(name, "sdf-default", 1.0, z3, I3, I3, el.line)
+        else:
+            link = _read_sdf_inertial(path, data, name, name, inertial, notes)
+        described.append(LinkDescription(name, link, el.line))
+    return ModelDescription(
+        str(path),
+        "sdf",
+        name=mname,
+        line=model.line,
+        links=tuple(described),
+        joints=tuple(tree),
+        frames=tuple(extra),
+        root=root_link,
+    )
 
-    frames = {}  # every frame of the model: name -> (kind, element)
+
+def _model_frames(path, model) -> dict:
+    """``{name: (kind, element)}`` of every link, joint and frame: one namespace per model."""
+    frames = {}
     for tag in ("link", "joint", "frame"):
         for el in model.findall(tag):
             name = el.attrib.get("name")
@@ -440,70 +467,82 @@ def _read_tree(root, path, data, models, model_name) -> ModelDescription:
                     field=f"{tag}[{name}]",
                 )
             frames[name] = (tag, el)
-    links = [n for n, (t, _) in frames.items() if t == "link"]
-    if not links:
-        raise ModelFileError(path, f"model {mname!r} has no <link>", line=model.line)
-    joints = {}
-    for el in model.findall("joint"):
-        j = _read_joint(el, path, frames, mname)
-        joints[j[0]] = j
+    return frames
 
-    # pose resolution: every frame's pose in the model frame
-    resolved, stack = {"__model__": (np.eye(3), np.zeros(3))}, []
 
-    def resolve(name, ctx):
+class _Poses:
+    """Every frame's pose in the model frame (SDFormat 1.7+ ``relative_to`` semantics).
+
+    All frames of the model are resolved on construction; :meth:`resolve` then
+    answers for any name (an unknown one, or a ``relative_to`` cycle, raises).
+    """
+
+    def __init__(self, path, mname, frames, joints):
+        self.path, self.mname, self.frames, self.joints = path, mname, frames, joints
+        self.resolved = {"__model__": (np.eye(3), np.zeros(3))}
+        self.stack = []
+        for name in frames:
+            self.resolve(name, Ctx(path, frames[name][1].line))
+        self.resolved["world"] = self.resolved["__model__"]
+
+    def resolve(self, name, ctx):
+        """``(R, p)`` of frame ``name`` in the model frame."""
+        resolved, stack, frames = self.resolved, self.stack, self.frames
         if name == "world":
             name = "__model__"
         if name in resolved:
             return resolved[name]
         if name not in frames:
-            raise ctx.error(f"unknown frame {name!r} (not a link, joint or frame of {mname!r})")
+            raise ctx.error(
+                f"unknown frame {name!r} (not a link, joint or frame of {self.mname!r})"
+            )
         if name in stack:
             cycle = " -> ".join([*stack[stack.index(name) :], name])
             raise ctx.error(f"pose relative_to graph has a cycle: {cycle}")
         stack.append(name)
         tag, el = frames[name]
-        ectx = Ctx(path, el.line, name if tag == "link" else None, f"{tag}[{name}]")
+        ectx = Ctx(self.path, el.line, name if tag == "link" else None, f"{tag}[{name}]")
         R, p, rel = _pose(el, ectx)
         if rel is None:
             if tag == "joint":
-                rel = joints[name][3]
+                rel = self.joints[name][3]
             elif tag == "frame":
                 rel = (el.attrib.get("attached_to") or "").strip() or "__model__"
             else:
                 rel = "__model__"
         pose_el = el.find("pose")
         pctx = ectx.at(pose_el if pose_el is not None else el, f"{tag}[{name}]/pose/relative_to")
-        R0, p0 = resolve(rel, pctx)
+        R0, p0 = self.resolve(rel, pctx)
         stack.pop()
         resolved[name] = (R0 @ R, p0 + R0 @ p)
         return resolved[name]
 
-    for name in frames:
-        resolve(name, Ctx(path, frames[name][1].line))
-    resolved["world"] = resolved["__model__"]
-
-    def relative(a, b):
+    def relative(self, a, b):
         """Pose of frame ``b`` in frame ``a`` (both resolved in the model frame)."""
-        (R_a, p_a), (R_b, p_b) = resolved[a], resolved[b]
+        (R_a, p_a), (R_b, p_b) = self.resolved[a], self.resolved[b]
         return R_a.T @ R_b, R_a.T @ (p_b - p_a)
 
-    tree = []
-    for name, jtype, parent, child, xyz, axis_in, dyn in joints.values():
-        axis = np.array([0.0, 0.0, 1.0])
-        if xyz is not None:
-            field = f"joint[{name}]/axis/xyz"
-            actx = Ctx(path, xyz.line, None, field)
-            axis = joint_axis(xyz.text, actx, name, fixed=jtype == "fixed")
-            if axis_in is not None and axis_in != name:
-                R_in = resolve(axis_in, actx.at(field=field + "/expressed_in"))[0]
-                axis = resolved[name][0].T @ (R_in @ axis)
-        R_pj, p_pj = relative(parent, name)
-        R_jc, p_jc = relative(name, child)
-        line = frames[name][1].line
-        tree.append(JointDescription(name, jtype, parent, child, R_pj, p_pj, axis, R_jc, p_jc,
-                                     dyn, line))  # fmt: skip
 
+def _joint_description(path, joint, frames, poses: _Poses) -> JointDescription:
+    """A joint read by :func:`_read_sdf_joint`, placed: its axis in the joint frame, its poses."""
+    name, jtype, parent, child, xyz, axis_in, dyn = joint
+    axis = np.array([0.0, 0.0, 1.0])
+    if xyz is not None:
+        field = f"joint[{name}]/axis/xyz"
+        actx = Ctx(path, xyz.line, None, field)
+        axis = joint_axis(xyz.text, actx, name, fixed=jtype == "fixed")
+        if axis_in is not None and axis_in != name:
+            R_in = poses.resolve(axis_in, actx.at(field=field + "/expressed_in"))[0]
+            axis = poses.resolved[name][0].T @ (R_in @ axis)
+    R_pj, p_pj = poses.relative(parent, name)
+    R_jc, p_jc = poses.relative(name, child)
+    line = frames[name][1].line
+    return JointDescription(name, jtype, parent, child, R_pj, p_pj, axis, R_jc, p_jc,
+                            dyn, line)  # fmt: skip
+
+
+def _root_link(path, model, links, tree, frames) -> str:
+    """The one root: the link that is no joint's child, or ``"world"``; else raise."""
     parent_joint = parent_joints(path, tree, "child")
     roots = [n for n in links if n not in parent_joint]
     if any(j.parent == "world" for j in tree):
@@ -523,11 +562,14 @@ def _read_tree(root, path, data, models, model_name) -> ModelDescription:
                 "no joint's child, or every link attached to world through joints"
             )
         raise ModelFileError(path, problem, line=model.line)
-    root_link = roots[0]
-    check_connected(path, root_link, tree, {n: frames[n][1].line for n in links}, "root")
+    return roots[0]
 
-    # <frame> elements: attached (through frames and joints) to a link, or to the model frame
-    # (taken as rigid with the root link); placed by their resolved pose relative to that link
+
+def _frame_descriptions(frames, joints, poses: _Poses, root_link) -> list:
+    """The ``<frame>`` elements: attached (through frames and joints) to a link, or to the
+    model frame (taken as rigid with the root link); placed by their resolved pose relative
+    to that link."""
+
     def frame_link(name, seen=()):
         tag, el = frames.get(name, ("model", None))
         if tag == "link":
@@ -543,25 +585,5 @@ def _read_tree(root, path, data, models, model_name) -> ModelDescription:
     for name, (tag, _) in frames.items():
         if tag == "frame":
             link = frame_link(name)
-            extra.append(FrameDescription(name, link, *relative(link, name)))
-
-    described, notes = [], []
-    for name in links:
-        el = frames[name][1]
-        inertial = el.find("inertial")
-        if inertial is None:  # SDFormat default: mass 1, unit inertia at the link origin
-            z3, I3 = np.zeros(3), np.eye(3)
-            link = make_link(name, "sdf-default", 1.0, z3, I3, I3, el.line)
-        else:
-            link = _read_inertial(path, data, name, name, inertial, notes)
-        described.append(LinkDescription(name, link, el.line))
-    return ModelDescription(
-        str(path),
-        "sdf",
-        name=mname,
-        line=model.line,
-        links=tuple(described),
-        joints=tuple(tree),
-        frames=tuple(extra),
-        root=root_link,
-    )
+            extra.append(FrameDescription(name, link, *poses.relative(link, name)))
+    return extra

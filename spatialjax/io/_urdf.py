@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._common import (
+    JOINT_DYNAMICS_FIELDS,
     Ctx,
     ModelFileError,
     ModelInertials,
@@ -80,7 +81,7 @@ _KNOWN_UNSUPPORTED = ("floating", "planar", "spherical")
 def read_urdf(root: XNode, path, data: bytes, *, tree: bool = False) -> ModelDescription:
     """Read a ``<robot>``: every link's inertial, and with ``tree`` its joints (module doc)."""
     if tree:
-        return _read_tree(root, path, data)
+        return _read_urdf_tree(root, path, data)
     return ModelDescription(str(path), "urdf", inertials=_read_inertials(root, path, data))
 
 
@@ -98,7 +99,7 @@ def _read_inertials(root: XNode, path, data: bytes) -> ModelInertials:
             z3 = np.zeros(3)
             links.append(make_link(name, "absent", 0.0, z3, np.eye(3), np.zeros((3, 3)), link.line))
             continue
-        links.append(_read_inertial(path, data, name, inertial))
+        links.append(_read_urdf_inertial(path, data, name, inertial))
     return ModelInertials(str(path), "urdf", tuple(links), (), data)
 
 
@@ -112,7 +113,7 @@ def _origin(origin: XNode | None, ctx: Ctx, field: str):
     return rpy_to_matrix(rpy), xyz
 
 
-def _read_inertial(path, data, name, inertial: XNode):
+def _read_urdf_inertial(path, data, name, inertial: XNode):
     ctx = Ctx(path, inertial.line, name)
     origin = inertial.find("origin")
     xyz_text = origin.attrib.get("xyz") if origin is not None else None
@@ -164,20 +165,10 @@ def _read_inertial(path, data, name, inertial: XNode):
     return make_link(name, "inertial", mass, xyz, R, I_file, inertial.line, rewrite=rewrite)
 
 
-#: URDF attribute -> Model joint-dynamics field (``<dynamics>``, ``<limit>``)
-_DYNAMICS_ATTRS = {"damping": "damping", "friction": "friction"}
-_LIMIT_ATTRS = {
-    "lower": "lower",
-    "upper": "upper",
-    "velocity": "velocity_limit",
-    "effort": "effort_limit",
-}
-
-
-def _read_joint_dynamics(el, name, jctx):
+def _urdf_joint_dynamics(el, name, jctx):
     """``{Model field: value}`` from a joint's ``<dynamics>`` and ``<limit>`` (given ones only)."""
     out = {}
-    for tag, attrs in (("dynamics", _DYNAMICS_ATTRS), ("limit", _LIMIT_ATTRS)):
+    for tag, attrs in JOINT_DYNAMICS_FIELDS.items():  # attributes of <dynamics>, <limit>
         sub = el.find(tag)
         if sub is None:
             continue
@@ -193,7 +184,7 @@ def _read_joint_dynamics(el, name, jctx):
     return out
 
 
-def _read_joint(el: XNode, path) -> JointDescription:
+def _read_urdf_joint(el: XNode, path) -> JointDescription:
     name = el.attrib.get("name")
     if name is None:
         raise Ctx(path, el.line, None, "joint/name").error("<joint> without a name")
@@ -223,7 +214,7 @@ def _read_joint(el: XNode, path) -> JointDescription:
     if ax is not None and ax.attrib.get("xyz") is not None:
         actx = jctx.at(ax, f"joint[{name}]/axis/xyz")
         axis = joint_axis(ax.attrib["xyz"], actx, name, fixed=jtype == "fixed")
-    dyn = _read_joint_dynamics(el, name, jctx)
+    dyn = _urdf_joint_dynamics(el, name, jctx)
     return JointDescription(name, jtype, ends["parent"], ends["child"], R, xyz, axis,
                             np.eye(3), np.zeros(3), dyn, el.line, el)  # fmt: skip
 
@@ -248,7 +239,7 @@ def _drake_armature(root: XNode, path) -> dict:
     return out
 
 
-def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
+def _read_urdf_tree(root: XNode, path, data: bytes) -> ModelDescription:
     link_line, link_el = {}, {}
     for el in root.findall("link"):
         name = el.attrib.get("name")
@@ -267,7 +258,7 @@ def _read_tree(root: XNode, path, data: bytes) -> ModelDescription:
         raise ModelFileError(path, "the URDF has no <link>", line=root.line)
     inertials = {lk.name: lk for lk in _read_inertials(root, path, data).links}
 
-    joints = [_read_joint(el, path) for el in root.findall("joint")]
+    joints = [_read_urdf_joint(el, path) for el in root.findall("joint")]
     armature = _drake_armature(root, path)
     for j in joints:
         if j.name in armature:

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from .._smallmat import sum_terms as _sum
+
 
 def _mv(R, x):
     """``R x``: ``R (..., 3, 3, N)``, ``x (..., 3, N)`` (written out: no reduce op)."""
@@ -209,15 +211,6 @@ def _rows_force_to_parent(E, r, f):
 
 
 # ------------------------------------------------------------- 6x6 matrices
-def _sum(terms):
-    """Sum of a non-empty sequence of arrays (typed: ``sum`` starts from the int 0)."""
-    terms = list(terms)
-    out = terms[0]
-    for t in terms[1:]:
-        out = out + t
-    return out
-
-
 def _dot(a, b, n):
     """``Σ_k a[..., k, :] b[..., k, :]`` over an ``n``-long component axis (written out)."""
     return _sum(a[..., k, :] * b[..., k, :] for k in range(n))

@@ -186,6 +186,35 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
       ValueError: a ``ball`` joint, a body with several joints, a free joint
         that is not the first body's, or no joint at all (each named).
     """
+    m = _require_mj_model(mj_model)
+    tree, attach = _mj_tree(m)
+    nb = len(tree.parents)
+    if nb == 0:
+        raise ValueError("from_mujoco: the model has no joint (every body is welded to the world)")
+    params = _mj_params(m, attach, nb)
+    fnames, fattach = _mj_frames(m, attach)
+    names = bytes(m.names)
+    return build_model(
+        name=names[: names.index(b"\0")].decode() if b"\0" in names else "",
+        parents=tree.parents,
+        joint_types=tree.types,
+        joint_names=tree.jnames,
+        body_names=tree.bnames,
+        placement_R=tree.PR,
+        placement_p=tree.Pp,
+        axes=tree.axes,
+        params=params,
+        frame_names=fnames,
+        frame_bodies=[a[0] for a in fattach],
+        frame_R=[a[1] for a in fattach],
+        frame_p=[a[2] for a in fattach],
+        joint_dynamics={f: [d.get(f) for d in tree.dyn] for f in JOINT_DYNAMICS_DEFAULTS},
+        dtype=dtype,
+    )
+
+
+def _require_mj_model(mj_model):
+    """``mj_model`` itself, or an ImportError (no ``mujoco``) or a TypeError (not an MjModel)."""
     try:
         import mujoco
     except ImportError as e:  # pragma: no cover - depends on the environment
@@ -197,11 +226,20 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
         raise TypeError(
             f"from_mujoco: mj_model: expected a mujoco.MjModel, got {type(mj_model).__name__}"
         )
-    m = mj_model
-    # attach[b] = (spatialjax body or -1, R, p): MuJoCo body frame B in that body's frame
+    return mj_model
+
+
+def _mj_tree(m):
+    """The spatialjax bodies of a MuJoCo model (one per body with a joint, MuJoCo's order).
+
+    Returns ``(tree, attach)``: ``tree`` holds the per-body lists ``parents``, ``types``,
+    ``jnames``, ``bnames``, ``PR``, ``Pp`` (placements), ``axes`` and ``dyn`` (joint
+    dynamics); ``attach[b] = (spatialjax body or -1, R, p)`` places MuJoCo body frame
+    ``B`` of body ``b`` in that spatialjax body's frame (-1: welded to the world).
+    """
     attach = [(-1, np.eye(3), np.zeros(3))]
-    parents, types, jnames, bnames, PR, Pp, axes = [], [], [], [], [], [], []
-    dyn = []
+    tree = SimpleNamespace(parents=[], types=[], jnames=[], bnames=[], PR=[], Pp=[], axes=[],
+                           dyn=[])  # fmt: skip
     for b in range(1, m.nbody):
         name = _mj_name(m, "body", b)
         k_par, R_par, p_par = attach[int(m.body_parentid[b])]
@@ -220,20 +258,20 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
             )
         jt, jname = int(m.jnt_type[j0]), _mj_name(m, "joint", j0)
         if jt == _MJ_FREE:
-            if parents or k_par != -1:
+            if tree.parents or k_par != -1:
                 raise ValueError(
                     f"from_mujoco: joint {jname!r} of body {name!r} is a free joint that is not "
                     "the first moving body's: a free flyer can only be the root (one free "
                     "body per model)"
                 )
-            parents.append(-1)
-            types.append("free_flyer")
-            jnames.append(jname)
-            bnames.append(name)
-            PR.append(np.eye(3))
-            Pp.append(np.zeros(3))
-            axes.append(np.zeros(3))
-            dyn.append({})
+            tree.parents.append(-1)
+            tree.types.append("free_flyer")
+            tree.jnames.append(jname)
+            tree.bnames.append(name)
+            tree.PR.append(np.eye(3))
+            tree.Pp.append(np.zeros(3))
+            tree.axes.append(np.zeros(3))
+            tree.dyn.append({})
             attach.append((0, np.eye(3), np.zeros(3)))
             continue
         if jt not in (_MJ_HINGE, _MJ_SLIDE):
@@ -242,36 +280,51 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
                 f"from_mujoco: joint {jname!r} of body {name!r} is a {kind} joint, which "
                 "spatialjax.multibody does not support (supported: hinge, slide, free)"
             )
-        axis = np.asarray(m.jnt_axis[j0], float)
-        axis = axis / np.linalg.norm(axis)
-        jpos = np.asarray(m.jnt_pos[j0], float)
-        q0 = float(m.qpos0[int(m.jnt_qposadr[j0])])
-        p_J = p_B + R_B @ jpos
-        if jt == _MJ_HINGE:
-            PR.append(R_B @ axis_rotation(axis, -q0))
-            Pp.append(p_J)
-            types.append("revolute")
-        else:
-            PR.append(R_B)
-            Pp.append(p_J - q0 * (R_B @ axis))
-            types.append("prismatic")
-        parents.append(k_par)
-        jnames.append(jname)
-        bnames.append(name)
-        axes.append(axis)
-        iv = int(m.jnt_dofadr[j0])
-        d = {
-            "armature": float(m.dof_armature[iv]),
-            "damping": float(m.dof_damping[iv]),
-            "friction": float(m.dof_frictionloss[iv]),
-        }
-        if bool(m.jnt_limited[j0]):
-            d["lower"], d["upper"] = (float(x) for x in m.jnt_range[j0])
-        dyn.append(d)
-        attach.append((len(parents) - 1, np.eye(3), -jpos))
-    nb = len(parents)
-    if nb == 0:
-        raise ValueError("from_mujoco: the model has no joint (every body is welded to the world)")
+        jtype, R, p, axis, jpos = _mj_hinge_or_slide(m, j0, jt, R_B, p_B)
+        tree.PR.append(R)
+        tree.Pp.append(p)
+        tree.types.append(jtype)
+        tree.parents.append(k_par)
+        tree.jnames.append(jname)
+        tree.bnames.append(name)
+        tree.axes.append(axis)
+        tree.dyn.append(_mj_joint_dynamics(m, j0))
+        attach.append((len(tree.parents) - 1, np.eye(3), -jpos))
+    return tree, attach
+
+
+def _mj_hinge_or_slide(m, j0, jt, R_B, p_B):
+    """``(type, R, p, axis, jpos)`` of hinge or slide joint ``j0`` of a body at ``(R_B, p_B)``.
+
+    ``(R, p)`` is the placement of the joint frame (``B`` moved to ``jnt_pos``), rotated or
+    translated by ``−qpos0`` so that spatialjax's ``q`` is MuJoCo's ``qpos``; ``jpos`` is
+    ``jnt_pos`` in ``B``.
+    """
+    axis = np.asarray(m.jnt_axis[j0], float)
+    axis = axis / np.linalg.norm(axis)
+    jpos = np.asarray(m.jnt_pos[j0], float)
+    q0 = float(m.qpos0[int(m.jnt_qposadr[j0])])
+    p_J = p_B + R_B @ jpos
+    if jt == _MJ_HINGE:
+        return "revolute", R_B @ axis_rotation(axis, -q0), p_J, axis, jpos
+    return "prismatic", R_B, p_J - q0 * (R_B @ axis), axis, jpos
+
+
+def _mj_joint_dynamics(m, j0):
+    """A hinge's or slide's armature, damping, friction and (when limited) range."""
+    iv = int(m.jnt_dofadr[j0])
+    d = {
+        "armature": float(m.dof_armature[iv]),
+        "damping": float(m.dof_damping[iv]),
+        "friction": float(m.dof_frictionloss[iv]),
+    }
+    if bool(m.jnt_limited[j0]):
+        d["lower"], d["upper"] = (float(x) for x in m.jnt_range[j0])
+    return d
+
+
+def _mj_params(m, attach, nb):
+    """``(nb, 10)`` inertial parameters: every body's inertia, welded ones into their body's."""
     params = np.zeros((nb, 10))
     for b in range(1, m.nbody):
         k, R, p = attach[b]
@@ -285,7 +338,12 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
             inertia_com=Rb @ np.diag(np.asarray(m.body_inertia[b], float)) @ Rb.T,
         )
         params[k] += link_params(link, R, p)
-    # frames: every MuJoCo body frame B, then every named site (site_pos/site_quat: in B)
+    return params
+
+
+def _mj_frames(m, attach):
+    """Frame names and ``(body, R, p)``: every MuJoCo body frame B, then every named site
+    (``site_pos``/``site_quat``: in B)."""
     fnames = [_mj_name(m, "body", b) for b in range(1, m.nbody)]
     fattach = list(attach[1:])
     for s in range(m.nsite):
@@ -297,21 +355,4 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
         fattach.append(
             (k, R @ quat_wxyz_to_matrix(m.site_quat[s]), p + R @ np.asarray(m.site_pos[s], float))
         )
-    names = bytes(m.names)
-    return build_model(
-        name=names[: names.index(b"\0")].decode() if b"\0" in names else "",
-        parents=parents,
-        joint_types=types,
-        joint_names=jnames,
-        body_names=bnames,
-        placement_R=PR,
-        placement_p=Pp,
-        axes=axes,
-        params=params,
-        frame_names=fnames,
-        frame_bodies=[a[0] for a in fattach],
-        frame_R=[a[1] for a in fattach],
-        frame_p=[a[2] for a in fattach],
-        joint_dynamics={f: [d.get(f) for d in dyn] for f in JOINT_DYNAMICS_DEFAULTS},
-        dtype=dtype,
-    )
+    return fnames, fattach

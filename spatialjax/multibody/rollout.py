@@ -55,23 +55,19 @@ def _small(theta_sq, dt):
     return theta_sq < (1e-4 if dt == jnp.float32 else 1e-6)
 
 
-def _cross(a, b):
-    return jnp.cross(a, b)
-
-
 def _quat_mul(a, b):
     """Hamilton product of ``wxyz`` quaternions."""
     wa, va, wb, vb = a[..., :1], a[..., 1:], b[..., :1], b[..., 1:]
     return jnp.concatenate(
-        [wa * wb - jnp.sum(va * vb, -1, keepdims=True), wa * vb + wb * va + _cross(va, vb)], -1
+        [wa * wb - jnp.sum(va * vb, -1, keepdims=True), wa * vb + wb * va + jnp.cross(va, vb)], -1
     )
 
 
 def _rotate(quat, x):
     """``R(quat) x`` for a unit ``wxyz`` quaternion."""
     w, u = quat[..., :1], quat[..., 1:]
-    t = 2.0 * _cross(u, x)
-    return x + w * t + _cross(u, t)
+    t = 2.0 * jnp.cross(u, x)
+    return x + w * t + jnp.cross(u, t)
 
 
 def _rotate_inv(quat, x):
@@ -96,8 +92,8 @@ def _se3_exp_apply(quat, p, xi):
     w, u = xi[..., :3], xi[..., 3:]
     ch, sh, b, c = _exp_coeffs(jnp.sum(w * w, -1))
     dq = jnp.concatenate([ch[..., None], sh[..., None] * w], -1)
-    wu = _cross(w, u)
-    Vu = u + b[..., None] * wu + c[..., None] * _cross(w, wu)  # V(ω) u
+    wu = jnp.cross(w, u)
+    Vu = u + b[..., None] * wu + c[..., None] * jnp.cross(w, wu)  # V(ω) u
     quat = quat / jnp.linalg.norm(quat, axis=-1, keepdims=True)
     new = _quat_mul(quat, dq)
     return new / jnp.linalg.norm(new, axis=-1, keepdims=True), p + _rotate(quat, Vu)
@@ -131,8 +127,8 @@ def _se3_log_between(quat0, p0, quat1, p1):
         1.0 / 12 + th_sq / 720 + th_sq * th_sq / 30240,
         (1 - th * jnp.sin(th) / (2 * (1 - jnp.cos(th)))) / s,
     )
-    wd = _cross(w, d)
-    u = d - 0.5 * wd + e[..., None] * _cross(w, wd)
+    wd = jnp.cross(w, d)
+    u = d - 0.5 * wd + e[..., None] * jnp.cross(w, wd)
     return jnp.concatenate([w, u], -1)
 
 
@@ -140,8 +136,8 @@ def _ad(a, x):
     """``ad_a x`` of se(3) twists ``[ω; u]``: ``[ω_a × ω_x; ω_a × u_x + u_a × ω_x]``."""
     return jnp.concatenate(
         [
-            _cross(a[..., :3], x[..., :3]),
-            _cross(a[..., :3], x[..., 3:]) + _cross(a[..., 3:], x[..., :3]),
+            jnp.cross(a[..., :3], x[..., :3]),
+            jnp.cross(a[..., :3], x[..., 3:]) + jnp.cross(a[..., 3:], x[..., :3]),
         ],
         -1,
     )
