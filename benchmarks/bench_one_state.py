@@ -66,6 +66,7 @@ def _parse(argv=None):
     p.add_argument("--quick", action="store_true", help="few rounds, batches 10 and 100")
     p.add_argument("--out", default="", help="folder for NAME.json/.txt/.png")
     p.add_argument("--name", default="one_state_cpu")
+    p.add_argument("--replot", default="", help="only redraw NAME.png from this results JSON")
     return p.parse_args(argv)
 
 
@@ -259,6 +260,14 @@ def fmt(s):
 
 # ------------------------------------------------------------------ main
 def main(a) -> int:
+    if a.replot:
+        results = json.loads(Path(a.replot).read_text())
+        ops = list(dict.fromkeys(r["op"] for r in results["rows"] if r["library"] != "jax"))
+        columns = list(
+            dict.fromkeys(r["column"] for r in results["rows"] if r["column"] != "scan_arg")
+        )
+        plot(results, ops, columns, Path(a.replot).with_suffix(".png"))
+        return 0
     warnings.filterwarnings("ignore", message=".*frax.*")  # frax's CPU-settings notice
     work = Path(tempfile.mkdtemp(prefix="bench_one_state_"))
     info = bd.ROBOTS["panda"]
@@ -471,8 +480,8 @@ def plot(results, ops, columns, path):
             o = _cell(results, op, c, "spatialjax")
             f = _cell(results, op, "one" if c == "arg" else c, "frax")
             vals.append(f["run_s"] / o["run_s"] if o and f else np.nan)
-        label = {"one": "1 state", "arg": "1 state, model as argument",
-                 "scan": "per scan step"}.get(c, f"{int(c):,} states")  # fmt: skip
+        names = {"one": "1 state", "arg": "1 state, model as argument", "scan": "per scan step"}
+        label = names[c] if c in names else f"{int(c):,} states"
         ax.bar(np.arange(len(ops)) + (j - (len(cols) - 1) / 2) * w, vals, w, label=label)
     ax.axhline(1.0, color="k", lw=0.8)
     ax.set_xticks(np.arange(len(ops)), ops)
