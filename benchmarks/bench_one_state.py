@@ -37,6 +37,11 @@ Columns:
   ``rnea``: the torques summed along a trajectory), compiled as one program;
 * ``1000``, ``100000``: batches (ours natively batched, frax ``jax.vmap``).
 
+``--sync-dispatch`` sets ``jax_cpu_enable_async_dispatch`` to False: XLA's CPU
+client then runs every program in the calling thread, where by default a
+program of 1,000 flops or more is handed to a worker thread that the caller
+waits for (``benchmarks/README.md``, "One state").
+
 Run: ``PYTHONPATH=. python benchmarks/bench_one_state.py --out benchmarks/results
 --name one_state_cpu`` (``--quick``: a smoke run).
 """
@@ -58,6 +63,11 @@ def _parse(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--frax-site", default=FRAX_SITE, help="frax's site-packages ('' : none)")
     p.add_argument("--no-frax-flags", action="store_true", help="XLA's default CPU flags")
+    p.add_argument(
+        "--sync-dispatch",
+        action="store_true",
+        help="jax_cpu_enable_async_dispatch=False: every program runs in the calling thread",
+    )
     p.add_argument("--ops", default="fk,jac,rnea,mass,fd,ctrl")
     p.add_argument("--columns", default="one,arg,scan,1000,100000")
     p.add_argument("--rounds", type=int, default=15)
@@ -88,6 +98,8 @@ from pathlib import Path  # noqa: E402
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
+if ARGS is not None and ARGS.sync_dispatch:  # before the CPU client exists
+    jax.config.update("jax_cpu_enable_async_dispatch", False)
 
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
@@ -310,6 +322,7 @@ def main(a) -> int:
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             jax=jax.__version__,
             xla_flags=os.environ.get("XLA_FLAGS", ""),
+            async_dispatch=bool(jax.config.values["jax_cpu_enable_async_dispatch"]),
             frax=frax_version if fr is not None else None,
             load_average_start=load0,
             rounds=a.rounds,
@@ -421,7 +434,8 @@ def report(results, ops, columns) -> str:
     meta = results["meta"]
     lines = [
         f"spatialjax vs frax, Panda float64, one process; {meta['date']}; jax {meta['jax']}; "
-        f"XLA_FLAGS={meta['xla_flags']!r}; load average {meta['load_average_start'][0]:.2f} "
+        f"XLA_FLAGS={meta['xla_flags']!r}; async dispatch {meta.get('async_dispatch', True)}; "
+        f"load average {meta['load_average_start'][0]:.2f} "
         f"(start) {meta['load_average_end'][0]:.2f} (end)",
         "",
         "median over rounds (smallest round); ratio = frax / spatialjax (> 1: spatialjax faster)",
