@@ -36,7 +36,12 @@ Tree sweeps. The algorithms take ``method="auto"`` (default), ``"scan"`` (one
 ``"loop"`` (one unrolled step per body). All give the same results.
 ``"auto"`` is ``"loop"`` for a model of at most 12 bodies swept at a batch of
 at most 16 states (the batch shape is static when a call is traced), else
-``"scan"``.
+``"scan"``; and for ONE state of such a model (a controller step, a
+``lax.scan`` or ``vmap`` body) ``rnea``, ``mass_matrix``, ``nonlinear_effects``,
+``gravity_torques``, ``forward_dynamics`` and ``frame_jacobian`` take a
+world-frame one-state form with few, small operations (``_onestate``).
+``forward_dynamics(method="auto")``, the default, takes the Cholesky route for
+models of at most 12 dofs and the articulated-body algorithm above.
 
 A free flyer's quaternion ``q[..., 3:7]`` is normalised; a zero one has no
 rotation: on concrete input every function taking ``q`` raises ``ValueError``

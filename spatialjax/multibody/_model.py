@@ -44,6 +44,7 @@ inverses convert.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import jax
@@ -68,11 +69,83 @@ def _levels(parents):
     return tuple(tuple(i for i, d in enumerate(depth) if d == k) for k in range(nlev))
 
 
-@dataclasses.dataclass(frozen=True)
+_STRUCTURE_FIELDS = (
+    "name",
+    "parents",
+    "joint_types",
+    "joint_names",
+    "body_names",
+    "levels",
+    "frame_names",
+    "frame_bodies",
+)
+
+
+class ModelStructure:
+    """The static fields of a [Model][spatialjax.multibody.Model] in one hashable object.
+
+    ``jit`` keys its compiled programs on a model's static data; gathered here,
+    they are hashed once, when the model is built, instead of on every call that
+    passes the model as an argument (hashing the model's tree structure: 0.77 µs
+    with eight tuples of names, 0.18 µs with this; ``benchmarks/README.md``, "One
+    state").
+    Equal structures compare equal (the same robot loaded twice shares compiled
+    programs); read the fields through the model (``model.parents`` ...).
+
+    Attributes:
+      name, parents, joint_types, joint_names, body_names, levels, frame_names,
+        frame_bodies: as documented on [Model][spatialjax.multibody.Model].
+    """
+
+    __slots__ = (*_STRUCTURE_FIELDS, "_hash")
+    name: str
+    parents: tuple
+    joint_types: tuple
+    joint_names: tuple
+    body_names: tuple
+    levels: tuple
+    frame_names: tuple
+    frame_bodies: tuple
+    _hash: int
+
+    def __init__(self, name, parents, joint_types, joint_names, body_names, levels,
+                 frame_names, frame_bodies):  # fmt: skip
+        values = (name, parents, joint_types, joint_names, body_names, levels, frame_names,
+                  frame_bodies)  # fmt: skip
+        for k, x in zip(_STRUCTURE_FIELDS, values, strict=True):
+            object.__setattr__(self, k, x)
+        object.__setattr__(self, "_hash", hash(values))
+
+    def _values(self) -> tuple:
+        return tuple(getattr(self, k) for k in _STRUCTURE_FIELDS)
+
+    def __setattr__(self, key, value):
+        raise AttributeError(f"ModelStructure is immutable (cannot set {key!r})")
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, ModelStructure) or self._hash != other._hash:
+            return False
+        return self._values() == other._values()
+
+    def __reduce__(self):  # pickled by value: the hash of strings differs between processes
+        return (ModelStructure, self._values())
+
+    def __repr__(self) -> str:
+        return f"ModelStructure({self.name!r}, {len(self.parents)} bodies)"
+
+
+@dataclasses.dataclass(frozen=True, init=False)
 class Model:
     """A kinematic tree of rigid bodies (see the module docstring for conventions).
 
-    Static fields (hashable; ``jit`` specialises on them):
+    Static fields (read-only properties over the one static pytree field
+    ``structure``, a ``ModelStructure`` hashed once when the model is built;
+    ``jit`` specialises on them):
       name: robot name.
       parents: ``parents[i]`` is body ``i``'s parent body, ``-1`` for the world;
         topological order (``parents[i] < i``).
@@ -135,14 +208,91 @@ class Model:
     upper: jax.Array
     velocity_limit: jax.Array
     effort_limit: jax.Array
-    name: str = dataclasses.field(metadata=dict(static=True))
-    parents: tuple = dataclasses.field(metadata=dict(static=True))
-    joint_types: tuple = dataclasses.field(metadata=dict(static=True))
-    joint_names: tuple = dataclasses.field(metadata=dict(static=True))
-    body_names: tuple = dataclasses.field(metadata=dict(static=True))
-    levels: tuple = dataclasses.field(metadata=dict(static=True))
-    frame_names: tuple = dataclasses.field(metadata=dict(static=True))
-    frame_bodies: tuple = dataclasses.field(metadata=dict(static=True))
+    structure: ModelStructure = dataclasses.field(metadata=dict(static=True))
+
+    def __init__(
+        self,
+        placements,
+        axes,
+        inertia,
+        frame_placements,
+        armature,
+        damping,
+        friction,
+        lower,
+        upper,
+        velocity_limit,
+        effort_limit,
+        structure: ModelStructure | None = None,
+        **static,
+    ):
+        """Fields as listed; the static ones as ``structure`` or by name.
+
+        Static fields given by name (``name=...``, ``parents=...`` ...) replace those
+        of ``structure``, so ``dataclasses.replace(model, name="x")`` works as for
+        any other field; ``levels`` follows ``parents`` unless given.
+        """
+        unknown = set(static) - set(_STRUCTURE_FIELDS)
+        if unknown:
+            raise TypeError(f"Model: unexpected keyword arguments {sorted(unknown)}")
+        if static or structure is None:
+            values: dict = {}
+            if structure is not None:
+                values.update(zip(_STRUCTURE_FIELDS, structure._values(), strict=True))
+            values.update(static)
+            if "parents" in static and "levels" not in static:
+                values["levels"] = _levels(tuple(static["parents"]))
+            missing = [k for k in _STRUCTURE_FIELDS if k not in values]
+            if missing:
+                raise TypeError(f"Model: missing static fields {missing} (or a structure)")
+            structure = ModelStructure(*(values[k] for k in _STRUCTURE_FIELDS))
+        data = dict(placements=placements, axes=axes, inertia=inertia,
+                    frame_placements=frame_placements, armature=armature, damping=damping,
+                    friction=friction, lower=lower, upper=upper, velocity_limit=velocity_limit,
+                    effort_limit=effort_limit, structure=structure)  # fmt: skip
+        for k, x in data.items():
+            object.__setattr__(self, k, x)
+
+    # ---------------------------------------------------------- static fields
+    @property
+    def name(self) -> str:
+        """Robot name."""
+        return self.structure.name
+
+    @property
+    def parents(self) -> tuple:
+        """``parents[i]``: body ``i``'s parent body, ``-1`` for the world."""
+        return self.structure.parents
+
+    @property
+    def joint_types(self) -> tuple:
+        """The joint type of each body."""
+        return self.structure.joint_types
+
+    @property
+    def joint_names(self) -> tuple:
+        """The joint of each body (URDF joint names)."""
+        return self.structure.joint_names
+
+    @property
+    def body_names(self) -> tuple:
+        """The link that is each body's frame."""
+        return self.structure.body_names
+
+    @property
+    def levels(self) -> tuple:
+        """Bodies grouped by depth."""
+        return self.structure.levels
+
+    @property
+    def frame_names(self) -> tuple:
+        """Every frame of the source file."""
+        return self.structure.frame_names
+
+    @property
+    def frame_bodies(self) -> tuple:
+        """The body each frame is attached to (``-1``: the world)."""
+        return self.structure.frame_bodies
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -440,7 +590,71 @@ class Model:
         return self._v_perm()
 
 
-jax.tree_util.register_dataclass(Model)
+#: The numeric leaves of a :class:`Model`, in flattening order, as key paths.
+_LEAF_PATHS = (
+    "placements.E",
+    "placements.r",
+    "axes",
+    "inertia.params",
+    "frame_placements.E",
+    "frame_placements.r",
+    "armature",
+    "damping",
+    "friction",
+    "lower",
+    "upper",
+    "velocity_limit",
+    "effort_limit",
+)
+_LEAF_KEYS = tuple(jax.tree_util.GetAttrKey(k) for k in _LEAF_PATHS)
+_JOINT_FIELDS = _LEAF_PATHS[6:]
+
+
+@functools.lru_cache(maxsize=1)
+def _node_defs():
+    """Tree structures of a ``Plxb`` and a ``RigidBodyInertia`` (rebuilt from leaves)."""
+    # NumPy placeholders (only the structures are kept): no device array, even when first
+    # called while a function is traced
+    E, r, p = np.eye(3)[None], np.zeros((1, 3)), np.zeros((1, 10))
+    return (
+        jax.tree.structure(Plxb(E, r)),  # pyright: ignore[reportArgumentType]
+        jax.tree.structure(RigidBodyInertia(p)),  # pyright: ignore[reportArgumentType]
+    )
+
+
+def _flatten_model(m: Model):
+    """The 13 arrays in one flat tuple and the structure: one flatten call per model, not
+    one per nested ``Plxb``/``RigidBodyInertia`` (``benchmarks/README.md``, "One state")."""
+    P, F = m.placements, m.frame_placements
+    leaves = (P.E, P.r, m.axes, m.inertia.params, F.E, F.r)
+    return leaves + tuple(getattr(m, k) for k in _JOINT_FIELDS), m.structure
+
+
+def _flatten_model_with_keys(m: Model):
+    leaves, aux = _flatten_model(m)
+    return tuple(zip(_LEAF_KEYS, leaves, strict=True)), aux
+
+
+def _unflatten_model(structure, leaves):
+    plxb, inertia = _node_defs()
+    E, r, axes, params, FE, Fr, *joint = leaves
+    obj = object.__new__(Model)
+    fields = dict(
+        placements=jax.tree.unflatten(plxb, (E, r)),
+        axes=axes,
+        inertia=jax.tree.unflatten(inertia, (params,)),
+        frame_placements=jax.tree.unflatten(plxb, (FE, Fr)),
+        structure=structure,
+        **dict(zip(_JOINT_FIELDS, joint, strict=True)),
+    )
+    for k, x in fields.items():
+        object.__setattr__(obj, k, x)
+    return obj
+
+
+jax.tree_util.register_pytree_with_keys(
+    Model, _flatten_model_with_keys, _unflatten_model, _flatten_model
+)
 
 
 #: Joint dynamics and limit fields of :class:`Model` and their defaults (file says nothing).
@@ -538,14 +752,16 @@ def build_model(
         inertia=RigidBodyInertia(arr(params, (nb, 10))),
         frame_placements=Plxb(arr(frame_R, (nf, 3, 3)), arr(frame_p, (nf, 3))),
         **{k: jnp.asarray(x, dtype) for k, x in jd.items()},
-        name=str(name),
-        parents=parents,
-        joint_types=tuple(joint_types),
-        joint_names=tuple(joint_names),
-        body_names=tuple(body_names),
-        levels=_levels(parents),
-        frame_names=tuple(frame_names),
-        frame_bodies=tuple(int(b) for b in frame_bodies),
+        structure=ModelStructure(
+            str(name),
+            parents,
+            tuple(joint_types),
+            tuple(joint_names),
+            tuple(body_names),
+            _levels(parents),
+            tuple(frame_names),
+            tuple(int(b) for b in frame_bodies),
+        ),
     )
 
 

@@ -122,6 +122,16 @@ def _check_method(method):
 #: ``"scan"`` otherwise (``benchmarks/README.md``, "Where the batch-1 time goes").
 _AUTO_LOOP_BODIES = 12
 _AUTO_LOOP_STATES = 16
+#: ``method="auto"`` computes ONE state of a model of at most this many bodies with the
+#: world-frame one-state form of :mod:`._onestate` (RNEA, mass matrix, forward dynamics;
+#: ``benchmarks/README.md``, "One state").
+_ONE_STATE_BODIES = 12
+
+
+def _one_state(method: str, model: Model, batch: tuple) -> bool:
+    """Whether ``method`` sweeps this call with :mod:`._onestate`: ``"auto"``, ONE state
+    (the product of ``batch`` is 1) of a model of at most :data:`_ONE_STATE_BODIES` bodies."""
+    return method == "auto" and math.prod(batch) == 1 and model.nbodies <= _ONE_STATE_BODIES
 
 
 def _resolve_method(method: str, model: Model, batch: tuple) -> str:
@@ -554,11 +564,15 @@ def _poses_one(model: Model, q):
     (:func:`_rodrigues_terms`) and one 3x3 matrix product per body. XLA's CPU
     client runs a program this small in the calling thread instead of handing
     it to a worker thread (``benchmarks/README.md``, "Batch-first matmul forms").
+    The origins follow once every rotation is known, all in one kernel:
+    ``p_i = Σ_{k ⪯ i} R_λ(k) r_k`` (``R_λ = 1`` for a root), instead of one
+    matrix-vector product per body (a program's kernels cost more than its flops
+    at one state: ``benchmarks/README.md``, "One state").
     """
     ff = model.floating_base
     P, PK, PKK, Pa, pp = _rodrigues_terms(model)
     x = q[:, 0]
-    Rw, pw = [], []
+    Rw, r_of = [], []
     for i, (p, t) in enumerate(zip(model.parents, model.joint_types, strict=True)):
         Pi = P[i].reshape(3, 3)
         if t == "free_flyer":
@@ -572,13 +586,26 @@ def _poses_one(model: Model, q):
                 r = pp[i]
             else:
                 E, r = Pi, pp[i] + Pa[i] * x[k] if t == "prismatic" else pp[i]
-        if p < 0:
-            Rw.append(E)
-            pw.append(jnp.broadcast_to(r, (3,)))
-        else:
-            Rw.append(Rw[p] @ E)
-            pw.append(pw[p] + Rw[p] @ r)
-    return jnp.stack(Rw)[..., None], jnp.stack(pw)[..., None]
+        Rw.append(E if p < 0 else Rw[p] @ E)
+        r_of.append(r)
+    R = jnp.stack(Rw)
+    # R_λ(k) r_k of every body (a root's r_k as it is), then each origin as the sum of
+    # its ancestors' terms: one fused kernel
+    u = []
+    for k, p in enumerate(model.parents):
+        r = r_of[k]
+        u.append(r if p < 0 else R[p, :, 0] * r[0] + R[p, :, 1] * r[1] + R[p, :, 2] * r[2])
+    pw, anc = [], {}
+    for i, p in enumerate(model.parents):
+        anc[i] = (anc[p] if p >= 0 else ()) + (i,)
+        terms = [u[k] for k in anc[i]]
+        total = terms[0]
+        for t in terms[1:]:
+            total = total + t
+        pw.append(jnp.broadcast_to(total, (3,)))
+    # materialised once: fused into several consumers, XLA would recompute the sums in each
+    pw = jax.lax.optimization_barrier(jnp.stack(pw))
+    return R[..., None], pw[..., None]
 
 
 def _scan_poses(model: Model, q, c=None):
@@ -592,21 +619,21 @@ def _scan_poses(model: Model, q, c=None):
 def _rodrigues_terms(model: Model):
     """Per body ``(P, P K, P K²)`` as ``(nb, 9)`` rows (row-major) and ``P a``, ``p``."""
     P = model.placements.E
-    ax = model.axes
-    z = jnp.zeros_like(ax[:, 0])
-    K = jnp.stack(
-        [
-            jnp.stack([z, -ax[:, 2], ax[:, 1]], -1),
-            jnp.stack([ax[:, 2], z, -ax[:, 0]], -1),
-            jnp.stack([-ax[:, 1], ax[:, 0], z], -1),
-        ],
-        -2,
-    )
-    PK = P @ K
-    PKK = PK @ K
+    a = model.axes[:, None, :]
+    # row r of P K is P_r × a (K = [a]×), of P K² is (P K)_r × a: written out, so that a
+    # model passed as an argument adds a few fused kernels, not matrix products
+    PK = _cross3(P, a)
+    PKK = _cross3(PK, a)
     nb = P.shape[0]
-    Pa = jnp.einsum("bij,bj->bi", P, ax)
+    Pa = P[:, :, 0] * a[:, :, 0] + P[:, :, 1] * a[:, :, 1] + P[:, :, 2] * a[:, :, 2]
     return P.reshape(nb, 9), PK.reshape(nb, 9), PKK.reshape(nb, 9), Pa, model.placements.r
+
+
+def _cross3(x, a):
+    """``x × a`` on the last axis (written out)."""
+    x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    return jnp.stack([x1 * a2 - x2 * a1, x2 * a0 - x0 * a2, x0 * a1 - x1 * a0], axis=-1)
 
 
 def _step_frame(x):

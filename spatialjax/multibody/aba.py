@@ -43,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_concrete
+from . import _onestate
 from ._batchlast import (
     _crf,
     _crm,
@@ -71,6 +72,7 @@ from ._sweep import (
     _forward,
     _gravity,
     _joint_frames,
+    _one_state,
     _resolve_method,
     _rows,
     _scan_poses,
@@ -78,7 +80,7 @@ from ._sweep import (
     _world_subspaces,
 )
 
-_FD_METHODS = ("aba", "crba")
+_FD_METHODS = ("auto", "aba", "crba")
 #: Batches are swept in chunks of this many states: a chunk's per-body 6x6 articulated
 #: inertias then stay in cache (``benchmarks/README.md``, "Forward dynamics": larger
 #: chunks ran superlinearly).
@@ -93,7 +95,7 @@ def forward_dynamics(
     gravity=None,
     *,
     f_ext=None,
-    method: str = "aba",
+    method: str = "auto",
 ) -> jax.Array:
     r"""Joint accelerations: ``M(q) a + h(q, v) = τ − damping ⊙ v + Σ_i J_iᵀ f_ext,i``.
 
@@ -111,10 +113,15 @@ def forward_dynamics(
     Cholesky. O(n).
     ``method="crba"``: ``M a = τ − h`` solved by Cholesky, ``M`` from
     :func:`~spatialjax.multibody.mass_matrix` and ``h`` from
-    :func:`~spatialjax.multibody.rnea` with ``a = 0`` (and ``f_ext``). Both
-    give Pinocchio's ``aba(model, data, q, v, tau, fext)`` (free-flyer entries
-    reordered ``[ω; v]``); the module docstring states what is included and
-    what a singular mass matrix gives.
+    :func:`~spatialjax.multibody.rnea` with ``a = 0`` (and ``f_ext``); for one
+    state of a model of at most 12 bodies both come from one sweep in world
+    coordinates. ``method="auto"`` (the default) takes whichever of the two is
+    faster for the model and the batch (measured on CPU: the Cholesky route
+    for one state of a small model and for models of at most 12 dofs, the ABA
+    for larger ones; ``benchmarks/README.md``). All routes give Pinocchio's
+    ``aba(model, data, q, v, tau, fext)`` (free-flyer entries reordered
+    ``[ω; v]``); the module docstring states what is included and what a
+    singular mass matrix gives.
 
     Args:
       model: the tree.
@@ -126,7 +133,7 @@ def forward_dynamics(
         ``None`` (default) is ``(0, 0, -9.81)`` m/s².
       f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` acting on each
         body, in the body's frame, about its origin; ``None`` for none.
-      method: ``"aba"`` (default) or ``"crba"``.
+      method: ``"auto"`` (default), ``"aba"`` or ``"crba"``.
 
     Returns:
       ``(..., nv)`` accelerations in ``v``'s order (a free flyer's: the body
@@ -160,7 +167,8 @@ def forward_dynamics(
     g = _gravity(gravity, model)
     f_ext = _as_fext(f_ext, model)
     batch = _batch_with_fext(_batch(q=q, v=v, tau=tau, gravity=g), f_ext)
-    if method == "aba":
+    route = _fd_route(method, model, batch)
+    if route == "aba":
         a, singular = _aba_kernel(model, q, v, tau, g, f_ext, batch=batch)
     else:
         a, singular = _crba_fd_kernel(model, q, v, tau, g, f_ext, batch=batch)
@@ -293,12 +301,36 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     return jnp.where(bad, jnp.nan, res), bad
 
 
+#: ``forward_dynamics(method="auto")`` on batches of more than one state takes the
+#: Cholesky route (``"crba"``) for models of at most this many dofs, the ABA for larger
+#: ones (``benchmarks/README.md``, "Forward dynamics: which route").
+_AUTO_CRBA_DOFS = 12
+
+
+def _fd_route(method: str, model: Model, batch: tuple) -> str:
+    """``"aba"`` or ``"crba"``: the route ``method`` takes for this model and batch shape."""
+    if method != "auto":
+        return method
+    if _one_state("auto", model, batch):
+        return "crba"  # one sweep for M and h (_onestate.mass_and_bias), one Cholesky
+    return "crba" if model.nv <= _AUTO_CRBA_DOFS else "aba"
+
+
 @functools.partial(jax.jit, static_argnames=("batch",))
 def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
     """:func:`forward_dynamics` as ``M⁻¹ (τ − h)`` by Cholesky: ``(a, singular)``."""
     from .crba import _mass_matrix_kernel
     from .rnea import _rnea_kernel
 
+    if _one_state("auto", model, batch):  # M and h from one world-frame sweep
+        fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
+        q1, v1, g1 = (x.reshape(-1) for x in (q, v, g))
+        H, h = _onestate.mass_and_bias(model, q1, v1, g1, fe)
+        rhs = (tau - model.damping * v).reshape(-1) - h
+        L, ok = _guarded_cholesky(H)
+        a = jax.scipy.linalg.cho_solve((L, True), rhs)
+        a = jnp.where(ok, a, jnp.nan)
+        return a.reshape(batch + (model.nv,)), (~ok).reshape(batch)
     H = _mass_matrix_kernel(model, q, batch=batch, method="auto")
     h = _rnea_kernel(
         model, q, v, jnp.zeros((model.nv,), q.dtype), g, f_ext, batch=batch, method="auto"

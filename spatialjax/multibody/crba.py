@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _onestate
 from ._batchlast import _dot6, _inertia_times, _inertia_to_parent, _n
 from ._model import Model
 from ._sweep import (
@@ -27,6 +28,7 @@ from ._sweep import (
     _flat,
     _forward,
     _joint_frames,
+    _one_state,
     _resolve_method,
     _rows,
     _runs,
@@ -65,6 +67,9 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
+    if _one_state(method, model, batch):
+        H = _onestate.mass_matrix(model, q.reshape(-1))
+        return H.reshape(batch + (model.nv, model.nv))
     method = _resolve_method(method, model, batch)
     db = _dof_body(model)
     A = _ancestor_mask(model.parents, tuple(db))[:, db]  # A[e, d]: body(e) ancestor of body(d)

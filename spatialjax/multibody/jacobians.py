@@ -47,8 +47,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_concrete
+from . import _onestate
 from ._model import Model
-from ._sweep import _as_input
+from ._sweep import _as_input, _one_state
 from .kinematics import forward_kinematics
 
 REFERENCES = ("world", "local", "local_world_aligned")
@@ -190,6 +191,11 @@ def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Arra
 
 @functools.partial(jax.jit, static_argnames=("body", "idx", "reference"))
 def _frame_jacobian_kernel(model: Model, q, *, body, idx, reference):
+    batch = q.shape[:-1]
+    if _one_state("auto", model, batch):  # world-frame columns of the ancestors only
+        X = None if idx < 0 else (model.frame_placements.E[idx], model.frame_placements.r[idx])
+        J = _onestate.frame_jacobian(model, q.reshape(-1), body, X, reference)
+        return J.reshape(batch + (6, model.nv))
     dt = q.dtype
     ang, lin, poses = _world_columns(model, q)
     dof_body, _ = _dof_layout(model)

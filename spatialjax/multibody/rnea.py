@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _onestate
 from ._batchlast import _crf, _inertia_times, _join, _n, _rows_force_to_parent
 from ._model import Model
 from ._sweep import (
@@ -35,6 +36,7 @@ from ._sweep import (
     _forward,
     _gravity,
     _joint_frames,
+    _one_state,
     _put,
     _resolve_method,
     _scan_forward,
@@ -175,6 +177,10 @@ def rnea(
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.Array:
     """:func:`rnea` on checked inputs: one compiled program per structure."""
+    if _one_state(method, model, batch):
+        fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
+        q1, v1, a1, g1 = (x.reshape(-1) for x in (q, v, a, g))
+        return _onestate.rnea(model, q1, v1, a1, g1, fe).reshape(batch + (model.nv,))
     method = _resolve_method(method, model, batch)
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     xs = (q, v, a, g) if f_ext is None else (q, v, a, g, _flat_fext(f_ext, batch))

@@ -331,7 +331,7 @@ def rollout(
     gravity=None,
     T: int | None = None,
     params: Any = None,
-    method: str = "aba",
+    method: str = "auto",
 ) -> Rollout:
     r"""Simulate ``T`` steps of the forward dynamics from ``(q0, v0)``, as one ``lax.scan``.
 
@@ -359,7 +359,8 @@ def rollout(
         ``T`` axis; given anyway it must match).
       params: anything (a pytree) passed to the control function unchanged;
         gradients flow through it.
-      method: ``forward_dynamics``'s ``method`` (``"aba"`` or ``"crba"``).
+      method: ``forward_dynamics``'s ``method`` (``"auto"``, default; ``"aba"`` or
+        ``"crba"``).
 
     Returns:
       A :class:`Rollout` ``(q, v, tau)``; batch axes are those of ``q0``,
