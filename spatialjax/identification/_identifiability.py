@@ -35,15 +35,27 @@ so ``P`` is the prior and ``C`` the posterior covariance. The *data share*
 of parameter ``k`` is the fraction of its prior variance that the data
 remove (Bayesian variance reduction of the linear-Gaussian problem; A.
 Tarantola, *Inverse Problem Theory*, SIAM 2005, ch. 3, for ``P`` and ``C``),
+with the prior's correlations between ``k`` and the other parameters
+removed:
 
-.. math:: s_k = 1 − C_{kk} / P_{kk} \in [0, 1],
+.. math:: s_k = 1 − C'^{(k)}_{kk} / P_{kk} \in [0, 1],\qquad
+   C'^{(k)} = (2A + P'^{(k)-1})^{-1},
 
-``1`` where the data decide the parameter, ``0`` where the prior does; it
-does not depend on the column scaling. It is computed as a weighted mean of
-``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ`` with
-``LLᵀ = γH_0``), so it stays in ``[0, 1]`` up to round-off (clipped). A
-parameter that the prior correlates with one the data decide gains a share too
-(the prior ties a body's mass, first and second moments together). The
+``P'^{(k)}`` being ``P`` with row and column ``k`` zeroed except ``P_kk``:
+parameter ``k`` keeps its prior variance, the others their joint prior,
+and nothing in the prior ties them. ``1`` where the data decide the
+parameter, ``0`` where the prior does; it does not depend on the column
+scaling. The log-det prior ties a body's mass to its first and second
+moments (a Wishart-like covariance, ``cov(m, h) ∝ 2 m h``): with ``1 −
+C_kk / P_kk`` itself, a mass the data never see (a link's point mass at its
+joint's origin, which regroups into the parent body) would gain a share from
+the moments the data do decide, through the prior alone. A parameter the data
+tie to *another* body's parameters (regrouped base parameters) still gains
+from that body's prior: ``confounded`` names them. ``P'^{(k)}`` differs from
+``P`` by a rank-two change of the precision, so every ``s_k`` follows from
+``C`` by the Woodbury identity (``_decoupled_share``), written with weighted
+means of ``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ``
+with ``LLᵀ = γH_0``) and clipped to ``[0, 1]`` against round-off. The
 extra (friction) columns have no prior term (``H_0`` is zero there:
 infinite prior variance), and the body parameters are taken after
 marginalising them (``A`` replaced by its Schur complement on the body
@@ -113,6 +125,38 @@ def _prior_hessian(pi0):
     return jnp.einsum("niac,njca->nij", M, M)
 
 
+def _decoupled_share(B, F, g, tiny):
+    """``1 − C'_kk / P_kk`` for every ``k``: the prior's correlations of ``k`` removed.
+
+    ``P = B Bᵀ`` is the prior covariance, ``Λ = P⁻¹ = F Fᵀ`` (``F = L U``, ``B = L⁻ᵀ U``,
+    ``Fᵀ B = I``) and ``C = B diag(1/(1+g)) Bᵀ`` the posterior covariance. ``C'`` is the
+    posterior under the prior ``Λ'_k = Λ − u uᵀ/Λ_kk + e_k e_kᵀ/P_kk`` (``u = Λ e_k``):
+    parameter ``k`` keeps its marginal prior variance ``P_kk``, the others their joint
+    prior, and the two are independent. ``Λ'_k − Λ`` has rank two, so ``C'_kk`` follows
+    from ``C`` by the Woodbury identity; with ``c = C_kk/P_kk``, ``f = (ΛCΛ)_kk/Λ_kk``
+    and ``α = (ΛC)_kk / √(Λ_kk P_kk)`` (weighted means of ``1/(1+g)``)::
+
+        C'_kk / P_kk = c − (α²(1 − c) + (f − 1) c²) / ((f − 1)(1 + c) − α²)
+
+    (the denominator is negative: ``f ≤ 1``, ``α > 0``). Without correlations
+    (``Λ`` diagonal) ``f = α = c`` and the share is ``1 − c``, the Bayes update.
+    """
+    w = 1.0 / (1.0 + g)
+    B2, F2 = B * B, F * F
+    Pkk = jnp.maximum(jnp.sum(B2, axis=-1), tiny)
+    Lkk = jnp.maximum(jnp.sum(F2, axis=-1), tiny)
+    # 1 − c and 1 − f as weighted means of g/(1+g) ∈ [0, 1): no cancellation near c, f = 1
+    one_c = (B2 @ (g * w)) / Pkk
+    one_f = (F2 @ (g * w)) / Lkk
+    c = 1.0 - one_c
+    alpha = ((F * B) @ w) / jnp.sqrt(Pkk * Lkk)
+    den = -one_f * (1.0 + c) - alpha * alpha
+    den = jnp.where(den < 0, den, -tiny)
+    ratio = c - (alpha * alpha * one_c - one_f * c * c) / den
+    # round-off only: C' ≤ P' keeps the ratio in [0, 1]
+    return jnp.clip(1.0 - ratio, 0.0, 1.0)
+
+
 def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=()):
     """Fraction of each parameter's prior variance removed by the data (module docstring).
 
@@ -150,9 +194,7 @@ def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=(
     g, U = jnp.linalg.eigh(W @ W.T)
     g = jnp.maximum(g, 0.0)
     B = jax.scipy.linalg.solve_triangular(L.T, U, lower=False)
-    B2 = B * B
-    share_b = (B2 @ (g / (1.0 + g))) / jnp.maximum(jnp.sum(B2, axis=-1), tiny)
-    share_b = jnp.clip(share_b, 0.0, 1.0)  # round-off only: a weighted mean of values in [0, 1)
+    share_b = _decoupled_share(B, L @ U, g, tiny)
     share = jnp.zeros(p, dtype).at[jnp.asarray(bayes, int)].set(share_b)
     if free:
         share = share.at[jnp.asarray(free, int)].set(share_e)

@@ -127,14 +127,17 @@ class Identifiability(Pytree):
         to the unscaled parameters and normalised: columns ``rank:`` span the
         unidentifiable directions ``δx`` with ``[Y | extra] δx ≈ 0``.
       data_share: ``(..., p)`` in ``[0, 1]``: the fraction of each
-        parameter's prior variance removed by the data, ``1 − C_kk / P_kk`` with ``P = (γ H0)⁻¹``
-        the prior and ``C = (2A + γ H0)⁻¹`` the posterior covariance (``A`` the whitened normal
-        matrix, ``H0`` the prior's Hessian ``blockdiag ∇²(−log det J0_i)``): ``1`` where the data
-        decide a parameter, ``0`` where the prior does. The extra (friction) columns have no prior
-        (infinite prior variance): ``1`` when the data determine them, ``0`` otherwise (likewise
-        every column when ``γ = 0``), unless they have a prior of their own
-        (``extra_prior_weight``): then as the bodies'. NaN when no prior was given. See
-        [identifiability][spatialjax.identification.identifiability]'s module for details.
+        parameter's prior variance removed by the data, ``1 − C'_kk / P_kk`` with ``P = (γ
+        H0)⁻¹`` the prior and ``C' = (2A + P'⁻¹)⁻¹`` the posterior covariance under the prior
+        ``P'`` that keeps ``P_kk`` but not the prior's correlations of parameter ``k`` with the
+        others (``A`` the whitened normal matrix, ``H0`` the prior's Hessian ``blockdiag
+        ∇²(−log det J0_i)``): ``1`` where the data decide a parameter, ``0`` where the prior
+        does (a mass the data never see gets no share from the moments the prior ties it to).
+        The extra (friction) columns have no prior (infinite prior variance): ``1`` when the
+        data determine them, ``0`` otherwise (likewise every column when ``γ = 0``), unless they
+        have a prior of their own (``extra_prior_weight``): then as the bodies'. NaN when no
+        prior was given. See [identifiability][spatialjax.identification.identifiability]'s
+        module for details.
       names: static tuple of ``p`` ``(body, parameter)`` names, e.g.
         ``("panda_link3", "Ixy")`` or ``("panda_joint1", "viscous")``.
     """
