@@ -161,23 +161,45 @@ class Samples(Section):
 class ErrorFigures(Section):
     """Relative torque errors ``‖τ̂ − τ‖ / ‖τ‖`` (None where ``‖τ‖ = 0``).
 
+    For a floating base the "torques" are the equations of each sample (the
+    base's six rows ``base_nx … base_fz``, then the joints'; projected onto the
+    contacts' null space without measured wrenches), and ``base`` and
+    ``joint`` give the errors over each group apart.
+
     Attributes:
-      overall: over the samples and the channels fitted.
-      per_joint: ``{joint: e}`` over the samples of one joint.
+      overall: over the samples and the channels (equations) fitted.
+      per_joint: ``{joint: e}`` over the samples of one joint (floating base:
+        of one equation, the base rows' first).
+      base: over the base rows (floating base; None for a fixed base).
+      joint: over the joint rows fitted (floating base; None for a fixed base).
     """
 
     overall: float | None
     per_joint: Mapping[str, float | None]
+    base: float | None = None
+    joint: float | None = None
 
     @classmethod
-    def of(cls, tau_hat: np.ndarray, tau: np.ndarray, joints, used) -> ErrorFigures | None:
-        """The errors of a prediction ``tau_hat (N, n)`` of ``tau``; None without samples."""
+    def of(
+        cls, tau_hat: np.ndarray, tau: np.ndarray, joints, used, groups=None
+    ) -> ErrorFigures | None:
+        """The errors of a prediction ``tau_hat (N, n)`` of ``tau``; None without samples.
+
+        ``groups``: ``n`` labels ``"base"``/``"joint"`` (a floating base's
+        equations), or None.
+        """
         if tau.shape[0] == 0:
             return None
         e = tau_hat - tau
+        extra = {}
+        if groups is not None:
+            for name in ("base", "joint"):
+                m = np.asarray(used, bool) & (np.asarray(groups) == name)
+                extra[name] = _relative(e[:, m], tau[:, m])
         return cls(
             overall=_relative(e[:, used], tau[:, used]),
             per_joint={j: _relative(e[:, k], tau[:, k]) for k, j in enumerate(joints)},
+            **extra,
         )
 
 
@@ -402,6 +424,46 @@ class IdentifiabilitySummary(Section):
 
 
 @dataclasses.dataclass(frozen=True)
+class FloatingBase(Section):
+    """How a floating-base log was used
+    ([floating_base_rows][spatialjax.identification.floating_base_rows]).
+
+    Attributes:
+      method: ``"wrenches"`` (measured contact wrenches: all ``6 + n``
+        equations) or ``"projection"`` (onto the contacts' null space).
+      contact_frames: the contact frames.
+      contact_type: ``"point"`` or ``"surface"``.
+      schedule: ``"logged"`` (the log's ``contact``), ``"detected"`` (from the
+        frames' speed) or ``"all closed"`` (wrenches without a schedule).
+      contact_speed: the detection's speed, m/s (None unless ``"detected"``).
+      rows_per_sample: ``{min, max, mean}`` independent equations per training sample.
+      equations: independent equations of the training part, in all.
+      rows: the names of each sample's rows: ``base_nx … base_fz``, the joints,
+        and (``"wrenches"``) the same with ``@contact``: the contacts' part.
+      closed: ``{frame: share}`` of the training samples on which each contact
+        counts as closed.
+      unknown_torques: joints whose torque the equations treat as unknown (left
+        out by the user, or without signal).
+      wrench_check: the base rows' measured side (the contact wrenches) against
+        the prior's prediction: ``scale``, ``scale_interval``, ``rms_ratio``,
+        ``explained``, ``verdict`` as a torque channel's (None without
+        wrenches).
+    """
+
+    method: str
+    contact_frames: tuple[str, ...]
+    contact_type: str
+    schedule: str
+    contact_speed: float | None
+    rows_per_sample: Mapping[str, float]
+    equations: int
+    rows: tuple[str, ...]
+    closed: Mapping[str, float]
+    unknown_torques: tuple[str, ...]
+    wrench_check: Mapping[str, Any] | None
+
+
+@dataclasses.dataclass(frozen=True)
 class FitSummary(Section):
     """How the fit ended.
 
@@ -455,7 +517,7 @@ class IdentificationReport(Section):
         repaired prior body.
       channels: one ``ChannelCheck`` per torque channel.
       gamma: the log-det weight used.
-      noise_std: ``{joint: σ̂_j}``.
+      noise_std: ``{joint: σ̂_j}`` (floating base: per row, ``floating_base.rows``).
       correlation_time: ``{joint: τ_j}`` in samples.
       effective_samples: ``{joint: N / τ_j}``.
       noise_weights: ``{joint: 1 / (σ̂_j² τ_j)}`` (0 for a channel left out).
@@ -470,6 +532,7 @@ class IdentificationReport(Section):
       times: wall-clock times.
       warnings: the plain-words warnings.
       notes: the plain-words notes.
+      floating_base: how a floating-base log was used (None for a fixed base).
     """
 
     joints: tuple[str, ...]
@@ -497,6 +560,7 @@ class IdentificationReport(Section):
     times: Times
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
+    floating_base: FloatingBase | None = None
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The report as JSON (NaN and infinities written as ``null``)."""
@@ -534,6 +598,7 @@ def schema() -> dict[str, type]:
         "identifiability": IdentifiabilitySummary,
         "fit_status": FitSummary,
         "times": Times,
+        "floating_base": FloatingBase,
     }
 
 

@@ -77,10 +77,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .._floating import CONTACT_SPEED
 from .._log import RobotLog
 from .._prior import REPAIR_FLOOR
 from .._report import (
     FitSummary,
+    FloatingBase,
     IdentificationReport,
     RobotIdentification,
     Samples,
@@ -117,12 +119,33 @@ class _Clock:
         return state
 
 
+def _raw_training_torques(sampled: Sampled, filtered: Filtered, opts: Options) -> np.ndarray:
+    """The training part's torques as recorded (before resampling blurs their quantisation)."""
+    raw = sampled.raw[0]
+    return raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
+
+
+def _unknown_torques(sampled: Sampled, filtered: Filtered, opts: Options) -> tuple[str, ...]:
+    """A floating base's joints whose torque is unknown: the channels the torque stage will
+    leave out (named by the user, or without signal), known before the rows are formed."""
+    from .._channels import excluded_channels
+
+    if not opts.floating_base:
+        return ()
+    raw = _raw_training_torques(sampled, filtered, opts)
+    return excluded_channels(opts.joints, raw, opts.exclude_torque)
+
+
 def _torques(model, sampled: Sampled, filtered: Filtered, regs: Regressors, prior: Prior,
              opts: Options) -> Channels:  # fmt: skip
     """The torque stage on the training part."""
-    # the signal check reads the log as recorded (before resampling blurs its quantisation)
-    raw = sampled.raw[0]
-    raw_train = raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
+    raw_train = _raw_training_torques(sampled, filtered, opts)
+    if regs.rows:  # floating base: the joints' torques and their prediction from the equations
+        from . import floating
+
+        tau, tau_prior = floating.channel_torques(regs.rows[0], prior.prior)
+        base = floating.base_check(regs.rows[0], prior.prior)
+        return channel_stage(model, raw_train, tau, tau_prior, regs.dq[0], opts, base)
     tau_prior = regs.Y[0] @ prior.prior.reshape(-1)
     return channel_stage(model, raw_train, regs.tau[0], tau_prior, regs.dq[0], opts)
 
@@ -138,18 +161,37 @@ def _settings(opts: Options, filtered: Filtered) -> Settings:
     )  # fmt: skip
 
 
+def _floating_report(opts: Options, filtered: Filtered, regs: Regressors,
+                     channels: Channels) -> FloatingBase | None:  # fmt: skip
+    if not regs.rows:
+        return None
+    from . import floating
+
+    rows, p0 = regs.rows[0], filtered.prepared[0]
+    schedule = floating.schedule(p0)
+    return FloatingBase(
+        method=rows.method, contact_frames=rows.contact_frames, contact_type=opts.contact_type,
+        schedule=schedule, contact_speed=opts.contact_speed if schedule == "detected" else None,
+        rows_per_sample=floating.rows_per_sample(rows), equations=rows.n_equations,
+        rows=rows.row_names, closed=floating.contact_share(rows), unknown_torques=regs.unknown,
+        wrench_check=channels.base,
+    )  # fmt: skip
+
+
 def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filtered,
             regs: Regressors, channels: Channels, ls: LeastSquares, fitted: Fitted,
             validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report."""
-    joints, fm = opts.joints, opts.friction
+    fm = opts.friction
+    # the data term's channels: the joints, or a floating base's rows
+    channel_names = regs.rows[0].row_names if regs.rows else opts.joints
 
     def per_joint(x) -> dict:
-        return dict(zip(joints, np.asarray(x).tolist(), strict=True))
+        return dict(zip(channel_names, np.asarray(x).tolist(), strict=True))
 
     n_train, n_hold = regs.n_train, regs.n_hold
     return IdentificationReport(
-        joints=joints, links_identified=prior.free_names, gravity=opts.gravity,
+        joints=opts.joints, links_identified=prior.free_names, gravity=opts.gravity,
         settings=_settings(opts, filtered), sampling=sampled.sampling[0],
         positions=sampled.positions,
         samples=Samples(raw=filtered.n_raw, raw_holdout=filtered.n_raw_hold,
@@ -166,7 +208,7 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
                               iterations=fitted.iterations, objective=fitted.objective),
         times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
         warnings=sampled.warnings + channels.warnings + fitted.warnings + validated.warnings,
-        notes=channels.notes,
+        notes=channels.notes, floating_base=_floating_report(opts, filtered, regs, channels),
     )  # fmt: skip
 
 
@@ -191,6 +233,9 @@ def identify_robot(
     max_gap: float | None = None,
     gravity=(0.0, 0.0, -9.81),
     ignore_limits: bool = False,
+    contact_method: str = "auto",
+    contact_type: str = "point",
+    contact_speed: float = CONTACT_SPEED,
     progress: Callable[[str, str, Sequence[str]], None] | None = None,
 ) -> RobotIdentification:
     r"""Identify a fixed-base robot's links (and joint friction) from a joint-torque log.
@@ -260,16 +305,18 @@ def identify_robot(
         repair_prior_bodies=repair_prior_bodies, repair_floor=repair_floor,
         exclude_torque=exclude_torque, torque_scale=torque_scale, free=free, rate=rate,
         max_gap=max_gap, gravity=gravity, ignore_limits=ignore_limits,
+        contact_method=contact_method, contact_type=contact_type, contact_speed=contact_speed,
     )  # fmt: skip
     clock = _Clock(progress)
     prior = clock.run("prior", prior_stage, model, opts)
     sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)
     filtered = clock.run("filter", filter_stage, sampled.logs, lowpass=opts.lowpass,
                          decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
-    regs = clock.run("regressor", regressor_stage, model, filtered, opts)
+    regs = clock.run("regressor", regressor_stage, model, filtered, opts,
+                     _unknown_torques(sampled, filtered, opts))  # fmt: skip
     channels = clock.run("torques", _torques, model, sampled, filtered, regs, prior, opts)
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
-                         channels)  # fmt: skip
+                         channels, regs.rows[0] if regs.rows else None)  # fmt: skip
     ls = clock.run("least squares", least_squares_stage, data, prior,
                    sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
                    rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip

@@ -77,6 +77,8 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
         "gamma": opts.gamma,
         "prior_spread": opts.prior_spread,
     }
+    if data.multiplicity is not None:  # floating base: the equations each row stands for
+        kw["multiplicity"] = jnp.asarray(data.multiplicity)
     try:
         t0 = time.perf_counter()
         with compile_seconds() as compiled:

@@ -22,6 +22,9 @@ class TrainingData:
       tau: ``(N, nv)`` the measured torques less the held bodies'.
       used: ``(nv,)`` the channels in the data term.
       friction_kept: ``(ne,)`` the friction columns kept.
+      multiplicity: for a floating base, ``(N, K R)`` the independent equations
+        each row stands for (``FloatingBaseRows.multiplicity``; ``nv`` is then
+        ``K R`` rows and ``used`` their mask), else None.
     """
 
     Y: np.ndarray
@@ -29,6 +32,7 @@ class TrainingData:
     tau: np.ndarray
     used: np.ndarray
     friction_kept: np.ndarray
+    multiplicity: np.ndarray | None = None
 
     def full_friction(self, phi: np.ndarray) -> np.ndarray:
         """``(ne,)`` coefficients from those of the kept columns (NaN for the others)."""
@@ -73,12 +77,18 @@ class LeastSquares:
         ), ()
 
 
-def training_data(Y, F, tau, held, prior: Prior, channels: Channels) -> TrainingData:
-    """The training part as the fit sees it (``Y, F, tau, held``: the regressor stage's part 0)."""
+def training_data(Y, F, tau, held, prior: Prior, channels: Channels, rows=None) -> TrainingData:
+    """The training part as the fit sees it (``Y, F, tau, held``: the regressor stage's part 0;
+    ``rows``: its ``FloatingBaseRows`` for a floating base)."""
     cols = np.repeat(prior.free_mask, 10)
+    used, mult = channels.used, None
+    if rows is not None:
+        from .floating import row_mask
+
+        used, mult = row_mask(rows, channels.used), rows.multiplicity
     return TrainingData(
-        Y[..., cols], F[..., channels.friction_kept], tau - held, channels.used,
-        channels.friction_kept,
+        Y[..., cols], F[..., channels.friction_kept], tau - held, used, channels.friction_kept,
+        mult,
     )  # fmt: skip
 
 
@@ -108,18 +118,26 @@ def least_squares_stage(
 
     Y, F, tau, used = data.Y, data.F, data.tau, data.used
     nf, n_train, nv = F.shape[-1], tau.shape[0], tau.shape[1]
+    w = used.astype(np.float64)
+    if data.multiplicity is not None:
+        w = w[None, :] * data.multiplicity
     pi_f, phi = jax.jit(least_squares_torques)(
         jnp.asarray(Y), jnp.asarray(tau), extra=jnp.asarray(F) if nf else None,
-        weights=jnp.asarray(used.astype(np.float64)),
+        weights=jnp.asarray(w),
     )  # fmt: skip
     pi_f = np.asarray(pi_f, np.float64).reshape(-1, 10)
     phi = np.zeros(0) if phi is None else np.asarray(phi, np.float64).reshape(-1)
     pi = prior.model.copy()
     pi[prior.free_mask] = pi_f
-    X = np.concatenate([Y, F], -1)
-    res = tau - X @ np.concatenate([pi_f.reshape(-1), phi])
-    dof = n_train * (1.0 - _rank(X, used) / (n_train * int(used.sum())))
-    sigma2 = np.sum(res**2, axis=0) / max(dof, 1.0)
+    if data.multiplicity is None:
+        X = np.concatenate([Y, F], -1)
+        res = tau - X @ np.concatenate([pi_f.reshape(-1), phi])
+        dof = n_train * (1.0 - _rank(X, used) / (n_train * int(used.sum())))
+        sigma2 = np.sum(res**2, axis=0) / max(dof, 1.0)
+    else:
+        from .floating import residual_variance
+
+        res, sigma2 = residual_variance(Y, F, tau, pi_f.reshape(-1), phi, w)
     floor = np.finfo(np.float64).eps * np.mean(tau**2, axis=0)
     sigma2 = np.maximum(sigma2, np.where(floor > 0, floor, np.finfo(np.float64).tiny))
     if sample_weighting == "autocorrelation":

@@ -61,20 +61,41 @@ class Validated:
             return float("nan") if e is None or e.overall is None else float(e.overall)
 
         m = self.total_mass
+        fit = getattr(self.errors.fit, part)
+        groups = (
+            f" (base rows {_num(fit.base)}, joint rows {_num(fit.joint)})"
+            if fit is not None and fit.base is not None
+            else ""
+        )
         return (
-            f"{'held-out' if held else 'training'} torque error: fit {overall('fit'):.4f}, "
-            f"least squares {overall('least_squares'):.4f}"
+            f"{'held-out' if held else 'training'} torque error: fit {overall('fit'):.4f}"
+            f"{groups}, least squares {overall('least_squares'):.4f}"
             + (f"; {self.n_validate} validation log(s)" if self.n_validate else "")
             + f"; total mass {m.prior:.3f} → {m.fit:.3f} kg"
         ), ()
 
 
+def _num(x) -> str:
+    return "—" if x is None else f"{x:.4f}"
+
+
 def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
-    """``(Errors, validations)``: the errors of each parameter set on every part."""
+    """``(Errors, validations)``: the errors of each parameter set on every part.
+
+    For a floating base, of each sample's equations (the parts added back).
+    """
     ne = regs.ne
+    groups = None
+    if regs.rows:
+        r0 = regs.rows[0]
+        joints, groups, used = r0.row_names[: r0.n_dof], r0.groups[: r0.n_dof], used[: r0.n_dof]
 
     def figures(k, pi, phi):
         pred = regs.Y[k] @ pi.reshape(-1) + (regs.F[k] @ np.nan_to_num(phi) if ne else 0.0)
+        if regs.rows:
+            rows = regs.rows[k]
+            return ErrorFigures.of(rows.combine(pred), rows.combine(regs.tau[k]), joints, used,
+                                   groups)  # fmt: skip
         return ErrorFigures.of(pred, regs.tau[k], joints, used)
 
     held = len(regs.Y) - (len(sampling) - 1) == 2  # training, held-out, validation logs
@@ -104,9 +125,10 @@ def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior
     fr = tuple(n for n, k in zip(opts.friction.names(model), kept, strict=True) if k)
     names = tuple((b, p) for b in prior.free_names for p in PARAMETER_NAMES) + fr
     nf = data.F.shape[-1]
+    w = ls.weights if data.multiplicity is None else ls.weights[None, :] * data.multiplicity
     idf = identifiability(
         jnp.asarray(data.Y), extra=jnp.asarray(data.F) if nf else None,
-        weights=jnp.asarray(ls.weights), prior=fitted.prior, gamma=fitted.gamma, names=names,
+        weights=jnp.asarray(w), prior=fitted.prior, gamma=fitted.gamma, names=names,
     )  # fmt: skip
     share = np.asarray(idf.data_share, np.float64).reshape(-1)
     rank = int(np.asarray(idf.rank))
@@ -138,7 +160,7 @@ def _links(opts: Options, prior: Prior, ls: LeastSquares, fitted: Fitted, share)
             ds = (0.0,) * 10
         pl = Plausibility.of(pi_fit[b], pi_prior[b], ds)
         links.append(Link(
-            link=opts.body_names[b], joint=opts.joints[b], free=bool(prior.free_mask[b]),
+            link=opts.body_names[b], joint=opts.body_joints[b], free=bool(prior.free_mask[b]),
             fit=FittedBody.of(pi_fit[b], s, b, geodesic_to_prior=finite_or_none(s["geodesic"][b])),
             least_squares=FittedBody.of(
                 pi_ls[b], s, nb + b, geodesic_to_prior=finite_or_none(s["geodesic"][nb + b])),
