@@ -51,7 +51,17 @@ C_kk / P_kk`` itself, a mass the data never see (a link's point mass at its
 joint's origin, which regroups into the parent body) would gain a share from
 the moments the data do decide, through the prior alone. A parameter the data
 tie to *another* body's parameters (regrouped base parameters) still gains
-from that body's prior: ``confounded`` names them. ``P'^{(k)}`` differs from
+from that body's prior: ``confounded`` names them. The **masses** are held to
+a stricter rule, because a link's mass is where that happens always: a link
+carried by a revolute joint has its mass regrouped into the parent body's
+mass and first moment (Khalil & Dombre 2002, §12.4.2), so any share above 0
+would come from the neighbours' priors. A mass's share is what the data
+*alone* determine, every other parameter free: ``P_mm / (P_mm + v)`` with
+``v = e_mᵀ (2A)⁺ e_m`` when ``e_m`` is orthogonal to the null space of ``A``
+(at the rank's threshold), ``0`` otherwise, the ``γ = 0`` rule below graded
+by the prior variance. The same rule gives the share of the total mass
+``Σ m_i`` (``total_mass_share``), which a floating base's six rows or a
+vertical prismatic first joint do determine. ``P'^{(k)}`` differs from
 ``P`` by a rank-two change of the precision, so every ``s_k`` follows from
 ``C`` by the Woodbury identity (``_decoupled_share``), written with weighted
 means of ``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ``
@@ -157,14 +167,36 @@ def _decoupled_share(B, F, g, tiny):
     return jnp.clip(1.0 - ratio, 0.0, 1.0)
 
 
-def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=()):
-    """Fraction of each parameter's prior variance removed by the data (module docstring).
+def _alone_share(V, sv, keep, C, prior_var):
+    """Share of functionals ``C (p, m)`` (column-scaled) that the data *alone* determine.
+
+    With every other parameter free the data leave the variance ``v = cᵀ (2A_s)⁺ c``
+    on ``cᵀx`` when ``c`` is orthogonal to the null space of ``A_s = V diag(sv²) Vᵀ``
+    (to ``√eps`` relative, at the rank's threshold ``keep``), none otherwise; the
+    share is ``P / (P + v)`` for a prior variance ``P = prior_var``, ``0`` for ``c``
+    not determined (the γ = 0 rule, graded by the prior variance).
+    """
+    dtype = V.dtype
+    proj2 = (V.T @ C) ** 2  # (p, m)
+    total = jnp.sum(proj2, axis=0)
+    null = jnp.sum(jnp.where(keep[:, None], 0.0, proj2), axis=0)
+    lam2 = jnp.where(keep, 2.0 * sv * sv, 1.0)
+    v = jnp.sum(jnp.where(keep[:, None], proj2 / lam2[:, None], 0.0), axis=0)
+    determined = (total > 0) & (null <= jnp.sqrt(jnp.finfo(dtype).eps) * total)
+    return jnp.where(determined, prior_var / (prior_var + v), 0.0).astype(dtype), determined
+
+
+def _data_share(Rs, Hs, gamma, p_y, rtol, F, he, prior_extra=()):
+    """Fraction of each parameter's prior variance removed by the data (module docstring),
+    and the share of the total mass.
 
     ``Rs (p, p)`` with ``RsᵀRs = A_s`` (column-scaled normal matrix), ``Hs (p_y, p_y)``
     the column-scaled prior Hessian of the body parameters (positive definite),
     ``he`` the column-scaled prior Hessians of the extra columns listed in the static
-    ``prior_extra`` (indices among the extras; those with a prior of their own).
+    ``prior_extra`` (indices among the extras; those with a prior of their own),
+    ``F`` the factor of ``A_s``.
     """
+    V, keep_all, sv_max = F.V, F.keep, F.sv[0]
     dtype = Rs.dtype
     p = Rs.shape[-1]
     tiny = jnp.finfo(dtype).tiny
@@ -198,10 +230,19 @@ def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=(
     share = jnp.zeros(p, dtype).at[jnp.asarray(bayes, int)].set(share_b)
     if free:
         share = share.at[jnp.asarray(free, int)].set(share_e)
+    # the masses, and their sum: what the data alone determine (every other parameter free)
+    masses = jnp.arange(0, p_y, 10)
+    C = jnp.zeros((p, masses.size + 1), dtype)
+    C = C.at[masses, jnp.arange(masses.size)].set(1.0)
+    C = C.at[masses, -1].set(1.0 / F.d[masses])  # Σ m_i = Σ x_i / d_i, column-scaled
+    prior_var = jnp.sum((B.T @ C[jnp.asarray(bayes, int)]) ** 2, axis=0)
+    alone, determined = _alone_share(V, F.sv, keep_all, C, prior_var)
+    share = share.at[masses].set(alone[:-1])
     # γ = 0: every prior variance is infinite; a parameter is determined iff e_k ⊥ null(A_s)
     null_all = jnp.sum(jnp.where(keep_all[None, :], 0.0, V * V), axis=-1)
     share_flat = jnp.where(null_all <= jnp.sqrt(jnp.finfo(dtype).eps), 1.0, 0.0).astype(dtype)
-    return jnp.where(gamma > 0, share, share_flat)
+    total = jnp.where(gamma > 0, alone[-1], determined[-1].astype(dtype))
+    return jnp.where(gamma > 0, share, share_flat), total
 
 
 def _ident_one(Y, E, w, pi0, gamma, he, has_prior, *, rtol, prior_extra=()):
@@ -221,9 +262,10 @@ def _ident_one(Y, E, w, pi0, gamma, he, has_prior, *, rtol, prior_extra=()):
     Hs = blk / dy[:, None] / dy[None, :]
     de = F.d[jnp.asarray([p_y + i for i in prior_extra], int)]
     hes = he[jnp.asarray(prior_extra, int)] / de**2  # the extras' prior Hessians, scaled
-    share = _data_share(Rs, Hs, gamma, p_y, rtol, F.V, F.keep, F.sv[0], hes, prior_extra)
+    share, total = _data_share(Rs, Hs, gamma, p_y, rtol, F, hes, prior_extra)
     share = jnp.where(has_prior, share, jnp.nan)
-    return F.rank, cond, F.sv, F.d, piv.astype(jnp.int32), null, share
+    total = jnp.where(has_prior, total, jnp.nan)
+    return F.rank, cond, F.sv, F.d, piv.astype(jnp.int32), null, share, total
 
 
 def _ident_impl(Y, E, w, pi0, gamma, he, *, rtol, has_prior, prior_extra):
@@ -339,7 +381,7 @@ def identifiability(
                 f"got {he.tolist() if he.ndim == 1 else he}"
             )
     prior_extra = tuple(int(i) for i in np.flatnonzero(he > 0)) if prior is not None else ()
-    rank, cond, sv, d, piv, null, share = _ident(
+    rank, cond, sv, d, piv, null, share, total = _ident(
         Y,
         E,
         w,
@@ -358,5 +400,6 @@ def identifiability(
         base_columns=piv,
         null_space=null,
         data_share=share,
+        total_mass_share=total,
         names=names or (),
     )

@@ -393,11 +393,16 @@ class TotalMass(Section):
       fit: of the fit.
       least_squares: of least squares.
       prior: of the prior.
+      data_share: the data share of the sum, as a link mass's (what the data
+        alone determine): 1 for a floating base, whose six base rows carry it;
+        0 for a fixed base of revolute joints, which never sees it (None when
+        not computed).
     """
 
     fit: float
     least_squares: float
     prior: float
+    data_share: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -741,11 +746,18 @@ def summary_table(report: Mapping) -> str:
     part = "holdout" if report["errors"]["fit"]["holdout"] is not None else "train"
     label = "held-out" if part == "holdout" else "training (no hold-out)"
     excluded = {c["joint"] for c in report.get("channels", []) if c["excluded"]}
-    rows: list = [("joint", f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
     errs = {k: report["errors"][k][part] for k in ("fit", "least_squares", "prior")}
-    for j in report["joints"]:
+    floating = report.get("floating_base") is not None
+    # a floating base's equations: the base's six rows, then the joints'
+    names = list(errs["fit"]["per_joint"]) if floating else report["joints"]
+    head = "equation" if floating else "joint"
+    rows: list = [(head, f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
+    for j in names:
         mark = " (not fitted)" if j in excluded else ""
         rows.append((j + mark, *(number_text(errs[k]["per_joint"][j], ".4f") for k in errs)))
+    if floating:
+        for group in ("base", "joint"):
+            rows.append((f"{group} rows", *(number_text(errs[k][group], ".4f") for k in errs)))
     rows.append(("all fitted", *(number_text(errs[k]["overall"], ".4f") for k in errs)))
     lines += [""] + _table(rows)
     for k, v in enumerate(report.get("validation", [])):

@@ -72,6 +72,7 @@ class Validated:
             f"{groups}, least squares {overall('least_squares'):.4f}"
             + (f"; {self.n_validate} validation log(s)" if self.n_validate else "")
             + f"; total mass {m.prior:.3f} → {m.fit:.3f} kg"
+            + (f" (data share {m.data_share:.2f})" if groups and m.data_share is not None else "")
         ), ()
 
 
@@ -116,7 +117,7 @@ def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
 
 
 def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior, opts: Options):
-    """``(summary, data share (10 n_free + nf,))`` of ``identifiability``."""
+    """``(summary, data share (10 n_free + nf,), total mass share)`` of ``identifiability``."""
     import jax.numpy as jnp
 
     from .._identifiability import PARAMETER_NAMES, identifiability
@@ -142,7 +143,7 @@ def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior
         n_unidentifiable=int(share.size) - rank,
         prior_decided=tuple(tuple(x) for x in idf.prior_decided()),
     )
-    return summary, share
+    return summary, share, finite_or_none(np.asarray(idf.total_mass_share))
 
 
 def _links(opts: Options, prior: Prior, ls: LeastSquares, fitted: Fitted, share) -> tuple:
@@ -203,11 +204,13 @@ def validate_stage(
         "prior": (prior.prior, np.zeros(regs.ne)),
     }
     errors, validation = _errors(regs, sets, sampling, data.used, opts.joints)
-    summary, share = _identifiability(model, data, ls, fitted, prior, opts)
+    summary, share, total_share = _identifiability(model, data, ls, fitted, prior, opts)
     links, warnings = _links(opts, prior, ls, fitted, share)
     total = TotalMass(
         fit=float(fitted.params[:, 0].sum()),
         least_squares=float(ls.params[:, 0].sum()),
         prior=float(prior.prior[:, 0].sum()),
+        # the share of the sum of the identified bodies' masses (the held ones are known)
+        data_share=total_share,
     )
     return Validated(errors, validation, summary, links, total, warnings, len(sampling) - 1)
