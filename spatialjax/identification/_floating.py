@@ -517,7 +517,10 @@ def floating_base_rows(
         diagonal = np.diagonal(P, axis1=1, axis2=2).copy()
 
     def project(x):  # (M', nv, c) -> (M', K nv, c), P and I − P sample by sample
-        return np.concatenate([np.matmul(op, x) for op in ops], axis=1)
+        out = np.empty((x.shape[0], len(ops) * nv, x.shape[2]))
+        for k, op in enumerate(ops):
+            np.matmul(op, x, out=out[:, k * nv : (k + 1) * nv])
+        return out
 
     # projected sample by sample, then filtered alike (exact: the filter is linear)
     if prepared.lowpass is not None:

@@ -86,9 +86,10 @@ def training_data(Y, F, tau, held, prior: Prior, channels: Channels, rows=None) 
         from .floating import row_mask
 
         used, mult = row_mask(rows, channels.used), rows.multiplicity
-    return TrainingData(
-        Y[..., cols], F[..., channels.friction_kept], tau - held, used, channels.friction_kept,
-        mult,
+    kept = channels.friction_kept
+    return TrainingData(  # no copy where every column stays (a long floating-base log's rows)
+        Y if cols.all() else Y[..., cols], F if kept.all() else F[..., kept], tau - held, used,
+        kept, mult,
     )  # fmt: skip
 
 
