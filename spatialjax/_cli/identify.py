@@ -23,6 +23,13 @@ each joint's data weighted by its residuals' correlation time, ``--weighting``),
 **validate** (held-out part, ``--validate`` logs, per-link plausibility), and
 the outputs (``--out`` URDF, ``--report`` JSON).
 
+A log with a base pose (``base_position``, ``base_quaternion``; or
+``--floating-base``) is a floating-base robot's: the model is read with a free
+flyer, and the library identifies it from the ``6 + n`` equations of each
+sample, with the log's contact wrenches or projected onto the contacts' null
+space (``--contact-method``, ``--contact-type``, ``--contact-speed``); the
+stage lines say which, and how many equations each sample gives.
+
 The last ``holdout`` fraction of the raw log is held out: the two parts are
 filtered, differentiated and decimated separately, so that nothing of the
 held-out samples reaches the fit; the fit uses the first part only.
@@ -117,7 +124,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "log",
         metavar="LOG",
         help=".npz with t (N,), q (N, n), tau (N, n), optional dq, ddq, joint_names (n,); or a "
-        ".csv with a header (t, q_<joint>, tau_<joint>, optional dq_<joint>, ddq_<joint>)",
+        ".csv with a header (t, q_<joint>, tau_<joint>, optional dq_<joint>, ddq_<joint>); a "
+        "floating-base robot's also base_position (N, 3), base_quaternion (N, 4, w x y z), "
+        "contact_frames (k,) and contact_wrenches (N, k, 6) and/or contact (N, k)",
     )
     parser.add_argument(
         "--lock",

@@ -24,7 +24,9 @@ returned, and each reported through ``progress``):
    filtering, Gautier 1997:
    [parallel_filter][spatialjax.identification.parallel_filter]). With
    ``free``, the bodies not listed are held at the model's values: their
-   torques are subtracted and their columns dropped.
+   torques are subtracted and their columns dropped. A floating base's rows
+   are [floating_base_rows][spatialjax.identification.floating_base_rows]'
+   (the branch is ``floating.py``).
 5. **torques** (``channels.py``): each channel's signal, scale and sign
    against the prior's prediction; channels without signal, and those in
    ``exclude_torque``, leave the data term (weight 0); ``torque_scale``
@@ -238,21 +240,33 @@ def identify_robot(
     contact_speed: float = CONTACT_SPEED,
     progress: Callable[[str, str, Sequence[str]], None] | None = None,
 ) -> RobotIdentification:
-    r"""Identify a fixed-base robot's links (and joint friction) from a joint-torque log.
+    r"""Identify a robot's links (and joint friction) from a joint-torque log.
 
     The stages and the weights of the data term are described in the
     identification guide (and this module's docstring). Computed in float64
     with NumPy and the model's dtype for the regressor (load the model with
     ``dtype="float64"`` under ``jax.enable_x64``).
 
+    A floating-base robot (a model with a free flyer, loaded with
+    ``floating_base=True``; a log with a base pose and contacts) is identified
+    from the ``6 + n`` equations of each sample
+    ([floating_base_rows][spatialjax.identification.floating_base_rows]): with
+    the log's contact wrenches, or projected onto the closed contacts' null
+    space. Every row is then a channel of the data term (its own noise level,
+    correlation time and weight, times its ``multiplicity``); the errors are
+    reported over each sample's equations, the base rows and the joint rows
+    apart, and the report gains a ``floating_base`` section.
+
     Args:
-      model: a fixed-base [Model][spatialjax.multibody.Model] whose movable
-        joints are the log's (lock the others when loading it:
+      model: a [Model][spatialjax.multibody.Model] whose movable joints are
+        the log's (lock the others when loading it:
         [match_joints][spatialjax.identification.match_joints] says which);
         its bodies are the prior, its joint limits bound the log's positions.
+        Floating-base (a free flyer) exactly when the log has a base pose.
       log: the [RobotLog][spatialjax.identification.RobotLog];
         ``joint_names`` None means the model's joints in order, else they are
-        matched by name (reordered).
+        matched by name (reordered). A floating-base log needs
+        ``contact_frames`` (``()`` for a robot without contacts).
       lowpass: Butterworth cut-off in Hz (None: no filter).
       decimate: keep every ``decimate``-th sample after filtering.
       friction: a [FrictionModel][spatialjax.multibody.FrictionModel]
@@ -281,6 +295,14 @@ def identify_robot(
         model's joint limits by more than the margin (1 % of the range or 3
         encoder steps); by default that is an error (a log in degrees, of
         another robot, or a model with other joint zeros).
+      contact_method: floating base: ``"wrenches"`` (all equations, with the
+        log's contact wrenches), ``"projection"`` (onto the null space of the
+        closed contacts), or ``"auto"`` (default: wrenches when the log has
+        them); a fixed base takes ``"auto"`` only.
+      contact_type: floating base: ``"point"`` (default: a contact keeps its
+        frame's origin) or ``"surface"`` (its whole pose).
+      contact_speed: floating base without a logged ``contact`` schedule: a
+        contact counts as closed while its frame moves slower than this, m/s.
       progress: optional ``progress(stage, text, lines)`` called after each
         stage (``STAGES``: prior, sampling, filter, regressor, torques, least
         squares, fit, validate) with a one-line summary and detail lines.
@@ -291,13 +313,17 @@ def identify_robot(
     Raises:
       IdentifyError: an argument or a log that cannot be used, naming the
         argument (``"log"``, ``"validate[k]"`` for a log, e.g. one whose
-        positions leave the joint limits, naming the joint; ``"prior"`` for a
-        model body, naming the link).
+        positions leave the joint limits, naming the joint, or a floating-base
+        log without base pose or with contact frames the model lacks, naming
+        them; ``"model"`` for a fixed-base model with a floating-base log;
+        ``"prior"`` for a model body, naming the link; ``"contact_method"``
+        for ``"wrenches"`` without wrenches).
       TypeError: ``model`` not a Model or ``log`` not a RobotLog.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
+      K. Ayusawa, G. Venture, Y. Nakamura, IJRR 33(3), 2014 (floating base).
     """
     opts = check_options(
         model, log, lowpass=lowpass, decimate=decimate, friction=friction, gamma=gamma,
