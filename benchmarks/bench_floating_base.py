@@ -47,8 +47,10 @@ the designed base and foot paths, then the contact constraints solved for the jo
   URDF loaded by Pinocchio with a free flyer, ``pin.rnea`` against the truth's,
   ``‖τ̂ − τ‖ / ‖τ‖`` over the base rows and over the joint rows; the total mass; per link the
   mass ratio fitted / true and the data share of its mass (``identifiability`` with the fit's
-  weights). Acceptance (issue 35): base rows within 2 %, joint rows within 5 %, total mass
-  within 3 %, every link with mass data share ≥ 0.5 within 0.8–1.25× its true mass.
+  weights; a mass's share is what the data alone determine: 0 for every leg link, whose
+  mass regroups into its parent's, and the total mass's). Acceptance (issue 35): base rows
+  within 2 %, joint rows within 5 %, total mass within 3 %, every link with mass data share
+  ≥ 0.5 within 0.8–1.25× its true mass.
 
 Run: ``python benchmarks/bench_floating_base.py [--seeds 0 1 2] [--out results.json]``.
 """
@@ -499,6 +501,7 @@ def run(
                 "status": str(res.status),
                 "iterations": int(res.iterations),
                 "mass_share": share.tolist(),
+                "total_mass_share": float(idf.total_mass_share),
                 "mass_ratio_ok": bool(np.all((ratio[strong] >= lo) & (ratio[strong] <= hi))),
                 "total_mass_error": abs(ev["total_mass"]["fit"] / ev["total_mass"]["true"] - 1),
                 "train_errors": rows.relative_errors(
@@ -530,7 +533,8 @@ def _print(r: dict) -> None:
             f"{100 * e['fit']['base']:.2f} % (URDF {100 * e['urdf']['base']:.2f} %), joint rows "
             f"{100 * e['fit']['joint']:.2f} % (URDF {100 * e['urdf']['joint']:.2f} %); total mass "
             f"{e['total_mass']['fit']:.4f} / {e['total_mass']['true']:.4f} kg "
-            f"({100 * e['total_mass_error']:.2f} %); fit {e['status']} in {e['iterations']} it, "
+            f"({100 * e['total_mass_error']:.2f} %, data share {e['total_mass_share']:.2f}); "
+            f"fit {e['status']} in {e['iterations']} it, "
             f"{e['times']['fit_s']:.1f} s; accepted {e['accepted']}"
         )
         for b, (s, q) in enumerate(zip(e["mass_share"], e["mass_ratio"], strict=True)):

@@ -385,7 +385,7 @@ def test_identifiability_rank_matches_pinocchio_and_prior_decides_unexcited():
     assert np.all((s >= 0.0) & (s <= 1.0)), (s.min(), s.max())
     share = dict(zip(names, s, strict=True))
     # of link1's parameters only Izz enters (with the other links' axis moments); the others
-    # learn only through their prior correlation with Izz (a rank-one update: ρ² × Izz's share)
+    # are never seen by the data (their prior correlation with Izz gives them no share)
     assert share["panda_link1", "Izz"] >= 1e-3
     for k in ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz"):
         assert share["panda_link1", k] <= share["panda_link1", "Izz"]
@@ -479,6 +479,129 @@ def test_data_share_closed_form_one_parameter():
     want0 = np.zeros(12)
     want0[[0, 10]] = 1.0
     np.testing.assert_array_equal(np.asarray(idf0.data_share), want0)
+
+
+def _pseudo_inertia(pi):
+    """``J = [[Σ, h], [hᵀ, m]]`` of a 10-vector ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+    (written here from its definition: ``Σ = ½ tr(I) 1 − I``)."""
+    m, h = pi[0], pi[1:4]
+    Ixx, Ixy, Iyy, Ixz, Iyz, Izz = pi[4:]
+    inertia = np.array([[Ixx, Ixy, Ixz], [Ixy, Iyy, Iyz], [Ixz, Iyz, Izz]])
+    J = np.zeros((4, 4))
+    J[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return J
+
+
+def _logdet_hessian(pi):
+    """``∇²(−log det J)`` at ``pi``: ``tr(J⁻¹ ∂_i J J⁻¹ ∂_j J)`` (``J`` is linear in ``pi``)."""
+    K = np.linalg.inv(_pseudo_inertia(pi))
+    dJ = [_pseudo_inertia(np.eye(10)[i]) - _pseudo_inertia(np.zeros(10)) for i in range(10)]
+    return np.array([[np.trace(K @ a @ K @ b) for b in dJ] for a in dJ])
+
+
+def _prior_covariance(prior_params, gamma):
+    """``P = (γ blockdiag ∇²(−log det J0_i))⁻¹`` from the formula, NumPy."""
+    nb = prior_params.shape[0]
+    Lam = np.zeros((10 * nb, 10 * nb))
+    for b in range(nb):
+        Lam[10 * b : 10 * b + 10, 10 * b : 10 * b + 10] = gamma * _logdet_hessian(prior_params[b])
+    return np.linalg.inv(Lam)
+
+
+def _decoupled_share_numpy(X, w, prior_params, gamma):
+    """``1 − C'_kk / P_kk`` by brute force: for every ``k`` the prior precision rebuilt with
+    ``k``'s correlations removed (``P'_k = P`` with row and column ``k`` zeroed but ``P_kk``),
+    and the posterior ``(2 XᵀWX + P'_k⁻¹)⁻¹`` inverted in full."""
+    P = _prior_covariance(prior_params, gamma)
+    A2 = 2.0 * (X * w[:, None]).T @ X
+    out = np.zeros(P.shape[0])
+    for k in range(P.shape[0]):
+        Pk = P.copy()
+        Pk[k, :] = 0.0
+        Pk[:, k] = 0.0
+        Pk[k, k] = P[k, k]
+        Ck = np.linalg.inv(A2 + np.linalg.inv(Pk))
+        out[k] = 1.0 - Ck[k, k] / P[k, k]
+    return out
+
+
+def _alone_share_numpy(X, w, c, prior_var):
+    """``P / (P + cᵀ(2XᵀWX)⁺c)`` where the data determine ``cᵀπ`` alone (``c`` in the row
+    space of ``X``: the least-squares fit reproduces it), else 0 (NumPy ``pinv``, ``lstsq``)."""
+    Xw = X * np.sqrt(w)[:, None]
+    coef = np.linalg.lstsq(Xw.T, c, rcond=1e-10)[0]  # c = Xwᵀ coef if c is in the row space
+    if np.linalg.norm(Xw.T @ coef - c) > 1e-8 * np.linalg.norm(c):
+        return 0.0
+    v = c @ np.linalg.pinv(2.0 * Xw.T @ Xw, rcond=1e-12) @ c
+    return prior_var / (prior_var + v)
+
+
+def test_data_share_ignores_the_priors_coupling_of_mass_and_moments():
+    """The data see only ``hx`` of a body whose CoM is off its origin: the log-det prior
+    correlates ``m`` with ``hx`` (ρ² = 2 hx² / (m Σ_xx + hx²) per axis, Wishart-like), so
+    ``1 − C_mm/P_mm`` would credit the data with a share of the mass. The share counts
+    only what the data say about the parameter itself: 0 for ``m`` (its column is zero),
+    and for ``hx`` the scalar Bayes update ``2a P_hh / (1 + 2a P_hh)`` with ``P_hh`` the
+    prior's marginal variance of ``hx`` (``P = (γ ∇²(−log det J0))⁻¹``, NumPy)."""
+    c, w, gamma = 3.0, 2.0, 8.0
+    p0 = np.array([1.5, 0.3, 0.06, 0.0, 0.05, 0.0, 0.12, 0.0, 0.0, 0.13])
+    Y = np.zeros((N, 1, 10))
+    Y[:, 0, 1] = c * np.cos(np.arange(N))
+    prior = sj.RigidBodyInertia(jnp.asarray(p0[None]))
+    idf = identifiability(Y, weights=w, prior=prior, gamma=gamma)
+    share = np.asarray(idf.data_share)
+    P = np.linalg.inv(gamma * _logdet_hessian(p0))
+    a = w * float(np.sum(Y[:, 0, 1] ** 2))
+    assert abs(P[0, 1]) / np.sqrt(P[0, 0] * P[1, 1]) > 0.5  # the prior ties m to hx
+    np.testing.assert_allclose(share[1], 2 * a * P[1, 1] / (1 + 2 * a * P[1, 1]), rtol=1e-9)
+    assert share[0] == pytest.approx(0.0, abs=1e-12)
+    # every parameter but hx: the data say nothing about it
+    np.testing.assert_allclose(np.delete(share, 1), 0.0, atol=1e-12)
+
+
+def test_data_share_matches_a_brute_force_numpy_computation(arm):
+    """The two-link arm's weighted regressor: the shares against the definition computed
+    with NumPy (the prior's Hessian from its formula, one full inversion per parameter; the
+    masses: the data alone, every other parameter free)."""
+    (q, v, a), Y, _, _, _ = _data(arm)
+    Y = np.asarray(Y)
+    w = np.array([4.0, 9.0])
+    pi0 = np.asarray(arm.inertia.params).reshape(-1, 10)
+    idf = identifiability(Y, weights=w, prior=arm.inertia, gamma=8.0)
+    X, wt = Y.reshape(-1, 20), np.tile(w, N)
+    want = _decoupled_share_numpy(X, wt, pi0, 8.0)
+    P = _prior_covariance(pi0, 8.0)
+    for k in (0, 10):  # the masses
+        want[k] = _alone_share_numpy(X, wt, np.eye(20)[k], P[k, k])
+    np.testing.assert_allclose(np.asarray(idf.data_share), want, rtol=1e-6, atol=1e-9)
+    # the elbow's link rides on a revolute joint: its mass regroups into the upper arm's
+    # first moment and cannot be told apart by the data (the first link's never enters)
+    np.testing.assert_array_equal(np.asarray(idf.data_share)[[0, 10]], 0.0)
+    assert float(idf.total_mass_share) == 0.0  # a fixed base never sees the total mass
+
+
+def test_mass_and_total_mass_shares_closed_form():
+    """Two bodies whose masses enter only as their sum (one column ``c`` for both, as a
+    vertical prismatic joint carrying both): the data cannot split them (each mass: 0), but
+    determine the total: ``P_t / (P_t + 1/(2a))``, ``P_t = P_m1 + P_m2`` (independent
+    bodies), ``a = Σ w c²``; the first moments they never see (the mass's prior correlation
+    with them gives nothing)."""
+    c, w, gamma = 9.81, 4.0, 8.0
+    p0 = np.array([[1.5, 0.2, 0.0, 0.0, 0.06, 0.0, 0.05, 0.0, 0.0, 0.07],
+                   [0.5, 0.0, 0.05, 0.0, 0.02, 0.0, 0.03, 0.0, 0.0, 0.04]])  # fmt: skip
+    Y = np.zeros((N, 1, 20))
+    Y[:, 0, 0] = Y[:, 0, 10] = c * (1.0 + 0.3 * np.sin(np.arange(N)))
+    prior = sj.RigidBodyInertia(jnp.asarray(p0))
+    idf = identifiability(Y, weights=w, prior=prior, gamma=gamma)
+    share = np.asarray(idf.data_share)
+    np.testing.assert_array_equal(share[[0, 10]], 0.0)
+    P = _prior_covariance(p0, gamma)
+    a = w * float(np.sum(Y[:, 0, 0] ** 2))
+    Pt = P[0, 0] + P[10, 10]
+    np.testing.assert_allclose(float(idf.total_mass_share), Pt / (Pt + 1 / (2 * a)), rtol=1e-9)
+    assert float(identifiability(Y, weights=w, prior=prior, gamma=0.0).total_mass_share) == 1.0
 
 
 # ------------------------------------------------------------------ (7) bad input

@@ -27,6 +27,13 @@ part, ``--validate`` logs, per-link plausibility, the joint parameters whose
 split with the links the priors decide), and the outputs (``--out`` in the
 model's own format, URDF or MJCF; ``--report`` JSON).
 
+A log with a base pose (``base_position``, ``base_quaternion``; or
+``--floating-base``) is a floating-base robot's: the model is read with a free
+flyer, and the library identifies it from the ``6 + n`` equations of each
+sample, with the log's contact wrenches or projected onto the contacts' null
+space (``--contact-method``, ``--contact-type``, ``--contact-speed``); the
+stage lines say which, and how many equations each sample gives.
+
 The last ``holdout`` fraction of the raw log is held out: the two parts are
 filtered, differentiated and decimated separately, so that nothing of the
 held-out samples reaches the fit; the fit uses the first part only.
@@ -73,8 +80,10 @@ from pathlib import Path
 import numpy as np
 
 from .. import _util
+from ..identification._floating import CONTACT_SPEED, CONTACT_TYPES
 from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification._pipeline import STAGES as _STAGES
+from ..identification._pipeline.options import CONTACT_METHODS
 from ..identification._report import jsonable, number_text, output_format_problem
 from ..multibody.friction import FrictionModel
 from ..multibody.joint_model import JOINT_KINDS, JointModel
@@ -128,7 +137,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "log",
         metavar="LOG",
         help=".npz with t (N,), q (N, n), tau (N, n), optional dq, ddq, joint_names (n,); or a "
-        ".csv with a header (t, q_<joint>, tau_<joint>, optional dq_<joint>, ddq_<joint>)",
+        ".csv with a header (t, q_<joint>, tau_<joint>, optional dq_<joint>, ddq_<joint>); a "
+        "floating-base robot's also base_position (N, 3), base_quaternion (N, 4, w x y z), "
+        "contact_frames (k,) and contact_wrenches (N, k, 6) and/or contact (N, k)",
     )
     parser.add_argument(
         "--lock",
@@ -159,7 +170,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_fit_options(parser)
     _add_log_options(parser)
+    _add_floating_options(parser)
     _add_output_options(parser)
+
+
+def _add_floating_options(parser: argparse.ArgumentParser) -> None:
+    """A floating base (a legged robot, a humanoid): the free flyer and the contacts."""
+    parser.add_argument(
+        "--floating-base",
+        action="store_true",
+        help="the robot has a floating base (a free flyer at the model's root); implied when "
+        "the log has a base pose (base_position, base_quaternion), which it then needs",
+    )
+    parser.add_argument(
+        "--contact-method",
+        choices=CONTACT_METHODS,
+        help="floating base: 'wrenches' fits all 6+n equations with the log's measured contact "
+        "wrenches, 'projection' projects them onto the null space of the closed contacts "
+        "(no force sensing needed); default auto: wrenches when the log has them",
+    )
+    parser.add_argument(
+        "--contact-type",
+        choices=CONTACT_TYPES,
+        help="floating base: a contact keeps its frame's origin ('point', default: a foot) or "
+        "its whole pose ('surface': a flat foot)",
+    )
+    parser.add_argument(
+        "--contact-speed",
+        metavar="M/S",
+        type=_args.positive("--contact-speed"),
+        help="floating base without a logged contact schedule: a contact counts as closed "
+        f"while its frame moves slower than this (default {CONTACT_SPEED:g} m/s)",
+    )
 
 
 def _add_fit_options(parser: argparse.ArgumentParser) -> None:
@@ -375,11 +417,12 @@ class _Progress:
         self.t0 = time.perf_counter()
 
 
-def _load_model(path, fmt, locked):
+def _load_model(path, fmt, locked, floating: bool = False):
     import spatialjax.multibody as mb
 
     loader = {"urdf": mb.Model.from_urdf, "mjcf": mb.Model.from_mjcf, "sdf": mb.Model.from_sdf}
-    return loader[fmt](path, locked_joints=locked or None, dtype="float64")
+    kw = {"floating_base": True} if floating else {}
+    return loader[fmt](path, locked_joints=locked or None, dtype="float64", **kw)
 
 
 def _default_joint_names(log, model, lock: dict, path):
@@ -453,6 +496,10 @@ def _options(args) -> dict:
         "rate": args.rate,
         "max_gap": args.max_gap,
         "ignore_limits": args.ignore_limits,
+        "floating_base": args.floating_base,
+        "contact_method": args.contact_method,
+        "contact_type": args.contact_type,
+        "contact_speed": args.contact_speed,
         "out": args.out,
         "report": args.report,
         "force": args.force,
@@ -515,25 +562,51 @@ def _cache_after_filter(args, report):
     return progress
 
 
-def _read_model(args, fmt: str, progress: _Progress):
-    """The model as the file gives it (no locks), checked: fixed base, ``--lock`` in limits."""
+def _floating(args, log) -> bool:
+    """Whether the run is floating-base: the log has a base pose, or ``--floating-base``.
+
+    Raises:
+      InputError: ``--floating-base`` with a log without base pose.
+      UsageError: a ``--contact-*`` option for a fixed-base run.
+    """
+    if args.floating_base and not log.floating_base:
+        raise InputError(
+            f"{args.log}: --floating-base, but the log has no base pose: a floating-base log "
+            "needs base_position (N, 3) and base_quaternion (N, 4, w x y z) (CSV: base_x … "
+            "base_qz), the base's pose in the world; drop --floating-base for a fixed-base robot"
+        )
+    floating = bool(args.floating_base or log.floating_base)
+    for opt in ("contact_method", "contact_type", "contact_speed"):
+        if not floating and getattr(args, opt) is not None:
+            raise UsageError(
+                f"--{opt.replace('_', '-')}: applies to a floating-base robot, but {args.log} "
+                "has no base pose (base_position, base_quaternion)"
+            )
+    return floating
+
+
+def _read_model(args, fmt: str, progress: _Progress, floating: bool = False):
+    """The model as the file gives it (no locks; a free flyer at its root when
+    ``floating``), checked: ``--lock`` in limits."""
     from ..io import ModelFileError
 
     progress.start()
     try:
-        full = _load_model(args.model, fmt, None)
+        full = _load_model(args.model, fmt, None, floating)
     except (ModelFileError, ValueError) as e:
         raise InputError(str(e)) from None
-    if full.floating_base or "free_flyer" in full.joint_types:
+    if not floating and (full.floating_base or "free_flyer" in full.joint_types):
         raise InputError(
-            f"{args.model}: a floating-base model; identify handles fixed-base robots (the "
-            "joint torques of a free base are not measured)"
+            f"{args.model}: a floating-base model (a free joint at its root), but {args.log} has "
+            "no base pose: log base_position and base_quaternion to identify it"
         )
     _check_lock_limits(full, dict(args.lock))
+    movable = [j for j, ty in zip(full.joint_names, full.joint_types, strict=True)
+               if ty != "free_flyer"]  # fmt: skip
+    base = "a floating base (free flyer) and " if floating else ""
     progress.done(
         "read model",
-        f"{args.model} ({fmt.upper()}): {full.nbodies} movable joints "
-        f"({', '.join(full.joint_names)})",
+        f"{args.model} ({fmt.upper()}): {base}{len(movable)} movable joints ({', '.join(movable)})",
     )
     return full
 
@@ -556,21 +629,22 @@ def _match(ident, log, full, args):
         raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
 
 
-def _read_logs(args, fmt: str, full, progress: _Progress):
+def _read_logs(args, fmt: str, full, progress: _Progress, log=None):
     """``(model, log, validation logs, locked)``: the logs matched to the model's joints.
 
     The joints the log lacks are locked (at 0 or ``--lock``) and the model is read again
-    with them locked.
+    with them locked. ``log``: the main log, already read (else it is read here).
     """
     from spatialjax import identification as ident
 
     from ..io import ModelFileError
 
-    log = _default_joint_names(_read_log(ident, args.log), full, dict(args.lock), args.log)
+    log = _read_log(ident, args.log) if log is None else log
+    log = _default_joint_names(log, full, dict(args.lock), args.log)
     match = _match(ident, log, full, args)
     locked = dict(match.locked)
     try:
-        model = _load_model(args.model, fmt, locked)
+        model = _load_model(args.model, fmt, locked, full.floating_base)
     except (ModelFileError, ValueError) as e:
         raise InputError(str(e)) from None
     log = match.apply(log)
@@ -593,11 +667,30 @@ def _read_logs(args, fmt: str, full, progress: _Progress):
         "read log",
         f"{args.log}: {log.n_samples} samples over {t[-1] - t[0]:.4g} s, joints "
         f"{', '.join(match.joint_names)}, {'dq given' if log.dq is not None else 'no dq'}"
+        + _base_text(log)
         + (f"; locked {lock_text}" if locked else "")
         + f": {model.nbodies} moving bodies"
         + (f"; {len(others)} validation log(s)" if others else ""),
     )
     return model, log, others, locked
+
+
+def _base_text(log) -> str:
+    """What a floating-base log holds besides the joints."""
+    if not log.floating_base:
+        return ""
+    frames = log.contact_frames
+    if frames is None:
+        contacts = "no contact frames"
+    elif not frames:
+        contacts = "contact_frames=() (no contacts)"
+    else:
+        held = [x for x, v in (("wrenches", log.contact_wrenches), ("schedule", log.contact))
+                if v is not None]  # fmt: skip
+        what = f" with {' and '.join(held)}" if held else " (no wrenches, no schedule)"
+        contacts = f"{len(frames)} contact frame(s) {', '.join(frames)}{what}"
+    vel = ", base velocity" if log.base_velocity is not None else ""
+    return f"; base pose{vel}, {contacts}"
 
 
 def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
@@ -606,8 +699,11 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
     import spatialjax.multibody as mb
     from spatialjax import identification as ident
 
-    full = _read_model(args, fmt, progress)
-    model, log, others, locked = _read_logs(args, fmt, full, progress)
+    log = _read_log(ident, args.log)
+    full = _read_model(args, fmt, progress, _floating(args, log))
+    model, log, others, locked = _read_logs(args, fmt, full, progress, log)
+    contact = {k: getattr(args, k) for k in ("contact_method", "contact_type", "contact_speed")
+               if getattr(args, k) is not None}  # fmt: skip
     try:
         result = ident.identify_robot(
             model,
@@ -627,6 +723,7 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
             max_gap=args.max_gap,
             ignore_limits=args.ignore_limits,
             progress=_cache_after_filter(args, progress.done),
+            **contact,
         )
     except ident.IdentifyError as e:
         raise _argument_error(e, args) from None

@@ -338,6 +338,55 @@ def _swaps(
     return out
 
 
+def _signal(name: str, raw, exclude) -> tuple[float, float, bool, str | None]:
+    """``(std, resolution, signal, reason)`` of a raw channel; ``reason`` why it is left out."""
+    raw = np.asarray(raw, np.float64)
+    std = float(np.std(raw))
+    res = resolution(raw)
+    signal = std > 0 and std >= MIN_STEPS * res
+    reason = None
+    if name in exclude:
+        reason = "excluded by the user"
+    elif not signal:
+        reason = (
+            "constant: no torque signal"
+            if std == 0
+            else f"no torque signal: standard deviation {std:.3g} is under "
+            f"{MIN_STEPS:g} steps of its resolution {res:.3g}"
+        )
+    return std, res, bool(signal), reason
+
+
+def excluded_channels(joints, tau_raw: np.ndarray, exclude=()) -> tuple[str, ...]:
+    """The joints ``check_channels`` leaves out of the data term: named in ``exclude``, or
+    without signal in ``tau_raw (N0, n)``; the rule reads the raw torques alone."""
+    return tuple(
+        name
+        for j, name in enumerate(joints)
+        if _signal(name, tau_raw[:, j], exclude)[3] is not None
+    )
+
+
+def base_row_check(measured: np.ndarray, predicted: np.ndarray) -> dict:
+    """The scale and sign check of the module docstring on a floating base's six rows.
+
+    ``measured (N, 6)`` is the base rows' measured side, ``Σ_c J_cᵀ w_c`` (the
+    contact wrenches seen from the base), ``predicted (N, 6)`` the prior's
+    ``Y π₀`` there, stacked into one series (no friction acts on the base).
+
+    Returns:
+      The fields of ``_scale_check`` (``scale``, ``scale_interval``,
+      ``scale_reverse``, ``explained``, ``effective_samples``, ``noise_share``,
+      ``verdict``) and ``rms_ratio``.
+    """
+    m = np.asarray(measured, np.float64).reshape(-1)
+    p = np.asarray(predicted, np.float64).reshape(-1)
+    out = _scale_check(p, m)
+    rms_p = float(np.sqrt(np.mean(p * p)))
+    out["rms_ratio"] = float(np.sqrt(np.mean(m * m))) / rms_p if rms_p > 0 else float("nan")
+    return out
+
+
 def check_channels(
     joints,
     tau_raw: np.ndarray,
@@ -372,10 +421,7 @@ def check_channels(
     ddq = None if ddq is None or dq is None else np.asarray(ddq, np.float64)
     base = []
     for j, name in enumerate(joints):
-        raw = np.asarray(tau_raw[:, j], np.float64)
-        std = float(np.std(raw))
-        res = resolution(raw)
-        signal = std > 0 and std >= MIN_STEPS * res
+        std, res, signal, reason = _signal(name, tau_raw[:, j], exclude)
         pred, meas = tau_prior[:, j], tau[:, j]
         cols = _friction_columns(None if dq is None else dq[:, j],
                                  None if ddq is None else ddq[:, j])  # fmt: skip
@@ -383,16 +429,6 @@ def check_channels(
         fields = _scale_check(p, m)
         rms_p = float(np.sqrt(np.mean(pred * pred)))
         rms_ratio = float(np.sqrt(np.mean(meas * meas))) / rms_p if rms_p > 0 else float("nan")
-        reason = None
-        if name in exclude:
-            reason = "excluded by the user"
-        elif not signal:
-            reason = (
-                "constant: no torque signal"
-                if std == 0
-                else f"no torque signal: standard deviation {std:.3g} is under "
-                f"{MIN_STEPS:g} steps of its resolution {res:.3g}"
-            )
         base.append(
             ChannelCheck(
                 joint=name,

@@ -79,8 +79,11 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ._preprocess import PreparedLog, tail_samples
@@ -123,7 +126,8 @@ class FloatingBaseRows:
         J_c^T w_c`` ("wrenches").
       multiplicity: ``(M, K R)`` independent equations each row stands for:
         ``rank(P) / R`` for the free part's rows, ``rank(I − P) / R`` for the
-        contact part's; a sample's rows add up to its ``rank``.
+        contact part's (``R``: the equations kept; 0 on one dropped at that
+        sample by ``unknown``); a sample's kept rows add up to its ``rank``.
       row_names: ``K R`` names: ``base_nx … base_fz`` (the base wrench in the
         base frame), then the joints; the contact part's with ``"@contact"``
         appended.
@@ -137,6 +141,15 @@ class FloatingBaseRows:
         widening).
       log: the [PreparedLog][spatialjax.identification.PreparedLog] of the
         ``M`` samples (filtered and decimated with the rows).
+      diagonal: ``(M, R)`` the diagonal of the operator the parts add up to
+        (filtered and decimated with the rows): ``P_ii`` for "projection" (how
+        much of equation ``i`` survives the projection), 1 for "wrenches" (the
+        parts add back to the equations); 0 on an excluded joint's equation.
+      excluded: the joints whose torque is unknown (``exclude_torque``): their
+        equations are dropped before the projection (every row 0).
+      unknown: ``(M, n)`` booleans: the joints whose torque was unknown at each
+        of the ``M`` samples (the ``unknown`` argument, at these samples; their
+        equations were dropped there before the projection), or None.
     """
 
     Y: np.ndarray
@@ -151,6 +164,9 @@ class FloatingBaseRows:
     contact_frames: tuple[str, ...]
     contact: np.ndarray
     log: PreparedLog
+    diagonal: np.ndarray | None = None
+    excluded: tuple[str, ...] = ()
+    unknown: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:
@@ -208,16 +224,29 @@ class FloatingBaseRows:
         return out
 
 
-def _check_frames(model, frames) -> None:
+def check_contact_frames(model, frames) -> None:
+    """Refuse contact frames that are not frames (or bodies) of ``model``, naming every one.
+
+    Raises:
+      ValueError: ``contact_frames: 'FL_FOT' is no frame of model 'solo' (closest:
+        'FL_FOOT'; ...)``.
+    """
     known = set(model.frame_names) | set(model.body_names)
-    for f in frames:
-        if f not in known:
-            close = difflib.get_close_matches(f, sorted(known), n=4, cutoff=0.5)
-            hint = f"closest: {', '.join(map(repr, close))}" if close else "no close name"
-            raise ValueError(
-                f"contact_frames: {f!r} is no frame of model {model.name!r} ({hint}; see "
-                "model.frame_names)"
-            )
+    bad = [f for f in frames if f not in known]
+    if not bad:
+        return
+    hints = []
+    for f in bad:
+        close = difflib.get_close_matches(f, sorted(known), n=4, cutoff=0.5)
+        hints.append(
+            (f"closest to {f!r}: " if len(bad) > 1 else "closest: ")
+            + (", ".join(map(repr, close)) if close else "none")
+        )
+    what = "is no frame" if len(bad) == 1 else "are no frames"
+    raise ValueError(
+        f"contact_frames: {', '.join(map(repr, bad))} {what} of model {model.name!r} "
+        f"({'; '.join(hints)}; see model.frame_names)"
+    )
 
 
 def _widen(closed: np.ndarray, t: np.ndarray, reach: float) -> np.ndarray:
@@ -253,6 +282,64 @@ def contact_reach(prepared: PreparedLog) -> float:
 _COLUMN_BLOCK = 8
 
 
+@functools.partial(jax.jit, static_argnames=("frames",))
+def _jacobians(model, q, frames):
+    import spatialjax.multibody as mb
+
+    return jnp.stack([mb.frame_jacobian(model, q, f, reference="local") for f in frames], axis=-3)
+
+
+def contact_jacobians(model, q, frames) -> np.ndarray:
+    """``(M, k, 6, nv)`` the contact frames' Jacobians, rows ``[ω; v]`` in each frame's axes.
+
+    ``frame_jacobian(..., reference="local")`` of every frame, compiled as one program.
+    """
+    M, nv = q.shape[0], model.nv
+    if not frames:
+        return np.zeros((M, 0, 6, nv))
+    return np.asarray(_jacobians(model, jnp.asarray(q, model.dtype), tuple(frames)), np.float64)
+
+
+def _projectors(Ja: np.ndarray, kept: np.ndarray):
+    """``(P, C, r)`` per sample: ``C`` onto the row space of ``Ja`` restricted to the kept
+    equations ``kept (M, nv)``, ``P = diag(kept) − C`` (onto their null space), ``r = rank``."""
+    M, _, nv = Ja.shape
+    Ja = Ja * kept[:, None, :]  # an unknown torque's equation is dropped, not projected
+    if Ja.shape[1]:
+        _, sv, Vt = np.linalg.svd(Ja, full_matrices=True)
+        smax = sv[:, :1]
+        r = np.sum(sv > _RANK_RTOL * np.where(smax > 0, smax, np.inf), axis=1)  # (M,)
+        sel = (np.arange(nv)[None, :] < r[:, None]).astype(np.float64)
+        C = np.einsum("mkv,mk,mkw->mvw", Vt, sel, Vt)  # onto the contacts' motions
+    else:
+        r = np.zeros(M, np.int64)
+        C = np.zeros((M, nv, nv))
+    return kept[:, :, None] * np.eye(nv) - C, C, r
+
+
+def _kept_equations(joints: tuple[str, ...], exclude: tuple[str, ...], unknown,
+                    M: int) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
+    """``(kept (M, 6 + n), unknown (M, n) or None)``: the equations kept at each sample (the
+    base's six always; a joint's unless ``exclude`` names it or ``unknown`` marks it there).
+
+    Raises:
+      ValueError: ``unknown`` not booleans of shape ``(M, n)``.
+    """
+    n = len(joints)
+    kept = np.ones((M, 6 + n), bool)
+    kept[:, [6 + joints.index(j) for j in exclude]] = False
+    if unknown is None:
+        return kept, None
+    u = np.asarray(unknown)
+    if u.dtype != bool or u.shape != (M, n):
+        raise ValueError(
+            f"unknown: expected booleans of shape (M, n) = ({M}, {n}) (the samples where each "
+            f"joint's torque is unknown), got {u.dtype} of shape {u.shape}"
+        )
+    kept[:, 6:] &= ~u
+    return kept, u
+
+
 def _filter_projected(prepared: PreparedLog, x: np.ndarray, project, decimate: int):
     """``parallel_filter`` of ``project(x)`` for ``x (M, nv, c)``, a block of columns at a time.
 
@@ -279,6 +366,8 @@ def floating_base_rows(
     method: str = "auto",
     contact_type: str = "point",
     contact_speed: float = CONTACT_SPEED,
+    exclude_torque=(),
+    unknown=None,
 ) -> FloatingBaseRows:
     r"""The identification equations of a floating-base log: all rows, or projected on the contacts.
 
@@ -292,7 +381,8 @@ def floating_base_rows(
         ([match_joints][spatialjax.identification.match_joints]).
       prepared: the [PreparedLog][spatialjax.identification.PreparedLog] of a
         floating-base log with ``contact_frames``, at the log's full rate
-        (``prepare_log(..., decimate=1)``).
+        (``prepare_log(..., decimate=1)``) when it was low-passed (without a
+        low-pass it may be decimated: the rows are formed sample by sample).
       Y: ``(M, nv, 10 nb)`` joint-torque regressor at ``prepared.state()``
         ([joint_torque_regressor][spatialjax.multibody.joint_torque_regressor]).
       extra: optional ``(M, nv, ne)`` extra columns at ``prepared.state()``
@@ -308,6 +398,14 @@ def floating_base_rows(
         flat foot: six rows).
       contact_speed: speed (m/s) below which a contact counts as closed where
         the log has no ``contact`` schedule.
+      exclude_torque: joints whose torque is not known (a channel without
+        signal, or left out): their equations are dropped before the
+        projection (an unknown torque enters only its own equation, ``Sᵀτ``),
+        and the contacts are projected out of the others.
+      unknown: optional ``(M, n)`` booleans: the samples at which a joint's
+        torque is unknown (e.g. a joint at rest under Coulomb friction, whose
+        static friction ``F_c sign(q̇)`` does not describe): its equation is
+        dropped there, as ``exclude_torque``'s everywhere.
 
     Returns:
       [FloatingBaseRows][spatialjax.identification.FloatingBaseRows] (float64
@@ -315,8 +413,9 @@ def floating_base_rows(
       on.
 
     Raises:
-      ValueError: a fixed-base model or log; a decimated ``prepared``; ``Y`` or
-        ``extra`` of the wrong shape (named, with what was received); no
+      ValueError: a fixed-base model or log; a low-passed ``prepared`` that was
+        decimated; an ``exclude_torque`` name that is no joint; ``Y``,
+        ``extra`` or ``unknown`` of the wrong shape (named, with what was received); no
         ``contact_frames`` in the log (name them; ``()`` declares a robot
         without contacts); a contact frame that is not a frame of the model
         (naming it and the closest names); ``method="wrenches"`` without
@@ -331,9 +430,7 @@ def floating_base_rows(
       M. Gautier, "Dynamic identification of robots with power model", ICRA
       1997 (parallel filtering).
     """
-    import jax.numpy as jnp
-
-    import spatialjax.multibody as mb
+    from ._preprocess import parallel_filter
 
     if not isinstance(prepared, PreparedLog):
         raise TypeError(
@@ -360,7 +457,7 @@ def floating_base_rows(
         )
     if not prepared.floating_base:
         raise ValueError("prepared: the log has no base pose (a fixed-base log)")
-    if prepared.decimate != 1:
+    if prepared.decimate != 1 and prepared.lowpass is not None:
         raise ValueError(
             f"prepared: expected the full-rate log (prepare_log with decimate=1), got "
             f"decimate={prepared.decimate}; pass decimate here instead"
@@ -396,7 +493,21 @@ def floating_base_rows(
             "environment (with contact_wrenches or a contact schedule), or pass "
             "contact_frames=() for a robot without contacts"
         )
-    _check_frames(model, frames)
+    check_contact_frames(model, frames)
+    joints = tuple(nm for nm, ty in zip(model.joint_names, model.joint_types, strict=True)
+                   if ty != "free_flyer")  # fmt: skip
+    if isinstance(exclude_torque, str):
+        raise ValueError(
+            f"exclude_torque: expected a sequence of joint names, got the string {exclude_torque!r}"
+        )
+    exclude = tuple(exclude_torque)
+    for j in exclude:
+        if j not in joints:
+            raise ValueError(
+                f"exclude_torque: {j!r} is no joint of model {model.name!r} (joints: "
+                f"{', '.join(joints)})"
+            )
+    kept, unknown = _kept_equations(joints, exclude, unknown, M)  # (M, nv)
     wrenches = prepared.contact_wrenches
     if method == "auto":
         method = "wrenches" if wrenches is not None else "projection"
@@ -408,10 +519,7 @@ def floating_base_rows(
 
     # at the full rate: contact Jacobians, the schedule, the measured side, the projector
     q, v, _ = prepared.state()
-    qj = jnp.asarray(q, model.dtype)
-    J = np.zeros((M, len(frames), 6, nv))
-    for c, f in enumerate(frames):
-        J[:, c] = np.asarray(mb.frame_jacobian(model, qj, f, reference="local"), np.float64)
+    J = contact_jacobians(model, q, frames)
     if prepared.contact is not None:
         closed = np.asarray(prepared.contact, bool)
     elif method == "wrenches":  # no schedule: every contact closed (no measured wrench dropped)
@@ -427,47 +535,50 @@ def floating_base_rows(
         m = m + np.einsum("mcrv,mcr->mv", J, w * closed[:, :, None])
     rows = slice(3, 6) if contact_type == "point" else slice(0, 6)
     Ja = (J[:, :, rows] * closed[:, :, None, None]).reshape(M, -1, nv)  # open: zero rows
-    if Ja.shape[1]:
-        _, sv, Vt = np.linalg.svd(Ja, full_matrices=True)
-        smax = sv[:, :1]
-        r = np.sum(sv > _RANK_RTOL * np.where(smax > 0, smax, np.inf), axis=1)  # (M,)
-        sel = (np.arange(nv)[None, :] < r[:, None]).astype(np.float64)
-        C = np.einsum("mkv,mk,mkw->mvw", Vt, sel, Vt)  # I − P: onto the contacts' motions
-    else:
-        r = np.zeros(M, np.int64)
-        C = np.zeros((M, nv, nv))
-    P = np.eye(nv)[None] - C
+    P, C, r = _projectors(Ja, kept)
+    n_kept = kept.sum(axis=1)  # (M,): the base's six at least
     if method == "wrenches":
         ops, parts = (P, C), ("free", "contact")
-        share = [(nv - r) / nv, r / nv]
-        rank = np.full(M, nv, np.int64)
+        share = [(n_kept - r) / n_kept, r / n_kept]
+        rank = n_kept.astype(np.int64)
+        diagonal = kept.astype(np.float64)  # P + C: the kept rows
     else:
         ops, parts = (P,), ("free",)
-        share = [(nv - r) / nv]
-        rank = (nv - r).astype(np.int64)
+        share = [(n_kept - r) / n_kept]
+        rank = (n_kept - r).astype(np.int64)
+        diagonal = np.diagonal(P, axis1=1, axis2=2).copy()
 
     def project(x):  # (M', nv, c) -> (M', K nv, c), P and I − P sample by sample
-        return np.concatenate([np.einsum("mvw,mwc->mvc", op, x) for op in ops], axis=1)
+        out = np.empty((x.shape[0], len(ops) * nv, x.shape[2]))
+        for k, op in enumerate(ops):
+            np.matmul(op, x, out=out[:, k * nv : (k + 1) * nv])
+        return out
 
     # projected sample by sample, then filtered alike (exact: the filter is linear)
     if prepared.lowpass is not None:
         log, Yr = _filter_projected(prepared, Y, project, decimate)
         Er = None if extra is None else _filter_projected(prepared, extra, project, decimate)[1]
         mr = _filter_projected(prepared, m[..., None], project, decimate)[1][..., 0]
+        _, diagonal = parallel_filter(prepared, diagonal[..., None], decimate=decimate)
+        diagonal = diagonal[..., 0]
         keep = slice(prepared.edge, M - prepared.edge, decimate)
         share = [x[keep] for x in share]
         rank, closed = rank[keep], closed[keep]
+        unknown = None if unknown is None else unknown[keep]
     else:
         log, Yr, mr = prepared, project(Y), project(m[..., None])[..., 0]
         Er = None if extra is None else project(extra)
 
-    types = zip(model.joint_names, model.joint_types, strict=True)
-    names = BASE_ROWS + tuple(nm for nm, ty in types if ty != "free_flyer")
+    names = BASE_ROWS + joints
+    multiplicity = np.repeat(np.stack(share, axis=1), nv, axis=1).astype(np.float64)
+    if unknown is not None:  # an equation dropped at a sample stands for none there
+        live = np.concatenate([np.ones((unknown.shape[0], 6), bool), ~unknown], axis=1)
+        multiplicity *= np.tile(live, (1, len(parts)))
     return FloatingBaseRows(
         Y=Yr,
         extra=Er,
         measured=mr,
-        multiplicity=np.repeat(np.stack(share, axis=1), nv, axis=1).astype(np.float64),
+        multiplicity=multiplicity,
         row_names=names + tuple(f"{nm}@contact" for nm in names) * (len(parts) - 1),
         groups=(("base",) * 6 + ("joint",) * n) * len(parts),
         parts=tuple(p for p in parts for _ in range(nv)),
@@ -476,4 +587,7 @@ def floating_base_rows(
         contact_frames=tuple(frames),
         contact=closed,
         log=log,
+        diagonal=np.asarray(diagonal, np.float64),
+        excluded=tuple(exclude),
+        unknown=unknown,
     )

@@ -35,15 +35,37 @@ so ``P`` is the prior and ``C`` the posterior covariance. The *data share*
 of parameter ``k`` is the fraction of its prior variance that the data
 remove (Bayesian variance reduction of the linear-Gaussian problem; A.
 Tarantola, *Inverse Problem Theory*, SIAM 2005, ch. 3, for ``P`` and ``C``),
+with the prior's correlations between ``k`` and the other parameters
+removed:
 
-.. math:: s_k = 1 − C_{kk} / P_{kk} \in [0, 1],
+.. math:: s_k = 1 − C'^{(k)}_{kk} / P_{kk} \in [0, 1],\qquad
+   C'^{(k)} = (2A + P'^{(k)-1})^{-1},
 
-``1`` where the data decide the parameter, ``0`` where the prior does; it
-does not depend on the column scaling. It is computed as a weighted mean of
-``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ`` with
-``LLᵀ = γH_0``), so it stays in ``[0, 1]`` up to round-off (clipped). A
-parameter that the prior correlates with one the data decide gains a share too
-(the prior ties a body's mass, first and second moments together). The
+``P'^{(k)}`` being ``P`` with row and column ``k`` zeroed except ``P_kk``:
+parameter ``k`` keeps its prior variance, the others their joint prior,
+and nothing in the prior ties them. ``1`` where the data decide the
+parameter, ``0`` where the prior does; it does not depend on the column
+scaling. The log-det prior ties a body's mass to its first and second
+moments (a Wishart-like covariance, ``cov(m, h) ∝ 2 m h``): with ``1 −
+C_kk / P_kk`` itself, a mass the data never see (a link's point mass at its
+joint's origin, which regroups into the parent body) would gain a share from
+the moments the data do decide, through the prior alone. A parameter the data
+tie to *another* body's parameters (regrouped base parameters) still gains
+from that body's prior: ``confounded`` names them. The **masses** are held to
+a stricter rule, because a link's mass is where that happens always: a link
+carried by a revolute joint has its mass regrouped into the parent body's
+mass and first moment (Khalil & Dombre 2002, §12.4.2), so any share above 0
+would come from the neighbours' priors. A mass's share is what the data
+*alone* determine, every other parameter free: ``P_mm / (P_mm + v)`` with
+``v = e_mᵀ (2A)⁺ e_m`` when ``e_m`` is orthogonal to the null space of ``A``
+(at the rank's threshold), ``0`` otherwise, the ``γ = 0`` rule below graded
+by the prior variance. The same rule gives the share of the total mass
+``Σ m_i`` (``total_mass_share``), which a floating base's six rows or a
+vertical prismatic first joint do determine. ``P'^{(k)}`` differs from
+``P`` by a rank-two change of the precision, so every ``s_k`` follows from
+``C`` by the Woodbury identity (``_decoupled_share``), written with weighted
+means of ``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ``
+with ``LLᵀ = γH_0``) and clipped to ``[0, 1]`` against round-off. The
 extra (friction) columns have no prior term (``H_0`` is zero there:
 infinite prior variance), and the body parameters are taken after
 marginalising them (``A`` replaced by its Schur complement on the body
@@ -113,14 +135,68 @@ def _prior_hessian(pi0):
     return jnp.einsum("niac,njca->nij", M, M)
 
 
-def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=()):
-    """Fraction of each parameter's prior variance removed by the data (module docstring).
+def _decoupled_share(B, F, g, tiny):
+    """``1 − C'_kk / P_kk`` for every ``k``: the prior's correlations of ``k`` removed.
+
+    ``P = B Bᵀ`` is the prior covariance, ``Λ = P⁻¹ = F Fᵀ`` (``F = L U``, ``B = L⁻ᵀ U``,
+    ``Fᵀ B = I``) and ``C = B diag(1/(1+g)) Bᵀ`` the posterior covariance. ``C'`` is the
+    posterior under the prior ``Λ'_k = Λ − u uᵀ/Λ_kk + e_k e_kᵀ/P_kk`` (``u = Λ e_k``):
+    parameter ``k`` keeps its marginal prior variance ``P_kk``, the others their joint
+    prior, and the two are independent. ``Λ'_k − Λ`` has rank two, so ``C'_kk`` follows
+    from ``C`` by the Woodbury identity; with ``c = C_kk/P_kk``, ``f = (ΛCΛ)_kk/Λ_kk``
+    and ``α = (ΛC)_kk / √(Λ_kk P_kk)`` (weighted means of ``1/(1+g)``)::
+
+        C'_kk / P_kk = c − (α²(1 − c) + (f − 1) c²) / ((f − 1)(1 + c) − α²)
+
+    (the denominator is negative: ``f ≤ 1``, ``α > 0``). Without correlations
+    (``Λ`` diagonal) ``f = α = c`` and the share is ``1 − c``, the Bayes update.
+    """
+    w = 1.0 / (1.0 + g)
+    B2, F2 = B * B, F * F
+    Pkk = jnp.maximum(jnp.sum(B2, axis=-1), tiny)
+    Lkk = jnp.maximum(jnp.sum(F2, axis=-1), tiny)
+    # 1 − c and 1 − f as weighted means of g/(1+g) ∈ [0, 1): no cancellation near c, f = 1
+    one_c = (B2 @ (g * w)) / Pkk
+    one_f = (F2 @ (g * w)) / Lkk
+    c = 1.0 - one_c
+    alpha = ((F * B) @ w) / jnp.sqrt(Pkk * Lkk)
+    den = -one_f * (1.0 + c) - alpha * alpha
+    den = jnp.where(den < 0, den, -tiny)
+    ratio = c - (alpha * alpha * one_c - one_f * c * c) / den
+    # round-off only: C' ≤ P' keeps the ratio in [0, 1]
+    return jnp.clip(1.0 - ratio, 0.0, 1.0)
+
+
+def _alone_share(V, sv, keep, C, prior_var):
+    """Share of functionals ``C (p, m)`` (column-scaled) that the data *alone* determine.
+
+    With every other parameter free the data leave the variance ``v = cᵀ (2A_s)⁺ c``
+    on ``cᵀx`` when ``c`` is orthogonal to the null space of ``A_s = V diag(sv²) Vᵀ``
+    (to ``√eps`` relative, at the rank's threshold ``keep``), none otherwise; the
+    share is ``P / (P + v)`` for a prior variance ``P = prior_var``, ``0`` for ``c``
+    not determined (the γ = 0 rule, graded by the prior variance).
+    """
+    dtype = V.dtype
+    proj2 = (V.T @ C) ** 2  # (p, m)
+    total = jnp.sum(proj2, axis=0)
+    null = jnp.sum(jnp.where(keep[:, None], 0.0, proj2), axis=0)
+    lam2 = jnp.where(keep, 2.0 * sv * sv, 1.0)
+    v = jnp.sum(jnp.where(keep[:, None], proj2 / lam2[:, None], 0.0), axis=0)
+    determined = (total > 0) & (null <= jnp.sqrt(jnp.finfo(dtype).eps) * total)
+    return jnp.where(determined, prior_var / (prior_var + v), 0.0).astype(dtype), determined
+
+
+def _data_share(Rs, Hs, gamma, p_y, rtol, F, he, prior_extra=()):
+    """Fraction of each parameter's prior variance removed by the data (module docstring),
+    and the share of the total mass.
 
     ``Rs (p, p)`` with ``RsᵀRs = A_s`` (column-scaled normal matrix), ``Hs (p_y, p_y)``
     the column-scaled prior Hessian of the body parameters (positive definite),
     ``he`` the column-scaled prior Hessians of the extra columns listed in the static
-    ``prior_extra`` (indices among the extras; those with a prior of their own).
+    ``prior_extra`` (indices among the extras; those with a prior of their own),
+    ``F`` the factor of ``A_s``.
     """
+    V, keep_all, sv_max = F.V, F.keep, F.sv[0]
     dtype = Rs.dtype
     p = Rs.shape[-1]
     tiny = jnp.finfo(dtype).tiny
@@ -150,16 +226,23 @@ def _data_share(Rs, Hs, gamma, p_y, rtol, V, keep_all, sv_max, he, prior_extra=(
     g, U = jnp.linalg.eigh(W @ W.T)
     g = jnp.maximum(g, 0.0)
     B = jax.scipy.linalg.solve_triangular(L.T, U, lower=False)
-    B2 = B * B
-    share_b = (B2 @ (g / (1.0 + g))) / jnp.maximum(jnp.sum(B2, axis=-1), tiny)
-    share_b = jnp.clip(share_b, 0.0, 1.0)  # round-off only: a weighted mean of values in [0, 1)
+    share_b = _decoupled_share(B, L @ U, g, tiny)
     share = jnp.zeros(p, dtype).at[jnp.asarray(bayes, int)].set(share_b)
     if free:
         share = share.at[jnp.asarray(free, int)].set(share_e)
+    # the masses, and their sum: what the data alone determine (every other parameter free)
+    masses = jnp.arange(0, p_y, 10)
+    C = jnp.zeros((p, masses.size + 1), dtype)
+    C = C.at[masses, jnp.arange(masses.size)].set(1.0)
+    C = C.at[masses, -1].set(1.0 / F.d[masses])  # Σ m_i = Σ x_i / d_i, column-scaled
+    prior_var = jnp.sum((B.T @ C[jnp.asarray(bayes, int)]) ** 2, axis=0)
+    alone, determined = _alone_share(V, F.sv, keep_all, C, prior_var)
+    share = share.at[masses].set(alone[:-1])
     # γ = 0: every prior variance is infinite; a parameter is determined iff e_k ⊥ null(A_s)
     null_all = jnp.sum(jnp.where(keep_all[None, :], 0.0, V * V), axis=-1)
     share_flat = jnp.where(null_all <= jnp.sqrt(jnp.finfo(dtype).eps), 1.0, 0.0).astype(dtype)
-    return jnp.where(gamma > 0, share, share_flat)
+    total = jnp.where(gamma > 0, alone[-1], determined[-1].astype(dtype))
+    return jnp.where(gamma > 0, share, share_flat), total
 
 
 def _ident_one(Y, E, w, pi0, gamma, he, has_prior, *, rtol, prior_extra=()):
@@ -179,9 +262,10 @@ def _ident_one(Y, E, w, pi0, gamma, he, has_prior, *, rtol, prior_extra=()):
     Hs = blk / dy[:, None] / dy[None, :]
     de = F.d[jnp.asarray([p_y + i for i in prior_extra], int)]
     hes = he[jnp.asarray(prior_extra, int)] / de**2  # the extras' prior Hessians, scaled
-    share = _data_share(Rs, Hs, gamma, p_y, rtol, F.V, F.keep, F.sv[0], hes, prior_extra)
+    share, total = _data_share(Rs, Hs, gamma, p_y, rtol, F, hes, prior_extra)
     share = jnp.where(has_prior, share, jnp.nan)
-    return F.rank, cond, F.sv, F.d, piv.astype(jnp.int32), null, share
+    total = jnp.where(has_prior, total, jnp.nan)
+    return F.rank, cond, F.sv, F.d, piv.astype(jnp.int32), null, share, total
 
 
 def _ident_impl(Y, E, w, pi0, gamma, he, *, rtol, has_prior, prior_extra):
@@ -297,7 +381,7 @@ def identifiability(
                 f"got {he.tolist() if he.ndim == 1 else he}"
             )
     prior_extra = tuple(int(i) for i in np.flatnonzero(he > 0)) if prior is not None else ()
-    rank, cond, sv, d, piv, null, share = _ident(
+    rank, cond, sv, d, piv, null, share, total = _ident(
         Y,
         E,
         w,
@@ -316,5 +400,6 @@ def identifiability(
         base_columns=piv,
         null_space=null,
         data_share=share,
+        total_mass_share=total,
         names=names or (),
     )

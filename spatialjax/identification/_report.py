@@ -163,23 +163,45 @@ class Samples(Section):
 class ErrorFigures(Section):
     """Relative torque errors ``‖τ̂ − τ‖ / ‖τ‖`` (None where ``‖τ‖ = 0``).
 
+    For a floating base the "torques" are the equations of each sample (the
+    base's six rows ``base_nx … base_fz``, then the joints'; projected onto the
+    contacts' null space without measured wrenches), and ``base`` and
+    ``joint`` give the errors over each group apart.
+
     Attributes:
-      overall: over the samples and the channels fitted.
-      per_joint: ``{joint: e}`` over the samples of one joint.
+      overall: over the samples and the channels (equations) fitted.
+      per_joint: ``{joint: e}`` over the samples of one joint (floating base:
+        of one equation, the base rows' first).
+      base: over the base rows (floating base; None for a fixed base).
+      joint: over the joint rows fitted (floating base; None for a fixed base).
     """
 
     overall: float | None
     per_joint: Mapping[str, float | None]
+    base: float | None = None
+    joint: float | None = None
 
     @classmethod
-    def of(cls, tau_hat: np.ndarray, tau: np.ndarray, joints, used) -> ErrorFigures | None:
-        """The errors of a prediction ``tau_hat (N, n)`` of ``tau``; None without samples."""
+    def of(
+        cls, tau_hat: np.ndarray, tau: np.ndarray, joints, used, groups=None
+    ) -> ErrorFigures | None:
+        """The errors of a prediction ``tau_hat (N, n)`` of ``tau``; None without samples.
+
+        ``groups``: ``n`` labels ``"base"``/``"joint"`` (a floating base's
+        equations), or None.
+        """
         if tau.shape[0] == 0:
             return None
         e = tau_hat - tau
+        extra = {}
+        if groups is not None:
+            for name in ("base", "joint"):
+                m = np.asarray(used, bool) & (np.asarray(groups) == name)
+                extra[name] = _relative(e[:, m], tau[:, m])
         return cls(
             overall=_relative(e[:, used], tau[:, used]),
             per_joint={j: _relative(e[:, k], tau[:, k]) for k, j in enumerate(joints)},
+            **extra,
         )
 
 
@@ -406,11 +428,16 @@ class TotalMass(Section):
       fit: of the fit.
       least_squares: of least squares.
       prior: of the prior.
+      data_share: the data share of the sum, as a link mass's (what the data
+        alone determine): 1 for a floating base, whose six base rows carry it;
+        0 for a fixed base of revolute joints, which never sees it (None when
+        not computed).
     """
 
     fit: float
     least_squares: float
     prior: float
+    data_share: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -439,6 +466,46 @@ class IdentifiabilitySummary(Section):
     n_unidentifiable: int
     prior_decided: tuple[tuple[str, str], ...]
     confounded: tuple[tuple[tuple[str, str], tuple[tuple[str, str], ...]], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class FloatingBase(Section):
+    """How a floating-base log was used
+    ([floating_base_rows][spatialjax.identification.floating_base_rows]).
+
+    Attributes:
+      method: ``"wrenches"`` (measured contact wrenches: all ``6 + n``
+        equations) or ``"projection"`` (onto the contacts' null space).
+      contact_frames: the contact frames.
+      contact_type: ``"point"`` or ``"surface"``.
+      schedule: ``"logged"`` (the log's ``contact``), ``"detected"`` (from the
+        frames' speed) or ``"all closed"`` (wrenches without a schedule).
+      contact_speed: the detection's speed, m/s (None unless ``"detected"``).
+      rows_per_sample: ``{min, max, mean}`` independent equations per training sample.
+      equations: independent equations of the training part, in all.
+      rows: the names of each sample's rows: ``base_nx … base_fz``, the joints,
+        and (``"wrenches"``) the same with ``@contact``: the contacts' part.
+      closed: ``{frame: share}`` of the training samples on which each contact
+        counts as closed.
+      unknown_torques: joints whose torque the equations treat as unknown (left
+        out by the user, or without signal).
+      wrench_check: the base rows' measured side (the contact wrenches) against
+        the prior's prediction: ``scale``, ``scale_interval``, ``rms_ratio``,
+        ``explained``, ``verdict`` as a torque channel's (None without
+        wrenches).
+    """
+
+    method: str
+    contact_frames: tuple[str, ...]
+    contact_type: str
+    schedule: str
+    contact_speed: float | None
+    rows_per_sample: Mapping[str, float]
+    equations: int
+    rows: tuple[str, ...]
+    closed: Mapping[str, float]
+    unknown_torques: tuple[str, ...]
+    wrench_check: Mapping[str, Any] | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -498,7 +565,7 @@ class IdentificationReport(Section):
         repaired prior body.
       channels: one ``ChannelCheck`` per torque channel.
       gamma: the log-det weight used.
-      noise_std: ``{joint: σ̂_j}``.
+      noise_std: ``{joint: σ̂_j}`` (floating base: per row, ``floating_base.rows``).
       correlation_time: ``{joint: τ_j}`` in samples.
       effective_samples: ``{joint: N / τ_j}``.
       noise_weights: ``{joint: 1 / (σ̂_j² τ_j)}`` (0 for a channel left out).
@@ -515,6 +582,7 @@ class IdentificationReport(Section):
       times: wall-clock times.
       warnings: the plain-words warnings.
       notes: the plain-words notes.
+      floating_base: how a floating-base log was used (None for a fixed base).
     """
 
     joints: tuple[str, ...]
@@ -544,6 +612,7 @@ class IdentificationReport(Section):
     times: Times
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
+    floating_base: FloatingBase | None = None
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The report as JSON (NaN and infinities written as ``null``)."""
@@ -584,6 +653,7 @@ def schema() -> dict[str, type]:
         "identifiability": IdentifiabilitySummary,
         "fit_status": FitSummary,
         "times": Times,
+        "floating_base": FloatingBase,
     }
 
 
@@ -839,11 +909,18 @@ def summary_table(report: Mapping) -> str:
     part = "holdout" if report["errors"]["fit"]["holdout"] is not None else "train"
     label = "held-out" if part == "holdout" else "training (no hold-out)"
     excluded = {c["joint"] for c in report.get("channels", []) if c["excluded"]}
-    rows: list = [("joint", f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
     errs = {k: report["errors"][k][part] for k in ("fit", "least_squares", "prior")}
-    for j in report["joints"]:
+    floating = report.get("floating_base") is not None
+    # a floating base's equations: the base's six rows, then the joints'
+    names = list(errs["fit"]["per_joint"]) if floating else report["joints"]
+    head = "equation" if floating else "joint"
+    rows: list = [(head, f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
+    for j in names:
         mark = " (not fitted)" if j in excluded else ""
         rows.append((j + mark, *(number_text(errs[k]["per_joint"][j], ".4f") for k in errs)))
+    if floating:
+        for group in ("base", "joint"):
+            rows.append((f"{group} rows", *(number_text(errs[k][group], ".4f") for k in errs)))
     rows.append(("all fitted", *(number_text(errs[k]["overall"], ".4f") for k in errs)))
     lines += [""] + _table(rows)
     for k, v in enumerate(report.get("validation", [])):

@@ -127,14 +127,24 @@ class Identifiability(Pytree):
         to the unscaled parameters and normalised: columns ``rank:`` span the
         unidentifiable directions ``δx`` with ``[Y | extra] δx ≈ 0``.
       data_share: ``(..., p)`` in ``[0, 1]``: the fraction of each
-        parameter's prior variance removed by the data, ``1 − C_kk / P_kk`` with ``P = (γ H0)⁻¹``
-        the prior and ``C = (2A + γ H0)⁻¹`` the posterior covariance (``A`` the whitened normal
-        matrix, ``H0`` the prior's Hessian ``blockdiag ∇²(−log det J0_i)``): ``1`` where the data
-        decide a parameter, ``0`` where the prior does. The extra (friction) columns have no prior
-        (infinite prior variance): ``1`` when the data determine them, ``0`` otherwise (likewise
-        every column when ``γ = 0``), unless they have a prior of their own
+        parameter's prior variance removed by the data, ``1 − C'_kk / P_kk`` with ``P = (γ
+        H0)⁻¹`` the prior and ``C' = (2A + P'⁻¹)⁻¹`` the posterior covariance under the prior
+        ``P'`` that keeps ``P_kk`` but not the prior's correlations of parameter ``k`` with the
+        others (``A`` the whitened normal matrix, ``H0`` the prior's Hessian ``blockdiag
+        ∇²(−log det J0_i)``): ``1`` where the data decide a parameter, ``0`` where the prior
+        does. A body's *mass* gets what the data alone determine, every other parameter free:
+        ``P_mm / (P_mm + v)`` with ``v`` the data's variance of ``m`` (0 when the data cannot
+        tell ``m`` from other parameters: a link carried by a revolute joint, whose mass
+        regroups into its parent). The extra (friction) columns have no prior (infinite
+        prior variance): ``1`` when the data determine them, ``0`` otherwise (likewise every
+        column when ``γ = 0``), unless they have a prior of their own
         (``extra_prior_weight``): then as the bodies'. NaN when no prior was given. See
         [identifiability][spatialjax.identification.identifiability]'s module for details.
+      total_mass_share: ``(...)`` the data share of the total mass ``Σ m_i``, as
+        the masses' (what the data alone determine, every other parameter
+        free): ``1`` where the data decide it (a floating base's rows, a
+        vertical prismatic first joint), ``0`` where they cannot (a fixed
+        base's revolute joints never see the total). NaN without a prior.
       names: static tuple of ``p`` ``(body, parameter)`` names, e.g.
         ``("panda_link3", "Ixy")`` or ``("panda_joint1", "viscous")``.
     """
@@ -146,6 +156,7 @@ class Identifiability(Pytree):
     base_columns: jax.Array
     null_space: jax.Array
     data_share: jax.Array
+    total_mass_share: jax.Array | None = None
     names: tuple = ()
     _meta_fields = ("names",)
     _core_ndims = {
@@ -154,12 +165,13 @@ class Identifiability(Pytree):
         "base_columns": 1,
         "null_space": 2,
         "data_share": 1,
+        "total_mass_share": 0,
     }
 
     def __post_init__(self):
         if self._is_axis_spec():
             return
-        check_fields(self, {})
+        check_fields(self, {}, optional=("total_mass_share",))
 
     def unidentifiable(self) -> jax.Array:
         """``(..., p, p − rank)`` the unidentifiable directions (unbatched results only)."""

@@ -22,6 +22,8 @@ class Channels:
       warnings: the channels' warnings (scale, sign, swapped columns, noisy predictions).
       notes: the channels' notes (left out, not judged, multiplied).
       lines: the stage's detail lines.
+      base: for a floating base with measured contact wrenches, the base rows'
+        scale and sign check (``base_row_check``'s fields), else None.
     """
 
     checks: tuple[ChannelCheck, ...]
@@ -30,11 +32,20 @@ class Channels:
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
     lines: tuple[str, ...]
+    base: dict | None = None
 
     def describe(self) -> tuple[str, tuple[str, ...]]:
         """The stage line and its detail lines."""
         text = f"{int(self.used.sum())} of {self.used.size} channels fitted; "
-        return text + channel_summary(self.checks), self.lines
+        text += channel_summary(self.checks)
+        if self.base is not None:
+            b = self.base
+            text += (
+                f"; base rows (contact wrenches): scale {b['scale']:.3g} against the prior"
+                if b["verdict"] == "agrees"
+                else f"; base rows (contact wrenches): {b['verdict']}"
+            )
+        return text, self.lines
 
 
 def channel_stage(
@@ -45,6 +56,7 @@ def channel_stage(
     dq: np.ndarray,
     opts: Options,
     ddq: np.ndarray | None = None,
+    base: dict | None = None,
 ) -> Channels:
     """Check every channel (``check_channels``); refuse a log with none left to fit.
 
@@ -59,6 +71,8 @@ def channel_stage(
       ddq: ``(N, nv)`` the joint accelerations on the same samples: with the
         armature modelled, its column is cleared with the friction's before the
         scale check.
+      base: a floating base's base-row check (``floating.base_check``), or None:
+        its warning joins the channels'.
 
     Raises:
       IdentifyError: ``"log"``, when no channel is left to fit.
@@ -77,5 +91,9 @@ def channel_stage(
     fjoint = np.array([joints.index(j) for j, _ in jm.names(model)], int)
     kept = used[fjoint] if fjoint.size else np.zeros(0, bool)
     warnings, notes = channel_messages(checks, opts.torque_scale)
+    if base is not None:
+        from .floating import base_warnings
+
+        warnings = [*warnings, *base_warnings(base)]
     lines = [*("warning: " + w for w in warnings), *("note: " + n for n in notes)]
-    return Channels(checks, used, kept, tuple(warnings), tuple(notes), tuple(lines))
+    return Channels(checks, used, kept, tuple(warnings), tuple(notes), tuple(lines), base)

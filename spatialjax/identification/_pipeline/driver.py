@@ -25,7 +25,9 @@ returned, and each reported through ``progress``):
    filtering, Gautier 1997:
    [parallel_filter][spatialjax.identification.parallel_filter]). With
    ``free``, the bodies not listed are held at the model's values: their
-   torques are subtracted and their columns dropped.
+   torques are subtracted and their columns dropped. A floating base's rows
+   are [floating_base_rows][spatialjax.identification.floating_base_rows]'
+   (the branch is ``floating.py``).
 5. **torques** (``channels.py``): each channel's signal, scale and sign
    against the prior's prediction; channels without signal, and those in
    ``exclude_torque``, leave the data term (weight 0); ``torque_scale``
@@ -35,7 +37,9 @@ returned, and each reported through ``progress``):
    friction modelled, the samples where a joint rests leave that joint's row
    ([moving_samples][spatialjax.identification.moving_samples]:
    ``|q̇_j| ≤ max(3 σ̂_v, 0.05 rms q̇_j)``): static friction, and MuJoCo's
-   ``frictionloss`` constraint, is not ``F_c sign(q̇)`` there.
+   ``frictionloss`` constraint, is not ``F_c sign(q̇)`` there. A floating
+   base's joint equation is dropped at those samples before the contacts are
+   projected out (``floating_base_rows``' ``unknown``), in the regressor stage.
 7. **fit** (``fit.py``): [fit_torques][spatialjax.identification.fit_torques]
    with the (repaired) prior, the joint-model signs (armature, viscous and
    Coulomb ``≥ 0``), the armature's weak Gaussian prior around the file's
@@ -45,7 +49,7 @@ returned, and each reported through ``progress``):
    fit, least squares and the prior (the file's bodies and joint parameters)
    on the training part, the held-out part and every ``validate`` log
    (filtered on its own), identifiability (which joint-model columns share a
-   base parameter with the links: the first joint's armature always), and
+   base parameter with the links: a fixed base's first armature always), and
    per-link plausibility.
 
 The arguments are checked once, before any stage (``options.py``).
@@ -88,10 +92,12 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from .._floating import CONTACT_SPEED
 from .._log import RobotLog
 from .._prior import REPAIR_FLOOR
 from .._report import (
     FitSummary,
+    FloatingBase,
     IdentificationReport,
     JointParameters,
     RobotIdentification,
@@ -129,15 +135,47 @@ class _Clock:
         return state
 
 
+def _raw_training_torques(sampled: Sampled, filtered: Filtered, opts: Options) -> np.ndarray:
+    """The training part's torques as recorded (before resampling blurs their quantisation)."""
+    raw = sampled.raw[0]
+    return raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
+
+
+def _unknown_torques(sampled: Sampled, filtered: Filtered, opts: Options) -> tuple[str, ...]:
+    """A floating base's joints whose torque is unknown: the channels the torque stage will
+    leave out (named by the user, or without signal), known before the rows are formed."""
+    from .._channels import excluded_channels
+
+    if not opts.floating_base:
+        return ()
+    raw = _raw_training_torques(sampled, filtered, opts)
+    return excluded_channels(opts.joints, raw, opts.exclude_torque)
+
+
 def _torques(model, sampled: Sampled, filtered: Filtered, regs: Regressors, prior: Prior,
              opts: Options) -> Channels:  # fmt: skip
     """The torque stage on the training part."""
-    # the signal check reads the log as recorded (before resampling blurs its quantisation)
-    raw = sampled.raw[0]
-    raw_train = raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
+    raw_train = _raw_training_torques(sampled, filtered, opts)
+    if regs.rows:  # floating base: the joints' torques and their prediction from the equations
+        from . import floating
+
+        tau, tau_prior = floating.channel_torques(regs.rows[0], prior.prior)
+        base = floating.base_check(regs.rows[0], prior.prior)
+        return channel_stage(model, raw_train, tau, tau_prior, regs.dq[0], opts,
+                             ddq=regs.ddq[0], base=base)  # fmt: skip
     tau_prior = regs.Y[0] @ prior.prior.reshape(-1)
     return channel_stage(model, raw_train, regs.tau[0], tau_prior, regs.dq[0], opts,
                          ddq=regs.ddq[0])  # fmt: skip
+
+
+def _moving(regs: Regressors, opts: Options) -> np.ndarray | None:
+    """The training samples in each channel's row (``rest_rule``; a floating base's rows:
+    ``floating.row_moving``), or None (every sample)."""
+    if regs.rows:
+        from . import floating
+
+        return floating.row_moving(regs.rows[0])
+    return rest_rule(regs.dq[0], opts.joint_model)
 
 
 def _settings(opts: Options, filtered: Filtered) -> Settings:
@@ -181,6 +219,8 @@ def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
     for (j, kind), partners in validated.identifiability.confounded:
         conf.setdefault(j, {})[kind] = tuple(tuple(p) for p in partners)
     rest = ls.rest_fraction if ls.rest_fraction is not None else np.zeros(len(opts.joints))
+    if opts.floating_base and ls.rest_fraction is not None:  # per row: base rows first
+        rest = rest[6 : 6 + len(opts.joints)]
 
     def row(x) -> dict:
         return {k: (None if np.isnan(v) else float(v)) for k, v in zip(JOINT_KINDS, x, strict=True)}
@@ -197,19 +237,38 @@ def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
     return tuple(out)
 
 
+def _floating_report(opts: Options, filtered: Filtered, regs: Regressors,
+                     channels: Channels) -> FloatingBase | None:  # fmt: skip
+    if not regs.rows:
+        return None
+    from . import floating
+
+    rows, p0 = regs.rows[0], filtered.prepared[0]
+    schedule = floating.schedule(p0)
+    return FloatingBase(
+        method=rows.method, contact_frames=rows.contact_frames, contact_type=opts.contact_type,
+        schedule=schedule, contact_speed=opts.contact_speed if schedule == "detected" else None,
+        rows_per_sample=floating.rows_per_sample(rows), equations=rows.n_equations,
+        rows=rows.row_names, closed=floating.contact_share(rows), unknown_torques=regs.unknown,
+        wrench_check=channels.base,
+    )  # fmt: skip
+
+
 def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filtered,
             regs: Regressors, channels: Channels, ls: LeastSquares, fitted: Fitted,
             validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report."""
-    joints, fm = opts.joints, opts.friction
+    fm = opts.friction
     n_used = ls.samples_used
+    # the data term's channels: the joints, or a floating base's rows
+    channel_names = regs.rows[0].row_names if regs.rows else opts.joints
 
     def per_joint(x) -> dict:
-        return dict(zip(joints, np.asarray(x).tolist(), strict=True))
+        return dict(zip(channel_names, np.asarray(x).tolist(), strict=True))
 
     n_train, n_hold = regs.n_train, regs.n_hold
     return IdentificationReport(
-        joints=joints, links_identified=prior.free_names, gravity=opts.gravity,
+        joints=opts.joints, links_identified=prior.free_names, gravity=opts.gravity,
         settings=_settings(opts, filtered), sampling=sampled.sampling[0],
         positions=sampled.positions, filter=filtered.choice,
         samples=Samples(raw=filtered.n_raw, raw_holdout=filtered.n_raw_hold,
@@ -230,6 +289,7 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
         times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
         warnings=sampled.warnings + channels.warnings + fitted.warnings + validated.warnings,
         notes=channels.notes + validated.notes,
+        floating_base=_floating_report(opts, filtered, regs, channels),
     )  # fmt: skip
 
 
@@ -255,23 +315,38 @@ def identify_robot(
     max_gap: float | None = None,
     gravity=(0.0, 0.0, -9.81),
     ignore_limits: bool = False,
+    contact_method: str = "auto",
+    contact_type: str = "point",
+    contact_speed: float = CONTACT_SPEED,
     progress: Callable[[str, str, Sequence[str]], None] | None = None,
 ) -> RobotIdentification:
-    r"""Identify a fixed-base robot's links and joint parameters from a joint-torque log.
+    r"""Identify a robot's links and joint parameters from a joint-torque log.
 
     The stages and the weights of the data term are described in the
     identification guide (and this module's docstring). Computed in float64
     with NumPy and the model's dtype for the regressor (load the model with
     ``dtype="float64"`` under ``jax.enable_x64``).
 
+    A floating-base robot (a model with a free flyer, loaded with
+    ``floating_base=True``; a log with a base pose and contacts) is identified
+    from the ``6 + n`` equations of each sample
+    ([floating_base_rows][spatialjax.identification.floating_base_rows]): with
+    the log's contact wrenches, or projected onto the closed contacts' null
+    space. Every row is then a channel of the data term (its own noise level,
+    correlation time and weight, times its ``multiplicity``); the errors are
+    reported over each sample's equations, the base rows and the joint rows
+    apart, and the report gains a ``floating_base`` section.
+
     Args:
-      model: a fixed-base [Model][spatialjax.multibody.Model] whose movable
-        joints are the log's (lock the others when loading it:
+      model: a [Model][spatialjax.multibody.Model] whose movable joints are
+        the log's (lock the others when loading it:
         [match_joints][spatialjax.identification.match_joints] says which);
         its bodies are the prior, its joint limits bound the log's positions.
+        Floating-base (a free flyer) exactly when the log has a base pose.
       log: the [RobotLog][spatialjax.identification.RobotLog];
         ``joint_names`` None means the model's joints in order, else they are
-        matched by name (reordered).
+        matched by name (reordered). A floating-base log needs
+        ``contact_frames`` (``()`` for a robot without contacts).
       lowpass: ``"auto"`` (default: the cut-off chosen from the training
         part's spectrum by
         [choose_filter][spatialjax.identification.choose_filter]; the report's
@@ -286,8 +361,9 @@ def identify_robot(
         all four (armature, viscous = damping, Coulomb = friction loss,
         offset). The armature gets a weak prior around the model file's value
         ([joint_prior][spatialjax.identification.joint_prior]); where it shares a
-        base parameter with the links (always the first joint's), the priors
-        decide the split and the report says so.
+        base parameter with the links (a fixed base's first joint's always),
+        the priors decide the split and the report says so. A floating base's
+        joint model is fitted alike (its columns are zero on the base rows).
       friction: deprecated: a [FrictionModel][spatialjax.multibody.FrictionModel]
         or a tuple of friction kinds, fitted with the armature
         (``joint_model=JointModel.from_friction(friction)``); a
@@ -316,6 +392,14 @@ def identify_robot(
         model's joint limits by more than the margin (1 % of the range or 3
         encoder steps); by default that is an error (a log in degrees, of
         another robot, or a model with other joint zeros).
+      contact_method: floating base: ``"wrenches"`` (all equations, with the
+        log's contact wrenches), ``"projection"`` (onto the null space of the
+        closed contacts), or ``"auto"`` (default: wrenches when the log has
+        them); a fixed base takes ``"auto"`` only.
+      contact_type: floating base: ``"point"`` (default: a contact keeps its
+        frame's origin) or ``"surface"`` (its whole pose).
+      contact_speed: floating base without a logged ``contact`` schedule: a
+        contact counts as closed while its frame moves slower than this, m/s.
       progress: optional ``progress(stage, text, lines)`` called after each
         stage (``STAGES``: prior, sampling, filter, regressor, torques, least
         squares, fit, validate) with a one-line summary and detail lines.
@@ -326,13 +410,17 @@ def identify_robot(
     Raises:
       IdentifyError: an argument or a log that cannot be used, naming the
         argument (``"log"``, ``"validate[k]"`` for a log, e.g. one whose
-        positions leave the joint limits, naming the joint; ``"prior"`` for a
-        model body, naming the link).
+        positions leave the joint limits, naming the joint, or a floating-base
+        log without base pose or with contact frames the model lacks, naming
+        them; ``"model"`` for a fixed-base model with a floating-base log;
+        ``"prior"`` for a model body, naming the link; ``"contact_method"``
+        for ``"wrenches"`` without wrenches).
       TypeError: ``model`` not a Model or ``log`` not a RobotLog.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
+      K. Ayusawa, G. Venture, Y. Nakamura, IJRR 33(3), 2014 (floating base).
     """
     if friction is not None and joint_model is None:
         jm, _ = resolve_joint_model(None, friction)
@@ -350,17 +438,19 @@ def identify_robot(
         repair_prior_bodies=repair_prior_bodies, repair_floor=repair_floor,
         exclude_torque=exclude_torque, torque_scale=torque_scale, free=free, rate=rate,
         max_gap=max_gap, gravity=gravity, ignore_limits=ignore_limits,
+        contact_method=contact_method, contact_type=contact_type, contact_speed=contact_speed,
     )  # fmt: skip
     clock = _Clock(progress)
     prior = clock.run("prior", prior_stage, model, opts)
     sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)
     filtered = clock.run("filter", filter_stage, sampled.logs, lowpass=opts.lowpass,
                          decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
-    regs = clock.run("regressor", regressor_stage, model, filtered, opts)
+    regs = clock.run("regressor", regressor_stage, model, filtered, opts,
+                     _unknown_torques(sampled, filtered, opts))  # fmt: skip
     channels = clock.run("torques", _torques, model, sampled, filtered, regs, prior, opts)
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
-                         channels, q=regs.q[0],
-                         moving=rest_rule(regs.dq[0], opts.joint_model))  # fmt: skip
+                         channels, q=regs.q[0], moving=_moving(regs, opts),
+                         rows=regs.rows[0] if regs.rows else None)  # fmt: skip
     ls = clock.run("least squares", least_squares_stage, data, prior,
                    sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
                    rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip

@@ -90,6 +90,9 @@ def _slice(log: RobotLog, start: int, stop: int) -> RobotLog:
     return RobotLog(
         t=log.t[start:stop], q=log.q[start:stop], tau=log.tau[start:stop], dq=cut(log.dq),
         ddq=cut(log.ddq), joint_names=log.joint_names,
+        base_position=cut(log.base_position), base_quaternion=cut(log.base_quaternion),
+        base_velocity=cut(log.base_velocity), contact_frames=log.contact_frames,
+        contact_wrenches=cut(log.contact_wrenches), contact=cut(log.contact),
     )  # fmt: skip
 
 

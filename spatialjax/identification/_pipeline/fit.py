@@ -99,6 +99,8 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
     if nf and jp is not None and np.any(jp.weights[kept] > 0):
         kw["extra_prior"] = jnp.asarray(jp.values[kept])
         kw["extra_prior_weight"] = jnp.asarray(jp.weights[kept])
+    if data.multiplicity is not None:  # floating base: the equations each row stands for
+        kw["multiplicity"] = jnp.asarray(data.multiplicity)
     try:
         t0 = time.perf_counter()
         with compile_seconds() as compiled:

@@ -31,6 +31,9 @@ class TrainingData:
       moving: ``(N, nv)`` the samples in each joint's row (False: the joint
         rests, ``moving_samples``), or None (every sample).
       q: ``(N, nq)`` the positions of the same samples, or None.
+      multiplicity: for a floating base, ``(N, K R)`` the independent equations
+        each row stands for (``FloatingBaseRows.multiplicity``; ``nv`` is then
+        ``K R`` rows and ``used`` their mask), else None.
     """
 
     Y: np.ndarray
@@ -40,6 +43,7 @@ class TrainingData:
     friction_kept: np.ndarray
     moving: np.ndarray | None = None
     q: np.ndarray | None = None
+    multiplicity: np.ndarray | None = None
 
     def row_mask(self) -> np.ndarray:
         """``(N, nv)`` booleans: the samples of each joint's row in the data term."""
@@ -111,14 +115,21 @@ class LeastSquares:
         ), ()
 
 
-def training_data(Y, F, tau, held, prior: Prior, channels: Channels, *, q=None,
-                  moving=None) -> TrainingData:  # fmt: skip
+def training_data(Y, F, tau, held, prior: Prior, channels: Channels, *, q=None, moving=None,
+                  rows=None) -> TrainingData:  # fmt: skip
     """The training part as the fit sees it (``Y, F, tau, held``: the regressor stage's part 0;
-    ``q`` its positions, ``moving`` its samples in each joint's row, ``rest_rule``)."""
+    ``q`` its positions, ``moving`` its samples in each joint's row, ``rest_rule``;
+    ``rows``: its ``FloatingBaseRows`` for a floating base)."""
     cols = np.repeat(prior.free_mask, 10)
-    return TrainingData(
-        Y[..., cols], F[..., channels.friction_kept], tau - held, channels.used,
-        channels.friction_kept, moving, q,
+    used, mult = channels.used, None
+    if rows is not None:
+        from .floating import row_mask
+
+        used, mult = row_mask(rows, channels.used), rows.multiplicity
+    kept = channels.friction_kept
+    return TrainingData(  # no copy where every column stays (a long floating-base log's rows)
+        Y if cols.all() else Y[..., cols], F if kept.all() else F[..., kept], tau - held, used,
+        kept, moving, q, mult,
     )  # fmt: skip
 
 
@@ -156,21 +167,29 @@ def least_squares_stage(
     Y, F, tau, used = data.Y, data.F, data.tau, data.used
     nf, n_train, nv = F.shape[-1], tau.shape[0], tau.shape[1]
     rows = data.row_mask()
+    w = rows.astype(np.float64)
+    if data.multiplicity is not None:  # floating base: the equations each row stands for
+        w = w * data.multiplicity
     pi_f, phi = jax.jit(least_squares_torques)(
         jnp.asarray(Y), jnp.asarray(tau), extra=jnp.asarray(F) if nf else None,
-        weights=jnp.asarray(rows.astype(np.float64)),
+        weights=jnp.asarray(w),
     )  # fmt: skip
     pi_f = np.asarray(pi_f, np.float64).reshape(-1, 10)
     phi = np.zeros(0) if phi is None else np.asarray(phi, np.float64).reshape(-1)
     pi = prior.model.copy()
     pi[prior.free_mask] = pi_f
-    X = np.concatenate([Y, F], -1)
-    res = tau - X @ np.concatenate([pi_f.reshape(-1), phi])
-    n_rows = rows.sum(axis=0) if data.moving is not None else np.full(nv, n_train)
-    if data.moving is not None:
-        res = np.where(data.moving, res, 0.0)  # a joint's samples at rest leave its row
-    dof = n_rows * (1.0 - _rank(X, rows) / max(int(rows.sum()), 1))
-    sigma2 = np.sum(res**2, axis=0) / np.maximum(dof, 1.0)
+    if data.multiplicity is None:
+        X = np.concatenate([Y, F], -1)
+        res = tau - X @ np.concatenate([pi_f.reshape(-1), phi])
+        n_rows = rows.sum(axis=0) if data.moving is not None else np.full(nv, n_train)
+        if data.moving is not None:
+            res = np.where(data.moving, res, 0.0)  # a joint's samples at rest leave its row
+        dof = n_rows * (1.0 - _rank(X, rows) / max(int(rows.sum()), 1))
+        sigma2 = np.sum(res**2, axis=0) / np.maximum(dof, 1.0)
+    else:
+        from .floating import residual_variance
+
+        res, sigma2 = residual_variance(Y, F, tau, pi_f.reshape(-1), phi, w)
     floor = np.finfo(np.float64).eps * np.mean(tau**2, axis=0)
     sigma2 = np.maximum(sigma2, np.where(floor > 0, floor, np.finfo(np.float64).tiny))
     if sample_weighting == "autocorrelation":

@@ -76,6 +76,13 @@ class Options:
       ignore_limits: positions outside the joint limits warn instead of refusing.
       joint_model: the ``JointModel``: the joint-model columns (armature,
         viscous, Coulomb, offset) fitted with the links.
+      floating_base: the model has a free flyer (the log a base pose).
+      body_joints: each moving body's joint, model order (the free flyer's
+        first for a floating base; ``joints`` otherwise).
+      contact_method: ``"auto"``, ``"wrenches"`` or ``"projection"``
+        ([floating_base_rows][spatialjax.identification.floating_base_rows]).
+      contact_type: ``"point"`` or ``"surface"``.
+      contact_speed: speed below which an unscheduled contact counts as closed, m/s.
     """
 
     joints: tuple[str, ...]
@@ -98,6 +105,11 @@ class Options:
     gravity: tuple[float, float, float]
     ignore_limits: bool
     joint_model: JointModel
+    floating_base: bool = False
+    body_joints: tuple[str, ...] = ()
+    contact_method: str = "auto"
+    contact_type: str = "point"
+    contact_speed: float = 0.05
 
 
 def _friction_model(friction):
@@ -244,6 +256,47 @@ def _check_torques(exclude_torque, torque_scale, joints) -> np.ndarray:
     return _per_joint(torque_scale, joints, "torque_scale", default=1.0)
 
 
+#: Contact methods of a floating-base log (``"auto"``: wrenches when the log has them).
+CONTACT_METHODS = ("auto", "wrenches", "projection")
+
+
+def _check_contacts(floating: bool, method, contact_type, speed) -> None:
+    from .._floating import CONTACT_TYPES
+
+    if method not in CONTACT_METHODS:
+        raise IdentifyError("contact_method", f"expected one of {CONTACT_METHODS}, got {method!r}")
+    if contact_type not in CONTACT_TYPES:
+        raise IdentifyError(
+            "contact_type", f"expected one of {CONTACT_TYPES}, got {contact_type!r}"
+        )
+    if not (_is_number(speed) and math.isfinite(speed) and speed > 0):
+        raise IdentifyError("contact_speed", f"expected a speed > 0 in m/s, got {speed!r}")
+    if not floating and method != "auto":
+        raise IdentifyError(
+            "contact_method",
+            f"{method!r} applies to a floating-base robot; the model is fixed-base",
+        )
+
+
+def _check_base(model, log) -> bool:
+    """Whether the run is floating-base: the model has a free flyer; the log must agree."""
+    floating = bool(model.floating_base or "free_flyer" in model.joint_types)
+    if floating and not log.floating_base:
+        raise IdentifyError(
+            "log",
+            f"has no base pose (base_position, base_quaternion), but model {model.name!r} is "
+            "floating-base: log the base's pose, or load the model without floating_base=True "
+            "for a fixed-base robot",
+        )
+    if log.floating_base and not floating:
+        raise IdentifyError(
+            "model",
+            f"{model.name!r} is fixed-base, but the log has a base pose (a floating-base log): "
+            "load it with floating_base=True",
+        )
+    return floating
+
+
 def check_options(
     model,
     log,
@@ -265,6 +318,9 @@ def check_options(
     gravity,
     ignore_limits: bool,
     joint_model=None,
+    contact_method: str = "auto",
+    contact_type: str = "point",
+    contact_speed: float = 0.05,
 ) -> Options:
     """``identify_robot``'s arguments checked (its keywords; ``log`` for its type only).
 
@@ -282,10 +338,8 @@ def check_options(
         raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
     if not isinstance(log, RobotLog):
         raise TypeError(f"log: expected a RobotLog, got {type(log).__name__}")
-    if model.floating_base or "free_flyer" in model.joint_types:
-        raise IdentifyError(
-            "model", "a floating-base model; identify_robot handles fixed-base robots"
-        )
+    floating = _check_base(model, log)
+    _check_contacts(floating, contact_method, contact_type, contact_speed)
     jm, _ = resolve_joint_model(joint_model, friction)
     if sample_weighting not in SAMPLE_WEIGHTINGS:
         raise IdentifyError(
@@ -295,7 +349,9 @@ def check_options(
         raise IdentifyError("holdout", f"expected a fraction in [0, 1), got {holdout!r}")
     lowpass, decimate = _check_filter(lowpass, decimate)
     _check_prior(gamma, prior_spread, repair_floor)
-    joints, body_names = tuple(model.joint_names), tuple(model.body_names)
+    body_joints, body_names = tuple(model.joint_names), tuple(model.body_names)
+    joints = tuple(j for j, ty in zip(body_joints, model.joint_types, strict=True)
+                   if ty != "free_flyer")  # fmt: skip
     scale = _check_torques(exclude_torque, torque_scale, joints)
     free_mask = _check_free(free, body_names)
     g = _check_gravity(gravity)
@@ -322,4 +378,9 @@ def check_options(
         gravity=g,
         ignore_limits=bool(ignore_limits),
         joint_model=jm,
+        floating_base=floating,
+        body_joints=body_joints,
+        contact_method=contact_method,
+        contact_type=contact_type,
+        contact_speed=float(contact_speed),
     )

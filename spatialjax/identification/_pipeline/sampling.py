@@ -72,7 +72,7 @@ class _Movable:
     """The attributes ``match_joints`` reads, for a model already locked as the log needs."""
 
     def __init__(self, model):
-        self.floating_base = False
+        self.floating_base = bool(model.floating_base)
         self.name = model.name
         self.joint_names = tuple(model.joint_names)
         self.joint_types = tuple(model.joint_types)
@@ -120,8 +120,10 @@ def _scaled(log: RobotLog, scale: np.ndarray) -> RobotLog:
 
 def _positions(model, arg: str, log: RobotLog, opts: Options):
     """The log's position checks, and the warnings; refuses positions outside the limits."""
-    lim = (np.asarray(x, np.float64) for x in (model.lower, model.upper, model.velocity_limit))
-    revolute = [t in ("revolute", "continuous") for t in model.joint_types]
+    n = len(opts.joints)  # a free flyer's coordinates come first: the joints' are the last n
+    lim = (np.asarray(x, np.float64)[-n:] for x in (model.lower, model.upper,
+                                                    model.velocity_limit))  # fmt: skip
+    revolute = [t in ("revolute", "continuous") for t in model.joint_types[-n:]]
     checks = check_positions(opts.joints, revolute, log.t, log.q, log.dq, *lim)
     outside = [c.limit_text() for c in checks if not c.within_limits]
     if outside and not opts.ignore_limits:
@@ -148,6 +150,11 @@ def sampling_stage(model, log: RobotLog, validate, opts: Options) -> Sampled:
     """
     logs = [("log", log)] + [(f"validate[{k}]", v) for k, v in enumerate(validate)]
     raw = [_matched(model, arg, lg) for arg, lg in logs]
+    if opts.floating_base:
+        from .floating import check_contacts
+
+        for (arg, _), lg in zip(logs, raw, strict=True):
+            check_contacts(model, arg, lg, opts)
     positions, warnings = (), []
     for k, ((arg, _), lg) in enumerate(zip(logs, raw, strict=True)):
         checks, w = _positions(model, arg, lg, opts)

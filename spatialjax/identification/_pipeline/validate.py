@@ -67,20 +67,42 @@ class Validated:
             return float("nan") if e is None or e.overall is None else float(e.overall)
 
         m = self.total_mass
+        fit = getattr(self.errors.fit, part)
+        groups = (
+            f" (base rows {_num(fit.base)}, joint rows {_num(fit.joint)})"
+            if fit is not None and fit.base is not None
+            else ""
+        )
         return (
-            f"{'held-out' if held else 'training'} torque error: fit {overall('fit'):.4f}, "
-            f"least squares {overall('least_squares'):.4f}"
+            f"{'held-out' if held else 'training'} torque error: fit {overall('fit'):.4f}"
+            f"{groups}, least squares {overall('least_squares'):.4f}"
             + (f"; {self.n_validate} validation log(s)" if self.n_validate else "")
             + f"; total mass {m.prior:.3f} → {m.fit:.3f} kg"
+            + (f" (data share {m.data_share:.2f})" if groups and m.data_share is not None else "")
         ), tuple("note: " + n for n in self.notes)
 
 
+def _num(x) -> str:
+    return "—" if x is None else f"{x:.4f}"
+
+
 def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
-    """``(Errors, validations)``: the errors of each parameter set on every part."""
+    """``(Errors, validations)``: the errors of each parameter set on every part.
+
+    For a floating base, of each sample's equations (the parts added back).
+    """
     ne = regs.ne
+    groups = None
+    if regs.rows:
+        r0 = regs.rows[0]
+        joints, groups, used = r0.row_names[: r0.n_dof], r0.groups[: r0.n_dof], used[: r0.n_dof]
 
     def figures(k, pi, phi):
         pred = regs.Y[k] @ pi.reshape(-1) + (regs.F[k] @ np.nan_to_num(phi) if ne else 0.0)
+        if regs.rows:
+            rows = regs.rows[k]
+            return ErrorFigures.of(rows.combine(pred), rows.combine(regs.tau[k]), joints, used,
+                                   groups)  # fmt: skip
         return ErrorFigures.of(pred, regs.tau[k], joints, used)
 
     held = len(regs.Y) - (len(sampling) - 1) == 2  # training, held-out, validation logs
@@ -101,7 +123,8 @@ def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
 
 
 def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior, opts: Options):
-    """``(summary, data share (10 n_free + nf,), notes)`` of ``identifiability``."""
+    """``(summary, data share (10 n_free + nf,), total mass share, notes)`` of
+    ``identifiability``."""
     import jax.numpy as jnp
 
     from .._identifiability import PARAMETER_NAMES, identifiability
@@ -111,10 +134,12 @@ def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior
     names = tuple((b, p) for b in prior.free_names for p in PARAMETER_NAMES) + fr
     nf = data.F.shape[-1]
     wj = fitted.extra_prior_weight
+    w = data.sample_weights(ls.weights)
+    if data.multiplicity is not None:  # floating base: the equations each row stands for
+        w = w * data.multiplicity
     idf = identifiability(
         jnp.asarray(data.Y), extra=jnp.asarray(data.F) if nf else None,
-        weights=jnp.asarray(data.sample_weights(ls.weights)), prior=fitted.prior,
-        gamma=fitted.gamma, names=names,
+        weights=jnp.asarray(w), prior=fitted.prior, gamma=fitted.gamma, names=names,
         extra_prior_weight=jnp.asarray(wj[kept]) if nf and wj is not None else None,
     )  # fmt: skip
     share = np.asarray(idf.data_share, np.float64).reshape(-1)
@@ -147,7 +172,7 @@ def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior
         )
         for (j, kind), v in confounded.items()
     )
-    return summary, share, notes
+    return summary, share, finite_or_none(np.asarray(idf.total_mass_share)), notes
 
 
 def _names_text(pairs, most: int = 4) -> str:
@@ -171,7 +196,7 @@ def _links(opts: Options, prior: Prior, ls: LeastSquares, fitted: Fitted, share)
             ds = (0.0,) * 10
         pl = Plausibility.of(pi_fit[b], pi_prior[b], ds)
         links.append(Link(
-            link=opts.body_names[b], joint=opts.joints[b], free=bool(prior.free_mask[b]),
+            link=opts.body_names[b], joint=opts.body_joints[b], free=bool(prior.free_mask[b]),
             fit=FittedBody.of(pi_fit[b], s, b, geodesic_to_prior=finite_or_none(s["geodesic"][b])),
             least_squares=FittedBody.of(
                 pi_ls[b], s, nb + b, geodesic_to_prior=finite_or_none(s["geodesic"][nb + b])),
@@ -214,7 +239,7 @@ def validate_stage(
         "prior": (prior.prior, opts.joint_model.file_values(model)),
     }
     errors, validation = _errors(regs, sets, sampling, data.used, opts.joints)
-    summary, share, notes = _identifiability(model, data, ls, fitted, prior, opts)
+    summary, share, total_share, notes = _identifiability(model, data, ls, fitted, prior, opts)
     links, warnings = _links(opts, prior, ls, fitted, share)
     n_link = 10 * len(prior.free_names)
     joint_share = data.full_friction(share[n_link:])
@@ -222,6 +247,8 @@ def validate_stage(
         fit=float(fitted.params[:, 0].sum()),
         least_squares=float(ls.params[:, 0].sum()),
         prior=float(prior.prior[:, 0].sum()),
+        # the share of the sum of the identified bodies' masses (the held ones are known)
+        data_share=total_share,
     )
     return Validated(errors, validation, summary, links, total, warnings, len(sampling) - 1,
                      joint_share, notes)  # fmt: skip
