@@ -27,7 +27,6 @@ LIMIT = 100
 #: exceeds LIMIT fails the test too, so the list only shrinks.
 KNOWN_LONG = frozenset(
     {
-        "spatialjax.identification._robot_fit._fit_one",
         # the floating-base rows
         "spatialjax.identification._floating.floating_base_rows",
         # the automatic filter choice's steps

@@ -174,8 +174,8 @@ import numpy as np
 import optax
 
 from .. import multibody as mb
+from . import _reduction as reduction
 from ._excitation import fourier_trajectory
-from ._robot_fit import _rank_rtol
 
 __all__ = ["ExcitationDesign", "design_excitation"]
 
@@ -886,7 +886,7 @@ def _compiled(args, static):
     return _CACHE[sig]
 
 
-class _Problem(NamedTuple):
+class _DesignProblem(NamedTuple):
     """Everything :func:`design_excitation` derives from its arguments (checked)."""
 
     duration: float
@@ -919,7 +919,7 @@ class _Problem(NamedTuple):
 
 def _problem(model, *, duration, key, harmonics, base_frequency, criterion, starts, limits,
              acceleration_limit, torque_limit, margin, rate, grid_rate, steps, learning_rate,
-             gravity) -> _Problem:  # fmt: skip
+             gravity) -> _DesignProblem:  # fmt: skip
     """Check the arguments; draw the random starts; find the base columns and their scale."""
     duration = _positive("duration", duration)
     harmonics = _count("harmonics", harmonics, 1)
@@ -982,7 +982,7 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
     base = _base_columns(np.concatenate(X4).reshape(-1, p), dtype)
     rank = int(base.shape[0])
     scale = np.sqrt(sumsq[base] / (starts * n_grid * n))
-    return _Problem(
+    return _DesignProblem(
         duration, harmonics, base_frequency, omega, criterion, starts, steps, learning_rate,
         margin, rate, grid_rate, (lo, hi, vel, acc, eff), tau_lim, box_np, box, basis_j, basis,
         f, g, t_grid, tau_j, z, u, rank, jnp.asarray(base), jnp.asarray(scale, dtype),
@@ -1010,7 +1010,7 @@ def _base_columns(X, dtype=np.float64) -> np.ndarray:
     live = norms > math.sqrt(eps) * norms.max()
     Xs = np.where(live, X / np.where(live, norms, 1.0), 0.0)
     r_diag = np.abs(np.diag(np.linalg.qr(Xs, mode="r")))
-    return np.flatnonzero(live & (r_diag > math.sqrt(_rank_rtol(X.shape[1], dtype))))
+    return np.flatnonzero(live & (r_diag > math.sqrt(reduction.rank_rtol(X.shape[1], dtype))))
 
 
 @jax.jit
@@ -1029,7 +1029,7 @@ def _draw_starts(key, basis, box, t, f, *, n, starts):
     return z, u, jax.vmap(lambda z, u: _shape(z, u, basis, box, t, f)[1])(z, u)
 
 
-def _output(model, P: _Problem, z, u, *, limit_torque=True):
+def _output(model, P: _DesignProblem, z, u, *, limit_torque=True):
     """``(a, b, q0, scale_down, t, q, dq, ddq)`` of one start at the output rate, in the limits."""
     a, b, q0 = _coefficients(jnp.asarray(z), jnp.asarray(u), P.basis, P.box, P.t_grid, P.f)
     a, b, q0 = (np.asarray(x, np.float64) for x in (a, b, q0))
