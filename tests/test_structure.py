@@ -29,8 +29,6 @@ KNOWN_LONG = frozenset(
     {
         # the floating-base rows
         "spatialjax.identification._floating.floating_base_rows",
-        # the automatic filter choice's steps
-        "spatialjax.identification._filter_choice.choose_filter",
     }
 )
 
