@@ -186,7 +186,7 @@ _LSE_SHARPNESS = 50.0  # κ of the relative log-sum-exp maximum: excess ≤ rms 
 
 
 # ----------------------------------------------------------------------------- model data
-def _friction_columns(model, dq):
+def _friction_regressor_at_rest(model, dq):
     """Friction columns ``(..., N, nv, 3 nv)`` (viscous, Coulomb, offset) of ``dq (..., N, nv)``.
 
     At rest (both ends) ``q̇`` is zero up to rounding; speeds below ``_REST``
@@ -198,7 +198,8 @@ def _friction_columns(model, dq):
 
 
 def _at_rest(dq):
-    """NumPy ``dq (..., N, nv)``, the speeds that :func:`_friction_columns` takes as rest at 0."""
+    """NumPy ``dq (..., N, nv)``, the speeds that :func:`_friction_regressor_at_rest` takes as
+    rest at 0."""
     dq = np.asarray(dq)
     tol = _REST * np.max(np.abs(dq), axis=-2, keepdims=True)
     return np.where(np.abs(dq) <= tol, 0.0, dq).astype(dq.dtype)
@@ -361,7 +362,7 @@ def _stacked(model, q, dq, ddq, gravity):
     Y = jax.vmap(lambda q, dq, ddq: mb.joint_torque_regressor(model, q, dq, ddq, gravity))(
         q, dq, ddq
     )
-    F = _friction_columns(model, dq)
+    F = _friction_regressor_at_rest(model, dq)
     X = jnp.concatenate([Y, F], axis=-1)
     return X.reshape(X.shape[:-3] + (-1, X.shape[-1])), Y
 
