@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_dynamics as bd  # noqa: E402
 
 import spatialjax.multibody as mb  # noqa: E402
-from spatialjax.multibody._sweep import _ancestor_mask, _rodrigues_terms, _subspaces  # noqa: E402
+from spatialjax.multibody._sweep import _ancestor_mask, _body_subspaces, _rodrigues_terms  # noqa: E402
 
 
 def _frames(model, q):
@@ -89,7 +89,7 @@ def fk_bf(model, q):
 
 def rnea_bf(model, q, v, a, g):
     E, r = _frames(model, q)
-    S = _subspaces(model)
+    S = _body_subspaces(model)
     Sw, Sv = S[:, :3], S[:, 3:]
     prm = model.inertia.params
     nb = model.nbodies
@@ -165,7 +165,7 @@ def mass_dense(model, q):
     Iw = jnp.swapaxes(X, -1, -2) @ inertia @ X
     anc = _ancestor_mask(model.parents, tuple(range(nb)))  # anc[j, i]: j is i or an ancestor
     Ic = jnp.einsum("ji,...ikl->...jkl", anc.astype(float), Iw)
-    S = _subspaces(model)
+    S = _body_subspaces(model)
     w = jnp.einsum("...bij,bj->...bi", Rw, S[:, :3])
     s = jnp.concatenate([w, jnp.einsum("...bij,bj->...bi", Rw, S[:, 3:]) + jnp.cross(pw, w)], -1)
     P = jnp.einsum("...dk,...ek->...de", jnp.einsum("...dkl,...dl->...dk", Ic, s), s)

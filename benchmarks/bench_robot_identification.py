@@ -19,7 +19,7 @@ URDF bodies as prior, and both solutions are scored with the same float64 NumPy 
 * ours: ``fit_torques`` end to end (data reduction, default weights, the interior-point loop,
   implicit-function derivative plumbing, consistency report). Compile time = first call −
   median of the following calls; run = median of ``--repeats`` calls (``block_until_ready``).
-  Also the loop alone on the same reduced data (``_solve_reduced``: same start, same loop),
+  Also the loop alone on the same reduced data (``solve_reduced``: same start, same loop),
   given ``R`` and ``x_c = R⁺z`` (``‖Rx − z‖² = ‖R(x − x_c)‖² + const``).
 * Clarabel on the reduced data: ``‖R x − z‖² + ρ²`` with ``R`` (p×p) from a NumPy Householder
   QR of the whitened stacked data (computed independently, timed separately), ``cp.log_det``
@@ -57,7 +57,7 @@ import spatialjax as sj  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import _params  # noqa: E402
 from spatialjax.identification import fit_torques, least_squares_torques  # noqa: E402
-from spatialjax.identification._robot_fit import _solve_reduced  # noqa: E402
+from spatialjax.identification._interior_point import solve_reduced  # noqa: E402
 
 LOCKED = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
 SIGMA = 0.05
@@ -205,12 +205,12 @@ def main(argv=None) -> int:
     sargs = (jnp.asarray(R), jnp.asarray(xc), jnp.asarray(rho2_c), jnp.asarray(prior),
              jnp.asarray(gamma), jnp.asarray(NONNEG))  # fmt: skip
     t0 = time.perf_counter()
-    jax.block_until_ready(_solve_reduced(*sargs, rtol=1e-12))
+    jax.block_until_ready(solve_reduced(*sargs, rtol=1e-12))
     solve_first = time.perf_counter() - t0
     st = []
     for _ in range(max(4 * args.repeats, 20)):  # cheap: more runs against load spikes
         t0 = time.perf_counter()
-        xs, it_s, conv_s = jax.block_until_ready(_solve_reduced(*sargs, rtol=1e-12))
+        xs, it_s, conv_s = jax.block_until_ready(solve_reduced(*sargs, rtol=1e-12))
         st.append(time.perf_counter() - t0)
     solve_s = statistics.median(st)
     x_solve = np.asarray(xs)

@@ -1,6 +1,8 @@
-"""Shared test helpers: batch shapes, independent NumPy references, the guide's report schema.
+"""Shared test helpers: batch shapes, independent NumPy references, the guide's report schema,
+the example-robot-data cases and the conversions to Pinocchio's and MuJoCo's conventions.
 
-No spatialjax code: the schema is read from docs/identification.md itself.
+No spatialjax code: the schema is read from docs/identification.md itself; the robot helpers
+take a model and read only its sizes. Test modules import from here, never from each other.
 """
 
 import importlib.metadata
@@ -212,3 +214,111 @@ def pinocchio_log(
     tau = tau + F_v * dq + F_c * np.sign(dq) + rng.normal(size=tau.shape) * torque_noise * effort
     step = 2 * np.pi / 2**encoder_bits
     return t, np.round(q / step) * step, tau, names
+
+
+# ------------------------------------------------------------------ robots (Pinocchio, MuJoCo)
+#: example-robot-data's ``robots`` folder (None where the package is not installed).
+ROBOTS = robots_dir()
+
+#: Panda finger joints locked at these positions (a reduced model in both libraries).
+PANDA_LOCKED = {"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.03}
+#: (id, URDF under ``ROBOTS``, floating base, locked joints) of the robots compared with
+#: Pinocchio.
+CASES = [
+    ("panda", "panda_description/urdf/panda.urdf", False, PANDA_LOCKED),
+    ("ur5", "ur_description/urdf/ur5_robot.urdf", False, None),
+    ("double_pendulum_continuous", "double_pendulum_description/urdf/"
+     "double_pendulum_continuous.urdf", False, None),
+    ("solo12", "solo_description/robots/solo12.urdf", True, None),
+    ("talos_reduced", "talos_data/robots/talos_reduced.urdf", True, None),
+]  # fmt: skip
+
+
+def pin_model(path, floating, locked):
+    """Pinocchio's model of the URDF ``path`` (a free flyer if ``floating``), with the joints
+    of ``locked`` (``{name: position}``) locked. Skips the test without Pinocchio."""
+    import pytest
+
+    pin = pytest.importorskip("pinocchio")
+    pm = (
+        pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
+        if floating
+        else pin.buildModelFromUrdf(path)
+    )
+    if locked:
+        q0 = pin.neutral(pm)
+        for name, value in locked.items():
+            q0[pm.idx_qs[pm.getJointId(name)]] = value
+        pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], q0)
+    return pm
+
+
+def random_states(model, n, rng, dtype=np.float64):
+    """``q`` in spatialjax order (angles in (-π, π), unit wxyz quaternion), ``v``, ``a``.
+
+    A generator of three ``(n, nq)``, ``(n, nv)``, ``(n, nv)`` JAX arrays of ``dtype``.
+    """
+    import jax.numpy as jnp
+
+    q = rng.uniform(-np.pi, np.pi, (n, model.nq))
+    if model.floating_base:
+        q[:, :3] = rng.uniform(-1, 1, (n, 3))
+        quat = rng.standard_normal((n, 4))
+        q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    v = rng.standard_normal((n, model.nv))
+    a = rng.standard_normal((n, model.nv))
+    return (jnp.asarray(x, dtype) for x in (q, v, a))
+
+
+def tree_urdf(tmp_path):
+    """A free-floating branching tree: revolute, prismatic and fixed joints, tilted axes."""
+    links = "".join(
+        f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'
+        f'<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
+        for k, n in enumerate(["base", "a1", "a2", "b1", "b2"])
+    )
+    joints = "".join(
+        f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
+        f'<origin xyz="0.2 0.1 0" rpy="0.1 0.2 0.3"/><axis xyz="0 1 1"/>'
+        '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
+        for j, t, p, c in [("ja1", "revolute", "base", "a1"), ("ja2", "prismatic", "a1", "a2"),
+                           ("jb1", "revolute", "base", "b1"), ("jb2", "fixed", "b1", "b2")]
+    )  # fmt: skip
+    path = tmp_path / "tree.urdf"
+    path.write_text(f'<robot name="tree">{links}{joints}</robot>')
+    return path
+
+
+def swap_pin_rows(J):
+    """Pinocchio ``[v; ω]`` rows -> ``[ω; v]`` (spatialjax's order)."""
+    return np.concatenate([J[..., 3:, :], J[..., :3, :]], axis=-2)
+
+
+def rel_error(x, ref):
+    """Largest absolute difference, relative to the reference's largest entry (at least 1)."""
+    return np.abs(x - ref).max() / max(1.0, np.abs(ref).max())
+
+
+def quat_matrix(q):
+    """Rotation matrix of the quaternion ``q`` (``[w, x, y, z]``, normalised here)."""
+    w, x, y, z = q / np.linalg.norm(q)
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+def qvel_to_v(model, q):
+    """``T`` with ``v = T qvel`` for one state: MuJoCo's free-joint ``qvel = [ṗ (world);
+    ω (body)]`` to spatialjax's ``v = [ω; Rᵀṗ]`` (block ``[[0, I], [Rᵀ, 0]]``), identity
+    for the other joints."""
+    T = np.eye(model.nv)
+    if model.floating_base:
+        R = quat_matrix(q[3:7])
+        T[:6, :6] = 0.0
+        T[0:3, 3:6] = np.eye(3)
+        T[3:6, 0:3] = R.T
+    return T

@@ -20,10 +20,7 @@ import warnings
 import jax
 import numpy as np
 import pytest
-from helpers import robots_dir
-from test_forward_dynamics import _rel
-from test_jacobians import _pin_rows
-from test_multibody import _random_states
+from helpers import random_states, rel_error, robots_dir, swap_pin_rows
 
 import spatialjax.multibody as mb
 from spatialjax.io import ModelFileError
@@ -75,7 +72,7 @@ def test_every_example_robot_data_urdf_matches_pinocchio(floating):
             refused.append((path, str(e)))
             continue
         assert model.nv == pm.nv, path
-        q, v, tau = (np.asarray(x[0]) for x in _random_states(model, 1, rng))
+        q, v, tau = (np.asarray(x[0]) for x in random_states(model, 1, rng))
         H, t, a, J, qp = (jax.tree.map(np.asarray, x) for x in _everything(model, q, v, 10 * tau))
         perm = model.v_permutation()
         pd = pm.createData()
@@ -84,22 +81,22 @@ def test_every_example_robot_data_urdf_matches_pinocchio(floating):
         M = np.triu(M) + np.triu(M, 1).T
         tol = {}
         errs = {
-            "mass_matrix": _rel(H[np.ix_(perm, perm)], M),
-            "rnea": _rel(t[perm], pin.rnea(pm, pd, qp, vp, tp)),
+            "mass_matrix": rel_error(H[np.ix_(perm, perm)], M),
+            "rnea": rel_error(t[perm], pin.rnea(pm, pd, qp, vp, tp)),
         }
         # ABA's round-off grows with the mass matrix's condition number (tiny finger
         # links reach 1e8); a singular one (massless leaves) is flagged NaN by ours
         cond = np.linalg.cond(M)
         if cond < 1e10:
             ref = pin.aba(pm, pd, qp, vp, tp - pm.damping * vp)
-            errs["aba"] = _rel(a[perm], ref)
+            errs["aba"] = rel_error(a[perm], ref)
             tol["aba"] = max(1e-10, 1e-14 * cond)
         pin.computeJointJacobians(pm, pd, qp)
         pin.updateFramePlacements(pm, pd)
         fid = pm.getFrameId(model.body_names[-1])
         for ours, theirs in REFS.items():
             Jp = pin.getFrameJacobian(pm, pd, fid, getattr(pin.ReferenceFrame, theirs))
-            errs[f"jacobian {ours}"] = _rel(J[ours][:, perm], _pin_rows(Jp))
+            errs[f"jacobian {ours}"] = rel_error(J[ours][:, perm], swap_pin_rows(Jp))
         for k, e in errs.items():
             worst[k] = max(worst.get(k, 0.0), e)
             assert e <= tol.get(k, 1e-10), (path, k, e)

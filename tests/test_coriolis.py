@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_multibody import CASES, ROBOTS, _pin_model, _random_states
+from helpers import CASES, ROBOTS, pin_model, random_states
 
 import spatialjax.multibody as mb
 
@@ -65,13 +65,13 @@ def robot(request):
     name, rel, floating, locked = request.param
     path = str(ROBOTS / rel)
     model = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
-    return name, model, _pin_model(path, floating, locked)
+    return name, model, pin_model(path, floating, locked)
 
 
 def test_coriolis_matches_pinocchio_and_mdot_minus_2c_is_skew(robot):
     name, model, pm = robot
     pd = pm.createData()
-    q, v, _ = (np.asarray(x) for x in _random_states(model, 3, np.random.default_rng(4)))
+    q, v, _ = (np.asarray(x) for x in random_states(model, 3, np.random.default_rng(4)))
     C, Mdot, h, qp_all = (np.asarray(x) for x in _all(model, q, v))
     perm = model.v_permutation()
     worst = 0.0
@@ -91,7 +91,7 @@ def test_coriolis_matches_pinocchio_and_mdot_minus_2c_is_skew(robot):
 def test_linear_in_v_batched_and_float32():
     model = mb.chain_model(3, floating_base=True, dtype="float64")
     rng = np.random.default_rng(0)
-    q, v, _ = (np.asarray(x) for x in _random_states(model, 4, rng))
+    q, v, _ = (np.asarray(x) for x in random_states(model, 4, rng))
     C = mb.coriolis_matrix(model, q.reshape(2, 2, -1), v.reshape(2, 2, -1))
     assert C.shape == (2, 2, model.nv, model.nv)
     C2 = mb.coriolis_matrix(model, q[0], 2.0 * v[0] - 3.0 * v[1])

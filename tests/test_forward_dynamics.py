@@ -16,7 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_multibody import CASES, PANDA_LOCKED, ROBOTS, _pin_model, _random_states
+from helpers import CASES, PANDA_LOCKED, ROBOTS, pin_model, random_states, rel_error
 
 import spatialjax.multibody as mb
 
@@ -47,7 +47,7 @@ def robot(request):
     name, rel, floating, locked = request.param
     path = str(ROBOTS / rel)
     model = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
-    return name, model, _pin_model(path, floating, locked)
+    return name, model, pin_model(path, floating, locked)
 
 
 def _fext_pin(f):
@@ -68,15 +68,11 @@ def _fd_all(model, q, v, tau, fext):
     )
 
 
-def _rel(x, ref):
-    return np.abs(x - ref).max() / max(1.0, np.abs(ref).max())
-
-
 def test_forward_dynamics_matches_pinocchio(robot):
     name, model, pm = robot
     pd = pm.createData()
     rng = np.random.default_rng(3)
-    q, v, tau = (np.asarray(x) for x in _random_states(model, NSTATES, rng))
+    q, v, tau = (np.asarray(x) for x in random_states(model, NSTATES, rng))
     tau = 10 * tau
     fext = rng.standard_normal((NSTATES, model.nbodies, 6))
     a_aba, a_crba, a_free, h, g, tau_f, qp_all = (
@@ -102,15 +98,15 @@ def test_forward_dynamics_matches_pinocchio(robot):
             ("aba vs pin.aba", a_free[k][perm], ref_free),
             ("aba vs M^-1(tau - h)", a_free[k][perm], ref_m),
         ):
-            err = _rel(got, want)
+            err = rel_error(got, want)
             _note(f"{key} [{name}]", err)
             assert err <= 1e-10, (key, err)
         np.testing.assert_allclose(h[k][perm], h_p, rtol=0, atol=1e-12 * max(1, np.abs(h_p).max()))
         g_p = pin.computeGeneralizedGravity(pm, pd, qp)
         np.testing.assert_allclose(g[k][perm], g_p, rtol=0, atol=1e-12 * max(1, np.abs(g_p).max()))
         t_p = pin.rnea(pm, pd, qp, vp, tau[k][perm], fp)
-        _note(f"rnea f_ext [{name}]", _rel(tau_f[k][perm], t_p))
-        assert _rel(tau_f[k][perm], t_p) <= 1e-12
+        _note(f"rnea f_ext [{name}]", rel_error(tau_f[k][perm], t_p))
+        assert rel_error(tau_f[k][perm], t_p) <= 1e-12
 
 
 @pytest.mark.parametrize("name", ["panda", "solo12"])
@@ -121,13 +117,13 @@ def test_float32(name):
     path = str(ROBOTS / rel)
     m64 = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
     m32 = m64.astype(jnp.float32)
-    q, v, tau = (np.asarray(x) for x in _random_states(m64, NSTATES, np.random.default_rng(4)))
+    q, v, tau = (np.asarray(x) for x in random_states(m64, NSTATES, np.random.default_rng(4)))
     a64 = np.asarray(jax.jit(mb.forward_dynamics)(m64, q, v, tau))
     a32 = jax.jit(mb.forward_dynamics)(m32, *(x.astype(np.float32) for x in (q, v, tau)))
     assert a32.dtype == jnp.float32
     # float32 round-off (~6e-8) amplified by the mass matrix conditioning (seen: 1e-7, 2e-7)
     for k in range(NSTATES):
-        assert _rel(np.asarray(a32[k], np.float64), a64[k]) <= 2e-5
+        assert rel_error(np.asarray(a32[k], np.float64), a64[k]) <= 2e-5
 
 
 # ------------------------------------------------------------------ derivatives
@@ -139,7 +135,7 @@ def _pin_robot(name):
     model = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
     # Pinocchio's derivatives are those of aba without the passive damping forward_dynamics adds
     model = dataclasses.replace(model, damping=jnp.zeros_like(model.damping))
-    return model, _pin_model(path, floating, locked)
+    return model, pin_model(path, floating, locked)
 
 
 @functools.partial(jax.jit, static_argnames="which")
@@ -157,12 +153,12 @@ def test_jacfwd_matches_pinocchio_derivatives(name):
     ``computeRNEADerivatives`` (revolute joints: the tangent is ``dq`` itself)."""
     model, pm = _pin_robot(name)
     pd = pm.createData()
-    q, v, tau = (np.asarray(x[0]) for x in _random_states(model, 1, np.random.default_rng(8)))
+    q, v, tau = (np.asarray(x[0]) for x in random_states(model, 1, np.random.default_rng(8)))
     qp = np.asarray(model.q_to_pinocchio(q))
     da = [np.asarray(x) for x in _jacobians(model, q, v, tau, "aba")]
     ref = pin.computeABADerivatives(pm, pd, qp, v, tau)
     for got, want, key in zip(da, ref, ("ddq_dq", "ddq_dv", "ddq_dtau"), strict=True):
-        err = _rel(got, np.asarray(want))
+        err = rel_error(got, np.asarray(want))
         _note(f"jacfwd aba {key} [{name}]", err)
         assert err <= 1e-9, (key, err)
     dt = [np.asarray(x) for x in _jacobians(model, q, v, tau, "rnea")]
@@ -171,7 +167,7 @@ def test_jacfwd_matches_pinocchio_derivatives(name):
         want = np.asarray(want)
         if key == "dtau_da":
             want = np.triu(want) + np.triu(want, 1).T
-        err = _rel(got, want)
+        err = rel_error(got, want)
         _note(f"jacfwd rnea {key} [{name}]", err)
         assert err <= 1e-10, (key, err)
 
@@ -180,12 +176,12 @@ def test_jacfwd_velocity_and_torque_derivatives_floating_base():
     """Solo-12: ``∂a/∂v`` and ``∂a/∂τ = M⁻¹`` (Pinocchio's ``[v; ω]`` order permuted)."""
     model, pm = _pin_robot("solo12")
     pd = pm.createData()
-    q, v, tau = (np.asarray(x[0]) for x in _random_states(model, 1, np.random.default_rng(9)))
+    q, v, tau = (np.asarray(x[0]) for x in random_states(model, 1, np.random.default_rng(9)))
     perm = model.v_permutation()
     _, da_dv, da_dt = (np.asarray(x) for x in _jacobians(model, q, v, tau, "aba"))
     ref = pin.computeABADerivatives(pm, pd, np.asarray(model.q_to_pinocchio(q)), v[perm], tau[perm])
-    assert _rel(da_dv[np.ix_(perm, perm)], np.asarray(ref[1])) <= 1e-9
-    assert _rel(da_dt[np.ix_(perm, perm)], np.asarray(ref[2])) <= 1e-9
+    assert rel_error(da_dv[np.ix_(perm, perm)], np.asarray(ref[1])) <= 1e-9
+    assert rel_error(da_dt[np.ix_(perm, perm)], np.asarray(ref[2])) <= 1e-9
 
 
 @functools.partial(jax.jit, static_argnames="which")
@@ -210,18 +206,18 @@ def test_configuration_derivatives_floating_base(name):
     rows and columns permuted to Pinocchio's ``[v; ω]``."""
     model, pm = _pin_robot(name)
     pd = pm.createData()
-    q, v, tau = (np.asarray(x[0]) for x in _random_states(model, 1, np.random.default_rng(10)))
+    q, v, tau = (np.asarray(x[0]) for x in random_states(model, 1, np.random.default_rng(10)))
     perm = model.v_permutation()
     qp = np.asarray(model.q_to_pinocchio(q))
     da_dq = np.asarray(_tangent_jacobian(model, q, v, tau, "aba"))
     ref = pin.computeABADerivatives(pm, pd, qp, v[perm], tau[perm])
-    err = _rel(da_dq[np.ix_(perm, perm)], np.asarray(ref[0]))
+    err = rel_error(da_dq[np.ix_(perm, perm)], np.asarray(ref[0]))
     _note(f"jacfwd aba ddq_dq floating [{name}]", err)
     assert err <= 1e-9, err
     a = np.asarray(pd.ddq)[np.argsort(perm)]
     dtau_dq = np.asarray(_tangent_jacobian(model, q, v, a, "rnea"))
     ref = pin.computeRNEADerivatives(pm, pd, qp, v[perm], a[perm])
-    err = _rel(dtau_dq[np.ix_(perm, perm)], np.asarray(ref[0]))
+    err = rel_error(dtau_dq[np.ix_(perm, perm)], np.asarray(ref[0]))
     _note(f"jacfwd rnea dtau_dq floating [{name}]", err)
     assert err <= 1e-10, err
 
@@ -259,7 +255,7 @@ def test_finite_gradients_at_zero_and_with_massless_links():
 def test_batches_broadcast_and_vmap_over_models():
     model = mb.chain_model(3, floating_base=True, dtype="float64")
     rng = np.random.default_rng(2)
-    q, v, tau = (np.asarray(x) for x in _random_states(model, 6, rng))
+    q, v, tau = (np.asarray(x) for x in random_states(model, 6, rng))
     q, v, tau = q.reshape(2, 3, -1), v[:3], tau[:1]
     fext = rng.standard_normal((model.nbodies, 6))
     a = mb.forward_dynamics(model, q[:, :, None], v, tau, f_ext=fext)  # (2, 3, 3, nv)
@@ -370,7 +366,7 @@ def test_long_batches_are_chunked_without_changing_results():
 
     model = mb.chain_model(3, floating_base=True, dtype="float64")
     n = 2 * aba._ABA_CHUNK + 7
-    q, v, tau = (np.asarray(x) for x in _random_states(model, n, np.random.default_rng(12)))
+    q, v, tau = (np.asarray(x) for x in random_states(model, n, np.random.default_rng(12)))
     a = np.asarray(jax.jit(mb.forward_dynamics)(model, q, v, tau))
     ref = np.asarray(
         jax.jit(functools.partial(mb.forward_dynamics, method="crba"))(model, q, v, tau)

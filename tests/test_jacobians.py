@@ -6,7 +6,7 @@ both libraries from the same URDF; MuJoCo's ``site_xpos``/``site_xmat`` and
 ``mj_jacSite``/``mj_jacBody`` for MJCF frames and sites; closed forms for a planar
 chain; forward-mode derivatives of the frame positions for the toy fixtures.
 Pinocchio orders Jacobian rows ``[v; ω]`` and a free flyer's columns ``[v; ω]``:
-``_pin_rows`` swaps the row blocks and ``model.v_permutation()`` the columns.
+``swap_pin_rows`` swaps the row blocks and ``model.v_permutation()`` the columns.
 """
 
 from __future__ import annotations
@@ -19,8 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import BATCH_SHAPES
-from test_multibody import CASES, ROBOTS, _pin_model, _random_states
+from helpers import BATCH_SHAPES, CASES, ROBOTS, pin_model, random_states, swap_pin_rows
 
 import spatialjax.multibody as mb
 
@@ -28,11 +27,6 @@ FIX = Path(__file__).parent / "fixtures"
 REFS = ("world", "local", "local_world_aligned")
 FAST = ("panda", "ur5", "solo12")
 PARAMS = [pytest.param(c, id=c[0], marks=() if c[0] in FAST else pytest.mark.slow) for c in CASES]
-
-
-def _pin_rows(J):
-    """Pinocchio ``[v; ω]`` rows -> ``[ω; v]``."""
-    return np.concatenate([J[..., 3:, :], J[..., :3, :]], axis=-2)
 
 
 @functools.partial(jax.jit, static_argnames="frames")
@@ -53,9 +47,9 @@ def test_frame_and_com_jacobians_match_pinocchio(case):
     name, rel, floating, locked = case
     path = str(ROBOTS / rel)
     model = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
-    pm = _pin_model(path, floating, locked)
+    pm = pin_model(path, floating, locked)
     pd = pm.createData()
-    q, _, _ = _random_states(model, 3, np.random.default_rng(7))
+    q, _, _ = random_states(model, 3, np.random.default_rng(7))
     frames = model.frame_names  # every link, merged ones (Panda's fingers, hand...) included
     J, com, Jc = (np.asarray(x) for x in _all_jacobians(model, q, frames))
     assert J.shape == (3, len(frames), 3, 6, model.nv) and Jc.shape == (3, 3, model.nv)
@@ -69,7 +63,7 @@ def test_frame_and_com_jacobians_match_pinocchio(case):
             fid = pm.getFrameId(fname)
             assert fid < pm.nframes, fname
             for r, kind in enumerate(kinds):
-                ref = _pin_rows(pin.getFrameJacobian(pm, pd, fid, kind))[:, perm]
+                ref = swap_pin_rows(pin.getFrameJacobian(pm, pd, fid, kind))[:, perm]
                 np.testing.assert_allclose(
                     J[k, f, r], ref, rtol=0, atol=1e-12, err_msg=f"{name} {fname} {REFS[r]}"
                 )
@@ -85,7 +79,7 @@ def test_float32_matches_float64_on_a_floating_robot():
     path = str(ROBOTS / "solo_description/robots/solo12.urdf")
     m64 = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
     m32 = m64.astype("float32")
-    q, _, _ = _random_states(m64, 4, np.random.default_rng(1))
+    q, _, _ = random_states(m64, 4, np.random.default_rng(1))
     frames = ("FL_FOOT", "HR_LOWER_LEG", "base_link")
     J64, c64, Jc64 = _all_jacobians(m64, q, frames)
     J32, c32, Jc32 = _all_jacobians(m32, q.astype(jnp.float32), frames)
@@ -248,7 +242,7 @@ def test_mjcf_sites_and_body_frames_match_mujoco(tmp_path):
 def test_batch_shapes_and_vmap(shape):
     m = mb.Model.from_urdf(FIX / "branch.urdf", floating_base=True, dtype="float64")
     n = int(np.prod(shape))
-    q, _, _ = _random_states(m, n, np.random.default_rng(6))
+    q, _, _ = random_states(m, n, np.random.default_rng(6))
     q = q.reshape(shape + (m.nq,))
     J = mb.frame_jacobian(m, q, "tool", "local")
     c = mb.center_of_mass(m, q)

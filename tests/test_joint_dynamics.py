@@ -14,8 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_multibody import CASES, ROBOTS, _pin_model
-from test_multibody_mujoco import _T, _quat_matrix
+from helpers import CASES, ROBOTS, pin_model, quat_matrix, qvel_to_v
 
 import spatialjax.multibody as mb
 from spatialjax.io import ModelFileError
@@ -35,7 +34,7 @@ def test_urdf_fields_match_pinocchio(case):
     _, rel, floating, locked = case
     path = str(ROBOTS / rel)
     model = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
-    pm = _pin_model(path, floating, locked)
+    pm = pin_model(path, floating, locked)
     o = 6 if floating else 0
     for ours, theirs in (
         ("damping", "damping"),
@@ -190,7 +189,7 @@ def test_mjcf_forward_dynamics_matches_mujoco_qacc(tmp_path, free):
     a = np.asarray(jax.jit(mb.forward_dynamics)(model, q, v, tau))
     worst = 0.0
     for k in range(n):
-        T = _T(model, q[k])
+        T = qvel_to_v(model, q[k])
         data.qpos[:] = q[k]
         data.qvel[:] = np.linalg.solve(T, v[k])
         data.qfrc_applied[:] = T.T @ tau[k]
@@ -198,7 +197,7 @@ def test_mjcf_forward_dynamics_matches_mujoco_qacc(tmp_path, free):
         want = np.linalg.solve(T, a[k])
         if model.floating_base:  # p̈ = R (v̇ + ω × v): the free flyer's linear rows
             w, vb = v[k][:3], v[k][3:6]
-            want[0:3] = _quat_matrix(q[k][3:7]) @ (a[k][3:6] + np.cross(w, vb))
+            want[0:3] = quat_matrix(q[k][3:7]) @ (a[k][3:6] + np.cross(w, vb))
         err = np.abs(want - data.qacc).max() / max(1.0, np.abs(data.qacc).max())
         worst = max(worst, err)
         assert err <= 1e-10, err

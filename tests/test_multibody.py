@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import robots_dir as _robots_dir
+from helpers import CASES, PANDA_LOCKED, ROBOTS, pin_model, random_states, tree_urdf
 
 import spatialjax.multibody as mb
 from spatialjax.io import ModelFileError
@@ -21,47 +21,10 @@ from spatialjax.io import ModelFileError
 pin = pytest.importorskip("pinocchio")
 
 
-ROBOTS = _robots_dir()
 needs_robots = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
 
-PANDA_LOCKED = {"panda_finger_joint1": 0.01, "panda_finger_joint2": 0.03}
-# (id, URDF, floating base, locked joints): which ran is the parametrisation below.
-CASES = [
-    ("panda", "panda_description/urdf/panda.urdf", False, PANDA_LOCKED),
-    ("ur5", "ur_description/urdf/ur5_robot.urdf", False, None),
-    ("double_pendulum_continuous", "double_pendulum_description/urdf/"
-     "double_pendulum_continuous.urdf", False, None),
-    ("solo12", "solo_description/robots/solo12.urdf", True, None),
-    ("talos_reduced", "talos_data/robots/talos_reduced.urdf", True, None),
-]  # fmt: skip
 NSTATES = 3
 FLOAT32_ROBOTS = ("solo",)  # URDF robot names: one floating-base robot (free flyer + revolute)
-
-
-def _pin_model(path, floating, locked):
-    pm = (
-        pin.buildModelFromUrdf(path, pin.JointModelFreeFlyer())
-        if floating
-        else pin.buildModelFromUrdf(path)
-    )
-    if locked:
-        q0 = pin.neutral(pm)
-        for name, value in locked.items():
-            q0[pm.idx_qs[pm.getJointId(name)]] = value
-        pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in locked], q0)
-    return pm
-
-
-def _random_states(model, n, rng, dtype=np.float64):
-    """``q`` in spatialjax order (angles in (-π, π), unit wxyz quaternion), ``v``, ``a``."""
-    q = rng.uniform(-np.pi, np.pi, (n, model.nq))
-    if model.floating_base:
-        q[:, :3] = rng.uniform(-1, 1, (n, 3))
-        quat = rng.standard_normal((n, 4))
-        q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
-    v = rng.standard_normal((n, model.nv))
-    a = rng.standard_normal((n, model.nv))
-    return (jnp.asarray(x, dtype) for x in (q, v, a))
 
 
 @functools.partial(jax.jit, static_argnames="method")
@@ -110,7 +73,7 @@ def robot(request):
     _, rel, floating, locked = request.param
     path = str(ROBOTS / rel)
     model = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
-    return model, _pin_model(path, floating, locked)
+    return model, pin_model(path, floating, locked)
 
 
 def test_structure_matches_pinocchio(robot):
@@ -127,7 +90,7 @@ def test_structure_matches_pinocchio(robot):
 @pytest.mark.parametrize("method", ["levels", "scan"])
 def test_float64_matches_pinocchio(robot, method):
     model, pm = robot
-    q, v, a = _random_states(model, NSTATES, np.random.default_rng(1))
+    q, v, a = random_states(model, NSTATES, np.random.default_rng(1))
     # NumPy copies: indexing device arrays state by state would compile a slice per shape
     fk, tau, H, Y = jax.tree.map(np.asarray, _everything(model, q, v, a, method=method))
     perm = model.v_permutation()
@@ -156,7 +119,7 @@ def test_float32_matches_pinocchio(robot):
     if model64.name not in FLOAT32_ROBOTS:
         pytest.skip("float32 runs on one floating-base robot (compile time)")
     model = model64.astype(jnp.float32)
-    q, v, a = _random_states(model, NSTATES, np.random.default_rng(2), np.float32)
+    q, v, a = random_states(model, NSTATES, np.random.default_rng(2), np.float32)
     fk, tau, H, Y = jax.tree.map(np.asarray, _everything(model, q, v, a))
     assert tau.dtype == jnp.float32 and H.dtype == jnp.float32 and Y.dtype == jnp.float32
     perm = model.v_permutation()
@@ -176,33 +139,14 @@ def test_float32_matches_pinocchio(robot):
 # ---------------------------------------------------------------- smaller checks
 
 
-def _tree_urdf(tmp_path):
-    """A free-floating branching tree: revolute, prismatic and fixed joints, tilted axes."""
-    links = "".join(
-        f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'
-        f'<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
-        for k, n in enumerate(["base", "a1", "a2", "b1", "b2"])
-    )
-    joints = "".join(
-        f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
-        f'<origin xyz="0.2 0.1 0" rpy="0.1 0.2 0.3"/><axis xyz="0 1 1"/>'
-        '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
-        for j, t, p, c in [("ja1", "revolute", "base", "a1"), ("ja2", "prismatic", "a1", "a2"),
-                           ("jb1", "revolute", "base", "b1"), ("jb2", "fixed", "b1", "b2")]
-    )  # fmt: skip
-    path = tmp_path / "tree.urdf"
-    path.write_text(f'<robot name="tree">{links}{joints}</robot>')
-    return path
-
-
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_one_state_poses_match_pinocchio_and_the_batched_sweep(tmp_path, dtype):
     """One state ``(nq,)`` takes its own pose path (``_poses_one``): Pinocchio's ``oMi``,
     the batched sweep's poses, and the same under ``vmap`` and ``grad``."""
-    path = _tree_urdf(tmp_path)
+    path = tree_urdf(tmp_path)
     model = mb.Model.from_urdf(path, floating_base=True, dtype=dtype)
     pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
-    Q = next(_random_states(model, 3, np.random.default_rng(11), np.dtype(dtype)))
+    Q = next(random_states(model, 3, np.random.default_rng(11), np.dtype(dtype)))
     tol = 1e-12 if dtype == "float64" else 2e-5
     one = jax.jit(lambda q: mb.forward_kinematics(model, q).poses)
     batched = mb.forward_kinematics(model, Q).poses  # 3 states: the loop sweep
@@ -243,7 +187,7 @@ def test_level_loop_and_scan_sweeps_agree_on_a_branching_tree(tmp_path):
     model = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
     assert model.levels == ((0,), (1, 3), (2,)) and model.parents == (-1, 0, 1, 0)
     pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
-    q, v, a = (x[0] for x in _random_states(model, 1, np.random.default_rng(3)))
+    q, v, a = (x[0] for x in random_states(model, 1, np.random.default_rng(3)))
     t_lev, t_loop, t_scan = jax.jit(
         lambda q, v, a: tuple(mb.rnea(model, q, v, a, method=m) for m in ("levels", "loop", "scan"))
     )(q, v, a)
@@ -259,8 +203,8 @@ def test_level_loop_and_scan_sweeps_agree_on_a_branching_tree(tmp_path):
 def test_frame_poses_match_pinocchio():
     path = str(ROBOTS / CASES[0][1])
     model = mb.Model.from_urdf(path, locked_joints=PANDA_LOCKED, dtype="float64")
-    pm = _pin_model(path, False, PANDA_LOCKED)
-    q = next(_random_states(model, 1, np.random.default_rng(3)))[0]
+    pm = pin_model(path, False, PANDA_LOCKED)
+    q = next(random_states(model, 1, np.random.default_rng(3)))[0]
     frames = jax.jit(lambda q: mb.frame_poses(model, mb.forward_kinematics(model, q).poses))(q)
     pd = pm.createData()
     pin.framesForwardKinematics(pm, pd, np.asarray(model.q_to_pinocchio(q)))
@@ -275,7 +219,7 @@ def test_frame_poses_match_pinocchio():
 def test_from_pinocchio_matches_from_urdf():
     path = str(ROBOTS / "talos_data/robots/talos_reduced.urdf")
     a = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
-    b = mb.from_pinocchio(_pin_model(path, True, None), dtype="float64")
+    b = mb.from_pinocchio(pin_model(path, True, None), dtype="float64")
     assert a.parents == b.parents and a.joint_types == b.joint_types
     assert a.joint_names[1:] == b.joint_names[1:] and a.body_names == b.body_names
     for x, y in zip(jax.tree.leaves((a.placements, a.axes, a.inertia)),
@@ -395,10 +339,10 @@ def test_vmap_over_models_with_different_inertias():
     models = jax.tree.map(lambda x: np.stack([x, x, x]), base)
     params = models.inertia.params * scales[:, None, None]
     models = type(base)(**{**_fields(models), "inertia": type(base.inertia)(params)})
-    q, v, a = (np.asarray(x) for x in _random_states(base, 1, np.random.default_rng(5)))
+    q, v, a = (np.asarray(x) for x in random_states(base, 1, np.random.default_rng(5)))
     taus = jax.jit(jax.vmap(mb.rnea, in_axes=(0, None, None, None)))(models, q[0], v[0], a[0])
     taus = np.asarray(taus)
-    pm = _pin_model(path, False, PANDA_LOCKED)
+    pm = pin_model(path, False, PANDA_LOCKED)
     for k in range(3):
         pmk = pm.copy()
         for i in range(1, pm.njoints):
@@ -418,7 +362,7 @@ def _fields(model):
 def test_gradients_check_grads():
     """Derivatives of rnea (q, v, a, inertias), mass_matrix and FK against finite differences."""
     model = mb.chain_model(2, floating_base=True, dtype="float64")
-    q, v, a = (x[0] for x in _random_states(model, 1, np.random.default_rng(6)))
+    q, v, a = (x[0] for x in random_states(model, 1, np.random.default_rng(6)))
 
     @jax.jit
     def f(q, v, a, params):
@@ -500,7 +444,7 @@ def test_auto_method_is_loop_for_small_models_and_batches_and_same_results(nbodi
     )
     assert _sweep._resolve_method("auto", model, (n,)) == want
     assert _sweep._resolve_method("levels", model, (n,)) == "levels"
-    q, v, a = _random_states(model, n, np.random.default_rng(nbodies + n))
+    q, v, a = random_states(model, n, np.random.default_rng(nbodies + n))
     ref = {m: _everything(model, q, v, a, method=m) for m in ("loop", "scan")}
     got = _everything(model, q, v, a, method="auto")
     for m in ("loop", "scan"):
@@ -557,7 +501,7 @@ def test_long_batches_are_chunked_without_changing_results():
 
     model = mb.chain_model(2, floating_base=True, dtype="float64")
     n = 2 * _sweep._CHUNK + 5  # 3 chunks, the last one padded
-    q, v, a = _random_states(model, n, np.random.default_rng(8))
+    q, v, a = random_states(model, n, np.random.default_rng(8))
     rows = np.array([0, 1, _sweep._CHUNK, 2 * _sweep._CHUNK - 1, n - 3, n - 1])
 
     def sweeps(q, v, a, m="levels"):
@@ -604,7 +548,7 @@ def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
     chunk_y = _sweep._chunk_for(model.nv * model.nbodies * 10 * 8)
     assert chunk_h == 64 and chunk_y == 64
     n = 2 * chunk_h + 5
-    q, v, a = _random_states(model, n, np.random.default_rng(9))
+    q, v, a = random_states(model, n, np.random.default_rng(9))
     rows = np.array([0, 1, chunk_y, n - chunk_h + 3, 2 * chunk_h - 1, n - 1])
 
     # one program: the long batch, and the rows alone (5 states: one chunk) with their rnea

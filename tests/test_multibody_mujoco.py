@@ -17,6 +17,7 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
+from helpers import quat_matrix, qvel_to_v
 
 import spatialjax.multibody as mb
 
@@ -92,17 +93,6 @@ def _load(text, tmp_path, name="m.xml"):
     return path, mujoco.MjModel.from_xml_path(str(path))
 
 
-def _quat_matrix(q):
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
 def _states(model, n=5, seed=0):
     rng = np.random.default_rng(seed)
     q = rng.uniform(-1.5, 1.5, (n, model.nq))
@@ -111,17 +101,6 @@ def _states(model, n=5, seed=0):
         q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
     v, a = rng.normal(size=(2, n, model.nv))
     return q, v, a
-
-
-def _T(model, q):
-    """``v = T qvel`` for one state (free-flyer block ``[[0, I], [Rᵀ, 0]]``, identity else)."""
-    T = np.eye(model.nv)
-    if model.floating_base:
-        R = _quat_matrix(q[3:7])
-        T[:6, :6] = 0.0
-        T[0:3, 3:6] = np.eye(3)
-        T[3:6, 0:3] = R.T
-    return T
 
 
 @jax.jit
@@ -138,14 +117,14 @@ def _check_against_mujoco(model, mj):
     tau, H = np.asarray(tau), np.asarray(H)
     fE, fr = np.asarray(frames.E), np.asarray(frames.r)
     for k in range(q.shape[0]):
-        T = _T(model, q[k])
+        T = qvel_to_v(model, q[k])
         qvel = np.linalg.solve(T, v[k])
         # a = d/dt(T qvel) = T qacc + Ṫ qvel; Ṫ qvel touches only the free flyer's linear part:
         # d/dt(Rᵀ ṗ) = Rᵀ p̈ − ω × (Rᵀ ṗ)
         qacc = np.linalg.solve(T, a[k])
         if model.floating_base:
             w, vb = v[k][:3], v[k][3:6]
-            R = _quat_matrix(q[k][3:7])
+            R = quat_matrix(q[k][3:7])
             qacc[0:3] = R @ (a[k][3:6] + np.cross(w, vb))
         data.qpos[:] = q[k]
         data.qvel[:] = qvel

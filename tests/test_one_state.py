@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_multibody import CASES, PANDA_LOCKED, ROBOTS, _pin_model, _random_states, _tree_urdf
+from helpers import CASES, PANDA_LOCKED, ROBOTS, pin_model, random_states, tree_urdf
 
 import spatialjax.multibody as mb
 
@@ -33,7 +33,7 @@ def _fext_pin(f):
 
 
 def _tree(tmp_path, dtype):
-    path = _tree_urdf(tmp_path)
+    path = tree_urdf(tmp_path)
     model = mb.Model.from_urdf(path, floating_base=True, dtype=dtype)
     pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
     rng = np.random.default_rng(5)
@@ -88,7 +88,7 @@ def test_one_state_matches_pinocchio_on_a_floating_tree(tmp_path, dtype):
     aba (τ − damping v, fext), with a gravity that is not the default."""
     model, pm = _tree(tmp_path, dtype)
     rng = np.random.default_rng(7)
-    Q, V, A = _random_states(model, 2, rng, np.dtype(dtype))
+    Q, V, A = random_states(model, 2, rng, np.dtype(dtype))
     T = jnp.asarray(rng.standard_normal((2, model.nv)), dtype)
     F = jnp.asarray(rng.standard_normal((2, model.nbodies, 6)), dtype)
     g = jnp.asarray(GRAVITY, dtype)
@@ -118,7 +118,7 @@ def test_one_state_agrees_with_the_batched_sweeps_under_vmap_and_grad(tmp_path):
     ``method="scan"``."""
     model, _ = _tree(tmp_path, "float64")
     rng = np.random.default_rng(8)
-    Q, V, A = _random_states(model, 3, rng)
+    Q, V, A = random_states(model, 3, rng)
     T = jnp.asarray(rng.standard_normal((3, model.nv)))
     fd = jax.vmap(lambda q, v, t: mb.forward_dynamics(model, q, v, t))(Q, V, T)
     np.testing.assert_allclose(fd, mb.forward_dynamics(model, Q, V, T, method="aba"), atol=1e-10)
@@ -165,11 +165,11 @@ def test_one_state_forward_dynamics_flags_a_singular_mass_matrix():
 def test_one_state_panda_matches_pinocchio():
     path = str(ROBOTS / CASES[0][1])
     model = mb.Model.from_urdf(path, locked_joints=PANDA_LOCKED, dtype="float64")
-    pm = _pin_model(path, False, PANDA_LOCKED)
+    pm = pin_model(path, False, PANDA_LOCKED)
     pm.armature = np.asarray(model.armature, np.float64)
     pm.gravity.linear = GRAVITY
     rng = np.random.default_rng(9)
-    q, v, a = (x[0] for x in _random_states(model, 1, rng))
+    q, v, a = (x[0] for x in random_states(model, 1, rng))
     tau = jnp.asarray(rng.standard_normal(model.nv))
     fext = jnp.asarray(rng.standard_normal((model.nbodies, 6)))
     ref = _pin_reference(model, pm, q, v, a, tau, fext)

@@ -15,9 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import BATCH_SHAPES
+from helpers import BATCH_SHAPES, ROBOTS, pin_model, random_states
 from jax.test_util import check_grads
-from test_multibody import ROBOTS, _pin_model, _random_states
 
 import spatialjax.multibody as mb
 
@@ -29,7 +28,7 @@ def _robot(rel, floating=False, locked=None):
         pytest.skip("example-robot-data is not installed")
     path = str(ROBOTS / rel)
     m = mb.Model.from_urdf(path, floating_base=floating, locked_joints=locked, dtype="float64")
-    return m, _pin_model(path, floating, locked)
+    return m, pin_model(path, floating, locked)
 
 
 def _same_config(m, a, b, atol):
@@ -55,8 +54,8 @@ def test_integrate_and_difference_match_pinocchio(rel, floating):
     pin = pytest.importorskip("pinocchio")
     m, pm = _robot(rel, floating)
     rng = np.random.default_rng(11)
-    q0, v, _ = _random_states(m, 4, rng)
-    q1, _, _ = _random_states(m, 4, rng)
+    q0, v, _ = random_states(m, 4, rng)
+    q1, _, _ = random_states(m, 4, rng)
     dt = 0.37
     got = np.asarray(m.q_to_pinocchio(mb.integrate(m, q0, v, dt)))
     d = np.asarray(mb.difference(m, q0, q1))
@@ -114,7 +113,7 @@ def test_semi_implicit_euler_matches_a_pinocchio_loop():
     m, pm = _robot("solo_description/robots/solo12.urdf", floating=True)
     pd = pm.createData()
     rng = np.random.default_rng(2)
-    q0, v0, _ = _random_states(m, 1, rng)
+    q0, v0, _ = random_states(m, 1, rng)
     q0, v0 = q0[0], v0[0]
     tau = 2 * rng.standard_normal((6, m.nv))
     tau[:, :6] = 0.0
@@ -255,7 +254,7 @@ def test_control_function_gains_gradients_and_replay():
 def test_batching_vmap_over_models_and_float32():
     m = mb.chain_model(2, floating_base=True, dtype="float64")
     rng = np.random.default_rng(3)
-    q0, v0, _ = _random_states(m, 2, rng)
+    q0, v0, _ = random_states(m, 2, rng)
     tau = jnp.asarray(rng.normal(size=(4, 1, 10, m.nv)))
     r = mb.rollout(m, q0, v0, tau, 0.01, integrator="rk4")  # (2,) x (4, 1) -> (4, 2)
     assert r.q.shape == (4, 2, 11, m.nq) and r.tau.shape == (4, 2, 10, m.nv)

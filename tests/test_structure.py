@@ -27,11 +27,8 @@ LIMIT = 100
 #: exceeds LIMIT fails the test too, so the list only shrinks.
 KNOWN_LONG = frozenset(
     {
-        "spatialjax.identification._robot_fit._fit_one",
         # the floating-base rows
         "spatialjax.identification._floating.floating_base_rows",
-        # the automatic filter choice's steps
-        "spatialjax.identification._filter_choice.choose_filter",
     }
 )
 
@@ -162,3 +159,26 @@ def test_scripts_import_names_that_exist(script):
             except ImportError:
                 missing.append(f"{script}:{line}: {module} has no {name}")
     assert not missing, "\n".join(missing)
+
+
+def test_test_modules_import_no_other_test_module():
+    """Shared test code lives in tests/helpers.py (or conftest.py): a test module importing
+    another runs that module's imports and skips, and hides what is shared."""
+    import ast
+
+    found = []
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            for name in names:
+                if name.split(".")[0].startswith("test_") or name.startswith("tests.test_"):
+                    found.append(f"tests/{path.name}:{node.lineno}: {name}")
+    assert not found, "test modules importing test modules (move the helper to helpers.py):\n" + (
+        "\n".join(found)
+    )

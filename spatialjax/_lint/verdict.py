@@ -128,7 +128,7 @@ def body_tolerance(
 
 
 @functools.cache
-def _analyse():
+def _consistency_program():
     import jax
 
     from .._consistency import physical_consistency
@@ -168,7 +168,7 @@ def classify(inertia, *, tol: float = DEFAULT_TOL, length_scale: float = DEFAULT
     padded = np.zeros((bucket(n), 10), dtype=params.dtype)
     padded[:n] = params
     rep, com = jax.tree_util.tree_map(
-        lambda x: np.asarray(x, dtype=np.float64)[:n], _analyse()(padded)
+        lambda x: np.asarray(x, dtype=np.float64)[:n], _consistency_program()(padded)
     )
     params = params.astype(np.float64)
     lam = rep.principal_moments

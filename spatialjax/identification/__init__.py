@@ -25,7 +25,9 @@ Whole robots (joint torques):
 * :func:`fit_robot` — every link (and joint friction) of a
   :class:`~spatialjax.multibody.Model` from a torque log, consistent, with the
   model's inertias as log-det prior; :func:`fit_torques` — the same from a
-  joint-torque regressor; :class:`RobotFitResult` — what they return.
+  joint-torque regressor; [InteriorPoint][spatialjax.identification.InteriorPoint] —
+  their solver (``solver=InteriorPoint(rtol=..., max_iters=...)``);
+  :class:`RobotFitResult` — what they return.
 * :func:`least_squares_torques` — ordinary (minimum-norm) least squares, the
   baseline.
 * :func:`identifiability` — rank, conditioning, base columns, unidentifiable
@@ -111,6 +113,7 @@ from ._simulate import simulate_log as simulate_log
 from ._solvers import LBFGS as LBFGS
 from ._solvers import Adam as Adam
 from ._solvers import Barrier as Barrier
+from ._solvers import InteriorPoint as InteriorPoint
 from ._solvers import LogCholesky as LogCholesky
 from ._status import FitStatus as FitStatus
 
@@ -142,6 +145,7 @@ __all__ = [
     "simulate_log",
     # whole-robot identification (robot-fit)
     "Identifiability",
+    "InteriorPoint",
     "RobotFitResult",
     "fit_robot",
     "fit_torques",

@@ -174,8 +174,8 @@ import numpy as np
 import optax
 
 from .. import multibody as mb
+from . import _reduction as reduction
 from ._excitation import fourier_trajectory
-from ._robot_fit import _rank_rtol
 
 __all__ = ["ExcitationDesign", "design_excitation"]
 
@@ -186,7 +186,7 @@ _LSE_SHARPNESS = 50.0  # κ of the relative log-sum-exp maximum: excess ≤ rms 
 
 
 # ----------------------------------------------------------------------------- model data
-def _friction_columns(model, dq):
+def _friction_regressor_at_rest(model, dq):
     """Friction columns ``(..., N, nv, 3 nv)`` (viscous, Coulomb, offset) of ``dq (..., N, nv)``.
 
     At rest (both ends) ``q̇`` is zero up to rounding; speeds below ``_REST``
@@ -198,7 +198,8 @@ def _friction_columns(model, dq):
 
 
 def _at_rest(dq):
-    """NumPy ``dq (..., N, nv)``, the speeds that :func:`_friction_columns` takes as rest at 0."""
+    """NumPy ``dq (..., N, nv)``, the speeds that :func:`_friction_regressor_at_rest` takes as
+    rest at 0."""
     dq = np.asarray(dq)
     tol = _REST * np.max(np.abs(dq), axis=-2, keepdims=True)
     return np.where(np.abs(dq) <= tol, 0.0, dq).astype(dq.dtype)
@@ -361,7 +362,7 @@ def _stacked(model, q, dq, ddq, gravity):
     Y = jax.vmap(lambda q, dq, ddq: mb.joint_torque_regressor(model, q, dq, ddq, gravity))(
         q, dq, ddq
     )
-    F = _friction_columns(model, dq)
+    F = _friction_regressor_at_rest(model, dq)
     X = jnp.concatenate([Y, F], axis=-1)
     return X.reshape(X.shape[:-3] + (-1, X.shape[-1])), Y
 
@@ -886,7 +887,7 @@ def _compiled(args, static):
     return _CACHE[sig]
 
 
-class _Problem(NamedTuple):
+class _DesignProblem(NamedTuple):
     """Everything :func:`design_excitation` derives from its arguments (checked)."""
 
     duration: float
@@ -919,7 +920,7 @@ class _Problem(NamedTuple):
 
 def _problem(model, *, duration, key, harmonics, base_frequency, criterion, starts, limits,
              acceleration_limit, torque_limit, margin, rate, grid_rate, steps, learning_rate,
-             gravity) -> _Problem:  # fmt: skip
+             gravity) -> _DesignProblem:  # fmt: skip
     """Check the arguments; draw the random starts; find the base columns and their scale."""
     duration = _positive("duration", duration)
     harmonics = _count("harmonics", harmonics, 1)
@@ -982,7 +983,7 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
     base = _base_columns(np.concatenate(X4).reshape(-1, p), dtype)
     rank = int(base.shape[0])
     scale = np.sqrt(sumsq[base] / (starts * n_grid * n))
-    return _Problem(
+    return _DesignProblem(
         duration, harmonics, base_frequency, omega, criterion, starts, steps, learning_rate,
         margin, rate, grid_rate, (lo, hi, vel, acc, eff), tau_lim, box_np, box, basis_j, basis,
         f, g, t_grid, tau_j, z, u, rank, jnp.asarray(base), jnp.asarray(scale, dtype),
@@ -1010,7 +1011,7 @@ def _base_columns(X, dtype=np.float64) -> np.ndarray:
     live = norms > math.sqrt(eps) * norms.max()
     Xs = np.where(live, X / np.where(live, norms, 1.0), 0.0)
     r_diag = np.abs(np.diag(np.linalg.qr(Xs, mode="r")))
-    return np.flatnonzero(live & (r_diag > math.sqrt(_rank_rtol(X.shape[1], dtype))))
+    return np.flatnonzero(live & (r_diag > math.sqrt(reduction.rank_rtol(X.shape[1], dtype))))
 
 
 @jax.jit
@@ -1029,7 +1030,7 @@ def _draw_starts(key, basis, box, t, f, *, n, starts):
     return z, u, jax.vmap(lambda z, u: _shape(z, u, basis, box, t, f)[1])(z, u)
 
 
-def _output(model, P: _Problem, z, u, *, limit_torque=True):
+def _output(model, P: _DesignProblem, z, u, *, limit_torque=True):
     """``(a, b, q0, scale_down, t, q, dq, ddq)`` of one start at the output rate, in the limits."""
     a, b, q0 = _coefficients(jnp.asarray(z), jnp.asarray(u), P.basis, P.box, P.t_grid, P.f)
     a, b, q0 = (np.asarray(x, np.float64) for x in (a, b, q0))

@@ -242,7 +242,7 @@ def _auto_decimate(rate: float, lowpass: float | None) -> int:
 
 
 # ------------------------------------------------------------------------------ spectrum
-def resolution(x: np.ndarray) -> float | None:
+def grid_step(x: np.ndarray) -> float | None:
     """The step of the grid the values of ``x`` lie on, or None when they lie on none.
 
     The smallest gap between distinct values (gaps below ``1e-9`` of the
@@ -323,7 +323,7 @@ def _lowest_for_parts(rate: float, order: int, shortest: int, f_hi: float) -> fl
     return hi
 
 
-def _analyse(log: RobotLog, rate: float):
+def _analyse_spectra(log: RobotLog, rate: float):
     """Per-joint spectra, band edges, noise and signal (module docstring)."""
     h = 1.0 / rate
     if log.dq is None:
@@ -345,7 +345,7 @@ def _analyse(log: RobotLog, rate: float):
         fb[j] = _band_edge(R[:, j], f)
         beyond = f > fb[j]
         floor[j] = float(np.median(R[beyond, j])) if beyond.any() else 0.0
-        step = resolution(x[:, j])
+        step = grid_step(x[:, j])
         res.append(step)
         if step is not None:  # quantisation noise: variance Δ²/12, white to f_s/2
             floor[j] = max(floor[j], step**2 / 6.0 / rate)
@@ -365,7 +365,7 @@ def _analyse(log: RobotLog, rate: float):
     }
 
 
-def _errors(an, order: int, rate: float, fc: float | None) -> np.ndarray:
+def _predicted_bias(an, order: int, rate: float, fc: float | None) -> np.ndarray:
     """Per-joint predicted relative parameter bias ``b_j`` at ``fc`` (module docstring)."""
     S, N = an["S"], an["N"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -479,77 +479,68 @@ def choose_filter(
         raise ValueError(f"order: expected a positive integer, got {order!r}")
     part_sizes = _check_parts(parts)
     rate = _rate(log)
-    nyquist = rate / 2.0
-
     if lowpass is None:
-        if decimate not in ("auto", 1):
-            raise ValueError(
-                f"decimate: {decimate} without a low-pass would alias noise; give lowpass "
-                f"(below {nyquist / decimate:g} Hz, the new Nyquist frequency) or decimate 1"
-            )
-        return FilterChoice(
-            None,
-            1,
-            False,
-            "no low-pass (given): q differentiated raw, no decimation",
-            {"rate": rate, "given": {"lowpass": None, "decimate": decimate}},
-        )
+        return _no_lowpass_given(decimate, rate)
     if lowpass != "auto":
         assert isinstance(lowpass, float)
-        k = _auto_decimate(rate, lowpass) if decimate == "auto" else int(decimate)
-        if not lowpass < nyquist:
-            raise ValueError(
-                f"lowpass: expected below {nyquist:g} Hz (the Nyquist frequency of a "
-                f"{rate:g} Hz log), got {lowpass!r}"
-            )
-        if not lowpass < rate / (2 * k):
-            raise ValueError(
-                f"decimate: {k} puts the Nyquist frequency at {rate / (2 * k):g} Hz, at or below "
-                f"the lowpass cut-off {lowpass:g} Hz (log at {rate:g} Hz); decimate less"
-            )
-        how = (
-            f"decimate {k} (the new Nyquist frequency {rate / (2 * k):.4g} Hz is at least "
-            f"{NYQUIST_MARGIN:g}× the cut-off)"
-            if decimate == "auto"
-            else f"decimate {k} (given)"
-        )
-        return FilterChoice(
-            lowpass,
-            k,
-            False,
-            f"low-pass {lowpass:.4g} Hz (given), {how}",
-            {"rate": rate, "given": {"lowpass": lowpass, "decimate": decimate}},
-        )
+        return _lowpass_given(lowpass, decimate, rate)
+    return _automatic_choice(log, decimate, order, part_sizes, rate)
 
-    # ---- lowpass == "auto"
-    if log.n_samples < MIN_SAMPLES:
+
+def _no_lowpass_given(decimate, rate: float) -> FilterChoice:
+    """``lowpass=None``: no filter, no decimation (a decimation given above 1 raises)."""
+    if decimate not in ("auto", 1):
         raise ValueError(
-            f"log: {log.n_samples} samples are too few to estimate its spectrum (at least "
-            f"{MIN_SAMPLES}); give lowpass explicitly"
+            f"decimate: {decimate} without a low-pass would alias noise; give lowpass "
+            f"(below {rate / 2.0 / decimate:g} Hz, the new Nyquist frequency) or decimate 1"
         )
-    f_hi = MAX_LOWPASS * rate
-    if decimate != "auto" and decimate > 1:
-        f_hi = min(f_hi, rate / (2.0 * NYQUIST_MARGIN * decimate))
-    an = _analyse(log, rate)
-    f = an["f"]
-    fb = an["band_edge"]
-    names = log.joint_names or tuple(f"joint {j}" for j in range(log.q.shape[1]))
-    shortest = min([log.n_samples, *part_sizes])
-    f_parts = _lowest_for_parts(rate, order, shortest, f_hi)
+    return FilterChoice(
+        None,
+        1,
+        False,
+        "no low-pass (given): q differentiated raw, no decimation",
+        {"rate": rate, "given": {"lowpass": None, "decimate": decimate}},
+    )
 
-    cands = np.geomspace(max(float(fb.max()), float(f[0])), f_hi, N_CANDIDATES)
-    if cands[0] >= f_hi:
-        cands = np.array([f_hi])
-    EJ = np.array([_errors(an, order, rate, float(c)) for c in cands])  # (C, n)
-    e_none_j = _errors(an, order, rate, None)
-    moving = (fb > 0) & np.isfinite(EJ).all(axis=0) & (EJ.min(axis=0) < 1.0)
+
+def _lowpass_given(lowpass: float, decimate, rate: float) -> FilterChoice:
+    """A given cut-off, checked against the Nyquist frequency; the decimation given or derived."""
+    nyquist = rate / 2.0
+    k = _auto_decimate(rate, lowpass) if decimate == "auto" else int(decimate)
+    if not lowpass < nyquist:
+        raise ValueError(
+            f"lowpass: expected below {nyquist:g} Hz (the Nyquist frequency of a "
+            f"{rate:g} Hz log), got {lowpass!r}"
+        )
+    if not lowpass < rate / (2 * k):
+        raise ValueError(
+            f"decimate: {k} puts the Nyquist frequency at {rate / (2 * k):g} Hz, at or below "
+            f"the lowpass cut-off {lowpass:g} Hz (log at {rate:g} Hz); decimate less"
+        )
+    how = (
+        f"decimate {k} (the new Nyquist frequency {rate / (2 * k):.4g} Hz is at least "
+        f"{NYQUIST_MARGIN:g}× the cut-off)"
+        if decimate == "auto"
+        else f"decimate {k} (given)"
+    )
+    return FilterChoice(
+        lowpass,
+        k,
+        False,
+        f"low-pass {lowpass:.4g} Hz (given), {how}",
+        {"rate": rate, "given": {"lowpass": lowpass, "decimate": decimate}},
+    )
+
+
+def _measured_details(log: RobotLog, an, rate: float, order: int, names, moving) -> dict:
+    """The JSON-able measurements every automatic choice reports, per joint and overall."""
     details: dict = {
         "rate": rate,
         "samples": log.n_samples,
         "signal": an["source"],
         "derivatives": an["p"],
         "welch_segment": an["nperseg"],
-        "frequency_resolution": float(f[0]),
+        "frequency_resolution": float(an["f"][0]),
         "joints": {},
         "rule": {
             "knee": KNEE,
@@ -562,12 +553,38 @@ def choose_filter(
     unit_std = math.sqrt(rate / 2.0)
     for j, name in enumerate(names):
         details["joints"][name] = {
-            "band_edge": float(fb[j]),
+            "band_edge": float(an["band_edge"][j]),
             "moving": bool(moving[j]),
             "noise_psd": float(an["floor"][j]),
             "noise_std": float(math.sqrt(an["floor"][j]) * unit_std),
             "resolution": an["resolution"][j],
         }
+    return details
+
+
+def _automatic_choice(log: RobotLog, decimate, order: int, part_sizes, rate: float):
+    """``lowpass="auto"``: the cut-off of least predicted bias (module docstring, steps 1-4)."""
+    if log.n_samples < MIN_SAMPLES:
+        raise ValueError(
+            f"log: {log.n_samples} samples are too few to estimate its spectrum (at least "
+            f"{MIN_SAMPLES}); give lowpass explicitly"
+        )
+    f_hi = MAX_LOWPASS * rate
+    if decimate != "auto" and decimate > 1:
+        f_hi = min(f_hi, rate / (2.0 * NYQUIST_MARGIN * decimate))
+    an = _analyse_spectra(log, rate)
+    fb = an["band_edge"]
+    names = log.joint_names or tuple(f"joint {j}" for j in range(log.q.shape[1]))
+    shortest = min([log.n_samples, *part_sizes])
+    f_parts = _lowest_for_parts(rate, order, shortest, f_hi)
+
+    cands = np.geomspace(max(float(fb.max()), float(an["f"][0])), f_hi, N_CANDIDATES)
+    if cands[0] >= f_hi:
+        cands = np.array([f_hi])
+    EJ = np.array([_predicted_bias(an, order, rate, float(c)) for c in cands])  # (C, n)
+    e_none_j = _predicted_bias(an, order, rate, None)
+    moving = (fb > 0) & np.isfinite(EJ).all(axis=0) & (EJ.min(axis=0) < 1.0)
+    details = _measured_details(log, an, rate, order, names, moving)
     if not moving.any():
         details["lowest_for_parts"] = f_parts
         return FilterChoice(
@@ -584,21 +601,24 @@ def choose_filter(
     # no filter is a candidate unless a decimation is given (it needs the anti-aliasing filter)
     e_min = float(e[i_min]) if decimate not in ("auto", 1) else min(float(e[i_min]), e_none)
     ok = np.flatnonzero(e <= e_min + TOLERANCE)
-    band = float(fb[moving].max())
-    src = an["source"]
-    noise = _noise_text(an, moving, rate, src)
     fc_rule = float(cands[ok[0]]) if ok.size else None
     details.update(
         {
-            "band_edge": band,
-            "least_bias": _finite(e_min),
+            "band_edge": float(fb[moving].max()),
+            "least_bias": _finite_or_none(e_min),
             "least_bias_at": float(cands[i_min]) if float(e[i_min]) <= e_none else None,
-            "bias_no_filter": _finite(e_none),
+            "bias_no_filter": _finite_or_none(e_none),
             "rule_cutoff": fc_rule,
             "lowest_for_parts": f_parts,
             "shortest_part": shortest,
-            "bias_curve": [[float(c), _finite(x)] for c, x in zip(cands[::6], e[::6], strict=True)],
+            "bias_curve": [
+                [float(c), _finite_or_none(x)] for c, x in zip(cands[::6], e[::6], strict=True)
+            ],
         }
+    )
+    summary = (
+        f"{an['source']}'s trajectory band ends near {details['band_edge']:.3g} Hz, "
+        f"{_noise_text(an, moving, rate, an['source'])}"
     )
     if fc_rule is None or f_parts is None:
         why = (
@@ -608,45 +628,45 @@ def choose_filter(
             f"({shortest} samples) at any cut-off below {f_hi:.4g} Hz"
         )
         _per_joint_error(details, names, e_none_j)
-        details["predicted_bias"] = _finite(e_none)
-        return FilterChoice(
-            None,
-            1,
-            True,
-            f"no low-pass: {src}'s trajectory band ends near {band:.3g} Hz, {noise}; {why}",
-            details,
-        )
+        details["predicted_bias"] = _finite_or_none(e_none)
+        return FilterChoice(None, 1, True, f"no low-pass: {summary}; {why}", details)
+    return _cutoff_chosen(an, order, rate, decimate, fc_rule, f_parts, f_hi, names, moving,
+                          details, summary)  # fmt: skip
+
+
+def _cutoff_chosen(an, order, rate, decimate, fc_rule, f_parts, f_hi, names, moving, details,
+                   summary) -> FilterChoice:  # fmt: skip
+    """The rule's cut-off, raised where the parts need it (step 4), and the decimation (5)."""
     raised = f_parts > fc_rule
     fc = _round_up(max(fc_rule, f_parts))
-    ej = _errors(an, order, rate, fc)
+    ej = _predicted_bias(an, order, rate, fc)
     _per_joint_error(details, names, ej)
     chosen_e = float(ej[moving].mean())
-    details["predicted_bias"] = _finite(chosen_e)
+    details["predicted_bias"] = _finite_or_none(chosen_e)
     k = _auto_decimate(rate, fc) if decimate == "auto" else int(decimate)
     tail = (
         f"; raised from {fc_rule:.3g} Hz so the filter's edges leave a quarter of the shortest "
-        f"part ({shortest} samples)"
+        f"part ({details['shortest_part']} samples)"
         if raised
         else ""
     )
     if decimate != "auto" and decimate > 1:
         tail += f"; at most {f_hi:.3g} Hz for decimate {decimate} (given)"
     reason = (
-        f"low-pass {fc:.3g} Hz, decimate {k}: {src}'s trajectory band ends near {band:.3g} Hz, "
-        f"{noise}; {100 * chosen_e:.2g} % bias predicted in what the accelerations carry"
-        f"{tail}"
+        f"low-pass {fc:.3g} Hz, decimate {k}: {summary}; {100 * chosen_e:.2g} % bias predicted "
+        f"in what the accelerations carry{tail}"
     )
     return FilterChoice(fc, k, True, reason, details)
 
 
-def _finite(x) -> float | None:
+def _finite_or_none(x) -> float | None:
     x = float(x)
     return x if math.isfinite(x) else None
 
 
 def _per_joint_error(details: dict, names, ej) -> None:
     for j, name in enumerate(names):
-        details["joints"][name]["predicted_bias"] = _finite(ej[j])
+        details["joints"][name]["predicted_bias"] = _finite_or_none(ej[j])
 
 
 def _round_up(x: float) -> float:

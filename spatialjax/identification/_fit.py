@@ -33,6 +33,7 @@ from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._projection import nearest_consistent
 from ._barrier import solve_barrier
+from ._implicit import with_derivative
 from ._inputs import check_gamma, check_weights, require_consistent_prior
 from ._log_cholesky_method import solve_log_cholesky
 from ._objective import (
@@ -56,10 +57,6 @@ NEWTON_HANDOFF = 1e-5  # relative tolerance at which the optax phase hands over 
 INFLATE_REL = 1e-2  # default prior / start: S_c inflated by 1% of its mean principal value
 # m = 1, h = 0, I = 1 (J = diag(½, ½, ½, 1)): the stand-in problem of skipped bodies
 _UNIT_BODY = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
-
-
-def _default_rtol(dtype) -> float:
-    return 1e-10 if np.dtype(dtype) == np.float64 else 1e-5
 
 
 # ------------------------------------------------------------------ one body
@@ -87,11 +84,6 @@ def _default_gamma(A, pi_prior):
     H0 = neg_logdet_hessian(_params.pseudo_inertia(pi_prior))
     ratio = jnp.trace(jnp.linalg.solve(H0, 2.0 * A)) / 10.0
     return GAMMA_REL * jnp.where(jnp.isfinite(ratio) & (ratio > 0), ratio, 1.0)
-
-
-def _with_derivative(value, s):
-    """``value + (s − stop_gradient(s))``: the value of ``value``, the derivative of ``s``."""
-    return value + (s - jax.lax.stop_gradient(s))
 
 
 def _valid_inputs(Y, f, w, prior_pi, gamma, given):
@@ -122,9 +114,9 @@ def _valid_inputs(Y, f, w, prior_pi, gamma, given):
     return Y, f, w, prior_pi, gamma, finite_in, invalid
 
 
-def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, rtol: float):
+def _fit_body(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, rtol: float):
     """One body. The loops see stop-gradient copies of everything; derivatives come from
-    the implicit function theorem at the end (``_with_derivative``), exactly through the
+    the implicit function theorem at the end (``with_derivative``), exactly through the
     data-derived defaults (least squares, default prior and γ) as well.
 
     ``given = [prior given, γ given]`` (traced booleans): where not given, ``prior_pi``
@@ -158,7 +150,7 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
     pi_ls = Vt.T @ (s_inv * (U.T @ z))
     A_pinv = (Vt.T * s_inv**2) @ Vt  # (RᵀR)⁺
-    pi_ls = _with_derivative(pi_ls, -A_pinv @ (A @ pi_ls - b))
+    pi_ls = with_derivative(pi_ls, -A_pinv @ (A @ pi_ls - b))
     cond = jnp.where(full_rank, s[0] / jnp.where(full_rank, s[-1], 1.0), jnp.inf)
     # no information at all (zero regressor or zero weights) and no prior: nothing can
     # define the body; solved as a trivial problem and returned as NaN (UNDETERMINED)
@@ -220,7 +212,7 @@ def _fit_one(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, 
     H = sg(hessian_pi(pi, P))
     H = H + (eps * jnp.trace(H)) * jnp.eye(10, dtype=dtype)
     grad = 2.0 * (A @ pi - b) + gamma * (k - jax.grad(lambda p: logdet_pi(p)[0])(pi))
-    pi = _with_derivative(pi, -jnp.linalg.solve(H, grad))
+    pi = with_derivative(pi, -jnp.linalg.solve(H, grad))
 
     # status, highest priority first (FitStatus); converged only where CONVERGED
     undetermined = ((P.gamma <= 0) & ~full_rank) | blank
@@ -282,8 +274,8 @@ def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, solver):
 
     (Y, ay), (w, aw) = maybe_shared(Y, (n, 6, 10)), maybe_shared(w, (n, 6))
     args = (Y, flat(f, (n, 6)), w, flat(prior_pi, (10,)), flat(gamma, ()))
-    rtol = _default_rtol(Y.dtype) if solver.rtol is None else float(solver.rtol)
-    one = functools.partial(_fit_one, solver=solver, rtol=rtol)
+    rtol = solver.rtol_for(Y.dtype)
+    one = functools.partial(_fit_body, solver=solver, rtol=rtol)
     out = jax.vmap(one, in_axes=(ay, 0, aw, 0, 0, None))(*args, given)
     return jax.tree.map(lambda x: x.reshape(tuple(batch) + x.shape[1:]), out)
 

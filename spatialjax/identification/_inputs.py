@@ -1,7 +1,8 @@
 """Eager input checks about the identification's own inputs (concrete arrays only).
 
-The regularisation weight ``γ``, the noise weights of the data, the prior bodies and the
-prior on the extra columns, as ``fit``, ``fit_torques`` and ``identifiability`` take them.
+The regularisation weight ``γ``, the noise weights of the data, the prior bodies, the
+prior on the extra columns, the joint-torque data and the friction model, as ``fit``,
+``fit_torques``, ``fit_robot`` and ``identifiability`` take them.
 Checks of plain arrays and numbers (finite, non-negative, positive) are the package's
 (``spatialjax._checks``), so that the same mistake reads the same everywhere. Under
 ``jit`` the problems found on values here are reported per body in ``status``
@@ -25,6 +26,7 @@ from .._checks import (
     same_dtype,
 )
 from .._inertia import RigidBodyInertia
+from ..multibody.friction import FRICTION_KINDS
 
 
 def check_gamma(gamma, Y, batch, batch_name: str):
@@ -145,3 +147,96 @@ def check_extra_prior(extra_prior, extra_prior_weight, ne: int, has_extra: bool)
             raise ValueError(f"{name}: expected {want} per column, got {arr[i]} at column {i}")
         out.append(arr)
     return out[0], out[1]
+
+
+def check_extra_nonnegative(extra_nonnegative, ne: int, has_extra: bool) -> np.ndarray:
+    """``(ne,)`` booleans: which extra coefficients are kept ``≥ 0`` (none where not given)."""
+    if extra_nonnegative is None:
+        return np.zeros(ne, bool)
+    if not has_extra:
+        raise ValueError("extra_nonnegative: given without extra columns")
+    nonneg = np.asarray(extra_nonnegative)
+    if nonneg.dtype != bool or nonneg.shape != (ne,):
+        raise ValueError(
+            f"extra_nonnegative: expected {ne} booleans (one per extra column), got "
+            f"{nonneg.dtype} array of shape {nonneg.shape}"
+        )
+    return nonneg
+
+
+def check_prior_spread(prior_spread) -> float:
+    """``s`` of the default ``γ = 2 / s²`` rule: a finite float ``> 0``."""
+    if not (np.isfinite(prior_spread) and prior_spread > 0):
+        raise ValueError(f"prior_spread: expected a finite s > 0, got {prior_spread}")
+    return float(prior_spread)
+
+
+def check_torque_data(Y, tau, extra, weights):
+    """Shapes and dtypes of the joint-torque data ``Y``, ``tau``, ``extra``, ``weights``.
+
+    ``Y (..., N, nv, 10 nb)``, ``tau (..., N, nv)``, optional ``extra (..., N, nv, ne)``
+    and weights broadcastable to ``(..., N, nv)``; concrete arrays must be finite
+    (indices named). Returns ``(Y, E, tau, w, batch, dtype, (N, nv, nb, ne))``: ``E`` is
+    ``extra`` or an ``(N, nv, 0)`` array, ``w`` the checked weights or ``None``, ``batch``
+    the broadcast batch shape (a tuple).
+    """
+    Y = as_float_array(Y, "Y")
+    if Y.ndim < 3:
+        raise ValueError(
+            f"Y: expected the joint-torque regressor of shape (..., N, nv, 10*nb) with a sample "
+            f"axis N, got shape {tuple(Y.shape)}"
+        )
+    N, nv, P = Y.shape[-3:]
+    if P % 10 or P == 0:
+        raise ValueError(
+            f"Y: expected 10 columns per body in the last axis (..., N, nv, 10*nb), got "
+            f"shape {tuple(Y.shape)} ({P} columns)"
+        )
+    tau = as_float_array(tau, "tau")
+    if tau.ndim < 2 or tuple(tau.shape[-2:]) != (N, nv):
+        raise ValueError(
+            f"tau: expected shape (..., N, nv) = (..., {N}, {nv}) to match Y of shape "
+            f"{tuple(Y.shape)}, got shape {tuple(tau.shape)}"
+        )
+    dtype = same_dtype(Y=Y, tau=tau)
+    batch = broadcast_batch("Y", Y.shape[:-3], "tau", tau.shape[:-2])
+    ne = 0
+    if extra is not None:
+        extra = as_float_array(extra, "extra")
+        if extra.ndim < 3 or tuple(extra.shape[-3:-1]) != (N, nv):
+            raise ValueError(
+                f"extra: expected shape (..., N, nv, ne) = (..., {N}, {nv}, ne) to match Y of "
+                f"shape {tuple(Y.shape)}, got shape {tuple(extra.shape)}"
+            )
+        same_dtype(Y=Y, extra=extra)
+        ne = extra.shape[-1]
+    require_finite(tau, "tau", "sample/joint")
+    require_finite(Y, "Y", "sample/joint/column")
+    if extra is not None:
+        require_finite(extra, "extra", "sample/joint/column")
+        batch = broadcast_batch("Y and tau", batch, "extra", extra.shape[:-3])
+        E = extra
+    else:
+        E = jnp.zeros((N, nv, 0), dtype)
+    w = None
+    if weights is not None:
+        w = check_weights(weights, N, nv, dtype, data="tau")
+        batch = broadcast_batch("Y and tau", batch, "weights", w.shape[:-2])
+    return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
+
+
+def as_friction_model(friction):
+    """A [FrictionModel][spatialjax.multibody.FrictionModel] from one, a kind or a tuple of
+    kinds; ``ValueError`` naming ``friction`` otherwise."""
+    from ..multibody import FrictionModel
+
+    if isinstance(friction, FrictionModel):
+        return friction
+    kinds = (friction,) if isinstance(friction, str) else friction
+    try:
+        return FrictionModel(tuple(kinds))
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"friction: expected distinct entries of {FRICTION_KINDS} or a FrictionModel, got "
+            f"{friction!r} ({e})"
+        ) from None

@@ -8,440 +8,166 @@ Park 2020) over ``x = [π_1, …, π_nb, φ]`` (``nb`` body 10-vectors in the
    \min_x\ F(x) = \sum_{k,j} w_{kj} (Y_k x − τ_k)_j^2
       + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
       + \log\det J_{0,i} − 4\bigr)
-   \quad\text{s.t.}\quad J_i ≻ 0,\ φ_j ≥ 0\ (j ∈ \text{nonnegative}),
+   \quad\text{s.t.}\quad J_i ≻ 0,\ φ_j ≥ 0\ (j ∈ \text{nonnegative}).
 
-solved by a primal interior-point Newton method on the full ``x`` after
-reducing the data to the ``p × p`` normal equations (see :func:`fit_torques`).
+The data are reduced to the ``p × p`` normal equations (``_reduction``) and
+the problem is solved by a primal interior-point Newton method on the full
+``x`` (``_interior_point``, configured by ``InteriorPoint``); the arguments
+are checked by ``_inputs``. This module holds the public functions, one
+robot's fit (default weights and ``γ``, the implicit-function derivative,
+the result) and its map over the batch (see :func:`fit_torques`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _params
-from .._checks import as_float_array, broadcast_batch, require_finite, same_dtype
+from .._checks import as_float_array, broadcast_batch, require_finite
 from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
 from .._params import PSEUDO_INERTIA_BASIS
-from .._smallmat import ldl_pivots4
 from ..multibody.friction import FRICTION_KINDS
-from ._inputs import check_extra_prior, check_gamma, check_weights
-from ._inputs import check_prior_bodies as _check_prior  # also _identifiability's
+from . import _interior_point as interior_point
+from . import _reduction as reduction
+from ._implicit import with_derivative
+from ._inputs import (
+    as_friction_model,
+    check_extra_nonnegative,
+    check_extra_prior,
+    check_gamma,
+    check_prior_bodies,
+    check_prior_spread,
+    check_torque_data,
+    check_weights,
+)
 from ._program import cpu_program
 from ._robot_result import RobotFitResult
+from ._solvers import Barrier, InteriorPoint, LogCholesky
 from ._status import FitStatus, status_code
 
 #: Default relative spread ``s`` of the prior: ``γ = 2 / s²`` (see :func:`fit_torques`).
 PRIOR_SPREAD = 0.5
-NU_BODY = 4.0  # barrier parameter of −log det on 4×4 matrices
-MU_DECREASE = 10.0
-LINE_SEARCH_STEPS = 40
-MAX_ITERS = 300
+
+#: XLA's CPU back-end optimisation level for the fit's program: the run time is spent in
+#: the data's matrix products (library calls) and O(p³) linear algebra, so LLVM's
+#: optimisations buy nothing measurable while halving the compile time.
+COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
+
+# m = 1, h = 0, I = 1: the stand-in prior body of a fit whose inputs are invalid
+_UNIT_BODY = (1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0)
+
+# The names ``_identifiability`` takes from this module under their former names (that
+# module is being changed on another branch). It should import them from their homes
+# (``_reduction``, ``_inputs``, ``_params``); these aliases then go.
+_E = np.asarray(PSEUDO_INERTIA_BASIS)
+_as_friction_model = as_friction_model
+_base_condition = reduction.base_condition
+_check_prior = check_prior_bodies
+_factor = reduction.factor
+_gram = reduction.gram
+_rank_rtol = reduction.rank_rtol
 
 
-def _as_friction_model(friction):
-    """A :class:`~spatialjax.multibody.FrictionModel` from one, a kind or a tuple of kinds."""
-    from ..multibody import FrictionModel
-
-    if isinstance(friction, FrictionModel):
-        return friction
-    kinds = (friction,) if isinstance(friction, str) else friction
-    try:
-        return FrictionModel(tuple(kinds))
-    except (TypeError, ValueError) as e:
-        raise ValueError(
-            f"friction: expected distinct entries of {FRICTION_KINDS} or a FrictionModel, got "
-            f"{friction!r} ({e})"
-        ) from None
+def _prepare(Y, tau, extra, weights, what=None):
+    """``check_torque_data`` under the former name and signature (see the aliases above)."""
+    del what
+    return check_torque_data(Y, tau, extra, weights)
 
 
-def _default_rtol(dtype) -> float:
-    return 1e-12 if np.dtype(dtype) == np.float64 else 1e-6
+# ------------------------------------------------------------------ one robot, in steps
+def _guard_inputs(Y, E, tau, w, prior_pi, gamma, has_gamma, sample_weights):
+    """Value checks that must run under ``jit`` (the eager path raised already), and the swap.
 
-
-# ------------------------------------------------------------------ data reduction
-def _gram(Y, E, tau, w):
-    """Normal equations of ``X = [Y | E]`` with sample weights ``w (N, nv)``: ``A = XᵀWX (p, p)``,
-    ``b = XᵀWτ (p,)``.
-
-    One pass over the data as plain 2-D products over the ``N·nv`` stacked rows
-    (XLA's CPU batched products over a middle joint axis are several times
-    slower).
+    Returns ``(A0, b0, prior_pi, finite_in, invalid, bad)``: the normal equations of the
+    sample-weighted data (unweighted by the noise) and the prior bodies, replaced by a
+    trivial problem (identity, zero, unit bodies) where the inputs are bad, so that such a
+    fit costs one iteration and comes back as NaN with its status.
     """
-    if w is None:  # unit weights: no scaled copy of the data
-        Ys, ts = Y.reshape(-1, Y.shape[-1]), tau.reshape(-1)
-    else:
-        sw = jnp.sqrt(w)[..., None]
-        Ys = (Y * sw).reshape(-1, Y.shape[-1])
-        ts = (tau * sw[..., 0]).reshape(-1)
-    # einsum over the row axis (``Ys.T @ Ys`` makes XLA copy the transpose, which is slower)
-    A = jnp.einsum("np,nq->pq", Ys, Ys)
-    b = jnp.einsum("np,n->p", Ys, ts)
-    if E.shape[-1]:
-        Es = E.reshape(-1, E.shape[-1]) if w is None else (E * sw).reshape(-1, E.shape[-1])
-        Aye = jnp.einsum("np,nq->pq", Ys, Es)
-        Aee = jnp.einsum("np,nq->pq", Es, Es)
-        A = jnp.concatenate([jnp.concatenate([A, Aye], -1), jnp.concatenate([Aye.T, Aee], -1)], -2)
-        b = jnp.concatenate([b, jnp.einsum("np,n->p", Es, ts)])
-    return A, b
+    sg = jax.lax.stop_gradient
+    dtype = Y.dtype
+    p = Y.shape[-1] + E.shape[-1]
+    A0, b0 = reduction.gram(sg(Y), sg(E), sg(tau), sg(w) if sample_weights else None)
+    finite_in = jnp.all(jnp.isfinite(A0)) & jnp.all(jnp.isfinite(b0))
+    finite_in = finite_in & jnp.all(jnp.isfinite(tau)) & jnp.all(jnp.isfinite(w))
+    finite_in = finite_in & jnp.all(jnp.isfinite(prior_pi)) & (~has_gamma | jnp.isfinite(gamma))
+    finite_prior = jnp.where(jnp.isfinite(prior_pi), prior_pi, 0.0)
+    _, _, prior_ok = interior_point.divergence_terms(finite_prior)
+    invalid = jnp.any(w < 0) | (has_gamma & (gamma < 0)) | ~jnp.all(prior_ok)
+    bad = ~finite_in | invalid
+    A0 = jnp.where(bad, jnp.eye(p, dtype=dtype), A0)
+    b0 = jnp.where(bad, 0.0, b0)
+    prior_pi = jnp.where(bad, jnp.asarray(_UNIT_BODY, dtype), prior_pi)
+    return A0, b0, prior_pi, finite_in, invalid, bad
 
 
-def _predict(Y, E, x):
-    """``X x = Y π + E φ`` ``(N, nv)``."""
-    p_y = Y.shape[-1]
-    out = jnp.einsum("njp,p->nj", Y, x[:p_y])
-    if E.shape[-1]:
-        out = out + jnp.einsum("njp,p->nj", E, x[p_y:])
-    return out
+def _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol):
+    """Per-joint noise variance ``σ̂_j² (nv,)`` of the default weights' rule (``fit_torques``).
 
-
-def _joint_residuals(Y, E, tau, w, x):
-    """Per-joint ``Σ_k w_kj (X_k x − τ_k)_j²`` ``(nv,)``, on the samples (no cancellation)."""
-    r = _predict(Y, E, x) - tau
-    return jnp.sum(w * r * r, axis=0)
-
-
-class _Factor(NamedTuple):
-    """Column-scaled eigen-factorisation of a normal matrix ``A = D V Λ Vᵀ D``.
-
-    ``sv = √Λ`` (descending) are the singular values of the column-scaled
-    stacked regressor ``X D⁻¹`` (``D``: its column norms); columns below
-    ``√eps`` times the largest are rounding noise and dropped (zeroed).
-    ``R = diag(sv) Vᵀ D`` satisfies ``RᵀR = A``.
+    From the ordinary-least-squares residuals on the samples, divided by ``N (1 − r/(N·nv))``
+    (``r``: the numerical rank), floored at ``eps · mean(τ_j²)``; 1 for a swapped-out fit.
     """
-
-    d: jax.Array  # (p,)
-    V: jax.Array  # (p, p)
-    sv: jax.Array  # (p,) descending
-    keep: jax.Array  # (p,) sv above the rank threshold
-    rank: jax.Array  # () int32
-    cond: jax.Array  # ()
-
-
-def _factor(A, rtol_eig):
-    """:class:`_Factor` of a numerically positive semi-definite ``A`` (eigenvalues clamped ≥ 0)."""
-    d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), 0.0))
-    # columns below √eps of the largest are rounding noise (a parameter that does not
-    # enter the dynamics, computed as ~eps): dropped (zero rows and columns), not scaled up
-    live = d > jnp.sqrt(jnp.finfo(A.dtype).eps) * jnp.max(d)
-    d = jnp.where(live, d, 1.0)
-    As = jnp.where(live[:, None] & live[None, :], A / d[:, None] / d[None, :], 0.0)
-    lam, V = jnp.linalg.eigh(0.5 * (As + As.T))
-    lam, V = jnp.maximum(lam[::-1], 0.0), V[:, ::-1]
-    keep = lam > lam[0] * rtol_eig
-    full = jnp.all(keep)
-    sv = jnp.sqrt(lam)
-    cond = jnp.where(full, sv[0] / jnp.where(full, sv[-1], 1.0), jnp.inf)
-    return _Factor(d, V, sv, keep, jnp.sum(keep).astype(jnp.int32), cond)
+    sg = jax.lax.stop_gradient
+    dtype = Y.dtype
+    eps = jnp.finfo(dtype).eps
+    N, nv, _ = Y.shape
+    rows = N * nv
+    F0 = reduction.factor(A0, rank_rtol)
+    x_ls = reduction.min_norm_solve(F0, b0)
+    e = reduction.joint_residuals(sg(Y), sg(E), sg(tau), sg(w), x_ls)  # (nv,)
+    n_eff = jnp.sum(sg(w), axis=0)  # (nv,) Σ_k w_kj (= N without sample weights)
+    dof = jnp.maximum(rows - F0.rank, 1).astype(dtype) / rows
+    var = e / jnp.maximum(n_eff * dof, jnp.finfo(dtype).tiny)
+    rms2 = jnp.sum(sg(w * tau * tau), axis=0) / jnp.maximum(n_eff, jnp.finfo(dtype).tiny)
+    var = jnp.maximum(var, eps * jnp.where(rms2 > 0, rms2, 1.0))
+    return jnp.where(bad, 1.0, var)
 
 
-def _base_condition(F: _Factor):
-    """Condition number of the column-scaled base regressor, and its base column order.
+def _weighted_reduction(Y, E, tau, wc, bad, rank_rtol):
+    """The weighted normal equations and what the loop needs of them.
 
-    The base columns are chosen by greedy column pivoting (the pivot rule of QR
-    with column pivoting, Businger & Golub 1965), run as a pivoted Cholesky
-    factorisation of the column-scaled normal matrix ``A_s = V Λ Vᵀ`` (the Gram
-    matrix of the column-scaled regressor ``X D⁻¹``, unit diagonal): at step
-    ``k`` the column with the largest residual norm (diagonal of the Schur
-    complement) is taken, except that every column whose residual norm² lies
-    within ``√eps`` of the largest counts as tied with it and the *lowest
-    column index* among them is taken. Columns of unit norm make that absolute
-    tolerance a relative one, so the choice no longer depends on round-off in
-    near-tied pivots (the first step is always a tie: every scaled column has
-    norm 1). The first ``rank`` pivots are the base columns; the others follow in
-    increasing index order. Returns ``σ_max / σ_min`` of the ``rank`` base
-    columns of ``X D⁻¹`` (``inf`` for rank 0) and the ``(p,)`` int32 pivots.
-
-    References:
-      P. Businger, G. H. Golub, "Linear least squares solutions by Householder
-      transformations", Numer. Math. 7, 1965 (column pivoting).
-      W. Khalil, E. Dombre, *Modeling, Identification and Control of Robots*,
-      2002, §12.4 (base parameters).
+    Returns ``(A, bvec, R, x_wls, rho2, rank, cond)``: ``A``, ``bvec`` differentiable
+    (the implicit-function derivative goes through them); ``R``, the weighted
+    least-squares solution ``x_wls`` and its residual ``ρ²`` (on the samples) for the
+    loop; the rank and the base regressor's condition number for the result.
     """
-    dtype = F.sv.dtype
-    p = F.sv.shape[-1]
-    Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s, column-scaled
-    As = Rs.T @ Rs
-    tie = jnp.sqrt(jnp.finfo(dtype).eps)
-    idx = jnp.arange(p)
-
-    def step(k, state):
-        S, taken, piv = state
-        diag = jnp.where(taken, -jnp.inf, jnp.diagonal(S))
-        best = jnp.max(diag)
-        # the lowest index among the near-tied best; past the rank, the lowest index left
-        cand = jnp.where(k < F.rank, diag >= best - tie, ~taken)
-        j = jnp.argmax(cand).astype(jnp.int32)
-        col = S[:, j]
-        piv_d = S[j, j]
-        ok = piv_d > 0
-        root = jnp.sqrt(jnp.where(ok, piv_d, 1.0))
-        u = jnp.where(ok & ~taken, col / root, 0.0).at[j].set(jnp.where(ok, root, 0.0))
-        S = S - u[:, None] * u[None, :]
-        return S, taken.at[j].set(True), piv.at[k].set(j)
-
-    S0 = jnp.where(idx[:, None] == idx[None, :], jnp.maximum(jnp.diagonal(As), 0.0), As)
-    _, _, piv = jax.lax.fori_loop(0, p, step, (S0, jnp.zeros(p, bool), jnp.zeros(p, jnp.int32)))
-    m = idx < F.rank
-    s = jnp.linalg.svd(jnp.where(m[None, :], Rs[:, piv], 0.0), compute_uv=False)
-    smin = s[jnp.clip(F.rank - 1, 0, p - 1)]  # descending; zeros past ``rank``
-    ok = (F.rank > 0) & (smin > 0)
-    return jnp.where(ok, s[0] / jnp.where(ok, smin, 1.0), jnp.inf), piv.astype(jnp.int32)
+    sg = jax.lax.stop_gradient
+    p = Y.shape[-1] + E.shape[-1]
+    A, bvec = reduction.gram(Y, E, tau, wc)
+    A = jnp.where(bad, jnp.eye(p, dtype=Y.dtype), A)
+    bvec = jnp.where(bad, 0.0, bvec)
+    Fw = reduction.factor(sg(A), rank_rtol)
+    R, _ = reduction.r_and_z(Fw, sg(bvec))
+    cond, _ = reduction.base_condition(Fw)
+    x_wls = reduction.min_norm_solve(Fw, sg(bvec))
+    rho2 = jnp.sum(reduction.joint_residuals(sg(Y), sg(E), sg(tau), sg(wc), x_wls))
+    return A, bvec, R, x_wls, jnp.where(bad, 0.0, rho2), Fw.rank, cond
 
 
-def _min_norm_solve(F: _Factor, b):
-    """Minimum-norm (in the column-scaled variables ``D x``) solution of ``A x = b``."""
-    lam_inv = jnp.where(F.keep, 1.0 / jnp.where(F.keep, F.sv**2, 1.0), 0.0)
-    return (F.V @ (lam_inv * (F.V.T @ (b / F.d)))) / F.d
+def _implicit_derivative(x, A, bvec, P, mu, k, gamma, nb):
+    """The optimum ``x`` with its derivative attached (implicit function theorem).
 
-
-def _r_and_z(F: _Factor, b):
-    """``R = diag(sv) Vᵀ D`` and ``z`` with ``‖Rx − z‖² = xᵀAx − 2bᵀx + const``."""
-    R = (F.sv[:, None] * F.V.T) * F.d[None, :]
-    z = jnp.where(F.keep, (F.V.T @ (b / F.d)) / jnp.where(F.keep, F.sv, 1.0), 0.0)
-    return R, z
-
-
-def _rank_rtol(p: int, dtype) -> float:
-    """Rank threshold on the eigenvalues of the column-scaled normal matrix: ``10 p eps``.
-
-    A normal matrix accumulated in floating point carries errors of about
-    ``eps`` relative to its largest eigenvalue, so singular values of the
-    column-scaled regressor below ``√(10 p eps) σ_max`` (``5e-7`` relative in
-    float64, ``1e-2`` in float32 for ``p = 91``) are not resolved and count
-    as unidentifiable.
+    ``∇F_μ(x*; inputs) = 0``, so ``dx* = −H⁻¹ d(∇F_μ)``; the value stays exactly ``x*``.
+    ``A``, ``bvec``, ``k`` and ``gamma`` carry the inputs' derivatives, ``P`` (the
+    loop's problem) stop-gradient copies.
     """
-    return float(10 * p * np.finfo(dtype).eps)
-
-
-# ------------------------------------------------------------------ objective pieces
-_E = np.asarray(PSEUDO_INERTIA_BASIS)  # (10, 4, 4)
-
-
-def _J(pis):
-    """``(nb, 4, 4)`` pseudo-inertias of ``(nb, 10)`` parameters."""
-    return _params.pseudo_inertia(pis)
-
-
-def _prior_terms(pi0):
-    """``k (nb, 10)`` with ``k_iᵀπ_i = tr(J0_i⁻¹ J_i)``, ``log det J0 (nb,)``, ``J0 ≻ 0 (nb,)``."""
-    J0 = _J(pi0)
-    d = ldl_pivots4(J0)
-    ok = jnp.all(d > 0, axis=-1)
-    J0s = jnp.where(ok[:, None, None], J0, jnp.eye(4, dtype=J0.dtype))
-    K = jnp.linalg.inv(J0s)
-    K = 0.5 * (K + jnp.swapaxes(K, -1, -2))
-    k = jnp.einsum("nab,iab->ni", K, jnp.asarray(_E, J0.dtype))
-    logdet0 = jnp.sum(jnp.log(jnp.where(ok[:, None], d, 1.0)), axis=-1)
-    return k, logdet0, ok
-
-
-class _Problem(NamedTuple):
-    R: jax.Array  # (p, p)
-    xc: jax.Array  # (p,) centre: a weighted least-squares solution (R x_c = z)
-    rho2: jax.Array  # ()
-    k: jax.Array  # (nb, 10)
-    logdet0: jax.Array  # (nb,)
-    gamma: jax.Array  # ()
-    nonneg: jax.Array  # (ne,) bool
-    phi0: jax.Array  # (ne,) prior values of the extra coefficients
-    wphi: jax.Array  # (ne,) their prior weights (0: no prior term)
-
-
-def _split_x(x, nb):
-    return x[: 10 * nb].reshape(nb, 10), x[10 * nb :]
-
-
-def _logdets(pis):
-    """``(log det J_i (nb,), all feasible ())``."""
-    d = ldl_pivots4(_J(pis))
-    feas = jnp.all(d > 0)
-    return jnp.sum(jnp.log(jnp.where(d > 0, d, 1.0)), axis=-1), feas
-
-
-def _extra_prior(phi, P: _Problem):
-    """``Σ_j w_j (φ_j − φ0_j)²``: the extra coefficients' Gaussian prior (0 without one)."""
-    return jnp.sum(P.wphi * jnp.square(phi - P.phi0))
-
-
-def _value(x, P: _Problem, mu, nb):
-    """``F_μ(x)`` (``+inf`` outside the interior); also ``F`` (``μ = 0``) and the data term."""
-    pis, phi = _split_x(x, nb)
-    r = P.R @ (x - P.xc)  # centred: no cancellation against the data's energy
-    data = r @ r + P.rho2
-    logdet, feas = _logdets(pis)
-    feas = feas & jnp.all(jnp.where(P.nonneg, phi > 0, True))
-    reg = jnp.sum(P.k * pis) - jnp.sum(logdet) + jnp.sum(P.logdet0) - 4.0 * nb
-    log_phi = jnp.sum(jnp.where(P.nonneg, jnp.log(jnp.where(P.nonneg & (phi > 0), phi, 1.0)), 0))
-    F = data + P.gamma * reg + _extra_prior(phi, P)
-    Fmu = F - mu * (jnp.sum(logdet) + log_phi)
-    ok = feas & jnp.isfinite(Fmu)
-    return jnp.where(ok, Fmu, jnp.inf), F, data
-
-
-def _grad_hess_barrier(x, P: _Problem, mu, nb):
-    """Gradient and Hessian of ``F_μ`` (exact, closed form)."""
-    dtype = x.dtype
-    pis, phi = _split_x(x, nb)
-    E = jnp.asarray(_E, dtype)
-    J = _J(pis)
-    d = ldl_pivots4(J)
-    ok = jnp.all(d > 0, axis=-1)
-    Jinv = jnp.linalg.inv(jnp.where(ok[:, None, None], J, jnp.eye(4, dtype=dtype)))
-    Jinv = 0.5 * (Jinv + jnp.swapaxes(Jinv, -1, -2))
-    g_logdet = jnp.einsum("nab,iab->ni", Jinv, E)  # ∇ log det J_i
-    A = jnp.einsum("nab,ibc->niac", Jinv, E)
-    H_body = jnp.einsum("niac,njca->nij", A, A)  # ∇²(−log det J_i)
-    g = 2.0 * P.R.T @ (P.R @ (x - P.xc))
-    gb = P.gamma * P.k - (P.gamma + mu) * g_logdet
+    pis, phi = interior_point.split_params(x, nb)
+    g_data = 2.0 * (A @ x - bvec)
+    ldg = jax.grad(lambda q: jnp.sum(interior_point.logdets(q)[0]))(pis)
+    gb = gamma * (k - ldg) - mu * ldg
     phi_safe = jnp.where(P.nonneg & (phi > 0), phi, 1.0)
     gphi = jnp.where(P.nonneg, -mu / phi_safe, 0.0) + 2.0 * P.wphi * (phi - P.phi0)
-    g = g + jnp.concatenate([gb.reshape(-1), gphi])
-    H = 2.0 * P.R.T @ P.R
-    blk = jnp.einsum("nij,nm->nimj", (P.gamma + mu) * H_body, jnp.eye(nb, dtype=dtype))
-    blk = blk.reshape(10 * nb, 10 * nb)
-    H = H.at[: 10 * nb, : 10 * nb].add(blk)
-    h_phi = jnp.where(P.nonneg, mu / phi_safe**2, 0.0) + 2.0 * P.wphi
-    H = H + jnp.diag(jnp.concatenate([jnp.zeros(10 * nb, dtype), h_phi]))
-    return g, H
+    g_full = g_data + jnp.concatenate([gb.reshape(-1), gphi])
+    _, H = interior_point.barrier_grad_hess(x, P, mu, nb)
+    s = interior_point.newton_direction(g_full, jax.lax.stop_gradient(H))
+    return with_derivative(x, s)
 
 
-def _newton_direction(g, H):
-    """``−H⁻¹ g`` with symmetric Jacobi scaling and a tiny ridge (``H`` positive semi-definite)."""
-    dtype = g.dtype
-    eps = jnp.finfo(dtype).eps
-    h = jnp.diagonal(H)
-    h = jnp.maximum(h, jnp.max(h) * eps + jnp.finfo(dtype).tiny)
-    s = 1.0 / jnp.sqrt(h)
-    Hs = s[:, None] * H * s[None, :]
-    n = g.shape[0]
-    Hs = Hs + (n * eps) * jnp.eye(n, dtype=dtype)
-    L = jnp.linalg.cholesky(Hs)
-    y = jax.scipy.linalg.cho_solve((L, True), s * g)
-    return -s * y
-
-
-def _max_step(x, dx, P: _Problem, nb):
-    """Largest ``α`` keeping ``J_i(x + α dx) ≻ 0`` and ``φ_j + α dφ_j > 0`` (inf: none)."""
-    dtype = x.dtype
-    pis, phi = _split_x(x, nb)
-    dpis, dphi = _split_x(dx, nb)
-    L = jnp.linalg.cholesky(_J(pis))
-    Linv = jax.scipy.linalg.solve_triangular(
-        L, jnp.broadcast_to(jnp.eye(4, dtype=dtype), L.shape), lower=True
-    )
-    M = Linv @ _J(dpis) @ jnp.swapaxes(Linv, -1, -2)
-    lam = jnp.linalg.eigvalsh(0.5 * (M + jnp.swapaxes(M, -1, -2)))[..., 0]
-    big = jnp.asarray(jnp.inf, dtype)
-    a_body = jnp.where(lam < 0, -1.0 / jnp.where(lam < 0, lam, -1.0), big)
-    neg = P.nonneg & (dphi < 0)
-    a_phi = jnp.where(neg, -phi / jnp.where(neg, dphi, -1.0), big)
-    return jnp.minimum(jnp.min(a_body, initial=big), jnp.min(a_phi, initial=big))
-
-
-class _LoopState(NamedTuple):
-    x: jax.Array
-    mu: jax.Array
-    it: jax.Array
-    done: jax.Array
-    converged: jax.Array
-
-
-def _solve(P: _Problem, x0, nb, rtol, atol, max_iters):
-    """Primal interior-point Newton method from a strictly feasible ``x0``; returns the state."""
-    dtype = x0.dtype
-    eps = jnp.finfo(dtype).eps
-    ne = x0.shape[0] - 10 * nb
-    nu = NU_BODY * nb + jnp.sum(P.nonneg)
-    _, F0, _ = _value(x0, P, 0.0, nb)
-    mu0 = 0.1 * (jnp.abs(F0) + atol) / nu
-    alphas = 0.5 ** jnp.arange(LINE_SEARCH_STEPS, dtype=dtype)
-    del ne
-
-    def cond(s: _LoopState):
-        return ~s.done & (s.it < max_iters)
-
-    def body(s: _LoopState):
-        x, mu = s.x, s.mu
-        Fmu, F, _ = _value(x, P, mu, nb)
-        g, H = _grad_hess_barrier(x, P, mu, nb)
-        dx = _newton_direction(g, H)
-        dec = -(g @ dx)  # Newton decrement squared
-        tol = rtol * jnp.abs(F) + atol
-        final = nu * mu <= 0.1 * tol
-        a0 = jnp.minimum(1.0, 0.99 * _max_step(x, dx, P, nb))
-        trial = jax.vmap(lambda a: _value(x + a * dx, P, mu, nb)[0])(a0 * alphas)
-        slack = 8 * eps * jnp.abs(Fmu)
-        ok = trial <= Fmu + 1e-4 * a0 * alphas * (g @ dx) + slack
-        first = jnp.argmax(ok)
-        accepted = jnp.any(ok) & jnp.all(jnp.isfinite(dx))
-        alpha = jnp.where(accepted, a0 * alphas[first], 0.0)
-        x_new = jnp.where(accepted, x + alpha * dx, x)
-        # converged: half the decrement (the estimated suboptimality) within tolerance, or a
-        # Newton step below rounding (the decrement's own floor, where F* ≈ 0)
-        tiny_step = jnp.max(jnp.abs(dx)) <= 64 * eps * jnp.max(jnp.abs(x))
-        small = (0.5 * dec <= jnp.maximum(tol, 0.0)) | tiny_step
-        conv = final & small
-        centered = 0.5 * dec <= nu * mu
-        mu_new = jnp.where(~final & (centered | ~accepted), mu / MU_DECREASE, mu)
-        done = conv | (final & ~accepted)
-        return _LoopState(x_new, mu_new, s.it + 1, done, conv)
-
-    s0 = _LoopState(
-        x0, mu0.astype(dtype), jnp.zeros((), jnp.int32), jnp.zeros((), bool), jnp.zeros((), bool)
-    )
-    return jax.lax.while_loop(cond, body, s0)
-
-
-def _atol(rho2, gamma, logdet0):
-    """Absolute floor of the tests: 16 ulps of the terms summed in ``F`` (reachable at F* = 0)."""
-    eps = jnp.finfo(logdet0.dtype).eps
-    nb = logdet0.shape[0]
-    return 16 * eps * (rho2 + gamma * (4.0 * nb + jnp.sum(jnp.abs(logdet0))))
-
-
-def _start_and_solve(A, bvec, P: _Problem, prior_pi, rtol, atol, max_iters):
-    """Strictly feasible start (the prior bodies; extras by least squares given them, the
-    non-negative ones lifted to ``≥ 1e-3`` of their scale), then the interior-point loop."""
-    nb = prior_pi.shape[0]
-    p = A.shape[0]
-    pis0 = prior_pi.reshape(-1)
-    if p > 10 * nb:
-        Fe = _factor(A[10 * nb :, 10 * nb :], _rank_rtol(p, A.dtype))
-        phi0 = _min_norm_solve(Fe, (bvec - A[:, : 10 * nb] @ pis0)[10 * nb :])
-        # a coefficient explaining the data's whole energy along that column alone
-        energy = jnp.sum(jnp.square(P.R @ P.xc)) + P.rho2  # Σ w τ²
-        scale = jnp.sqrt(energy / Fe.d**2)
-        phi0 = jnp.where(P.nonneg, jnp.maximum(phi0, 1e-3 * scale), phi0)
-        x0 = jnp.concatenate([pis0, phi0])
-    else:
-        x0 = pis0
-    return _solve(P, x0, nb, rtol, atol, max_iters)
-
-
-@functools.partial(jax.jit, static_argnames=("rtol", "max_iters"))
-def _solve_reduced(R, xc, rho2, prior_pi, gamma, nonneg, *, rtol, max_iters=MAX_ITERS):
-    """The fit on already reduced data ``‖R(x − x_c)‖² + ρ²`` (benchmarks): ``(x, iterations,
-    converged)``. Same start and loop as :func:`fit_torques`."""
-    k, logdet0, _ = _prior_terms(prior_pi)
-    zeros = jnp.zeros(nonneg.shape, R.dtype)
-    P = _Problem(R, xc, rho2, k, logdet0, gamma, nonneg, zeros, zeros)
-    A = R.T @ R
-    out = _start_and_solve(A, A @ xc, P, prior_pi, rtol, _atol(rho2, gamma, logdet0), max_iters)
-    return out.x, out.it, out.converged
-
-
-# ------------------------------------------------------------------ one problem
-def _with_derivative(value, s):
-    return value + (s - jax.lax.stop_gradient(s))
-
-
-def _fit_one(
+def _fit_one_robot(
     Y,
     E,
     tau,
@@ -465,85 +191,39 @@ def _fit_one(
     """
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
-    eps = jnp.finfo(dtype).eps
-    N, nv, p_y = Y.shape
-    nb = p_y // 10
-    p = p_y + E.shape[-1]
+    nb = Y.shape[-1] // 10
+    p = Y.shape[-1] + E.shape[-1]
     has_w, has_gamma = given[0], given[1]
+    A0, b0, prior_pi, finite_in, invalid, bad = _guard_inputs(
+        Y, E, tau, w, prior_pi, gamma, has_gamma, sample_weights
+    )
+    k, logdet0, _ = interior_point.divergence_terms(prior_pi)
+    rank_rtol = reduction.rank_rtol(p, dtype)
 
-    # ---- reduction to p dimensions: normal equations (one pass over the data each)
-    A0, b0 = _gram(sg(Y), sg(E), sg(tau), sg(w) if sample_weights else None)
-    finite_in = jnp.all(jnp.isfinite(A0)) & jnp.all(jnp.isfinite(b0))
-    finite_in = finite_in & jnp.all(jnp.isfinite(tau)) & jnp.all(jnp.isfinite(w))
-    finite_in = finite_in & jnp.all(jnp.isfinite(prior_pi)) & (~has_gamma | jnp.isfinite(gamma))
-    k, logdet0, prior_ok = _prior_terms(jnp.where(jnp.isfinite(prior_pi), prior_pi, 0.0))
-    invalid = jnp.any(w < 0) | (has_gamma & (gamma < 0)) | ~jnp.all(prior_ok)
-    bad = ~finite_in | invalid
-    # invalid fits run a trivial problem (one iteration) and come back as NaN
-    A0 = jnp.where(bad, jnp.eye(p, dtype=dtype), A0)
-    b0 = jnp.where(bad, 0.0, b0)
-    unit = jnp.asarray([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], dtype)
-    prior_pi = jnp.where(bad, unit, prior_pi)
-    k, logdet0, _ = _prior_terms(prior_pi)
-
-    rows = N * nv
-    rank_rtol = _rank_rtol(p, dtype)
-    F0 = _factor(A0, rank_rtol)
-    x_ls = _min_norm_solve(F0, b0)
-    # per-joint noise from the ordinary-least-squares residuals (on the samples)
-    e = _joint_residuals(sg(Y), sg(E), sg(tau), sg(w), x_ls)  # (nv,)
-    n_eff = jnp.sum(sg(w), axis=0)  # (nv,) Σ_k w_kj (= N without sample weights)
-    dof = jnp.maximum(rows - F0.rank, 1).astype(dtype) / rows
-    var = e / jnp.maximum(n_eff * dof, jnp.finfo(dtype).tiny)
-    rms2 = jnp.sum(sg(w * tau * tau), axis=0) / jnp.maximum(n_eff, jnp.finfo(dtype).tiny)
-    var = jnp.maximum(var, eps * jnp.where(rms2 > 0, rms2, 1.0))
-    var = jnp.where(bad, 1.0, var)
-    noise_std = jnp.sqrt(var)
+    # the default weights: 1/σ̂_j² per joint, times the sample weights
+    var = _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol)
     c = sg(jnp.where(has_w, jnp.ones_like(var), 1.0 / var))  # joint weights
     wc = w * c  # the weights used: sample weights times joint weights
-    A, bvec = _gram(Y, E, tau, wc)  # differentiable (implicit-function derivative below)
-    A = jnp.where(bad, jnp.eye(p, dtype=dtype), A)
-    bvec = jnp.where(bad, 0.0, bvec)
-    Fw = _factor(sg(A), rank_rtol)
-    R, _ = _r_and_z(Fw, sg(bvec))
-    rank, (cond, _) = Fw.rank, _base_condition(Fw)
-    # ρ² = the weighted least-squares residual (min of the data term), on the samples
-    x_wls = _min_norm_solve(Fw, sg(bvec))
-    rho2 = jnp.sum(_joint_residuals(sg(Y), sg(E), sg(tau), sg(wc), x_wls))
-    rho2 = jnp.where(bad, 0.0, rho2)
+    A, bvec, R, x_wls, rho2, rank, cond = _weighted_reduction(Y, E, tau, wc, bad, rank_rtol)
 
     gamma = jnp.where(has_gamma, gamma, jnp.asarray(2.0 / prior_spread**2, dtype))
-    P = _Problem(R, x_wls, rho2, sg(k), sg(logdet0), sg(gamma), nonneg, phi0, wphi)
+    P = interior_point.RobotProblem(
+        R, x_wls, rho2, sg(k), sg(logdet0), sg(gamma), nonneg, phi0, wphi
+    )
+    atol = jnp.where(bad, jnp.inf, interior_point.atol_floor(rho2, gamma, logdet0))
+    out = interior_point.start_and_solve(sg(A), sg(bvec), P, sg(prior_pi), rtol, atol, max_iters)
+    x = _implicit_derivative(sg(out.x), A, bvec, P, out.mu, k, gamma, nb)
 
-    atol = jnp.where(bad, jnp.inf, _atol(rho2, gamma, logdet0))
-    out = _start_and_solve(sg(A), sg(bvec), P, sg(prior_pi), rtol, atol, max_iters)
-    x = sg(out.x)
-
-    # ---- implicit function theorem at the optimum: ∇F_μ(x*; inputs) = 0, so
-    # dx* = −H⁻¹ d(∇F_μ); the value stays exactly x*
-    pis, phi = _split_x(x, nb)
-    g_data = 2.0 * (A @ x - bvec)
-    ldg = jax.grad(lambda q: jnp.sum(_logdets(q)[0]))(pis)
-    gb = gamma * (k - ldg) - out.mu * ldg
-    phi_safe = jnp.where(nonneg & (phi > 0), phi, 1.0)
-    gphi = jnp.where(nonneg, -out.mu / phi_safe, 0.0) + 2.0 * wphi * (phi - phi0)
-    g_full = g_data + jnp.concatenate([gb.reshape(-1), gphi])
-    _, H = _grad_hess_barrier(x, P, out.mu, nb)
-    x = _with_derivative(x, _newton_direction(g_full, sg(H)))
-
-    pis, phi = _split_x(x, nb)
-    residual = jnp.sum(_joint_residuals(Y, E, tau, wc, x))
-    logdet, _ = _logdets(pis)
+    pis, phi = interior_point.split_params(x, nb)
+    residual = jnp.sum(reduction.joint_residuals(Y, E, tau, wc, x))
+    logdet, _ = interior_point.logdets(pis)
     reg = jnp.sum(k * pis) - jnp.sum(logdet) + jnp.sum(logdet0) - 4.0 * nb
     objective = residual + gamma * reg + jnp.sum(wphi * jnp.square(phi - phi0))
-
-    finite_out = jnp.all(jnp.isfinite(x))
-    undetermined = (gamma <= 0) & (rank < p)
     status = status_code(
         nonfinite_input=~finite_in,
         invalid_input=invalid,
-        undetermined=undetermined,
-        numerical_failure=~finite_out,
+        undetermined=(gamma <= 0) & (rank < p),
+        numerical_failure=~jnp.all(jnp.isfinite(x)),
         not_converged=~out.converged,
     )
     nan = jnp.asarray(jnp.nan, dtype)
@@ -563,19 +243,14 @@ def _fit_one(
         status=status,
         gamma=out_(gamma),
         prior=RigidBodyInertia(out_(prior_pi)),
-        noise_std=out_(noise_std),
+        noise_std=out_(jnp.sqrt(var)),
         consistency=physical_consistency(inertia),
         rank=rank,
         condition_number=out_(cond),
     )
 
 
-#: XLA's CPU back-end optimisation level for the fit's program: the run time is spent in
-#: the data's matrix products (library calls) and O(p³) linear algebra, so LLVM's
-#: optimisations buy nothing measurable while halving the compile time.
-COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
-
-
+# ------------------------------------------------------------------ the batch
 def _fit_batch_impl(
     Y,
     E,
@@ -598,7 +273,7 @@ def _fit_batch_impl(
     """Flatten the batch, ``vmap`` one robot (unbatched inputs stay shared), restore the shape."""
     nbatch = int(np.prod(batch, dtype=np.int64))
     one = functools.partial(
-        _fit_one,
+        _fit_one_robot,
         rtol=rtol,
         max_iters=max_iters,
         prior_spread=prior_spread,
@@ -635,54 +310,7 @@ def _flatten_batch(args, cores, axes, batch):
     return flat, in_axes
 
 
-# ------------------------------------------------------------------ input checks
-def _prepare(Y, tau, extra, weights, what: str):
-    """Shapes/dtypes of ``Y``, ``tau``, ``extra``, ``weights``; returns ``X = [Y | extra]`` etc."""
-    Y = as_float_array(Y, "Y")
-    if Y.ndim < 3:
-        raise ValueError(
-            f"Y: expected the joint-torque regressor of shape (..., N, nv, 10*nb) with a sample "
-            f"axis N, got shape {tuple(Y.shape)}"
-        )
-    N, nv, P = Y.shape[-3:]
-    if P % 10 or P == 0:
-        raise ValueError(
-            f"Y: expected 10 columns per body in the last axis (..., N, nv, 10*nb), got "
-            f"shape {tuple(Y.shape)} ({P} columns)"
-        )
-    tau = as_float_array(tau, "tau")
-    if tau.ndim < 2 or tuple(tau.shape[-2:]) != (N, nv):
-        raise ValueError(
-            f"tau: expected shape (..., N, nv) = (..., {N}, {nv}) to match Y of shape "
-            f"{tuple(Y.shape)}, got shape {tuple(tau.shape)}"
-        )
-    dtype = same_dtype(Y=Y, tau=tau)
-    batch = broadcast_batch("Y", Y.shape[:-3], "tau", tau.shape[:-2])
-    ne = 0
-    if extra is not None:
-        extra = as_float_array(extra, "extra")
-        if extra.ndim < 3 or tuple(extra.shape[-3:-1]) != (N, nv):
-            raise ValueError(
-                f"extra: expected shape (..., N, nv, ne) = (..., {N}, {nv}, ne) to match Y of "
-                f"shape {tuple(Y.shape)}, got shape {tuple(extra.shape)}"
-            )
-        same_dtype(Y=Y, extra=extra)
-        ne = extra.shape[-1]
-    require_finite(tau, "tau", "sample/joint")
-    require_finite(Y, "Y", "sample/joint/column")
-    if extra is not None:
-        require_finite(extra, "extra", "sample/joint/column")
-        batch = broadcast_batch("Y and tau", batch, "extra", extra.shape[:-3])
-        E = extra
-    else:
-        E = jnp.zeros((N, nv, 0), dtype)
-    w = None
-    if weights is not None:
-        w = check_weights(weights, N, nv, dtype, data="tau")
-        batch = broadcast_batch("Y and tau", batch, "weights", w.shape[:-2])
-    return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
-
-
+# ------------------------------------------------------------------ least squares
 def least_squares_torques(Y, tau, *, extra=None, weights=None):
     r"""Ordinary (weighted, minimum-norm) least squares on the joint-torque regressor.
 
@@ -713,7 +341,7 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
       ``(pi (..., 10 nb), extra (..., ne))``; ``pi.reshape(..., nb, 10)`` gives
       the bodies' 10-vectors (``_params`` order).
     """
-    Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "lstsq")
+    Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
     w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, w.shape[:-2] + (N, nv))
     args = (Y, E, tau, w)
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=False))
@@ -723,7 +351,7 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
 
 def _lstsq_impl(Y, E, tau, w, *, batch, axes):
     p = Y.shape[-1] + E.shape[-1]
-    rtol = _rank_rtol(p, Y.dtype)
+    rtol = reduction.rank_rtol(p, Y.dtype)
 
     def one(Y, E, tau, w):
         # scaled to unit largest entries first: the normal equations square the data,
@@ -734,8 +362,8 @@ def _lstsq_impl(Y, E, tau, w, *, batch, axes):
 
         sx = jnp.maximum(unit(Y), unit(E)) if E.shape[-1] else unit(Y)
         st, sw = unit(tau), unit(w)
-        A, b = _gram(Y / sx, E / sx, tau / st, w / sw)
-        return _min_norm_solve(_factor(A, rtol), b) * (st / sx)
+        A, b = reduction.gram(Y / sx, E / sx, tau / st, w / sw)
+        return reduction.min_norm_solve(reduction.factor(A, rtol), b) * (st / sx)
 
     flat, in_axes = _flatten_batch((Y, E, tau, w), _CORES[:4], axes, batch)
     nbatch = int(np.prod(batch, dtype=np.int64))
@@ -748,6 +376,119 @@ _lstsq_batch = cpu_program(
 )
 
 
+# ------------------------------------------------------------------ public API
+#: the keywords ``fit_torques`` and ``fit_robot`` took before ``solver=InteriorPoint(...)``
+_DEPRECATED = ("rtol", "max_iters")
+
+
+def _interior_point_solver(solver, deprecated: dict, caller: str) -> InteriorPoint:
+    """The solver object from ``solver=`` and the deprecated ``rtol``/``max_iters`` keywords.
+
+    Warns (``DeprecationWarning``, at the caller of ``caller``) for the string form and
+    for the loose keywords.
+    """
+    for name in deprecated:
+        if name not in _DEPRECATED:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}")
+    if isinstance(solver, str):
+        if solver != "interior_point":
+            raise ValueError(
+                "solver: expected InteriorPoint(...) (spatialjax.identification) or the "
+                f"deprecated 'interior_point', got {solver!r}"
+            )
+        warnings.warn(
+            f"{caller}: solver='interior_point' is deprecated and will be removed; pass "
+            "solver=InteriorPoint() (spatialjax.identification; the same solver)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        solver = None
+    elif solver is not None and not isinstance(solver, InteriorPoint):
+        hint = (
+            f" ({type(solver).__name__} is fit's solver for one body)"
+            if isinstance(solver, (Barrier, LogCholesky))
+            else ""
+        )
+        raise TypeError(
+            "solver: expected InteriorPoint(...) (spatialjax.identification), got "
+            f"{type(solver).__name__}{hint}"
+        )
+    if deprecated:
+        if solver is not None:
+            raise TypeError(
+                f"{caller}: pass either solver=InteriorPoint(...) or the deprecated keywords "
+                f"{sorted(deprecated)}, not both"
+            )
+        given = ", ".join(f"{name}=..." for name in _DEPRECATED if name in deprecated)
+        warnings.warn(
+            f"{caller}: the keywords {sorted(deprecated)} are deprecated and will be removed; "
+            f"pass solver=InteriorPoint({given}) (spatialjax.identification)",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return InteriorPoint(**{k: v for k, v in deprecated.items() if v is not None})
+    return InteriorPoint() if solver is None else solver
+
+
+def _fit_torques(
+    Y,
+    tau,
+    *,
+    prior: RigidBodyInertia,
+    solver: InteriorPoint,
+    extra=None,
+    extra_nonnegative=None,
+    weights=None,
+    gamma=None,
+    prior_spread: float = PRIOR_SPREAD,
+    extra_prior=None,
+    extra_prior_weight=None,
+    multiplicity=None,
+    body_names: tuple | None = None,
+) -> RobotFitResult:
+    """``fit_torques`` with its solver object resolved; ``body_names`` name the prior's bodies
+    in its errors (``fit_robot`` passes the model's)."""
+    Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
+    if multiplicity is not None:
+        m = check_weights(multiplicity, N, nv, dtype, data="tau", name="multiplicity")
+        batch = broadcast_batch("Y and tau", batch, "multiplicity", m.shape[:-2])
+        w = m if w is None else w * m
+    p = 10 * nb + ne
+    pi0 = check_prior_bodies(prior, nb, dtype, body_names)
+    batch = broadcast_batch("Y and tau", batch, "prior", pi0.shape[:-2])
+    nonneg = check_extra_nonnegative(extra_nonnegative, ne, extra is not None)
+    phi0, wphi = check_extra_prior(extra_prior, extra_prior_weight, ne, extra is not None)
+    if weights is None and N * nv <= p:
+        raise ValueError(
+            f"tau: {N * nv} torque samples (N={N} samples × nv={nv} joints) but the problem has "
+            f"p={p} parameters (10 per body × {nb} bodies + {ne} extra columns): at least "
+            f"{p + 1} are needed to estimate the noise level (the default weights); record a "
+            "longer log, or pass weights"
+        )
+    if gamma is not None:
+        gamma, batch = check_gamma(gamma, Y, batch, "Y and tau")
+    prior_spread = check_prior_spread(prior_spread)
+    given = jnp.asarray([weights is not None, gamma is not None])
+    w_arr = jnp.ones((N, nv), dtype) if w is None else w
+    w_arr = jnp.broadcast_to(w_arr, w_arr.shape[:-2] + (N, nv))
+    g_arr = jnp.zeros((), dtype) if gamma is None else gamma
+    args = (Y, E, tau, w_arr, pi0.astype(dtype), g_arr)
+    axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=True))
+    return _fit_batch(
+        *args,
+        given,
+        jnp.asarray(nonneg),
+        jnp.asarray(phi0, dtype),
+        jnp.asarray(wphi, dtype),
+        batch=tuple(batch),
+        rtol=solver.rtol_for(dtype),
+        max_iters=int(solver.max_iters),
+        prior_spread=prior_spread,
+        axes=axes,
+        sample_weights=w is not None,
+    )
+
+
 def fit_torques(
     Y,
     tau,
@@ -758,13 +499,11 @@ def fit_torques(
     weights=None,
     gamma=None,
     prior_spread: float = PRIOR_SPREAD,
-    rtol: float | None = None,
-    max_iters: int = MAX_ITERS,
-    solver: str | None = None,
+    solver: InteriorPoint | str | None = None,
     extra_prior=None,
     extra_prior_weight=None,
     multiplicity=None,
-    _body_names: tuple | None = None,
+    **deprecated,
 ) -> RobotFitResult:
     r"""Physically consistent inertial parameters of a whole robot from joint torques.
 
@@ -863,9 +602,11 @@ def fit_torques(
         ``γ = 0`` is the consistent (constrained) least-squares fit; it is
         ``UNDETERMINED`` where the regressor is rank-deficient.
       prior_spread: ``s > 0`` of the default ``γ`` rule.
-      rtol: relative tolerance (default ``1e-12`` float64, ``1e-6`` float32).
-      max_iters: cap on Newton iterations.
-      solver: ``None`` or ``"interior_point"`` (the only solver).
+      solver: [InteriorPoint][spatialjax.identification.InteriorPoint]
+        (default ``InteriorPoint()``), holding the relative tolerance
+        ``rtol`` (``1e-12`` float64, ``1e-6`` float32) and the cap
+        ``max_iters`` on Newton iterations. The string ``"interior_point"``
+        still works, with a ``DeprecationWarning``.
       extra_prior: optional ``(ne,)`` prior values ``φ0`` of the extra
         coefficients (default 0), used where ``extra_prior_weight`` is positive.
       extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of a Gaussian
@@ -884,6 +625,9 @@ def fit_torques(
         onto an ``r``-dimensional subspace of ``R`` stand for ``r / R`` each
         (the ``multiplicity`` of [FloatingBaseRows][spatialjax.identification.FloatingBaseRows]);
         0 drops a row. Default: 1.
+      **deprecated: the former keywords ``rtol`` and ``max_iters`` still
+        work, with a ``DeprecationWarning``, and map onto
+        ``solver=InteriorPoint(rtol=..., max_iters=...)``.
 
     Returns:
       :class:`RobotFitResult` of batch shape ``(...)``. Differentiable with
@@ -896,9 +640,12 @@ def fit_torques(
         received); (eagerly) NaN/inf in ``tau``/``Y``/``extra`` naming the
         sample and joint; a prior body that is not fully consistent; negative
         weights or ``γ``; with default weights, fewer torque samples
-        ``N · nv`` than ``p + 1`` (the noise cannot be estimated).
+        ``N · nv`` than ``p + 1`` (the noise cannot be estimated); a solver
+        name other than ``"interior_point"``; invalid ``rtol``/``max_iters``.
       TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
-        not a ``RigidBodyInertia``.
+        not a ``RigidBodyInertia``, a ``solver`` that is not an
+        ``InteriorPoint``, both ``solver`` and deprecated keywords, an unknown
+        keyword.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
@@ -910,57 +657,20 @@ def fit_torques(
       ch. 19 (interior-point methods); S. Boyd, L. Vandenberghe, *Convex
       Optimization*, 2004, §9.6 and §11.3 (self-concordance, barrier method).
     """
-    if solver not in (None, "interior_point"):
-        raise ValueError(f"solver: expected None or 'interior_point', got {solver!r}")
-    Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "fit")
-    if multiplicity is not None:
-        m = check_weights(multiplicity, N, nv, dtype, data="tau", name="multiplicity")
-        batch = broadcast_batch("Y and tau", batch, "multiplicity", m.shape[:-2])
-        w = m if w is None else w * m
-    p = 10 * nb + ne
-    pi0 = _check_prior(prior, nb, dtype, _body_names)
-    batch = broadcast_batch("Y and tau", batch, "prior", pi0.shape[:-2])
-    if extra_nonnegative is None:
-        nonneg = np.zeros(ne, bool)
-    else:
-        if extra is None:
-            raise ValueError("extra_nonnegative: given without extra columns")
-        nonneg = np.asarray(extra_nonnegative)
-        if nonneg.dtype != bool or nonneg.shape != (ne,):
-            raise ValueError(
-                f"extra_nonnegative: expected {ne} booleans (one per extra column), got "
-                f"{nonneg.dtype} array of shape {nonneg.shape}"
-            )
-    phi0, wphi = check_extra_prior(extra_prior, extra_prior_weight, ne, extra is not None)
-    if weights is None and N * nv <= p:
-        raise ValueError(
-            f"tau: {N * nv} torque samples (N={N} samples × nv={nv} joints) but the problem has "
-            f"p={p} parameters (10 per body × {nb} bodies + {ne} extra columns): at least "
-            f"{p + 1} are needed to estimate the noise level (the default weights); record a "
-            "longer log, or pass weights"
-        )
-    if gamma is not None:
-        gamma, batch = check_gamma(gamma, Y, batch, "Y and tau")
-    if not (np.isfinite(prior_spread) and prior_spread > 0):
-        raise ValueError(f"prior_spread: expected a finite s > 0, got {prior_spread}")
-    given = jnp.asarray([weights is not None, gamma is not None])
-    w_arr = jnp.ones((N, nv), dtype) if w is None else w
-    w_arr = jnp.broadcast_to(w_arr, w_arr.shape[:-2] + (N, nv))
-    g_arr = jnp.zeros((), dtype) if gamma is None else gamma
-    args = (Y, E, tau, w_arr, pi0.astype(dtype), g_arr)
-    axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=True))
-    return _fit_batch(
-        *args,
-        given,
-        jnp.asarray(nonneg),
-        jnp.asarray(phi0, dtype),
-        jnp.asarray(wphi, dtype),
-        batch=tuple(batch),
-        rtol=_default_rtol(dtype) if rtol is None else float(rtol),
-        max_iters=int(max_iters),
-        prior_spread=float(prior_spread),
-        axes=axes,
-        sample_weights=w is not None,
+    solver = _interior_point_solver(solver, deprecated, "fit_torques")
+    return _fit_torques(
+        Y,
+        tau,
+        prior=prior,
+        solver=solver,
+        extra=extra,
+        extra_nonnegative=extra_nonnegative,
+        weights=weights,
+        gamma=gamma,
+        prior_spread=prior_spread,
+        extra_prior=extra_prior,
+        extra_prior_weight=extra_prior_weight,
+        multiplicity=multiplicity,
     )
 
 
@@ -976,8 +686,9 @@ def fit_robot(
     gamma=None,
     prior: RigidBodyInertia | None = None,
     gravity=(0.0, 0.0, -9.81),
-    solver: str | None = None,
-    **options,
+    prior_spread: float = PRIOR_SPREAD,
+    solver: InteriorPoint | str | None = None,
+    **deprecated,
 ) -> RobotFitResult:
     r"""Identify every body of ``model`` (and joint friction) from a torque log.
 
@@ -996,13 +707,16 @@ def fit_robot(
         velocities, accelerations and measured torques (model conventions).
       friction: a :class:`~spatialjax.multibody.FrictionModel`, or any subset
         of ``("viscous", "coulomb", "offset")``; ``()`` fits no friction.
-      weights, gamma, solver: as in :func:`fit_torques`.
+      weights, gamma, prior_spread: as in :func:`fit_torques`.
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``; default
         ``model.inertia`` (each body must be fully consistent: a massless or
         inconsistent URDF link raises, naming the link).
       gravity: gravitational acceleration in the world frame (m/s²).
-      **options: ``prior_spread``, ``rtol``, ``max_iters`` of
-        :func:`fit_torques`.
+      solver: [InteriorPoint][spatialjax.identification.InteriorPoint], as in
+        [fit_torques][spatialjax.identification.fit_torques].
+      **deprecated: ``rtol`` and ``max_iters``, as in
+        [fit_torques][spatialjax.identification.fit_torques] (a
+        ``DeprecationWarning``; pass ``solver=InteriorPoint(...)``).
 
     Returns:
       :class:`RobotFitResult` with ``friction`` ``(..., n1, 3)``
@@ -1017,7 +731,8 @@ def fit_robot(
 
     if not isinstance(model, Model):
         raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
-    fm = _as_friction_model(friction)
+    solver = _interior_point_solver(solver, deprecated, "fit_robot")
+    fm = as_friction_model(friction)
     tau = as_float_array(tau, "tau")
     require_finite(tau, "tau", "sample/joint")
     # the caller's arrays are checked here: a NaN in q would otherwise surface as a
@@ -1031,17 +746,17 @@ def fit_robot(
     if fm.kinds:
         extra = fm.regressor(model, v)
         nonneg = fm.nonnegative(model)
-    res = fit_torques(
+    res = _fit_torques(
         Y,
         tau,
         prior=model.inertia if prior is None else prior,
+        solver=solver,
         extra=extra,
         extra_nonnegative=nonneg,
         weights=weights,
         gamma=gamma,
-        solver=solver,
-        _body_names=model.body_names,
-        **options,
+        prior_spread=prior_spread,
+        body_names=model.body_names,
     )
     fr = jnp.full(res.extra.shape[:-1] + (3 * n1,), jnp.nan, res.extra.dtype)
     if fm.kinds:

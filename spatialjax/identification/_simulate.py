@@ -120,7 +120,7 @@ def _perturb(params, rel, key):
 
 
 @jax.jit
-def _rnea_scan(model, q, dq, ddq, g):
+def _jit_rnea_scan(model, q, dq, ddq, g):
     from .. import multibody
 
     return multibody.rnea(model, q, dq, ddq, g, method="scan")
@@ -258,7 +258,7 @@ def simulate_log(
     g = jnp.asarray(gravity, dtype)
     tau = np.asarray(
         # "scan": the same numbers as the default "levels", and it compiles faster
-        _rnea_scan(true_model, arrays["q"], arrays["dq"], arrays["ddq"], g),
+        _jit_rnea_scan(true_model, arrays["q"], arrays["dq"], arrays["ddq"], g),
         np.float64,
     )
     dq_np = np.asarray(arrays["dq"], np.float64)

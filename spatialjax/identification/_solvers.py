@@ -1,4 +1,4 @@
-"""Solver objects for :func:`~spatialjax.identification.fit` (lineax style).
+"""Solver objects of the fits (lineax style).
 
 A fit is configured by one small frozen object per method, holding only the
 options that method uses, with the optimiser as a nested object holding only
@@ -7,9 +7,13 @@ its own options::
     fit(Y, f, weights=w)                                        # Barrier() by default
     fit(Y, f, weights=w, solver=LogCholesky())
     fit(Y, f, weights=w, solver=Barrier(optimizer=Adam(learning_rate=0.05), rtol=1e-8))
+    fit_torques(Y, tau, prior=J0, solver=InteriorPoint(rtol=1e-10))  # a whole robot
 
-The objects are hashable, so ``fit`` passes them to ``jit`` as static
-arguments: equal objects share one compiled program.
+``Barrier`` and ``LogCholesky`` solve one body's problem (``fit``);
+``InteriorPoint`` a whole robot's (``fit_torques``, ``fit_robot``). Every
+solver's ``rtol=None`` stands for a default per dtype (``rtol_for``). The
+objects are hashable, so the fits pass them to ``jit`` as static arguments:
+equal objects share one compiled program.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import dataclasses
 import math
 import numbers
 from typing import ClassVar
+
+import numpy as np
 
 INITS = ("prior", "least_squares")
 
@@ -36,6 +42,28 @@ def _check_float(owner: str, name: str, value, *, positive: bool) -> None:
     if not ok or (value <= 0 if positive else value < 0):
         want = "a finite float > 0" if positive else "a finite float ≥ 0"
         raise ValueError(f"{owner}: {name}: expected {want}, got {value!r}")
+
+
+def _check_rtol(owner: str, rtol) -> None:
+    if rtol is not None:
+        _check_float(owner, "rtol", rtol, positive=True)
+        if rtol >= 1:
+            raise ValueError(f"{owner}: rtol: expected a float in (0, 1), got {rtol!r}")
+
+
+class _RelativeTolerance:
+    """``rtol_for(dtype)``: the solver's ``rtol``, or its default for ``dtype`` where ``None``."""
+
+    rtol: float | None
+    #: default ``rtol`` in float64 and in float32 (the solver's own: its stopping test differs)
+    _DEFAULT_RTOL: ClassVar[tuple[float, float]]
+
+    def rtol_for(self, dtype) -> float:
+        """The relative tolerance a fit in ``dtype`` runs with (a float)."""
+        if self.rtol is not None:
+            return float(self.rtol)
+        f64, f32 = self._DEFAULT_RTOL
+        return f64 if np.dtype(dtype) == np.float64 else f32
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +107,7 @@ class Adam:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Solver:
+class _Solver(_RelativeTolerance):
     optimizer: LBFGS | Adam = LBFGS()
     init: str = "prior"
     rtol: float | None = None
@@ -91,6 +119,7 @@ class _Solver:
     #: line-searched Newton step per iteration: fewer iterations than ten and less time
     #: (benchmarks/bench_identification.py; figures in benchmarks/README.md)
     _RESTART_DEFAULT: ClassVar[dict] = {LBFGS: 1, Adam: 10}
+    _DEFAULT_RTOL: ClassVar[tuple[float, float]] = (1e-10, 1e-5)
 
     def __post_init__(self):
         owner = type(self).__name__
@@ -103,10 +132,7 @@ class _Solver:
             object.__setattr__(self, "restart_every", default)
         if self.init not in INITS:
             raise ValueError(f"{owner}: init: expected one of {INITS}, got {self.init!r}")
-        if self.rtol is not None:
-            _check_float(owner, "rtol", self.rtol, positive=True)
-            if self.rtol >= 1:
-                raise ValueError(f"{owner}: rtol: expected a float in (0, 1), got {self.rtol!r}")
+        _check_rtol(owner, self.rtol)
         _check_int(owner, "newton_steps", self.newton_steps, 0)
         _check_int(owner, "restart_every", self.restart_every, 1)
 
@@ -163,6 +189,35 @@ class LogCholesky(_Solver):
         per iteration, the Hessian written out through the entries of the
         Cholesky factor), 10 with Adam.
     """
+
+
+@dataclasses.dataclass(frozen=True)
+class InteriorPoint(_RelativeTolerance):
+    """Primal interior-point Newton method on a whole robot's parameters (``fit_torques``).
+
+    The solver of [fit_torques][spatialjax.identification.fit_torques] and
+    [fit_robot][spatialjax.identification.fit_robot]: damped Newton steps on
+    all ``10 nb + ne`` parameters at once with the exact Hessian of
+    ``F − μ(Σ_i log det J_i + Σ_j log φ_j)``, a fraction-to-boundary rule
+    and an Armijo line search, ``μ`` divided by 10 along the central path
+    (Nocedal & Wright 2006, ch. 19; Boyd & Vandenberghe 2004, §11.3);
+    ``fit_torques`` documents the stopping tests.
+
+    Attributes:
+      rtol: relative tolerance on the objective, in ``(0, 1)``; ``None``:
+        ``1e-12`` (float64) or ``1e-6`` (float32).
+      max_iters: cap on Newton iterations (``≥ 1``); a fit stopped by it has
+        status ``NOT_CONVERGED``.
+    """
+
+    rtol: float | None = None
+    max_iters: int = 300
+
+    _DEFAULT_RTOL: ClassVar[tuple[float, float]] = (1e-12, 1e-6)
+
+    def __post_init__(self):
+        _check_rtol("InteriorPoint", self.rtol)
+        _check_int("InteriorPoint", "max_iters", self.max_iters, 1)
 
 
 SOLVERS = {"barrier": Barrier, "log_cholesky": LogCholesky}

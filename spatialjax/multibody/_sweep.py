@@ -369,7 +369,7 @@ def _joint_frames(model: Model, q):
     return E, r
 
 
-def _subspaces(model: Model):
+def _body_subspaces(model: Model):
     """``(nb, 6)`` motion subspace ``S_i`` of each 1-DoF joint in its body frame (free flyer: 0)."""
     rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)[:, None]
     pri = np.array([t == "prismatic" for t in model.joint_types], float)[:, None]
@@ -393,7 +393,7 @@ def _forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None
     Returns per-group lists (body axis first) and the inverse group order.
     """
     groups, inv = _groups(model.parents, model.levels, method)
-    S = _n(_subspaces(model)) if qd is not None else None
+    S = _n(_body_subspaces(model)) if qd is not None else None
     N = E.shape[-1]
     Rw, pw, V, A = [], [], [], []
     for idx, gp, pos in groups:
@@ -725,7 +725,7 @@ def _ancestor_mask(parents: tuple, dof_body: tuple):
 def _world_subspaces(model, Rw, pw):
     """``(nv, 6, N)``: every dof's motion subspace column in world coordinates."""
     db = _dof_body(model)
-    S = _subspaces(model)
+    S = _body_subspaces(model)
     Sd = []
     for i, t in enumerate(model.joint_types):
         if t == "free_flyer":

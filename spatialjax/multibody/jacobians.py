@@ -115,7 +115,7 @@ def _ancestors(model: Model, body: int) -> np.ndarray:
     return mask
 
 
-def _subspaces(model: Model, dtype):
+def _dof_subspaces(model: Model, dtype):
     """``(nv, 6)`` joint motion subspace of each dof in its body's frame, ``[ω; v]``."""
     z = jnp.zeros((3,), dtype)
     rows = []
@@ -133,7 +133,7 @@ def _world_columns(model: Model, q):
     """World-frame columns ``(ang, lin)`` of every dof, each ``(..., nv, 3)``, and the poses."""
     poses = forward_kinematics(model, q).poses
     dof_body, _ = _dof_layout(model)
-    S = _subspaces(model, q.dtype)
+    S = _dof_subspaces(model, q.dtype)
     R = poses.E[..., dof_body, :, :]  # (..., nv, 3, 3) R_world_body of each dof's body
     p = poses.r[..., dof_body, :]
     ang = jnp.sum(R * S[:, None, :3], axis=-1)

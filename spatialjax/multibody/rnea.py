@@ -27,6 +27,7 @@ from ._sweep import (
     _backward_sum,
     _batch,
     _batch_with_fext,
+    _body_subspaces,
     _check_method,
     _chunked,
     _dyn,
@@ -43,7 +44,6 @@ from ._sweep import (
     _scan_xs,
     _split_dofs,
     _step_frame,
-    _subspaces,
     _take,
     _unflat_bf,
 )
@@ -108,7 +108,7 @@ def _rnea_forward(model, q, v, a, g, method, pose=False):
 
 def _tau_from_forces(model, f_body):
     """``τ_i = S_iᵀ f_i`` (free flyer: ``f_0``) in ``v``'s order: ``(nv, N)``."""
-    S = _n(_subspaces(model))
+    S = _n(_body_subspaces(model))
     tau = jnp.sum(S * f_body, axis=-2)
     if model.floating_base:
         return jnp.concatenate([f_body[0], tau[1:]], axis=0)
