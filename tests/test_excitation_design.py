@@ -178,7 +178,11 @@ def _problem(chain, criterion, torque_limit=None):
     )  # fmt: skip
 
 
-@pytest.mark.parametrize("criterion", ["logdet", "condition", "aoptimal", "condition_snr"])
+@pytest.mark.parametrize(
+    "criterion",
+    [*(pytest.param(c, marks=pytest.mark.slow) for c in ("logdet", "condition", "aoptimal")),
+     "condition_snr"],  # the default quick, the others in CI's second step
+)  # fmt: skip
 def test_gradient_against_finite_differences(chain, criterion):
     P = _problem(chain, criterion, torque_limit=[30.0, 8.0])
 
@@ -194,6 +198,7 @@ def test_gradient_against_finite_differences(chain, criterion):
     np.testing.assert_allclose(g, fd, rtol=2e-4, atol=2e-6 * np.abs(fd).max())
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_halving_keeps_the_best_and_their_paths(chain):
     """Successive halving: the starts kept at each rung are those with the lowest loss so far
     (read from a run without halving), and each keeps the path it has without halving."""

@@ -82,6 +82,7 @@ def test_vmap_and_broadcast_leading_axes_match_the_flat_batch(rng):
     assert bool(jnp.all(res.converged))
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_float32_in_float32_out_and_consistent(rng):
     truth, Y, f, w = problem(rng, noise=1.0, dtype=jnp.float32)
     res = fit(Y, f, weights=w)
@@ -185,6 +186,7 @@ def test_default_prior_is_least_squares_when_that_is_consistent(rng):
     assert bool(jnp.all(res.gamma > 0)) and bool(jnp.all(res.converged))
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_gradients_in_data_prior_and_gamma_match_finite_differences(rng):
     # reverse mode under jit and vmap (fit_vmapped_grad: the program of the vmap test), in
     # the layout of that test: copy 1 of each body has the reversed batch's f, prior and γ
@@ -261,6 +263,7 @@ def test_invalid_values_under_jit_give_nan_and_a_status_not_silent_nan(rng):
     assert "negative weight" in FitStatus.describe(res.status[0, 1])
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_unexcited_data_with_gamma_zero_is_undetermined_not_nan(rng):
     # regression: fit(..., gamma=0) on an all-zero regressor returned NaN with no reason;
     # without excitation nothing determines the body unless a prior and γ > 0 do

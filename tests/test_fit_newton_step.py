@@ -120,6 +120,7 @@ def test_newton_step_is_optax_first_lbfgs_iteration(rng, mu, scale, margin, acts
             np.testing.assert_allclose(np.asarray(y), -np.asarray(g), rtol=1e-15)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_newton_step_without_a_cap_is_optax_without_the_boundary_rule(rng):
     # the log-Cholesky method's step: no fraction-to-boundary transform
     for scale in (1.0, 3.0):

@@ -222,6 +222,7 @@ def test_configuration_derivatives_floating_base(name):
     assert err <= 1e-10, err
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_finite_gradients_at_zero_and_with_massless_links():
     """At ``q = v = 0`` and on a chain whose middle links are massless (the leaf keeps mass, so
     ``M`` stays regular), gradients through both methods and through the inertias are finite
@@ -298,6 +299,7 @@ def test_pendulum_closed_form():
 
 
 # -------------------------------------------------------------------- singular
+@pytest.mark.slow  # compile time; CI's second step
 def test_singular_mass_matrix_raises_eagerly_and_is_nan_under_jit():
     zero = mb.chain_model(3, mass=0.0, dtype="float64")
     q, v, tau = np.zeros(3), np.zeros(3), np.ones(3)

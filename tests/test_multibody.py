@@ -432,7 +432,10 @@ def test_bad_q_length_and_dtype():
         mb.rnea(model, jnp.zeros(3), jnp.zeros(3), jnp.zeros(3), method="fast")
 
 
-@pytest.mark.parametrize("nbodies, n", [(3, 1), (3, 5), (3, 40), (14, 2)])
+@pytest.mark.parametrize(
+    "nbodies, n",
+    [(3, 5), *(pytest.param(*p, marks=pytest.mark.slow) for p in ((3, 1), (3, 40), (14, 2)))],
+)  # fmt: skip
 def test_auto_method_is_loop_for_small_models_and_batches_and_same_results(nbodies, n):
     """``method="auto"`` (the default) resolves to the unrolled loop for small models at
     small batches and to the scan otherwise, and gives the explicit methods' results."""

@@ -112,6 +112,7 @@ def test_one_state_matches_pinocchio_on_a_floating_tree(tmp_path, dtype):
                                            err_msg=f"{what}, {name}")  # fmt: skip
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_one_state_agrees_with_the_batched_sweeps_under_vmap_and_grad(tmp_path):
     """vmap of the one-state call equals the batched call; the gradients with respect to q,
     the model's inertias and armature (the model an argument) equal those of

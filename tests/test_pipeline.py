@@ -455,6 +455,7 @@ def test_identify_robot_bad_log_and_model(toy):
         _run(model, renamed)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_bandwidth_weighting_counts_two_samples_per_hertz_of_the_filter(toy):
     """``"bandwidth"``: τ = f_s / (2 f_c) after decimation (1000 / 2 / (2 · 20) = 12.5)."""
     model, log, _ = toy

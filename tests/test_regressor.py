@@ -82,6 +82,7 @@ def test_jit_and_vmap_agree_with_eager(rng):
     np.testing.assert_allclose(jax.vmap(body_regressor)(v, a), eager, rtol=1e-14, atol=1e-14)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_wrench_gradients(rng):
     pi = _random_pi(rng)
     g = jnp.asarray(rng.normal(size=3))
