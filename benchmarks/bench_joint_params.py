@@ -249,6 +249,11 @@ def identify(model, log, *, lowpass=20.0, decimate=10, rest_fraction=None):
     }
 
 
+def _auto_or(kind):
+    """argparse type: ``"auto"`` or a ``kind`` number."""
+    return lambda text: text if text == "auto" else kind(text)
+
+
 def identify_pipeline(model, log, *, lowpass=20.0, decimate=1):
     """``identify_robot`` with its defaults (what ``spatialjax identify`` runs)."""
     import spatialjax.identification as sid
@@ -337,6 +342,8 @@ def run_seed(seed, work: Path, nominal: Path, model, args) -> dict:
     out = work / f"fitted_{seed}.xml"
     if out.exists():
         out.unlink()
+    if "auto" in (args.lowpass, args.decimate) and not getattr(args, "pipeline", False):
+        raise SystemExit("--lowpass/--decimate auto: only with --pipeline")
     if getattr(args, "pipeline", False):
         est = identify_pipeline(model, log, lowpass=args.lowpass, decimate=args.decimate)
         t0 = time.perf_counter()
@@ -439,8 +446,15 @@ def main(argv=None) -> int:
                     help="how the true links are off the URDF (truth_spec)")  # fmt: skip
     ap.add_argument("--duration", type=float, default=20.0, help="identification log, s")
     ap.add_argument("--validation", type=float, default=10.0, help="separate run, s")
-    ap.add_argument("--lowpass", type=float, default=20.0)
-    ap.add_argument("--decimate", type=int, default=10)
+    ap.add_argument(
+        "--lowpass",
+        type=_auto_or(float),
+        default=20.0,
+        help="cut-off in Hz, or 'auto' (--pipeline only: identify_robot's default)",
+    )
+    ap.add_argument(
+        "--decimate", type=_auto_or(int), default=10, help="factor, or 'auto' (--pipeline only)"
+    )
     ap.add_argument("--pipeline", action="store_true",
                     help="identify with identify_robot (spatialjax identify)")  # fmt: skip
     ap.add_argument("--sysid-python", default=None,
