@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import robots_dir
+from helpers import robots_dir, swap_pin_rows
 
 import spatialjax.multibody as mb
 from spatialjax import RigidBodyInertia
@@ -311,11 +311,6 @@ def _solo():
     return model, pm
 
 
-def _pin_rows(J):
-    """Pinocchio ``[v; ω]`` rows -> ``[ω; v]``."""
-    return np.concatenate([J[..., 3:, :], J[..., :3, :]], axis=-2)
-
-
 def _contact_samples(schedule, seed=0):
     """States with the scheduled feet at rest on the ground and Pinocchio's forces and torques.
 
@@ -341,7 +336,7 @@ def _contact_samples(schedule, seed=0):
         pin.updateFramePlacements(pm, pd)
         J = np.array(
             [
-                _pin_rows(pin.getFrameJacobian(pm, pd, pm.getFrameId(f), pin.LOCAL))[:, perm]
+                swap_pin_rows(pin.getFrameJacobian(pm, pd, pm.getFrameId(f), pin.LOCAL))[:, perm]
                 for f in FEET
             ]
         )  # fmt: skip  (4, 6, 18), [ω; v] rows, our v order

@@ -851,7 +851,7 @@ def _mjcf_body_edits(model, links, data, names, p_id, frames, plan, checked):
 def _mjcf_joint_edits(model, by_joint, jp):
     """Edits writing ``jp`` into the ``<joint>`` attributes ``armature``, ``damping`` (its
     linear term) and ``frictionloss``, and the per-joint report."""
-    from ..io._common import format_number, vector_text
+    from ..io._common import format_number, updated_vector_text
     from ..io._xml import attr_value_edit
 
     fn = "write_identified_mjcf"
@@ -877,7 +877,7 @@ def _mjcf_joint_edits(model, by_joint, jp):
                 )
             if attr in el.attrib:
                 tokens = el.attrib[attr].split()
-                t = vector_text(tokens[0] if tokens else None, [old], [new])
+                t = updated_vector_text(tokens[0] if tokens else None, [old], [new])
                 if t is not None:
                     edits.append(attr_value_edit(el, attr, " ".join([t] + tokens[1:])))
             elif new != old:  # the element's own attribute overrides its default class

@@ -81,12 +81,13 @@ import dataclasses
 import difflib
 import functools
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._preprocess import PreparedLog, tail_samples
+from ._preprocess import PreparedLog, parallel_filter, tail_samples
 
 __all__ = ["CONTACT_TYPES", "FloatingBaseRows", "floating_base_rows"]
 
@@ -345,8 +346,6 @@ def _filter_projected(prepared: PreparedLog, x: np.ndarray, project, decimate: i
 
     Returns ``(log, filtered (M', K nv, c))``; the blocks bound the memory of long logs.
     """
-    from ._preprocess import parallel_filter
-
     log, out = prepared, []
     for c in range(0, max(x.shape[-1], 1), _COLUMN_BLOCK):
         log, y = parallel_filter(
@@ -354,6 +353,226 @@ def _filter_projected(prepared: PreparedLog, x: np.ndarray, project, decimate: i
         )
         out.append(y)
     return log, np.concatenate(out, axis=-1)
+
+
+def _check_options(method, contact_type, contact_speed, decimate) -> None:
+    """Refuse an unknown ``method`` or ``contact_type``, a ``contact_speed`` that is not a
+    positive speed and a ``decimate`` that is not a positive integer, naming the argument."""
+    if method not in ("auto",) + METHODS:
+        raise ValueError(f"method: expected 'auto', 'wrenches' or 'projection', got {method!r}")
+    if contact_type not in CONTACT_TYPES:
+        raise ValueError(f"contact_type: expected one of {CONTACT_TYPES}, got {contact_type!r}")
+    if isinstance(contact_speed, bool) or not (
+        isinstance(contact_speed, (int, float, np.integer, np.floating))
+        and math.isfinite(contact_speed)
+        and contact_speed > 0
+    ):
+        raise ValueError(f"contact_speed: expected a speed > 0 in m/s, got {contact_speed!r}")
+    if isinstance(decimate, bool) or not (
+        isinstance(decimate, (int, np.integer)) and decimate >= 1
+    ):
+        raise ValueError(f"decimate: expected a positive integer, got {decimate!r}")
+
+
+def _check_floating_log(model, prepared: PreparedLog, decimate: int) -> None:
+    """Refuse a fixed-base model or log, a low-passed log that was decimated, a ``decimate``
+    above 1 without a low-pass, and a log whose joints are not the model's."""
+    if not getattr(model, "floating_base", False):
+        raise ValueError(
+            f"model: {getattr(model, 'name', model)!r} is fixed-base; load it with "
+            "floating_base=True for a floating-base log"
+        )
+    if not prepared.floating_base:
+        raise ValueError("prepared: the log has no base pose (a fixed-base log)")
+    if prepared.decimate != 1 and prepared.lowpass is not None:
+        raise ValueError(
+            f"prepared: expected the full-rate log (prepare_log with decimate=1), got "
+            f"decimate={prepared.decimate}; pass decimate here instead"
+        )
+    if decimate > 1 and prepared.lowpass is None:
+        raise ValueError(
+            f"decimate: {decimate} without a low-pass would alias noise; prepare the log with "
+            "prepare_log(..., lowpass=...)"
+        )
+    n, nv = prepared.q.shape[1], model.nv
+    if nv != 6 + n:
+        raise ValueError(
+            f"prepared: {n} joint columns, but model {model.name!r} has {nv - 6} joints besides "
+            "its free flyer (match the log's joints first: match_joints)"
+        )
+
+
+def _checked_columns(model, prepared: PreparedLog, Y, extra):
+    """``(Y (M, nv, 10 nb), extra (M, nv, ne) or None)`` as float64, their shapes checked."""
+    M, nv = prepared.q.shape[0], model.nv
+    Y = np.asarray(Y, np.float64)
+    if Y.ndim != 3 or Y.shape[:2] != (M, nv) or Y.shape[2] != 10 * model.nbodies:
+        raise ValueError(
+            f"Y: expected shape (M, nv, 10 nb) = ({M}, {nv}, {10 * model.nbodies}) (the "
+            f"regressor at prepared.state()), got shape {Y.shape}"
+        )
+    if extra is not None:
+        extra = np.asarray(extra, np.float64)
+        if extra.ndim != 3 or extra.shape[:2] != (M, nv):
+            raise ValueError(
+                f"extra: expected shape (M, nv, ne) = ({M}, {nv}, ne), got shape {extra.shape}"
+            )
+    return Y, extra
+
+
+def _checked_contact_frames(model, prepared: PreparedLog) -> tuple[str, ...]:
+    """The log's contact frames, refused when it names none or one the model lacks."""
+    frames = prepared.contact_frames
+    if frames is None:
+        raise ValueError(
+            "prepared: the log names no contact_frames; name the frames that touch the "
+            "environment (with contact_wrenches or a contact schedule), or pass "
+            "contact_frames=() for a robot without contacts"
+        )
+    check_contact_frames(model, frames)
+    return frames
+
+
+def _torque_joints(model, exclude_torque) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(joints, excluded)``: the model's joints besides the free flyer, in model order, and
+    the names of ``exclude_torque``, each checked to be one of them."""
+    joints = tuple(nm for nm, ty in zip(model.joint_names, model.joint_types, strict=True)
+                   if ty != "free_flyer")  # fmt: skip
+    if isinstance(exclude_torque, str):
+        raise ValueError(
+            f"exclude_torque: expected a sequence of joint names, got the string {exclude_torque!r}"
+        )
+    exclude = tuple(exclude_torque)
+    for j in exclude:
+        if j not in joints:
+            raise ValueError(
+                f"exclude_torque: {j!r} is no joint of model {model.name!r} (joints: "
+                f"{', '.join(joints)})"
+            )
+    return joints, exclude
+
+
+def _resolved_method(method: str, wrenches) -> str:
+    """``"auto"`` resolved by whether the log has contact wrenches; "wrenches" needs them."""
+    if method == "auto":
+        method = "wrenches" if wrenches is not None else "projection"
+    if method == "wrenches" and wrenches is None:
+        raise ValueError(
+            "method: 'wrenches' needs contact_wrenches in the log; without them use "
+            "'projection' (the contact null space)"
+        )
+    return method
+
+
+def _contact_schedule(prepared: PreparedLog, J, v, method: str, contact_speed) -> np.ndarray:
+    """``(M, k)`` booleans, the contacts closed at each sample: the logged schedule; without
+    one, every contact for "wrenches" (no measured wrench dropped), else those whose origin
+    moves slower than ``contact_speed`` (``J (M, k, 6, nv)``, ``v (M, nv)``), widened by the
+    low-pass's reach."""
+    if prepared.contact is not None:
+        return np.asarray(prepared.contact, bool)
+    if method == "wrenches":
+        return np.ones(J.shape[:2], bool)
+    speed = np.linalg.norm(np.einsum("mcrv,mv->mcr", J[:, :, 3:], v), axis=-1)
+    return _widen(speed < contact_speed, prepared.t, contact_reach(prepared))
+
+
+def _measured_side(prepared: PreparedLog, J, closed, method: str) -> np.ndarray:
+    """``(M, nv)`` the measured side as logged: ``Sᵀτ``, plus ``Σ_c J_cᵀ w_c`` over the
+    closed contacts for "wrenches"."""
+    M = prepared.q.shape[0]
+    tau = prepared.tau if prepared.raw_tau is None else prepared.raw_tau
+    m = np.concatenate([np.zeros((M, 6)), tau], axis=1)  # Sᵀτ
+    if method == "wrenches":
+        wrenches = prepared.contact_wrenches
+        w = wrenches if prepared.raw_contact_wrenches is None else prepared.raw_contact_wrenches
+        # an open contact's wrench is zero by definition: its sensor noise is left out
+        m = m + np.einsum("mcrv,mcr->mv", J, w * closed[:, :, None])
+    return m
+
+
+class _RowOperators(NamedTuple):
+    """Per sample: the operators that form the parts' rows and what each row stands for.
+
+    Attributes:
+      ops: ``(P,)`` for "projection", ``(P, I − P)`` for "wrenches", each ``(M, nv, nv)``.
+      parts: the parts' names, ``("free",)`` or ``("free", "contact")``.
+      share: per part, ``(M,)`` the independent equations per kept row.
+      rank: ``(M,)`` independent equations of each sample.
+      diagonal: ``(M, nv)`` the diagonal of the parts' sum.
+    """
+
+    ops: tuple[np.ndarray, ...]
+    parts: tuple[str, ...]
+    share: list[np.ndarray]
+    rank: np.ndarray
+    diagonal: np.ndarray
+
+
+def _row_operators(J, closed, kept, method: str, contact_type: str) -> _RowOperators:
+    """The projectors of the closed contacts' rows of ``J (M, k, 6, nv)`` (three linear rows
+    per point contact, six per surface contact) on the ``kept (M, nv)`` equations."""
+    M, nv = J.shape[0], J.shape[-1]
+    rows = slice(3, 6) if contact_type == "point" else slice(0, 6)
+    Ja = (J[:, :, rows] * closed[:, :, None, None]).reshape(M, -1, nv)  # open: zero rows
+    P, C, r = _projectors(Ja, kept)
+    n_kept = kept.sum(axis=1)  # (M,): the base's six at least
+    if method == "wrenches":
+        return _RowOperators(
+            ops=(P, C),
+            parts=("free", "contact"),
+            share=[(n_kept - r) / n_kept, r / n_kept],
+            rank=n_kept.astype(np.int64),
+            diagonal=kept.astype(np.float64),  # P + C: the kept rows
+        )
+    return _RowOperators(
+        ops=(P,),
+        parts=("free",),
+        share=[(n_kept - r) / n_kept],
+        rank=(n_kept - r).astype(np.int64),
+        diagonal=np.diagonal(P, axis1=1, axis2=2).copy(),
+    )
+
+
+def _project(ops, x: np.ndarray) -> np.ndarray:
+    """``(M', nv, c) -> (M', K nv, c)``: ``x`` through each of the ``K`` operators, sample
+    by sample."""
+    nv = ops[0].shape[-1]
+    out = np.empty((x.shape[0], len(ops) * nv, x.shape[2]))
+    for k, op in enumerate(ops):
+        np.matmul(op, x, out=out[:, k * nv : (k + 1) * nv])
+    return out
+
+
+def _projected_rows(prepared: PreparedLog, ops, Y, extra, m, decimate: int):
+    """``(log, Y, extra, measured)``: the columns projected sample by sample, then (with a
+    low-pass) filtered alike and decimated (exact: the filter is linear), with ``log`` the
+    samples they stand on."""
+    project = functools.partial(_project, ops)
+    if prepared.lowpass is None:
+        Er = None if extra is None else project(extra)
+        return prepared, project(Y), Er, project(m[..., None])[..., 0]
+    log, Yr = _filter_projected(prepared, Y, project, decimate)
+    Er = None if extra is None else _filter_projected(prepared, extra, project, decimate)[1]
+    mr = _filter_projected(prepared, m[..., None], project, decimate)[1][..., 0]
+    return log, Yr, Er, mr
+
+
+def _at_row_samples(prepared: PreparedLog, op: _RowOperators, closed, unknown, decimate: int):
+    """``(share, rank, closed, unknown, diagonal)`` at the rows' samples: as they are
+    without a low-pass, else at the filtered and decimated samples (the diagonal filtered
+    as the rows)."""
+    if prepared.lowpass is None:
+        return op.share, op.rank, closed, unknown, op.diagonal
+    _, diagonal = parallel_filter(prepared, op.diagonal[..., None], decimate=decimate)
+    keep = slice(prepared.edge, prepared.q.shape[0] - prepared.edge, decimate)
+    return (
+        [x[keep] for x in op.share],
+        op.rank[keep],
+        closed[keep],
+        None if unknown is None else unknown[keep],
+        diagonal[..., 0],
+    )
 
 
 def floating_base_rows(
@@ -430,146 +649,34 @@ def floating_base_rows(
       M. Gautier, "Dynamic identification of robots with power model", ICRA
       1997 (parallel filtering).
     """
-    from ._preprocess import parallel_filter
-
     if not isinstance(prepared, PreparedLog):
         raise TypeError(
             f"prepared: expected a PreparedLog (prepare_log), got {type(prepared).__name__}"
         )
-    if method not in ("auto",) + METHODS:
-        raise ValueError(f"method: expected 'auto', 'wrenches' or 'projection', got {method!r}")
-    if contact_type not in CONTACT_TYPES:
-        raise ValueError(f"contact_type: expected one of {CONTACT_TYPES}, got {contact_type!r}")
-    if isinstance(contact_speed, bool) or not (
-        isinstance(contact_speed, (int, float, np.integer, np.floating))
-        and math.isfinite(contact_speed)
-        and contact_speed > 0
-    ):
-        raise ValueError(f"contact_speed: expected a speed > 0 in m/s, got {contact_speed!r}")
-    if isinstance(decimate, bool) or not (
-        isinstance(decimate, (int, np.integer)) and decimate >= 1
-    ):
-        raise ValueError(f"decimate: expected a positive integer, got {decimate!r}")
-    if not getattr(model, "floating_base", False):
-        raise ValueError(
-            f"model: {getattr(model, 'name', model)!r} is fixed-base; load it with "
-            "floating_base=True for a floating-base log"
-        )
-    if not prepared.floating_base:
-        raise ValueError("prepared: the log has no base pose (a fixed-base log)")
-    if prepared.decimate != 1 and prepared.lowpass is not None:
-        raise ValueError(
-            f"prepared: expected the full-rate log (prepare_log with decimate=1), got "
-            f"decimate={prepared.decimate}; pass decimate here instead"
-        )
-    if decimate > 1 and prepared.lowpass is None:
-        raise ValueError(
-            f"decimate: {decimate} without a low-pass would alias noise; prepare the log with "
-            "prepare_log(..., lowpass=...)"
-        )
+    _check_options(method, contact_type, contact_speed, decimate)
+    _check_floating_log(model, prepared, decimate)
+    Y, extra = _checked_columns(model, prepared, Y, extra)
+    frames = _checked_contact_frames(model, prepared)
+    joints, exclude = _torque_joints(model, exclude_torque)
     M, n = prepared.q.shape
     nv = model.nv
-    if nv != 6 + n:
-        raise ValueError(
-            f"prepared: {n} joint columns, but model {model.name!r} has {nv - 6} joints besides "
-            "its free flyer (match the log's joints first: match_joints)"
-        )
-    Y = np.asarray(Y, np.float64)
-    if Y.ndim != 3 or Y.shape[:2] != (M, nv) or Y.shape[2] != 10 * model.nbodies:
-        raise ValueError(
-            f"Y: expected shape (M, nv, 10 nb) = ({M}, {nv}, {10 * model.nbodies}) (the "
-            f"regressor at prepared.state()), got shape {Y.shape}"
-        )
-    if extra is not None:
-        extra = np.asarray(extra, np.float64)
-        if extra.ndim != 3 or extra.shape[:2] != (M, nv):
-            raise ValueError(
-                f"extra: expected shape (M, nv, ne) = ({M}, {nv}, ne), got shape {extra.shape}"
-            )
-    frames = prepared.contact_frames
-    if frames is None:
-        raise ValueError(
-            "prepared: the log names no contact_frames; name the frames that touch the "
-            "environment (with contact_wrenches or a contact schedule), or pass "
-            "contact_frames=() for a robot without contacts"
-        )
-    check_contact_frames(model, frames)
-    joints = tuple(nm for nm, ty in zip(model.joint_names, model.joint_types, strict=True)
-                   if ty != "free_flyer")  # fmt: skip
-    if isinstance(exclude_torque, str):
-        raise ValueError(
-            f"exclude_torque: expected a sequence of joint names, got the string {exclude_torque!r}"
-        )
-    exclude = tuple(exclude_torque)
-    for j in exclude:
-        if j not in joints:
-            raise ValueError(
-                f"exclude_torque: {j!r} is no joint of model {model.name!r} (joints: "
-                f"{', '.join(joints)})"
-            )
     kept, unknown = _kept_equations(joints, exclude, unknown, M)  # (M, nv)
-    wrenches = prepared.contact_wrenches
-    if method == "auto":
-        method = "wrenches" if wrenches is not None else "projection"
-    if method == "wrenches" and wrenches is None:
-        raise ValueError(
-            "method: 'wrenches' needs contact_wrenches in the log; without them use "
-            "'projection' (the contact null space)"
-        )
+    method = _resolved_method(method, prepared.contact_wrenches)
 
     # at the full rate: contact Jacobians, the schedule, the measured side, the projector
     q, v, _ = prepared.state()
     J = contact_jacobians(model, q, frames)
-    if prepared.contact is not None:
-        closed = np.asarray(prepared.contact, bool)
-    elif method == "wrenches":  # no schedule: every contact closed (no measured wrench dropped)
-        closed = np.ones((M, len(frames)), bool)
-    else:
-        speed = np.linalg.norm(np.einsum("mcrv,mv->mcr", J[:, :, 3:], v), axis=-1)
-        closed = _widen(speed < contact_speed, prepared.t, contact_reach(prepared))
-    tau = prepared.tau if prepared.raw_tau is None else prepared.raw_tau
-    m = np.concatenate([np.zeros((M, 6)), tau], axis=1)  # Sᵀτ
-    if method == "wrenches":
-        w = wrenches if prepared.raw_contact_wrenches is None else prepared.raw_contact_wrenches
-        # an open contact's wrench is zero by definition: its sensor noise is left out
-        m = m + np.einsum("mcrv,mcr->mv", J, w * closed[:, :, None])
-    rows = slice(3, 6) if contact_type == "point" else slice(0, 6)
-    Ja = (J[:, :, rows] * closed[:, :, None, None]).reshape(M, -1, nv)  # open: zero rows
-    P, C, r = _projectors(Ja, kept)
-    n_kept = kept.sum(axis=1)  # (M,): the base's six at least
-    if method == "wrenches":
-        ops, parts = (P, C), ("free", "contact")
-        share = [(n_kept - r) / n_kept, r / n_kept]
-        rank = n_kept.astype(np.int64)
-        diagonal = kept.astype(np.float64)  # P + C: the kept rows
-    else:
-        ops, parts = (P,), ("free",)
-        share = [(n_kept - r) / n_kept]
-        rank = (n_kept - r).astype(np.int64)
-        diagonal = np.diagonal(P, axis1=1, axis2=2).copy()
-
-    def project(x):  # (M', nv, c) -> (M', K nv, c), P and I − P sample by sample
-        out = np.empty((x.shape[0], len(ops) * nv, x.shape[2]))
-        for k, op in enumerate(ops):
-            np.matmul(op, x, out=out[:, k * nv : (k + 1) * nv])
-        return out
-
+    closed = _contact_schedule(prepared, J, v, method, contact_speed)
+    m = _measured_side(prepared, J, closed, method)
+    op = _row_operators(J, closed, kept, method, contact_type)
     # projected sample by sample, then filtered alike (exact: the filter is linear)
-    if prepared.lowpass is not None:
-        log, Yr = _filter_projected(prepared, Y, project, decimate)
-        Er = None if extra is None else _filter_projected(prepared, extra, project, decimate)[1]
-        mr = _filter_projected(prepared, m[..., None], project, decimate)[1][..., 0]
-        _, diagonal = parallel_filter(prepared, diagonal[..., None], decimate=decimate)
-        diagonal = diagonal[..., 0]
-        keep = slice(prepared.edge, M - prepared.edge, decimate)
-        share = [x[keep] for x in share]
-        rank, closed = rank[keep], closed[keep]
-        unknown = None if unknown is None else unknown[keep]
-    else:
-        log, Yr, mr = prepared, project(Y), project(m[..., None])[..., 0]
-        Er = None if extra is None else project(extra)
+    log, Yr, Er, mr = _projected_rows(prepared, op.ops, Y, extra, m, decimate)
+    share, rank, closed, unknown, diagonal = _at_row_samples(
+        prepared, op, closed, unknown, decimate
+    )
 
     names = BASE_ROWS + joints
+    parts = op.parts
     multiplicity = np.repeat(np.stack(share, axis=1), nv, axis=1).astype(np.float64)
     if unknown is not None:  # an equation dropped at a sample stands for none there
         live = np.concatenate([np.ones((unknown.shape[0], 6), bool), ~unknown], axis=1)

@@ -89,20 +89,12 @@ import numpy as np
 
 from .._checks import as_float_array, is_concrete, same_dtype
 from .._inertia import RigidBodyInertia
+from .._params import PSEUDO_INERTIA_BASIS
+from ..multibody.friction import FRICTION_KINDS
+from . import _inputs as inputs
+from . import _reduction as reduction
 from ._program import cpu_program
-from ._robot_fit import (
-    _E,
-    COMPILER_OPTIONS,
-    FRICTION_KINDS,
-    PRIOR_SPREAD,
-    _as_friction_model,
-    _base_condition,
-    _check_prior,
-    _factor,
-    _gram,
-    _prepare,
-    _rank_rtol,
-)
+from ._robot_fit import COMPILER_OPTIONS, PRIOR_SPREAD
 from ._robot_result import Identifiability
 
 #: Names of the ten entries of a body's parameter vector (``_params`` order).
@@ -121,17 +113,17 @@ def parameter_names(model, friction=FRICTION_KINDS) -> tuple:
       ``10 nb + ne`` pairs such as ``("panda_link3", "Ixy")`` or
       ``("panda_joint2", "coulomb")``.
     """
-    fm = _as_friction_model(friction)
+    fm = inputs.as_friction_model(friction)
     names = [(b, n) for b in model.body_names for n in PARAMETER_NAMES]
     return tuple(names) + fm.names(model)
 
 
 def _prior_hessian(pi0):
     """``(nb, 10, 10)`` ``∇²_π(−log det J)`` at each prior body."""
-    J0 = jnp.einsum("ni,iab->nab", pi0, jnp.asarray(_E, pi0.dtype))
+    J0 = jnp.einsum("ni,iab->nab", pi0, jnp.asarray(PSEUDO_INERTIA_BASIS, pi0.dtype))
     K = jnp.linalg.inv(J0)
     K = 0.5 * (K + jnp.swapaxes(K, -1, -2))
-    M = jnp.einsum("nab,ibc->niac", K, jnp.asarray(_E, pi0.dtype))
+    M = jnp.einsum("nab,ibc->niac", K, jnp.asarray(PSEUDO_INERTIA_BASIS, pi0.dtype))
     return jnp.einsum("niac,njca->nij", M, M)
 
 
@@ -249,10 +241,10 @@ def _ident_one(Y, E, w, pi0, gamma, he, has_prior, *, rtol, prior_extra=()):
     dtype = Y.dtype
     p_y = Y.shape[-1]
     nb = p_y // 10
-    A, _ = _gram(Y, E, jnp.zeros(Y.shape[:-1], dtype), w)
-    F = _factor(A, rtol)
+    A, _ = reduction.gram(Y, E, jnp.zeros(Y.shape[:-1], dtype), w)
+    F = reduction.factor(A, rtol)
     Rs = F.sv[:, None] * F.V.T  # R_sᵀ R_s = A_s (column-scaled)
-    cond, piv = _base_condition(F)
+    cond, piv = reduction.base_condition(F)
     null = F.V / F.d[:, None]
     null = null / jnp.linalg.norm(null, axis=0, keepdims=True)
     # variance reduction, in the column-scaled variables (the ratio C_kk / P_kk is scale-free)
@@ -347,13 +339,13 @@ def identifiability(
         )
     N, nv, P = Y.shape
     tau = jnp.zeros((N, nv), Y.dtype)
-    Y, E, _, w, _, dtype, (N, nv, nb, ne) = _prepare(Y, tau, extra, weights, "ident")
+    Y, E, _, w, _, dtype, (N, nv, nb, ne) = inputs.check_torque_data(Y, tau, extra, weights)
     if E.ndim != 3:
         raise ValueError(f"extra: expected shape (N, nv, ne), got shape {tuple(E.shape)}")
     p = 10 * nb + ne
     w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, (N, nv))
     if prior is not None:
-        pi0 = _check_prior(prior, nb, dtype)
+        pi0 = inputs.check_prior_bodies(prior, nb, dtype)
         if pi0.ndim != 2:
             raise ValueError(f"prior: expected batch shape ({nb},), got {tuple(pi0.shape[:-1])}")
     else:
@@ -371,7 +363,7 @@ def identifiability(
         names = tuple(names)
         if len(names) != p:
             raise ValueError(f"names: expected {p} names (one per column), got {len(names)}")
-    rtol = _rank_rtol(p, dtype) if rtol is None else float(rtol)
+    rtol = reduction.rank_rtol(p, dtype) if rtol is None else float(rtol)
     he = np.zeros(ne)
     if extra_prior_weight is not None:
         he = np.asarray(extra_prior_weight, np.float64)

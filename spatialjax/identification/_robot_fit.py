@@ -30,7 +30,6 @@ import numpy as np
 from .._checks import as_float_array, broadcast_batch, require_finite
 from .._consistency import physical_consistency
 from .._inertia import RigidBodyInertia
-from .._params import PSEUDO_INERTIA_BASIS
 from ..multibody.friction import FRICTION_KINDS
 from . import _interior_point as interior_point
 from . import _reduction as reduction
@@ -60,23 +59,6 @@ COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
 
 # m = 1, h = 0, I = 1: the stand-in prior body of a fit whose inputs are invalid
 _UNIT_BODY = (1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0)
-
-# The names ``_identifiability`` takes from this module under their former names (that
-# module is being changed on another branch). It should import them from their homes
-# (``_reduction``, ``_inputs``, ``_params``); these aliases then go.
-_E = np.asarray(PSEUDO_INERTIA_BASIS)
-_as_friction_model = as_friction_model
-_base_condition = reduction.base_condition
-_check_prior = check_prior_bodies
-_factor = reduction.factor
-_gram = reduction.gram
-_rank_rtol = reduction.rank_rtol
-
-
-def _prepare(Y, tau, extra, weights, what=None):
-    """``check_torque_data`` under the former name and signature (see the aliases above)."""
-    del what
-    return check_torque_data(Y, tau, extra, weights)
 
 
 # ------------------------------------------------------------------ one robot, in steps

@@ -385,7 +385,7 @@ def read_bytes(path) -> bytes:
         raise ModelFileError(path, f"cannot read file: {e.strerror or e}") from None
 
 
-def vector_text(old_text: str | None, old, new, scale: float | None = None) -> str | None:
+def updated_vector_text(old_text: str | None, old, new, scale: float | None = None) -> str | None:
     """New text for a number list, keeping the original token of every unchanged entry.
 
     Returns ``None`` when no entry moved by more than round-off.

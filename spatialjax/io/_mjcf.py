@@ -106,7 +106,7 @@ from ._common import (
     quat_wxyz_to_matrix,
     rot_axis,
     sym3,
-    vector_text,
+    updated_vector_text,
 )
 from ._description import FrameDescription, JointDescription, LinkDescription, ModelDescription
 from ._xml import XNode, attr_insert_edit, attr_rename_edit, attr_value_edit
@@ -283,11 +283,11 @@ def _read_mjcf_inertial(path, data, name, node: XNode, degree, eulerseq, notes):
 
     def rewrite(m_new, c_new, I_c_new):
         edits = []
-        t = vector_text(node.attrib["mass"], [mass], [m_new])
+        t = updated_vector_text(node.attrib["mass"], [mass], [m_new])
         if t is not None:
             edits.append(attr_value_edit(node, "mass", t))
         scale_c = max(float(np.max(np.abs(pos))), float(np.max(np.abs(c_new))))
-        t = vector_text(node.attrib["pos"], pos, c_new, scale_c)
+        t = updated_vector_text(node.attrib["pos"], pos, c_new, scale_c)
         if t is not None:
             edits.append(attr_value_edit(node, "pos", t))
         I_c_new = 0.5 * (I_c_new + I_c_new.T)
@@ -297,7 +297,7 @@ def _read_mjcf_inertial(path, data, name, node: XNode, degree, eulerseq, notes):
             new += [I_c_new[0, 1], I_c_new[0, 2], I_c_new[1, 2]]
             old = [I_file[0, 0], I_file[1, 1], I_file[2, 2]]
             old += [I_file[0, 1], I_file[0, 2], I_file[1, 2]]
-            t = vector_text(node.attrib["fullinertia"], old, new, scale_i)
+            t = updated_vector_text(node.attrib["fullinertia"], old, new, scale_i)
             if t is not None:
                 edits.append(attr_value_edit(node, "fullinertia", t))
             return edits
@@ -314,7 +314,7 @@ def _read_mjcf_inertial(path, data, name, node: XNode, degree, eulerseq, notes):
                 edits.append(attr_value_edit(node, "quat", qtext))
             else:
                 edits.append(attr_rename_edit(node, kind, "quat", qtext))
-        t = vector_text(node.attrib["diaginertia"], np.diag(I_file), d_new, scale_i)
+        t = updated_vector_text(node.attrib["diaginertia"], np.diag(I_file), d_new, scale_i)
         if t is not None:
             edits.append(attr_value_edit(node, "diaginertia", t))
         return edits

@@ -93,7 +93,7 @@ from ._common import (
     reflected_inertia,
     rpy_to_matrix,
     sym3,
-    vector_text,
+    updated_vector_text,
 )
 from ._description import (
     FrameDescription,
@@ -258,22 +258,22 @@ def _read_sdf_inertial(path, data, name, link_name, inertial: XNode, notes):
     def rewrite(m_new, c_new, I_c_new):
         edits = []
         if mass_el is None:
-            if vector_text(None, [mass], [m_new]) is not None:
+            if updated_vector_text(None, [mass], [m_new]) is not None:
                 edits.append(
                     insert_child_edit(inertial, data, f"<mass>{format_number(m_new)}</mass>")
                 )
         else:
-            t = vector_text(mass_el.text, [mass], [m_new])
+            t = updated_vector_text(mass_el.text, [mass], [m_new])
             if t is not None:
                 edits.append(text_edit(mass_el, data, t))
         scale_c = max(float(np.max(np.abs(com))), float(np.max(np.abs(c_new))))
         if pose is None:
-            t = vector_text(None, com, c_new, scale_c)
+            t = updated_vector_text(None, com, c_new, scale_c)
             if t is not None:
                 edits.append(insert_child_edit(inertial, data, f"<pose>{t} 0 0 0</pose>"))
         else:
             tokens = pose.text.split()
-            t = vector_text(" ".join(tokens[:3]), com, c_new, scale_c)
+            t = updated_vector_text(" ".join(tokens[:3]), com, c_new, scale_c)
             if t is not None:
                 edits.append(text_edit(pose, data, " ".join([t] + tokens[3:])))
         I_new = new_values_in_frame(R, I_c_new)
@@ -284,12 +284,12 @@ def _read_sdf_inertial(path, data, name, link_name, inertial: XNode, notes):
         scale_i = max(float(np.max(np.abs(I_file))), float(np.max(np.abs(I_new))))
         if inertia_el is None:
             old = [vals[a] for a in _INERTIA]
-            if vector_text(None, old, [new[a] for a in _INERTIA], scale_i) is not None:
+            if updated_vector_text(None, old, [new[a] for a in _INERTIA], scale_i) is not None:
                 body = "".join(f"<{a}>{format_number(new[a])}</{a}>" for a in _INERTIA)
                 edits.append(insert_child_edit(inertial, data, f"<inertia>{body}</inertia>"))
         else:
             for a in _INERTIA:
-                t = vector_text(els[a].text, [vals[a]], [new[a]], scale_i)
+                t = updated_vector_text(els[a].text, [vals[a]], [new[a]], scale_i)
                 if t is not None:
                     edits.append(text_edit(els[a], data, t))
         return edits

@@ -62,7 +62,7 @@ from ._common import (
     reflected_inertia,
     rpy_to_matrix,
     sym3,
-    vector_text,
+    updated_vector_text,
 )
 from ._description import (
     JointDescription,
@@ -139,11 +139,11 @@ def _read_urdf_inertial(path, data, name, inertial: XNode):
     def rewrite(m_new, c_new, I_c_new):
         """Edits that write (m, c, I_c in link axes) into this <inertial>, keeping rpy."""
         edits = []
-        t = vector_text(mass_el.attrib["value"], [mass], [m_new])
+        t = updated_vector_text(mass_el.attrib["value"], [mass], [m_new])
         if t is not None:
             edits.append(attr_value_edit(mass_el, "value", t))
         scale_c = max(float(np.max(np.abs(xyz))), float(np.max(np.abs(c_new))))
-        text = vector_text(xyz_text, xyz, c_new, scale_c)
+        text = updated_vector_text(xyz_text, xyz, c_new, scale_c)
         if text is not None:
             if origin is None:
                 edits.append(
@@ -157,7 +157,7 @@ def _read_urdf_inertial(path, data, name, inertial: XNode):
         new6 = (I_new[0, 0], I_new[0, 1], I_new[0, 2], I_new[1, 1], I_new[1, 2], I_new[2, 2])
         scale_i = max(float(np.max(np.abs(I_file))), float(np.max(np.abs(I_new))))
         for a, v in zip(_INERTIA_ATTRS, new6, strict=True):
-            t = vector_text(inertia_el.attrib[a], [vals[a]], [v], scale_i)
+            t = updated_vector_text(inertia_el.attrib[a], [vals[a]], [v], scale_i)
             if t is not None:
                 edits.append(attr_value_edit(inertia_el, a, t))
         return edits

@@ -45,6 +45,7 @@ import functools
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _smallmat as smallmat
 from ._model import Model
 from ._sweep import _poses_one
 
@@ -73,29 +74,15 @@ def _layout(parents: tuple, joint_types: tuple):
     return db, anc, sub, upper
 
 
-def _cross(a, b):
-    """``a × b`` on the last axis (written out)."""
+def _cross_rows(a, b):
+    """``a × b`` of vectors stored as rows, ``(..., 3)`` (written out, joined with ``jnp.stack``).
+
+    Not ``_batchlast``'s cross product (components on the axis before the batch) nor
+    ``_smallmat.cross`` (joined with selects: with it these programs compile to more kernels).
+    """
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-
-
-def _mv(A, x):
-    """``A x`` for ``(..., 3, 3)``, ``(..., 3)`` (written out)."""
-    return (
-        A[..., :, 0] * x[..., None, 0]
-        + A[..., :, 1] * x[..., None, 1]
-        + A[..., :, 2] * x[..., None, 2]
-    )
-
-
-def _mm(A, B):
-    """``A B`` for ``(..., 3, 3)`` operands (written out)."""
-    return (
-        A[..., :, 0:1] * B[..., 0:1, :]
-        + A[..., :, 1:2] * B[..., 1:2, :]
-        + A[..., :, 2:3] * B[..., 2:3, :]
-    )
 
 
 # ------------------------------------------------------------------ kinematics
@@ -113,22 +100,27 @@ def poses(model: Model, q):
     return R[..., 0], p[..., 0]
 
 
-def _crm(v, m):
-    """Motion cross products ``v × m`` of ``(n, 6)`` rows ``[ω; v]`` (RBDA eq. 2.31)."""
+def _crm_rows(v, m):
+    """Motion cross products ``v × m`` of ``(n, 6)`` rows ``[ω; v]`` (RBDA eq. 2.31).
+
+    ``_batchlast``'s counterpart takes the components on the axis before the batch.
+    """
     w, vl, mw, mv = v[:, :3], v[:, 3:], m[:, :3], m[:, 3:]
-    return jnp.concatenate([_cross(w, mw), _cross(w, mv) + _cross(vl, mw)], axis=-1)
+    return jnp.concatenate([_cross_rows(w, mw), _cross_rows(w, mv) + _cross_rows(vl, mw)], axis=-1)
 
 
-def _crf(v, f):
-    """Force cross products ``v ×* f`` of ``(n, 6)`` rows (RBDA eq. 2.32)."""
+def _crf_rows(v, f):
+    """Force cross products ``v ×* f`` of ``(n, 6)`` rows (RBDA eq. 2.32), as ``_crm_rows``."""
     w, vl, n, fl = v[:, :3], v[:, 3:], f[:, :3], f[:, 3:]
-    return jnp.concatenate([_cross(w, n) + _cross(vl, fl), _cross(w, fl)], axis=-1)
+    return jnp.concatenate([_cross_rows(w, n) + _cross_rows(vl, fl), _cross_rows(w, fl)], axis=-1)
 
 
 def _times(m, h, I, x):
     """Spatial inertias times motions ``(n, 6)``: ``[I ω + h × v; m v − h × ω]`` (RBDA eq. 2.63)."""
     w, v = x[:, :3], x[:, 3:]
-    return jnp.concatenate([_mv(I, w) + _cross(h, v), m[:, None] * v - _cross(h, w)], axis=-1)
+    return jnp.concatenate(
+        [smallmat.mv(I, w) + _cross_rows(h, v), m[:, None] * v - _cross_rows(h, w)], axis=-1
+    )
 
 
 def subspaces(model: Model, R, p):
@@ -151,9 +143,11 @@ def subspaces(model: Model, R, p):
         )
     if body.size:
         rot = np.array([types[i] in ("revolute", "continuous") for i in body])[:, None]
-        z = _mv(R[body] if ff else R, model.axes[body] if ff else model.axes)  # world axes
+        z = smallmat.mv(R[body] if ff else R, model.axes[body] if ff else model.axes)  # world axes
         pb = p[body] if ff else p
-        cols.append(jnp.concatenate([jnp.where(rot, z, 0.0), jnp.where(rot, _cross(pb, z), z)], 1))
+        cols.append(
+            jnp.concatenate([jnp.where(rot, z, 0.0), jnp.where(rot, _cross_rows(pb, z), z)], 1)
+        )
     return (jnp.concatenate(cols) if len(cols) > 1 else cols[0]), p
 
 
@@ -188,9 +182,9 @@ def world_inertias(params, R, p):
     m, h = params[:, 0], params[:, 1:4]
     # Σ is linear in the 10-vector: one product with a constant matrix (one kernel)
     Sb = (params @ _c(_SIGMA, params)).reshape(params.shape[0], 3, 3)
-    u = _mv(R, h)
+    u = smallmat.mv(R, h)
     up = u[:, :, None] * p[:, None, :]
-    Sw = _mm(_mm(R, Sb), jnp.swapaxes(R, -1, -2))
+    Sw = smallmat.mm(smallmat.mm(R, Sb), jnp.swapaxes(R, -1, -2))
     Sw = Sw + up + jnp.swapaxes(up, -1, -2) + m[:, None, None] * p[:, :, None] * p[:, None, :]
     tr = Sw[:, 0, 0] + Sw[:, 1, 1] + Sw[:, 2, 2]
     eye = jnp.eye(3, dtype=params.dtype)
@@ -207,7 +201,7 @@ def motion(anc, db, S, v, a, g):
     Sq = S * v[:, None]
     V = _c(anc, v) @ Sq
     Vd = V if np.array_equal(db, np.arange(len(db))) else _c(anc[db], v) @ Sq
-    c = _crm(Vd, Sq)
+    c = _crm_rows(Vd, Sq)
     if a is not None:
         c = c + S * a[:, None]
     A = _c(anc, v) @ c
@@ -216,13 +210,13 @@ def motion(anc, db, S, v, a, g):
 
 def forces(m, h, I, V, A):
     """Body forces ``f_i = I_i a_i + v_i ×* I_i v_i`` ``(nb, 6)``."""
-    return _times(m, h, I, A) + _crf(V, _times(m, h, I, V))
+    return _times(m, h, I, A) + _crf_rows(V, _times(m, h, I, V))
 
 
 def external_forces(f_ext, R, p):
     """Body-frame wrenches ``(nb, 6)`` ``[n; f]`` -> world axes about the common origin."""
-    fl = _mv(R, f_ext[:, 3:])
-    return jnp.concatenate([_mv(R, f_ext[:, :3]) + _cross(p, fl), fl], axis=-1)
+    fl = smallmat.mv(R, f_ext[:, 3:])
+    return jnp.concatenate([smallmat.mv(R, f_ext[:, :3]) + _cross_rows(p, fl), fl], axis=-1)
 
 
 def generalised_forces(anc, S, f):
@@ -230,8 +224,9 @@ def generalised_forces(anc, S, f):
     return jnp.sum(S * (_c(anc.T, f) @ f), axis=-1)
 
 
-def rnea(model: Model, q, v, a, g, f_ext=None):
-    """RNEA of one state: ``(nv,)`` generalised forces, armature included (``a = None``: zero)."""
+def rnea_world(model: Model, q, v, a, g, f_ext=None):
+    """RNEA of one state in the world-frame form: ``(nv,)`` generalised forces, armature
+    included (``a = None``: zero); what ``rnea`` runs for one state of a small model."""
     db, anc, _, _ = _layout(model.parents, model.joint_types)
     R, p = poses(model, q)
     S, p = subspaces(model, R, p)
@@ -252,8 +247,9 @@ def _mass(sub, db, upper, S, m, h, I):
     return jnp.where(upper, H, jnp.where(upper.T, H.T, 0.0))
 
 
-def mass_matrix(model: Model, q):
-    """Joint-space inertia matrix of one state ``(nv, nv)``, armature on the diagonal."""
+def mass_matrix_world(model: Model, q):
+    """Joint-space inertia matrix of one state ``(nv, nv)`` in the world-frame form, armature
+    on the diagonal; what ``mass_matrix`` runs for one state of a small model."""
     db, _, sub, upper = _layout(model.parents, model.joint_types)
     R, p = poses(model, q)
     S, p = subspaces(model, R, p)
@@ -275,9 +271,10 @@ def mass_and_bias(model: Model, q, v, g, f_ext=None):
     return H, generalised_forces(anc, S, f)
 
 
-def frame_jacobian(model: Model, q, body: int, placement, reference: str):
+def frame_jacobian_world(model: Model, q, body: int, placement, reference: str):
     """``(6, nv)`` Jacobian of a frame on ``body`` (``placement``: ``(E, r)`` in the body, or
-    ``None`` for the body frame) at one state; rows ``[ω; v]`` as ``reference`` asks.
+    ``None`` for the body frame) at one state, from the world-frame columns; rows ``[ω; v]``
+    as ``reference`` asks (what ``frame_jacobian`` runs for one state of a small model).
 
     Column of an ancestor dof: revolute ``[z; p × z]``, prismatic ``[0; z]`` with ``z``
     the joint axis in world axes and ``p`` the body origin; a free flyer's
@@ -296,7 +293,7 @@ def frame_jacobian(model: Model, q, body: int, placement, reference: str):
     if placement is None:
         Rf, o = Rb, pb
     else:
-        Rf, o = Rb @ placement[0], pb + _mv(Rb, placement[1])
+        Rf, o = Rb @ placement[0], pb + smallmat.mv(Rb, placement[1])
     anc = []
     j = body
     while j >= 0:
@@ -309,15 +306,15 @@ def frame_jacobian(model: Model, q, body: int, placement, reference: str):
         t = types[j]
         if t == "free_flyer":
             W = R[j].T  # rows R e_k
-            lin = _cross(jnp.broadcast_to(p[j] - o if aligned else p[j], (3, 3)), W)
+            lin = _cross_rows(jnp.broadcast_to(p[j] - o if aligned else p[j], (3, 3)), W)
             cols[off[j]] = (jnp.concatenate([W, jnp.zeros((3, 3), dt)]),
                             jnp.concatenate([lin, W]))  # fmt: skip
             continue
-        z = _mv(R[j], model.axes[j])
+        z = smallmat.mv(R[j], model.axes[j])
         if t == "prismatic":
             cols[off[j]] = (jnp.zeros((1, 3), dt), z[None])
         else:
-            lin = _cross(z, o - p[j]) if aligned else _cross(p[j], z)
+            lin = _cross_rows(z, o - p[j]) if aligned else _cross_rows(p[j], z)
             cols[off[j]] = (z[None], lin[None])
     ang, lin = [], []
     zero = jnp.zeros((1, 3), dt)

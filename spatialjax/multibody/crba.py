@@ -68,7 +68,7 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
     if _one_state(method, model, batch):
-        H = _onestate.mass_matrix(model, q.reshape(-1))
+        H = _onestate.mass_matrix_world(model, q.reshape(-1))
         return H.reshape(batch + (model.nv, model.nv))
     method = _resolve_method(method, model, batch)
     db = _dof_body(model)

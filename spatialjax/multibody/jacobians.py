@@ -194,7 +194,7 @@ def _frame_jacobian_kernel(model: Model, q, *, body, idx, reference):
     batch = q.shape[:-1]
     if _one_state("auto", model, batch):  # world-frame columns of the ancestors only
         X = None if idx < 0 else (model.frame_placements.E[idx], model.frame_placements.r[idx])
-        J = _onestate.frame_jacobian(model, q.reshape(-1), body, X, reference)
+        J = _onestate.frame_jacobian_world(model, q.reshape(-1), body, X, reference)
         return J.reshape(batch + (6, model.nv))
     dt = q.dtype
     ang, lin, poses = _world_columns(model, q)

@@ -180,7 +180,7 @@ def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.
     if _one_state(method, model, batch):
         fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
         q1, v1, a1, g1 = (x.reshape(-1) for x in (q, v, a, g))
-        return _onestate.rnea(model, q1, v1, a1, g1, fe).reshape(batch + (model.nv,))
+        return _onestate.rnea_world(model, q1, v1, a1, g1, fe).reshape(batch + (model.nv,))
     method = _resolve_method(method, model, batch)
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     xs = (q, v, a, g) if f_ext is None else (q, v, a, g, _flat_fext(f_ext, batch))

@@ -14,9 +14,6 @@ keep that branch out of the fixed-base stages' code.
 
 from __future__ import annotations
 
-import functools
-
-import jax
 import numpy as np
 
 from .options import IdentifyError, Options
@@ -61,26 +58,22 @@ def check_contacts(model, arg: str, log, opts: Options) -> None:
         )
 
 
-@functools.partial(jax.jit, static_argnames=("kinds",))
-def _regressors(model, q, v, a, g, kinds):
-    import spatialjax.multibody as mb
-
-    return mb.joint_torque_regressor(model, q, v, a, g), mb.JointModel(kinds).regressor(model, v, a)
-
-
 def full_rate_regressors(model, prepared, g, kinds) -> tuple[np.ndarray, np.ndarray]:
     """``(Y (M, nv, 10 nb), F (M, nv, ne))`` at ``prepared.state()`` (``F``: the joint
     model's columns of ``kinds``, zero on the free flyer's rows), ``REGRESSOR_CHUNK`` samples
     at a time (one compiled program: the last chunk is padded)."""
     import jax.numpy as jnp
 
+    from .regressor import joint_regressors
+
     q, v, a = prepared.state()
     M, K = q.shape[0], REGRESSOR_CHUNK
     Y = F = None
     for i in range(0, M, K):
         idx = np.minimum(np.arange(i, i + K), M - 1)  # padded with the last sample
-        y, f = _regressors(model, *(jnp.asarray(x[idx], model.dtype) for x in (q, v, a)), g,
-                           kinds)  # fmt: skip
+        y, f = joint_regressors(
+            model, *(jnp.asarray(x[idx], model.dtype) for x in (q, v, a)), g, kinds
+        )
         n = min(K, M - i)
         if Y is None or F is None:
             Y = np.empty((M,) + y.shape[1:])

@@ -130,7 +130,9 @@ def _friction_model(friction):
         raise IdentifyError("friction", str(e).partition(": ")[2] or str(e)) from None
 
 
-def _joint_model(joint_model):
+def _as_joint_model(joint_model):
+    """A JointModel from ``identify_robot``'s ``joint_model``: one, a text such as
+    ``"armature,coulomb"`` or a sequence of kinds; ``IdentifyError`` naming it otherwise."""
     from ...multibody import JointModel
 
     if isinstance(joint_model, JointModel):
@@ -159,7 +161,7 @@ def resolve_joint_model(joint_model, friction):
     from ...multibody import JointModel
 
     if friction is None:
-        return (JointModel() if joint_model is None else _joint_model(joint_model)), False
+        return (JointModel() if joint_model is None else _as_joint_model(joint_model)), False
     if joint_model is not None:
         raise IdentifyError(
             "friction",

@@ -109,8 +109,12 @@ class Regressors:
 
 
 @functools.partial(jax.jit, static_argnames=("kinds",))
-def _regressors(model, q, dq, ddq, g, kinds):
-    """Joint-torque and joint-model regressors, one compiled program per model shape and kinds."""
+def joint_regressors(model, q, dq, ddq, g, kinds):
+    """Joint-torque and joint-model regressors, one compiled program per model shape and kinds.
+
+    Also what the floating-base stage forms at the log's full rate
+    (``floating.full_rate_regressors``).
+    """
     import spatialjax.multibody as mb
 
     return mb.joint_torque_regressor(model, q, dq, ddq, g), mb.JointModel(kinds).regressor(
@@ -124,7 +128,7 @@ def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float):
 
     from .._preprocess import parallel_filter
 
-    Yp, Fp = _regressors(model, *(jnp.asarray(getattr(p, k), model.dtype)
+    Yp, Fp = joint_regressors(model, *(jnp.asarray(getattr(p, k), model.dtype)
                                   for k in ("q", "dq", "ddq")), g, kinds)  # fmt: skip
     Yp, Fp = np.asarray(Yp, np.float64), np.asarray(Fp, np.float64)
     if lowpass:
