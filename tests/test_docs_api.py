@@ -107,6 +107,7 @@ def test_start_page_names_every_function(package):
 SPHINX_ROLE = re.compile(r":(?:py:)?(?:class|func|meth|data|mod|attr|obj|exc|const):`")
 RST_MATH = re.compile(r"^\s*\.\. math::", re.M)
 EXAMPLE_HEADER = re.compile(r"^\s*Example:\s*\n\s+>>>", re.M)
+ESCAPED_SPACE = re.compile(r"`\\ ")  # rst's ``x``\ s, shown as text by Markdown
 
 
 def _docstrings():
@@ -122,7 +123,7 @@ def _docstrings():
 
 
 def test_docstrings_have_no_restructuredtext():
-    """No Sphinx role, ``.. math::`` or singular ``Example:`` section in any docstring.
+    """No Sphinx role, ``.. math::``, singular ``Example:`` section or escaped space.
 
     Cross references are ``[`Plxb`][spatialjax.Plxb]`` (autorefs), display maths a ``$$`` block,
     doctests under ``Examples:``: the forms the API pages render.
@@ -133,6 +134,7 @@ def test_docstrings_have_no_restructuredtext():
             ("Sphinx role", SPHINX_ROLE),
             (".. math::", RST_MATH),
             ("Example: (griffe renders Examples:)", EXAMPLE_HEADER),
+            ("backslash-space after a literal", ESCAPED_SPACE),
         ):
             found += [f"{where}: {rule}: {m.group(0)!r}" for m in pattern.finditer(doc)]
     assert not found, "reStructuredText in docstrings (run tools/docstring_xrefs.py):\n" + (

@@ -35,7 +35,9 @@ attribute docstrings), and nothing that it has changed once (running it again is
   (indented two spaces, as the package's sections) for the same reason. Doctests run the same
   either way.
 * **reStructuredText literal-block markers** (a paragraph ending in ``::`` before an indented
-  block) lose one colon: the indented block is already a code block in Markdown.
+  block) lose one colon: the indented block is already a code block in Markdown; and a
+  backslash-space right after a literal (rst's "no space here", as in a plural of a literal)
+  goes, which Markdown would show as text.
 
 Without ``--inventory`` the site is built once, not strictly, into a temporary folder
 (``mkdocs build``, about 20 s) to read its inventory. The counts printed are those of this run:
@@ -70,6 +72,9 @@ _TITLED = re.compile(r"^(?P<title>.*?)\s*<(?P<target>[^<>]+)>$")
 _MATH = re.compile(r"^(?P<indent>[ \t]*)\.\. math::[ \t]*(?P<rest>.*)$")
 _EXAMPLE = re.compile(r"^(?P<indent>[ \t]*)Example:[ \t]*$")
 _LITERAL = re.compile(r"^(?P<head>[ \t]*(?!\.\. )\S.*?[^:\s])::[ \t]*$")
+#: rst's escaped space after a literal (``x``\ s) in a raw docstring's source, in a cooked one's.
+_ESCAPED_SPACE = re.compile(r"(?<=`)\\ ")
+_ESCAPED_SPACE_COOKED = re.compile(r"(?<=`)\\{1,2} ")
 _QUOTES = re.compile(r"^(?P<prefix>[rRuU]{0,2})(?P<q>\"\"\"|'''|\"|')", re.S)
 
 
@@ -554,6 +559,11 @@ def rewrite_file(path: Path, res: Resolver, n: Counts) -> str | None:
             n.links, n.code = n.links + trial.links, n.code + trial.code
             n.log += trial.log
         new = first_new + sep + convert_roles(rest, where, module, classes, res, n)
+        escaped = _ESCAPED_SPACE if "r" in q.group("prefix").lower() else _ESCAPED_SPACE_COOKED
+        new, k = escaped.subn("", new)
+        if k:
+            n.literal += k
+            n.log.append(f"{where}: {k} escaped space(s) after a literal removed")
         if len(q.group("q")) == 3:
             new = convert_blocks(new, where, n)
             new = convert_bare_doctests(new, where, n)
@@ -594,7 +604,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"roles -> cross references: {n.links}; roles -> plain code: {n.code} (target not "
         f"rendered) + {n.code_width} (in a summary line a link would make too long); "
-        f".. math:: -> $$: {n.math}; Examples: sections: {n.examples}; literal '::' -> ':': "
+        f".. math:: -> $$: {n.math}; Examples: sections: {n.examples}; rst '::' and '\\ ': "
         f"{n.literal}; lines cut: {n.reflowed}; files {'to change' if args.check else 'changed'}: "
         f"{len(changed)}"
     )
