@@ -2,13 +2,13 @@
 
 One module for every written-out small-matrix kernel of the package:
 
-* products, cross products, ``skew``/``vee`` and joins (:func:`mv`, :func:`mm`,
-  :func:`cross`, :func:`stack_last`, ...);
+* products, cross products, ``skew``/``vee`` and joins (``mv``, ``mm``,
+  ``cross``, ``stack_last``, ...);
 * symmetric eigenvalues of a 3×3 (closed form) and a 4×4 (cyclic Jacobi),
-  :func:`eigvalsh_upper`;
+  ``eigvalsh_upper``;
 * factorisations of tiny symmetric matrices: the ``LDLᵀ`` pivots of a 4×4
-  (:func:`ldl_pivots4`), a modified Cholesky, triangular inverse and solve
-  (:func:`modified_cholesky`, :func:`lower_inverse`, :func:`cho_solve`).
+  (``ldl_pivots4``), a modified Cholesky, triangular inverse and solve
+  (``modified_cholesky``, ``lower_inverse``, ``cho_solve``).
 
 Hot paths are written for XLA:CPU's loop emitter (the figures behind these
 choices are in ``benchmarks/README.md``, "The findings that shaped the code"):
@@ -18,7 +18,7 @@ choices are in ``benchmarks/README.md``, "The findings that shaped the code"):
   tiny axis: such a reduction is emitted as a separate kernel, several times
   slower than the loop fusion of the written-out products;
 * results are assembled with ``jnp.where`` on a constant mask
-  (:func:`stack_last`, :func:`join_last`), never with ``jnp.stack`` /
+  (``stack_last``, ``join_last``), never with ``jnp.stack`` /
   ``jnp.concatenate``: a concatenate inside a fused loop is emitted as a
   branch per element (and splits the loop into two kernels); with selects the
   operation stays one loop fusion.
@@ -357,8 +357,8 @@ def eigvalsh_upper(*upper):
     Same values as ``jnp.linalg.eigvalsh`` to ``O(eps ‖A‖)``, as written-out
     elementwise loops over the batch instead of one LAPACK call per item
     (faster on CPU; figures in ``benchmarks/README.md``): closed form for
-    ``n = 3`` (:func:`_eigvalsh3`), fixed-count cyclic Jacobi for ``n = 4``
-    (:func:`_jacobi_diagonal`). The derivative is ``eigvalsh``'s,
+    ``n = 3`` (``_eigvalsh3``), fixed-count cyclic Jacobi for ``n = 4``
+    (``_jacobi_diagonal``). The derivative is ``eigvalsh``'s,
     ``dλᵢ = vᵢᵀ dA vᵢ`` (eigenvectors from ``jnp.linalg.eigh``, in the JVP
     only), finite at repeated eigenvalues.
     """

@@ -1,5 +1,5 @@
-"""``spatialjax demo``: the whole-robot demo (:mod:`spatialjax._demo_robot`) or, with
-``--payload``, the single-payload one (:mod:`spatialjax._demo`)."""
+"""``spatialjax demo``: the whole-robot demo (``spatialjax._demo_robot``) or, with
+``--payload``, the single-payload one (``spatialjax._demo``)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,20 @@
 r"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
 
-Parsing and printing around :func:`spatialjax.identification.identify_robot`,
-which holds the pipeline and its defaults. Stages (one progress line each,
-then indented ``note:``/``warning:`` lines): read the model (URDF; MJCF and
-SDFormat through the kinematic-tree loaders), read the log (``.npz`` or
-``.csv``, see :func:`spatialjax.identification.load_log`) and match its
-joints to the model's (joints missing from the log are locked at 0 or at
-``--lock NAME=VALUE`` and merged into their parent body), then the library's
-stages: **prior** (bodies that are not strictly physically consistent are
-repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
+Parsing and printing around
+[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot], which holds
+the pipeline and its defaults. Stages (one progress line each, then indented ``note:``/``warning:``
+lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loaders), read the log
+(``.npz`` or ``.csv``, see
+[`spatialjax.identification.load_log`][spatialjax.identification.load_log]) and match its joints to
+the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
+their parent body), then the library's stages: **prior** (bodies that are not strictly physically
+consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
 **sampling** (irregular time stamps are resampled onto a uniform grid by
 ``t``, with the jitter stated), **filter** (zero-phase Butterworth low-pass,
 differentiation), **regressor** (RNEA regressor, Atkeson, An & Hollerbach
 1986, plus the friction columns of
-:class:`spatialjax.multibody.FrictionModel`, filtered like the torques:
-parallel filtering, Gautier 1997), **torques** (channels without signal are
+[`spatialjax.multibody.FrictionModel`][spatialjax.multibody.FrictionModel], filtered like the
+torques: parallel filtering, Gautier 1997), **torques** (channels without signal are
 left out; scale and sign against the prior's prediction are checked),
 **least squares**, **fit** (the log-det divergence to the model's bodies as
 prior; Wensing, Kim & Slotine, RA-L 2017; Lee, Wensing & Park, T-RO 2020;
@@ -67,8 +67,8 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   ``com`` (m, link frame), ``principal_moments`` (of ``I_c``, ascending),
   ``consistent`` (fully physically consistent), ``margins``
   (``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``:
-  :func:`spatialjax.physical_consistency`), ``geodesic_to_prior``
-  (:func:`spatialjax.geodesic_distance`, ``null`` when not positive
+  [`spatialjax.physical_consistency`][spatialjax.physical_consistency]), ``geodesic_to_prior``
+  ([`spatialjax.geodesic_distance`][spatialjax.geodesic_distance], ``null`` when not positive
   definite); ``data_share`` (10 numbers in [0, 1]: the fraction of each
   parameter's prior variance removed by the data, ``1 − C_kk / P_kk`` with
   ``P`` the prior and ``C`` the posterior covariance of the linearised fit;
@@ -97,7 +97,7 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``):
   compiled it), ``solve_s`` (the rest of that call) and ``stages_s``.
 * ``warnings`` and ``notes`` (the plain-words lines printed).
 * ``output`` (with ``--out``): how each body was written
-  (:func:`spatialjax.identification.write_identified_urdf`'s report:
+  ([`write_identified_urdf`][spatialjax.identification.write_identified_urdf]'s report:
   ``mode`` ``single`` / ``remainder`` / ``composite``, ``links_kept``,
   ``links_cleared``, ``untouched``, ``max_reload_error``).
 
@@ -583,7 +583,7 @@ def _cache_after_filter(args, report):
 
 def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
     """Read the model and the log(s), lock what the log lacks, run
-    :func:`~spatialjax.identification.identify_robot`; returns ``(result, model)``."""
+    [`identify_robot`][spatialjax.identification.identify_robot]; returns ``(result, model)``."""
     import spatialjax.multibody as mb
     from spatialjax import identification as ident
 

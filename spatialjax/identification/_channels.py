@@ -6,7 +6,7 @@ commanded value or a constant because nothing measures it. Two checks catch
 this before a fit silently returns links many times too light or too heavy:
 
 * **Signal.** A channel that is constant, or that varies by fewer than
-  :data:`MIN_STEPS` steps of its own resolution (the smallest difference
+  ``MIN_STEPS`` steps of its own resolution (the smallest difference
   between two distinct values it takes), carries no torque signal: its
   standard deviation is then within a few quantisation steps, a
   signal-to-quantisation ratio below about 30 dB (uniform quantisation noise
@@ -20,7 +20,7 @@ this before a fit silently returns links many times too light or too heavy:
   joint; no offset column, so that a constant gravity load stays in
   ``τ̂_j``), is ``1`` for a channel in the model's units and sign convention
   whatever the prior's error of a few tens of percent. It is flagged when
-  negative or off by more than :data:`SCALE_LIMIT` (3×) either way: units, a
+  negative or off by more than ``SCALE_LIMIT`` (3×) either way: units, a
   gear ratio or a sign convention. ``1 / k_j`` is the ``torque_scale`` that
   would bring the channel to the prior's units.
 """
@@ -49,7 +49,7 @@ class ChannelCheck:
         values to binary and ignored; ``0.0`` for an unquantised channel: more
         distinct values than half the samples).
       signal: False when the channel is constant or varies by fewer than
-        :data:`MIN_STEPS` resolution steps.
+        ``MIN_STEPS`` resolution steps.
       scale: ``k_j`` (module docstring), NaN when the prior predicts no
         torque on this joint.
       rms_ratio: ``rms(τ_j) / rms(τ̂_j)`` (NaN when the prediction is zero).
@@ -69,7 +69,7 @@ class ChannelCheck:
 
     @property
     def scale_flagged(self) -> bool:
-        """The scale is negative or more than :data:`SCALE_LIMIT` away from 1, either way."""
+        """The scale is negative or more than ``SCALE_LIMIT`` away from 1, either way."""
         k = self.scale
         return bool(np.isfinite(k) and (k <= 0 or k > SCALE_LIMIT or k < 1 / SCALE_LIMIT))
 
@@ -130,7 +130,7 @@ def check_channels(
         of the scale fit (None: the slope through the origin alone).
 
     Returns:
-      One :class:`ChannelCheck` per joint, in order.
+      One ``ChannelCheck`` per joint, in order.
     """
     out = []
     for j, name in enumerate(joints):

@@ -1,7 +1,7 @@
-r"""Optimal excitation trajectories by gradient: :func:`design_excitation`.
+r"""Optimal excitation trajectories by gradient: ``design_excitation``.
 
 A trajectory for identification is a finite Fourier series per joint
-(Swevers et al. 1997; :func:`~spatialjax.identification.fourier_trajectory`),
+(Swevers et al. 1997; [`fourier_trajectory`][spatialjax.identification.fourier_trajectory]),
 ``q_i(t) = q_{0,i} + Σ_l (a_il sin(ω_f l t) − b_il cos(ω_f l t)) / (ω_f l)``.
 Its coefficients are chosen to make the stacked joint-torque regressor of the
 whole trajectory, ``X = [Y(q, q̇, q̈) | Y_f(q̇)]`` (RNEA regressor, 10 columns
@@ -99,7 +99,7 @@ Constraints and how they are kept:
 * *Torque limits* (optional): ``|τ| ≤ m τ_max`` with ``τ = Y π`` (the
   regressor times the model's inertias, equal to RNEA) enter as a quadratic
   penalty on the grid; the output samples are checked with
-  :func:`~spatialjax.multibody.rnea` and, if needed, every joint's amplitude
+  [`rnea`][spatialjax.multibody.rnea.rnea] and, if needed, every joint's amplitude
   is scaled down together (bisection); if even the offset alone breaks a
   torque limit the design is refused (``ValueError``).
 
@@ -272,7 +272,7 @@ def _smax(x, axis):
 
 @jax.custom_vjp
 def _regressor(model, q, dq, ddq, gravity):
-    """:func:`~spatialjax.multibody.joint_torque_regressor`, with its gradient through RNEA.
+    """``joint_torque_regressor``, with its gradient through RNEA.
 
     ``Y`` is linear in the inertias (``Y π = rnea(π)``), so for a cotangent
     ``M (..., n, 10 nb)`` the pullback of ``⟨M, Y(q, q̇, q̈)⟩`` is that of
@@ -348,7 +348,7 @@ def _safe_ratio(limit, den):
 
 
 def _shape(z, u, basis, box, t, f):
-    """:func:`_shape_trajectory` with infinite limits handled without NaN gradients."""
+    """``_shape_trajectory`` with infinite limits handled without NaN gradients."""
     centre, half, bounded, vel, acc = box
     H = basis.shape[0] // 2
     ab = z @ basis.T  # (n, 2H)
@@ -388,7 +388,7 @@ def _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
 
 
 def _loss(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
-    """:func:`_losses` of one start ``z (n, r)``, ``u (n,)``: two scalars."""
+    """``_losses`` of one start ``z (n, r)``, ``u (n,)``: two scalars."""
     loss, crit = _losses(z[None], u[None], model, basis, box, t, f, base, scale, kind, tau_lim,
                          gravity)  # fmt: skip
     return loss[0], crit[0]
@@ -438,7 +438,7 @@ _optimise_jit = jax.jit(_optimise, static_argnames=("kind", "steps", "lr"))
 # ---------------------------------------------------------------------------------- result
 @dataclasses.dataclass(frozen=True)
 class ExcitationDesign:
-    """What :func:`design_excitation` returns: the trajectory and its report (NumPy, float64).
+    """What ``design_excitation`` returns: the trajectory and its report (NumPy, float64).
 
     Trajectory (replay ``q``; ``dq``, ``ddq`` are its exact derivatives):
       joint_names: the ``n`` joints, model order (the columns below).
@@ -470,7 +470,7 @@ class ExcitationDesign:
         acceleration, torque``: the smallest distance over the output
         samples to that hard limit (``q − lower``, ``upper − q``,
         ``q̇_max − |q̇|``, ``q̈_max − |q̈|``, ``τ_max − |τ|`` with ``τ`` from
-        :func:`~spatialjax.multibody.rnea` and ``τ_max`` the effort limit);
+        [`rnea`][spatialjax.multibody.rnea.rnea] and ``τ_max`` the effort limit);
         ``inf`` where there is no limit. Never negative.
       scale_down: ``(n,)`` factors (≤ 1) applied after the optimisation so
         that the output samples keep the margin (1 where none was needed).
@@ -576,7 +576,7 @@ def design_excitation(
     between grid points needs it), and reported.
 
     Args:
-      model: a fixed-base :class:`~spatialjax.multibody.Model` (its dtype is
+      model: a fixed-base [`Model`][spatialjax.multibody.Model] (its dtype is
         used throughout; its inertias only for torque limits and the report).
       duration: length in s (> 0); a whole number of periods
         ``1 / base_frequency`` keeps the trajectory periodic.
@@ -611,7 +611,7 @@ def design_excitation(
       progress: optional callable receiving one line per stage.
 
     Returns:
-      :class:`ExcitationDesign`.
+      [`ExcitationDesign`][spatialjax.identification.ExcitationDesign].
 
     Raises:
       ValueError: ``duration``, ``rate``, ``grid_rate``, ``base_frequency``
@@ -621,7 +621,7 @@ def design_excitation(
         floating base; torque limits that the offset alone breaks.
       TypeError: a non-integer ``harmonics``, ``starts`` or ``steps``.
 
-    Example:
+    Examples:
       >>> import jax, spatialjax.multibody as mb
       >>> from spatialjax.identification import design_excitation
       >>> model = mb.chain_model(1)
@@ -724,7 +724,7 @@ def _compiled(args, static):
 
 
 class _Problem(NamedTuple):
-    """Everything :func:`design_excitation` derives from its arguments (checked)."""
+    """Everything ``design_excitation`` derives from its arguments (checked)."""
 
     duration: float
     harmonics: int
@@ -832,7 +832,7 @@ def _base_columns(X, dtype=np.float64) -> np.ndarray:
     the column-scaled ``X``; column ``j`` is a base column when it is not a
     combination of the columns before it, ``|R_jj| > √(10 p eps)``, and its
     norm is above ``√eps`` of the largest (the rank and rounding thresholds of
-    :func:`~spatialjax.identification.identifiability`, ``eps`` of
+    [`identifiability`][spatialjax.identification.identifiability], ``eps`` of
     ``dtype``). On generic data the set depends only on the model and the
     column order, not on the samples: every trajectory is then compared on
     the same base parameters, where column pivoting picks a set per

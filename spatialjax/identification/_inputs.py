@@ -1,7 +1,7 @@
 """Eager input checks shared by ``fit`` and ``fit_torques`` (concrete arrays only).
 
 Under ``jit`` the same problems are reported per body in ``status``
-(:class:`~spatialjax.identification.FitStatus`) instead of raised.
+([`FitStatus`][spatialjax.identification.FitStatus]) instead of raised.
 """
 
 from __future__ import annotations

@@ -1,51 +1,54 @@
-r"""Whole-robot identification from a joint log, every stage: :func:`identify_robot`.
+r"""Whole-robot identification from a joint log, every stage: ``identify_robot``.
 
 The stages (each reported through ``progress``):
 
 1. **prior**: the model's bodies as the log-det prior; bodies that are not
-   strictly inside the consistent set are repaired (:func:`repair_prior`) or,
-   with ``repair_prior=False``, refused, naming the link.
+   strictly inside the consistent set are repaired
+   ([`repair_prior`][spatialjax.identification.repair_prior]) or, with ``repair_prior=False``,
+   refused, naming the link.
 2. **sampling**: a log whose time steps are irregular is resampled onto a
-   uniform grid by ``t`` (:func:`resample_log`: linear interpolation of
-   ``q``, ``q̇``, ``τ``), at ``rate`` or at the median interval.
+   uniform grid by ``t`` ([`resample_log`][spatialjax.identification.resample_log]: linear
+   interpolation of ``q``, ``q̇``, ``τ``), at ``rate`` or at the median interval.
 3. **filter**: the last ``holdout`` fraction of the log is held out; both
    parts are filtered, differentiated and decimated separately
-   (:func:`prepare_log`), so nothing of the held-out samples reaches the fit.
+   ([`prepare_log`][spatialjax.identification.prepare_log]), so nothing of the held-out samples
+   reaches the fit.
 4. **regressor**: ``τ = Y(q, q̇, q̈) π + Y_f(q̇) φ`` (RNEA regressor, Atkeson,
-   An & Hollerbach 1986; friction: :class:`~spatialjax.multibody.FrictionModel`);
+   An & Hollerbach 1986; friction: [`FrictionModel`][spatialjax.multibody.FrictionModel]);
    with a low-pass, its columns go through the torques' filter before
-   decimation (parallel filtering, Gautier 1997: :func:`parallel_filter`).
-   With ``free``, the bodies not listed are held at the model's values:
-   their torques are subtracted and their columns dropped.
+   decimation (parallel filtering, Gautier 1997:
+   [`parallel_filter`][spatialjax.identification.parallel_filter]). With ``free``, the bodies not
+   listed are held at the model's values: their torques are subtracted and their columns dropped.
 5. **torques**: each channel's signal, scale and sign against the prior's
-   prediction (:mod:`._channels`); channels without signal, and those in
+   prediction (``_channels``); channels without signal, and those in
    ``exclude_torque``, leave the data term (weight 0); ``torque_scale``
    multiplies a channel before everything.
 6. **least squares**: ordinary least squares on the same columns and samples.
-7. **fit**: :func:`fit_torques` with the (repaired) prior, the friction
-   signs, and the data weights below.
+7. **fit**: [`fit_torques`][spatialjax.identification.fit_torques] with the (repaired) prior, the
+   friction signs, and the data weights below.
 8. **validate**: torque errors ``‖τ̂ − τ‖ / ‖τ‖`` of the fit, least squares
    and the prior on the training part, the held-out part and every
    ``validate`` log (filtered on its own), and per-link plausibility.
 
-**Weights of the data term** (``sample_weighting``). :func:`fit_torques`'
-default weights ``1/σ̂_j²`` make the data term a χ² that counts every sample
-as independent. Filtered residuals are not: a zero-phase low-pass at
-``f_c`` leaves about ``N · 2 f_c / f_s`` independent samples, and model error
+**Weights of the data term** (``sample_weighting``).
+[`fit_torques`][spatialjax.identification.fit_torques]' default weights ``1/σ̂_j²`` make the data
+term a χ² that counts every sample as independent. Filtered residuals are not: a zero-phase low-pass
+at ``f_c`` leaves about ``N · 2 f_c / f_s`` independent samples, and model error
 on real robots (friction shape, cables, an unmodelled payload, sensor drift)
 is coloured, so the data would outweigh the prior by the residuals'
 correlation time, and the excess goes into the directions the torques barely
 see. ``"autocorrelation"`` (default) weighs joint ``j`` by ``1 / (σ̂_j² τ_j)``
 with ``τ_j`` the integrated autocorrelation time of its least-squares
-residuals (:func:`correlation_time`): the data term counts ``N / τ_j``
-effective samples per joint, the likelihood of residuals correlated over
+residuals ([`correlation_time`][spatialjax.identification.correlation_time]): the data term counts
+``N / τ_j`` effective samples per joint, the likelihood of residuals correlated over
 ``τ_j`` samples. ``"bandwidth"`` takes only the filter into account: ``τ =
 f_s / (2 f_c)`` at the rate ``f_s`` after decimation (a signal band-limited to
 ``f_c`` carries ``2 f_c`` independent values per second; ``τ = 1`` without a
 low-pass). ``"independent"`` is ``τ_j = 1`` (the weights of
-:func:`fit_torques`). ``σ̂_j²`` is the least-squares residual energy of
-joint ``j`` over ``N − r/n_used`` (``r`` the rank), floored at
-``eps · mean(τ_j²)``. ``γ`` keeps :func:`fit_torques`' rule, ``2 / s²``.
+[`fit_torques`][spatialjax.identification.fit_torques]). ``σ̂_j²`` is the least-squares residual
+energy of joint ``j`` over ``N − r/n_used`` (``r`` the rank), floored at
+``eps · mean(τ_j²)``. ``γ`` keeps [`fit_torques`][spatialjax.identification.fit_torques]' rule,
+``2 / s²``.
 
 References:
   C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of inertial
@@ -96,7 +99,7 @@ SAMPLE_WEIGHTINGS = ("autocorrelation", "bandwidth", "independent")
 
 
 class IdentifyError(ValueError):
-    """An input of :func:`identify_robot` that cannot be used, naming the argument.
+    """An input of ``identify_robot`` that cannot be used, naming the argument.
 
     Attributes:
       argument: the keyword (``"lowpass"``, ``"holdout"``, ``"log"``,
@@ -112,7 +115,7 @@ class IdentifyError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class RobotIdentification:
-    """Everything :func:`identify_robot` measured (arrays float64, ``report`` JSON-able).
+    """Everything ``identify_robot`` measured (arrays float64, ``report`` JSON-able).
 
     Attributes:
       joints: the identified joints, model order.
@@ -309,14 +312,15 @@ def identify_robot(
     ``jax.enable_x64``).
 
     Args:
-      model: a fixed-base :class:`~spatialjax.multibody.Model` whose movable
+      model: a fixed-base [`Model`][spatialjax.multibody.Model] whose movable
         joints are the log's (lock the others when loading it:
-        :func:`match_joints` says which); its bodies are the prior.
-      log: the :class:`RobotLog`; ``joint_names`` None means the model's
-        joints in order, else they are matched by name (reordered).
+        [`match_joints`][spatialjax.identification.match_joints] says which); its bodies are the
+        prior.
+      log: the [`RobotLog`][spatialjax.identification.RobotLog]; ``joint_names`` None means the
+        model's joints in order, else they are matched by name (reordered).
       lowpass: Butterworth cut-off in Hz (None: no filter).
       decimate: keep every ``decimate``-th sample after filtering.
-      friction: a :class:`~spatialjax.multibody.FrictionModel` (default: all
+      friction: a [`FrictionModel`][spatialjax.multibody.FrictionModel] (default: all
         three kinds), or a tuple of kinds.
       gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).
       prior_spread: ``s`` of the default ``γ``.
@@ -325,7 +329,8 @@ def identify_robot(
         ``"independent"`` (module docstring).
       repair_prior_bodies: repair prior bodies that are not strictly consistent
         (True) or refuse them (False).
-      repair_floor: relative floor of repaired bodies (:func:`repair_prior`).
+      repair_floor: relative floor of repaired bodies
+        ([`repair_prior`][spatialjax.identification.repair_prior]).
       exclude_torque: joints whose torque channel leaves the data term.
       torque_scale: ``{joint: k}``: the channel is multiplied by ``k`` first
         (``k < 0`` flips its sign).
@@ -335,13 +340,13 @@ def identify_robot(
         resampled and filtered on its own.
       rate: resampling rate in Hz (default: the median interval's).
       max_gap: the longest interval accepted in ``t``, s (default: the
-        :func:`resample_log` rule).
+        [`resample_log`][spatialjax.identification.resample_log] rule).
       gravity: world-frame gravitational acceleration (m/s²).
       progress: optional ``progress(stage, text, lines)`` called after each
-        stage (:data:`STAGES`) with a one-line summary and detail lines.
+        stage (``STAGES``) with a one-line summary and detail lines.
 
     Returns:
-      :class:`RobotIdentification`.
+      [`RobotIdentification`][spatialjax.identification.RobotIdentification].
 
     Raises:
       IdentifyError: an argument or a log that cannot be used, naming the
@@ -874,7 +879,7 @@ def _regressors(model, q, dq, ddq, g, kinds):
 
 
 class _Movable:
-    """The attributes :func:`match_joints` reads, for a model already locked as the log needs."""
+    """The attributes ``match_joints`` reads, for a model already locked as the log needs."""
 
     def __init__(self, model):
         self.floating_base = False

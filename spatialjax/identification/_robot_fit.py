@@ -4,14 +4,16 @@ One convex problem per robot (Wensing, Kim & Slotine 2017; Lee, Wensing &
 Park 2020) over ``x = [π_1, …, π_nb, φ]`` (``nb`` body 10-vectors in the
 ``_params`` layout, then ``ne`` extra coefficients such as friction):
 
-.. math::
-   \min_x\ F(x) = \sum_{k,j} w_{kj} (Y_k x − τ_k)_j^2
-      + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
-      + \log\det J_{0,i} − 4\bigr)
-   \quad\text{s.t.}\quad J_i ≻ 0,\ φ_j ≥ 0\ (j ∈ \text{nonnegative}),
+$$
+\min_x\ F(x) = \sum_{k,j} w_{kj} (Y_k x − τ_k)_j^2
+   + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
+   + \log\det J_{0,i} − 4\bigr)
+\quad\text{s.t.}\quad J_i ≻ 0,\ φ_j ≥ 0\ (j ∈ \text{nonnegative}),
+$$
 
 solved by a primal interior-point Newton method on the full ``x`` after
-reducing the data to the ``p × p`` normal equations (see :func:`fit_torques`).
+reducing the data to the ``p × p`` normal equations (see
+[`fit_torques`][spatialjax.identification.fit_torques]).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ MAX_ITERS = 300
 
 
 def _as_friction_model(friction):
-    """A :class:`~spatialjax.multibody.FrictionModel` from one, a kind or a tuple of kinds."""
+    """A ``FrictionModel`` from one, a kind or a tuple of kinds."""
     from ..multibody import FrictionModel
 
     if isinstance(friction, FrictionModel):
@@ -123,7 +125,7 @@ class _Factor(NamedTuple):
 
 
 def _factor(A, rtol_eig):
-    """:class:`_Factor` of a numerically positive semi-definite ``A`` (eigenvalues clamped ≥ 0)."""
+    """``_Factor`` of a numerically positive semi-definite ``A`` (eigenvalues clamped ≥ 0)."""
     d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), 0.0))
     # columns below √eps of the largest are rounding noise (a parameter that does not
     # enter the dynamics, computed as ~eps): dropped (zero rows and columns), not scaled up
@@ -419,7 +421,7 @@ def _start_and_solve(A, bvec, P: _Problem, prior_pi, rtol, atol, max_iters):
 @functools.partial(jax.jit, static_argnames=("rtol", "max_iters"))
 def _solve_reduced(R, xc, rho2, prior_pi, gamma, nonneg, *, rtol, max_iters=MAX_ITERS):
     """The fit on already reduced data ``‖R(x − x_c)‖² + ρ²`` (benchmarks): ``(x, iterations,
-    converged)``. Same start and loop as :func:`fit_torques`."""
+    converged)``. Same start and loop as [`fit_torques`][spatialjax.identification.fit_torques]."""
     k, logdet0, _ = _prior_terms(prior_pi)
     P = _Problem(R, xc, rho2, k, logdet0, gamma, nonneg)
     A = R.T @ R
@@ -747,14 +749,14 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
     ``√(10 p eps) σ_max`` count as zero, and dropped columns (parameters that
     never enter the dynamics) get 0. No physical consistency is imposed: this
     is the baseline that
-    :func:`fit_torques` improves on. The regressor, torques and weights are
-    each scaled to a largest entry of 1 before the normal equations are
+    [`fit_torques`][spatialjax.identification.fit_torques] improves on. The regressor, torques and
+    weights are each scaled to a largest entry of 1 before the normal equations are
     formed (the result is scaled back), so data of any magnitude that
     float64 holds are solved, not squared into overflow.
 
     Args:
       Y: ``(..., N, nv, 10 nb)`` joint-torque regressor
-        (:func:`~spatialjax.multibody.joint_torque_regressor`).
+        ([`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]).
       tau: ``(..., N, nv)`` measured joint torques.
       extra: optional ``(..., N, nv, ne)`` extra columns (friction).
       weights: optional weights broadcastable to ``(..., N, nv)`` (default 1).
@@ -818,12 +820,15 @@ def fit_torques(
     Solves, for every robot (or resample) of the batch, the convex problem
     (Wensing, Kim & Slotine 2017; Lee, Wensing & Park 2020)
 
-    .. math::
-       \min_{x = [π_1, …, π_{nb}, φ]}\ F(x) = \sum_{k,j} w_{kj}\,(Y_k π + E_k φ − τ_k)_j^2
-          + γ \sum_{i=1}^{nb} D(J_i ‖ J_{0,i})
-       \quad\text{s.t.}\quad J_i ≻ 0,\quad φ_j ≥ 0 \text{ where } \texttt{extra\_nonnegative}_j,
+    $$
+    \min_{x = [π_1, …, π_{nb}, φ]}\ F(x) = \sum_{k,j} w_{kj}\,(Y_k π + E_k φ − τ_k)_j^2
+       + γ \sum_{i=1}^{nb} D(J_i ‖ J_{0,i})
+    \quad\text{s.t.}\quad J_i ≻ 0,\quad φ_j ≥ 0 \text{ where } \texttt{extra\_nonnegative}_j,
+    $$
 
-    .. math:: D(J ‖ J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4,
+    $$
+    D(J ‖ J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4,
+    $$
 
     with ``J_i = J(π_i)`` the 4×4 pseudo-inertia of body ``i`` (``_params``
     layout), ``k`` the samples, ``j`` the joints and ``E`` the ``extra``
@@ -853,7 +858,8 @@ def fit_torques(
       commonly misses cables, motors, reducers and the reflected rotor
       inertia) gives ``γ = 8``. The rule assumes weights are ``1/σ²``; with
       other weights pass ``gamma`` yourself.
-    * ``prior``: required here; :func:`fit_robot` uses the model's inertias.
+    * ``prior``: required here; [`fit_robot`][spatialjax.identification.fit_robot] uses the model's
+      inertias.
 
     **Solver**: the data are reduced to ``p = 10 nb + ne`` dimensions by the
     normal equations ``A = XᵀWX``, ``b = XᵀWτ`` (``X = [Y | E]``; two passes
@@ -893,12 +899,12 @@ def fit_torques(
 
     Args:
       Y: ``(..., N, nv, 10 nb)`` joint-torque regressor (``Y @ π`` is the
-        inverse dynamics; :func:`~spatialjax.multibody.joint_torque_regressor`).
+        inverse dynamics; [`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]).
       tau: ``(..., N, nv)`` measured joint torques.
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``: the prior bodies
         ``J0_i`` (each must be fully consistent, ``J0 ≻ 0``).
       extra: optional ``(..., N, nv, ne)`` extra regressor columns (friction,
-        :func:`~spatialjax.multibody.friction_regressor`).
+        [`friction_regressor`][spatialjax.multibody.friction_regressor]).
       extra_nonnegative: optional ``(ne,)`` booleans: which extra coefficients
         are constrained ``≥ 0`` (viscous and Coulomb friction). Default: none.
       weights: optional ``w ≥ 0`` broadcastable to ``(..., N, nv)``, inverse
@@ -913,8 +919,8 @@ def fit_torques(
       solver: ``None`` or ``"interior_point"`` (the only solver).
 
     Returns:
-      :class:`RobotFitResult` of batch shape ``(...)``. Differentiable with
-      respect to ``Y``, ``tau``, ``extra``, ``weights``, ``prior`` and
+      [`RobotFitResult`][spatialjax.identification.RobotFitResult] of batch shape ``(...)``.
+      Differentiable with respect to ``Y``, ``tau``, ``extra``, ``weights``, ``prior`` and
       ``gamma`` by the implicit function theorem at the computed optimum
       (the default weights are treated as constants).
 
@@ -1004,29 +1010,29 @@ def fit_robot(
     Builds ``Y = joint_torque_regressor(model, q, v, a, gravity)`` and the
     selected columns of ``friction_regressor(model, v)`` (per one-DoF joint
     ``τ_f = F_v v + F_c sign(v) + o``; ``F_v, F_c ≥ 0``, offset free), then
-    calls :func:`fit_torques` with the model's inertias as the default
-    prior. See :func:`fit_torques` for the objective, the default weights
-    (``1/σ̂_j²`` from least-squares residuals) and ``γ`` (``2/s²``, ``s =
+    calls [`fit_torques`][spatialjax.identification.fit_torques] with the model's inertias as the
+    default prior. See [`fit_torques`][spatialjax.identification.fit_torques] for the objective, the
+    default weights (``1/σ̂_j²`` from least-squares residuals) and ``γ`` (``2/s²``, ``s =
     0.5``).
 
     Args:
-      model: :class:`~spatialjax.multibody.Model` (its ``inertia`` is the
+      model: [`Model`][spatialjax.multibody.Model] (its ``inertia`` is the
         default prior; joints locked in the model stay locked).
       q: ``(..., N, nq)`` positions; ``v``, ``a``, ``tau``: ``(..., N, nv)``
         velocities, accelerations and measured torques (model conventions).
-      friction: a :class:`~spatialjax.multibody.FrictionModel`, or any subset
+      friction: a [`FrictionModel`][spatialjax.multibody.FrictionModel], or any subset
         of ``("viscous", "coulomb", "offset")``; ``()`` fits no friction.
-      weights, gamma, solver: as in :func:`fit_torques`.
+      weights, gamma, solver: as in [`fit_torques`][spatialjax.identification.fit_torques].
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``; default
         ``model.inertia`` (each body must be fully consistent: a massless or
         inconsistent URDF link raises, naming the link).
       gravity: gravitational acceleration in the world frame (m/s²).
       **options: ``prior_spread``, ``rtol``, ``max_iters`` of
-        :func:`fit_torques`.
+        [`fit_torques`][spatialjax.identification.fit_torques].
 
     Returns:
-      :class:`RobotFitResult` with ``friction`` ``(..., n1, 3)``
-      ``[viscous, coulomb, offset]`` per one-DoF joint in body order (NaN for
+      [`RobotFitResult`][spatialjax.identification.RobotFitResult] with ``friction``
+      ``(..., n1, 3)`` ``[viscous, coulomb, offset]`` per one-DoF joint in body order (NaN for
       kinds not fitted).
 
     References:

@@ -1,14 +1,14 @@
 """The library behind ``spatialjax check``: check one model file, optionally write a fixed copy.
 
-:func:`check_file` returns, per link: name, line, mass, CoM, principal
+[`check_file`][spatialjax.io.check_file] returns, per link: name, line, mass, CoM, principal
 moments about the CoM, the two margins (smallest principal moment ``λ1`` and
 triangle margin ``λ1 + λ2 − λ3``) and the verdict of
-:mod:`spatialjax.io._verdict` (consistent, massless frame, point mass /
+``spatialjax.io._verdict`` (consistent, massless frame, point mass /
 pseudo-inertia not PD (degenerate, still valid), non-positive mass, not PSD,
 triangle inequality violated).
 
 With ``fix_to`` (or ``in_place=True``) it also writes the file with each
-invalid inertial replaced by :func:`spatialjax.nearest_consistent`
+invalid inertial replaced by [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent]
 (pseudo-inertia clipped about the CoM: CoM and principal axes kept, only the
 offending principal second moments and a non-positive mass raised) and every
 other byte unchanged. The command line (``spatialjax._cli.check``) adds the
@@ -106,7 +106,7 @@ def check_file(
 
     Args:
       path: a URDF, SDFormat or MJCF file (format from the root element).
-      tol: relative tolerance of the verdicts (see :mod:`spatialjax.io._verdict`).
+      tol: relative tolerance of the verdicts (see ``spatialjax.io._verdict``).
       length_scale: size below which a body counts as a point, in the file's unit.
       fix_to: write a copy with every invalid inertial replaced here (written
         even when nothing needed fixing, so that the copy always exists). It

@@ -4,7 +4,7 @@ The readers use only the standard library (``xml.parsers.expat``, see
 ``_xml.py``) and NumPy in float64: model files are parsed once, eagerly, and
 the values are exact decimal strings, so there is nothing to jit. Conversion
 to JAX arrays (and to the caller's dtype) happens once, in
-:func:`spatialjax.io.load_inertials`.
+[`spatialjax.io.load_inertials`][spatialjax.io.load_inertials].
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ class ModelInertials:
     Attributes:
       path: the file.
       format: ``"urdf"``, ``"sdf"`` or ``"mjcf"`` (from the root element).
-      links: one :class:`LinkInertial` per link/body with an inertial to
+      links: one [`LinkInertial`][spatialjax.io.LinkInertial] per link/body with an inertial to
         check, in document order.
       notes: things a user should know that are not errors (MJCF bodies whose
         inertia MuJoCo infers from geoms, compiler flags that change inertias,

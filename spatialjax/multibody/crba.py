@@ -64,7 +64,7 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
-    """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
+    """``mass_matrix`` on a checked ``q``: one compiled program per structure."""
     method = _resolve_method(method, model, batch)
     db = _dof_body(model)
     A = _ancestor_mask(model.parents, tuple(db))[:, db]  # A[e, d]: body(e) ancestor of body(d)
