@@ -72,7 +72,18 @@ def _levels(parents):
 class Model:
     """A kinematic tree of rigid bodies (see the module docstring for conventions).
 
-    Static fields (hashable; ``jit`` specialises on them):
+    The static fields, ``name`` to ``frame_bodies`` (hashable), are part of what ``jit``
+    specialises on; the numeric fields, ``placements`` to ``effort_limit``, are pytree leaves
+    that ``grad`` and ``vmap`` go through. The joint dynamics and limits (``armature`` to
+    ``effort_limit``) are in ``v``'s order unless said; a free flyer's entries are 0 and ±inf;
+    what the file does not give is 0 for ``armature``, ``damping``, ``friction`` and ±inf for
+    the limits.
+
+    Many robots with different numeric fields batch with ``jax.vmap`` over a
+    model whose leaves carry a leading axis (``jax.tree.map`` to stack them);
+    the algorithms themselves take one model.
+
+    Attributes:
       name: robot name.
       parents: ``parents[i]`` is body ``i``'s parent body, ``-1`` for the world;
         topological order (``parents[i] < i``).
@@ -88,8 +99,6 @@ class Model:
         [`frame`][spatialjax.multibody.Model.frame] /
         [`frame_index`][spatialjax.multibody.Model.frame_index].
       frame_bodies: the body each frame is attached to (``-1``: the world).
-
-    Numeric fields (pytree leaves; ``grad`` and ``vmap`` go through them):
       placements: [`Plxb`][spatialjax.Plxb] of batch ``(nbodies,)``: pose of
         each joint frame at zero joint value in its parent body's frame.
       axes: ``(nbodies, 3)`` unit joint axis in the joint frame (zeros for a
@@ -99,10 +108,6 @@ class Model:
         in its axes, Pinocchio 10-vector order.
       frame_placements: [`Plxb`][spatialjax.Plxb] of batch ``(nframes,)``:
         pose of each frame in its body's frame (in the world for body ``-1``).
-
-    Joint dynamics and limits (pytree leaves, in ``v``'s order unless said;
-    a free flyer's entries are 0 and ±inf; what the file does not give is 0
-    for ``armature``, ``damping``, ``friction`` and ±inf for the limits):
       armature: ``(nv,)`` rotor inertia reflected to each dof (kg m², kg):
         added to the mass matrix diagonal (``M + diag(armature)``) and to
         [`rnea`][spatialjax.multibody.rnea.rnea] (``τ += armature · a``), and to
@@ -115,14 +120,11 @@ class Model:
         ``<dynamics friction>``, MJCF ``frictionloss``): stored, not applied by
         any algorithm here (it is a set-valued force; see
         [`friction_regressor`][spatialjax.multibody.friction_regressor] for identification).
-      lower, upper: ``(nq,)`` position limits (rad, m) in ``q``'s order;
-        ±inf for continuous joints, a free flyer and unlimited joints.
+      lower: ``(nq,)`` lower position limits (rad, m) in ``q``'s order; −inf for
+        continuous joints, a free flyer and unlimited joints.
+      upper: ``(nq,)`` upper position limits, as ``lower`` (+inf where none).
       velocity_limit: ``(nv,)`` maximum ``|v|`` (inf: none).
       effort_limit: ``(nv,)`` maximum ``|τ|`` (inf: none).
-
-    Many robots with different numeric fields batch with ``jax.vmap`` over a
-    model whose leaves carry a leading axis (``jax.tree.map`` to stack them);
-    the algorithms themselves take one model.
     """
 
     placements: Plxb
