@@ -440,30 +440,41 @@ _optimise_jit = jax.jit(_optimise, static_argnames=("kind", "steps", "lr"))
 class ExcitationDesign:
     """What ``design_excitation`` returns: the trajectory and its report (NumPy, float64).
 
-    Trajectory (replay ``q``; ``dq``, ``ddq`` are its exact derivatives):
+    The trajectory (``joint_names`` to ``ddq``): replay ``q``; ``dq``, ``ddq`` are its exact
+    derivatives. The report: the rest.
+
+    Attributes:
       joint_names: the ``n`` joints, model order (the columns below).
-      a, b: ``(n, H)`` Fourier velocity amplitudes (rad/s or m/s) and q0
-        ``(n,)`` the offset: ``fourier_trajectory(a, b, q0, base_frequency, t)``
-        reproduces ``q, dq, ddq``.
-      base_frequency, duration: Hz and s.
+      a: ``(n, H)`` Fourier velocity amplitudes (rad/s or m/s), sine terms:
+        ``fourier_trajectory(a, b, q0, base_frequency, t)`` reproduces ``q, dq, ddq``.
+      b: ``(n, H)`` the cosine terms, as ``a``.
+      q0: ``(n,)`` the offset.
+      base_frequency: Hz.
+      duration: s.
       t: ``(N,)`` sample times, ``N = round(duration · rate) + 1`` evenly
         spaced from 0 to ``duration`` inclusive.
-      q, dq, ddq: ``(N, n)``.
-
-    Report:
+      q: ``(N, n)`` positions.
+      dq: ``(N, n)`` velocities.
+      ddq: ``(N, n)`` accelerations.
       criterion: ``"condition_snr"``, ``"condition"``, ``"logdet"`` or
-        ``"aoptimal"``; value: its value for the
-        result on the optimisation grid; start_value: for the random start
-        it came from (``best_start``); start_values, final_values:
-        ``(starts,)`` every start before and after optimising.
+        ``"aoptimal"``.
+      value: the criterion's value for the result on the optimisation grid.
+      start_value: its value for the random start the result came from
+        (``best_start``).
+      start_values: ``(starts,)`` every start's value before optimising.
+      final_values: ``(starts,)`` every start's value after optimising.
+      best_start: the index of the start the result came from.
       condition_number: of the column-scaled base regressor with friction
         columns (``base_columns``) on the output samples (``inf`` where a
-        base column is not excited);
-        start_condition_number: the same for the start it came from.
-      rank, base_columns, column_scale: the base columns used by the
-        criterion (indices into ``[Y | Y_f]``) and their fixed scale ``D``.
+        base column is not excited).
+      start_condition_number: the same for the start it came from.
+      rank: the number of base columns.
+      base_columns: the base columns used by the criterion (indices into
+        ``[Y | Y_f]``).
+      column_scale: their fixed scale ``D``.
       limits: ``lower, upper, velocity_limit, acceleration_limit,
-        effort_limit, torque_limit`` ``(n,)`` used (``inf``: none), margin.
+        effort_limit, torque_limit`` ``(n,)`` used (``inf``: none).
+      margin: the fraction of each limit used.
       implied_acceleration_limit: ``(n,)`` ``2π f_f H · margin · q̇_max``
         (Bernstein's inequality; module docstring).
       limit_distance: ``(n,)`` per key ``lower, upper, velocity,
@@ -474,9 +485,12 @@ class ExcitationDesign:
         ``inf`` where there is no limit. Never negative.
       scale_down: ``(n,)`` factors (≤ 1) applied after the optimisation so
         that the output samples keep the margin (1 where none was needed).
-      grid_rate, steps, starts: the optimisation's grid (Hz), Adam steps and
-        number of random starts; compile_s, optimise_s: time to compile the
-        optimisation and to run it; time_s: the whole call.
+      grid_rate: the optimisation's grid (Hz).
+      steps: Adam steps.
+      starts: number of random starts.
+      compile_s: time to compile the optimisation (s).
+      optimise_s: time to run it (s).
+      time_s: the whole call (s).
     """
 
     joint_names: tuple
