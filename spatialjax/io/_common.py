@@ -253,6 +253,10 @@ class LinkInertial:
       line: line of the ``<inertial>`` (or link) element.
       added_mass: ``(6, 6)`` SDF ``<fluid_added_mass>`` as written, rows and
         columns in the file's ``[x, y, z, p, q, r]`` order, or ``None``.
+      rewrite: the reader's ``rewrite(m, c, I_c)``, which returns the text edits that write
+        new values (``c`` and ``I_c`` as ``com`` and ``inertia_com``) into this element of the
+        file, keeping its inertial-frame rotation; ``None`` where the inertial cannot be
+        rewritten (none in the file).
     """
 
     name: str

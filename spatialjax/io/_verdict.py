@@ -80,8 +80,12 @@ class Verdict:
       mass: ``m``.
       com: ``(3,)`` CoM ``c = h / m`` (zeros when ``m == 0``).
       principal_moments: ``(3,)`` eigenvalues of ``I_c`` (ascending).
-      min_eig_inertia_com, triangle_margin, min_eig_pseudo_inertia: the
-        margins of [`spatialjax.physical_consistency`][spatialjax.physical_consistency].
+      min_eig_inertia_com: smallest eigenvalue ``λ1`` of ``I_c`` (kg m²); this and the next
+        two are the margins of
+        [`spatialjax.physical_consistency`][spatialjax.physical_consistency].
+      triangle_margin: ``λ1 + λ2 − λ3`` (kg m²).
+      min_eig_pseudo_inertia: smallest eigenvalue of the pseudo-inertia ``J`` (the LMI
+        margin).
       tolerance: ``τ`` used for this body.
     """
 
