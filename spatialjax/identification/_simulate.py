@@ -160,8 +160,8 @@ def simulate_log(
     Per sample ``k`` and joint ``j`` (fixed-base model, one-degree-of-freedom
     joints; columns in body order, ``model.joint_names``):
 
-    * ``τ_kj = rnea(model with inertia, q_k, dq_k, ddq_k, gravity)_j
-      + F_vj dq_kj + F_cj sign(dq_kj) + o_j + σ_τj ε_kj`` (ε standard normal):
+    * ``τ_kj = rnea(model with inertia, q_k, dq_k, ddq_k, gravity)_j +
+      F_vj dq_kj + F_cj sign(dq_kj) + o_j + σ_τj ε_kj`` (ε standard normal):
       inverse dynamics (Featherstone RBDA 2008, Table 5.1, via
       [`spatialjax.multibody.rnea`][spatialjax.multibody.rnea.rnea]), viscous and Coulomb friction
       and a constant offset (the model of
