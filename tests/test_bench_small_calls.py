@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jax
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))  # the harness is tooling of the checkout
@@ -20,6 +21,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))  # the harness is tooling of the ch
 import bench_small_calls as bsc  # noqa: E402
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_every_mode_of_every_case_computes_the_same_values():
     for batch in [(), (16,)]:
         cases = bsc._cases(bsc._inputs(batch, np.float64))

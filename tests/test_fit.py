@@ -94,6 +94,7 @@ def test_float32_in_float32_out_and_consistent(rng):
     np.testing.assert_allclose(res.objective, ref.objective, rtol=1e-3)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_adam_reaches_the_lbfgs_optimum_and_the_old_keywords_still_work(rng):
     truth, Y, f, w = problem(rng, noise=1.0)
     a = fit(Y, f, weights=w)

@@ -129,6 +129,7 @@ def test_newton_step_without_a_cap_is_optax_without_the_boundary_rule(rng):
         np.testing.assert_allclose(np.asarray(y), np.asarray(u), rtol=1e-13, atol=1e-15)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_newton_step_at_the_optimum_takes_the_step_the_slack_allows(rng):
     # at the minimiser the gradient is rounding and F(αu) == F(0) to the last bit for every α:
     # the relative slack (8 ulps of F) accepts step 1 at once, as optax does; without it

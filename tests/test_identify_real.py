@@ -115,6 +115,7 @@ def toy_csv(tmp_path_factory):
     return paths
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_free_validate_exclude_and_scale_options(toy_csv, tmp_path, capsys):
     train, other = toy_csv
     report = tmp_path / "r.json"

@@ -397,6 +397,7 @@ def test_extra_prior_weight_zero_is_no_prior_and_large_pins_the_value(arm):
     np.testing.assert_allclose(np.asarray(pinned.extra)[::3], 0.3, rtol=1e-6)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_armature_split_with_the_first_link_is_decided_by_the_priors(arm):
     """The first joint's armature and its link's moment about the axis are one base
     parameter: with the links at the prior, the weak armature prior takes the whole rotor

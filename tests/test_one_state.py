@@ -81,7 +81,7 @@ def _to_pin(model, out):
     return tau[..., p], H[..., p, :][..., :, p], h[..., p], grav[..., p], acc[..., p]
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("dtype", ["float64", pytest.param("float32", marks=pytest.mark.slow)])
 def test_one_state_matches_pinocchio_on_a_floating_tree(tmp_path, dtype):
     """Eager, jitted (model closed over and as an argument) and a batch of one, against
     Pinocchio's rnea (fext), crba (armature), nonLinearEffects, computeGeneralizedGravity and

@@ -303,6 +303,7 @@ def test_the_default_filter_is_chosen_from_the_training_part(toy):
     assert err["fit"]["holdout"]["overall"] < 0.5 * err["prior"]["holdout"]["overall"]
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_independent_weighting_is_fit_torques_default(toy):
     """``sample_weighting="independent"``: weights 1/σ̂_j² (fit_torques' rule) on the rows the
     fit keeps, each joint's samples at rest dropped from its row (weight 0), σ̂_j² the residual
@@ -361,6 +362,7 @@ def test_irregular_timestamps_are_resampled(toy):
     assert e < 1.5 * e0  # linear interpolation of a 1 kHz log costs little
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_channels_zero_excluded_scaled_and_flipped(toy):
     model, log, _ = toy
     zero = dataclasses.replace(log, tau=log.tau * np.array([1.0, 0.0]))
@@ -380,6 +382,7 @@ def test_channels_zero_excluded_scaled_and_flipped(toy):
     assert [c["excluded"] for c in gone.report["channels"]] == [True, False]
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_free_bodies_only(toy):
     model, log, _ = toy
     res = _run(model, log, free=["b"])
