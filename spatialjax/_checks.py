@@ -4,13 +4,13 @@ Two tiers (lineax's and equinox's):
 
 * **trace time**: shape and dtype mistakes raise ``ValueError`` / ``TypeError``
   when the function is called (or traced under ``jit``/``vmap``), naming the
-  argument, what was expected and what was received (:func:`as_float_array`,
-  :func:`same_dtype`, :func:`broadcast_batch`, :func:`resolve_float_dtype`);
-* **eager, on concrete values only** (:func:`is_concrete`): values that no
+  argument, what was expected and what was received (``as_float_array``,
+  ``same_dtype``, ``broadcast_batch``, ``resolve_float_dtype``);
+* **eager, on concrete values only** (``is_concrete``): values that no
   input may have, whatever it means (NaN or infinity, a negative weight, a
   non-positive step), raise at the user's call with the first offending
-  entry (:func:`require_finite`, :func:`require_nonnegative`,
-  :func:`positive_number`); under a trace nothing is checked and the
+  entry (``require_finite``, ``require_nonnegative``,
+  ``positive_number``); under a trace nothing is checked and the
   functions report such problems in their results instead.
 
 Checks about one package's own concepts stay in that package (the

@@ -26,11 +26,12 @@ References:
 
 Three tiers, as in lineax/equinox:
 
-* :func:`physical_consistency` / :func:`is_physically_consistent`: flags and
-  margins, jit/vmap/grad-safe, never raise on values;
-* :func:`validate`: eager, raises ``ValueError`` with the failing body indices,
+* [`physical_consistency`][spatialjax.physical_consistency] /
+  [`is_physically_consistent`][spatialjax.is_physically_consistent]: flags and margins,
+  jit/vmap/grad-safe, never raise on values;
+* [`validate`][spatialjax.validate]: eager, raises ``ValueError`` with the failing body indices,
   the failed conditions, mass, CoM, principal moments and margins;
-* :func:`nearest_consistent`: a projection onto the fully consistent set.
+* [`nearest_consistent`][spatialjax.nearest_consistent]: a projection onto the fully consistent set.
 """
 
 from __future__ import annotations
@@ -57,11 +58,11 @@ _SHIFT_ULPS = 8
 
 @pytree_dataclass
 class ConsistencyReport(Pytree):
-    """Flags and margins returned by :func:`physical_consistency` (a pytree; fields ``(...)``).
+    """Flags and margins returned by ``physical_consistency`` (a pytree; fields ``(...)``).
 
-    A frozen pytree dataclass (:mod:`spatialjax._pytree`): fields are read by
+    A frozen pytree dataclass (``spatialjax._pytree``): fields are read by
     name (``report.fully_consistent``), ``report[i]`` indexes the batch,
-    ``==`` compares values. Built by :func:`physical_consistency`; the
+    ``==`` compares values. Built by [`physical_consistency`][spatialjax.physical_consistency]; the
     constructor only checks that every field is an array.
 
     Attributes:
@@ -203,9 +204,9 @@ def _psd3(a00, a01, a02, a11, a12, a22):
 def _flags(p, tol, dtype):
     """``(finite, mass_positive, inertia_psd, triangle, pseudo_psd, fully)`` without eigenvalues.
 
-    Same definitions and thresholds as :func:`physical_consistency`:
+    Same definitions and thresholds as [`physical_consistency`][spatialjax.physical_consistency]:
     ``λmin(I_c) ≥ −t`` iff ``I_c + t 1 ⪰ 0`` and ``λ1 + λ2 − λ3 = 2 λmin(S_c) ≥ −t`` iff
-    ``S_c + (t/2) 1 ⪰ 0`` with ``S_c = ½ tr(I_c) 1 − I_c``; each decided by :func:`_psd3`.
+    ``S_c + (t/2) 1 ⪰ 0`` with ``S_c = ½ tr(I_c) 1 − I_c``; each decided by ``_psd3``.
     """
     m = p[..., 0]
     finite = jnp.all(jnp.isfinite(p), axis=-1)
@@ -232,9 +233,10 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     The CoM-based quantities use ``c = h / m`` whenever ``m ≠ 0`` (the identity
     ``J = T diag(S_c, m) Tᵀ`` holds for any non-zero mass, so the flags stay
     meaningful for negative masses) and ``c = 0``, ``I_c = I_o`` when ``m == 0``
-    (as :attr:`RigidBodyInertia.com` and :meth:`RigidBodyInertia.inertia_com`).
-    Finite inputs with ``m > 0`` never produce NaN; non-finite inputs give
-    ``finite = False`` and ``fully_consistent = False``.
+    (as [`RigidBodyInertia.com`][spatialjax.RigidBodyInertia.com] and
+    [`RigidBodyInertia.inertia_com`][spatialjax.RigidBodyInertia.inertia_com]). Finite inputs with
+    ``m > 0`` never produce NaN; non-finite inputs give ``finite = False`` and
+    ``fully_consistent = False``.
 
     The verdict does not depend on where the frame origin is: ``I_c ⪰ 0`` and
     the triangle inequality are judged on the moments about the CoM, with a
@@ -253,26 +255,26 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     the origin and cannot resolve the sign once ``eps · |m| d²`` exceeds it.
 
     Args:
-      inertia: :class:`~spatialjax.RigidBodyInertia` (or a ``(..., 10)``
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] (or a ``(..., 10)``
         parameter array) with batch shape ``(...)``.
       tol: *relative* tolerance ``≥ 0``. ``inertia_psd`` and
         ``triangle_inequality`` accept margins down to
         ``−(tol · inertia_scale + tol_shift · |m| |c|²)`` with
         ``inertia_scale = ‖I_c‖_F`` (the moments about the CoM; Frobenius,
-        so that :func:`is_physically_consistent` needs no eigenvalues) and
-        ``tol_shift = min(tol, 8 · finfo(dtype).eps)``, the rounding of the
+        so that [`is_physically_consistent`][spatialjax.is_physically_consistent] needs no
+        eigenvalues) and ``tol_shift = min(tol, 8 · finfo(dtype).eps)``, the rounding of the
         shift from the frame origin to the CoM (capped, so that a generous
         ``tol`` does not grow with the distance of the CoM from the origin).
         ``m > 0`` is always strict. ``None`` (default) is
-        :func:`default_tol` of the dtype; ``0.0`` is the exact test on the
+        ``default_tol`` of the dtype; ``0.0`` is the exact test on the
         computed numbers. For every ``tol``,
         ``fully_consistent == finite & mass_positive & pseudo_inertia_psd``.
 
     Returns:
-      :class:`ConsistencyReport` with fields of shape ``(...)``
+      [`ConsistencyReport`][spatialjax.ConsistencyReport] with fields of shape ``(...)``
       (``principal_moments``: ``(..., 3)``).
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax import RigidBodyInertia
       >>> rod = RigidBodyInertia.from_mass_com_inertia(  # I = diag(1, 0, 0): PSD, not a body
@@ -291,7 +293,7 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
 
 @jax.jit
 def _consistency_report(p, tol) -> ConsistencyReport:
-    """:func:`physical_consistency` of checked ``(..., 10)`` parameters (one compiled program)."""
+    """``physical_consistency`` of checked ``(..., 10)`` parameters (one compiled program)."""
     dtype = p.dtype
     m = p[..., 0]
     finite = jnp.all(jnp.isfinite(p), axis=-1)
@@ -331,20 +333,20 @@ def _consistency_report(p, tol) -> ConsistencyReport:
 
 
 def is_physically_consistent(inertia, tol=None):
-    """``(...)`` bool array: fully physically consistent (see :func:`physical_consistency`).
+    """``(...)`` bool array: fully physically consistent (see ``physical_consistency``).
 
     Same definition, thresholds and verdicts as
     ``physical_consistency(inertia, tol).fully_consistent``, computed without
     eigenvalues: ``I_c ⪰ 0`` and the triangle inequality (``S_c ⪰ 0``) are
     decided by pivoted ``LDLᵀ`` factorisations of the shifted 3×3 matrices
     ``I_c + t 1`` and ``S_c + (t/2) 1`` (``t`` the tolerance of
-    :func:`physical_consistency`). The two paths can differ only for bodies
-    whose margin lies within rounding (``≈ eps · ‖I_c‖``) of ``−t``. Use
-    :func:`physical_consistency` for the margins.
+    [`physical_consistency`][spatialjax.physical_consistency]). The two paths can differ only for
+    bodies whose margin lies within rounding (``≈ eps · ‖I_c‖``) of ``−t``. Use
+    [`physical_consistency`][spatialjax.physical_consistency] for the margins.
 
     Args:
-      inertia: :class:`~spatialjax.RigidBodyInertia` or ``(..., 10)`` parameters.
-      tol: relative tolerance; ``None`` is :func:`default_tol` of the dtype.
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or ``(..., 10)`` parameters.
+      tol: relative tolerance; ``None`` is ``default_tol`` of the dtype.
     """
     inertia = _as_inertia(inertia, "is_physically_consistent")
     dtype = inertia.dtype
@@ -356,7 +358,7 @@ def is_physically_consistent(inertia, tol=None):
 
 @jax.jit
 def _fully_consistent(p, tol):
-    """:func:`is_physically_consistent` of checked parameters (one compiled program)."""
+    """``is_physically_consistent`` of checked parameters (one compiled program)."""
     return _flags(p, tol, p.dtype)[-1]
 
 

@@ -2,9 +2,11 @@ r"""Rigid-body inertial parameters (Featherstone RBDA 2008, §2.13; Wensing, Kim
 
 A body's inertial parameters about the origin ``Bo`` of a frame B, expressed in
 B, are stored as the 10-vector (Pinocchio order; the layout is written once,
-in :mod:`spatialjax._params`)
+in ``spatialjax._params``)
 
-.. math:: π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
+$$
+π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
+$$
 
 with ``h = m c_BoBcm_B`` (first moment) and ``I = I_BBo_B`` (rotational inertia
 about ``Bo``). Equivalent forms, all in B about ``Bo``:
@@ -124,7 +126,7 @@ def _sandwich_params(E, r, p, transposed):
 
     Written for XLA:CPU's loop emitter: every per-item quantity is a ``(...)``
     array of scalars (entries read as ``x[..., i, j]``, no trailing axis of
-    size 1), and the ten results are joined by :func:`_smallmat.stack_last`
+    size 1), and the ten results are joined by ``_smallmat.stack_last``
     into one fused loop over the batch. Reading entries as ``(..., 1)`` slices
     instead makes the same loop slower (``benchmarks/README.md``).
     """
@@ -276,12 +278,12 @@ class RigidBodyInertia(Pytree):
     ``RigidBodyInertia(params)`` needs a floating ``(..., 10)`` array (a
     Python number such as ``RigidBodyInertia(3.0)`` raises ``TypeError``;
     ``RigidBodyInertia(0)`` is a ``vmap`` axis spec). It is a pytree with
-    value equality, batch indexing and a short repr (:mod:`spatialjax._pytree`).
+    value equality, batch indexing and a short repr (``spatialjax._pytree``).
     Constructors check shapes and dtypes only; values (positive mass,
     positive semi-definite inertia, triangle inequality) are checked by
     ``physical_consistency`` (jit-safe flags) and ``validate`` (eager).
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax import RigidBodyInertia
       >>> body = RigidBodyInertia.from_point_masses(
@@ -333,8 +335,8 @@ class RigidBodyInertia(Pytree):
 
         Values are not checked here (a negative mass or an inertia violating
         the triangle inequality is accepted as given): check them with
-        :func:`spatialjax.validate` (eager, raises) or
-        :func:`spatialjax.physical_consistency` (jit-safe flags).
+        [`spatialjax.validate`][spatialjax.validate] (eager, raises) or
+        [`spatialjax.physical_consistency`][spatialjax.physical_consistency] (jit-safe flags).
         """
         m = as_float_array(m, "m")
         c = as_float_array(c, "c", (3,))

@@ -1,10 +1,10 @@
 r"""Log-Cholesky parameters of the pseudo-inertia (Rucker & Wensing, RA-L 2022).
 
-.. math::
-   θ = [α, d_1, d_2, d_3, s_{12}, s_{23}, s_{13}, t_1, t_2, t_3],\qquad J = U U^T,
-
-   U = e^{α}\begin{bmatrix} e^{d_1} & s_{12} & s_{13} & t_1 \\ 0 & e^{d_2} & s_{23} & t_2 \\
-                           0 & 0 & e^{d_3} & t_3 \\ 0 & 0 & 0 & 1 \end{bmatrix}
+$$
+θ = [α, d_1, d_2, d_3, s_{12}, s_{23}, s_{13}, t_1, t_2, t_3],\qquad J = U U^T,
+U = e^{α}\begin{bmatrix} e^{d_1} & s_{12} & s_{13} & t_1 \\ 0 & e^{d_2} & s_{23} & t_2 \\
+                        0 & 0 & e^{d_3} & t_3 \\ 0 & 0 & 0 & 1 \end{bmatrix}
+$$
 
 (Pinocchio's ``LogCholeskyParameters`` order). Hence ``m = e^{2α}``, ``c = t``
 and ``S_c = m L Lᵀ`` with ``L`` the upper-left 3×3 of ``U / e^α``: every
@@ -65,7 +65,7 @@ def _to_vector(theta):
 
 
 def vector_to_log_cholesky(pi):
-    """Inverse of :func:`log_cholesky_to_vector` (Pinocchio has only the forward map).
+    """Inverse of ``log_cholesky_to_vector`` (Pinocchio has only the forward map).
 
     Requires ``m > 0`` and ``S_c = S − m c cᵀ ≻ 0`` (pseudo-inertia positive
     definite). For inputs outside that set the logarithms or square roots of

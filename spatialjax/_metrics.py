@@ -29,7 +29,9 @@ def _logdet_pd(J):
 def log_det_divergence(J, J0):
     r"""Bregman divergence of ``−log det`` (the "entropic" regulariser), ``≥ 0``.
 
-    .. math:: D(J \| J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4
+    $$
+    D(J \| J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4
+    $$
 
     Zero iff ``J == J0``; invariant under ``J -> T J Tᵀ`` applied to both
     (frame changes). Not symmetric in its arguments. Returns NaN where ``J`` or
@@ -54,7 +56,7 @@ def log_det_divergence(J, J0):
 
 @jax.jit
 def _log_det_divergence(J, J0):
-    """:func:`log_det_divergence` of checked arrays (one compiled program)."""
+    """``log_det_divergence`` of checked arrays (one compiled program)."""
     L0 = jnp.linalg.cholesky(J0)
     shape = jnp.broadcast_shapes(J.shape, J0.shape)
     Y = jax.scipy.linalg.cho_solve((jnp.broadcast_to(L0, shape), True), jnp.broadcast_to(J, shape))
@@ -81,7 +83,9 @@ def _sum_log_sq_eig_jvp(primals, tangents):
 def geodesic_distance(J1, J2):
     r"""Affine-invariant Riemannian distance between pseudo-inertias.
 
-    .. math:: d(J_1, J_2) = \sqrt{\tfrac12 \textstyle\sum_i \log^2 λ_i(J_1^{-1} J_2)}
+    $$
+    d(J_1, J_2) = \sqrt{\tfrac12 \textstyle\sum_i \log^2 λ_i(J_1^{-1} J_2)}
+    $$
 
     (the ½ follows Lee & Park 2018). Symmetric, invariant under a common frame
     change ``J -> T J Tᵀ`` and under a common scaling. Gradients are finite
@@ -107,7 +111,7 @@ def geodesic_distance(J1, J2):
 
 @jax.jit
 def _geodesic_distance(J1, J2):
-    """:func:`geodesic_distance` of checked arrays (one compiled program)."""
+    """``geodesic_distance`` of checked arrays (one compiled program)."""
     L1 = jnp.linalg.cholesky(J1)
     shape = jnp.broadcast_shapes(J1.shape, J2.shape)
     L1 = jnp.broadcast_to(L1, shape)

@@ -3,23 +3,25 @@ r"""The inertial 10-vector layout, written once: ``π ↔ (m, h, I)``, ``I ↔ S
 A body's inertial parameters about the origin ``Bo`` of a frame B, in B
 (Pinocchio's ``Inertia.toDynamicParameters`` order):
 
-.. math:: π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
+$$
+π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
+$$
 
 ``h = m c`` is the first moment, ``I`` the rotational inertia about ``Bo``,
 packed as the 6-vector ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (row ``a``,
-column ``b`` of the upper triangle in the order of :data:`I6_ROWS` and
-:data:`I6_COLS`). Derived forms, all about ``Bo`` in B:
+column ``b`` of the upper triangle in the order of ``I6_ROWS`` and
+``I6_COLS``). Derived forms, all about ``Bo`` in B:
 
 * second moment ``S = ∫ρ r rᵀ = ½ tr(I) 1 − I``, ``I = tr(S) 1 − S``
   (Wensing, Kim & Slotine 2017);
 * pseudo-inertia ``J = [[S, h], [hᵀ, m]]`` (4×4, Wensing et al. 2017),
   linear in ``π``: ``J = Σᵢ πᵢ Eᵢ`` with the constant basis
-  :data:`PSEUDO_INERTIA_BASIS`.
+  ``PSEUDO_INERTIA_BASIS``.
 
 Every function takes an array module ``xp`` (``jax.numpy``, the default, or
 ``numpy``) so that NumPy code (eager input checks) uses the same tables, except
 the two one-body conversions to and from mass, centre of mass and inertia about
-it (:func:`mass_com_inertia`, :func:`params_from_mass_com_inertia`), which are
+it (``mass_com_inertia``, ``params_from_mass_com_inertia``), which are
 NumPy float64 for eager code (priors, write-back). This module depends on
 nothing else in the package.
 
@@ -135,7 +137,7 @@ def slices(pi):
 
 
 def pseudo_inertia_upper(pi):
-    """Upper triangle of ``J`` row-major as ``(..., 1)`` slices (10 entries, see :func:`slices`)."""
+    """Upper triangle of ``J`` row-major as ``(..., 1)`` slices (10 entries, see ``slices``)."""
     m, hx, hy, hz, xx, xy, yy, xz, yz, zz = slices(pi)
     half = 0.5 * (xx + yy + zz)
     return (half - xx, -xy, -xz, hx, half - yy, -yz, hy, half - zz, hz, m)

@@ -1,7 +1,7 @@
-r"""Projection onto the fully physically consistent set: :func:`nearest_consistent`.
+r"""Projection onto the fully physically consistent set: ``nearest_consistent``.
 
 Eigenvalue clipping of the pseudo-inertia (about the CoM or the frame origin), the Frobenius-norm
-projection onto ``{J ⪰ eps·s·1}``; see :mod:`spatialjax._consistency` for the conditions.
+projection onto ``{J ⪰ eps·s·1}``; see ``spatialjax._consistency`` for the conditions.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
     "nearest" is with respect to ``‖J' − J‖_F`` in the chosen reference frame.
 
     Args:
-      inertia: :class:`~spatialjax.RigidBodyInertia` (or ``(..., 10)``
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] (or ``(..., 10)``
         parameters), any batch shape.
       eps: relative floor ``> 0``; ``None`` is ``1000 · finfo(dtype).eps``
         (``2.2e-13`` float64, ``1.2e-4`` float32), large enough that the
@@ -129,7 +129,7 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
       reference: ``"com"`` or ``"origin"``, the frame in which ``J`` is clipped.
 
     Returns:
-      :class:`~spatialjax.RigidBodyInertia` with the input's batch shape and dtype.
+      [`RigidBodyInertia`][spatialjax.RigidBodyInertia] with the input's batch shape and dtype.
       Differentiable (``jit``/``vmap``/``grad``) except where clipped
       eigenvalues are repeated.
 
@@ -156,7 +156,7 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
 
 @functools.partial(jax.jit, static_argnames=("reference",))
 def _nearest(params, eps, *, reference: str):
-    """:func:`nearest_consistent` of checked ``(..., 10)`` parameters (one compiled program)."""
+    """``nearest_consistent`` of checked ``(..., 10)`` parameters (one compiled program)."""
     dtype = params.dtype
     inertia = RigidBodyInertia(params)
     ok = physical_consistency(inertia, tol=0.0).fully_consistent

@@ -1,7 +1,7 @@
 """One pytree base for every public type (transforms, inertias, reports, results).
 
-A public type is a frozen dataclass decorated with :func:`pytree_dataclass`
-and derived from :class:`Pytree`. That gives it, in one place:
+A public type is a frozen dataclass decorated with ``pytree_dataclass``
+and derived from ``Pytree``. That gives it, in one place:
 
 * **pytree registration with key paths**: every field is a child (a *data*
   field) unless the class lists it in ``_meta_fields`` (static, hashable,
@@ -26,7 +26,7 @@ and derived from :class:`Pytree`. That gives it, in one place:
 Axis specs: an object whose data fields are all Python ``int`` or ``None``
 (or such objects, for nested types) is built without checks, so that
 ``jax.vmap(f, in_axes=(Plx(0, None),))`` works. Any other non-array field
-(``Plx(1.0, 2.0)``) is refused by :func:`field_array` with a ``TypeError``.
+(``Plx(1.0, 2.0)``) is refused by ``field_array`` with a ``TypeError``.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def _is_axis_spec(value: Any) -> bool:
 def field_array(value: Any, name: str, trailing: Sequence[int] = ()) -> jax.Array:
     """A data field as a floating JAX array with trailing shape ``trailing``.
 
-    Like :func:`~spatialjax._checks.as_float_array` but Python scalars and
+    Like ``as_float_array`` but Python scalars and
     ``None`` are refused: a field is an array (or a list of floats), never a
     bare number, which would otherwise pass as a batch of shape ``()``.
 
@@ -98,7 +98,7 @@ class Pytree:
     """Mixin for frozen pytree dataclasses; see the module docstring.
 
     Subclasses set ``_core_ndims`` (data field -> number of trailing core
-    axes; fields that are themselves :class:`Pytree` objects are left out)
+    axes; fields that are themselves ``Pytree`` objects are left out)
     and optionally ``_meta_fields`` (static fields).
     """
 
@@ -206,7 +206,7 @@ class Pytree:
 
 @dataclass_transform(frozen_default=True, eq_default=False)
 def pytree_dataclass(cls: type[_T]) -> type[_T]:
-    """Make ``cls`` (a :class:`Pytree` subclass) a frozen dataclass registered as a pytree.
+    """Make ``cls`` (a ``Pytree`` subclass) a frozen dataclass registered as a pytree.
 
     Children are the data fields, in declaration order, with
     ``jax.tree_util.GetAttrKey`` key paths; ``_meta_fields`` go to the

@@ -10,7 +10,8 @@ Conventions (as in the conventions table of the documentation, ``docs/convention
   B-coordinates. ``rotx``, ``roty``, ``rotz`` return ``E`` (Featherstone,
   RBDA table 2.2), i.e. the transpose of the active rotation by the same angle.
 * Quaternions are ``(..., 4)`` scalar first, ``wxyz``; ``xyzw`` only through
-  :func:`quat_wxyz_to_xyzw` / :func:`quat_xyzw_to_wxyz`.
+  [`quat_wxyz_to_xyzw`][spatialjax.quat_wxyz_to_xyzw] /
+  [`quat_xyzw_to_wxyz`][spatialjax.quat_xyzw_to_wxyz].
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ def rotz(theta):
 def quat_to_matrix(q):
     r"""Active rotation matrix ``R_AB`` of a ``wxyz`` quaternion.
 
-    .. math:: R = 1 + 2 w\,[v]_\times + 2 [v]_\times^2 \quad\text{with } q/\|q\|
+    $$
+    R = 1 + 2 w\,[v]_\times + 2 [v]_\times^2 \quad\text{with } q/\|q\|
+    $$
 
     The quaternion is normalised first, so any non-zero ``q`` is accepted,
     whatever its norm (``1e-300`` to ``1e300`` in float64, ``1e-37`` to
@@ -198,8 +201,10 @@ def _sinc_terms(theta_sq):
 def so3_exp(omega):
     r"""Active rotation ``R = exp([ω]×)`` of an axis-angle vector (Rodrigues).
 
-    .. math:: R = 1 + \frac{\sin\theta}{\theta}[\omega]_\times
-              + \frac{1-\cos\theta}{\theta^2}[\omega]_\times^2,\quad \theta = \|\omega\|
+    $$
+    R = 1 + \frac{\sin\theta}{\theta}[\omega]_\times
+        + \frac{1-\cos\theta}{\theta^2}[\omega]_\times^2,\quad \theta = \|\omega\|
+    $$
 
     Finite value and gradients at ``ω = 0`` (Taylor branch behind a double
     ``jnp.where``).
@@ -227,7 +232,7 @@ def _so3_exp(omega):
 def so3_log(R):
     """Axis-angle vector ``ω`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
 
-    Computed through :func:`matrix_to_quat` (``w >= 0``) and
+    Computed through [`matrix_to_quat`][spatialjax.matrix_to_quat] (``w >= 0``) and
     ``θ = 2 atan2(‖v‖, w)``, which is accurate at every angle, including π
     where the trace formula loses all precision. Gradients are finite at the
     identity (Taylor branch) and at π. At exactly π both ``ω`` and ``-ω`` are

@@ -1,6 +1,6 @@
 r"""Inertias of uniform-density primitive shapes (solids and thin shells).
 
-Every function returns a :class:`~spatialjax.RigidBodyInertia` about the
+Every function returns a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] about the
 shape's centre (which is its centre of mass), in the shape's own axes, so the
 first moment is zero and the inertia is diagonal. Place a shape elsewhere with
 ``RigidBodyInertia.transform`` (e.g. ``box(...).transform(X_BS.inverse())``)
@@ -87,7 +87,7 @@ def box(mass, size) -> RigidBodyInertia:
       mass: ``(...)`` mass.
       size: ``(..., 3)`` full side lengths ``(a, b, c)`` along x, y, z.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> box(12.0, jnp.array([1.0, 2.0, 3.0])).inertia_origin().diagonal().tolist()
       [13.0, 10.0, 5.0]
@@ -147,10 +147,11 @@ def capsule(mass, radius, length) -> RigidBodyInertia:
     hemispheres together), and each hemisphere's centre of mass sits exactly
     ``3r/8`` beyond the cylinder's end face:
 
-    .. math::
-       I_{zz} = m_{cyl} \frac{r^2}{2} + m_{hem} \frac{2 r^2}{5},\qquad
-       I_{xx} = I_{yy} = m_{cyl}\Big(\frac{r^2}{4} + \frac{L^2}{12}\Big)
-              + m_{hem}\Big(\frac{2 r^2}{5} + \frac{L^2}{4} + \frac{3 L r}{8}\Big).
+    $$
+    I_{zz} = m_{cyl} \frac{r^2}{2} + m_{hem} \frac{2 r^2}{5},\qquad
+    I_{xx} = I_{yy} = m_{cyl}\Big(\frac{r^2}{4} + \frac{L^2}{12}\Big)
+           + m_{hem}\Big(\frac{2 r^2}{5} + \frac{L^2}{4} + \frac{3 L r}{8}\Big).
+    $$
 
     ``length = 0`` is a ball; ``radius = 0`` a thin rod.
 
@@ -287,7 +288,7 @@ def _shell_ratios(polar, a, b, num_points):
     """``(∫x² dA, ∫y² dA, ∫z² dA) / ∫dA`` for semi-axes ``(a, b, polar)`` along (x, y, z).
 
     ``x = a √(1−u²) cos φ, y = b √(1−u²) sin φ, z = polar · u``; the ``u``
-    integral is exact (:func:`_u_integrals`), the ``φ`` integral the periodic
+    integral is exact (``_u_integrals``), the ``φ`` integral the periodic
     trapezoid rule on ``4·num_points`` nodes folded onto ``[0, π/2]``.
     """
     dtype = a.dtype
@@ -342,7 +343,7 @@ def ellipsoid_shell(mass, semi_axes, *, num_points: int = 128) -> RigidBodyInert
       semi_axes: ``(..., 3)`` semi-axes ``(a, b, c)`` along x, y, z.
       num_points: trapezoid intervals on a quarter turn of ``φ`` (static).
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> shell = ellipsoid_shell(3.0, jnp.array([1.0, 1.0, 1.0]))  # 2/3 m r²
       >>> shell.inertia_origin().diagonal().round(5).tolist()
@@ -358,7 +359,7 @@ def ellipsoid_shell(mass, semi_axes, *, num_points: int = 128) -> RigidBodyInert
 
 @functools.partial(jax.jit, static_argnames=("shape", "num_points"))
 def _ellipsoid_shell(m, s, *, shape, num_points):
-    """:func:`ellipsoid_shell`'s parameters from checked inputs (one compiled program)."""
+    """``ellipsoid_shell``'s parameters from checked inputs (one compiled program)."""
     dtype = s.dtype
     order = jnp.argsort(s, axis=-1)
     ss = jnp.take_along_axis(s, order, axis=-1)

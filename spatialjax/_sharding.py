@@ -9,10 +9,10 @@ device's slice on that device and returns results sharded the same way, under
 (arrays, ``Plx``/``Plxb``, ``RigidBodyInertia``, tuples of them) on it.
 
 Multi-host: start every process with ``jax.distributed.initialize()``; then
-``jax.devices()`` lists the devices of all hosts and :func:`batch_mesh` spans
+``jax.devices()`` lists the devices of all hosts and [`batch_mesh`][spatialjax.batch_mesh] spans
 them. Each process holds only its own part of the batch, so build the global
 arrays with ``jax.make_array_from_process_local_data(sharding, local_part)``
-(``sharding = batch_sharding(mesh)``) instead of :func:`shard_batch`, which
+(``sharding = batch_sharding(mesh)``) instead of [`shard_batch`][spatialjax.shard_batch], which
 places arrays that every process holds in full.
 """
 
@@ -30,7 +30,8 @@ def batch_mesh(devices: Sequence | None = None, axis_name: str = "batch") -> Mes
 
     Args:
       devices: devices to split the batch over, e.g. ``jax.devices("gpu")``.
-      axis_name: mesh axis name used by :func:`batch_sharding` / :func:`shard_batch`.
+      axis_name: mesh axis name used by [`batch_sharding`][spatialjax.batch_sharding] /
+        [`shard_batch`][spatialjax.shard_batch].
     """
     devices = jax.devices() if devices is None else list(devices)
     if not devices:
@@ -59,17 +60,17 @@ def shard_batch(tree, mesh: Mesh | None = None, *, axis_name: str = "batch"):
     Args:
       tree: a pytree of arrays, e.g. ``(X, m)`` with ``X`` a ``Plx`` of batch
         shape ``(N, ...)`` and ``m`` of shape ``(N, ..., 6)``.
-      mesh: the device mesh (default :func:`batch_mesh` over all devices).
+      mesh: the device mesh (default [`batch_mesh`][spatialjax.batch_mesh] over all devices).
       axis_name: the mesh axis to split the batch over.
 
     Returns:
       The same pytree with ``jax.Array`` leaves sharded by
-      :func:`batch_sharding`.
+      [`batch_sharding`][spatialjax.batch_sharding].
 
     Raises:
       ValueError: a leaf's first axis does not divide evenly over the devices.
 
-    Example:
+    Examples:
       >>> import jax, jax.numpy as jnp
       >>> from spatialjax import Plx
       >>> X = Plx(jnp.broadcast_to(jnp.eye(3), (8, 3, 3)), jnp.zeros((8, 3)))

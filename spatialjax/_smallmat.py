@@ -3,12 +3,12 @@
 One module for every written-out small-matrix kernel of the package:
 
 * products, cross products, ``hat``/``vee`` (the skew matrix and back) and joins
-  (:func:`mv`, :func:`mm`, :func:`cross`, :func:`stack_last`, ...);
+  (``mv``, ``mm``, ``cross``, ``stack_last``, ...);
 * symmetric eigenvalues of a 3×3 (closed form) and a 4×4 (cyclic Jacobi),
-  :func:`eigvalsh_upper`;
+  ``eigvalsh_upper``;
 * factorisations of tiny symmetric matrices: the ``LDLᵀ`` pivots of a 4×4
-  (:func:`ldl_pivots4`), a modified Cholesky, triangular inverse and solve
-  (:func:`modified_cholesky`, :func:`lower_inverse`, :func:`cho_solve`).
+  (``ldl_pivots4``), a modified Cholesky, triangular inverse and solve
+  (``modified_cholesky``, ``lower_inverse``, ``cho_solve``).
 
 Hot paths are written for XLA:CPU's loop emitter (the figures behind these
 choices are in ``benchmarks/README.md``, "The findings that shaped the code"):
@@ -18,7 +18,7 @@ choices are in ``benchmarks/README.md``, "The findings that shaped the code"):
   tiny axis: such a reduction is emitted as a separate kernel, several times
   slower than the loop fusion of the written-out products;
 * results are assembled with ``jnp.where`` on a constant mask
-  (:func:`stack_last`, :func:`join_last`), never with ``jnp.stack`` /
+  (``stack_last``, ``join_last``), never with ``jnp.stack`` /
   ``jnp.concatenate``: a concatenate inside a fused loop is emitted as a
   branch per element (and splits the loop into two kernels); with selects the
   operation stays one loop fusion.
@@ -121,7 +121,7 @@ def join_last(a, b):
 def hat(v):
     """``hat(v) @ u == cross(v, u)``: the skew matrix of ``v (..., 3)`` -> ``(..., 3, 3)``.
 
-    No input checks: :func:`spatialjax.skew` is the checked public form of this kernel.
+    No input checks: [`spatialjax.skew`][spatialjax.skew] is the checked public form of this kernel.
     """
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     o = jnp.zeros_like(x)
@@ -136,7 +136,7 @@ def hat(v):
 
 
 def vee(S):
-    """Inverse of :func:`hat` on the skew-symmetric part of ``S (..., 3, 3)``."""
+    """Inverse of ``hat`` on the skew-symmetric part of ``S (..., 3, 3)``."""
     return 0.5 * jnp.stack(
         [S[..., 2, 1] - S[..., 1, 2], S[..., 0, 2] - S[..., 2, 0], S[..., 1, 0] - S[..., 0, 1]],
         axis=-1,
@@ -367,8 +367,8 @@ def eigvalsh_upper(*upper):
     Same values as ``jnp.linalg.eigvalsh`` to ``O(eps ‖A‖)``, as written-out
     elementwise loops over the batch instead of one LAPACK call per item
     (faster on CPU; figures in ``benchmarks/README.md``): closed form for
-    ``n = 3`` (:func:`_eigvalsh3`), fixed-count cyclic Jacobi for ``n = 4``
-    (:func:`_jacobi_diagonal`). The derivative is ``eigvalsh``'s,
+    ``n = 3`` (``_eigvalsh3``), fixed-count cyclic Jacobi for ``n = 4``
+    (``_jacobi_diagonal``). The derivative is ``eigvalsh``'s,
     ``dλᵢ = vᵢᵀ dA vᵢ`` (eigenvectors from ``jnp.linalg.eigh``, in the JVP
     only), finite at repeated eigenvalues.
     """

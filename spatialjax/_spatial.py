@@ -2,10 +2,11 @@ r"""Spatial cross products (RBDA section 2.9, eqs. 2.31-2.33).
 
 For a motion ``v = [ω; v_o]`` (angular first):
 
-.. math::
-   v\times = \begin{bmatrix} ω_\times & 0 \\ v_{o\times} & ω_\times \end{bmatrix},
-   \qquad v\times^* = -(v\times)^T
-   = \begin{bmatrix} ω_\times & v_{o\times} \\ 0 & ω_\times \end{bmatrix}.
+$$
+v\times = \begin{bmatrix} ω_\times & 0 \\ v_{o\times} & ω_\times \end{bmatrix},
+\qquad v\times^* = -(v\times)^T
+= \begin{bmatrix} ω_\times & v_{o\times} \\ 0 & ω_\times \end{bmatrix}.
+$$
 
 ``motion_cross(v, m)`` is the derivative of a motion ``m`` moving with velocity ``v``;
 ``force_cross(v, f)`` the same for a force. Without their second argument they return the
@@ -47,7 +48,7 @@ def motion_cross(v, m=None):
     References:
       R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer, 2008, section 2.9.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax import motion_cross
       >>> v = jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])  # spin about z
@@ -88,7 +89,7 @@ def force_cross(v, f=None):
     References:
       R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer, 2008, section 2.9.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax import force_cross, motion_cross
       >>> v = jnp.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
@@ -105,7 +106,7 @@ def force_cross(v, f=None):
 
 
 def crm(v):
-    """Deprecated alias of :func:`motion_cross` ``(v)``: the 6×6 motion cross-product matrix."""
+    """Deprecated alias of ``motion_cross`` ``(v)``: the 6×6 motion cross-product matrix."""
     warnings.warn(
         "spatialjax.crm is deprecated; use spatialjax.motion_cross(v) (the same 6x6 matrix)",
         DeprecationWarning,
@@ -115,7 +116,7 @@ def crm(v):
 
 
 def crf(v):
-    """Deprecated alias of :func:`force_cross` ``(v)``: the 6×6 force cross-product matrix."""
+    """Deprecated alias of ``force_cross`` ``(v)``: the 6×6 force cross-product matrix."""
     warnings.warn(
         "spatialjax.crf is deprecated; use spatialjax.force_cross(v) (the same 6x6 matrix)",
         DeprecationWarning,

@@ -4,18 +4,21 @@ Added-mass matrices, articulated-body inertias and other motion-to-force maps
 are not rigid-body inertias (they have no 10-parameter form), but they change
 frame by the same congruence (Featherstone, RBDA 2008, §2.13, eq. 2.66):
 
-.. math:: M_B = X^{*} M_A X^{-1} = X^{-T} M_A X^{-1}
+$$
+M_B = X^{*} M_A X^{-1} = X^{-T} M_A X^{-1}
+$$
 
 for a motion transform ``X`` mapping A-coordinates to B-coordinates. The
 implementation works on the four 3×3 blocks of ``M`` and never forms a 6×6
 product: for ``X = Plx(E, r)`` and ``R = skew(r)``,
 
-.. math::
-   X^{-T} \begin{bmatrix} A & B \\ C & D \end{bmatrix} X^{-1}
-   = \begin{bmatrix}
-       E (A + B R - R C - R D R) E^T & E (B - R D) E^T \\
-       E (C + D R) E^T & E D E^T
-     \end{bmatrix}.
+$$
+X^{-T} \begin{bmatrix} A & B \\ C & D \end{bmatrix} X^{-1}
+= \begin{bmatrix}
+    E (A + B R - R C - R D R) E^T & E (B - R D) E^T \\
+    E (C + D R) E^T & E D E^T
+  \end{bmatrix}.
+$$
 """
 
 from __future__ import annotations
@@ -53,7 +56,7 @@ def transform_spatial_matrix(M, X, *, inverse: bool = False):
     r"""Re-express a 6×6 motion-to-force matrix (inertia, added mass, ...) in another frame.
 
     For ``X`` mapping motion vectors from A-coordinates to B-coordinates
-    (a :class:`~spatialjax.Plx` ``X_BA`` or a :class:`~spatialjax.Plxb`),
+    (a [`Plx`][spatialjax.Plx] ``X_BA`` or a [`Plxb`][spatialjax.Plxb]),
 
     * ``inverse=False``: ``M_B = X⁻ᵀ M_A X⁻¹`` (``= X* M_A X⁻¹``), i.e. ``M``
       given in A (about A's origin, in A's axes) is returned in B;
@@ -68,7 +71,8 @@ def transform_spatial_matrix(M, X, *, inverse: bool = False):
     ``RigidBodyInertia.transform``.
 
     Ordering is Featherstone's ``[ω; v]`` (angular first). Convert Gazebo/SDF or
-    Pinocchio-style ``[v; ω]`` matrices with :func:`swap_linear_angular` first.
+    Pinocchio-style ``[v; ω]`` matrices with [`swap_linear_angular`][spatialjax.swap_linear_angular]
+    first.
 
     Args:
       M: ``(..., 6, 6)`` matrix mapping motion ``[ω; v]`` to force ``[n; f]``.
@@ -82,7 +86,7 @@ def transform_spatial_matrix(M, X, *, inverse: bool = False):
       TypeError: ``X`` is not a ``Plx``/``Plxb``, or dtypes differ.
       ValueError: ``M`` is not ``(..., 6, 6)`` or batch shapes do not broadcast.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax import Plx
       >>> M = jnp.diag(jnp.array([0.0, 0.0, 0.0, 2.0, 2.0, 2.0]))  # point mass at A's origin
@@ -119,8 +123,8 @@ def swap_linear_angular(M):
     ``Inertia.matrix()`` and other linear-first matrices; the point about
     which the matrix is taken and the axes are unchanged.
 
-    For 6-vectors use :func:`swap_linear_angular_vector` (a ``(6, 6)`` array is
-    otherwise ambiguous between one matrix and six vectors).
+    For 6-vectors use [`swap_linear_angular_vector`][spatialjax.swap_linear_angular_vector] (a
+    ``(6, 6)`` array is otherwise ambiguous between one matrix and six vectors).
 
     Args:
       M: ``(..., 6, 6)``.

@@ -8,7 +8,9 @@ vectors ``[n; f]`` (moment first).
     ``E``: coordinate rotation A -> B (``E = R_AB.T``); ``r``: B's origin
     relative to A's, in A coordinates. Motion matrix
 
-    .. math:: X = \begin{bmatrix} E & 0 \\ -E\,r_\times & E \end{bmatrix}
+    $$
+    X = \begin{bmatrix} E & 0 \\ -E\,r_\times & E \end{bmatrix}
+    $$
 
     ``X1 @ X2`` is the matrix product: apply ``X2`` first, then ``X1``, and
     ``plx(E1, r1) plx(E2, r2) = plx(E1 E2, E2ᵀ r1 + r2)``.
@@ -17,7 +19,9 @@ vectors ``[n; f]`` (moment first).
     The pose of a child frame B in a parent A: ``E = R_AB`` (B's axes in A),
     ``r``: B's origin in A coordinates. Motion matrix (A -> B coordinates)
 
-    .. math:: Y = \begin{bmatrix} E^T & 0 \\ -E^T r_\times & E^T \end{bmatrix}
+    $$
+    Y = \begin{bmatrix} E^T & 0 \\ -E^T r_\times & E^T \end{bmatrix}
+    $$
 
     ``Y1 @ Y2`` is pose composition ``plxb(E1 E2, r1 + E1 r2)`` (``Y2`` is a
     frame given in ``Y1``'s frame); its motion matrix is
@@ -29,7 +33,7 @@ the ``(E, r)`` form and never build a 6×6 matrix. Every ``as_*`` form and
 every ``apply_*`` maps *A-coordinates to B-coordinates*; the ``inverse_*``
 methods map B to A.
 
-Both are pytrees (:mod:`spatialjax._pytree`): the constructor checks ``E``
+Both are pytrees (``spatialjax._pytree``): the constructor checks ``E``
 and ``r`` and broadcasts them to one batch shape, so ``jax.vmap``,
 ``jax.lax.scan``, ``shard_batch`` and indexing see equal leading axes;
 ``X == Y`` compares values (a Python ``bool``). ``Plx(0, None)`` (every field
@@ -212,7 +216,7 @@ class _PluckerBase(Pytree):
         return x
 
     def _batch(self) -> tuple[int, ...]:
-        """:attr:`batch_shape`, read from ``E`` when both fields agree (they do unless JAX
+        """``batch_shape``, read from ``E`` when both fields agree (they do unless JAX
         rebuilt the object from inconsistent leaves)."""
         b = self.E.shape[:-2]
         return b if self.r.shape[:-1] == b else self.batch_shape
@@ -260,11 +264,11 @@ class Plx(_PluckerBase):
     product (apply ``X2`` first).
 
     ``E`` and ``r`` must be floating arrays of one dtype whose batch shapes
-    broadcast; both are stored broadcast to :attr:`batch_shape`. Python
+    broadcast; both are stored broadcast to ``batch_shape``. Python
     numbers are refused (``Plx(1.0, 2.0)`` raises ``TypeError``) except the
     all-``int``/``None`` axis specs of ``jax.vmap`` (``Plx(0, None)``).
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax import Plx, rotz
       >>> X = Plx(rotz(jnp.pi / 2), jnp.array([1.0, 0.0, 0.0]))
@@ -343,7 +347,7 @@ class Plxb(_PluckerBase):
 
     As a spatial transform it maps A-coordinates to B-coordinates with motion
     matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (``plx(Eᵀ, r)`` of RBDA eq. 2.24).
-    Fields are checked and broadcast as for :class:`Plx`.
+    Fields are checked and broadcast as for [`Plx`][spatialjax.Plx].
     ``Y1 @ Y2 == Plxb(E1 E2, r1 + E1 r2)`` is pose composition (``Y2`` given
     in ``Y1``'s child frame), and ``(Y1 @ Y2).as_matrix() ==
     Y2.as_matrix() @ Y1.as_matrix()``.
@@ -395,9 +399,9 @@ class Plxb(_PluckerBase):
     def as_homogeneous(self):
         """4×4 ``T_BA = [[Eᵀ, -Eᵀ r], [0, 1]]`` mapping homogeneous *points* A -> B.
 
-        Same direction as :meth:`Plx.as_homogeneous` and as :meth:`as_matrix`.
-        The brax/TDS pose matrix ``T_AB = [[E, r], [0, 1]]`` is
-        ``Y.inverse().as_homogeneous()``.
+        Same direction as [`Plx.as_homogeneous`][spatialjax.Plx.as_homogeneous] and as
+        [`as_matrix`][spatialjax.Plxb.as_matrix]. The brax/TDS pose matrix
+        ``T_AB = [[E, r], [0, 1]]`` is ``Y.inverse().as_homogeneous()``.
         """
         return _plxb_homogeneous(self.E, self.r)
 

@@ -50,8 +50,9 @@ def x64() -> contextlib.AbstractContextManager[Any]:
 def bucket(n: int) -> int:
     """Padded batch size (8, 32, 128, ...): one compilation serves batches of similar size.
 
-    >>> [bucket(n) for n in (1, 8, 9, 33)]
-    [8, 8, 32, 128]
+    Examples:
+      >>> [bucket(n) for n in (1, 8, 9, 33)]
+      [8, 8, 32, 128]
     """
     b = 8
     while b < n:

@@ -1,6 +1,6 @@
-r"""Eager validation of inertial parameters: :func:`validate` raises with a full description.
+r"""Eager validation of inertial parameters: ``validate`` raises with a full description.
 
-The third tier of the consistency checks (see :mod:`spatialjax._consistency` for the flags): called
+The third tier of the consistency checks (see ``spatialjax._consistency`` for the flags): called
 on concrete values at the user boundary, it raises ``ValueError`` naming every failing body, the
 failed conditions and the numbers behind them.
 """
@@ -149,7 +149,7 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
 
     Accepted forms (the trailing shape decides):
 
-    * a :class:`~spatialjax.RigidBodyInertia` or a ``(..., 10)`` parameter array;
+    * a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or a ``(..., 10)`` parameter array;
     * ``(..., 4, 4)`` pseudo-inertia ``J`` — additionally checked symmetric;
     * ``(..., 6, 6)`` spatial inertia ``[[I, skew(h)], [skew(h)ᵀ, m 1]]``
       (``[ω; v]``) — additionally checked symmetric, with an isotropic
@@ -158,15 +158,15 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
     * ``(..., 3, 3)`` rotational inertia about *any* point — checked symmetric,
       PSD and satisfying the triangle inequality (no mass to check).
 
-    The constructors of :class:`~spatialjax.RigidBodyInertia` silently take
+    The constructors of [`RigidBodyInertia`][spatialjax.RigidBodyInertia] silently take
     the symmetric part of their inputs; use this function as the strict path.
     Non-finite entries are reported first, then structure, then the
-    consistency conditions of :func:`physical_consistency` (same ``tol``
-    semantics, relative; symmetry uses ``max|M − Mᵀ| ≤ tol · max|M|``).
+    consistency conditions of [`physical_consistency`][spatialjax.physical_consistency] (same
+    ``tol`` semantics, relative; symmetry uses ``max|M − Mᵀ| ≤ tol · max|M|``).
 
     Args:
       inertia: the parameters, in one of the forms above; any batch shape.
-      tol: relative tolerance; ``None`` is :func:`default_tol` of the dtype.
+      tol: relative tolerance; ``None`` is ``default_tol`` of the dtype.
       name: how the argument is called in the message.
       max_listed: how many failing bodies are described in full.
 
@@ -178,9 +178,9 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
         ``max_listed`` in full: failed conditions, mass, CoM, principal
         moments about the CoM, margins), or a wrong shape.
       TypeError: called on traced values (inside ``jit``/``vmap``; use
-        :func:`physical_consistency` there) or with a non-float array.
+        [`physical_consistency`][spatialjax.physical_consistency] there) or with a non-float array.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax import RigidBodyInertia
       >>> bad = RigidBodyInertia.from_mass_com_inertia(-1.0, jnp.zeros(3), jnp.eye(3))

@@ -49,7 +49,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with one sub-parser per entry of :data:`SUBCOMMANDS`."""
+    """The top-level parser with one sub-parser per entry of ``SUBCOMMANDS``."""
     parser = argparse.ArgumentParser(
         prog="spatialjax",
         description="Featherstone spatial algebra and inertial identification in JAX.",

@@ -6,8 +6,8 @@ summary line counting the links per verdict. ``--quiet`` prints only the
 problems, what was written and the summary.
 
 ``--fix OUT`` writes a copy of each FILE in which every invalid inertial is
-replaced by :func:`spatialjax.nearest_consistent` and every other byte is
-unchanged (:func:`spatialjax.io.check_file`). With one FILE, ``OUT`` is a file
+replaced by [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent] and every other byte is
+unchanged ([`spatialjax.io.check_file`][spatialjax.io.check_file]). With one FILE, ``OUT`` is a file
 (or an existing folder); with several it is a folder. It never overwrites an
 input, nor writes two FILEs to the same output: ``--in-place`` rewrites the
 inputs themselves instead. Every file written is named on stdout.

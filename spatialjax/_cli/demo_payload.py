@@ -10,10 +10,10 @@ gravity*. A six-axis wrist force/torque sensor at B's origin reads the wrench
 sensor. The ten inertial parameters are then identified twice:
 
 * plain weighted least squares, ``min Σ w (Y π − f)²`` (what most code does);
-* :func:`spatialjax.identification.fit`, the same data term plus a small
+* [`spatialjax.identification.fit`][spatialjax.identification.fit], the same data term plus a small
   log-det (Bregman) regulariser, constrained to ``J ≻ 0``.
 
-Gravity enters through :func:`~spatialjax.identification.body_regressor`'s
+Gravity enters through [`body_regressor`][spatialjax.identification.body_regressor]'s
 ``gravity`` argument (the gravitational acceleration in B coordinates along
 the trajectory, ``R_WBᵀ [0, 0, −9.81]``): the regressor then maps ``π`` to the
 sensor wrench ``M (a − a_g) + v ×* M v`` (Featherstone, RBDA 2008, §5.3).
@@ -150,7 +150,7 @@ def excitation(rng, n_bodies, n_samples, dtype):
     an ordinary robot wrist motion). Derivatives are exact (``jax.jvp``):
     ``ω = (R_WBᵀ Ṙ_WB)^∨`` and ``v_o = R_WBᵀ ṗ`` in B coordinates, and
     ``a = d/dt [ω; v_o]``, the spatial body acceleration that
-    :func:`~spatialjax.identification.body_regressor` expects.
+    [`body_regressor`][spatialjax.identification.body_regressor] expects.
 
     Returns:
       ``v, a`` of shape ``(n_bodies, n_samples, 6)`` (``[ω; v_o]``) and ``g``

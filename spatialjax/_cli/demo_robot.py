@@ -5,10 +5,10 @@ known:
 
 1. **Robot.** A Franka Emika Panda: example-robot-data's ``panda.urdf``
    (fingers locked) when installed, else a Panda-like 7-joint chain built in
-   code with :func:`spatialjax.multibody.chain_model` (the Panda's joint
-   placements and link inertials, without the hand); the output says which.
+   code with [`spatialjax.multibody.chain_model`][spatialjax.multibody.chain_model] (the Panda's
+   joint placements and link inertials, without the hand); the output says which.
 2. **Truth.** Every link's inertia perturbed from the URDF value by a
-   geodesic distance of 0.3 (:func:`~spatialjax.identification.perturb_inertia`:
+   geodesic distance of 0.3 ([`perturb_inertia`][spatialjax.identification.perturb_inertia]:
    consistent by construction), and joint friction ``τ_f = F_v q̇ + F_c
    sign(q̇) + o`` with viscous ``F_v`` in 0.05–0.6 N·m·s/rad, Coulomb ``F_c``
    in 0.2–1 N·m and offsets within ±0.2 N·m: the magnitudes Gaz et al.
@@ -19,17 +19,17 @@ known:
    links plus friction plus 0.03 N·m Gaussian noise; positions read by
    18-bit encoders; no velocities or accelerations logged.
 4. **Preprocessing** as on hardware
-   (:func:`~spatialjax.identification.prepare_log`): zero-phase 4th-order
+   ([`prepare_log`][spatialjax.identification.prepare_log]): zero-phase 4th-order
    Butterworth at 10 Hz on ``q`` and ``τ``, central differences for ``q̇``
    and ``q̈``; the regressor columns through the same filter as the torques
-   (:func:`~spatialjax.identification.parallel_filter`, Gautier 1997: else
+   ([`parallel_filter`][spatialjax.identification.parallel_filter], Gautier 1997: else
    the filtered Coulomb steps bias everything), decimation to 100 Hz, the
    filter's edges dropped; the last 20 % of the log is held out.
 5. **Identification** on the first 80 %: the URDF prior as is, ordinary least
-   squares (:func:`~spatialjax.identification.least_squares_torques`) and the
+   squares ([`least_squares_torques`][spatialjax.identification.least_squares_torques]) and the
    consistent fit with the URDF as log-det prior
-   (:func:`~spatialjax.identification.fit_torques` on the same regressor:
-   what :func:`~spatialjax.identification.fit_robot` does), each with
+   ([`fit_torques`][spatialjax.identification.fit_torques] on the same regressor:
+   what [`fit_robot`][spatialjax.identification.fit_robot] does), each with
    viscous, Coulomb and offset friction per joint.
 6. **What to check**: held-out torque error, which links least squares makes
    physically impossible and why, the identified masses against the truth.
@@ -130,7 +130,7 @@ def _rotx(a):
 
 
 def panda_like_chain(dtype=None):
-    """A Panda-like 7-joint arm built in code: :func:`~spatialjax.multibody.chain_model` re-shaped.
+    """A Panda-like 7-joint arm built in code: ``chain_model`` re-shaped.
 
     The chain's placements get the Panda's joint frames (a rotation about x
     and an offset per joint, URDF ``<origin>``) and its bodies the Panda's
@@ -249,10 +249,10 @@ def simulate(model, *, seed: int, duration: float):
 
 
 def identify_with_demo_settings(model, log, *, holdout: float = HOLDOUT):
-    """:func:`~spatialjax.identification.identify_robot` with its defaults (the filter chosen
+    """``identify_robot`` with its defaults (the filter chosen
     from the log) and the demo's held-out fraction.
 
-    Returns the :class:`~spatialjax.identification.RobotIdentification` (the
+    Returns the [`RobotIdentification`][spatialjax.identification.RobotIdentification] (the
     held-out errors, the least-squares and fitted links, friction, status).
     """
     from spatialjax import identification as sid

@@ -1,8 +1,9 @@
 r"""``spatialjax excite MODEL``: design an excitation trajectory and write it as CSV.
 
-Parses the options, calls :func:`spatialjax.identification.design_excitation`
-(float64) and prints one progress line per stage and a summary; writes
-``--out`` (CSV) and ``--report`` (JSON).
+Parses the options, calls
+[`spatialjax.identification.design_excitation`][spatialjax.identification.design_excitation]
+(float64) and prints one progress line per stage and a summary; writes ``--out`` (CSV) and
+``--report`` (JSON).
 
 Joints. The model is read without locks first; the joints named by ``--lock
 NAME=VALUE`` are frozen at VALUE and merged into their parent body, as
@@ -15,12 +16,13 @@ progress line says so. Every other movable joint is excited.
 Limits come from the URDF ``<limit>`` elements (``lower``, ``upper``,
 ``velocity``, ``effort``); acceleration limits, which URDF lacks, from
 ``--acceleration-limit`` (default: none beyond the one the velocity limit
-implies, see :func:`~spatialjax.identification.design_excitation`).
+implies, see [`design_excitation`][spatialjax.identification.design_excitation]).
 
 The CSV has a header ``t,q_<joint>...,dq_<joint>...,ddq_<joint>...`` (the
 excited joints in model order) and one row per sample at ``--rate`` Hz, from
 ``t = 0`` to the duration, starting and ending at rest; it is what
-:func:`spatialjax.identification.load_log` reads once torques are added.
+[`spatialjax.identification.load_log`][spatialjax.identification.load_log] reads once torques are
+added.
 
 The report (``--report``, JSON; infinities as ``null``): ``model``,
 ``options``, ``joints``, ``locked_joints``, ``limits`` (per joint, as used),

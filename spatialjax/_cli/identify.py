@@ -1,14 +1,14 @@
 r"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
 
-Parsing and printing around :func:`spatialjax.identification.identify_robot`,
-which holds the pipeline and its defaults. Stages (one progress line each,
-then indented ``note:``/``warning:`` lines): read the model (URDF; MJCF and
-SDFormat through the kinematic-tree loaders), read the log (``.npz`` or
-``.csv``, see :func:`spatialjax.identification.load_log`) and match its
-joints to the model's (joints missing from the log are locked at 0 or at
-``--lock NAME=VALUE`` and merged into their parent body), then the library's
-stages: **prior** (bodies that are not strictly physically consistent are
-repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
+Parsing and printing around
+[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot], which holds
+the pipeline and its defaults. Stages (one progress line each, then indented ``note:``/``warning:``
+lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loaders), read the log
+(``.npz`` or ``.csv``, see
+[`spatialjax.identification.load_log`][spatialjax.identification.load_log]) and match its joints to
+the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
+their parent body), then the library's stages: **prior** (bodies that are not strictly physically
+consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
 **sampling** (positions checked against the model's joint limits, a log in
 degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
 resampled onto a uniform grid by ``t``, with the jitter stated), **filter**

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the versions, the devices and :data:`CONVENTIONS`."""
+    """Print the versions, the devices and ``CONVENTIONS``."""
     del args
     import jax
 

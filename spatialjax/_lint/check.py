@@ -1,6 +1,6 @@
 """The library behind ``spatialjax check``: check one model file, optionally write a fixed copy.
 
-:func:`check_file` returns, per link: name, line, mass, CoM, principal
+[`check_file`][spatialjax.io.check_file] returns, per link: name, line, mass, CoM, principal
 moments about the CoM, the two margins (smallest principal moment ``λ1`` and
 triangle margin ``λ1 + λ2 − λ3``) and the verdict of
 ``spatialjax._lint.verdict`` (consistent, massless frame, point mass /
@@ -8,7 +8,7 @@ pseudo-inertia not PD (degenerate, still valid), non-positive mass, not PSD,
 triangle inequality violated).
 
 With ``fix_to`` (or ``in_place=True``) it also writes the file with each
-invalid inertial replaced by :func:`spatialjax.nearest_consistent`
+invalid inertial replaced by [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent]
 (pseudo-inertia clipped about the CoM: CoM and principal axes kept, only the
 offending principal second moments and a non-positive mass raised) and every
 other byte unchanged. The command line (``spatialjax._cli.check``) adds the

@@ -1,7 +1,7 @@
 r"""Verdicts for the inertials of a real model: massless frames, point masses, errors.
 
-:func:`spatialjax.physical_consistency` answers "is this a rigid body?";
-a model file needs a few more notions, defined here on top of its margins
+[`spatialjax.physical_consistency`][spatialjax.physical_consistency] answers "is this a rigid
+body?"; a model file needs a few more notions, defined here on top of its margins
 (``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``):
 
 ========================= ======= ============================================================
@@ -27,8 +27,10 @@ algorithms that need a positive definite inertia (log-det metrics,
 **Tolerance.** ``λ`` are the principal moments about the CoM and the
 tolerance scales with the body:
 
-.. math:: τ = \mathrm{tol}\,\bigl(\tfrac12 \textstyle\sum_i |λ_i| + |m|\,ℓ_0^2\bigr)
-          + 100\,ε_{64}\,|m|\,|c|^2
+$$
+τ = \mathrm{tol}\,\bigl(\tfrac12 \textstyle\sum_i |λ_i| + |m|\,ℓ_0^2\bigr)
+    + 100\,ε_{64}\,|m|\,|c|^2
+$$
 
 * ``½ Σ|λi|`` is the body's own inertia scale (``½ tr I_c`` for a valid body),
   so ``tol`` is relative to the moments printed in the file;
@@ -73,15 +75,19 @@ class Verdict:
     """The verdict on one body (see the module docstring).
 
     Attributes:
-      code: key of :data:`VERDICTS` (``"consistent"``, ``"not_psd"``, ...).
+      code: key of [`VERDICTS`][spatialjax.io.VERDICTS] (``"consistent"``, ``"not_psd"``, ...).
       text: human-readable verdict.
       valid: physically realisable (massless frames and degenerate bodies included).
       degenerate: valid but with a singular ``I_c`` or pseudo-inertia.
       mass: ``m``.
       com: ``(3,)`` CoM ``c = h / m`` (zeros when ``m == 0``).
       principal_moments: ``(3,)`` eigenvalues of ``I_c`` (ascending).
-      min_eig_inertia_com, triangle_margin, min_eig_pseudo_inertia: the
-        margins of :func:`spatialjax.physical_consistency`.
+      min_eig_inertia_com: smallest eigenvalue ``λ1`` of ``I_c`` (kg m²); this and the next
+        two are the margins of
+        [`spatialjax.physical_consistency`][spatialjax.physical_consistency].
+      triangle_margin: ``λ1 + λ2 − λ3`` (kg m²).
+      min_eig_pseudo_inertia: smallest eigenvalue of the pseudo-inertia ``J`` (the LMI
+        margin).
       tolerance: ``τ`` used for this body.
     """
 
@@ -144,12 +150,12 @@ def _consistency_program():
 def classify(inertia, *, tol: float = DEFAULT_TOL, length_scale: float = DEFAULT_LENGTH_SCALE):
     """Verdicts for a batch of bodies (eager; see the module docstring).
 
-    The margins come from :func:`spatialjax.physical_consistency` (computed
-    under ``jit`` on a batch padded to 8, 32, 128, ... bodies, so that checking
+    The margins come from [`spatialjax.physical_consistency`][spatialjax.physical_consistency]
+    (computed under ``jit`` on a batch padded to 8, 32, 128, ... bodies, so that checking
     many files compiles only a few times).
 
     Args:
-      inertia: :class:`~spatialjax.RigidBodyInertia` with batch shape ``(n,)``
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] with batch shape ``(n,)``
         (float64 recommended: the margins of float32 parameters are only good
         to ~1e-7 relative).
       tol: relative tolerance ``≥ 0``.
@@ -157,7 +163,7 @@ def classify(inertia, *, tol: float = DEFAULT_TOL, length_scale: float = DEFAULT
         (file length unit; ``1e-3`` is 1 mm in SI files).
 
     Returns:
-      A list of :class:`Verdict`, one per body.
+      A list of [`Verdict`][spatialjax.io.Verdict], one per body.
     """
     import jax
 

@@ -1,38 +1,53 @@
 """Inertial-parameter identification: body regressor and physically consistent fits.
 
-* :func:`body_regressor` — ``Y (..., 6, 10)`` with ``Y @ π`` the Newton–Euler
-  body wrench ``[n; f]`` (Pinocchio's ``bodyRegressor`` in ``[ω; v]`` order).
-* :func:`fit` — weighted least squares plus the log-det Bregman regulariser,
-  always returning ``J ≻ 0``, batched over bodies, on optax.
-* :class:`Barrier`, :class:`LogCholesky` — the two solvers of :func:`fit`,
-  with their optimiser :class:`LBFGS` or :class:`Adam` (lineax-style options).
-* :class:`FitResult` — what :func:`fit` returns; :class:`FitStatus` — its
-  per-body status codes.
+* [`body_regressor`][spatialjax.identification.body_regressor] — ``Y (..., 6, 10)`` with ``Y @ π``
+  the Newton–Euler body wrench ``[n; f]`` (Pinocchio's ``bodyRegressor`` in ``[ω; v]`` order).
+* [`fit`][spatialjax.identification.fit] — weighted least squares plus the log-det Bregman
+  regulariser, always returning ``J ≻ 0``, batched over bodies, on optax.
+* [`Barrier`][spatialjax.identification.Barrier],
+  [`LogCholesky`][spatialjax.identification.LogCholesky] — the two solvers of
+  [`fit`][spatialjax.identification.fit], with their optimiser
+  [`LBFGS`][spatialjax.identification.LBFGS] or [`Adam`][spatialjax.identification.Adam]
+  (lineax-style options).
+* [`FitResult`][spatialjax.identification.FitResult] — what [`fit`][spatialjax.identification.fit]
+  returns; [`FitStatus`][spatialjax.identification.FitStatus] — its per-body status codes.
 
-Robot data: :func:`fourier_trajectory`, :func:`excitation_trajectory`
-(Swevers et al. 1997 excitation), :func:`design_excitation` /
-:class:`ExcitationDesign` (the coefficients optimised for the regressor's
-conditioning inside the joint limits), :func:`perturb_inertia`, :func:`simulate_log`,
-:class:`RobotLog` with :func:`load_log` / ``RobotLog.save`` (``.npz``/``.csv``),
-:class:`LogError`, :func:`match_joints` / :class:`JointMatch`, and
-:func:`resample_log` / :class:`SamplingReport` (irregular timestamps onto a uniform grid),
-:func:`prepare_log` / :class:`PreparedLog` (low-pass, differentiation, decimation),
-:func:`parallel_filter` (regressor columns filtered like the torques),
-:func:`choose_filter` / :class:`FilterChoice` (the cut-off and decimation chosen from the log).
+Robot data: [`fourier_trajectory`][spatialjax.identification.fourier_trajectory],
+[`excitation_trajectory`][spatialjax.identification.excitation_trajectory] (Swevers et al. 1997
+excitation), [`design_excitation`][spatialjax.identification.design_excitation] /
+[`ExcitationDesign`][spatialjax.identification.ExcitationDesign] (the coefficients optimised for the
+regressor's conditioning inside the joint limits),
+[`perturb_inertia`][spatialjax.identification.perturb_inertia],
+[`simulate_log`][spatialjax.identification.simulate_log],
+[`RobotLog`][spatialjax.identification.RobotLog] with
+[`load_log`][spatialjax.identification.load_log] / ``RobotLog.save`` (``.npz``/``.csv``),
+[`LogError`][spatialjax.identification.LogError],
+[`match_joints`][spatialjax.identification.match_joints] /
+[`JointMatch`][spatialjax.identification.JointMatch], and
+[`resample_log`][spatialjax.identification.resample_log] /
+[`SamplingReport`][spatialjax.identification.SamplingReport] (irregular timestamps onto a uniform
+grid), [`prepare_log`][spatialjax.identification.prepare_log] /
+[`PreparedLog`][spatialjax.identification.PreparedLog] (low-pass, differentiation, decimation),
+[`parallel_filter`][spatialjax.identification.parallel_filter] (regressor columns filtered like the
+torques), [`choose_filter`][spatialjax.identification.choose_filter] /
+[`FilterChoice`][spatialjax.identification.FilterChoice] (the cut-off and decimation chosen from the
+log).
 
 Whole robots (joint torques):
 
-* :func:`fit_robot` — every link (and joint friction) of a
-  :class:`~spatialjax.multibody.Model` from a torque log, consistent, with the
-  model's inertias as log-det prior; :func:`fit_torques` — the same from a
-  joint-torque regressor; [InteriorPoint][spatialjax.identification.InteriorPoint] —
+* [`fit_robot`][spatialjax.identification.fit_robot] — every link (and joint friction) of a
+  [`Model`][spatialjax.multibody.Model] from a torque log, consistent, with the
+  model's inertias as log-det prior; [`fit_torques`][spatialjax.identification.fit_torques] — the
+  same from a joint-torque regressor; [InteriorPoint][spatialjax.identification.InteriorPoint] —
   their solver (``solver=InteriorPoint(rtol=..., max_iters=...)``);
-  :class:`RobotFitResult` — what they return.
-* :func:`least_squares_torques` — ordinary (minimum-norm) least squares, the
-  baseline.
-* :func:`identifiability` — rank, conditioning, base columns, unidentifiable
-  directions and the prior's share per parameter (:class:`Identifiability`);
-  :func:`parameter_names` — ``("panda_link3", "Ixy")``-style column names.
+  [`RobotFitResult`][spatialjax.identification.RobotFitResult] — what they return.
+* [`least_squares_torques`][spatialjax.identification.least_squares_torques] — ordinary
+  (minimum-norm) least squares, the baseline.
+* [`identifiability`][spatialjax.identification.identifiability] — rank, conditioning, base columns,
+  unidentifiable directions and the prior's share per parameter
+  ([`Identifiability`][spatialjax.identification.Identifiability]);
+  [`parameter_names`][spatialjax.identification.parameter_names] — ``("panda_link3", "Ixy")``-style
+  column names.
 
 The pipeline: [identify_robot][spatialjax.identification.identify_robot] — every
 stage of ``spatialjax identify`` (prior, sampling with the positions checked
@@ -57,8 +72,9 @@ pose and contacts; ``prepare_log`` filters and differentiates the base pose;
 rows per sample with measured contact wrenches, or projected onto the
 contacts' null space without them, in the form ``fit_torques`` takes.
 
-Model files: :func:`write_identified_urdf` — the input URDF with only the identified ``<inertial>``
-elements (and ``<dynamics>``) rewritten (what ``spatialjax identify --out`` writes);
+Model files: [`write_identified_urdf`][spatialjax.identification.write_identified_urdf] — the input
+URDF with only the identified ``<inertial>`` elements (and ``<dynamics>``) rewritten (what
+``spatialjax identify --out`` writes);
 [write_identified_mjcf][spatialjax.identification.write_identified_mjcf] — the same for MJCF, with
 the joints' ``armature``, ``damping``, ``frictionloss``;
 [write_identified_model][spatialjax.identification.write_identified_model] — either, by the file's

@@ -2,7 +2,9 @@ r"""The ``barrier`` method: interior-point optimisation directly over ``π``.
 
 Minimises, for a decreasing sequence of barrier weights ``μ``,
 
-.. math:: F_μ(π) = F(π) − μ \log\det(J(π) − εI),
+$$
+F_μ(π) = F(π) − μ \log\det(J(π) − εI),
+$$
 
 warm-starting each stage from the previous one. ``−log det`` of a 4×4 matrix
 is a self-concordant barrier with parameter ``ν = 4``, so the exact minimiser

@@ -1,4 +1,4 @@
-r"""Effective number of independent samples in a time series: :func:`correlation_time`.
+r"""Effective number of independent samples in a time series: ``correlation_time``.
 
 A weighted least-squares data term ``Σ_k r_k² / σ²`` is the negative
 log-likelihood (times 2) of independent residuals. Residuals of a filtered
@@ -9,7 +9,9 @@ sensor offset) are coloured too. For a stationary series with normalised
 autocorrelation ``ρ(k)`` the variance of a mean over ``N`` samples is that of
 ``N / τ`` independent ones, with the *integrated autocorrelation time*
 
-.. math:: τ = 1 + 2 \sum_{k ≥ 1} ρ(k),
+$$
+τ = 1 + 2 \sum_{k ≥ 1} ρ(k),
+$$
 
 so a data term that counts ``N / τ`` samples is the one whose weight matches
 the information the residuals actually carry. ``τ`` is estimated from the
@@ -55,7 +57,7 @@ def correlation_time(x, *, window_c: float = WINDOW_C) -> np.ndarray:
       ValueError: ``x`` not 1-D or 2-D, fewer than 2 samples, non-finite
         values, or ``window_c`` not a positive number.
 
-    Example:
+    Examples:
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> e = rng.standard_normal(200_000)
@@ -87,7 +89,7 @@ def correlation_time(x, *, window_c: float = WINDOW_C) -> np.ndarray:
 
 
 def _tau_one(x: np.ndarray, c: float) -> float:
-    """Sokal's windowed estimate for one column (see :func:`correlation_time`)."""
+    """Sokal's windowed estimate for one column (see ``correlation_time``)."""
     n = x.shape[0]
     x = x - x.mean()
     var = float(x @ x)

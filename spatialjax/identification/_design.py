@@ -1,7 +1,7 @@
-r"""Optimal excitation trajectories by gradient: :func:`design_excitation`.
+r"""Optimal excitation trajectories by gradient: ``design_excitation``.
 
 A trajectory for identification is a finite Fourier series per joint
-(Swevers et al. 1997; :func:`~spatialjax.identification.fourier_trajectory`),
+(Swevers et al. 1997; [`fourier_trajectory`][spatialjax.identification.fourier_trajectory]),
 ``q_i(t) = q_{0,i} + Σ_l (a_il sin(ω_f l t) − b_il cos(ω_f l t)) / (ω_f l)``.
 Its coefficients are chosen to make the stacked joint-torque regressor of the
 whole trajectory, ``X = [Y(q, q̇, q̈) | Y_f(q̇)]`` (RNEA regressor, 10 columns
@@ -99,7 +99,7 @@ Constraints and how they are kept:
 * *Torque limits* (optional): ``|τ| ≤ m τ_max`` with ``τ = Y π`` (the
   regressor times the model's inertias, equal to RNEA) enter as a quadratic
   penalty on the grid; the output samples are checked with
-  :func:`~spatialjax.multibody.rnea` and, if needed, every joint's amplitude
+  [`rnea`][spatialjax.multibody.rnea.rnea] and, if needed, every joint's amplitude
   is scaled down together (bisection); if even the offset alone breaks a
   torque limit the design is refused (``ValueError``).
 
@@ -198,7 +198,7 @@ def _friction_regressor_at_rest(model, dq):
 
 
 def _at_rest(dq):
-    """NumPy ``dq (..., N, nv)``, the speeds that :func:`_friction_regressor_at_rest` takes as
+    """NumPy ``dq (..., N, nv)``, the speeds that ``_friction_regressor_at_rest`` takes as
     rest at 0."""
     dq = np.asarray(dq)
     tol = _REST * np.max(np.abs(dq), axis=-2, keepdims=True)
@@ -213,8 +213,8 @@ def _forward_rows(model, q, dq, ddq, gravity):
     """``[Y | Y_f]`` ``(C, n, p)`` and the torques ``Y π + armature ⊙ q̈`` ``(C, n)``.
 
     ``dq`` is taken as given in the Coulomb column (rest already zeroed,
-    :func:`_at_rest`); ``Y π + armature ⊙ q̈`` is
-    :func:`~spatialjax.multibody.rnea` (the regressor's defining identity).
+    ``_at_rest``); ``Y π + armature ⊙ q̈`` is
+    [`rnea`][spatialjax.multibody.rnea.rnea] (the regressor's defining identity).
     """
     Y = mb.joint_torque_regressor(model, q, dq, ddq, gravity)
     F = mb.FrictionModel().regressor(model, dq)
@@ -227,7 +227,7 @@ def _evaluate(model, q, dq, ddq, gravity):
 
     Every block has the same shape (the last one padded with its last
     sample, then cut), so that every trajectory, whatever its length, uses
-    one compiled program. ``dq`` as in :func:`_forward_rows`.
+    one compiled program. ``dq`` as in ``_forward_rows``.
     """
     d = model.dtype
     N = q.shape[0]
@@ -396,7 +396,7 @@ def _safe_ratio(limit, den):
 
 
 def _shape(z, u, basis, box, t, f):
-    """:func:`_shape_trajectory` with infinite limits handled without NaN gradients."""
+    """``_shape_trajectory`` with infinite limits handled without NaN gradients."""
     centre, half, bounded, vel, acc = box
     H = basis.shape[0] // 2
     ab = z @ basis.T  # (n, 2H)
@@ -422,7 +422,7 @@ _PENALTY = 1e3  # weight of the torque-limit penalty (mean squared relative exce
 def _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
     """``(criterion + torque penalty, criterion)``, each ``(starts,)``, on the grid ``t``.
 
-    ``z (starts, n, r)``, ``u (starts, n)``; the regressor as in :func:`_stacked`.
+    ``z (starts, n, r)``, ``u (starts, n)``; the regressor as in ``_stacked``.
     """
     q, dq, ddq = jax.vmap(lambda z, u: _shape(z, u, basis, box, t, f)[1])(z, u)
     X, Y = _stacked(model, q, dq, ddq, gravity)  # (S, Ng n, p), (S, Ng, n, 10 nb)
@@ -435,7 +435,7 @@ def _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
 
 
 def _loss(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
-    """:func:`_losses` of one start ``z (n, r)``, ``u (n,)``: two scalars."""
+    """``_losses`` of one start ``z (n, r)``, ``u (n,)``: two scalars."""
     loss, crit = _losses(z[None], u[None], model, basis, box, t, f, base, scale, kind, tau_lim,
                          gravity)  # fmt: skip
     return loss[0], crit[0]
@@ -524,7 +524,7 @@ def _rungs(starts: int, steps: int, halving: bool) -> tuple:
 
 
 class _Optimised(NamedTuple):
-    """What :func:`_optimise` returns: per start (leading axis), its best evaluated iterate."""
+    """What ``_optimise`` returns: per start (leading axis), its best evaluated iterate."""
 
     loss: np.ndarray  # (S,) criterion + torque penalty
     crit: np.ndarray  # (S,) the criterion there
@@ -538,10 +538,10 @@ class _Optimised(NamedTuple):
 def _optimise(model, P, *, halving=True, rungs=None, block=None) -> _Optimised:
     """Adam on the starts of ``P`` by blocks, dropping the worst at each rung of ``rungs``.
 
-    ``rungs`` defaults to :func:`_rungs`; the blocks to the starts that
+    ``rungs`` defaults to ``_rungs``; the blocks to the starts that
     survive the last rung (one compiled program for every block and rung).
 
-    Returns an :class:`_Optimised`.
+    Returns an ``_Optimised``.
     """
     S, T = P.starts, P.steps
     rungs = _rungs(S, T, halving) if rungs is None else rungs
@@ -584,48 +584,62 @@ def _optimise(model, P, *, halving=True, rungs=None, block=None) -> _Optimised:
 # ---------------------------------------------------------------------------------- result
 @dataclasses.dataclass(frozen=True)
 class ExcitationDesign:
-    """What :func:`design_excitation` returns: the trajectory and its report (NumPy, float64).
+    """What ``design_excitation`` returns: the trajectory and its report (NumPy, float64).
 
-    Trajectory (replay ``q``; ``dq``, ``ddq`` are its exact derivatives):
+    The trajectory (``joint_names`` to ``ddq``): replay ``q``; ``dq``, ``ddq`` are its exact
+    derivatives. The report: the rest.
+
+    Attributes:
       joint_names: the ``n`` joints, model order (the columns below).
-      a, b: ``(n, H)`` Fourier velocity amplitudes (rad/s or m/s) and q0
-        ``(n,)`` the offset: ``fourier_trajectory(a, b, q0, base_frequency, t)``
-        reproduces ``q, dq, ddq``.
-      base_frequency, duration: Hz and s.
+      a: ``(n, H)`` Fourier velocity amplitudes (rad/s or m/s), sine terms:
+        ``fourier_trajectory(a, b, q0, base_frequency, t)`` reproduces ``q, dq, ddq``.
+      b: ``(n, H)`` the cosine terms, as ``a``.
+      q0: ``(n,)`` the offset.
+      base_frequency: Hz.
+      duration: s.
       t: ``(N,)`` sample times, ``N = round(duration · rate) + 1`` evenly
         spaced from 0 to ``duration`` inclusive.
-      q, dq, ddq: ``(N, n)``.
-
-    Report:
+      q: ``(N, n)`` positions.
+      dq: ``(N, n)`` velocities.
+      ddq: ``(N, n)`` accelerations.
       criterion: ``"condition_snr"``, ``"condition"``, ``"logdet"`` or
-        ``"aoptimal"``; value: its value for the
-        result on the optimisation grid; start_value: for the random start
-        it came from (``best_start``); start_values, final_values:
-        ``(starts,)`` every start before and after optimising (its best
-        evaluated iterate); steps_taken: ``(starts,)`` the Adam steps each
-        start took (``steps``, or fewer for the starts that successive
-        halving dropped).
+        ``"aoptimal"``.
+      value: the criterion's value for the result on the optimisation grid.
+      start_value: its value for the random start the result came from
+        (``best_start``).
+      start_values: ``(starts,)`` every start's value before optimising.
+      final_values: ``(starts,)`` every start's value after optimising (its best
+        evaluated iterate).
+      steps_taken: ``(starts,)`` the Adam steps each start took (``steps``, or fewer
+        for the starts that successive halving dropped).
+      best_start: the index of the start the result came from.
       condition_number: of the column-scaled base regressor with friction
         columns (``base_columns``) on the output samples (``inf`` where a
-        base column is not excited);
-        start_condition_number: the same for the start it came from.
-      rank, base_columns, column_scale: the base columns used by the
-        criterion (indices into ``[Y | Y_f]``) and their fixed scale ``D``.
+        base column is not excited).
+      start_condition_number: the same for the start it came from.
+      rank: the number of base columns.
+      base_columns: the base columns used by the criterion (indices into
+        ``[Y | Y_f]``).
+      column_scale: their fixed scale ``D``.
       limits: ``lower, upper, velocity_limit, acceleration_limit,
-        effort_limit, torque_limit`` ``(n,)`` used (``inf``: none), margin.
+        effort_limit, torque_limit`` ``(n,)`` used (``inf``: none).
+      margin: the fraction of each limit used.
       implied_acceleration_limit: ``(n,)`` ``2π f_f H · margin · q̇_max``
         (Bernstein's inequality; module docstring).
       limit_distance: ``(n,)`` per key ``lower, upper, velocity,
         acceleration, torque``: the smallest distance over the output
         samples to that hard limit (``q − lower``, ``upper − q``,
         ``q̇_max − |q̇|``, ``q̈_max − |q̈|``, ``τ_max − |τ|`` with ``τ`` from
-        :func:`~spatialjax.multibody.rnea` and ``τ_max`` the effort limit);
+        [`rnea`][spatialjax.multibody.rnea.rnea] and ``τ_max`` the effort limit);
         ``inf`` where there is no limit. Never negative.
       scale_down: ``(n,)`` factors (≤ 1) applied after the optimisation so
         that the output samples keep the margin (1 where none was needed).
-      grid_rate, steps, starts: the optimisation's grid (Hz), Adam steps and
-        number of random starts; compile_s, optimise_s: time to compile the
-        optimisation and to run it; time_s: the whole call.
+      grid_rate: the optimisation's grid (Hz).
+      steps: Adam steps.
+      starts: number of random starts.
+      compile_s: time to compile the optimisation (s).
+      optimise_s: time to run it (s).
+      time_s: the whole call (s).
     """
 
     joint_names: tuple
@@ -736,7 +750,7 @@ def design_excitation(
     between grid points needs it), and reported.
 
     Args:
-      model: a fixed-base :class:`~spatialjax.multibody.Model` (its dtype is
+      model: a fixed-base [`Model`][spatialjax.multibody.Model] (its dtype is
         used throughout; its inertias only for torque limits and the report).
       duration: length in s (> 0); a whole number of periods
         ``1 / base_frequency`` keeps the trajectory periodic.
@@ -775,7 +789,7 @@ def design_excitation(
       progress: optional callable receiving one line per stage.
 
     Returns:
-      :class:`ExcitationDesign`.
+      [`ExcitationDesign`][spatialjax.identification.ExcitationDesign].
 
     Raises:
       ValueError: ``duration``, ``rate``, ``grid_rate``, ``base_frequency``
@@ -785,7 +799,7 @@ def design_excitation(
         floating base; torque limits that the offset alone breaks.
       TypeError: a non-integer ``harmonics``, ``starts`` or ``steps``.
 
-    Example:
+    Examples:
       >>> import jax, spatialjax.multibody as mb
       >>> from spatialjax.identification import design_excitation
       >>> model = mb.chain_model(1)
@@ -877,7 +891,7 @@ _CACHE: dict = {}
 
 
 def _compiled(args, static):
-    """The compiled block :func:`_advance` for this problem structure (lowered once)."""
+    """The compiled block ``_advance`` for this problem structure (lowered once)."""
     leaves, tree = jax.tree.flatten(args)
     sig = (tree, tuple((x.shape, str(x.dtype)) for x in leaves), tuple(sorted(static.items())))
     if sig not in _CACHE:
@@ -888,7 +902,7 @@ def _compiled(args, static):
 
 
 class _DesignProblem(NamedTuple):
-    """Everything :func:`design_excitation` derives from its arguments (checked)."""
+    """Everything ``design_excitation`` derives from its arguments (checked)."""
 
     duration: float
     harmonics: int
@@ -997,7 +1011,7 @@ def _base_columns(X, dtype=np.float64) -> np.ndarray:
     the column-scaled ``X``; column ``j`` is a base column when it is not a
     combination of the columns before it, ``|R_jj| > √(10 p eps)``, and its
     norm is above ``√eps`` of the largest (the rank and rounding thresholds of
-    :func:`~spatialjax.identification.identifiability`, ``eps`` of
+    [`identifiability`][spatialjax.identification.identifiability], ``eps`` of
     ``dtype``). On generic data the set depends only on the model and the
     column order, not on the samples: every trajectory is then compared on
     the same base parameters, where column pivoting picks a set per

@@ -3,17 +3,17 @@ r"""Excitation trajectories for robot identification: finite Fourier series (Swe
 Each joint ``i`` follows a periodic finite Fourier series of base (angular)
 frequency ``ω_f = 2π f_f`` with ``H`` harmonics (Swevers et al. 1997, eq. 9):
 
-.. math::
-
-   q_i(t) = q_{0,i} + \sum_{l=1}^{H} \frac{a_{il}}{ω_f l} \sin(ω_f l t)
-            - \frac{b_{il}}{ω_f l} \cos(ω_f l t),
+$$
+q_i(t) = q_{0,i} + \sum_{l=1}^{H} \frac{a_{il}}{ω_f l} \sin(ω_f l t)
+         - \frac{b_{il}}{ω_f l} \cos(ω_f l t),
+$$
 
 so that the velocity and acceleration are exact closed forms:
 
-.. math::
-
-   \dot q_i(t) = \sum_l a_{il} \cos(ω_f l t) + b_{il} \sin(ω_f l t), \qquad
-   \ddot q_i(t) = \sum_l ω_f l \, (b_{il} \cos(ω_f l t) - a_{il} \sin(ω_f l t)).
+$$
+\dot q_i(t) = \sum_l a_{il} \cos(ω_f l t) + b_{il} \sin(ω_f l t), \qquad
+\ddot q_i(t) = \sum_l ω_f l \, (b_{il} \cos(ω_f l t) - a_{il} \sin(ω_f l t)).
+$$
 
 ``a`` and ``b`` are therefore *velocity* amplitudes (rad/s for a revolute
 joint, m/s for a prismatic one). The trajectory is periodic with period
@@ -60,7 +60,7 @@ def fourier_trajectory(a, b, q0, base_frequency, t):
 
     Returns:
       ``(q, dq, ddq)``, each ``(..., N, n_joints)``: rows are samples, columns
-      joints (the layout of :class:`~spatialjax.identification.RobotLog`).
+      joints (the layout of [`RobotLog`][spatialjax.identification.RobotLog]).
 
     Raises:
       ValueError: ``a`` and ``b`` differ in shape, ``q0``'s last axis is not
@@ -68,7 +68,7 @@ def fourier_trajectory(a, b, q0, base_frequency, t):
         (a Python number) is not positive.
       TypeError: integer arrays, or mixed float32/float64 arrays.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> a = jnp.array([[1.0]]); b = jnp.zeros((1, 1)); t = jnp.array([0.0, 0.25])
       >>> q, dq, ddq = fourier_trajectory(a, b, jnp.zeros(1), 1.0, t)
@@ -113,7 +113,7 @@ def fourier_trajectory(a, b, q0, base_frequency, t):
 
 @jax.jit
 def _fourier(a, b, q0, f, t):
-    """:func:`fourier_trajectory` of checked arrays (one compiled program)."""
+    """``fourier_trajectory`` of checked arrays (one compiled program)."""
     dtype, H = a.dtype, a.shape[-1]
     l = jnp.arange(1, H + 1, dtype=dtype)  # noqa: E741  (the harmonic index of the paper)
     w = 2.0 * jnp.pi * f[..., None, None] * l  # (..., 1, H): ω_f l
@@ -182,7 +182,7 @@ def excitation_trajectory(
     limited to ``harmonics · base_frequency`` Hz and inside the limits, which
     is what filtering and identification need; optimising the coefficients
     for the regressor's conditioning (their §IV) is
-    :func:`~spatialjax.identification.design_excitation`.
+    [`design_excitation`][spatialjax.identification.design_excitation].
 
     Args:
       n_joints: number of joints.

@@ -4,7 +4,7 @@ r"""Write identified bodies and joints back into the user's model file.
 [write_identified_urdf][spatialjax.identification.write_identified_urdf] and
 [write_identified_mjcf][spatialjax.identification.write_identified_mjcf].
 
-A :class:`~spatialjax.multibody.Model` body is a *composite*: the child link of
+A [`Model`][spatialjax.multibody.Model] body is a *composite*: the child link of
 a moving joint plus every link rigidly attached to it (by ``fixed`` joints and
 by joints locked at a value), their inertias moved into the body frame and
 summed (the composite-body rule, Featherstone, *Rigid Body Dynamics
@@ -19,9 +19,10 @@ has to be split between the links it was made of. The rule:
    attachment pose, locked joints at their locked value) is what the joint's
    child link must carry for the composite to come out right. If it is fully
    physically consistent (``m > 0``, ``I_c ⪰ 0``, triangle inequality:
-   Wensing, Kim & Slotine, RA-L 2017; :func:`spatialjax.physical_consistency`
-   in float64 with its default tolerance), the child link gets the remainder
-   and the attached links keep their inertials (``mode = "remainder"``).
+   Wensing, Kim & Slotine, RA-L 2017;
+   [`spatialjax.physical_consistency`][spatialjax.physical_consistency] in float64 with its default
+   tolerance), the child link gets the remainder and the attached links keep their inertials
+   (``mode = "remainder"``).
 2. Otherwise the whole composite goes to the child link (expressed in that
    link's frame, which is the body frame) and every attached link's
    ``<inertial>`` is removed, so that no mass is counted twice
@@ -32,7 +33,7 @@ has to be split between the links it was made of. The rule:
 Links fixed to the world (not part of any moving body) are never touched.
 Every byte outside the rewritten ``<inertial>`` elements is kept: the values
 are edited in place through the ``spatialjax check --fix`` machinery
-(:func:`spatialjax.io.read_model`'s per-link ``rewrite``; the inertial frame's
+([`spatialjax.io.read_model`][spatialjax.io.read_model]'s per-link ``rewrite``; the inertial frame's
 ``rpy`` is kept and the inertia written in it), a link without an
 ``<inertial>`` gets one inserted, and unchanged numbers keep their original
 text. Loading the output with the same ``locked_joints`` (spatialjax's
@@ -117,9 +118,9 @@ def _metrics_jit():
 def body_metrics(P, P0=None) -> dict:
     """Consistency margins of bodies ``P (k, 10)`` and their geodesic distances to ``P0``.
 
-    :func:`spatialjax.physical_consistency` and
-    :func:`spatialjax.geodesic_distance` (Lee, Wensing & Park 2020; NaN where
-    ``J`` is not positive definite) in float64, under one ``jit`` on a batch
+    [`spatialjax.physical_consistency`][spatialjax.physical_consistency] and
+    [`spatialjax.geodesic_distance`][spatialjax.geodesic_distance] (Lee, Wensing & Park 2020; NaN
+    where ``J`` is not positive definite) in float64, under one ``jit`` on a batch
     padded to at least 32 bodies, so that one compilation serves the command
     line's report and this module's remainder checks.
 
@@ -304,10 +305,10 @@ def write_identified_urdf(
 
     Args:
       src_path: the URDF the model was read from.
-      model: the :class:`~spatialjax.multibody.Model` read from ``src_path``
+      model: the [`Model`][spatialjax.multibody.Model] read from ``src_path``
         by ``Model.from_urdf`` (with the ``locked_joints`` used for the
         identification; their values are in ``model.frame_placements``).
-      inertia: identified bodies, a :class:`~spatialjax.RigidBodyInertia` of
+      inertia: identified bodies, a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of
         batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
         its body frame origin in body axes. Every body needs a positive mass
         (a URDF inertial cannot hold a first moment without mass).

@@ -452,7 +452,7 @@ def choose_filter(
         uniformly sampled, or too short for a spectrum (fewer than 64
         samples) when the cut-off is chosen from it.
 
-    Example:
+    Examples:
       >>> import numpy as np
       >>> from spatialjax.identification import RobotLog, choose_filter
       >>> t = np.arange(20000) / 1000.0  # 20 s at 1 kHz, a 0.5 Hz motion, 20-bit encoder

@@ -3,12 +3,14 @@ r"""``fit``: physically consistent inertial parameters from wrenches, batched ov
 For each body it solves the convex problem (Wensing, Kim & Slotine 2017;
 Lee, Wensing & Park 2020)
 
-.. math::
-   \min_{π:\ J(π) \succ 0}\ F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
-      + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
+$$
+\min_{π:\ J(π) \succ 0}\ F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
+   + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
+$$
 
 by damped Newton steps (or optax's L-BFGS and Adam on request), as one
-compiled program (``jit`` of a ``vmap`` of ``while_loop``\ s). See :func:`fit`.
+compiled program (``jit`` of a ``vmap`` of ``while_loop``s). See
+[`fit`][spatialjax.identification.fit].
 """
 
 from __future__ import annotations
@@ -398,15 +400,16 @@ def fit(
 
     Solves, independently for every body of the batch,
 
-    .. math::
-       \min_{π:\ J(π) \succ 0}\ F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
-          + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
+    $$
+    \min_{π:\ J(π) \succ 0}\ F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
+       + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
+    $$
 
     (weighted least squares plus the entropic / log-det Bregman divergence to
     a prior pseudo-inertia ``J0``; Lee, Wensing & Park 2020). The problem is
     convex in ``π``; the result always has ``J(π) ≻ 0``, i.e. it is fully
     physically consistent (Wensing, Kim & Slotine 2017). All bodies run in one
-    compiled program (``jit`` of a ``vmap`` over ``while_loop``\ s); ``fit``
+    compiled program (``jit`` of a ``vmap`` over ``while_loop``s); ``fit``
     also works under ``jax.vmap`` and ``jax.jit``. The data term is reduced
     once by a QR factorisation, so the cost of an iteration does not depend
     on the number of samples.
@@ -416,12 +419,12 @@ def fit(
     ``−μ log det J`` term, ``μ`` divided by 10 per stage down to
     ``4μ ≤ 0.1 rtol |F|``, keeps the iterates away from the boundary):
 
-    * :class:`Barrier` (default): interior-point optimisation directly over
-      ``π`` with ``−μ log det(J − εI)``; every update is cut to 0.99 of the
+    * [`Barrier`][spatialjax.identification.Barrier] (default): interior-point optimisation directly
+      over ``π`` with ``−μ log det(J − εI)``; every update is cut to 0.99 of the
       distance to the boundary (fraction-to-boundary rule), then an Armijo
       line search follows, so iterates stay strictly feasible.
-    * :class:`LogCholesky`: unconstrained optimisation over the log-Cholesky
-      vector ``θ`` (consistent by construction; ``log det J = 8α + 2Σd``
+    * [`LogCholesky`][spatialjax.identification.LogCholesky]: unconstrained optimisation over the
+      log-Cholesky vector ``θ`` (consistent by construction; ``log det J = 8α + 2Σd``
       exactly; Rucker & Wensing 2022).
 
     Iterations are preconditioned with the exact Hessian at each restart (so
@@ -434,10 +437,10 @@ def fit(
     ``≤ rtol |F|``.
 
     Args:
-      Y: ``(..., N, 6, 10)`` body regressors (:func:`body_regressor`) of
-        ``N`` samples per body; rows ``[n; f]``. Gravity enters through
-        ``body_regressor``'s ``gravity`` argument. A ``Y`` without batch axes
-        (one motion for every body), with weights also without, is
+      Y: ``(..., N, 6, 10)`` body regressors
+        ([`body_regressor`][spatialjax.identification.body_regressor]) of ``N`` samples per body;
+        rows ``[n; f]``. Gravity enters through ``body_regressor``'s ``gravity`` argument. A ``Y``
+        without batch axes (one motion for every body), with weights also without, is
         factorised once for all bodies: pass it unbroadcast (100 bodies of
         32,000 samples: 0.39 s instead of 2.7 s per fit).
       f: ``(..., N, 6)`` measured body wrenches ``[n; f]``.
@@ -460,10 +463,10 @@ def fit(
         optimum may lie on the boundary ``det J = 0``, approached to
         ``rtol``); it needs an excitation of full rank 10, else the status is
         ``UNDETERMINED``.
-      solver: :class:`Barrier` (default ``Barrier()``) or
-        :class:`LogCholesky`, holding the optimiser (:class:`LBFGS` or
-        :class:`Adam`) and the tolerances; ``"barrier"`` and
-        ``"log_cholesky"`` are short for their default objects.
+      solver: [`Barrier`][spatialjax.identification.Barrier] (default ``Barrier()``) or
+        [`LogCholesky`][spatialjax.identification.LogCholesky], holding the optimiser
+        ([`LBFGS`][spatialjax.identification.LBFGS] or [`Adam`][spatialjax.identification.Adam]) and
+        the tolerances; ``"barrier"`` and ``"log_cholesky"`` are short for their default objects.
       **deprecated: the former flat keywords ``method``, ``optimizer``,
         ``init``, ``rtol``, ``max_iters``, ``newton_steps``,
         ``learning_rate``, ``memory_size``, ``barrier_eps``,
@@ -472,9 +475,9 @@ def fit(
         is ``solver=LogCholesky(optimizer=Adam())``).
 
     Returns:
-      :class:`FitResult` with batch shape ``(...)``. ``status``
-      (:class:`FitStatus`) says per body whether and why not it converged;
-      ``converged`` is ``status == FitStatus.CONVERGED``, and ``inertia`` is
+      [`FitResult`][spatialjax.identification.FitResult] with batch shape ``(...)``. ``status``
+      ([`FitStatus`][spatialjax.identification.FitStatus]) says per body whether and why not it
+      converged; ``converged`` is ``status == FitStatus.CONVERGED``, and ``inertia`` is
       NaN only where the status is an input error or ``UNDETERMINED`` with no
       excitation at all. ``inertia`` is differentiable with respect to ``Y``,
       ``f``, ``weights``, ``prior`` and ``gamma`` (forward and reverse mode)
@@ -509,21 +512,22 @@ def fit(
 
     Three bodies (the same body at three scales), 24 noiseless samples each:
 
-    >>> import jax.numpy as jnp
-    >>> from spatialjax.identification import FitStatus, LogCholesky, body_regressor, fit
-    >>> t = jnp.linspace(0.0, 6.0, 24)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
-    >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))  # (24, 6, 10)
-    >>> body = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
-    >>> truth = body * jnp.array([[1.0], [1.5], [3.0]])  # (3, 10)
-    >>> Yb = jnp.broadcast_to(Y, (3, 24, 6, 10))
-    >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth))  # Barrier() by default
-    >>> res.consistency.fully_consistent.tolist(), res.inertia.mass.round(4).tolist()
-    ([True, True, True], [2.0, 3.0, 6.0])
-    >>> FitStatus.describe(res.status[0])
-    'converged: certified to rtol, J ≻ 0'
-    >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth), solver=LogCholesky())
-    >>> res.inertia.mass.round(4).tolist()  # the other solver, the same optimum
-    [2.0, 3.0, 6.0]
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> from spatialjax.identification import FitStatus, LogCholesky, body_regressor, fit
+      >>> t = jnp.linspace(0.0, 6.0, 24)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
+      >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))  # (24, 6, 10)
+      >>> body = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
+      >>> truth = body * jnp.array([[1.0], [1.5], [3.0]])  # (3, 10)
+      >>> Yb = jnp.broadcast_to(Y, (3, 24, 6, 10))
+      >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth))  # Barrier() by default
+      >>> res.consistency.fully_consistent.tolist(), res.inertia.mass.round(4).tolist()
+      ([True, True, True], [2.0, 3.0, 6.0])
+      >>> FitStatus.describe(res.status[0])
+      'converged: certified to rtol, J ≻ 0'
+      >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth), solver=LogCholesky())
+      >>> res.inertia.mass.round(4).tolist()  # the other solver, the same optimum
+      [2.0, 3.0, 6.0]
     """
     solver = _solver_from_keywords(solver, deprecated)
     # ---- shapes and dtypes

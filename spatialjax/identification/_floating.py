@@ -2,7 +2,9 @@ r"""Floating-base identification: the equations of a log, all rows or projected 
 
 A floating-base robot (a legged robot, a humanoid) obeys, at every sample,
 
-.. math:: M(q)\,\dot v + h(q, v) = Y(q, v, \dot v)\,π = S^T τ + \sum_c J_c(q)^T w_c,
+$$
+M(q)\,\dot v + h(q, v) = Y(q, v, \dot v)\,π = S^T τ + \sum_c J_c(q)^T w_c,
+$$
 
 with ``v = [ω; v_b, q̇]`` (the free flyer's base twist in the base frame, then
 the joints), ``S^T τ = [0_6; τ]`` (no actuator on the base), ``w_c = [n; f]``

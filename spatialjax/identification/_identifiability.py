@@ -28,8 +28,10 @@ D(J_i ‖ J0_i)`` (Lee, Wensing & Park 2020) is, to second order at the
 prior, the negative log-posterior (times 2) of a Gaussian model with data
 precision ``2A`` and prior precision ``γ H_0``,
 
-.. math:: H_0 = \mathrm{blockdiag}_i\ ∇^2_π(−\log\det J)\big|_{J_{0,i}},\qquad
-   P = (γ H_0)^{-1},\qquad C = (2A + γ H_0)^{-1} \preceq P,
+$$
+H_0 = \mathrm{blockdiag}_i\ ∇^2_π(−\log\det J)\big|_{J_{0,i}},\qquad
+    P = (γ H_0)^{-1},\qquad C = (2A + γ H_0)^{-1} \preceq P,
+$$
 
 so ``P`` is the prior and ``C`` the posterior covariance. The *data share*
 of parameter ``k`` is the fraction of its prior variance that the data
@@ -38,8 +40,10 @@ Tarantola, *Inverse Problem Theory*, SIAM 2005, ch. 3, for ``P`` and ``C``),
 with the prior's correlations between ``k`` and the other parameters
 removed:
 
-.. math:: s_k = 1 − C'^{(k)}_{kk} / P_{kk} \in [0, 1],\qquad
-   C'^{(k)} = (2A + P'^{(k)-1})^{-1},
+$$
+s_k = 1 − C'^{(k)}_{kk} / P_{kk} \in [0, 1],\qquad
+    C'^{(k)} = (2A + P'^{(k)-1})^{-1},
+$$
 
 ``P'^{(k)}`` being ``P`` with row and column ``k`` zeroed except ``P_kk``:
 parameter ``k`` keeps its prior variance, the others their joint prior,
@@ -102,11 +106,11 @@ PARAMETER_NAMES = ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Iz
 
 
 def parameter_names(model, friction=FRICTION_KINDS) -> tuple:
-    """``(body, parameter)`` names of the columns of ``[Y | friction]`` built by :func:`fit_robot`.
+    """``(body, parameter)`` names of the columns of ``[Y | friction]`` built by ``fit_robot``.
 
     Args:
-      model: :class:`~spatialjax.multibody.Model`.
-      friction: the friction fitted: a :class:`~spatialjax.multibody.FrictionModel`
+      model: [`Model`][spatialjax.multibody.Model].
+      friction: the friction fitted: a [`FrictionModel`][spatialjax.multibody.FrictionModel]
         or a subset of ``("viscous", "coulomb", "offset")``.
 
     Returns:
@@ -136,7 +140,7 @@ def _decoupled_share(B, F, g, tiny):
     parameter ``k`` keeps its marginal prior variance ``P_kk``, the others their joint
     prior, and the two are independent. ``Λ'_k − Λ`` has rank two, so ``C'_kk`` follows
     from ``C`` by the Woodbury identity; with ``c = C_kk/P_kk``, ``f = (ΛCΛ)_kk/Λ_kk``
-    and ``α = (ΛC)_kk / √(Λ_kk P_kk)`` (weighted means of ``1/(1+g)``)::
+    and ``α = (ΛC)_kk / √(Λ_kk P_kk)`` (weighted means of ``1/(1+g)``):
 
         C'_kk / P_kk = c − (α²(1 − c) + (f − 1) c²) / ((f − 1)(1 + c) − α²)
 
@@ -293,14 +297,17 @@ def identifiability(
       Y: ``(N, nv, 10 nb)`` joint-torque regressor.
       extra: optional ``(N, nv, ne)`` extra columns (friction).
       weights: optional weights broadcastable to ``(N, nv)``, inverse noise
-        variances: pass ``1 / res.noise_std**2`` of a :class:`RobotFitResult`
+        variances: pass ``1 / res.noise_std**2`` of a
+          [`RobotFitResult`][spatialjax.identification.RobotFitResult]
         to analyse the fit's own weighting. Default 1 (the rank and base
         columns do not depend on positive weights; the data shares do).
       prior: ``RigidBodyInertia`` ``(nb,)`` (each ``J0 ≻ 0``); needed for
         ``data_share`` (NaN without it).
       gamma: prior weight ``γ`` (default ``2 / 0.5² = 8``, the
-        :func:`fit_torques` rule; meaningful with weights ``1/σ²``).
-      names: optional ``p`` names of the columns (:func:`parameter_names`).
+        [`fit_torques`][spatialjax.identification.fit_torques] rule; meaningful with weights
+        ``1/σ²``).
+      names: optional ``p`` names of the columns
+        ([`parameter_names`][spatialjax.identification.parameter_names]).
       rtol: eigenvalue threshold of the rank, relative to the largest
         eigenvalue of the column-scaled normal matrix (singular values
         relative to ``√rtol``). Default ``10 p eps`` (float64: singular
@@ -312,7 +319,7 @@ def identifiability(
         P_kk``); the others keep the no-prior rule.
 
     Returns:
-      :class:`Identifiability`.
+      [`Identifiability`][spatialjax.identification.Identifiability].
 
     Raises:
       ValueError: bad shapes (named), a batched ``Y``, ``names`` of the wrong

@@ -6,7 +6,7 @@ prior on the extra columns, the joint-torque data and the friction model, as ``f
 Checks of plain arrays and numbers (finite, non-negative, positive) are the package's
 (``spatialjax._checks``), so that the same mistake reads the same everywhere. Under
 ``jit`` the problems found on values here are reported per body in ``status``
-(:class:`~spatialjax.identification.FitStatus`) instead of raised.
+([`FitStatus`][spatialjax.identification.FitStatus]) instead of raised.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
 
 def check_prior_bodies(prior, nb: int, dtype, body_names=None) -> jax.Array:
     """A robot's prior: a RigidBodyInertia of batch ``(..., nb)`` in ``dtype``, every body
-    fully consistent (:func:`require_consistent_prior`); its ``(..., nb, 10)`` parameters."""
+    fully consistent (``require_consistent_prior``); its ``(..., nb, 10)`` parameters."""
     if not isinstance(prior, RigidBodyInertia):
         raise TypeError(
             f"prior: expected a RigidBodyInertia of batch (..., nb={nb}), got "

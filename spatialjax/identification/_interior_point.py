@@ -3,11 +3,12 @@ r"""The whole-robot fit's solver: a primal interior-point Newton method (``Inter
 Minimises, over ``x = [π_1, …, π_nb, φ]`` (``nb`` body 10-vectors in the
 ``_params`` layout, then ``ne`` extra coefficients such as friction),
 
-.. math::
-   F_μ(x) = \|R(x − x_c)\|^2 + ρ^2
-      + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
-      + \log\det J_{0,i} − 4\bigr) + \sum_j w_j (φ_j − φ_{0,j})^2
-      − μ \Bigl(\sum_i \log\det J_i + \sum_{j ∈ \text{nonnegative}} \log φ_j\Bigr)
+$$
+F_μ(x) = \|R(x − x_c)\|^2 + ρ^2
+   + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
+   + \log\det J_{0,i} − 4\bigr) + \sum_j w_j (φ_j − φ_{0,j})^2
+   − μ \Bigl(\sum_i \log\det J_i + \sum_{j ∈ \text{nonnegative}} \log φ_j\Bigr)
+$$
 
 for ``μ`` divided by 10 along the central path, by damped Newton steps with
 the exact Hessian, a fraction-to-boundary rule and an Armijo line search, as

@@ -19,8 +19,10 @@ The links' log-det prior (Lee, Wensing & Park 2020;
 a link's inertia: moving the first link's moment from ``I0`` to ``I0 + δ`` costs about ``γ
 (δ/I0)²/2`` per principal direction. The armature gets a Gaussian prior
 
-.. math:: \frac{(I_a − I_{a,0})^2}{σ_a^2},\qquad
-   σ_a = s \cdot \max(I_{a,0}, \bar M),
+$$
+\frac{(I_a − I_{a,0})^2}{σ_a^2},\qquad
+    σ_a = s \cdot \max(I_{a,0}, \bar M),
+$$
 
 with ``I_{a,0}`` the model file's value (MJCF ``armature``; 0 where the file has
 none), ``s`` the prior spread ([fit_torques][spatialjax.identification.fit_torques]'

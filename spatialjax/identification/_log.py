@@ -1,4 +1,4 @@
-"""Robot logs: the :class:`RobotLog` container, ``.npz``/``.csv`` files and joint matching.
+"""Robot logs: the ``RobotLog`` container, ``.npz``/``.csv`` files and joint matching.
 
 A robot log is what a controller records along an excitation trajectory:
 sample times ``t (N,)`` in s, joint positions ``q (N, n)`` (rad or m) and
@@ -10,8 +10,8 @@ File formats (chosen by the suffix):
 
 * ``.npz``: arrays ``t (N,)``, ``q (N, n)``, ``tau (N, n)``, optional
   ``dq (N, n)``, ``ddq (N, n)`` and ``joint_names (n,)`` (strings; default:
-  the model's movable joints in order, see :func:`match_joints`). No other
-  array names are accepted.
+  the model's movable joints in order, see
+  [`match_joints`][spatialjax.identification.match_joints]). No other array names are accepted.
 * ``.csv``: one header line, then one line per sample, comma separated. The
   column rule: ``t``, then for every joint ``<joint>`` the columns
   ``q_<joint>`` and ``tau_<joint>``, optionally ``dq_<joint>`` and
@@ -47,8 +47,8 @@ order the frames first appear) ``contact_<frame>`` (0 or 1) and/or the six
 ``wrench_nx_<frame>, wrench_ny_<frame>, wrench_nz_<frame>, wrench_fx_<frame>,
 wrench_fy_<frame>, wrench_fz_<frame>`` (for every frame or none).
 
-Every problem with a log raises :class:`LogError` (a ``ValueError``) naming
-the file and the column: a missing or unknown column, a NaN or infinite value
+Every problem with a log raises [`LogError`][spatialjax.identification.LogError] (a ``ValueError``)
+naming the file and the column: a missing or unknown column, a NaN or infinite value
 (with its first sample index), a line with the wrong number of fields,
 inconsistent array shapes, a non-finite or not strictly increasing ``t``,
 duplicate joint names; for floating-base logs also a quaternion off unit norm
@@ -370,7 +370,7 @@ class RobotLog:
         within ``±1e6`` (``MAX_JOINT_VALUE``).
       tau: ``(N, n)`` joint torques (N·m, or N), the motor side as measured.
       dq: ``(N, n)`` joint velocities, or None (hardware logs usually lack
-        them: :func:`~spatialjax.identification.prepare_log` differentiates).
+        them: [`prepare_log`][spatialjax.identification.prepare_log] differentiates).
       ddq: ``(N, n)`` joint accelerations, or None.
       joint_names: ``n`` unique joint names (the column order; a sequence of
         strings, not one string; no leading or trailing white space), or None
@@ -389,8 +389,8 @@ class RobotLog:
       contact: ``(N, k)`` booleans, True while the frame touches, or None.
 
     The constructor checks shapes, finiteness, time order and names and
-    raises :class:`LogError` (source ``"RobotLog"``); floating arrays are
-    stored as float64 (exact), integer arrays are refused. The floating-base
+    raises [`LogError`][spatialjax.identification.LogError] (source ``"RobotLog"``); floating arrays
+    are stored as float64 (exact), integer arrays are refused. The floating-base
     fields (module docstring) need ``base_position`` and ``base_quaternion``;
     contact wrenches and schedules need ``contact_frames``.
     """
@@ -824,8 +824,8 @@ def load_log(path) -> RobotLog:
       path: the file; its suffix (``.npz`` or ``.csv``) picks the reader.
 
     Returns:
-      :class:`RobotLog` with float64 arrays (a CSV's joints in the order of
-      its ``q_`` columns).
+      [`RobotLog`][spatialjax.identification.RobotLog] with float64 arrays (a CSV's joints in the
+      order of its ``q_`` columns).
 
     Raises:
       FileNotFoundError: no such file.
@@ -858,7 +858,7 @@ def load_log(path) -> RobotLog:
 
 @dataclasses.dataclass(frozen=True)
 class JointMatch:
-    """How a log's joint columns map onto a model's movable joints (from :func:`match_joints`).
+    """How a log's joint columns map onto a model's movable joints (from ``match_joints``).
 
     Attributes:
       joint_names: the model's movable joints that the log drives, in model
@@ -877,7 +877,7 @@ class JointMatch:
     dropped: tuple[str, ...]
 
     def apply(self, log: RobotLog) -> RobotLog:
-        """The log with its columns reordered (and dropped) to :attr:`joint_names`' order."""
+        """The log with its columns reordered (and dropped) to ``joint_names``' order."""
         cols = list(self.columns)
         if log.n_joints <= (max(cols) if cols else -1):
             raise ValueError(f"log: has {log.n_joints} joints, this match uses column {max(cols)}")
@@ -902,7 +902,7 @@ def match_joints(log: RobotLog, model, lock: Mapping[str, float] | None = None) 
     too and their columns dropped.
 
     Args:
-      log: the :class:`RobotLog`.
+      log: the [`RobotLog`][spatialjax.identification.RobotLog].
       model: a [Model][spatialjax.multibody.Model] loaded without locked
         joints (so that all its movable joints can be matched); floating-base
         (a free flyer) exactly when the log has a base pose.

@@ -5,13 +5,14 @@ constraint is needed. Its Newton steps use the Hessian of the objective in
 ``θ`` written out through the entries ``u`` of the Cholesky factor ``U``
 (``J = U Uᵀ``):
 
-.. math::
-   θ \xrightarrow{\ u = e^{Eθ} ⊙ (Sθ + δ)\ } u \xrightarrow{\ π_k = ½ uᵀ Q_k u\ } π
-   \xrightarrow{\ F\ } \mathbb{R},
+$$
+θ \xrightarrow{\ u = e^{Eθ} ⊙ (Sθ + δ)\ } u \xrightarrow{\ π_k = ½ uᵀ Q_k u\ } π
+\xrightarrow{\ F\ } \mathbb{R},
+$$
 
 each entry of ``U`` being ``e^{α (+ d_i)}`` times ``1`` or one ``s``/``t``
 parameter, and ``π`` a constant quadratic form of ``u``. The chain rule then
-needs a handful of ``10 × 10`` products (:func:`theta_derivatives`), a fraction of
+needs a handful of ``10 × 10`` products (``theta_derivatives``), a fraction of
 the work of differentiating the objective twice with ``jax.hessian``.
 
 References:
@@ -110,7 +111,7 @@ def objective_x(x, mu, P: Problem, floor, d_floor):
 
 
 def hessian_x(x, mu, P: Problem, floor, d_floor):
-    """``∇²_x`` of :func:`objective_x`: :func:`theta_derivatives` through ``x -> θ``.
+    """``∇²_x`` of ``objective_x``: ``theta_derivatives`` through ``x -> θ``.
 
     ``dθ/dx = s`` and ``d²θ/dx² = s'`` are diagonal (``σ(xᵢ)`` and ``σ'(xᵢ)`` on
     the floored ``dᵢ``, 1 and 0 elsewhere), so ``∇²_x = s ∇²_θ s + diag(∇_θ ⊙ s')``.
@@ -143,7 +144,7 @@ def solve_log_cholesky(P: Problem, pi0, opts: LoopOptions) -> LoopOut:
     smooth term ``−μ log det J = −μ (8α + 2Σdᵢ)`` is added, with ``μ`` divided
     by 10 per stage down to ``4μ ≤ 0.1 rtol |F|``. Iterations are
     preconditioned with the Hessian at each restart (``_optim.minimize``),
-    written out by :func:`hessian_x`.
+    written out by ``hessian_x``.
     """
     dtype = pi0.dtype
     eps = jnp.finfo(dtype).eps

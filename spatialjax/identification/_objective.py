@@ -1,8 +1,9 @@
 r"""The identification objective for one body, reduced to a 10-dimensional problem.
 
-.. math::
-   F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
-        + γ \bigl(\mathrm{tr}(J_0^{-1} J(π)) − \log\det J(π) + \log\det J_0 − 4\bigr)
+$$
+F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
+     + γ \bigl(\mathrm{tr}(J_0^{-1} J(π)) − \log\det J(π) + \log\det J_0 − 4\bigr)
+$$
 
 The data term is reduced once, before any iteration, by a QR factorisation of
 the whitened, augmented regressor ``[√w Y | √w f] = Q [[R, z], [0, ρ]]``: then

@@ -29,7 +29,7 @@ def make_optimizer(
     """An optax optimiser producing *descent updates* (``x + u`` is the next iterate).
 
     It works in preconditioned coordinates (curvature ≈ identity at the
-    restart point, see :func:`minimize`), so L-BFGS starts from the identity
+    restart point, see ``minimize``), so L-BFGS starts from the identity
     (``scale_init_precond=False``: its first step is the Newton step) and
     Adam's learning rate is unit-free.
 
@@ -93,11 +93,11 @@ class LoopOptions(NamedTuple):
 
     @property
     def newton(self) -> bool:
-        """One L-BFGS step per Hessian: taken by :func:`newton_step`, without optax."""
+        """One L-BFGS step per Hessian: taken by ``newton_step``, without optax."""
         return self.optimizer == "lbfgs" and self.restart_every == 1
 
     def make_optimizer(self, extra=(), slack=0.0):
-        """:func:`make_optimizer` with these settings."""
+        """``make_optimizer`` with these settings."""
         return make_optimizer(self.optimizer, self.learning_rate, self.memory_size, extra, slack)
 
 
@@ -123,7 +123,7 @@ def minimize(
     step_cap: Callable | None = None,
     slack: float = 0.0,
 ) -> LoopOut:
-    r"""Preconditioned iterations (optax or damped Newton) with restarts, as ``while_loop``\ s.
+    r"""Preconditioned iterations (optax or damped Newton) with restarts, as ``while_loop``s.
 
     Outer loop (a *restart*): compute the Hessian ``H`` of ``value_fn(·, μ)``
     at the current point ``x``, build ``T = preconditioner(H)`` and the
@@ -143,7 +143,7 @@ def minimize(
     what remains reachable when the optimum is ``F* = 0`` (noiseless data).
 
     ``opts.newton`` (L-BFGS with ``restart_every=1``): each restart is one
-    damped Newton step, :func:`newton_step`, the iteration optax's L-BFGS
+    damped Newton step, ``newton_step``, the iteration optax's L-BFGS
     takes from the identity followed by its back-tracking line search, written
     without optax (a smaller program to compile); ``make_opt`` is not used,
     ``step_cap(x, Δx)`` (default 1) is the largest step the method allows
@@ -244,14 +244,14 @@ def minimize(
 def newton_step(vg: Callable, fn: Callable, y0, step_cap: Callable | None, slack):
     """One damped Newton step from ``y0 = 0`` in preconditioned coordinates.
 
-    Exactly the first iteration of :func:`make_optimizer`'s L-BFGS chain (its
+    Exactly the first iteration of ``make_optimizer``'s L-BFGS chain (its
     direction from the identity is ``−∇``, a Newton step since the curvature
     is the identity at ``y0``), the ``step_cap`` cut (fraction to the
     boundary) and optax's Armijo back-tracking search from step 1: halve up to
     ``MAX_BACKTRACKING`` times until
     ``F(αu) ≤ (1 + slack) F(0) + 10⁻⁴ α ∇F·u``; a search that never finds a
     finite value takes no step. Returns what the inner loop of
-    :func:`minimize` returns after one iteration: ``(y, 1, inf, ½‖∇F‖²)``.
+    ``minimize`` returns after one iteration: ``(y, 1, inf, ½‖∇F‖²)``.
     """
     dtype = y0.dtype
     inf = jnp.asarray(jnp.inf, dtype)
@@ -312,7 +312,7 @@ def newton_polish(pi, P: Problem, steps: int, rtol, atol):
     ``F`` is a quadratic plus ``γ`` times a self-concordant barrier, so damped
     Newton with an Armijo back-tracking search converges quadratically near
     the optimum. Each step is first cut to 0.99 of the distance to the PSD
-    boundary (:func:`max_feasible_step`). ``certified`` is true once half the
+    boundary (``max_feasible_step``). ``certified`` is true once half the
     Newton decrement ``½ gᵀH⁻¹g`` (an estimate of the suboptimality) is
     ``≤ rtol |F| + atol``; then no further step is taken.
     """

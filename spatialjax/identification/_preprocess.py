@@ -1,7 +1,7 @@
 r"""From a raw robot log to identification inputs: zero-phase low-pass, differentiation, decimation.
 
-:func:`prepare_log` does what identification on hardware does (e.g. Swevers
-et al. 1997 §V; Gaz et al. 2019 §IV):
+[`prepare_log`][spatialjax.identification.prepare_log] does what identification on hardware does
+(e.g. Swevers et al. 1997 §V; Gaz et al. 2019 §IV):
 
 1. **Low-pass** ``q``, ``tau`` (and ``dq``, ``ddq`` when logged) with a
    Butterworth filter of order ``order`` and cut-off ``lowpass`` Hz, run
@@ -33,8 +33,8 @@ et al. 1997 §V; Gaz et al. 2019 §IV):
 ``F_c sign(q̇)`` at velocity reversals, which a regressor evaluated on the
 filtered ``q̇`` keeps sharp. For logs with friction, prepare at the full rate
 (``decimate=1``), evaluate the regressors there, and let
-:func:`parallel_filter` filter their columns like the torques and decimate
-(Gautier 1997); on the Panda of ``spatialjax demo`` this cut the held-out
+[`parallel_filter`][spatialjax.identification.parallel_filter] filter their columns like the torques
+and decimate (Gautier 1997); on the Panda of ``spatialjax demo`` this cut the held-out
 torque error from 0.43 % to 0.03 % and the friction error from 0.04 N·m to
 0.001 N·m.
 
@@ -84,7 +84,7 @@ _JITTER = 0.25
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class PreparedLog:
-    """A filtered, differentiated, decimated log (from :func:`prepare_log`); float64.
+    """A filtered, differentiated, decimated log (from ``prepare_log``); float64.
 
     Attributes:
       t: ``(M,)`` sample times in s.
@@ -221,7 +221,7 @@ def tail_samples(rate: float, lowpass: float, order: int, tail: float) -> int:
 
 
 def edge_samples(rate: float, lowpass: float | None, order: int) -> int:
-    """Samples dropped at each end by :func:`prepare_log` (see the module docstring, step 4)."""
+    """Samples dropped at each end by ``prepare_log`` (see the module docstring, step 4)."""
     if lowpass is None:
         return _GRADIENT_EDGE
     return tail_samples(rate, lowpass, order, _EDGE_TAIL) + _GRADIENT_EDGE
@@ -233,7 +233,7 @@ def prepare_log(
     r"""Filter, differentiate and decimate a raw log as on hardware (steps: the module docstring).
 
     Args:
-      log: a :class:`~spatialjax.identification.RobotLog`, sampled uniformly
+      log: a [`RobotLog`][spatialjax.identification.RobotLog], sampled uniformly
         (each interval within 25 % of the median; the filter assumes it).
       lowpass: Butterworth cut-off in Hz, ``0 < lowpass < rate / (2·decimate)``;
         None: no filtering (derivatives of the raw ``q``).
@@ -242,14 +242,16 @@ def prepare_log(
       order: Butterworth order (≥ 1); the forward-backward pass doubles it.
 
     Returns:
-      :class:`PreparedLog` with ``t, q, dq, ddq, tau`` (and the settings).
+      [`PreparedLog`][spatialjax.identification.PreparedLog] with ``t, q, dq, ddq, tau`` (and the
+      settings).
 
     Raises:
       ValueError: ``lowpass`` not positive or at/above the Nyquist frequency
         (of the decimated rate), ``decimate`` or ``order`` not a positive
         integer, ``decimate > 1`` without ``lowpass``, a log that is not
-        uniformly sampled (naming the sample; :func:`resample_log` makes it
-        so), or too short for the filter.
+        uniformly sampled (naming the sample;
+        [`resample_log`][spatialjax.identification.resample_log] makes it so), or too short for the
+        filter.
       TypeError: ``log`` is not a RobotLog; ``lowpass`` is not a number (a bool
         is not a frequency).
     """
@@ -388,8 +390,8 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
     changes nothing below its cut-off).
 
     Args:
-      prepared: a :class:`PreparedLog` from ``prepare_log(log, lowpass=…)``
-        with ``decimate=1`` (the full rate).
+      prepared: a [`PreparedLog`][spatialjax.identification.PreparedLog] from
+        ``prepare_log(log, lowpass=…)`` with ``decimate=1`` (the full rate).
       *columns: arrays with ``prepared.n_samples`` rows (samples first), e.g.
         the joint-torque and friction regressors evaluated on
         ``prepared.q, prepared.dq, prepared.ddq``.

@@ -1,6 +1,6 @@
-r"""Priors for the log-det divergence: :func:`repair_prior`.
+r"""Priors for the log-det divergence: [`repair_prior`][spatialjax.identification.repair_prior].
 
-The log-det divergence ``D(J ‖ J0)`` of :func:`~spatialjax.identification.fit_torques`
+The log-det divergence ``D(J ‖ J0)`` of [`fit_torques`][spatialjax.identification.fit_torques]
 needs every prior body strictly inside the physically consistent set,
 ``J0 ≻ 0`` (Lee, Wensing & Park 2020). With ``m > 0``,
 ``J0 = T diag(S_c, m) Tᵀ`` (``T`` the shift to the centre of mass), so
@@ -43,7 +43,7 @@ class PriorError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class PriorRepair:
-    """One repaired prior body (from :func:`repair_prior`).
+    """One repaired prior body (from [`repair_prior`][spatialjax.identification.repair_prior]).
 
     Attributes:
       body: index of the body.
@@ -92,8 +92,8 @@ def repair_prior(
     raised to it (``σ_max`` the largest), keeping the mass, the centre of mass
     and the principal axes: this is the nearest body in the Frobenius norm of
     ``S_c`` whose moments respect the floor, the clipping that
-    :func:`spatialjax.nearest_consistent` (``reference="com"``) applies, with
-    a floor set relative to the body's own moments so that the repaired prior
+    [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent] (``reference="com"``) applies,
+    with a floor set relative to the body's own moments so that the repaired prior
     is well inside the set rather than on its boundary (the log-det divergence
     grows as ``1/σ`` near it).
 
@@ -105,7 +105,8 @@ def repair_prior(
 
     Returns:
       ``(params', repairs)``: the ``(nb, 10)`` float64 parameters and one
-      :class:`PriorRepair` per repaired body (empty when none needed it).
+      [`PriorRepair`][spatialjax.identification.PriorRepair] per repaired body (empty when none
+      needed it).
 
     Raises:
       PriorError: a body with ``m ≤ 0`` (a massless link has no mass
@@ -115,7 +116,7 @@ def repair_prior(
       ValueError: ``params`` not ``(nb, 10)``, ``names`` of another length,
         ``floor`` outside ``(0, 1)``.
 
-    Example:
+    Examples:
       >>> import numpy as np
       >>> bad = np.array([[1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 2.5]])  # Izz > Ixx + Iyy
       >>> fixed, reps = repair_prior(bad, ["link"])

@@ -91,7 +91,7 @@ def _listening() -> bool:
 
 
 class CompileSeconds:
-    """What :func:`compile_seconds` measured: ``value``, set when its block exits."""
+    """What ``compile_seconds`` measured: ``value``, set when its block exits."""
 
     value: float = 0.0
 

@@ -5,7 +5,9 @@ The joint-torque fits (``fit_torques``, ``least_squares_torques``,
 forms the normal equations of the stacked regressor ``X = [Y | E]`` with
 sample weights ``W``,
 
-.. math:: A = X^T W X \in \mathbb{R}^{p \times p}, \qquad b = X^T W τ,
+$$
+A = X^T W X \in \mathbb{R}^{p \times p}, \qquad b = X^T W τ,
+$$
 
 and everything after (rank, base columns, least squares, the interior-point
 loop) costs ``O(p³)`` whatever the number of samples. ``A`` is factored

@@ -6,16 +6,18 @@ and spatial (not classical) body acceleration ``A_WB_B = [α; a_o]``, both in
 B coordinates, the Newton–Euler equations (RBDA eq. 2.72) give the wrench
 ``F_B = [n; f]`` applied to the body, about Bo, in B coordinates:
 
-.. math::
-   F = M A + V \times^* M V = Y(V, A)\,π,
-   \qquad π = [m, h_x, h_y, h_z, I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}],
+$$
+F = M A + V \times^* M V = Y(V, A)\,π,
+\qquad π = [m, h_x, h_y, h_z, I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}],
+$$
 
 with ``h = m c`` and the rotational inertia ``I`` about Bo. Written out with
 ``β = a_o + ω × v_o`` (the classical acceleration of Bo):
 
-.. math::
-   n = I α + ω \times I ω - β \times h, \qquad
-   f = m β + (α_\times + ω_\times ω_\times) h.
+$$
+n = I α + ω \times I ω - β \times h, \qquad
+f = m β + (α_\times + ω_\times ω_\times) h.
+$$
 """
 
 from __future__ import annotations
@@ -81,10 +83,11 @@ def body_regressor(v, a, gravity=None):
       C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of inertial
       parameters of manipulator loads and links", IJRR 5(3), 1986.
 
-    >>> import jax.numpy as jnp
-    >>> Y = body_regressor(jnp.zeros(6), jnp.array([0.0, 0, 0, 1, 0, 0]))
-    >>> Y[3:, 0].tolist()  # a unit linear acceleration needs a force of m along x
-    [1.0, 0.0, 0.0]
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> Y = body_regressor(jnp.zeros(6), jnp.array([0.0, 0, 0, 1, 0, 0]))
+      >>> Y[3:, 0].tolist()  # a unit linear acceleration needs a force of m along x
+      [1.0, 0.0, 0.0]
     """
     v = as_float_array(v, "v", (6,))
     a = as_float_array(a, "a", (6,))

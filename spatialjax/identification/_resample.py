@@ -3,11 +3,11 @@
 Logs recorded over a middleware (ROS topics, fieldbus gateways) have sample
 intervals that jitter around the nominal period and the occasional late
 sample. The zero-phase filter and the central differences of
-:func:`~spatialjax.identification.prepare_log` need uniform samples, and
+[`prepare_log`][spatialjax.identification.prepare_log] need uniform samples, and
 ignoring ``t`` (taking the samples as evenly spaced) distorts every
-derivative by the jitter. :func:`resample_log` interpolates the log linearly
-in ``t`` onto a uniform grid and reports the sampling it found
-(:class:`SamplingReport`).
+derivative by the jitter. [`resample_log`][spatialjax.identification.resample_log] interpolates the
+log linearly in ``t`` onto a uniform grid and reports the sampling it found
+([`SamplingReport`][spatialjax.identification.SamplingReport]).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ MAX_GAP_INTERVALS = 10.0
 
 @dataclasses.dataclass(frozen=True)
 class SamplingReport:
-    """The sampling of a log before :func:`resample_log`, and what it did.
+    """The sampling of a log before ``resample_log``, and what it did.
 
     Attributes:
       n_samples: samples of the input log.
@@ -82,18 +82,18 @@ def resample_log(
     rotation follows the geodesic between the two samples, at a slightly
     non-uniform speed); a contact is on at a grid point when it is on at
     either neighbouring sample.
-    Interpolate the raw log, before :func:`prepare_log` filters it: the
-    filter then sees the uniform samples it assumes.
+    Interpolate the raw log, before [`prepare_log`][spatialjax.identification.prepare_log] filters
+    it: the filter then sees the uniform samples it assumes.
 
     A log whose intervals all lie within ``1e-6`` (relative) of their median
     is returned unchanged (the same object) when ``rate`` is None or equals
     ``1 / median``. ``t`` itself is always a valid time axis here (finite
-    and strictly increasing: :class:`RobotLog` refuses anything else, naming
-    the sample); a gap longer than ``max_gap`` is refused, because
+    and strictly increasing: [`RobotLog`][spatialjax.identification.RobotLog] refuses anything else,
+    naming the sample); a gap longer than ``max_gap`` is refused, because
     interpolating across it would invent the motion in between.
 
     Args:
-      log: the :class:`RobotLog`.
+      log: the [`RobotLog`][spatialjax.identification.RobotLog].
       rate: the output rate in Hz (default: ``1 / median interval``, the
         nominal rate of a jittered log).
       max_gap: the longest interval accepted, s (default: 10 median
@@ -109,15 +109,16 @@ def resample_log(
       LogError: an interval longer than ``max_gap``, naming its index and
         time.
 
-    >>> import numpy as np
-    >>> from spatialjax.identification import RobotLog, resample_log
-    >>> t = np.array([0.0, 0.011, 0.019, 0.031, 0.040])  # 100 Hz with jitter
-    >>> log = RobotLog(t=t, q=2.0 * t[:, None], tau=np.ones((5, 1)))
-    >>> out, rep = resample_log(log)
-    >>> out.t.round(6).tolist(), out.q[:, 0].round(6).tolist()
-    ([0.0, 0.01, 0.02, 0.03, 0.04], [0.0, 0.02, 0.04, 0.06, 0.08])
-    >>> rep.resampled, round(rep.rate, 6), rep.off_share
-    (True, 100.0, 0.5)
+    Examples:
+      >>> import numpy as np
+      >>> from spatialjax.identification import RobotLog, resample_log
+      >>> t = np.array([0.0, 0.011, 0.019, 0.031, 0.040])  # 100 Hz with jitter
+      >>> log = RobotLog(t=t, q=2.0 * t[:, None], tau=np.ones((5, 1)))
+      >>> out, rep = resample_log(log)
+      >>> out.t.round(6).tolist(), out.q[:, 0].round(6).tolist()
+      ([0.0, 0.01, 0.02, 0.03, 0.04], [0.0, 0.02, 0.04, 0.06, 0.08])
+      >>> rep.resampled, round(rep.rate, 6), rep.off_share
+      (True, 100.0, 0.5)
     """
     if not isinstance(log, RobotLog):
         raise TypeError(

@@ -32,11 +32,11 @@ def check_fields(obj, kinds: dict, optional: tuple = ()) -> None:
 class FitResult(Pytree):
     """What ``fit`` returns; every field has the batch shape ``(...)`` of the bodies.
 
-    A frozen pytree dataclass (:mod:`spatialjax._pytree`): ``res[i]`` is the
+    A frozen pytree dataclass (``spatialjax._pytree``): ``res[i]`` is the
     result of body ``i``, ``==`` compares values, ``jax.tree.map`` and
     ``jax.tree_util.tree_flatten_with_path`` see ``.inertia.params``,
     ``.objective``, ..., ``.consistency.fully_consistent``. Built by
-    :func:`~spatialjax.identification.fit`; the constructor checks the
+    [`fit`][spatialjax.identification.fit]; the constructor checks the
     field types.
 
     Attributes:
@@ -59,8 +59,8 @@ class FitResult(Pytree):
       prior: the prior actually used (the given one, or the default built
         from least squares).
       gamma: ``(...)`` the regularisation weight actually used.
-      status: ``(...)`` int32 :class:`FitStatus` code: why a body did or did
-        not converge (``converged == (status == FitStatus.CONVERGED)``).
+      status: ``(...)`` int32 [`FitStatus`][spatialjax.identification.FitStatus] code: why a body
+        did or did not converge (``converged == (status == FitStatus.CONVERGED)``).
     """
 
     inertia: RigidBodyInertia

@@ -4,18 +4,19 @@ One convex problem per robot (Wensing, Kim & Slotine 2017; Lee, Wensing &
 Park 2020) over ``x = [π_1, …, π_nb, φ]`` (``nb`` body 10-vectors in the
 ``_params`` layout, then ``ne`` extra coefficients such as friction):
 
-.. math::
-   \min_x\ F(x) = \sum_{k,j} w_{kj} (Y_k x − τ_k)_j^2
-      + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
-      + \log\det J_{0,i} − 4\bigr)
-   \quad\text{s.t.}\quad J_i ≻ 0,\ φ_j ≥ 0\ (j ∈ \text{nonnegative}).
+$$
+\min_x\ F(x) = \sum_{k,j} w_{kj} (Y_k x − τ_k)_j^2
+   + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
+   + \log\det J_{0,i} − 4\bigr)
+\quad\text{s.t.}\quad J_i ≻ 0,\ φ_j ≥ 0\ (j ∈ \text{nonnegative}).
+$$
 
 The data are reduced to the ``p × p`` normal equations (``_reduction``) and
 the problem is solved by a primal interior-point Newton method on the full
 ``x`` (``_interior_point``, configured by ``InteriorPoint``); the arguments
 are checked by ``_inputs``. This module holds the public functions, one
 robot's fit (default weights and ``γ``, the implicit-function derivative,
-the result) and its map over the batch (see :func:`fit_torques`).
+the result) and its map over the batch (see [`fit_torques`][spatialjax.identification.fit_torques]).
 """
 
 from __future__ import annotations
@@ -307,14 +308,14 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
     ``√(10 p eps) σ_max`` count as zero, and dropped columns (parameters that
     never enter the dynamics) get 0. No physical consistency is imposed: this
     is the baseline that
-    :func:`fit_torques` improves on. The regressor, torques and weights are
-    each scaled to a largest entry of 1 before the normal equations are
+    [`fit_torques`][spatialjax.identification.fit_torques] improves on. The regressor, torques and
+    weights are each scaled to a largest entry of 1 before the normal equations are
     formed (the result is scaled back), so data of any magnitude that
     float64 holds are solved, not squared into overflow.
 
     Args:
       Y: ``(..., N, nv, 10 nb)`` joint-torque regressor
-        (:func:`~spatialjax.multibody.joint_torque_regressor`).
+        ([`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]).
       tau: ``(..., N, nv)`` measured joint torques.
       extra: optional ``(..., N, nv, ne)`` extra columns (friction).
       weights: optional weights broadcastable to ``(..., N, nv)`` (default 1).
@@ -492,12 +493,15 @@ def fit_torques(
     Solves, for every robot (or resample) of the batch, the convex problem
     (Wensing, Kim & Slotine 2017; Lee, Wensing & Park 2020)
 
-    .. math::
-       \min_{x = [π_1, …, π_{nb}, φ]}\ F(x) = \sum_{k,j} w_{kj}\,(Y_k π + E_k φ − τ_k)_j^2
-          + γ \sum_{i=1}^{nb} D(J_i ‖ J_{0,i})
-       \quad\text{s.t.}\quad J_i ≻ 0,\quad φ_j ≥ 0 \text{ where } \texttt{extra\_nonnegative}_j,
+    $$
+    \min_{x = [π_1, …, π_{nb}, φ]}\ F(x) = \sum_{k,j} w_{kj}\,(Y_k π + E_k φ − τ_k)_j^2
+       + γ \sum_{i=1}^{nb} D(J_i ‖ J_{0,i})
+    \quad\text{s.t.}\quad J_i ≻ 0,\quad φ_j ≥ 0 \text{ where } \texttt{extra\_nonnegative}_j,
+    $$
 
-    .. math:: D(J ‖ J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4,
+    $$
+    D(J ‖ J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4,
+    $$
 
     with ``J_i = J(π_i)`` the 4×4 pseudo-inertia of body ``i`` (``_params``
     layout), ``k`` the samples, ``j`` the joints and ``E`` the ``extra``
@@ -527,7 +531,8 @@ def fit_torques(
       commonly misses cables, motors, reducers and the reflected rotor
       inertia) gives ``γ = 8``. The rule assumes weights are ``1/σ²``; with
       other weights pass ``gamma`` yourself.
-    * ``prior``: required here; :func:`fit_robot` uses the model's inertias.
+    * ``prior``: required here; [`fit_robot`][spatialjax.identification.fit_robot] uses the model's
+      inertias.
 
     **Solver**: the data are reduced to ``p = 10 nb + ne`` dimensions by the
     normal equations ``A = XᵀWX``, ``b = XᵀWτ`` (``X = [Y | E]``; two passes
@@ -567,12 +572,12 @@ def fit_torques(
 
     Args:
       Y: ``(..., N, nv, 10 nb)`` joint-torque regressor (``Y @ π`` is the
-        inverse dynamics; :func:`~spatialjax.multibody.joint_torque_regressor`).
+        inverse dynamics; [`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]).
       tau: ``(..., N, nv)`` measured joint torques.
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``: the prior bodies
         ``J0_i`` (each must be fully consistent, ``J0 ≻ 0``).
       extra: optional ``(..., N, nv, ne)`` extra regressor columns (friction,
-        :func:`~spatialjax.multibody.friction_regressor`).
+        [`friction_regressor`][spatialjax.multibody.friction_regressor]).
       extra_nonnegative: optional ``(ne,)`` booleans: which extra coefficients
         are constrained ``≥ 0`` (armature, viscous and Coulomb friction), kept
         so by the interior point's barrier ``−μ log φ_j`` (``μ → 0``).
@@ -612,8 +617,8 @@ def fit_torques(
         ``solver=InteriorPoint(rtol=..., max_iters=...)``.
 
     Returns:
-      :class:`RobotFitResult` of batch shape ``(...)``. Differentiable with
-      respect to ``Y``, ``tau``, ``extra``, ``weights``, ``prior`` and
+      [`RobotFitResult`][spatialjax.identification.RobotFitResult] of batch shape ``(...)``.
+      Differentiable with respect to ``Y``, ``tau``, ``extra``, ``weights``, ``prior`` and
       ``gamma`` by the implicit function theorem at the computed optimum
       (the default weights are treated as constants).
 
@@ -677,19 +682,19 @@ def fit_robot(
     Builds ``Y = joint_torque_regressor(model, q, v, a, gravity)`` and the
     selected columns of ``friction_regressor(model, v)`` (per one-DoF joint
     ``τ_f = F_v v + F_c sign(v) + o``; ``F_v, F_c ≥ 0``, offset free), then
-    calls :func:`fit_torques` with the model's inertias as the default
-    prior. See :func:`fit_torques` for the objective, the default weights
-    (``1/σ̂_j²`` from least-squares residuals) and ``γ`` (``2/s²``, ``s =
+    calls [`fit_torques`][spatialjax.identification.fit_torques] with the model's inertias as the
+    default prior. See [`fit_torques`][spatialjax.identification.fit_torques] for the objective, the
+    default weights (``1/σ̂_j²`` from least-squares residuals) and ``γ`` (``2/s²``, ``s =
     0.5``).
 
     Args:
-      model: :class:`~spatialjax.multibody.Model` (its ``inertia`` is the
+      model: [`Model`][spatialjax.multibody.Model] (its ``inertia`` is the
         default prior; joints locked in the model stay locked).
       q: ``(..., N, nq)`` positions; ``v``, ``a``, ``tau``: ``(..., N, nv)``
         velocities, accelerations and measured torques (model conventions).
-      friction: a :class:`~spatialjax.multibody.FrictionModel`, or any subset
+      friction: a [`FrictionModel`][spatialjax.multibody.FrictionModel], or any subset
         of ``("viscous", "coulomb", "offset")``; ``()`` fits no friction.
-      weights, gamma, prior_spread: as in :func:`fit_torques`.
+      weights, gamma, prior_spread: as in [`fit_torques`][spatialjax.identification.fit_torques].
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``; default
         ``model.inertia`` (each body must be fully consistent: a massless or
         inconsistent URDF link raises, naming the link).
@@ -701,8 +706,8 @@ def fit_robot(
         ``DeprecationWarning``; pass ``solver=InteriorPoint(...)``).
 
     Returns:
-      :class:`RobotFitResult` with ``friction`` ``(..., n1, 3)``
-      ``[viscous, coulomb, offset]`` per one-DoF joint in body order (NaN for
+      [`RobotFitResult`][spatialjax.identification.RobotFitResult] with ``friction``
+      ``(..., n1, 3)`` ``[viscous, coulomb, offset]`` per one-DoF joint in body order (NaN for
       kinds not fitted).
 
     References:

@@ -14,30 +14,31 @@ from ._result import check_fields
 
 @pytree_dataclass
 class RobotFitResult(Pytree):
-    """What :func:`fit_torques` and :func:`fit_robot` return, for a batch ``(...)`` of fits.
+    """What ``fit_torques`` and ``fit_robot`` return, for a batch ``(...)`` of fits.
 
-    A frozen pytree dataclass (:mod:`spatialjax._pytree`): ``res[i]`` is fit
+    A frozen pytree dataclass (``spatialjax._pytree``): ``res[i]`` is fit
     ``i`` of the batch, ``==`` compares values, ``jax.tree.map`` sees every
-    array. ``batch_shape`` is the shape of :attr:`objective`; the body axis
+    array. ``batch_shape`` is the shape of ``objective``; the body axis
     ``nb`` of ``inertia``/``prior``/``consistency`` and the joint axis of
     ``noise_std`` are core axes.
 
     Attributes:
       inertia: ``RigidBodyInertia`` of batch ``(..., nb)``: the identified
         bodies, each about its body frame's origin in its axes (the
-        regressor's convention; :func:`~spatialjax.multibody.joint_torque_regressor`).
-        Every body has ``J ≻ 0`` (fully physically consistent) unless the
-        status is an input error (then NaN).
+        regressor's convention;
+        [`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]). Every body has
+        ``J ≻ 0`` (fully physically consistent) unless the status is an input error (then NaN).
       extra: ``(..., ne)`` identified coefficients of the extra columns
-        (friction for :func:`fit_robot`, in ``friction_regressor`` order).
+        (friction for [`fit_robot`][spatialjax.identification.fit_robot], in ``friction_regressor``
+        order).
       friction: ``(..., n1, 3)`` per one-DoF joint ``[viscous, coulomb, offset]``
-        with NaN for the columns not fitted (:func:`fit_robot`); ``None`` from
-        :func:`fit_torques`.
+        with NaN for the columns not fitted ([`fit_robot`][spatialjax.identification.fit_robot]);
+        ``None`` from [`fit_torques`][spatialjax.identification.fit_torques].
       objective: ``(...)`` ``F = Σ w r² + γ Σ_i D(J_i ‖ J0_i)`` at the result.
       residual: ``(...)`` its data part ``Σ w r²`` (a χ² with the default weights).
       iterations: ``(...)`` int32 Newton iterations of the interior-point loop.
       converged: ``(...)`` bool, ``status == FitStatus.CONVERGED``.
-      status: ``(...)`` int32 :class:`~spatialjax.identification.FitStatus` code.
+      status: ``(...)`` int32 [`FitStatus`][spatialjax.identification.FitStatus] code.
       gamma: ``(...)`` the prior weight ``γ`` used.
       prior: ``RigidBodyInertia`` ``(..., nb)``: the prior ``J0`` used.
       noise_std: ``(..., nv)`` per-joint noise standard deviation ``σ̂_j``
@@ -49,7 +50,7 @@ class RobotFitResult(Pytree):
       condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled
         (weighted) *base* regressor: the ``rank`` independent columns of
         ``[Y | extra]`` chosen by QR with column pivoting, as
-        :attr:`Identifiability.condition_number`. Finite for any excited log
+        ``Identifiability.condition_number``. Finite for any excited log
         (the condition number of all the columns is infinite for a robot: the
         prior decides the unexcited directions, counted by ``rank``).
     """
@@ -72,7 +73,7 @@ class RobotFitResult(Pytree):
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
-        """The fits' batch shape ``(...)`` (that of :attr:`objective`)."""
+        """The fits' batch shape ``(...)`` (that of ``objective``)."""
         return tuple(np.shape(self.objective))
 
     def __getitem__(self, idx):
@@ -98,7 +99,7 @@ class RobotFitResult(Pytree):
 
 @pytree_dataclass
 class Identifiability(Pytree):
-    """What :func:`identifiability` returns: which parameters the data determine.
+    """What ``identifiability`` returns: which parameters the data determine.
 
     All arrays have a leading batch shape ``(...)``; ``p = 10 nb + ne`` is the
     number of columns of the stacked regressor ``[Y | extra]`` (body
@@ -202,7 +203,7 @@ class Identifiability(Pytree):
 
         Returns:
           ``{name: (partner names, ...)}`` for the confounded columns among
-          ``columns`` (names as in :attr:`names`, else the indices as text).
+          ``columns`` (names as in ``names``, else the indices as text).
 
         Raises:
           ValueError: a batched result, or a column that is neither a name nor

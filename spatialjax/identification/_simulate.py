@@ -1,22 +1,24 @@
 r"""Simulated robot logs for testing identification: perturbed "true" bodies and measured torques.
 
-* :func:`perturb_inertia` draws random, fully physically consistent bodies at
-  a chosen affine-invariant (geodesic) distance from given ones:
+* [`perturb_inertia`][spatialjax.identification.perturb_inertia] draws random, fully physically
+  consistent bodies at a chosen affine-invariant (geodesic) distance from given ones:
 
-  .. math:: J = J_0^{1/2} \exp(ε G) J_0^{1/2}, \qquad G = G^T,\ \|G\|_F = \sqrt 2,
+  $$
+  J = J_0^{1/2} \exp(ε G) J_0^{1/2}, \qquad G = G^T,\ \|G\|_F = \sqrt 2,
+  $$
 
   with ``J`` the 4×4 pseudo-inertia (Wensing, Kim & Slotine 2017) and ``G``
   uniformly distributed on the unit sphere of symmetric matrices. ``J`` is a
   congruence of the positive definite ``exp(εG)``, so it is positive
   (semi-)definite whenever ``J0`` is: consistent by construction. The
-  geodesic distance of :func:`spatialjax.geodesic_distance` (Lee, Wensing &
-  Park 2020, with the ½ of Lee & Park 2018),
+  geodesic distance of [`spatialjax.geodesic_distance`][spatialjax.geodesic_distance] (Lee, Wensing
+  & Park 2020, with the ½ of Lee & Park 2018),
   ``√(½ Σ log² λᵢ(J0⁻¹ J)) = ε ‖G‖_F / √2``, equals ``ε`` exactly, and every
   quadratic form moves by a factor in ``[e^{−√2 ε}, e^{√2 ε}]`` (the
   eigenvalues of ``G`` are at most ``√2`` in size): the mass
   (``e₄ᵀ J e₄``), the second moment along any axis, ...
-* :func:`simulate_log` turns a trajectory into what a robot would log: motor
-  torques from inverse dynamics with the true bodies, plus joint friction and
+* [`simulate_log`][spatialjax.identification.simulate_log] turns a trajectory into what a robot
+  would log: motor torques from inverse dynamics with the true bodies, plus joint friction and
   sensor noise, and quantised, noisy encoder positions.
 
 References:
@@ -78,16 +80,16 @@ def perturb_inertia(inertia: RigidBodyInertia, relative, key) -> RigidBodyInerti
       of ``J0`` that round below zero are clipped to zero).
 
     Args:
-      inertia: :class:`~spatialjax.RigidBodyInertia` of batch ``(...)``, each
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch ``(...)``, each
         fully consistent (``J0 ⪰ 0``; not checked here: check with
-        :func:`spatialjax.physical_consistency`).
+        [`spatialjax.physical_consistency`][spatialjax.physical_consistency]).
       relative: geodesic size of the perturbation, ``≥ 0`` (0.1: roughly a
         10 % change of the mass distribution); a number or an array
         broadcasting with the batch.
       key: one JAX PRNG key.
 
     Returns:
-      :class:`~spatialjax.RigidBodyInertia` of the same batch shape and dtype.
+      [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of the same batch shape and dtype.
 
     Raises:
       TypeError: ``inertia`` is not a RigidBodyInertia.
@@ -160,29 +162,30 @@ def simulate_log(
     Per sample ``k`` and joint ``j`` (fixed-base model, one-degree-of-freedom
     joints; columns in body order, ``model.joint_names``):
 
-    * ``τ_kj = rnea(model with inertia, q_k, dq_k, ddq_k, gravity)_j
-      + F_vj dq_kj + F_cj sign(dq_kj) + o_j + σ_τj ε_kj`` (ε standard normal):
+    * ``τ_kj = rnea(model with inertia, q_k, dq_k, ddq_k, gravity)_j +
+      F_vj dq_kj + F_cj sign(dq_kj) + o_j + σ_τj ε_kj`` (ε standard normal):
       inverse dynamics (Featherstone RBDA 2008, Table 5.1, via
-      :func:`spatialjax.multibody.rnea`), viscous and Coulomb friction and a
-      constant offset (the model of
-      :func:`spatialjax.multibody.friction_regressor`), Gaussian torque noise;
+      [`spatialjax.multibody.rnea`][spatialjax.multibody.rnea.rnea]), viscous and Coulomb friction
+      and a constant offset (the model of
+      [`spatialjax.multibody.friction_regressor`][spatialjax.multibody.friction_regressor]),
+      Gaussian torque noise;
     * ``q_meas = r_j · round((q + σ_q ε') / r_j)``: an encoder of resolution
       ``r_j`` (rad per count; 0 = no quantisation) read with Gaussian noise
       ``σ_q`` (``position_noise``; 0 = none).
 
     ``dq`` and ``ddq`` are used for the torques but, by default, not logged
     (as on hardware, where they come from filtering and differentiating
-    ``q``: :func:`~spatialjax.identification.prepare_log`). The sampling is
+    ``q``: [`prepare_log`][spatialjax.identification.prepare_log]). The sampling is
     that of ``t`` (1 kHz is typical).
 
     Args:
-      model: a fixed-base :class:`~spatialjax.multibody.Model` (its
+      model: a fixed-base [`Model`][spatialjax.multibody.Model] (its
         ``inertia`` is the nominal, e.g. URDF, value).
       t: ``(N,)`` sample times in s.
       q, dq, ddq: ``(N, n)`` true positions, velocities, accelerations
-        (e.g. from :func:`~spatialjax.identification.excitation_trajectory`).
+        (e.g. from [`excitation_trajectory`][spatialjax.identification.excitation_trajectory]).
       key: one JAX PRNG key (the noise).
-      inertia: the true bodies, :class:`~spatialjax.RigidBodyInertia` of batch
+      inertia: the true bodies, [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch
         ``(model.nbodies,)``; default ``model.inertia``.
       friction: ``(n, 3)`` per joint ``[viscous F_v (N·m·s/rad), Coulomb F_c
         (N·m), offset o (N·m)]``, or None for none.
@@ -193,7 +196,7 @@ def simulate_log(
       include_derivatives: also log the true ``dq`` and ``ddq``.
 
     Returns:
-      :class:`~spatialjax.identification.RobotLog` (float64) with
+      [`RobotLog`][spatialjax.identification.RobotLog] (float64) with
       ``joint_names = model.joint_names``.
 
     Raises:

@@ -2,7 +2,7 @@
 
 A fit is configured by one small frozen object per method, holding only the
 options that method uses, with the optimiser as a nested object holding only
-its own options::
+its own options:
 
     fit(Y, f, weights=w)                                        # Barrier() by default
     fit(Y, f, weights=w, solver=LogCholesky())
@@ -180,8 +180,9 @@ class LogCholesky(_Solver):
 
     Attributes:
       optimizer: ``LBFGS()`` (default) or ``Adam()``.
-      init: ``"prior"`` or ``"least_squares"`` (see :class:`Barrier`).
-      rtol: relative tolerance on the objective (see :class:`Barrier`).
+      init: ``"prior"`` or ``"least_squares"`` (see [`Barrier`][spatialjax.identification.Barrier]).
+      rtol: relative tolerance on the objective (see
+        [`Barrier`][spatialjax.identification.Barrier]).
       newton_steps: cap on the final damped Newton steps in ``π`` (0: the
         iterations in ``θ`` only).
       restart_every: optimiser iterations between Hessian re-preconditioning;

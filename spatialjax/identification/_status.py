@@ -8,7 +8,7 @@ import jax.numpy as jnp
 
 
 class FitStatus(enum.IntEnum):
-    """Status codes of :func:`~spatialjax.identification.fit` (``FitResult.status``, int32).
+    """Status codes of [`fit`][spatialjax.identification.fit] (``FitResult.status``, int32).
 
     ``fit`` runs under ``jit``, so value problems it cannot raise on are reported
     per body in ``FitResult.status`` (the lineax / equinox habit: solvers return
@@ -16,7 +16,7 @@ class FitStatus(enum.IntEnum):
     where ``status == CONVERGED``. Called eagerly on concrete arrays, ``fit``
     raises a ``ValueError`` for the input problems instead (codes 3 and 4 then
     only occur under ``jit``/``vmap``). Compare with the members, which are
-    ``int``\\ s: ``res.status == FitStatus.CONVERGED``; ``FitStatus(int(code))``
+    ``int``s: ``res.status == FitStatus.CONVERGED``; ``FitStatus(int(code))``
     names a scalar code and ``FitStatus.describe(code)`` explains it.
 
     Members (highest priority first where several apply: 3, 4, 2, 5, 1):
@@ -74,7 +74,7 @@ _MESSAGES = {
 
 
 def status_code(*, nonfinite_input, invalid_input, undetermined, numerical_failure, not_converged):
-    """``int32`` :class:`FitStatus` codes from the per-fit failure flags (traced booleans).
+    """``int32`` ``FitStatus`` codes from the per-fit failure flags (traced booleans).
 
     Highest priority first: a non-finite input, an invalid input, an undetermined
     problem, a numerical failure, then no convergence; ``CONVERGED`` where none holds.

@@ -1,7 +1,7 @@
 r"""Conversions to and from other robotics software: Pinocchio, jaxlie, brax, SDFormat/Gazebo.
 
-:func:`gazebo_link_spatial_inertia` turns an SDF/Gazebo ``<inertial>`` (with
-``<fluid_added_mass>``) into the spatial inertia about the link origin,
+[`gazebo_link_spatial_inertia`][spatialjax.interop.gazebo_link_spatial_inertia] turns an SDF/Gazebo
+``<inertial>`` (with ``<fluid_added_mass>``) into the spatial inertia about the link origin,
 exactly. ``to_pin_* / from_pin_*``, ``to_jaxlie_* / from_jaxlie_*`` and
 ``to_brax_* / from_brax_*`` convert between those libraries' objects and
 spatialjax's. None of these libraries is a dependency: each converter

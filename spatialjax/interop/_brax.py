@@ -3,8 +3,8 @@
 brax's ``Transform(pos, rot)`` (``rot`` wxyz) is the pose of a frame in its
 parent, like ``Plxb``; ``Motion(ang, vel)`` and ``Force(ang, vel)`` hold
 ``[ω; v]`` and ``[n; f]`` in two fields; ``Inertia`` is given in the CoM
-frame (see :func:`to_brax_inertia`). brax is imported when a ``to_brax_*``
-converter is called.
+frame (see [`to_brax_inertia`][spatialjax.interop.to_brax_inertia]). brax is imported when a
+``to_brax_*`` converter is called.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def to_brax_inertia(inertia: RigidBodyInertia, *, principal: bool = False):
 
 
 def from_brax_inertia(it) -> RigidBodyInertia:
-    """brax ``Inertia`` (link convention, see :func:`to_brax_inertia`) -> ``RigidBodyInertia``.
+    """brax ``Inertia`` (link convention, see ``to_brax_inertia``) -> ``RigidBodyInertia``.
 
     ``I_c = R i Rᵀ`` with ``R`` the rotation of ``it.transform.rot``, then the
     parallel-axis shift to the link origin (``from_mass_com_inertia``).

@@ -1,7 +1,7 @@
 r"""SDFormat / Gazebo link inertials, with fluid added mass, as Featherstone spatial inertias.
 
-:func:`gazebo_link_spatial_inertia` turns an SDF ``<inertial>`` element
-(optionally with ``<fluid_added_mass>``, SDFormat specification 1.10,
+[`gazebo_link_spatial_inertia`][spatialjax.interop.gazebo_link_spatial_inertia] turns an SDF
+``<inertial>`` element (optionally with ``<fluid_added_mass>``, SDFormat specification 1.10,
 ``link.sdf``) into the spatial inertia about the link origin, exactly, and
 documents how Gazebo's own sum (``gz::math::Inertial::SpatialMatrix`` in
 gz-math, used by gz-physics' DART plugin) differs from it.
@@ -58,15 +58,17 @@ def gazebo_link_spatial_inertia(
 
     Result, in ``[ω; v]`` order, about ``Bo``, in ``B``'s axes:
 
-    .. math:: M_B = \underbrace{\begin{bmatrix} I_{BBo\_B} & m c_\times \\
-              m c_\times^T & m 1\end{bmatrix}}_{\text{rigid body (RBDA 2.63)}}
-              + X^{*} M_a X^{-1},
+    $$
+    M_B = \underbrace{\begin{bmatrix} I_{BBo\_B} & m c_\times \\
+        m c_\times^T & m 1\end{bmatrix}}_{\text{rigid body (RBDA 2.63)}}
+        + X^{*} M_a X^{-1},
+    $$
 
     with ``I_BBo_B = R I_BBcm_Bcm Rᵀ − m c× c×`` (what DART builds from
     ``setMoment``/``setLocalCOM``) and ``M_a`` the fluid added mass, reordered
     from SDF's ``[v; ω]`` (``xx … xr, …, rr``: x, y, z linear then p, q, r
     angular) and moved to ``Bo`` in ``B`` by the congruence
-    :func:`~spatialjax.transform_spatial_matrix` — the only frame change that
+    [`transform_spatial_matrix`][spatialjax.transform_spatial_matrix] — the only frame change that
     preserves the added kinetic energy ``½ Vᵀ M_a V`` (the congruence of
     Featherstone, RBDA 2008, eq. 2.66, applied to any symmetric 6×6 matrix).
 
@@ -98,7 +100,7 @@ def gazebo_link_spatial_inertia(
 
     Args:
       mass: ``(...)`` link mass ``m``.
-      com_pose: pose of ``Bcm`` in ``B``: a :class:`~spatialjax.Plxb`
+      com_pose: pose of ``Bcm`` in ``B``: a [`Plxb`][spatialjax.Plxb]
         ``Plxb(E=R_BBcm, r=c_BoBcm_B)`` or a pair ``(rotation, position)``
         with ``rotation`` ``(..., 3, 3)`` ``R_BBcm`` or ``(..., 4)`` wxyz
         quaternion (SDF's ``<pose>`` rpy must be converted first) and
@@ -121,7 +123,7 @@ def gazebo_link_spatial_inertia(
       ValueError: wrong shapes or an unknown ``added_mass_reference``.
       TypeError: mixed dtypes or a malformed ``com_pose``.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> pose = (jnp.eye(3), jnp.array([0.0, 0.0, 0.5]))  # CoM 0.5 m above Bo
       >>> M = gazebo_link_spatial_inertia(2.0, pose, 0.1 * jnp.eye(3))

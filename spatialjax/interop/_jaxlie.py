@@ -3,7 +3,7 @@
 jaxlie's ``SE3`` ``T_AB`` (``wxyz_xyz``) maps B points to A: the same pose as
 ``Plxb``. Its tangents are ordered ``(v, ω)``, linear first. Both sides are
 JAX arrays, so the converters are jit-able and differentiable. jaxlie is
-imported when :func:`to_jaxlie_se3` is called.
+imported when [`to_jaxlie_se3`][spatialjax.interop.to_jaxlie_se3] is called.
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """Read the inertial parameters of robot model files: URDF, SDFormat and MJCF.
 
->>> names, inertia = load_inertials("robot.urdf")   # doctest: +SKIP
->>> inertia.batch_shape == (len(names),)            # doctest: +SKIP
-True
+Examples:
+  >>> names, inertia = load_inertials("robot.urdf")   # doctest: +SKIP
+  >>> inertia.batch_shape == (len(names),)            # doctest: +SKIP
+  True
 
 The format is chosen by the file's root element (``<robot>`` URDF, ``<sdf>``
 SDFormat, ``<mujoco>`` MJCF), not by its extension. Only the standard
 library's XML parser is used. Every inertial is returned in its link's frame
 B: mass, first moment ``h = m c_BoBcm_B`` and rotational inertia about the
-link origin ``I_BBo_B`` (:class:`~spatialjax.RigidBodyInertia` convention,
+link origin ``I_BBo_B`` ([`RigidBodyInertia`][spatialjax.RigidBodyInertia] convention,
 Pinocchio order), whatever the file's own convention (inertial-frame pose,
 RPY or quaternion or Euler orientation, diagonal or full inertia).
 
@@ -17,7 +18,7 @@ stating its format's rules) parses a file once (``_xml.py``: expat with line
 numbers and byte spans for ``--fix``) into a format-neutral description
 (``_description.py``: the inertials, and on request the tree of links,
 joints with their poses, axes, dynamics and limits, and named frames).
-:func:`read_model` returns the description's inertials (``spatialjax check``
+[`read_model`][spatialjax.io.read_model] returns the description's inertials (``spatialjax check``
 and the URDF write-back edit the file through them);
 ``spatialjax.multibody.Model.from_urdf`` / ``from_sdf`` / ``from_mjcf`` build
 a model from the same reader's tree.
@@ -29,13 +30,13 @@ in their own private package (``spatialjax/_lint/``) and are re-exported here.
 
 Malformed files (not XML, a missing ``<mass>``, a non-numeric, non-finite or
 wrongly sized value, an unknown angle unit or rotation format) raise
-:class:`ModelFileError`, a ``ValueError`` naming the file, the line, the link
-and the field.
+[`ModelFileError`][spatialjax.io.ModelFileError], a ``ValueError`` naming the file, the line, the
+link and the field.
 
 Physically invalid values (a negative mass, a non-PSD inertia, a violated
 triangle inequality) are *returned* by default, so that
-:func:`spatialjax.physical_consistency` and ``spatialjax check`` can report
-and fix them; pass ``strict=True`` to reject negative masses and negative
+[`spatialjax.physical_consistency`][spatialjax.physical_consistency] and ``spatialjax check`` can
+report and fix them; pass ``strict=True`` to reject negative masses and negative
 moments of inertia at read time.
 """
 

@@ -4,7 +4,7 @@ The readers use only the standard library (``xml.parsers.expat``, see
 ``_xml.py``) and NumPy in float64: model files are parsed once, eagerly, and
 the values are exact decimal strings, so there is nothing to jit. Conversion
 to JAX arrays (and to the caller's dtype) happens once, in
-:func:`spatialjax.io.load_inertials`.
+[`spatialjax.io.load_inertials`][spatialjax.io.load_inertials].
 """
 
 from __future__ import annotations
@@ -282,6 +282,10 @@ class LinkInertial:
       line: line of the ``<inertial>`` (or link) element.
       added_mass: ``(6, 6)`` SDF ``<fluid_added_mass>`` as written, rows and
         columns in the file's ``[x, y, z, p, q, r]`` order, or ``None``.
+      rewrite: the reader's ``rewrite(m, c, I_c)``, which returns the text edits that write
+        new values (``c`` and ``I_c`` as ``com`` and ``inertia_com``) into this element of the
+        file, keeping its inertial-frame rotation; ``None`` where the inertial cannot be
+        rewritten (none in the file).
     """
 
     name: str
@@ -304,7 +308,7 @@ class ModelInertials:
     Attributes:
       path: the file.
       format: ``"urdf"``, ``"sdf"`` or ``"mjcf"`` (from the root element).
-      links: one :class:`LinkInertial` per link/body with an inertial to
+      links: one [`LinkInertial`][spatialjax.io.LinkInertial] per link/body with an inertial to
         check, in document order.
       notes: things a user should know that are not errors (MJCF bodies whose
         inertia MuJoCo infers from geoms, compiler flags that change inertias,

@@ -1,8 +1,8 @@
 """The format-neutral description of a model file, which each format's reader produces.
 
 One reader per format (``_urdf.py``, ``_sdf.py``, ``_mjcf.py``) parses the
-file once into a :class:`ModelDescription`. Its ``inertials`` feed
-:func:`spatialjax.io.read_model` (and through it ``spatialjax check`` and the
+file once into a ``ModelDescription``. Its ``inertials`` feed
+[`spatialjax.io.read_model`][spatialjax.io.read_model] (and through it ``spatialjax check`` and the
 URDF write-back); its tree (links, joints, frames) feeds
 ``spatialjax.multibody.Model.from_urdf`` / ``from_sdf`` / ``from_mjcf``, which
 build the model from it with one format-neutral builder
@@ -33,7 +33,7 @@ class LinkDescription:
 
     Attributes:
       name: the link name (unnamed MJCF bodies: ``"<body N>"``).
-      inertial: the :class:`LinkInertial` the model uses, or ``None`` for a
+      inertial: the [`LinkInertial`][spatialjax.io.LinkInertial] the model uses, or ``None`` for a
         massless link (an MJCF body without ``<inertial>``).
       line: line of the element.
       element: the link's (body's) XML element with its byte spans
@@ -104,14 +104,15 @@ class ModelDescription:
     """Everything one reader took from one model file.
 
     A reader asked for the inertials only (``tree=False``, what
-    :func:`spatialjax.io.read_model` needs) fills ``inertials`` and leaves the
+    [`spatialjax.io.read_model`][spatialjax.io.read_model] needs) fills ``inertials`` and leaves the
     tree empty; asked for the tree (``tree=True``, what ``Model.from_*``
     needs) it fills the tree and leaves ``inertials`` ``None``.
 
     Attributes:
       path: the file.
       format: ``"urdf"``, ``"sdf"`` or ``"mjcf"``.
-      inertials: the :class:`ModelInertials` of every link checked, or ``None``.
+      inertials: the [`ModelInertials`][spatialjax.io.ModelInertials] of every link checked, or
+        ``None``.
       name: the robot / model name.
       line: line of the element that holds the tree (for errors about it).
       links: every link in document order.
@@ -139,7 +140,7 @@ class ModelDescription:
 
 
 def parent_joints(path, joints, child_field: str) -> dict:
-    """``{child link: joint}``; a :class:`ModelFileError` for a link with two parent joints."""
+    """``{child link: joint}``; a ``ModelFileError`` for a link with two parent joints."""
     parent_joint = {}
     for j in joints:
         if j.child in parent_joint:

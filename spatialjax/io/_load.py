@@ -1,6 +1,6 @@
-"""The model-file readers' entry points: format detection, :func:`read_model`, arrays.
+"""The model-file readers' entry points: format detection, ``read_model``, arrays.
 
-See :mod:`spatialjax.io` for the conventions.
+See ``spatialjax.io`` for the conventions.
 """
 
 from __future__ import annotations
@@ -53,10 +53,10 @@ def read_model(path) -> ModelInertials:
     """Read every link's inertial with everything known about it (float64, NumPy).
 
     Returns:
-      A :class:`ModelInertials`: the format, one :class:`LinkInertial` per
-      link/body (name, mass, CoM, inertia about the CoM in link axes, the
-      file's inertial-frame rotation and the line), and notes about things
-      not checked. :func:`load_inertials` is the array form.
+      A [`ModelInertials`][spatialjax.io.ModelInertials]: the format, one
+      [`LinkInertial`][spatialjax.io.LinkInertial] per link/body (name, mass, CoM, inertia about the
+      CoM in link axes, the file's inertial-frame rotation and the line), and notes about things
+      not checked. [`load_inertials`][spatialjax.io.load_inertials] is the array form.
 
     Raises:
       ModelFileError: malformed file (names file, line, link and field).
@@ -119,19 +119,19 @@ def load_inertials(path, *, dtype=None, strict: bool = False):
       dtype: float dtype of the result; default JAX's default float
         (float32 unless x64 is enabled). Parsing is done in float64 and
         converted once.
-      strict: raise :class:`ModelFileError` for a negative mass or a negative
-        moment of inertia instead of returning it.
+      strict: raise [`ModelFileError`][spatialjax.io.ModelFileError] for a negative mass or a
+        negative moment of inertia instead of returning it.
 
     Returns:
       ``(names, inertia)``: the link (URDF/SDF) or body (MJCF) names in
-      document order and a :class:`~spatialjax.RigidBodyInertia` of batch
+      document order and a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch
       shape ``(len(names),)`` holding each inertial about its link's origin,
       in the link's axes (``[m, m c_BoBcm_B, I_BBo_B]``). URDF links without
       ``<inertial>`` are zero (massless frames); SDF links without one carry
       the SDF default (1 kg, unit inertia); MJCF bodies without ``<inertial>``
-      (inertia inferred from geoms) are left out: see :func:`read_model`'s
+      (inertia inferred from geoms) are left out: see [`read_model`][spatialjax.io.read_model]'s
       notes. An SDF ``<fluid_added_mass>`` is not part of the rigid body: see
-      :func:`load_sdf_added_mass`.
+      [`load_sdf_added_mass`][spatialjax.io.load_sdf_added_mass].
 
     Raises:
       ModelFileError: malformed file (names file, line, link and field).
@@ -143,7 +143,7 @@ def load_inertials(path, *, dtype=None, strict: bool = False):
 
 
 def inertia_of(model: ModelInertials, dtype=None):
-    """The links of a :func:`read_model` result as a ``RigidBodyInertia`` of batch ``(n,)``."""
+    """The links of a ``read_model`` result as a ``RigidBodyInertia`` of batch ``(n,)``."""
     import jax.numpy as jnp
 
     from .._inertia import RigidBodyInertia
@@ -177,10 +177,10 @@ def load_sdf_added_mass(path, *, about: str = "origin", dtype=None):
         ``transform_spatial_matrix``: ``M_B = X_CBᵀ M_C X_CB`` with ``X_CB``
         the motion transform from B to C coordinates (never by adding an
         ``m c× c×ᵀ`` term, which only holds for a rigid body's isotropic mass).
-      dtype: as in :func:`load_inertials`.
+      dtype: as in [`load_inertials`][spatialjax.io.load_inertials].
 
     Returns:
-      ``(names, added, present)``: link names (as :func:`load_inertials`),
+      ``(names, added, present)``: link names (as [`load_inertials`][spatialjax.io.load_inertials]),
       ``(n, 6, 6)`` added-mass matrices about the link origin in link axes,
       ``[ω; v]`` order (zeros where absent) and an ``(n,)`` boolean mask of
       the links that have a ``<fluid_added_mass>``.

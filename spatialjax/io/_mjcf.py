@@ -1,6 +1,6 @@
 r"""MJCF (MuJoCo) reader: the bodies' inertials and the kinematic tree, in one parse.
 
-Per body (https://mujoco.readthedocs.io/en/stable/XMLreference.html#body-inertial)::
+Per body (https://mujoco.readthedocs.io/en/stable/XMLreference.html#body-inertial):
 
     <inertial pos="x y z" mass="m" diaginertia="a b c"/>          <!-- principal form -->
     <inertial pos="x y z" quat="w x y z" mass="m" diaginertia="a b c"/>
@@ -31,7 +31,8 @@ that change inertias (``inertiafromgeom="true"``, ``balanceinertia``,
 expanded. Unnamed bodies are called ``"<body N>"`` with N their MuJoCo body
 id (depth-first order, world = 0).
 
-The tree (``tree=True``, for :meth:`spatialjax.multibody.Model.from_mjcf`)::
+The tree (``tree=True``, for
+[`spatialjax.multibody.Model.from_mjcf`][spatialjax.multibody.Model.from_mjcf]):
 
     <body name="B" pos="x y z" quat="w x y z">   <!-- or euler/axisangle/xyaxes/zaxis -->
       <joint name="j" type="hinge|slide|free|ball" pos="x y z" axis="0 0 1"/>
@@ -44,7 +45,7 @@ The tree (``tree=True``, for :meth:`spatialjax.multibody.Model.from_mjcf`)::
   the point ``pos`` of ``B``; ``slide`` (prismatic) a translation along
   ``axis``; ``free`` (or ``<freejoint/>``) a free flyer, allowed only on a
   child of ``<worldbody>``. Joint dynamics: ``armature``, ``damping`` and
-  ``frictionloss`` (Coulomb) become the :class:`~spatialjax.multibody.Model`
+  ``frictionloss`` (Coulomb) become the [`Model`][spatialjax.multibody.Model]
   fields of the same meaning (``friction`` for ``frictionloss``; of MuJoCo
   4's ``damping="linear [c2 c3]"`` the linear coefficient: the higher-order
   terms are not represented, and an actuator's own ``armature``/``damping``,
@@ -80,8 +81,8 @@ The tree (``tree=True``, for :meth:`spatialjax.multibody.Model.from_mjcf`)::
 * A body without ``<inertial>`` is massless in the tree (MuJoCo would infer
   its inertia from its geoms at compile time, which this reader does not do).
   ``<include>``, ``<attach>`` and ``<replicate>`` are not expanded: in the
-  tree they raise :class:`ModelFileError`, as do ``ball`` joints, bodies with
-  several joints and two bodies of the same name.
+  tree they raise [`ModelFileError`][spatialjax.io.ModelFileError], as do ``ball`` joints, bodies
+  with several joints and two bodies of the same name.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SDFormat reader (SDF 1.4 to 1.11): the links' inertials and one model's tree, in one parse.
 
-Per link (http://sdformat.org/spec?elem=link)::
+Per link (http://sdformat.org/spec?elem=link):
 
     <inertial>
       <pose>x y z roll pitch yaw</pose>      <!-- X_BBi: CoM frame C in the link frame L -->
@@ -23,7 +23,8 @@ Per link (http://sdformat.org/spec?elem=link)::
 * ``<fluid_added_mass>``: 21 entries (default 0) of a symmetric 6×6 matrix in
   the ``[x, y, z, p, q, r]`` (linear, then angular) order, which SDF 1.10
   describes as "about the link's origin". It is returned as written in
-  :attr:`LinkInertial.added_mass`; see :func:`spatialjax.io.load_sdf_added_mass`.
+  ``LinkInertial.added_mass``; see
+  [`spatialjax.io.load_sdf_added_mass`][spatialjax.io.load_sdf_added_mass].
 * ``<inertial auto="true">`` (SDF 1.11, computed by libsdformat from the
   collision geometry) has no values to check: the link is skipped with a note.
 
@@ -32,7 +33,7 @@ SDF's scoping, ``model::link``; a file with a single model keeps plain link
 names.
 
 The tree of one ``<model>`` (``tree=True``, for
-:meth:`spatialjax.multibody.Model.from_sdf`)::
+[`spatialjax.multibody.Model.from_sdf`][spatialjax.multibody.Model.from_sdf]):
 
     <joint name="j" type="revolute|continuous|prismatic|fixed">
       <parent>P</parent>  <child>C</child>          <!-- P may be "world" -->
@@ -57,7 +58,7 @@ The tree of one ``<model>`` (``tree=True``, for
   child link, ``__model__`` the root) and placed by its resolved pose.
 * Joint dynamics and limits: ``<axis><dynamics><damping>``/``<friction>`` and
   ``<axis><limit><lower>``/``<upper>``/``<velocity>``/``<effort>`` become the
-  :class:`~spatialjax.multibody.Model` fields ``damping``, ``friction``,
+  [`Model`][spatialjax.multibody.Model] fields ``damping``, ``friction``,
   ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (a negative
   velocity or effort, SDFormat's ``-1`` default, means none: inf). SDFormat
   has no armature: it is 0 unless the joint carries Drake's extension
@@ -65,7 +66,7 @@ The tree of one ``<model>`` (``tree=True``, for
   ``<drake:gear_ratio>ρ</drake:gear_ratio>``, default 1), read as the
   reflected rotor inertia ``armature = ρ² I_r`` as Drake's SDFormat parser does.
 * Other joint types (``ball``, ``universal``, ``screw``, ``revolute2``,
-  ``gearbox``) raise :class:`ModelFileError` naming file, line and joint.
+  ``gearbox``) raise [`ModelFileError`][spatialjax.io.ModelFileError] naming file, line and joint.
 * The tree has one root: the single link that is no joint's child, or
   ``world`` when joints have ``<parent>world`` (then the world is the model
   frame and every link must descend from it). Links keep their plain names;
@@ -473,7 +474,7 @@ def _model_frames(path, model) -> dict:
 class _Poses:
     """Every frame's pose in the model frame (SDFormat 1.7+ ``relative_to`` semantics).
 
-    All frames of the model are resolved on construction; :meth:`resolve` then
+    All frames of the model are resolved on construction; ``resolve`` then
     answers for any name (an unknown one, or a ``relative_to`` cycle, raises).
     """
 
@@ -524,7 +525,7 @@ class _Poses:
 
 
 def _joint_description(path, joint, frames, poses: _Poses) -> JointDescription:
-    """A joint read by :func:`_read_sdf_joint`, placed: its axis in the joint frame, its poses."""
+    """A joint read by ``_read_sdf_joint``, placed: its axis in the joint frame, its poses."""
     name, jtype, parent, child, xyz, axis_in, dyn = joint
     axis = np.array([0.0, 0.0, 1.0])
     if xyz is not None:

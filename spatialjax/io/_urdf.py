@@ -1,6 +1,6 @@
 """URDF reader: the links' inertials and the kinematic tree, in one parse.
 
-URDF (ROS ``urdfdom``) writes, per link::
+URDF (ROS ``urdfdom``) writes, per link:
 
     <inertial>
       <origin xyz="x y z" rpy="roll pitch yaw"/>   <!-- optional, default 0 -->
@@ -19,10 +19,11 @@ A link without ``<inertial>`` is a massless frame (urdfdom leaves the link's
 inertial empty; Pinocchio and Drake give it zero mass).
 
 Link names, and joint names, must be unique (urdfdom's ``parseURDF`` rejects
-a duplicate, and so does Pinocchio): a duplicate is a :class:`ModelFileError`
-naming both lines.
+a duplicate, and so does Pinocchio): a duplicate is a
+[`ModelFileError`][spatialjax.io.ModelFileError] naming both lines.
 
-Joints (``tree=True``, for :meth:`spatialjax.multibody.Model.from_urdf`)::
+Joints (``tree=True``, for
+[`spatialjax.multibody.Model.from_urdf`][spatialjax.multibody.Model.from_urdf]):
 
     <joint name="j" type="revolute|continuous|prismatic|fixed">
       <parent link="P"/>  <child link="C"/>

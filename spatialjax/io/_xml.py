@@ -1,6 +1,6 @@
 """A position-recording XML tree and byte-level splicing, for ``spatialjax check --fix``.
 
-:class:`XNode` is a minimal element tree (built with ``xml.parsers.expat``)
+``XNode`` is a minimal element tree (built with ``xml.parsers.expat``)
 that also records *where* every element and attribute value lies in the
 original bytes, so that the values of one ``<inertial>`` can be rewritten and
 every other byte of the file left untouched.
@@ -118,7 +118,7 @@ def _scan_head(data: bytes, pos: int) -> tuple[int, dict, bool]:
 
 
 def parse_xml(data: bytes, path) -> XNode:
-    """Parse XML bytes into an :class:`XNode` tree with byte positions.
+    """Parse XML bytes into an ``XNode`` tree with byte positions.
 
     Raises:
       ModelFileError: the file is not well-formed XML (with expat's line and

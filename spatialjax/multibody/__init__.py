@@ -1,6 +1,6 @@
 """Kinematic trees: robot models, batched kinematics, inverse and forward dynamics, regressors.
 
-Example::
+Example:
 
     import spatialjax.multibody as mb
     model = mb.Model.from_urdf("panda.urdf", locked_joints={"panda_finger_joint1": 0.0,
@@ -9,24 +9,24 @@ Example::
     a = mb.forward_dynamics(model, q, v, tau)  # (..., nv), the inverse
 
 Conventions (motion ``[ω; v]``, force ``[n; f]``, free flyer ``q = [p, wxyz]``,
-``v = [ω; v]`` in the body frame) are stated in :class:`Model`; converters to
+``v = [ω; v]`` in the body frame) are stated in [`Model`][spatialjax.multibody.Model]; converters to
 Pinocchio's ordering are ``Model.q_to_pinocchio`` / ``Model.v_to_pinocchio``.
 
 One algorithm per module (as Pinocchio's ``algorithm/`` folder):
-:mod:`~spatialjax.multibody.kinematics` (``forward_kinematics``, ``frame_poses``),
-:mod:`~spatialjax.multibody.rnea` (``rnea``, ``nonlinear_effects``,
-``gravity_torques``), :mod:`~spatialjax.multibody.crba` (``mass_matrix``),
-:mod:`~spatialjax.multibody.aba` (``forward_dynamics``),
-:mod:`~spatialjax.multibody.coriolis` (``coriolis_matrix``),
-:mod:`~spatialjax.multibody.regressor` (``joint_torque_regressor``),
-:mod:`~spatialjax.multibody.jacobians` (``frame_jacobian``, ``center_of_mass``),
-:mod:`~spatialjax.multibody.rollout` (``integrate``, ``difference``, ``rollout``),
-:mod:`~spatialjax.multibody.friction` (``FrictionModel``),
-:mod:`~spatialjax.multibody.joint_model` (``JointModel``: armature and friction
+``kinematics`` (``forward_kinematics``, ``frame_poses``),
+``rnea`` (``rnea``, ``nonlinear_effects``,
+``gravity_torques``), ``crba`` (``mass_matrix``),
+``aba`` (``forward_dynamics``),
+``coriolis`` (``coriolis_matrix``),
+``regressor`` (``joint_torque_regressor``),
+``jacobians`` (``frame_jacobian``, ``center_of_mass``),
+``rollout`` (``integrate``, ``difference``, ``rollout``),
+``friction`` (``FrictionModel``),
+``joint_model`` (``JointModel``: armature and friction
 columns, and the model-file attribute each becomes); the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 ``Model.from_urdf``, ``from_sdf`` and ``from_mjcf`` read the file with the
-format's reader of :mod:`spatialjax.io` (one parse, a format-neutral
+format's reader of ``spatialjax.io`` (one parse, a format-neutral
 description) and build the model from it in ``_build`` (merging fixed and
 locked joints, frames, floating base), the same code for every format.
 

@@ -6,7 +6,7 @@ and the small 3/6/10 component axes come before it, so every formula here is
 an elementwise loop over ``N`` that XLA fuses and vectorises (XLA:CPU
 vectorises poorly over 3- and 6-long minor axes; ``benchmarks/README.md``,
 "Multibody sweeps"). Model leaves get a trailing axis of 1 to broadcast
-against ``N`` (:func:`_n`). Products are written out (no reduce ops).
+against ``N`` (``_n``). Products are written out (no reduce ops).
 
 Conventions: motion vectors ``[ω; v]``, forces ``[n; f]``; a child's pose in
 its parent is ``(E, r)`` with ``E = R_parent_child`` and ``r`` the child's

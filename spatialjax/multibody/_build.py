@@ -1,7 +1,7 @@
-"""From a model file's description to the arguments of a :class:`~spatialjax.multibody.Model`.
+"""From a model file's description to the arguments of a [`Model`][spatialjax.multibody.Model].
 
 ``Model.from_urdf``, ``from_sdf`` and ``from_mjcf`` read their file once
-with the format's reader of :mod:`spatialjax.io` (a format-neutral
+with the format's reader of ``spatialjax.io`` (a format-neutral
 description: links with their inertials, joints with their poses, axes,
 dynamics and limits, named frames; see ``spatialjax/io/_description.py``) and
 build the model from it here, whatever the format:
@@ -24,7 +24,7 @@ build the model from it here, whatever the format:
 * Frames: every link frame, then every named frame of the description, each
   on the body its link was merged into.
 
-Parsing and merging are done in float64 NumPy; :func:`build_model` casts once.
+Parsing and merging are done in float64 NumPy; ``build_model`` casts once.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _NO_MOVABLE = {
 
 
 def link_params(link, R, p):
-    """10-vector of a :class:`~spatialjax.io.LinkInertial` placed at pose ``(R, p)`` in a body."""
+    """10-vector of a ``LinkInertial`` placed at pose ``(R, p)`` in a body."""
     m = link.mass
     c = R @ link.com + p
     I_c = R @ link.inertia_com @ R.T

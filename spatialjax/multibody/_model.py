@@ -1,4 +1,4 @@
-r"""The kinematic-tree :class:`Model` pytree and its Pinocchio ``q``/``v`` converters.
+r"""The kinematic-tree ``Model`` pytree and its Pinocchio ``q``/``v`` converters.
 
 A model is a tree of ``nbodies`` rigid bodies, each connected to its parent
 (or to the world) by one joint. Fixed joints (and joints locked at a value)
@@ -10,7 +10,7 @@ joint connects it to the world.
 Frames. Body ``i``'s frame is its joint's frame after the joint moved (the
 URDF child-link frame of the joint, as in Pinocchio). ``placements[i]`` is
 the pose of the joint frame *at zero joint value* in the parent body's frame
-(in the world for a root): a :class:`~spatialjax.Plxb` with ``E = R_λi``
+(in the world for a root): a [`Plxb`][spatialjax.Plxb] with ``E = R_λi``
 (joint frame axes in parent coordinates) and ``r`` the joint frame origin in
 parent coordinates. The joint motion is then applied in the joint frame.
 
@@ -37,8 +37,8 @@ body-frame wrench ``[n; f]`` and the body-frame spatial acceleration
 Pinocchio orders a free flyer's ``q`` as ``[x, y, z, qx, qy, qz, qw]`` and
 its ``v`` (and ``a``, ``tau``) as ``[v; ω]`` (linear first, local frame);
 continuous joints take two ``q`` entries ``[cos θ, sin θ]``.
-:meth:`Model.q_to_pinocchio`, :meth:`Model.v_to_pinocchio` and their
-inverses convert.
+[`Model.q_to_pinocchio`][spatialjax.multibody.Model.q_to_pinocchio],
+[`Model.v_to_pinocchio`][spatialjax.multibody.Model.v_to_pinocchio] and their inverses convert.
 """
 
 from __future__ import annotations
@@ -143,9 +143,19 @@ class ModelStructure:
 class Model:
     """A kinematic tree of rigid bodies (see the module docstring for conventions).
 
-    Static fields (read-only properties over the one static pytree field
-    ``structure``, a ``ModelStructure`` hashed once when the model is built;
-    ``jit`` specialises on them):
+    The static fields, ``name`` to ``frame_bodies`` (read-only properties over the one
+    static pytree field ``structure``, a ``ModelStructure`` hashed once when the model is
+    built), are part of what ``jit`` specialises on; the numeric fields, ``placements`` to
+    ``effort_limit``, are pytree leaves that ``grad`` and ``vmap`` go through. The joint
+    dynamics and limits (``armature`` to ``effort_limit``) are in ``v``'s order unless said;
+    a free flyer's entries are 0 and ±inf; what the file does not give is 0 for
+    ``armature``, ``damping``, ``friction`` and ±inf for the limits.
+
+    Many robots with different numeric fields batch with ``jax.vmap`` over a
+    model whose leaves carry a leading axis (``jax.tree.map`` to stack them);
+    the algorithms themselves take one model.
+
+    Attributes:
       name: robot name.
       parents: ``parents[i]`` is body ``i``'s parent body, ``-1`` for the world;
         topological order (``parents[i] < i``).
@@ -158,43 +168,35 @@ class Model:
       frame_names: every frame of the source file: each URDF or SDF link
         (merged ones included) in file order, then SDF ``<frame>`` elements;
         each MJCF body, then each named MJCF ``<site>``. Look one up with
-        :meth:`frame` / :meth:`frame_index`.
+        [`frame`][spatialjax.multibody.Model.frame] /
+        [`frame_index`][spatialjax.multibody.Model.frame_index].
       frame_bodies: the body each frame is attached to (``-1``: the world).
-
-    Numeric fields (pytree leaves; ``grad`` and ``vmap`` go through them):
-      placements: :class:`~spatialjax.Plxb` of batch ``(nbodies,)``: pose of
+      placements: [`Plxb`][spatialjax.Plxb] of batch ``(nbodies,)``: pose of
         each joint frame at zero joint value in its parent body's frame.
       axes: ``(nbodies, 3)`` unit joint axis in the joint frame (zeros for a
         free flyer).
-      inertia: :class:`~spatialjax.RigidBodyInertia` of batch ``(nbodies,)``:
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch ``(nbodies,)``:
         each body's inertia (merged links included) about its frame's origin,
         in its axes, Pinocchio 10-vector order.
-      frame_placements: :class:`~spatialjax.Plxb` of batch ``(nframes,)``:
+      frame_placements: [`Plxb`][spatialjax.Plxb] of batch ``(nframes,)``:
         pose of each frame in its body's frame (in the world for body ``-1``).
-
-    Joint dynamics and limits (pytree leaves, in ``v``'s order unless said;
-    a free flyer's entries are 0 and ±inf; what the file does not give is 0
-    for ``armature``, ``damping``, ``friction`` and ±inf for the limits):
       armature: ``(nv,)`` rotor inertia reflected to each dof (kg m², kg):
         added to the mass matrix diagonal (``M + diag(armature)``) and to
-        :func:`~spatialjax.multibody.rnea` (``τ += armature · a``), and to
+        [`rnea`][spatialjax.multibody.rnea.rnea] (``τ += armature · a``), and to
         ``D_i`` in the ABA, as MuJoCo's and Pinocchio's ``armature``.
       damping: ``(nv,)`` viscous damping (N m s/rad, N s/m): the passive force
-        ``−damping · v`` enters :func:`~spatialjax.multibody.forward_dynamics`
+        ``−damping · v`` enters [`forward_dynamics`][spatialjax.multibody.forward_dynamics]
         only (as MuJoCo's ``qfrc_passive``; ``rnea`` is Pinocchio's and
         excludes it).
       friction: ``(nv,)`` Coulomb (dry) friction magnitude (N m, N; URDF
         ``<dynamics friction>``, MJCF ``frictionloss``): stored, not applied by
         any algorithm here (it is a set-valued force; see
-        :func:`~spatialjax.multibody.friction_regressor` for identification).
-      lower, upper: ``(nq,)`` position limits (rad, m) in ``q``'s order;
-        ±inf for continuous joints, a free flyer and unlimited joints.
+        [`friction_regressor`][spatialjax.multibody.friction_regressor] for identification).
+      lower: ``(nq,)`` lower position limits (rad, m) in ``q``'s order; −inf for
+        continuous joints, a free flyer and unlimited joints.
+      upper: ``(nq,)`` upper position limits, as ``lower`` (+inf where none).
       velocity_limit: ``(nv,)`` maximum ``|v|`` (inf: none).
       effort_limit: ``(nv,)`` maximum ``|τ|`` (inf: none).
-
-    Many robots with different numeric fields batch with ``jax.vmap`` over a
-    model whose leaves carry a leading axis (``jax.tree.map`` to stack them);
-    the algorithms themselves take one model.
     """
 
     placements: Plxb
@@ -481,9 +483,9 @@ class Model:
         frame axes in body coordinates, ``r`` = frame origin in body coordinates).
 
         Raises:
-          ValueError: as :meth:`frame_index`.
+          ValueError: as [`frame_index`][spatialjax.multibody.Model.frame_index].
 
-        Example:
+        Examples:
           >>> from spatialjax.multibody import chain_model
           >>> body, X = chain_model(2).frame("link1")
           >>> body, X.r.tolist()
@@ -541,7 +543,7 @@ class Model:
         return jnp.concatenate(out, axis=-1)
 
     def q_from_pinocchio(self, q_pin) -> jax.Array:
-        """Pinocchio's ``q`` -> this module's ``q`` (inverse of :meth:`q_to_pinocchio`).
+        """Pinocchio's ``q`` -> this module's ``q`` (inverse of ``q_to_pinocchio``).
 
         A continuous joint's angle is ``atan2(sin, cos)`` in ``(-π, π]``.
         """
@@ -573,9 +575,9 @@ class Model:
     def v_to_pinocchio(self, v) -> jax.Array:
         """``v`` (or ``a``, ``tau``) -> Pinocchio's order: free flyer ``[ω; v]`` -> ``[v; ω]``.
 
-        The permutation is its own inverse, so this equals :meth:`v_from_pinocchio`.
-        Rows and columns of a mass matrix convert with ``M[..., p, :][..., :, p]``
-        where ``p = model.v_permutation()``.
+        The permutation is its own inverse, so this equals
+        [`v_from_pinocchio`][spatialjax.multibody.Model.v_from_pinocchio]. Rows and columns of a
+        mass matrix convert with ``M[..., p, :][..., :, p]`` where ``p = model.v_permutation()``.
         """
         v = self._check_last(v, self.nv, "v")
         return v[..., self._v_perm()]
@@ -670,7 +672,7 @@ JOINT_DYNAMICS_DEFAULTS = {
 
 
 def _joint_dynamics_arrays(joint_types, per_body) -> dict:
-    """Per-body joint values -> the ``(nv,)`` / ``(nq,)`` arrays of :class:`Model`."""
+    """Per-body joint values -> the ``(nv,)`` / ``(nq,)`` arrays of ``Model``."""
     unknown = set(per_body) - set(JOINT_DYNAMICS_DEFAULTS)
     if unknown:
         raise ValueError(f"joint_dynamics: unknown fields {sorted(unknown)}")
@@ -720,13 +722,13 @@ def build_model(
     joint_dynamics=None,
     dtype=None,
 ) -> Model:
-    """Assemble a :class:`Model` (internal; loaders call it).
+    """Assemble a [`Model`][spatialjax.multibody.Model] (internal; loaders call it).
 
     The numeric arguments are anything ``np.asarray`` reads as float64 (arrays or
     lists of per-body rows); they are reshaped here to ``(nbodies, 3, 3)``,
     ``(nbodies, 3)``, ``(nbodies, 10)``, ``(nframes, 3, 3)`` and ``(nframes, 3)``.
     ``joint_dynamics``: ``{field: per-body values}`` for the fields of
-    :data:`JOINT_DYNAMICS_DEFAULTS` (one value per body's joint; a free flyer's
+    ``JOINT_DYNAMICS_DEFAULTS`` (one value per body's joint; a free flyer's
     is ignored), missing fields and ``None`` values taking the default.
     """
     dtype = resolve_float_dtype(dtype)

@@ -92,7 +92,7 @@ def poses(model: Model, q):
     ``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i`` with the fewest operations:
     ``E_i = P + sin θ · P K + (1 − cos θ) · P K²`` (Rodrigues with ``K = [a]×``;
     the products fold to constants when the model is closed over) and one 3x3
-    matrix product per body (:func:`spatialjax.multibody._sweep._poses_one`, what
+    matrix product per body (``spatialjax.multibody._sweep._poses_one``, what
     ``forward_kinematics`` of one state runs: the same operations, so that a
     program calling several functions of one state computes the poses once).
     """

@@ -1,14 +1,14 @@
 r"""Tree sweeps, chunking and input checks shared by the multibody algorithms.
 
-Conventions (see :class:`~spatialjax.multibody.Model` for ``q``/``v``): motion
+Conventions (see [`Model`][spatialjax.multibody.Model] for ``q``/``v``): motion
 vectors ``[ω; v]``, forces ``[n; f]``, body quantities in the body's frame
 (Featherstone's body coordinates), world poses ``E = R_world_body``, ``r`` =
 body origin in the world. Arrays inside a sweep are batch-last
-(:mod:`spatialjax.multibody._batchlast`).
+(``spatialjax.multibody._batchlast``).
 
 Tree sweeps. ``method="auto"`` (the default) is ``"loop"`` for small models at
-small batches (at most :data:`_AUTO_LOOP_BODIES` bodies and
-:data:`_AUTO_LOOP_STATES` states: the straight-line program has no loop to
+small batches (at most ``_AUTO_LOOP_BODIES`` bodies and
+``_AUTO_LOOP_STATES`` states: the straight-line program has no loop to
 run and XLA fuses across bodies) and ``"scan"`` otherwise (its compile time
 does not grow with the number of bodies, and at larger batches its small
 steps run faster). ``method="scan"`` runs the per-body recursion as
@@ -27,12 +27,12 @@ scatter-adds the children's forces into their parents' level (one step per
 tree *level*: 7 for a Panda, 11 for Talos). ``method="loop"`` is the plain
 per-body recursion unrolled in Python (one traced step per body); for the
 world poses of ONE state it forms each body's pose with a 3x3 matrix product
-(:func:`_poses_one`), the form with the fewest operations. All three
+(``_poses_one``), the form with the fewest operations. All three
 give the same results (tests compare them with Pinocchio); how they compare
 in time is in ``benchmarks/README.md`` ("Multibody sweeps"). The mass matrix
 and the regressor compute only the (joint, body) pairs of the tree and write
-them in place, chunk by chunk of about 1 MB of result (:func:`_chunk_for`),
-into the batch-first output (:func:`_chunked_blocks`).
+them in place, chunk by chunk of about 1 MB of result (``_chunk_for``),
+into the batch-first output (``_chunked_blocks``).
 
 References:
   R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
@@ -129,8 +129,8 @@ _ONE_STATE_BODIES = 12
 
 
 def _one_state(method: str, model: Model, batch: tuple) -> bool:
-    """Whether ``method`` sweeps this call with :mod:`._onestate`: ``"auto"``, ONE state
-    (the product of ``batch`` is 1) of a model of at most :data:`_ONE_STATE_BODIES` bodies."""
+    """Whether ``method`` sweeps this call with ``_onestate``: ``"auto"``, ONE state
+    (the product of ``batch`` is 1) of a model of at most ``_ONE_STATE_BODIES`` bodies."""
     return method == "auto" and math.prod(batch) == 1 and model.nbodies <= _ONE_STATE_BODIES
 
 
@@ -166,7 +166,7 @@ def _standard_gravity(dtype) -> np.ndarray:
 
 
 def _gravity(gravity, model: Model):
-    """``gravity`` (``None``: :data:`STANDARD_GRAVITY`) as an array of the model's dtype.
+    """``gravity`` (``None``: ``STANDARD_GRAVITY``) as an array of the model's dtype.
 
     Sequences become NumPy arrays (the kernel's ``jit`` call moves them to the device).
     """
@@ -316,7 +316,7 @@ def _chunked(core, *xs, chunk: int = _CHUNK):
     Every output leaf comes back with the batch FIRST, ``(N, k...)``: each chunk's
     result is transposed while it is in cache (forward kinematics and RNEA, a few
     hundred bytes per state; the regressor and the mass matrix write their larger
-    results in place by blocks, :func:`_chunked_blocks`). Inputs of batch 1 broadcast.
+    results in place by blocks, ``_chunked_blocks``). Inputs of batch 1 broadcast.
     """
 
     def batch_first(out):
@@ -486,7 +486,7 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
     the world's acceleration (``None``: zero). One scan carries the world poses
     and the body velocities; the velocity-product terms ``v_i × S_i q̇_i`` are then
     formed for all bodies at once and a second scan carries the accelerations
-    (see :func:`spatialjax.multibody.rnea._rnea_scan` for why the steps are kept this small).
+    (see ``spatialjax.multibody.rnea._rnea_scan`` for why the steps are kept this small).
     Returns the final carry: a dict of ``(nb + 1, k, N)`` buffers, ``T`` world
     poses (``_pose_row``), ``V``, ``A`` (row ``nb``: the world).
     """
@@ -559,9 +559,9 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
 def _poses_one(model: Model, q):
     """World poses of one state, ``q (nq, 1)`` -> ``(nb, 3, 3, 1)``, ``(nb, 3, 1)``.
 
-    The forward loop of :func:`_forward` (``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i``)
+    The forward loop of ``_forward`` (``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i``)
     with the fewest operations: ``E_i = P + sin θ · P K + (1 − cos θ) · P K²``
-    (:func:`_rodrigues_terms`) and one 3x3 matrix product per body. XLA's CPU
+    (``_rodrigues_terms``) and one 3x3 matrix product per body. XLA's CPU
     client runs a program this small in the calling thread instead of handing
     it to a worker thread (``benchmarks/README.md``, "Batch-first matmul forms").
     The origins follow once every rotation is known, all in one kernel:
@@ -650,7 +650,7 @@ def _scan_xs(model: Model, q):
     ``i`` body index, ``p`` parent (the world is row ``nb``), ``s = sin θ``,
     ``omc = 1 − cos θ`` and ``d`` (prismatic displacement) ``(nb', N)``, and the
     model's per-body constants with a trailing axis of 1: ``P, PK, PKK (9)``
-    (:func:`_rodrigues_terms`), ``Pa``, ``pp`` (3), motion subspace ``Sw``, ``Sv``
+    (``_rodrigues_terms``), ``Pa``, ``pp`` (3), motion subspace ``Sw``, ``Sv``
     (3). Also returns the full ``(Sw, Sv)`` ``(nb, 3)`` and the free-flyer root's
     pose ``(E0, r0)`` in the world (or ``None``).
     """

@@ -1,6 +1,6 @@
 r"""Forward dynamics: the articulated-body algorithm (ABA) and ``M⁻¹ (τ − h)`` by Cholesky.
 
-Conventions: ``q``/``v``/``a``/``τ`` as in :class:`~spatialjax.multibody.Model`
+Conventions: ``q``/``v``/``a``/``τ`` as in [`Model`][spatialjax.multibody.Model]
 (free flyer ``v = [ω; v]`` and ``a = [ω̇; v̇]`` in the body frame, ``τ[:6]``
 the body-frame wrench ``[n; f]``); external wrenches ``[n; f]`` act on each
 body, in its frame, about its origin (Pinocchio's ``fext`` in the LOCAL
@@ -9,8 +9,8 @@ convention); gravity in world coordinates.
 What the acceleration includes:
 ``(M(q) + diag(armature)) a = τ − damping ⊙ v − h(q, v) + Σ_i J_iᵀ f_ext,i``,
 with ``M`` the joint-space inertia matrix of the bodies, ``h`` the bias forces
-(:func:`~spatialjax.multibody.nonlinear_effects`) and ``armature``,
-``damping`` the :class:`~spatialjax.multibody.Model` fields (MuJoCo's
+([`nonlinear_effects`][spatialjax.multibody.nonlinear_effects]) and ``armature``,
+``damping`` the [`Model`][spatialjax.multibody.Model] fields (MuJoCo's
 ``qacc`` of ``mj_forward`` with joint armature and damping, without
 constraints; Pinocchio's ``aba`` with ``model.armature`` and ``τ − damping ⊙ v``).
 Nothing else: no Coulomb friction (``Model.friction``, MuJoCo's
@@ -25,7 +25,7 @@ whose Cholesky factor fails; CRBA:
 the Cholesky factor of ``M`` fails). Those states' accelerations are NaN
 (every entry), the other states are exact and their gradients finite; when
 the inputs are concrete (an eager call, not under ``jit``/``vmap``/``grad``)
-a :class:`ValueError` is raised instead. Pinocchio's ``aba`` divides by the
+a ``ValueError`` is raised instead. Pinocchio's ``aba`` divides by the
 zero ``D_i`` without a check and returns inf/NaN.
 
 References:
@@ -112,8 +112,8 @@ def forward_dynamics(
     ``D_0`` (the root's articulated inertia in its own frame) is solved by
     Cholesky. O(n).
     ``method="crba"``: ``M a = τ − h`` solved by Cholesky, ``M`` from
-    :func:`~spatialjax.multibody.mass_matrix` and ``h`` from
-    :func:`~spatialjax.multibody.rnea` with ``a = 0`` (and ``f_ext``); for one
+    [`mass_matrix`][spatialjax.multibody.mass_matrix] and ``h`` from
+    [`rnea`][spatialjax.multibody.rnea.rnea] with ``a = 0`` (and ``f_ext``); for one
     state of a model of at most 12 bodies both come from one sweep in world
     coordinates. ``method="auto"`` (the default) takes whichever of the two is
     faster for the model and the batch (measured on CPU: the Cholesky route
@@ -148,7 +148,7 @@ def forward_dynamics(
         ``method``, or (concrete inputs only) a singular mass matrix.
       TypeError: a non-float input or a dtype other than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, forward_dynamics
       >>> m = chain_model(1, length=1.0, mass=2.0)   # a rod about a vertical axis, I = 2/3
@@ -186,7 +186,7 @@ def forward_dynamics(
 
 @functools.partial(jax.jit, static_argnames=("batch", "sweep"))
 def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch, sweep="auto"):
-    """:func:`forward_dynamics` by ABA on checked inputs: ``(a, singular)``."""
+    """``forward_dynamics`` by ABA on checked inputs: ``(a, singular)``."""
     sweep = _resolve_method(sweep, model, batch)
     xs = [_flat(q, batch), _flat(v, batch), _flat(tau, batch)]
     xs.append(g[:, None] if g.ndim == 1 else _flat(g, batch))
@@ -318,7 +318,7 @@ def _fd_route(method: str, model: Model, batch: tuple) -> str:
 
 @functools.partial(jax.jit, static_argnames=("batch",))
 def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
-    """:func:`forward_dynamics` as ``M⁻¹ (τ − h)`` by Cholesky: ``(a, singular)``."""
+    """``forward_dynamics`` as ``M⁻¹ (τ − h)`` by Cholesky: ``(a, singular)``."""
     from .crba import _mass_matrix_kernel
     from .rnea import _rnea_kernel
 

@@ -76,7 +76,7 @@ def coriolis_matrix(model: Model, q, v) -> jax.Array:
         not broadcast.
       TypeError: a non-float input or a dtype other than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, coriolis_matrix, nonlinear_effects
       >>> m = chain_model(2)
@@ -110,7 +110,7 @@ def _pair_bodies(parents: tuple, dof_body: tuple):
 
 @functools.partial(jax.jit, static_argnames=("batch",))
 def _coriolis_kernel(model: Model, q, v, *, batch):
-    """:func:`coriolis_matrix` on checked inputs."""
+    """[`coriolis_matrix`][spatialjax.multibody.coriolis_matrix] on checked inputs."""
     nb, nv = model.nbodies, model.nv
     db = _dof_body(model)
     K = _pair_bodies(model.parents, tuple(int(i) for i in db))

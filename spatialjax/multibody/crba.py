@@ -66,7 +66,7 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
-    """:func:`mass_matrix` on a checked ``q``: one compiled program per structure."""
+    """``mass_matrix`` on a checked ``q``: one compiled program per structure."""
     if _one_state(method, model, batch):
         H = _onestate.mass_matrix_world(model, q.reshape(-1))
         return H.reshape(batch + (model.nv, model.nv))

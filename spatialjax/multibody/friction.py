@@ -1,8 +1,10 @@
-r"""Joint friction: :class:`FrictionModel` and the friction regressor.
+r"""Joint friction: ``FrictionModel`` and the friction regressor.
 
 Per one-degree-of-freedom joint ``j`` (body order; a free flyer has none)
 
-.. math:: τ_{f,j} = F_{v,j}\, \dot q_j + F_{c,j}\, \mathrm{sign}(\dot q_j) + o_j,
+$$
+τ_{f,j} = F_{v,j}\, \dot q_j + F_{c,j}\, \mathrm{sign}(\dot q_j) + o_j,
+$$
 
 viscous ``F_v ≥ 0`` (N·m·s/rad or N·s/m), Coulomb ``F_c ≥ 0`` (N·m or N) and
 a constant offset ``o`` (N·m or N: a torque-sensor bias or gravity
@@ -10,7 +12,8 @@ compensation error, either sign), linear in the coefficients (the friction
 model of Gaz et al. 2019 without its smooth sigmoid; Swevers et al. 1997).
 ``sign(0) = 0``: at rest the Coulomb column is zero. A model chooses which of
 the three kinds it has; its coefficients are joint-major, kind order as in
-:data:`FRICTION_KINDS`: ``φ = [F_v1, F_c1, o_1, F_v2, …]`` for all three.
+[`FRICTION_KINDS`][spatialjax.multibody.FRICTION_KINDS]: ``φ = [F_v1, F_c1, o_1, F_v2, …]`` for all
+three.
 
 References:
   C. Gaz, M. Cognetti, A. Oliva, P. Robuffo Giordano, A. De Luca, "Dynamic
@@ -43,10 +46,10 @@ class FrictionModel:
     """Which friction kinds each one-DoF joint has (module docstring), and their columns.
 
     Attributes:
-      kinds: a subset of :data:`FRICTION_KINDS`, stored in that order; ``()``
-        is no friction.
+      kinds: a subset of [`FRICTION_KINDS`][spatialjax.multibody.FRICTION_KINDS], stored in that
+        order; ``()`` is no friction.
 
-    Example:
+    Examples:
       >>> FrictionModel(("coulomb", "viscous")).kinds
       ('viscous', 'coulomb')
       >>> FrictionModel.parse("none").kinds
@@ -100,7 +103,7 @@ class FrictionModel:
 
     def columns(self, model) -> np.ndarray:
         """Indices of this model's columns among the three-per-joint columns of
-        :func:`~spatialjax.multibody.friction_regressor`."""
+        [`friction_regressor`][spatialjax.multibody.friction_regressor]."""
         sel = [FRICTION_KINDS.index(k) for k in self.kinds]
         return np.array([3 * j + s for j in range(self.n_joints(model)) for s in sel], int)
 
@@ -118,7 +121,7 @@ class FrictionModel:
         """``(..., nv, n_columns)``: ``τ_f = regressor @ φ`` (a free flyer's rows are zero).
 
         Args:
-          model: the :class:`~spatialjax.multibody.Model`.
+          model: the [`Model`][spatialjax.multibody.Model].
           v: ``(..., nv)`` joint velocities.
         """
         full = friction_regressor(model, v)
@@ -181,7 +184,7 @@ def friction_regressor(model: Model, v) -> jax.Array:
 
 @jax.jit
 def _friction_kernel(model: Model, v) -> jax.Array:
-    """:func:`friction_regressor` on a checked ``v``."""
+    """[`friction_regressor`][spatialjax.multibody.friction_regressor] on a checked ``v``."""
     off = 6 if model.floating_base else 0
     n1 = model.nv - off
     vj = v[..., off:]

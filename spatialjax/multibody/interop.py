@@ -1,4 +1,4 @@
-"""Build a :class:`~spatialjax.multibody.Model` from a Pinocchio or a MuJoCo model (lazy imports).
+"""Build a [`Model`][spatialjax.multibody.Model] from a Pinocchio or a MuJoCo model (lazy imports).
 
 Neither library is a dependency of spatialjax: each converter imports its
 library when called (``pip install spatialjax[interop]`` installs both).
@@ -156,8 +156,8 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
     ``body_iquat`` and ``body_inertia`` (principal moments about the centre
     of mass, in the inertial frame ``(body_iquat, body_ipos)`` of ``B``).
 
-    Conventions, as :meth:`Model.from_mjcf`: the spatialjax body frame of a
-    ``hinge`` or ``slide`` body is ``B`` translated to the joint's ``jnt_pos``
+    Conventions, as [`Model.from_mjcf`][spatialjax.multibody.Model.from_mjcf]: the spatialjax body
+    frame of a ``hinge`` or ``slide`` body is ``B`` translated to the joint's ``jnt_pos``
     (same axes), so the joint axis passes through its origin;
     ``frame_placements`` holds every MuJoCo body frame ``B`` (``frame_names``:
     the MuJoCo body names), then every named site (``site_bodyid``,
@@ -178,7 +178,7 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
       dtype: the model's float dtype (default: JAX's default float).
 
     Returns:
-      The :class:`Model`.
+      The [`Model`][spatialjax.multibody.Model].
 
     Raises:
       ImportError: the ``mujoco`` package is not installed.

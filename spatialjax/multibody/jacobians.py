@@ -1,6 +1,6 @@
 r"""Frame Jacobians, the centre of mass and its Jacobian.
 
-Conventions: ``q``/``v`` as in :class:`~spatialjax.multibody.Model` (a free
+Conventions: ``q``/``v`` as in [`Model`][spatialjax.multibody.Model] (a free
 flyer's ``v = [ω; v]`` in the root body's frame); Jacobian rows are spatial
 motion vectors **angular first**, ``[ω; v]`` (Pinocchio orders them ``[v; ω]``:
 swap the two row blocks and permute the columns with
@@ -23,7 +23,7 @@ frame's spatial velocity is ``J(q) @ v``, expressed according to
 
 A frame is any entry of ``model.frame_names`` (every link of a URDF or SDF
 file, merged ones included; every MJCF body frame and named site), attached
-to a body with a fixed placement (:meth:`Model.frame`); a body name of
+to a body with a fixed placement ([`Model.frame`][spatialjax.multibody.Model.frame]); a body name of
 ``model.body_names`` not among the frames, or a body index, names the body
 frame itself. Batched over any leading axes of ``q``; ``jit``/``vmap``/``grad``
 go through ``q`` and the model's numeric fields; float32 or float64 (the
@@ -175,7 +175,7 @@ def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Arra
       TypeError: ``frame`` neither a string nor an int; a non-float ``q`` or
         one of another dtype than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, frame_jacobian
       >>> m = chain_model(2, length=1.0)   # revolute-z joints at x = 0 and x = 1
@@ -250,7 +250,7 @@ def center_of_mass(model: Model, q) -> jax.Array:
         that is not positive.
       TypeError: a non-float ``q`` or one of another dtype than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, center_of_mass
       >>> m = chain_model(2, length=1.0)   # two 1 m rods along x: c = (0.5 + 1.5) / 2
@@ -286,8 +286,8 @@ def center_of_mass_jacobian(model: Model, q) -> jax.Array:
     r"""Jacobian of the centre of mass, ``ċ = J_c(q) v`` in world coordinates.
 
     Column ``j`` is ``(M_j ℓ_j + ω_j × s_j) / M`` where ``(ω_j, ℓ_j)`` is dof
-    ``j``'s world column of :func:`frame_jacobian`, ``M_j`` and ``s_j`` the
-    mass and world first moment ``Σ m_k c_k`` of the subtree the dof moves,
+    ``j``'s world column of [`frame_jacobian`][spatialjax.multibody.frame_jacobian], ``M_j`` and
+    ``s_j`` the mass and world first moment ``Σ m_k c_k`` of the subtree the dof moves,
     and ``M`` the total mass (Pinocchio's ``jacobianCenterOfMass``).
 
     Args:
@@ -302,7 +302,7 @@ def center_of_mass_jacobian(model: Model, q) -> jax.Array:
         that is not positive (NaN under a trace).
       TypeError: a non-float ``q`` or one of another dtype than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, center_of_mass_jacobian
       >>> m = chain_model(2, length=1.0)   # turning joint 0 moves the CoM (1, 0, 0) along +y

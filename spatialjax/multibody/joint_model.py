@@ -87,7 +87,7 @@ class JointModel:
       kinds: a subset of ``JOINT_KINDS``, stored in that order; ``()`` is
         no joint model.
 
-    Example:
+    Examples:
       >>> JointModel(("coulomb", "armature")).kinds
       ('armature', 'coulomb')
       >>> JointModel().friction.kinds

@@ -1,8 +1,8 @@
 r"""Forward kinematics: world poses, body velocities and accelerations, frame poses.
 
 Conventions: motion vectors ``[ω; v]`` in each body's frame, world poses as
-:class:`~spatialjax.Plxb` (``E = R_world_body``, ``r`` = body origin in the
-world); ``q``/``v`` as in :class:`~spatialjax.multibody.Model`. Batched over
+[`Plxb`][spatialjax.Plxb] (``E = R_world_body``, ``r`` = body origin in the
+world); ``q``/``v`` as in [`Model`][spatialjax.multibody.Model]. Batched over
 any leading axes, ``jit``/``vmap``/``grad``-able, float32 or float64 (the
 model's dtype).
 
@@ -42,10 +42,10 @@ from ._sweep import (
 
 # ------------------------------------------------------------------ public API
 class Kinematics(NamedTuple):
-    """Result of :func:`forward_kinematics`.
+    """Result of [`forward_kinematics`][spatialjax.multibody.forward_kinematics].
 
     Attributes:
-      poses: :class:`~spatialjax.Plxb` of batch ``(..., nbodies)``: each body's
+      poses: [`Plxb`][spatialjax.Plxb] of batch ``(..., nbodies)``: each body's
         pose in the world (``E = R_world_body``, ``r`` = body origin in world
         coordinates). ``poses.E[..., i, :, :]`` equals Pinocchio's
         ``data.oMi[i + 1].rotation``.
@@ -70,7 +70,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
 
     Args:
       model: the tree.
-      q: ``(..., nq)`` configuration (:class:`Model` for the order).
+      q: ``(..., nq)`` configuration ([`Model`][spatialjax.multibody.Model] for the order).
       v: ``(..., nv)`` generalised velocity, optional.
       a: ``(..., nv)`` generalised acceleration, optional (needs ``v``).
       method: ``"auto"`` (default: ``"loop"`` for at most 12 bodies and 16
@@ -79,14 +79,15 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
         unrolled step per body); ``spatialjax.multibody`` docstring, "Tree sweeps".
 
     Returns:
-      A :class:`Kinematics` with batch axes ``broadcast(q, v, a)`` first.
+      A [`Kinematics`][spatialjax.multibody.Kinematics] with batch axes ``broadcast(q, v, a)``
+      first.
 
     Raises:
       ValueError: shapes that do not fit the model; on concrete input, a zero
         free-flyer quaternion (naming the sample).
       TypeError: non-float inputs or a dtype other than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, forward_kinematics
       >>> m = chain_model(2, length=1.0)         # two revolute-z links, 1 m apart along x
@@ -105,7 +106,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
-    """:func:`forward_kinematics` on checked inputs: one compiled program per structure."""
+    """``forward_kinematics`` on checked inputs: one compiled program per structure."""
     method = _resolve_method(method, model, batch)
 
     def core(q, v=None, a=None):

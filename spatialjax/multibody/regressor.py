@@ -37,8 +37,9 @@ from .rnea import _rnea_forward
 def _projected_regressor_columns(s, w, al, x):
     r"""``sᵀ Φ(v, a)``: the 10 columns of the body regressor ``Φ`` against a motion ``s``.
 
-    ``Φ(v, a) π = I a + v ×* I v`` is :func:`spatialjax.identification.body_regressor`
-    (its reference in the tests).
+    ``Φ(v, a) π = I a + v ×* I v`` is
+    [`spatialjax.identification.body_regressor`][spatialjax.identification.body_regressor] (its
+    reference in the tests).
 
     ``s (..., 6, N)`` is a motion in the body frame (a joint's subspace moved
     there), ``w = ω``, ``al = α``, ``x = a_v + ω × v_v`` ``(..., 3, N)`` of the
@@ -91,7 +92,7 @@ def joint_torque_regressor(
     only the non-zero (dof, body) pairs are computed.
 
     Args:
-      model, q, v, a, gravity: as in :func:`~spatialjax.multibody.rnea`
+      model, q, v, a, gravity: as in [`rnea`][spatialjax.multibody.rnea.rnea]
         (``gravity=None``: ``(0, 0, -9.81)``; the model's inertias
         are not used).
       method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``: how the body
@@ -108,7 +109,7 @@ def joint_torque_regressor(
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
-    """:func:`joint_torque_regressor` on checked inputs: one compiled program per structure."""
+    """``joint_torque_regressor`` on checked inputs: one compiled program per structure."""
     method = _resolve_method(method, model, batch)
     q, v, a, g = _flat_dynamics(q, v, a, g, batch)
     db = _dof_body(model)

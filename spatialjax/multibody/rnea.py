@@ -1,7 +1,7 @@
 r"""Inverse dynamics by the recursive Newton-Euler algorithm (RNEA).
 
 Conventions: motion ``[ω; v]``, force ``[n; f]`` in each body's frame;
-``q``/``v`` as in :class:`~spatialjax.multibody.Model`; gravity in world
+``q``/``v`` as in [`Model`][spatialjax.multibody.Model]; gravity in world
 coordinates, applied as a fictitious base acceleration ``[0; −g]``.
 
 References:
@@ -127,15 +127,16 @@ def rnea(
 ) -> jax.Array:
     """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
 
-    Forward loop as in :func:`~spatialjax.multibody.forward_kinematics` with the
+    Forward loop as in [`forward_kinematics`][spatialjax.multibody.forward_kinematics] with the
     base accelerating at ``a_0 = [0; −g]`` (world coordinates), then
     ``f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i`` and, leaves to root,
     ``τ_i = S_iᵀ f_i``, ``f_λ += X_iᵀ f_i``. For a floating base the first six
     entries are the free flyer's generalised force, the body-frame wrench
     ``[n; f]`` that the base would need (Pinocchio's ``tau[:6]`` reordered
-    ``[f; n]`` -> ``[n; f]``: :meth:`Model.v_from_pinocchio`). Joint armature
-    adds ``model.armature · a``; damping and Coulomb friction are not included.
-    This is Pinocchio's ``rnea(model, data, q, v, a, fext)``.
+    ``[f; n]`` -> ``[n; f]``:
+    [`Model.v_from_pinocchio`][spatialjax.multibody.Model.v_from_pinocchio]). Joint armature adds
+    ``model.armature · a``; damping and Coulomb friction are not included. This is Pinocchio's
+    ``rnea(model, data, q, v, a, fext)``.
 
     Args:
       model: the tree.
@@ -160,7 +161,7 @@ def rnea(
         or shape, or batch shapes that do not broadcast, or an unknown method.
       TypeError: a non-float input or a dtype other than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, rnea
       >>> m = chain_model(1, length=1.0, mass=2.0)   # a rod about a vertical axis
@@ -176,7 +177,7 @@ def rnea(
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.Array:
-    """:func:`rnea` on checked inputs: one compiled program per structure."""
+    """``rnea`` on checked inputs: one compiled program per structure."""
     if _one_state(method, model, batch):
         fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
         q1, v1, a1, g1 = (x.reshape(-1) for x in (q, v, a, g))
@@ -204,23 +205,23 @@ def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.
 
 
 def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto") -> jax.Array:
-    """Bias forces ``h(q, v) = C(q, v) v + g(q)``: :func:`rnea` with ``a = 0``.
+    """Bias forces ``h(q, v) = C(q, v) v + g(q)``: ``rnea`` with ``a = 0``.
 
     The generalised force that holds the joints at zero acceleration against
     gravity and the velocity-product (Coriolis and centrifugal) forces;
     Pinocchio's ``nonLinearEffects``. ``M(q) a + h(q, v) = τ`` (RBDA eq. 6.1
-    with ``C`` as :func:`~spatialjax.multibody.coriolis_matrix`).
+    with ``C`` as [`coriolis_matrix`][spatialjax.multibody.coriolis_matrix]).
 
     Args:
-      model, q, v, gravity, method: as in :func:`rnea`.
+      model, q, v, gravity, method: as in [`rnea`][spatialjax.multibody.rnea.rnea].
 
     Returns:
       ``(..., nv)`` in ``v``'s order.
 
     Raises:
-      ValueError, TypeError: as :func:`rnea`.
+      ValueError, TypeError: as [`rnea`][spatialjax.multibody.rnea.rnea].
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, nonlinear_effects
       >>> m = chain_model(1, length=1.0, mass=2.0)   # vertical axis: gravity does no work
@@ -237,22 +238,22 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
 
 
 def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> jax.Array:
-    """Generalised gravity ``g(q)``: :func:`rnea` with ``v = a = 0``.
+    """Generalised gravity ``g(q)``: [`rnea`][spatialjax.multibody.rnea.rnea] with ``v = a = 0``.
 
     The generalised force that holds the robot still against gravity;
     Pinocchio's ``computeGeneralizedGravity``. ``gravity`` is the
     gravitational acceleration (``None``: ``(0, 0, -9.81)``).
 
     Args:
-      model, q, gravity, method: as in :func:`rnea`.
+      model, q, gravity, method: as in [`rnea`][spatialjax.multibody.rnea.rnea].
 
     Returns:
       ``(..., nv)`` in ``v``'s order.
 
     Raises:
-      ValueError, TypeError: as :func:`rnea`.
+      ValueError, TypeError: as [`rnea`][spatialjax.multibody.rnea.rnea].
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, gravity_torques
       >>> m = chain_model(1, length=1.0, mass=2.0)

@@ -1,20 +1,20 @@
 r"""Configuration-space integration and differentiable rollouts.
 
-Conventions: ``q``/``v`` as in :class:`~spatialjax.multibody.Model`. A free
+Conventions: ``q``/``v`` as in [`Model`][spatialjax.multibody.Model]. A free
 flyer's ``q = [p, wxyz]`` lives on SE(3) and its ``v = [ω; v]`` is the body
 twist (body frame); every other joint coordinate is a real number.
 
-* :func:`integrate` ``(q, v, dt)``: ``q ⊕ v dt``. One-dof joints
+* [`integrate`][spatialjax.multibody.integrate] ``(q, v, dt)``: ``q ⊕ v dt``. One-dof joints
   ``q + v dt``; a free flyer ``T_world_body · exp(v dt)`` with the SE(3)
   exponential of the body twist (Pinocchio's ``integrate(model, q, v * dt)``).
-* :func:`difference` ``(q0, q1)``: the ``v`` with ``integrate(q0, v, 1) = q1``:
-  ``q1 − q0`` for revolute and prismatic joints, that difference wrapped to
-  ``(−π, π]`` for continuous joints (Pinocchio's ``difference``: the shortest
+* [`difference`][spatialjax.multibody.difference] ``(q0, q1)``: the ``v`` with
+  ``integrate(q0, v, 1) = q1``: ``q1 − q0`` for revolute and prismatic joints, that difference
+  wrapped to ``(−π, π]`` for continuous joints (Pinocchio's ``difference``: the shortest
   rotation), and ``log(T0⁻¹ T1)`` for a free flyer (the rotation angle in
   ``[0, π]``).
-* :func:`rollout`: ``T`` steps of ``v̇ = forward_dynamics(q, v, τ)``,
-  ``q̇ = v`` (on the manifold) as one ``lax.scan``. ``"semi_implicit_euler"``:
-  ``v' = v + dt a(q, v)``, ``q' = q ⊕ v' dt`` (symplectic Euler: energy
+* [`rollout`][spatialjax.multibody.rollout.rollout]: ``T`` steps of
+  ``v̇ = forward_dynamics(q, v, τ)``, ``q̇ = v`` (on the manifold) as one ``lax.scan``.
+  ``"semi_implicit_euler"``: ``v' = v + dt a(q, v)``, ``q' = q ⊕ v' dt`` (symplectic Euler: energy
   error bounded, first order). ``"rk4"``: the classical Runge-Kutta tableau in
   the Lie-algebra form of Munthe-Kaas (RKMK4): stages ``q_s = q ⊕ Θ_s`` with
   the free flyer's stage velocities mapped by ``dexp⁻¹`` truncated after the
@@ -244,7 +244,7 @@ def integrate(model: Model, q, v, dt) -> jax.Array:
         broadcast, a non-finite concrete ``dt``.
       TypeError: non-float inputs or a dtype other than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, integrate
       >>> m = chain_model(1, floating_base=True)   # a free body
@@ -286,7 +286,7 @@ def difference(model: Model, q0, q1) -> jax.Array:
       ValueError: wrong lengths or batch shapes that do not broadcast.
       TypeError: non-float inputs or a dtype other than the model's.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, difference
       >>> m = chain_model(2)
@@ -305,7 +305,7 @@ def _difference_kernel(model, q0, q1):
 
 
 class Rollout(NamedTuple):
-    """Result of :func:`rollout`.
+    """Result of [`rollout`][spatialjax.multibody.rollout.rollout].
 
     Attributes:
       q: ``(..., T + 1, nq)`` configurations at ``t = 0, dt, ..., T dt``
@@ -339,7 +339,7 @@ def rollout(
     ``dt`` with ``integrator`` (module docstring): ``"semi_implicit_euler"``
     (``v' = v + dt a(q, v, τ)``, ``q' = q ⊕ v' dt``) or ``"rk4"`` (RKMK4,
     fourth order also for a free flyer), with ``a`` from
-    :func:`~spatialjax.multibody.forward_dynamics` (armature and joint
+    [`forward_dynamics`][spatialjax.multibody.forward_dynamics] (armature and joint
     damping included; no friction, limits or contacts). Differentiable with
     respect to ``q0``, ``v0``, ``tau`` (or ``params``), ``dt`` and the model's
     numeric fields (inertias...), and ``vmap``-able over all of them.
@@ -363,7 +363,7 @@ def rollout(
         ``"crba"``).
 
     Returns:
-      A :class:`Rollout` ``(q, v, tau)``; batch axes are those of ``q0``,
+      A [`Rollout`][spatialjax.multibody.Rollout] ``(q, v, tau)``; batch axes are those of ``q0``,
       ``v0`` and ``tau`` (its leading axes) broadcast. States whose mass matrix
       becomes singular turn NaN (``forward_dynamics`` under a trace).
 
@@ -376,7 +376,7 @@ def rollout(
       TypeError: non-float inputs, a dtype other than the model's, or ``tau``
         neither an array nor a callable.
 
-    Example:
+    Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, rollout
       >>> m = chain_model(1, mass=1.0)          # rod about a vertical axis, I = 1/3 kg m²
