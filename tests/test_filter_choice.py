@@ -69,7 +69,7 @@ def test_a_log_without_noise_gets_a_filter_just_above_its_band():
     c = ident.choose_filter(_log(t, q))
     assert c.automatic
     assert 2.6 * F_TOP <= c.lowpass <= 3.1 * F_TOP, c.reason
-    assert c.decimate == int(1000.0 // (4 * c.lowpass))
+    assert c.decimate == int(1000.0 // (10 * c.lowpass))
     assert c.details["signal"] == "q"
     # the Hann window's main lobe: 2 bins either side of a frequency between two bins
     assert F_TOP <= c.details["band_edge"] <= F_TOP + 3 * c.details["frequency_resolution"]
@@ -153,12 +153,12 @@ def test_short_parts_raise_the_cut_off_to_the_lowest_their_edges_allow():
     assert kept(0.97 * c.lowpass) < n / 4
 
 
-def test_automatic_decimation_is_the_largest_keeping_twice_the_cut_off():
+def test_automatic_decimation_keeps_ten_samples_per_period_of_the_cut_off():
     t, q, _ = _sines()
     for c in (ident.choose_filter(_log(t, q)), ident.choose_filter(_log(t, q), lowpass=10.0)):
         k, fc = c.decimate, c.lowpass
-        assert 1000.0 / (2 * k) >= 2 * fc
-        assert 1000.0 / (2 * (k + 1)) < 2 * fc
+        assert 1000.0 / (2 * k) >= 5 * fc
+        assert 1000.0 / (2 * (k + 1)) < 5 * fc
 
 
 def test_given_values_are_honoured():
@@ -168,13 +168,13 @@ def test_given_values_are_honoured():
     assert (c.lowpass, c.decimate, c.automatic) == (7.5, 4, False)
     assert "given" in c.reason
     c = ident.choose_filter(log, lowpass=10)
-    assert (c.lowpass, c.decimate, c.automatic) == (10.0, 25, False)
+    assert (c.lowpass, c.decimate, c.automatic) == (10.0, 10, False)
     c = ident.choose_filter(log, lowpass=None)
     assert (c.lowpass, c.decimate, c.automatic) == (None, 1, False)
     c = ident.choose_filter(log, lowpass=None, decimate=1)
     assert (c.lowpass, c.decimate) == (None, 1)
-    c = ident.choose_filter(log, decimate=50)  # automatic cut-off under the given decimation
-    assert c.automatic and c.decimate == 50 and c.lowpass <= 1000.0 / (4 * 50)
+    c = ident.choose_filter(log, decimate=20)  # automatic cut-off under the given decimation
+    assert c.automatic and c.decimate == 20 and c.lowpass <= 1000.0 / (10 * 20)
 
 
 @pytest.mark.parametrize(

@@ -387,6 +387,11 @@ def test_quadruped_acceptance_by_the_command(tmp_path, wrenches):
     assert np.allclose(share, [lk["plausibility"]["data_share_mass"] for lk in report["links"]])
     ratio = np.array(ev["mass_ratio"])
     strong = share >= 0.5
+    print(
+        f"solo12 {'wrenches' if wrenches else 'projection'}: {report['filter']['reason']}; "
+        f"base {ev['fit']['base']:.3%}, joint {ev['fit']['joint']:.3%}, total mass "
+        f"{abs(ev['total_mass']['fit'] / ev['total_mass']['true'] - 1):.3%}"
+    )
     assert ev["fit"]["base"] <= ACCEPT["base"] and ev["fit"]["joint"] <= ACCEPT["joint"], ev
     assert abs(ev["total_mass"]["fit"] / ev["total_mass"]["true"] - 1) <= ACCEPT["mass"]
     assert np.all((ratio[strong] >= 0.8) & (ratio[strong] <= 1.25)), (share, ratio)

@@ -166,7 +166,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_args.or_words(_args.count("--decimate", 1), auto="auto"),
         default="auto",
         help="keep every K-th sample after filtering; auto (default): the largest K whose "
-        "Nyquist frequency stays at least twice the cut-off (1 without a low-pass)",
+        "Nyquist frequency stays at least five times the cut-off, ten samples per period "
+        "(1 without a low-pass)",
     )
     _add_fit_options(parser)
     _add_log_options(parser)
