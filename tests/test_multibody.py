@@ -170,20 +170,7 @@ def test_one_state_poses_match_pinocchio_and_the_batched_sweep(tmp_path, dtype):
 
 
 def test_level_loop_and_scan_sweeps_agree_on_a_branching_tree(tmp_path):
-    links = "".join(
-        f'<link name="{n}"><inertial><mass value="{1 + k}"/><origin xyz="0.1 {k / 10} 0"/>'
-        f'<inertia ixx="0.1" ixy="0.01" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>'
-        for k, n in enumerate(["base", "a1", "a2", "b1", "b2"])
-    )
-    joints = "".join(
-        f'<joint name="{j}" type="{t}"><parent link="{p}"/><child link="{c}"/>'
-        f'<origin xyz="0.2 0.1 0" rpy="0.1 0.2 0.3"/><axis xyz="0 1 1"/>'
-        '<limit lower="-3" upper="3" effort="1" velocity="1"/></joint>'
-        for j, t, p, c in [("ja1", "revolute", "base", "a1"), ("ja2", "prismatic", "a1", "a2"),
-                           ("jb1", "revolute", "base", "b1"), ("jb2", "fixed", "b1", "b2")]
-    )  # fmt: skip
-    path = tmp_path / "tree.urdf"
-    path.write_text(f'<robot name="tree">{links}{joints}</robot>')
+    path = tree_urdf(tmp_path)
     model = mb.Model.from_urdf(path, floating_base=True, dtype="float64")
     assert model.levels == ((0,), (1, 3), (2,)) and model.parents == (-1, 0, 1, 0)
     pm = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())

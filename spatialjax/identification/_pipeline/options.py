@@ -113,21 +113,11 @@ class Options:
 
 
 def _friction_model(friction):
+    """A FrictionModel from the deprecated ``friction``: None (the default terms) or as
+    ``_parsed`` takes it."""
     from ...multibody import FrictionModel
 
-    if friction is None:
-        return FrictionModel()
-    if isinstance(friction, FrictionModel):
-        return friction
-    if isinstance(friction, str):
-        try:
-            return FrictionModel.parse(friction)
-        except ValueError as e:
-            raise IdentifyError("friction", str(e)) from None
-    try:
-        return FrictionModel(tuple(friction))
-    except (TypeError, ValueError) as e:
-        raise IdentifyError("friction", str(e).partition(": ")[2] or str(e)) from None
+    return FrictionModel() if friction is None else _parsed(FrictionModel, friction, "friction")
 
 
 def _as_joint_model(joint_model):
@@ -135,17 +125,24 @@ def _as_joint_model(joint_model):
     ``"armature,coulomb"`` or a sequence of kinds; ``IdentifyError`` naming it otherwise."""
     from ...multibody import JointModel
 
-    if isinstance(joint_model, JointModel):
-        return joint_model
-    if isinstance(joint_model, str):
+    return _parsed(JointModel, joint_model, "joint_model")
+
+
+def _parsed(kind, value, name: str):
+    """``value`` as a ``kind`` (``FrictionModel`` or ``JointModel``): one already, a
+    comma-separated text (``kind.parse``) or a sequence of kinds; ``IdentifyError`` naming
+    ``name`` otherwise."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str):
         try:
-            return JointModel.parse(joint_model)
+            return kind.parse(value)
         except ValueError as e:
-            raise IdentifyError("joint_model", str(e)) from None
+            raise IdentifyError(name, str(e)) from None
     try:
-        return JointModel(tuple(joint_model))
+        return kind(tuple(value))
     except (TypeError, ValueError) as e:
-        raise IdentifyError("joint_model", str(e).partition(": ")[2] or str(e)) from None
+        raise IdentifyError(name, str(e).partition(": ")[2] or str(e)) from None
 
 
 def resolve_joint_model(joint_model, friction):
