@@ -126,6 +126,7 @@ def test_solver_objects_hold_only_their_options_and_validate_them():
             make()
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_weights_broadcast_like_numpy(rng):
     # regression: weights had to be (6,), (N, 6) or (..., N, 6); per-sample (N, 1) and scalar
     # weights were refused. Any shape broadcastable to f's (..., N, 6) now works.
@@ -230,6 +231,7 @@ def test_gradients_in_data_prior_and_gamma_match_finite_differences(rng):
         np.testing.assert_allclose(np.sum(grads[i] * d), fd, rtol=2e-3, atol=1e-8)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_invalid_values_under_jit_give_nan_and_a_status_not_silent_nan(rng):
     # regression: under jit, NaN data, negative weights, γ < 0 and an inconsistent prior
     # came back as NaN parameters (or, for γ < 0, a "converged" fit) with no reason given

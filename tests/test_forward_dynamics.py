@@ -172,6 +172,7 @@ def test_jacfwd_matches_pinocchio_derivatives(name):
         assert err <= 1e-10, (key, err)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_jacfwd_velocity_and_torque_derivatives_floating_base():
     """Solo-12: ``∂a/∂v`` and ``∂a/∂τ = M⁻¹`` (Pinocchio's ``[v; ω]`` order permuted)."""
     model, pm = _pin_robot("solo12")
@@ -198,7 +199,8 @@ def _tangent_jacobian(model, q, v, x, which):
     return jax.jacfwd(f)(jnp.zeros_like(v))
 
 
-@pytest.mark.parametrize("name", ["solo12", pytest.param("talos_reduced", marks=pytest.mark.slow)])
+@pytest.mark.slow  # compile time; CI's second step
+@pytest.mark.parametrize("name", ["solo12", "talos_reduced"])
 def test_configuration_derivatives_floating_base(name):
     """``∂a/∂q`` against ``computeABADerivatives`` and ``∂τ/∂q`` against
     ``computeRNEADerivatives`` on a floating base, the free flyer's tangent taken through
@@ -253,6 +255,7 @@ def test_finite_gradients_at_zero_and_with_massless_links():
 
 
 # -------------------------------------------------------------- batches, models
+@pytest.mark.slow  # compile time; CI's second step
 def test_batches_broadcast_and_vmap_over_models():
     model = mb.chain_model(3, floating_base=True, dtype="float64")
     rng = np.random.default_rng(2)

@@ -169,7 +169,7 @@ def with_joint_model(log):
     return dataclasses.replace(log, tau=log.tau + a * ddq + b * dq + fc * np.sign(dq) + off)
 
 
-@pytest.mark.parametrize("method", ["wrenches", "projection"])
+@pytest.mark.parametrize("method", [pytest.param("wrenches", marks=pytest.mark.slow), "projection"])
 def test_a_floating_base_fits_the_joint_model_with_the_links(walker, method):
     """``identify_robot`` with its defaults (the filter chosen from the log, all four
     joint-model kinds) on a floating-base log whose joints carry armature, damping, Coulomb

@@ -224,6 +224,7 @@ def test_gradients_match_finite_differences(integrator):
     check_grads(loss, (q0, v0, tau, m.inertia.params), order=1, modes=("rev",), eps=1e-5)
 
 
+@pytest.mark.slow  # compile time; CI's second step
 def test_control_function_gains_gradients_and_replay():
     m = mb.chain_model(2, dtype="float64")
     q_ref = jnp.asarray([0.5, -0.4])
@@ -251,6 +252,7 @@ def test_control_function_gains_gradients_and_replay():
 
 
 # ------------------------------------------------------------------ batching, dtypes
+@pytest.mark.slow  # compile time; CI's second step
 def test_batching_vmap_over_models_and_float32():
     m = mb.chain_model(2, floating_base=True, dtype="float64")
     rng = np.random.default_rng(3)

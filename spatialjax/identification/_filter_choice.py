@@ -468,7 +468,7 @@ def choose_filter(
       >>> step = 2 * np.pi / 2**20
       >>> q = np.round(0.5 * np.sin(2 * np.pi * 0.5 * t)[:, None] / step) * step
       >>> c = choose_filter(RobotLog(t=t, q=q, tau=np.zeros_like(q)))
-      >>> c.automatic, 0.5 < c.lowpass < 20, c.decimate == int(1000 // (4 * c.lowpass))
+      >>> c.automatic, 0.5 < c.lowpass < 20, c.decimate == int(1000 // (10 * c.lowpass))
       (True, True, True)
 
     References:
