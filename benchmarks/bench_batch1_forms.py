@@ -48,12 +48,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_dynamics as bd  # noqa: E402
 
 import spatialjax.multibody as mb  # noqa: E402
-from spatialjax.multibody._sweep import _ancestor_mask, _body_subspaces, _rodrigues_terms  # noqa: E402
+from spatialjax.multibody import _sweep as sweep  # noqa: E402
 
 
 def _frames(model, q):
     """Joint poses in the parent ``E (..., nb, 3, 3)``, ``r (..., nb, 3)`` (fixed base)."""
-    P, PK, PKK, Pa, pp = _rodrigues_terms(model)
+    P, PK, PKK, Pa, pp = sweep.rodrigues_terms(model)
     nb = model.nbodies
     rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)
     pri = np.array([t == "prismatic" for t in model.joint_types], float)
@@ -89,7 +89,7 @@ def fk_bf(model, q):
 
 def rnea_bf(model, q, v, a, g):
     E, r = _frames(model, q)
-    S = _body_subspaces(model)
+    S = sweep.body_subspaces(model)
     Sw, Sv = S[:, :3], S[:, 3:]
     prm = model.inertia.params
     nb = model.nbodies
@@ -163,9 +163,9 @@ def mass_dense(model, q):
     mI = m[:, None, None] * jnp.eye(3)
     inertia = jnp.concatenate([jnp.concatenate([Io, H], -1), jnp.concatenate([-H, mI], -1)], -2)
     Iw = jnp.swapaxes(X, -1, -2) @ inertia @ X
-    anc = _ancestor_mask(model.parents, tuple(range(nb)))  # anc[j, i]: j is i or an ancestor
+    anc = sweep.ancestor_mask(model.parents, tuple(range(nb)))  # anc[j, i]: j is i or an ancestor
     Ic = jnp.einsum("ji,...ikl->...jkl", anc.astype(float), Iw)
-    S = _body_subspaces(model)
+    S = sweep.body_subspaces(model)
     w = jnp.einsum("...bij,bj->...bi", Rw, S[:, :3])
     s = jnp.concatenate([w, jnp.einsum("...bij,bj->...bi", Rw, S[:, 3:]) + jnp.cross(pw, w)], -1)
     P = jnp.einsum("...dk,...ek->...de", jnp.einsum("...dkl,...dl->...dk", Ic, s), s)

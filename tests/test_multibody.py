@@ -141,7 +141,7 @@ def test_float32_matches_pinocchio(robot):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_one_state_poses_match_pinocchio_and_the_batched_sweep(tmp_path, dtype):
-    """One state ``(nq,)`` takes its own pose path (``_poses_one``): Pinocchio's ``oMi``,
+    """One state ``(nq,)`` takes its own pose path (``_sweep.poses_one``): Pinocchio's ``oMi``,
     the batched sweep's poses, and the same under ``vmap`` and ``grad``."""
     path = tree_urdf(tmp_path)
     model = mb.Model.from_urdf(path, floating_base=True, dtype=dtype)
@@ -302,7 +302,7 @@ def test_projected_regressor_columns_are_s_transpose_phi():
     x = a[3:] + jnp.cross(v[:3], v[3:], axis=0)
     got = alg._projected_regressor_columns(s, v[:3], a[:3], x)  # (10, n)
     np.testing.assert_allclose(got, jnp.einsum("kn,nkc->cn", s, phi), rtol=0, atol=1e-12)
-    force = bl._inertia_times(pi, a) + bl._crf(v, bl._inertia_times(pi, v))
+    force = bl.inertia_times(pi, a) + bl.crf(v, bl.inertia_times(pi, v))
     np.testing.assert_allclose(jnp.einsum("nkc,cn->kn", phi, pi), force, rtol=0, atol=1e-12)
 
 
@@ -432,8 +432,8 @@ def test_auto_method_is_loop_for_small_models_and_batches_and_same_results(nbodi
     want = (
         "loop" if nbodies <= _sweep._AUTO_LOOP_BODIES and n <= _sweep._AUTO_LOOP_STATES else "scan"
     )
-    assert _sweep._resolve_method("auto", model, (n,)) == want
-    assert _sweep._resolve_method("levels", model, (n,)) == "levels"
+    assert _sweep.resolve_method("auto", model, (n,)) == want
+    assert _sweep.resolve_method("levels", model, (n,)) == "levels"
     q, v, a = random_states(model, n, np.random.default_rng(nbodies + n))
     ref = {m: _everything(model, q, v, a, method=m) for m in ("loop", "scan")}
     got = _everything(model, q, v, a, method="auto")
@@ -442,7 +442,7 @@ def test_auto_method_is_loop_for_small_models_and_batches_and_same_results(nbodi
             np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-12, atol=1e-10)
     # the defaults are "auto": eager calls of the public functions give the same (one state
     # of a small model: the world-frame one-state form, the same to rounding)
-    tol = 1e-12 if _sweep._one_state("auto", model, (n,)) else 0.0
+    tol = 1e-12 if _sweep.one_state("auto", model, (n,)) else 0.0
     np.testing.assert_allclose(mb.rnea(model, q, v, a), ref[want][1], rtol=tol, atol=tol)
     np.testing.assert_allclose(mb.mass_matrix(model, q), ref[want][2], rtol=tol, atol=tol)
 
@@ -526,16 +526,17 @@ def test_long_batches_are_chunked_without_changing_results():
 
 @pytest.mark.slow
 def test_mass_matrix_and_regressor_chunks_agree_with_single_states():
-    """Large per-state results are swept in small chunks (``_chunk_for``), each written in place
-    into the output: 3 chunks (the last one overlapping the second) give the rows of one-state
-    calls, also in the overlap (regression test for the chunked mass matrix and regressor)."""
+    """Large per-state results are swept in small chunks (``_sweep.chunk_for``), each written in
+    place into the output: 3 chunks (the last one overlapping the second) give the rows of
+    one-state calls, also in the overlap (regression test for the chunked mass matrix and
+    regressor)."""
     from spatialjax.multibody import _sweep
 
     # the smallest chain whose mass matrix (nv = 33: 8.7 kB per state) is swept 64 states
     # at a time: compiling every (joint, body) pair of a longer chain costs seconds
     model = mb.chain_model(28, floating_base=True, dtype="float64")
-    chunk_h = _sweep._chunk_for(model.nv * model.nv * 8)
-    chunk_y = _sweep._chunk_for(model.nv * model.nbodies * 10 * 8)
+    chunk_h = _sweep.chunk_for(model.nv * model.nv * 8)
+    chunk_y = _sweep.chunk_for(model.nv * model.nbodies * 10 * 8)
     assert chunk_h == 64 and chunk_y == 64
     n = 2 * chunk_h + 5
     q, v, a = random_states(model, n, np.random.default_rng(9))

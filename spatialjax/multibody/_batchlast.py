@@ -6,7 +6,7 @@ and the small 3/6/10 component axes come before it, so every formula here is
 an elementwise loop over ``N`` that XLA fuses and vectorises (XLA:CPU
 vectorises poorly over 3- and 6-long minor axes; ``benchmarks/README.md``,
 "Multibody sweeps"). Model leaves get a trailing axis of 1 to broadcast
-against ``N`` (``_n``). Products are written out (no reduce ops).
+against ``N`` (``n``). Products are written out (no reduce ops).
 
 Conventions: motion vectors ``[ω; v]``, forces ``[n; f]``; a child's pose in
 its parent is ``(E, r)`` with ``E = R_parent_child`` and ``r`` the child's
@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from .._smallmat import sum_terms as _sum
 
 
-def _mv(R, x):
+def mv(R, x):
     """``R x``: ``R (..., 3, 3, N)``, ``x (..., 3, N)`` (written out: no reduce op)."""
     return (
         R[..., :, 0, :] * x[..., 0:1, :]
@@ -44,7 +44,7 @@ def _mtv(R, x):
     )
 
 
-def _mm(A, B):
+def mm(A, B):
     """``A B`` for ``(..., 3, 3, N)`` operands."""
     return (
         A[..., :, 0:1, :] * B[..., 0:1, :, :]
@@ -53,13 +53,13 @@ def _mm(A, B):
     )
 
 
-def _cross(a, b):
+def cross(a, b):
     a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
     b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
     return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-2)
 
 
-def _skew(a):
+def skew(a):
     a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
     z = jnp.zeros_like(a0)
     return jnp.stack(
@@ -68,15 +68,15 @@ def _skew(a):
     )
 
 
-def _split(x):
+def split(x):
     return x[..., :3, :], x[..., 3:, :]
 
 
-def _join(a, b):
+def join(a, b):
     return jnp.concatenate([a, b], axis=-2)
 
 
-def _quat_matrix(qw, qx, qy, qz):
+def quat_matrix(qw, qx, qy, qz):
     """Active rotation of a ``wxyz`` quaternion (normalised here), ``(3, 3, N)``."""
     s = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
     rows = [
@@ -88,43 +88,43 @@ def _quat_matrix(qw, qx, qy, qz):
 
 
 # ------------------------------------------------------------ spatial operations
-def _motion_to_child(E, r, m):
+def motion_to_child(E, r, m):
     """Parent -> child coordinates, child pose ``(E, r)`` in parent: ``[Eᵀω; Eᵀ(v − r×ω)]``."""
-    w, v = _split(m)
-    return _join(_mtv(E, w), _mtv(E, v - _cross(r, w)))
+    w, v = split(m)
+    return join(_mtv(E, w), _mtv(E, v - cross(r, w)))
 
 
-def _force_to_parent(E, r, f):
+def force_to_parent(E, r, f):
     """Child -> parent coordinates of a force: ``[E n + r × E f; E f]`` (``Xᵀ f``)."""
-    n, fl = _split(f)
-    fp = _mv(E, fl)
-    return _join(_mv(E, n) + _cross(r, fp), fp)
+    n, fl = split(f)
+    fp = mv(E, fl)
+    return join(mv(E, n) + cross(r, fp), fp)
 
 
-def _motion_to_parent(E, r, m):
+def motion_to_parent(E, r, m):
     """Child -> parent coordinates of a motion: ``[E ω; E v + r × E ω]`` (``X⁻¹ m``)."""
-    w, v = _split(m)
-    wp = _mv(E, w)
-    return _join(wp, _mv(E, v) + _cross(r, wp))
+    w, v = split(m)
+    wp = mv(E, w)
+    return join(wp, mv(E, v) + cross(r, wp))
 
 
-def _crm(v, m):
+def crm(v, m):
     """Motion cross product ``v × m = [ω×m_ω; ω×m_v + v×m_ω]`` (RBDA eq. 2.31)."""
-    w, vl = _split(v)
-    mw, mv = _split(m)
-    return _join(_cross(w, mw), _cross(w, mv) + _cross(vl, mw))
+    w, vl = split(v)
+    mw, mv = split(m)
+    return join(cross(w, mw), cross(w, mv) + cross(vl, mw))
 
 
-def _crf(v, f):
+def crf(v, f):
     """Force cross product ``v ×* f = [ω×n + v×f; ω×f]`` (RBDA eq. 2.32)."""
-    w, vl = _split(v)
-    n, fl = _split(f)
-    return _join(_cross(w, n) + _cross(vl, fl), _cross(w, fl))
+    w, vl = split(v)
+    n, fl = split(f)
+    return join(cross(w, n) + cross(vl, fl), cross(w, fl))
 
 
-def _inertia_times(p, m):
+def inertia_times(p, m):
     """Spatial inertia (10-vector ``p``) times motion: ``[I_o ω + h×v; m v − h×ω]`` (eq. 2.63)."""
-    w, vl = _split(m)
+    w, vl = split(m)
     mass, h = p[..., 0:1, :], p[..., 1:4, :]
     xx, xy, yy, xz, yz, zz = (p[..., k, :] for k in range(4, 10))
     w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
@@ -132,10 +132,10 @@ def _inertia_times(p, m):
         [xx * w0 + xy * w1 + xz * w2, xy * w0 + yy * w1 + yz * w2, xz * w0 + yz * w1 + zz * w2],
         axis=-2,
     )
-    return _join(Iw + _cross(h, vl), mass * vl - _cross(h, w))
+    return join(Iw + cross(h, vl), mass * vl - cross(h, w))
 
 
-def _inertia_to_parent(p, R, t):
+def inertia_to_parent(p, R, t):
     """10-vector of a body given in a child frame, in the parent frame (child pose ``(R, t)``).
 
     Pseudo-inertia sandwich ``J' = T J Tᵀ`` (see ``RigidBodyInertia.transform``):
@@ -153,8 +153,8 @@ def _inertia_to_parent(p, R, t):
         ],
         -3,
     )
-    u = _mv(R, h)
-    RSRt = _mm(_mm(R, S), jnp.swapaxes(R, -2, -3))
+    u = mv(R, h)
+    RSRt = mm(mm(R, S), jnp.swapaxes(R, -2, -3))
     ut = u[..., :, None, :] * t[..., None, :, :]
     Sb = (
         RSRt
@@ -178,17 +178,17 @@ def _inertia_to_parent(p, R, t):
     )  # fmt: skip
 
 
-def _dot6(a, b):
+def dot6(a, b):
     """``Σ_k a[..., k, :] b[..., k, :]`` over a 6-long component axis (written out)."""
     return sum(a[..., k, :] * b[..., k, :] for k in range(6))
 
 
-def _n(x):
+def n(x):
     """Model leaf ``(nb, k...)`` -> ``(nb, k..., 1)`` (broadcasts against ``N``)."""
     return x[..., None]
 
 
-def _rows_to_child(E, r, m):
+def rows_to_child(E, r, m):
     """``X m`` on rows: ``[Eᵀω; Eᵀ(v − r × ω)]`` (6 rows in, 6 rows out)."""
     w0, w1, w2, v0, v1, v2 = m
     u = (v0 - (r[1] * w2 - r[2] * w1), v1 - (r[2] * w0 - r[0] * w2), v2 - (r[0] * w1 - r[1] * w0))
@@ -198,7 +198,7 @@ def _rows_to_child(E, r, m):
     ]
 
 
-def _rows_force_to_parent(E, r, f):
+def rows_force_to_parent(E, r, f):
     """``Xᵀ f`` on rows: ``[E n + r × E f; E f]``."""
     n, fl = f[:3], f[3:]
     fp = [E[3 * k] * fl[0] + E[3 * k + 1] * fl[1] + E[3 * k + 2] * fl[2] for k in range(3)]
@@ -211,22 +211,22 @@ def _rows_force_to_parent(E, r, f):
 
 
 # ------------------------------------------------------------- 6x6 matrices
-def _dot(a, b, n):
+def dot(a, b, n):
     """``Σ_k a[..., k, :] b[..., k, :]`` over an ``n``-long component axis (written out)."""
     return _sum(a[..., k, :] * b[..., k, :] for k in range(n))
 
 
-def _m6v(M, x):
+def m6v(M, x):
     """``M x``: ``M (..., 6, 6, N)``, ``x (..., 6, N)``."""
     return _sum(M[..., :, k, :] * x[..., k : k + 1, :] for k in range(6))
 
 
-def _m6m(A, B):
+def m6m(A, B):
     """``A B`` for ``(..., 6, 6, N)`` operands."""
     return _sum(A[..., :, k : k + 1, :] * B[..., k : k + 1, :, :] for k in range(6))
 
 
-def _m6tm(A, B):
+def m6tm(A, B):
     """``Aᵀ B`` for ``(..., 6, 6, N)`` operands."""
     return _sum(A[..., k, :, None, :] * B[..., k : k + 1, :, :] for k in range(6))
 
@@ -238,7 +238,7 @@ def _blocks(A, B, C, D):
     )
 
 
-def _inertia_matrix(p):
+def inertia_matrix(p):
     """Spatial inertia 6x6 ``[[I_o, [h]×], [[h]×ᵀ, m 1]]`` of a 10-vector (RBDA eq. 2.63)."""
     m, h = p[..., 0, :], p[..., 1:4, :]
     xx, xy, yy, xz, yz, zz = (p[..., k, :] for k in range(4, 10))
@@ -246,7 +246,7 @@ def _inertia_matrix(p):
         [jnp.stack([xx, xy, xz], -2), jnp.stack([xy, yy, yz], -2), jnp.stack([xz, yz, zz], -2)],
         axis=-3,
     )
-    H = _skew(h)
+    H = skew(h)
     z = jnp.zeros_like(m)
     mI = jnp.stack(
         [jnp.stack([m, z, z], -2), jnp.stack([z, m, z], -2), jnp.stack([z, z, m], -2)], axis=-3
@@ -254,13 +254,13 @@ def _inertia_matrix(p):
     return _blocks(Io, H, -H, mI)
 
 
-def _crm_matrix(v):
+def crm_matrix(v):
     """``(v×)`` as a 6x6 matrix: ``[[ω×, 0], [v×, ω×]]`` (RBDA eq. 2.31)."""
-    W, Vl = _skew(v[..., :3, :]), _skew(v[..., 3:, :])
+    W, Vl = skew(v[..., :3, :]), skew(v[..., 3:, :])
     return _blocks(W, jnp.zeros_like(W), Vl, W)
 
 
-def _crf_bar_matrix(f):
+def crf_bar_matrix(f):
     """The 6x6 matrix of ``m ↦ m ×* f``: ``−[[n×, f×], [f×, 0]]`` (``f = [n; f]``)."""
-    Nn, Fl = _skew(f[..., :3, :]), _skew(f[..., 3:, :])
+    Nn, Fl = skew(f[..., :3, :]), skew(f[..., 3:, :])
     return -_blocks(Nn, Fl, Fl, jnp.zeros_like(Fl))

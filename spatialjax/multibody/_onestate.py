@@ -2,7 +2,7 @@ r"""One state of a small tree: world-frame dynamics with few, small operations.
 
 What the algorithms run when a call sweeps ONE state of a small model (a
 controller step, a ``lax.scan`` step, a ``jax.vmap`` body; ``method="auto"``,
-``_sweep._one_state``). Every quantity is written
+``_sweep.one_state``). Every quantity is written
 in one frame, world axes about a common origin (the world's; a free-flyer
 root's origin for a floating base, exact far from the world's origin), so that
 the recursions of RBDA Table 5.1 and Table 6.2 become sums over a body's
@@ -46,8 +46,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _smallmat as smallmat
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import _poses_one
 
 
 # ----------------------------------------------------------------- structure
@@ -92,11 +92,11 @@ def poses(model: Model, q):
     ``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i`` with the fewest operations:
     ``E_i = P + sin θ · P K + (1 − cos θ) · P K²`` (Rodrigues with ``K = [a]×``;
     the products fold to constants when the model is closed over) and one 3x3
-    matrix product per body (``spatialjax.multibody._sweep._poses_one``, what
+    matrix product per body (``spatialjax.multibody._sweep.poses_one``, what
     ``forward_kinematics`` of one state runs: the same operations, so that a
     program calling several functions of one state computes the poses once).
     """
-    R, p = _poses_one(model, q[:, None])
+    R, p = sweep.poses_one(model, q[:, None])
     return R[..., 0], p[..., 0]
 
 

@@ -27,12 +27,12 @@ scatter-adds the children's forces into their parents' level (one step per
 tree *level*: 7 for a Panda, 11 for Talos). ``method="loop"`` is the plain
 per-body recursion unrolled in Python (one traced step per body); for the
 world poses of ONE state it forms each body's pose with a 3x3 matrix product
-(``_poses_one``), the form with the fewest operations. All three
+(``poses_one``), the form with the fewest operations. All three
 give the same results (tests compare them with Pinocchio); how they compare
 in time is in ``benchmarks/README.md`` ("Multibody sweeps"). The mass matrix
 and the regressor compute only the (joint, body) pairs of the tree and write
-them in place, chunk by chunk of about 1 MB of result (``_chunk_for``),
-into the batch-first output (``_chunked_blocks``).
+them in place, chunk by chunk of about 1 MB of result (``chunk_for``),
+into the batch-first output (``chunked_blocks``).
 
 References:
   R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
@@ -51,26 +51,14 @@ import numpy as np
 
 from .._checks import FLOATING_DTYPES as _FLOATING
 from .._checks import is_concrete
-from ._batchlast import (
-    _crm,
-    _force_to_parent,
-    _join,
-    _mm,
-    _motion_to_child,
-    _motion_to_parent,
-    _mv,
-    _n,
-    _quat_matrix,
-    _rows_to_child,
-    _skew,
-)
+from . import _batchlast as batchlast
 from ._model import Model
 
 _METHODS = ("auto", "levels", "loop", "scan")
 
 
 # --------------------------------------------------------------- input checking
-def _as_input(x, name, n, model: Model):
+def as_input(x, name, n, model: Model):
     """Check a ``(..., n)`` state array; lists become NumPy arrays of the model's dtype.
 
     A NumPy array is returned as it is (the kernel's ``jit`` call moves it to the
@@ -112,7 +100,7 @@ def _as_input(x, name, n, model: Model):
     return x
 
 
-def _check_method(method):
+def check_method(method):
     if method not in _METHODS:
         raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
 
@@ -128,13 +116,13 @@ _AUTO_LOOP_STATES = 16
 _ONE_STATE_BODIES = 12
 
 
-def _one_state(method: str, model: Model, batch: tuple) -> bool:
+def one_state(method: str, model: Model, batch: tuple) -> bool:
     """Whether ``method`` sweeps this call with ``_onestate``: ``"auto"``, ONE state
     (the product of ``batch`` is 1) of a model of at most ``_ONE_STATE_BODIES`` bodies."""
     return method == "auto" and math.prod(batch) == 1 and model.nbodies <= _ONE_STATE_BODIES
 
 
-def _resolve_method(method: str, model: Model, batch: tuple) -> str:
+def resolve_method(method: str, model: Model, batch: tuple) -> str:
     """The sweep that ``method`` means for ``model`` at the batch shape ``batch`` (``"auto"``
     resolved by the number of states, the product of ``batch``)."""
     if method != "auto":
@@ -144,7 +132,7 @@ def _resolve_method(method: str, model: Model, batch: tuple) -> str:
     return "loop" if small else "scan"
 
 
-def _batch(**named):
+def batch(**named):
     shapes = {k: tuple(v.shape[:-1]) for k, v in named.items() if v is not None}
     try:
         return tuple(np.broadcast_shapes(*shapes.values()))
@@ -165,7 +153,7 @@ def _standard_gravity(dtype) -> np.ndarray:
     return g
 
 
-def _gravity(gravity, model: Model):
+def as_gravity(gravity, model: Model):
     """``gravity`` (``None``: ``STANDARD_GRAVITY``) as an array of the model's dtype.
 
     Sequences become NumPy arrays (the kernel's ``jit`` call moves them to the device).
@@ -185,7 +173,7 @@ def _gravity(gravity, model: Model):
     return g
 
 
-def _as_fext(f_ext, model: Model, name="f_ext"):
+def as_fext(f_ext, model: Model, name="f_ext"):
     """Check per-body wrenches ``(..., nbodies, 6)`` (``None`` passes through)."""
     if f_ext is None:
         return None
@@ -211,7 +199,7 @@ def _as_fext(f_ext, model: Model, name="f_ext"):
     return f_ext
 
 
-def _batch_with_fext(batch, f_ext):
+def batch_with_fext(batch, f_ext):
     """Broadcast the states' batch with ``f_ext``'s (its leading axes before ``(nb, 6)``)."""
     if f_ext is None:
         return batch
@@ -223,7 +211,7 @@ def _batch_with_fext(batch, f_ext):
         ) from None
 
 
-def _flat_fext(f_ext, batch):
+def flat_fext(f_ext, batch):
     """``(..., nb, 6)`` -> ``(nb, 6, N)`` (batch last), inside a kernel."""
     nb = f_ext.shape[-2]
     f = jnp.broadcast_to(f_ext, batch + (nb, 6))
@@ -253,7 +241,7 @@ def _groups(parents: tuple, levels: tuple, method: str):
     return tuple(out), np.argsort(order)
 
 
-def _take(x, idx):
+def take(x, idx):
     """``x[idx]`` on the leading axis; a slice when ``idx`` is a contiguous range."""
     idx = np.asarray(idx)
     if idx.size and np.array_equal(idx, np.arange(idx[0], idx[0] + idx.size)):
@@ -261,17 +249,17 @@ def _take(x, idx):
     return x[idx]
 
 
-def _rows(x, idx):
+def rows(x, idx):
     """``x[idx]`` on the leading axis with a static index list, as slices of its runs.
 
     XLA:CPU runs a gather with an index array much slower than the same rows taken
     as static slices and concatenated (``benchmarks/README.md``, "Multibody sweeps").
     """
-    runs = [x[lo:hi] for lo, hi in _runs(idx)]
-    return runs[0] if len(runs) == 1 else jnp.concatenate(runs, axis=0)
+    pieces = [x[lo:hi] for lo, hi in runs(idx)]
+    return pieces[0] if len(pieces) == 1 else jnp.concatenate(pieces, axis=0)
 
 
-def _assemble(parts, inv_order):
+def assemble(parts, inv_order):
     """Concatenate per-group arrays (body axis first) and restore body order."""
     x = jnp.concatenate(parts, axis=0)
     if np.array_equal(inv_order, np.arange(inv_order.size)):
@@ -279,7 +267,7 @@ def _assemble(parts, inv_order):
     return x[inv_order]
 
 
-def _flat(x, batch):
+def flat(x, batch):
     """``(..., k)`` user array -> ``(k, N)`` with ``N = prod(batch)`` (batch-last layout)."""
     x = jnp.broadcast_to(x, batch + x.shape[-1:])
     n = int(np.prod(batch, dtype=int))
@@ -296,10 +284,10 @@ def _unflat(y, batch):
 # the per-level intermediates of a chunk stay in cache (``benchmarks/README.md``,
 # "Multibody sweeps", for the measurement behind the size).
 _CHUNK = 2048
-_CHUNK_BYTES = 2**20  # target bytes of result per chunk (_chunk_for)
+_CHUNK_BYTES = 2**20  # target bytes of result per chunk (chunk_for)
 
 
-def _chunk_for(out_bytes_per_state: int) -> int:
+def chunk_for(out_bytes_per_state: int) -> int:
     """Chunk length for a result of this many bytes per state: about 1 MB per chunk.
 
     A power of two in ``[64, _CHUNK]``: the Talos joint-torque regressor
@@ -310,13 +298,13 @@ def _chunk_for(out_bytes_per_state: int) -> int:
     return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
 
 
-def _chunked(core, *xs, chunk: int = _CHUNK):
+def chunked(core, *xs, chunk: int = _CHUNK):
     """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``chunk``.
 
     Every output leaf comes back with the batch FIRST, ``(N, k...)``: each chunk's
     result is transposed while it is in cache (forward kinematics and RNEA, a few
     hundred bytes per state; the regressor and the mass matrix write their larger
-    results in place by blocks, ``_chunked_blocks``). Inputs of batch 1 broadcast.
+    results in place by blocks, ``chunked_blocks``). Inputs of batch 1 broadcast.
     """
 
     def batch_first(out):
@@ -337,12 +325,12 @@ def _chunked(core, *xs, chunk: int = _CHUNK):
     return jax.tree.map(lambda y: y.reshape((nc * chunk,) + y.shape[2:])[:n], out)
 
 
-def _unflat_bf(y, batch):
+def unflat_bf(y, batch):
     """``(N, k...)`` -> ``(*batch, k...)``."""
     return y.reshape(batch + y.shape[1:])
 
 
-def _joint_frames(model: Model, q):
+def joint_frames(model: Model, q):
     """Each body's pose in its parent: ``E (nb, 3, 3, N) = R_λi``, ``r (nb, 3, N)``."""
     ff = model.floating_base
     N = q.shape[-1]
@@ -353,23 +341,27 @@ def _joint_frames(model: Model, q):
     pri = np.array([t == "prismatic" for t in model.joint_types], float)
     rot = jnp.asarray(rot[:, None], q.dtype)
     pri = jnp.asarray(pri[:, None], q.dtype)
-    PR, Pp, ax = _n(model.placements.E), _n(model.placements.r), _n(model.axes)
+    PR, Pp, ax = (
+        batchlast.n(model.placements.E),
+        batchlast.n(model.placements.r),
+        batchlast.n(model.axes),
+    )
     theta = qb * rot  # (nb, N)
-    K = _skew(ax)  # (nb, 3, 3, 1)
+    K = batchlast.skew(ax)  # (nb, 3, 3, 1)
     s, c = jnp.sin(theta)[:, None, None, :], jnp.cos(theta)[:, None, None, :]
-    Rj = jnp.eye(3, dtype=q.dtype)[:, :, None] + s * K + (1.0 - c) * _mm(K, K)
-    E = _mm(PR, Rj)
-    r = Pp + _mv(PR, ax * (qb * pri)[:, None, :])
+    Rj = jnp.eye(3, dtype=q.dtype)[:, :, None] + s * K + (1.0 - c) * batchlast.mm(K, K)
+    E = batchlast.mm(PR, Rj)
+    r = Pp + batchlast.mv(PR, ax * (qb * pri)[:, None, :])
     if ff:
-        Rq = _quat_matrix(q[3], q[4], q[5], q[6])
-        E0 = _mm(PR[0], Rq)
-        r0 = Pp[0] + _mv(PR[0], q[0:3])
+        Rq = batchlast.quat_matrix(q[3], q[4], q[5], q[6])
+        E0 = batchlast.mm(PR[0], Rq)
+        r0 = Pp[0] + batchlast.mv(PR[0], q[0:3])
         E = jnp.concatenate([E0[None], E[1:]], axis=0)
         r = jnp.concatenate([r0[None], r[1:]], axis=0)
     return E, r
 
 
-def _body_subspaces(model: Model):
+def body_subspaces(model: Model):
     """``(nb, 6)`` motion subspace ``S_i`` of each 1-DoF joint in its body frame (free flyer: 0)."""
     rot = np.array([t in ("revolute", "continuous") for t in model.joint_types], float)[:, None]
     pri = np.array([t == "prismatic" for t in model.joint_types], float)[:, None]
@@ -377,7 +369,7 @@ def _body_subspaces(model: Model):
     return jnp.concatenate([ax * jnp.asarray(rot, ax.dtype), ax * jnp.asarray(pri, ax.dtype)], -1)
 
 
-def _split_dofs(model: Model, x):
+def split_dofs(model: Model, x):
     """``(nv, N)`` -> (free-flyer part ``(6, N)`` or None, per-body ``(nb, N)``)."""
     if model.floating_base:
         xb = jnp.concatenate([jnp.zeros((1, x.shape[-1]), x.dtype), x[6:]], axis=0)
@@ -385,7 +377,7 @@ def _split_dofs(model: Model, x):
     return None, x
 
 
-def _forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None, pose=True):
+def forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None, pose=True):
     """Forward sweep (RBDA Table 5.1, forward loop): world poses, body ``v_i``, ``a_i``.
 
     ``v_i = X_i v_λ + S_i q̇_i``; ``a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i``;
@@ -393,11 +385,11 @@ def _forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None
     Returns per-group lists (body axis first) and the inverse group order.
     """
     groups, inv = _groups(model.parents, model.levels, method)
-    S = _n(_body_subspaces(model)) if qd is not None else None
+    S = batchlast.n(body_subspaces(model)) if qd is not None else None
     N = E.shape[-1]
     Rw, pw, V, A = [], [], [], []
     for idx, gp, pos in groups:
-        Eg, rg = _take(E, idx), _take(r, idx)
+        Eg, rg = take(E, idx), take(r, idx)
         if gp < 0:
             if pose:
                 Rw.append(Eg)
@@ -406,33 +398,33 @@ def _forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None
             ap = None if a0 is None else jnp.broadcast_to(a0, (len(idx), 6, N))
         else:
             if pose:
-                Rp, pp = _take(Rw[gp], pos), _take(pw[gp], pos)
-                Rw.append(_mm(Rp, Eg))
-                pw.append(pp + _mv(Rp, rg))
-            vp = _take(V[gp], pos) if qd is not None else None
-            ap = _take(A[gp], pos) if qdd is not None else None
+                Rp, pp = take(Rw[gp], pos), take(pw[gp], pos)
+                Rw.append(batchlast.mm(Rp, Eg))
+                pw.append(pp + batchlast.mv(Rp, rg))
+            vp = take(V[gp], pos) if qd is not None else None
+            ap = take(A[gp], pos) if qdd is not None else None
         if qd is None:
             continue
-        Sg = _take(S, idx)
-        vJ = Sg * _take(qd, idx)[:, None, :]
-        vi = vJ if vp is None else _motion_to_child(Eg, rg, vp) + vJ
+        Sg = take(S, idx)
+        vJ = Sg * take(qd, idx)[:, None, :]
+        vi = vJ if vp is None else batchlast.motion_to_child(Eg, rg, vp) + vJ
         if gp < 0 and vff is not None and idx[0] == 0:
             # free flyer: v_0 = v[:6] and S = 1 (RBDA §4.5), so a_0 = X_0 a_world + v̇[:6]
             vi = jnp.concatenate([vff[None], vi[1:]], axis=0)
         V.append(vi)
         if qdd is None:
             continue
-        ai = Sg * _take(qdd, idx)[:, None, :] + _crm(vi, vJ)
+        ai = Sg * take(qdd, idx)[:, None, :] + batchlast.crm(vi, vJ)
         if ap is not None:
-            ai = ai + _motion_to_child(Eg, rg, ap)
+            ai = ai + batchlast.motion_to_child(Eg, rg, ap)
         if gp < 0 and aff is not None and idx[0] == 0:
-            a_root = aff if ap is None else _motion_to_child(Eg[0], rg[0], ap[0]) + aff
+            a_root = aff if ap is None else batchlast.motion_to_child(Eg[0], rg[0], ap[0]) + aff
             ai = jnp.concatenate([a_root[None], ai[1:]], axis=0)
         A.append(ai)
     return groups, inv, Rw, pw, V, A
 
 
-def _backward_sum(groups, parts, E, r, transform=True):
+def backward_sum(groups, parts, E, r, transform=True):
     """Backward sweep: add each group's (final) values into its parents' group.
 
     With ``transform`` the values are forces moved child -> parent (``Xᵀ f``,
@@ -446,7 +438,7 @@ def _backward_sum(groups, parts, E, r, transform=True):
             continue
         x = parts[g]
         if transform:
-            x = _force_to_parent(_take(E, idx), _take(r, idx), x)
+            x = batchlast.force_to_parent(take(E, idx), take(r, idx), x)
         target = parts[gp]
         if pos.size == target.shape[0] and np.array_equal(pos, np.arange(pos.size)):
             parts[gp] = target + x
@@ -466,11 +458,11 @@ def _backward_sum(groups, parts, E, r, transform=True):
 # before the scan.
 
 
-def _dyn(x, i):
+def dyn(x, i):
     return jax.lax.dynamic_index_in_dim(x, i, 0, keepdims=False)
 
 
-def _put(x, val, i):
+def put(x, val, i):
     return jax.lax.dynamic_update_index_in_dim(x, val, i, 0)
 
 
@@ -479,8 +471,8 @@ def _pose_row(R, p):
     return jnp.concatenate([R.reshape((9,) + R.shape[2:]), p], axis=0)
 
 
-def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
-    """Forward sweep of RBDA Table 5.1 as scans over bodies (same formulas as ``_forward``).
+def scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
+    """Forward sweep of RBDA Table 5.1 as scans over bodies (same formulas as ``forward``).
 
     ``q (nq, N)``, ``v``/``a (nv, N)`` raw generalised coordinates; ``a0 (6, ·)``
     the world's acceleration (``None``: zero). One scan carries the world poses
@@ -493,7 +485,7 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
     ff = model.floating_base
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     s0 = 1 if ff else 0
-    xs, (Sw, Sv), root = _scan_xs(model, q)
+    xs, (Sw, Sv), root = scan_xs(model, q)
     vb = None if v is None else v[6:] if ff else v
     ab = None if a is None else a[6:] if ff else a
     c = {}
@@ -513,21 +505,21 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
             c["V"] = c["V"].at[0].set(v[:6])
 
     def step(c, x):
-        E, r = _step_frame(x)
+        E, r = step_frame(x)
         c = dict(c)
         if pose:
-            T = _dyn(c["T"], x["p"])
+            T = dyn(c["T"], x["p"])
             R = [T[3 * j + k] for j in range(3) for k in range(3)]
             rows = [sum(R[3 * j + m] * E[3 * m + k] for m in range(3)) for j in range(3)
                     for k in range(3)]  # fmt: skip
             rows += [T[9 + j] + sum(R[3 * j + m] * r[m] for m in range(3)) for j in range(3)]
-            c["T"] = _put(c["T"], jnp.stack(rows), x["i"])
+            c["T"] = put(c["T"], jnp.stack(rows), x["i"])
         if "V" in c:
-            m = _rows_to_child(E, r, list(_dyn(c["V"], x["p"])))
+            m = batchlast.rows_to_child(E, r, list(dyn(c["V"], x["p"])))
             qd = x["qd"]
             row = [m[k] + x["Sw"][k] * qd for k in range(3)]
             row += [m[3 + k] + x["Sv"][k] * qd for k in range(3)]
-            c["V"] = _put(c["V"], jnp.stack(row), x["i"])
+            c["V"] = put(c["V"], jnp.stack(row), x["i"])
         return c, None
 
     if vb is not None:
@@ -539,29 +531,29 @@ def _scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
     if a0 is not None:
         A = A.at[nb].set(jnp.broadcast_to(a0, (6, N)))
     if root is not None:
-        a_root = a[:6] if a0 is None else a[:6] + _motion_to_child(root[0], root[1], a0)
+        a_root = a[:6] if a0 is None else a[:6] + batchlast.motion_to_child(root[0], root[1], a0)
         A = A.at[0].set(a_root)
     # b_i = S_i q̈_i + v_i × S_i q̇_i for all bodies at once, then a_i = X_i a_λ + b_i
     sl = slice(s0, nb)
-    vJ = _join(Sw[sl, :, None] * vb[:, None, :], Sv[sl, :, None] * vb[:, None, :])
-    bias = _join(Sw[sl, :, None] * ab[:, None, :], Sv[sl, :, None] * ab[:, None, :])
-    bias = bias + _crm(c["V"][sl], vJ)
+    vJ = batchlast.join(Sw[sl, :, None] * vb[:, None, :], Sv[sl, :, None] * vb[:, None, :])
+    bias = batchlast.join(Sw[sl, :, None] * ab[:, None, :], Sv[sl, :, None] * ab[:, None, :])
+    bias = bias + batchlast.crm(c["V"][sl], vJ)
 
     def acc_step(A, x):
-        E, r = _step_frame(x)
-        m = _rows_to_child(E, r, list(_dyn(A, x["p"])))
-        return _put(A, jnp.stack(m) + x["b"], x["i"]), None
+        E, r = step_frame(x)
+        m = batchlast.rows_to_child(E, r, list(dyn(A, x["p"])))
+        return put(A, jnp.stack(m) + x["b"], x["i"]), None
 
     c["A"], _ = jax.lax.scan(acc_step, A, dict(xs, b=bias))
     return c
 
 
-def _poses_one(model: Model, q):
+def poses_one(model: Model, q):
     """World poses of one state, ``q (nq, 1)`` -> ``(nb, 3, 3, 1)``, ``(nb, 3, 1)``.
 
-    The forward loop of ``_forward`` (``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i``)
+    The forward loop of ``forward`` (``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i``)
     with the fewest operations: ``E_i = P + sin θ · P K + (1 − cos θ) · P K²``
-    (``_rodrigues_terms``) and one 3x3 matrix product per body. XLA's CPU
+    (``rodrigues_terms``) and one 3x3 matrix product per body. XLA's CPU
     client runs a program this small in the calling thread instead of handing
     it to a worker thread (``benchmarks/README.md``, "Batch-first matmul forms").
     The origins follow once every rotation is known, all in one kernel:
@@ -570,13 +562,13 @@ def _poses_one(model: Model, q):
     at one state: ``benchmarks/README.md``, "One state").
     """
     ff = model.floating_base
-    P, PK, PKK, Pa, pp = _rodrigues_terms(model)
+    P, PK, PKK, Pa, pp = rodrigues_terms(model)
     x = q[:, 0]
     Rw, r_of = [], []
     for i, (p, t) in enumerate(zip(model.parents, model.joint_types, strict=True)):
         Pi = P[i].reshape(3, 3)
         if t == "free_flyer":
-            Q = _quat_matrix(x[3:4], x[4:5], x[5:6], x[6:7])[..., 0]
+            Q = batchlast.quat_matrix(x[3:4], x[4:5], x[5:6], x[6:7])[..., 0]
             E, r = Pi @ Q, pp[i] + Pi @ x[0:3]
         else:
             k = i + 6 if ff else i
@@ -608,15 +600,15 @@ def _poses_one(model: Model, q):
     return R[..., None], pw[..., None]
 
 
-def _scan_poses(model: Model, q, c=None):
+def scan_poses(model: Model, q, c=None):
     """World poses ``(nb, 3, 3, N)``, ``(nb, 3, N)`` from a scan carry (run when ``c`` is None)."""
     if c is None:
-        c = _scan_forward(model, q)
+        c = scan_forward(model, q)
     T = c["T"][: model.nbodies]
     return T[:, :9].reshape((model.nbodies, 3, 3, T.shape[-1])), T[:, 9:]
 
 
-def _rodrigues_terms(model: Model):
+def rodrigues_terms(model: Model):
     """Per body ``(P, P K, P K²)`` as ``(nb, 9)`` rows (row-major) and ``P a``, ``p``."""
     P = model.placements.E
     a = model.axes[:, None, :]
@@ -636,7 +628,7 @@ def _cross3(x, a):
     return jnp.stack([x1 * a2 - x2 * a1, x2 * a0 - x0 * a2, x0 * a1 - x1 * a0], axis=-1)
 
 
-def _step_frame(x):
+def step_frame(x):
     """``E`` (9 rows, row-major) and ``r`` (3 rows) of one body from its scanned values."""
     s, omc = x["s"], x["omc"]
     E = [x["P"][k] + s * x["PK"][k] + omc * x["PKK"][k] for k in range(9)]
@@ -644,13 +636,13 @@ def _step_frame(x):
     return E, r
 
 
-def _scan_xs(model: Model, q):
+def scan_xs(model: Model, q):
     """Per scanned body (all but a free-flyer root), stacked on a leading body axis.
 
     ``i`` body index, ``p`` parent (the world is row ``nb``), ``s = sin θ``,
     ``omc = 1 − cos θ`` and ``d`` (prismatic displacement) ``(nb', N)``, and the
     model's per-body constants with a trailing axis of 1: ``P, PK, PKK (9)``
-    (``_rodrigues_terms``), ``Pa``, ``pp`` (3), motion subspace ``Sw``, ``Sv``
+    (``rodrigues_terms``), ``Pa``, ``pp`` (3), motion subspace ``Sw``, ``Sv``
     (3). Also returns the full ``(Sw, Sv)`` ``(nb, 3)`` and the free-flyer root's
     pose ``(E0, r0)`` in the world (or ``None``).
     """
@@ -662,7 +654,7 @@ def _scan_xs(model: Model, q):
     qb = q[7:] if ff else q
     sl = slice(s0, nb)
     theta = qb * jnp.asarray(rot[sl], dt)
-    P, PK, PKK, Pa, pp = _rodrigues_terms(model)
+    P, PK, PKK, Pa, pp = rodrigues_terms(model)
     Sw = model.axes * jnp.asarray(rot, dt)
     Sv = model.axes * jnp.asarray(pri, dt)
     par = np.array([nb if p < 0 else p for p in model.parents[s0:]], np.int32)
@@ -683,26 +675,26 @@ def _scan_xs(model: Model, q):
     root = None
     if ff:
         PR0 = model.placements.E[0][..., None]
-        E0 = _mm(PR0, _quat_matrix(q[3], q[4], q[5], q[6]))
-        root = (E0, model.placements.r[0][:, None] + _mv(PR0, q[0:3]))
+        E0 = batchlast.mm(PR0, batchlast.quat_matrix(q[3], q[4], q[5], q[6]))
+        root = (E0, model.placements.r[0][:, None] + batchlast.mv(PR0, q[0:3]))
     return xs, (Sw, Sv), root
 
 
-def _dynamics_inputs(model, q, v, a, gravity):
-    q = _as_input(q, "q", model.nq, model)
-    v = _as_input(v, "v", model.nv, model)
-    a = _as_input(a, "a", model.nv, model)
-    g = _gravity(gravity, model)
-    return q, v, a, g, _batch(q=q, v=v, a=a, gravity=g)
+def dynamics_inputs(model, q, v, a, gravity):
+    q = as_input(q, "q", model.nq, model)
+    v = as_input(v, "v", model.nv, model)
+    a = as_input(a, "a", model.nv, model)
+    g = as_gravity(gravity, model)
+    return q, v, a, g, batch(q=q, v=v, a=a, gravity=g)
 
 
-def _flat_dynamics(q, v, a, g, batch):
+def flat_dynamics(q, v, a, g, batch):
     """Checked ``q, v, a, g`` as ``(k, N)`` with the flattened batch last (inside a kernel)."""
-    g = g[:, None] if g.ndim == 1 else _flat(g, batch)
-    return _flat(q, batch), _flat(v, batch), _flat(a, batch), g
+    g = g[:, None] if g.ndim == 1 else flat(g, batch)
+    return flat(q, batch), flat(v, batch), flat(a, batch), g
 
 
-def _dof_body(model: Model):
+def dof_body(model: Model):
     out = []
     for i, t in enumerate(model.joint_types):
         out += [i] * (6 if t == "free_flyer" else 1)
@@ -710,7 +702,7 @@ def _dof_body(model: Model):
 
 
 @functools.lru_cache(maxsize=256)
-def _ancestor_mask(parents: tuple, dof_body: tuple):
+def ancestor_mask(parents: tuple, dof_body: tuple):
     """``A[d, i]``: the body of dof ``d`` is body ``i`` or one of its ancestors."""
     nb = len(parents)
     anc = np.zeros((nb, nb), bool)  # anc[j, i]: j is i or an ancestor of i
@@ -722,32 +714,32 @@ def _ancestor_mask(parents: tuple, dof_body: tuple):
     return anc[np.asarray(dof_body, int)]
 
 
-def _world_subspaces(model, Rw, pw):
+def world_subspaces(model, Rw, pw):
     """``(nv, 6, N)``: every dof's motion subspace column in world coordinates."""
-    db = _dof_body(model)
-    S = _body_subspaces(model)
+    db = dof_body(model)
+    S = body_subspaces(model)
     Sd = []
     for i, t in enumerate(model.joint_types):
         if t == "free_flyer":
             Sd.append(jnp.eye(6, dtype=S.dtype))
         else:
             Sd.append(S[i][None])
-    Sd = _n(jnp.concatenate(Sd, axis=0))
-    return _motion_to_parent(_rows(Rw, db), _rows(pw, db), Sd)
+    Sd = batchlast.n(jnp.concatenate(Sd, axis=0))
+    return batchlast.motion_to_parent(rows(Rw, db), rows(pw, db), Sd)
 
 
 @functools.lru_cache(maxsize=256)
-def _subtree_runs(parents: tuple):
+def subtree_runs(parents: tuple):
     """Per body ``j``: its subtree (``j`` and its descendants) as sorted ``(lo, hi)`` index runs.
 
     One run for a depth-first body order (the example-robot-data robots);
     several otherwise.
     """
-    anc = _ancestor_mask(parents, tuple(range(len(parents))))  # anc[j, i]: j ancestor of i
-    return tuple(_runs(np.flatnonzero(row)) for row in anc)
+    anc = ancestor_mask(parents, tuple(range(len(parents))))  # anc[j, i]: j ancestor of i
+    return tuple(runs(np.flatnonzero(row)) for row in anc)
 
 
-def _runs(idx):
+def runs(idx):
     """Indices -> ``(lo, hi)`` runs of consecutive ones, in their order."""
     idx = [int(i) for i in idx]
     runs, lo = [], 0
@@ -765,7 +757,7 @@ def _runs(idx):
 _TRANSPOSE_ROWS = 1024
 
 
-def _chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | None):
+def chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | None):
     """``pairs(fwd(*xs))`` in chunks, written in place into a zero-initialised output.
 
     ``fwd`` maps ``(k, N)`` inputs to per-state features (a pytree of
@@ -779,7 +771,7 @@ def _chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | N
     Two levels of chunks: ``fwd`` (the tree sweeps, one scan step per body,
     whose per-step cost does not shrink with the chunk) runs on ``_CHUNK``
     states at a time and its features are kept; ``pairs`` runs on ``chunk``
-    states of those (``_chunk_for``: its results stay in cache). Each inner
+    states of those (``chunk_for``: its results stay in cache). Each inner
     chunk's result is materialised (``lax.optimization_barrier``; fused into
     the transposed writes, XLA evaluated the arithmetic in the transposed
     order, much slower), transposed and written with
@@ -833,7 +825,7 @@ def _chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | N
     return jax.lax.fori_loop(0, -(-n // outer), outer_body, out)
 
 
-def _blocks_with_zeros(blocks, n, zero_shape, dtype):
+def blocks_with_zeros(blocks, n, zero_shape, dtype):
     """Concatenate ``(lo, hi, block)`` pieces along axis 0 into ``n`` rows, zeros between."""
     pieces, at = [], 0
     for lo, hi, b in blocks:

@@ -43,42 +43,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_concrete
+from .._smallmat import sum_terms
+from . import _batchlast as batchlast
 from . import _onestate
-from ._batchlast import (
-    _crf,
-    _crm,
-    _dot,
-    _force_to_parent,
-    _inertia_matrix,
-    _inertia_times,
-    _inertia_to_parent,
-    _join,
-    _m6v,
-    _n,
-    _sum,
-)
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import (
-    _ancestor_mask,
-    _as_fext,
-    _as_input,
-    _assemble,
-    _batch,
-    _batch_with_fext,
-    _chunked,
-    _dof_body,
-    _flat,
-    _flat_fext,
-    _forward,
-    _gravity,
-    _joint_frames,
-    _one_state,
-    _resolve_method,
-    _rows,
-    _scan_poses,
-    _unflat_bf,
-    _world_subspaces,
-)
 
 _FD_METHODS = ("auto", "aba", "crba")
 #: Batches are swept in chunks of this many states: a chunk's per-body 6x6 articulated
@@ -161,12 +130,12 @@ def forward_dynamics(
     """
     if method not in _FD_METHODS:
         raise ValueError(f"method: expected one of {_FD_METHODS}, got {method!r}")
-    q = _as_input(q, "q", model.nq, model)
-    v = _as_input(v, "v", model.nv, model)
-    tau = _as_input(tau, "tau", model.nv, model)
-    g = _gravity(gravity, model)
-    f_ext = _as_fext(f_ext, model)
-    batch = _batch_with_fext(_batch(q=q, v=v, tau=tau, gravity=g), f_ext)
+    q = sweep.as_input(q, "q", model.nq, model)
+    v = sweep.as_input(v, "v", model.nv, model)
+    tau = sweep.as_input(tau, "tau", model.nv, model)
+    g = sweep.as_gravity(gravity, model)
+    f_ext = sweep.as_fext(f_ext, model)
+    batch = sweep.batch_with_fext(sweep.batch(q=q, v=v, tau=tau, gravity=g), f_ext)
     route = _fd_route(method, model, batch)
     if route == "aba":
         a, singular = _aba_kernel(model, q, v, tau, g, f_ext, batch=batch)
@@ -184,16 +153,18 @@ def forward_dynamics(
     return a
 
 
-@functools.partial(jax.jit, static_argnames=("batch", "sweep"))
-def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch, sweep="auto"):
+@functools.partial(jax.jit, static_argnames=("batch", "method"))
+def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch, method="auto"):
     """``forward_dynamics`` by ABA on checked inputs: ``(a, singular)``."""
-    sweep = _resolve_method(sweep, model, batch)
-    xs = [_flat(q, batch), _flat(v, batch), _flat(tau, batch)]
-    xs.append(g[:, None] if g.ndim == 1 else _flat(g, batch))
+    method = sweep.resolve_method(method, model, batch)
+    xs = [sweep.flat(q, batch), sweep.flat(v, batch), sweep.flat(tau, batch)]
+    xs.append(g[:, None] if g.ndim == 1 else sweep.flat(g, batch))
     if f_ext is not None:
-        xs.append(_flat_fext(f_ext, batch))
-    a, bad = _chunked(functools.partial(_aba_core, model, method=sweep), *xs, chunk=_ABA_CHUNK)
-    return _unflat_bf(a, batch), _unflat_bf(bad, batch)
+        xs.append(sweep.flat_fext(f_ext, batch))
+    a, bad = sweep.chunked(
+        functools.partial(_aba_core, model, method=method), *xs, chunk=_ABA_CHUNK
+    )
+    return sweep.unflat_bf(a, batch), sweep.unflat_bf(bad, batch)
 
 
 def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
@@ -214,29 +185,29 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     ff = model.floating_base
     s0 = 1 if ff else 0
     eps = jnp.finfo(dt).eps
-    tau = tau - _n(model.damping) * v  # passive joint damping (MuJoCo's qfrc_passive)
+    tau = tau - batchlast.n(model.damping) * v  # passive joint damping (MuJoCo's qfrc_passive)
     if method == "scan":
-        Rw, pw = _scan_poses(model, q)
+        Rw, pw = sweep.scan_poses(model, q)
     else:
-        E, r = _joint_frames(model, q)
-        _, inv, Rw, pw, _, _ = _forward(model, E, r, method)
-        Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
+        E, r = sweep.joint_frames(model, q)
+        _, inv, Rw, pw, _, _ = sweep.forward(model, E, r, method)
+        Rw, pw = sweep.assemble(Rw, inv), sweep.assemble(pw, inv)
     if ff:  # the root's origin as the common origin: exact far from the world's origin
         pw = pw - pw[0:1]
-    S = _world_subspaces(model, Rw, pw)  # (nv, 6, N), a free flyer's six columns first
-    db = _dof_body(model)
-    anc = _ancestor_mask(model.parents, tuple(db)).astype(np.float64)  # (nv, nb)
+    S = sweep.world_subspaces(model, Rw, pw)  # (nv, 6, N), a free flyer's six columns first
+    db = sweep.dof_body(model)
+    anc = sweep.ancestor_mask(model.parents, tuple(db)).astype(np.float64)  # (nv, nb)
     Sq = S * v[:, None, :]  # S_d q̇_d
     V = jnp.einsum("di,dcn->icn", jnp.asarray(anc, dt), Sq)  # (nb, 6, N) body velocities
     d0 = 6 if ff else 0  # dof of body i (i >= s0): d0 + i - s0
-    I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N)
-    pA0 = _crf(V, _inertia_times(I0, V))  # p_i = v_i ×* I_i v_i − f_ext,i
+    I0 = batchlast.inertia_to_parent(batchlast.n(model.inertia.params), Rw, pw)  # (nb, 10, N)
+    pA0 = batchlast.crf(V, batchlast.inertia_times(I0, V))  # p_i = v_i ×* I_i v_i − f_ext,i
     if fext is not None:
-        pA0 = pA0 - _force_to_parent(Rw, pw, fext)
-    IA = list(_inertia_matrix(I0))  # per body (6, 6, N)
+        pA0 = pA0 - batchlast.force_to_parent(Rw, pw, fext)
+    IA = list(batchlast.inertia_matrix(I0))  # per body (6, 6, N)
     pA = list(pA0)
     S, V, Sq, IA, pA = jax.lax.optimization_barrier((S, V, Sq, IA, pA))
-    cs = jax.lax.optimization_barrier(_crm(V[s0:], Sq[d0:]))  # c_i = v_i × S_i q̇_i
+    cs = jax.lax.optimization_barrier(batchlast.crm(V[s0:], Sq[d0:]))  # c_i = v_i × S_i q̇_i
     arm = model.armature
     # the bodies of one tree depth are swept together (their recursions are independent):
     # one traced step per level, not per body (compile time on a humanoid)
@@ -247,44 +218,51 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     # leaves to root: I^A_λ += I^A_i − U_i D_i⁻¹ U_iᵀ, p^A_λ += p^A_i + I^a_i c_i + U_i D_i⁻¹ u_i
     for lev in reversed(levels):
         dofs = [d0 + i - s0 for i in lev]
-        Sl = _rows(S, dofs)  # (k, 6, N)
-        cl = _rows(cs, [i - s0 for i in lev])
+        Sl = sweep.rows(S, dofs)  # (k, 6, N)
+        cl = sweep.rows(cs, [i - s0 for i in lev])
         # XLA:CPU would fuse each use of a level's results into its consumers and
         # recompute them there (the chain compounds from leaf to root): materialised
         IAl, pAl = jax.lax.optimization_barrier(
             (jnp.stack([IA[i] for i in lev]), jnp.stack([pA[i] for i in lev]))
         )
-        Ul = _m6v(IAl, Sl)  # (k, 6, N)
-        D = _dot(Sl, Ul, 6) + arm[np.asarray(dofs)][:, None]
-        tr = _sum(IAl[:, k, k] for k in range(6))
+        Ul = batchlast.m6v(IAl, Sl)  # (k, 6, N)
+        D = batchlast.dot(Sl, Ul, 6) + arm[np.asarray(dofs)][:, None]
+        tr = sum_terms(IAl[:, k, k] for k in range(6))
         okl = D > eps * tr
         Dl = jnp.where(okl, 1.0 / jnp.where(okl, D, 1.0), 0.0)
-        ul = _rows(tau, dofs) - _dot(Sl, pAl, 6)
+        ul = sweep.rows(tau, dofs) - batchlast.dot(Sl, pAl, 6)
         Ul, Dl, ul = jax.lax.optimization_barrier((Ul, Dl, ul))
         per_level.append((lev, Sl, cl, Ul, Dl, ul))
         ok.append(okl)
         if all(model.parents[i] < 0 for i in lev):
             continue
         Ia = IAl - Ul[:, :, None, :] * (Ul * Dl[:, None, :])[:, None, :, :]
-        pa = pAl + _m6v(Ia, cl) + Ul * (ul * Dl)[:, None, :]
+        pa = pAl + batchlast.m6v(Ia, cl) + Ul * (ul * Dl)[:, None, :]
         for k, i in enumerate(lev):
             p = model.parents[i]
             if p >= 0:
                 IA[p] = IA[p] + Ia[k]
                 pA[p] = pA[p] + pa[k]
     bad = ~jnp.all(jnp.concatenate(ok), axis=0) if ok else jnp.zeros((N,), bool)
-    a_g = jnp.broadcast_to(_join(jnp.zeros_like(g), -g), (6, N))  # base acceleration
+    a_g = jnp.broadcast_to(batchlast.join(jnp.zeros_like(g), -g), (6, N))  # base acceleration
     A = {}
     out = []
     if ff:
         # free flyer (RBDA §7.3): D_0 q̈_0 = τ_0 − S_0ᵀ p^A_0 − U_0ᵀ a_g, U_0 = I^A_0 S_0
-        U0 = [_m6v(IA[0], S[k]) for k in range(6)]
-        D0 = jnp.stack([jnp.stack([_dot(S[j], U0[k], 6) for k in range(6)]) for j in range(6)])
+        U0 = [batchlast.m6v(IA[0], S[k]) for k in range(6)]
+        D0 = jnp.stack(
+            [jnp.stack([batchlast.dot(S[j], U0[k], 6) for k in range(6)]) for j in range(6)]
+        )
         D0 = jnp.moveaxis(D0, -1, 0) + jnp.diag(arm[:6])  # (N, 6, 6)
-        rhs = jnp.stack([tau[k] - _dot(S[k], pA[0], 6) - _dot(U0[k], a_g, 6) for k in range(6)])
+        rhs = jnp.stack(
+            [
+                tau[k] - batchlast.dot(S[k], pA[0], 6) - batchlast.dot(U0[k], a_g, 6)
+                for k in range(6)
+            ]
+        )
         L, ok0 = _guarded_cholesky(D0)
         qdd0 = jax.scipy.linalg.cho_solve((L, True), rhs.T[..., None])[..., 0].T  # (6, N)
-        A[0] = a_g + _sum(S[k] * qdd0[k] for k in range(6))
+        A[0] = a_g + sum_terms(S[k] * qdd0[k] for k in range(6))
         out.append(qdd0)
         bad = bad | ~ok0
     # root to leaves: q̈_i = D_i⁻¹ (u_i − U_iᵀ (a_λ + c_i)), a_i = a_λ + c_i + S_i q̈_i
@@ -292,7 +270,7 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     for lev, Sl, cl, Ul, Dl, ul in reversed(per_level):
         par = [model.parents[i] for i in lev]
         ap = jnp.stack([a_g if p < 0 else A[p] for p in par]) + cl
-        qdd = (ul - _dot(Ul, ap, 6)) * Dl  # (k, N)
+        qdd = (ul - batchlast.dot(Ul, ap, 6)) * Dl  # (k, N)
         Al = jax.lax.optimization_barrier(ap + Sl * qdd[:, None, :])
         for k, i in enumerate(lev):
             A[i], qdd_of[i] = Al[k], qdd[k]
@@ -311,7 +289,7 @@ def _fd_route(method: str, model: Model, batch: tuple) -> str:
     """``"aba"`` or ``"crba"``: the route ``method`` takes for this model and batch shape."""
     if method != "auto":
         return method
-    if _one_state("auto", model, batch):
+    if sweep.one_state("auto", model, batch):
         return "crba"  # one sweep for M and h (_onestate.mass_and_bias), one Cholesky
     return "crba" if model.nv <= _AUTO_CRBA_DOFS else "aba"
 
@@ -322,7 +300,7 @@ def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
     from .crba import _mass_matrix_kernel
     from .rnea import _rnea_kernel
 
-    if _one_state("auto", model, batch):  # M and h from one world-frame sweep
+    if sweep.one_state("auto", model, batch):  # M and h from one world-frame sweep
         fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
         q1, v1, g1 = (x.reshape(-1) for x in (q, v, g))
         H, h = _onestate.mass_and_bias(model, q1, v1, g1, fe)

@@ -17,33 +17,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._batchlast import (
-    _crf_bar_matrix,
-    _crm,
-    _crm_matrix,
-    _dot,
-    _inertia_matrix,
-    _inertia_to_parent,
-    _m6m,
-    _m6tm,
-    _m6v,
-    _motion_to_parent,
-    _n,
-)
+from . import _batchlast as batchlast
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import (
-    _ancestor_mask,
-    _as_input,
-    _batch,
-    _chunked,
-    _dof_body,
-    _flat,
-    _rows,
-    _scan_forward,
-    _scan_poses,
-    _unflat_bf,
-    _world_subspaces,
-)
 
 
 def coriolis_matrix(model: Model, q, v) -> jax.Array:
@@ -88,16 +64,16 @@ def coriolis_matrix(model: Model, q, v) -> jax.Array:
     References:
       S. Echeandia, P. M. Wensing, J. Computational and Nonlinear Dynamics 16(9), 2021.
     """
-    q = _as_input(q, "q", model.nq, model)
-    v = _as_input(v, "v", model.nv, model)
-    return _coriolis_kernel(model, q, v, batch=_batch(q=q, v=v))
+    q = sweep.as_input(q, "q", model.nq, model)
+    v = sweep.as_input(v, "v", model.nv, model)
+    return _coriolis_kernel(model, q, v, batch=sweep.batch(q=q, v=v))
 
 
 @functools.lru_cache(maxsize=256)
 def _pair_bodies(parents: tuple, dof_body: tuple):
     """``(nv, nv)``: the deeper of body(d), body(e) when one is the other's ancestor, else -1."""
     db = np.asarray(dof_body, int)
-    anc = _ancestor_mask(parents, tuple(range(len(parents))))  # anc[j, i]: j ancestor of i
+    anc = sweep.ancestor_mask(parents, tuple(range(len(parents))))  # anc[j, i]: j ancestor of i
     K = np.full((db.size, db.size), -1, int)
     for d, bd in enumerate(db):
         for e, be in enumerate(db):
@@ -112,29 +88,37 @@ def _pair_bodies(parents: tuple, dof_body: tuple):
 def _coriolis_kernel(model: Model, q, v, *, batch):
     """[`coriolis_matrix`][spatialjax.multibody.coriolis_matrix] on checked inputs."""
     nb, nv = model.nbodies, model.nv
-    db = _dof_body(model)
+    db = sweep.dof_body(model)
     K = _pair_bodies(model.parents, tuple(int(i) for i in db))
-    subtree = _ancestor_mask(model.parents, tuple(range(nb))).astype(np.float64)
+    subtree = sweep.ancestor_mask(model.parents, tuple(range(nb))).astype(np.float64)
     e_idx = np.broadcast_to(np.arange(nv)[None, :], (nv, nv))
     flat_idx = (e_idx * nb + np.maximum(K, 0)).reshape(-1)
     mask = (K >= 0).astype(np.float64)
 
     def core(q, v):
-        c = _scan_forward(model, q, v)
-        Rw, pw = _scan_poses(model, q, c)
-        V0 = _motion_to_parent(Rw, pw, c["V"][:nb])  # body velocities, world frame
-        I0 = _inertia_matrix(_inertia_to_parent(_n(model.inertia.params), Rw, pw))
-        Xv = _crm_matrix(V0)
-        B = 0.5 * (-_m6tm(Xv, I0) - _m6m(I0, Xv) + _crf_bar_matrix(_m6v(I0, V0)))
+        c = sweep.scan_forward(model, q, v)
+        Rw, pw = sweep.scan_poses(model, q, c)
+        V0 = batchlast.motion_to_parent(Rw, pw, c["V"][:nb])  # body velocities, world frame
+        I0 = batchlast.inertia_matrix(
+            batchlast.inertia_to_parent(batchlast.n(model.inertia.params), Rw, pw)
+        )
+        Xv = batchlast.crm_matrix(V0)
+        B = 0.5 * (
+            -batchlast.m6tm(Xv, I0)
+            - batchlast.m6m(I0, Xv)
+            + batchlast.crf_bar_matrix(batchlast.m6v(I0, V0))
+        )
         D = jnp.asarray(subtree, I0.dtype)  # D[k, j]: k ancestor of (or equal to) j
         Ic = jnp.einsum("kj,j...->k...", D, I0)  # subtree sums
         Bc = jnp.einsum("kj,j...->k...", D, B)
-        S = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
-        Sd = _crm(_rows(V0, db), S)  # Ṡ_d = v_body(d) × S_d
-        W = _m6v(Ic[None], Sd[:, None]) + _m6v(Bc[None], S[:, None])  # (nv_e, nb_k, 6, N)
+        S = sweep.world_subspaces(model, Rw, pw)  # (nv, 6, N)
+        Sd = batchlast.crm(sweep.rows(V0, db), S)  # Ṡ_d = v_body(d) × S_d
+        W = batchlast.m6v(Ic[None], Sd[:, None]) + batchlast.m6v(
+            Bc[None], S[:, None]
+        )  # (nv_e, nb_k, 6, N)
         G = W.reshape((nv * nb,) + W.shape[2:])[flat_idx].reshape((nv, nv) + W.shape[2:])
-        C = _dot(S[:, None], G, 6)  # (nv, nv, N): S_dᵀ W[e, K[d, e]]
+        C = batchlast.dot(S[:, None], G, 6)  # (nv, nv, N): S_dᵀ W[e, K[d, e]]
         return C * jnp.asarray(mask, C.dtype)[..., None]
 
-    C = _chunked(core, _flat(q, batch), _flat(v, batch), chunk=256)
-    return _unflat_bf(C, batch)
+    C = sweep.chunked(core, sweep.flat(q, batch), sweep.flat(v, batch), chunk=256)
+    return sweep.unflat_bf(C, batch)

@@ -13,29 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _batchlast as batchlast
 from . import _onestate
-from ._batchlast import _dot6, _inertia_times, _inertia_to_parent, _n
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import (
-    _ancestor_mask,
-    _as_input,
-    _assemble,
-    _blocks_with_zeros,
-    _check_method,
-    _chunk_for,
-    _chunked_blocks,
-    _dof_body,
-    _flat,
-    _forward,
-    _joint_frames,
-    _one_state,
-    _resolve_method,
-    _rows,
-    _runs,
-    _scan_poses,
-    _unflat_bf,
-    _world_subspaces,
-)
 
 
 def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
@@ -59,37 +40,39 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
     Returns:
       ``(..., nv, nv)`` symmetric positive-definite ``H`` (for positive masses).
     """
-    _check_method(method)
-    q = _as_input(q, "q", model.nq, model)
+    sweep.check_method(method)
+    q = sweep.as_input(q, "q", model.nq, model)
     return _mass_matrix_kernel(model, q, batch=tuple(q.shape[:-1]), method=method)
 
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
     """``mass_matrix`` on a checked ``q``: one compiled program per structure."""
-    if _one_state(method, model, batch):
+    if sweep.one_state(method, model, batch):
         H = _onestate.mass_matrix_world(model, q.reshape(-1))
         return H.reshape(batch + (model.nv, model.nv))
-    method = _resolve_method(method, model, batch)
-    db = _dof_body(model)
-    A = _ancestor_mask(model.parents, tuple(db))[:, db]  # A[e, d]: body(e) ancestor of body(d)
-    below = [_runs(np.flatnonzero(A[e])) for e in range(model.nv)]  # dofs d with A[e, d]
-    above = [_runs(np.flatnonzero(A[:, e] & ~A[e])) for e in range(model.nv)]  # strict
+    method = sweep.resolve_method(method, model, batch)
+    db = sweep.dof_body(model)
+    A = sweep.ancestor_mask(model.parents, tuple(db))[:, db]  # A[e, d]: body(e) ancestor of body(d)
+    below = [sweep.runs(np.flatnonzero(A[e])) for e in range(model.nv)]  # dofs d with A[e, d]
+    above = [sweep.runs(np.flatnonzero(A[:, e] & ~A[e])) for e in range(model.nv)]  # strict
 
     def fwd(q):
         if method == "scan":
-            Rw, pw = _scan_poses(model, q)  # world poses by the body scan
+            Rw, pw = sweep.scan_poses(model, q)  # world poses by the body scan
         else:
-            E, r = _joint_frames(model, q)
-            _, inv, Rw, pw, _, _ = _forward(model, E, r, method)
-            Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
-        I0 = _inertia_to_parent(_n(model.inertia.params), Rw, pw)  # (nb, 10, N), world frame
+            E, r = sweep.joint_frames(model, q)
+            _, inv, Rw, pw, _, _ = sweep.forward(model, E, r, method)
+            Rw, pw = sweep.assemble(Rw, inv), sweep.assemble(pw, inv)
+        I0 = batchlast.inertia_to_parent(
+            batchlast.n(model.inertia.params), Rw, pw
+        )  # (nb, 10, N), world frame
         # composite inertias: in one (world) frame a plain sum over each subtree,
         # written as one product with the static 0/1 subtree matrix (no scatter)
-        D = _ancestor_mask(model.parents, tuple(range(model.nbodies))).astype(np.float64)
+        D = sweep.ancestor_mask(model.parents, tuple(range(model.nbodies))).astype(np.float64)
         Ic = jnp.einsum("kj,jcn->kcn", jnp.asarray(D, I0.dtype), I0)
-        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N)
-        return Sw, _inertia_times(_rows(Ic, db), Sw)  # and I^c_{body(d)} S_d
+        Sw = sweep.world_subspaces(model, Rw, pw)  # (nv, 6, N)
+        return Sw, batchlast.inertia_times(sweep.rows(Ic, db), Sw)  # and I^c_{body(d)} S_d
 
     def pairs(feats):
         # row e: H_ed = S_eᵀ I^c_d S_d for body(e) an ancestor of (or equal to) body(d),
@@ -99,16 +82,16 @@ def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
         N = Sw.shape[-1]
         rows = []
         for e in range(model.nv):
-            blocks = [(lo, hi, _dot6(Sw[lo:hi], F[e][None])) for lo, hi in above[e]]
-            blocks += [(lo, hi, _dot6(Sw[e][None], F[lo:hi])) for lo, hi in below[e]]
+            blocks = [(lo, hi, batchlast.dot6(Sw[lo:hi], F[e][None])) for lo, hi in above[e]]
+            blocks += [(lo, hi, batchlast.dot6(Sw[e][None], F[lo:hi])) for lo, hi in below[e]]
             blocks.sort(key=lambda t: t[0])
-            rows += _blocks_with_zeros(blocks, model.nv, (N,), Sw.dtype)
+            rows += sweep.blocks_with_zeros(blocks, model.nv, (N,), Sw.dtype)
         return jnp.concatenate(rows, axis=0).reshape((model.nv, model.nv, N))
 
     nbytes = model.nv * model.nv * q.dtype.itemsize
-    chunk = _chunk_for(nbytes)
-    H = _chunked_blocks(
-        fwd, pairs, _flat(q, batch), chunk=chunk, shape=(model.nv, model.nv), places=None
+    chunk = sweep.chunk_for(nbytes)
+    H = sweep.chunked_blocks(
+        fwd, pairs, sweep.flat(q, batch), chunk=chunk, shape=(model.nv, model.nv), places=None
     )
     # joint armature (rotor inertia) on the diagonal, as MuJoCo and Pinocchio
-    return _unflat_bf(H, batch) + jnp.diag(model.armature)
+    return sweep.unflat_bf(H, batch) + jnp.diag(model.armature)

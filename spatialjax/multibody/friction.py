@@ -31,8 +31,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import _as_input
 
 #: The friction kinds, in column order within a joint.
 FRICTION_KINDS = ("viscous", "coulomb", "offset")
@@ -179,7 +179,7 @@ def friction_regressor(model: Model, v) -> jax.Array:
     Returns:
       ``(..., nv, 3 * n1)`` with ``n1`` the number of one-DoF joints.
     """
-    return _friction_kernel(model, _as_input(v, "v", model.nv, model))
+    return _friction_kernel(model, sweep.as_input(v, "v", model.nv, model))
 
 
 @jax.jit

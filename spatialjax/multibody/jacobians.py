@@ -48,8 +48,8 @@ import numpy as np
 
 from .._checks import is_concrete
 from . import _onestate
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import _as_input, _one_state
 from .kinematics import forward_kinematics
 
 REFERENCES = ("world", "local", "local_world_aligned")
@@ -185,14 +185,14 @@ def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Arra
     """
     _check_reference(reference)
     body, idx = _resolve_frame(model, frame)
-    q = _as_input(q, "q", model.nq, model)
+    q = sweep.as_input(q, "q", model.nq, model)
     return _frame_jacobian_kernel(model, q, body=body, idx=idx, reference=reference)
 
 
 @functools.partial(jax.jit, static_argnames=("body", "idx", "reference"))
 def _frame_jacobian_kernel(model: Model, q, *, body, idx, reference):
     batch = q.shape[:-1]
-    if _one_state("auto", model, batch):  # world-frame columns of the ancestors only
+    if sweep.one_state("auto", model, batch):  # world-frame columns of the ancestors only
         X = None if idx < 0 else (model.frame_placements.E[idx], model.frame_placements.r[idx])
         J = _onestate.frame_jacobian_world(model, q.reshape(-1), body, X, reference)
         return J.reshape(batch + (6, model.nv))
@@ -258,7 +258,7 @@ def center_of_mass(model: Model, q) -> jax.Array:
       [1.0, 0.0, 0.0]
     """
     _check_mass(model, "center_of_mass")
-    q = _as_input(q, "q", model.nq, model)
+    q = sweep.as_input(q, "q", model.nq, model)
     return _com_kernel(model, q)
 
 
@@ -310,7 +310,7 @@ def center_of_mass_jacobian(model: Model, q) -> jax.Array:
       [0.0, 1.0, 0.0]
     """
     _check_mass(model, "center_of_mass_jacobian")
-    q = _as_input(q, "q", model.nq, model)
+    q = sweep.as_input(q, "q", model.nq, model)
     return _com_jacobian_kernel(model, q)
 
 

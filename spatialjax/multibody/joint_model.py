@@ -53,7 +53,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ._sweep import _as_input
+from . import _sweep as sweep
 from .friction import FRICTION_KINDS, FrictionModel, friction_regressor
 
 #: The joint-model kinds, in column order within a joint.
@@ -190,8 +190,8 @@ class JointModel:
           ValueError: ``v`` or ``a`` whose last axis is not ``nv``.
           TypeError: non-float input, or a dtype other than the model's.
         """
-        v = _as_input(v, "v", model.nv, model)
-        a = _as_input(a, "a", model.nv, model)
+        v = sweep.as_input(v, "v", model.nv, model)
+        a = sweep.as_input(a, "a", model.nv, model)
         return _joint_kernel(model, v, a, self.kinds)
 
     def torque(self, model, v, a, coefficients) -> jax.Array:

@@ -21,23 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._transforms import Plxb
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import (
-    _as_input,
-    _assemble,
-    _batch,
-    _check_method,
-    _chunked,
-    _flat,
-    _forward,
-    _joint_frames,
-    _poses_one,
-    _resolve_method,
-    _scan_forward,
-    _scan_poses,
-    _split_dofs,
-    _unflat_bf,
-)
 
 
 # ------------------------------------------------------------------ public API
@@ -95,47 +80,47 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
       >>> fk.poses.r[1].round(6).tolist()        # the 2nd joint sits 1 m along the rotated x
       [0.0, 1.0, 0.0]
     """
-    _check_method(method)
-    q = _as_input(q, "q", model.nq, model)
+    sweep.check_method(method)
+    q = sweep.as_input(q, "q", model.nq, model)
     if a is not None and v is None:
         raise ValueError("forward_kinematics: accelerations need v as well (pass v=zeros)")
-    v = None if v is None else _as_input(v, "v", model.nv, model)
-    a = None if a is None else _as_input(a, "a", model.nv, model)
-    return _fk_kernel(model, q, v, a, batch=_batch(q=q, v=v, a=a), method=method)
+    v = None if v is None else sweep.as_input(v, "v", model.nv, model)
+    a = None if a is None else sweep.as_input(a, "a", model.nv, model)
+    return _fk_kernel(model, q, v, a, batch=sweep.batch(q=q, v=v, a=a), method=method)
 
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
     """``forward_kinematics`` on checked inputs: one compiled program per structure."""
-    method = _resolve_method(method, model, batch)
+    method = sweep.resolve_method(method, model, batch)
 
     def core(q, v=None, a=None):
         if method == "scan":
-            c = _scan_forward(model, q, v, a)
+            c = sweep.scan_forward(model, q, v, a)
             nb = model.nbodies
             vel = None if v is None else c["V"][:nb]
             acc = None if a is None else c["A"][:nb]
-            return *_scan_poses(model, q, c), vel, acc
+            return *sweep.scan_poses(model, q, c), vel, acc
         if method == "loop" and v is None and q.shape[-1] == 1:
-            return *_poses_one(model, q), None, None
-        E, r = _joint_frames(model, q)
+            return *sweep.poses_one(model, q), None, None
+        E, r = sweep.joint_frames(model, q)
         vff = qd = aff = qdd = None
         if v is not None:
-            vff, qd = _split_dofs(model, v)
+            vff, qd = sweep.split_dofs(model, v)
         if a is not None:
-            aff, qdd = _split_dofs(model, a)
-        _, inv, Rw, pw, V, A = _forward(
+            aff, qdd = sweep.split_dofs(model, a)
+        _, inv, Rw, pw, V, A = sweep.forward(
             model, E, r, method, qd=qd, qdd=qdd, vff=vff, aff=aff, a0=None
         )
-        vel = None if v is None else _assemble(V, inv)
-        acc = None if a is None else _assemble(A, inv)
-        return _assemble(Rw, inv), _assemble(pw, inv), vel, acc
+        vel = None if v is None else sweep.assemble(V, inv)
+        acc = None if a is None else sweep.assemble(A, inv)
+        return sweep.assemble(Rw, inv), sweep.assemble(pw, inv), vel, acc
 
-    flat = [_flat(x, batch) for x in (q, v, a) if x is not None]
-    Rw, pw, vel, acc = _chunked(core, *flat)
-    vel = None if vel is None else _unflat_bf(vel, batch)
-    acc = None if acc is None else _unflat_bf(acc, batch)
-    return Kinematics(Plxb(_unflat_bf(Rw, batch), _unflat_bf(pw, batch)), vel, acc)
+    flat = [sweep.flat(x, batch) for x in (q, v, a) if x is not None]
+    Rw, pw, vel, acc = sweep.chunked(core, *flat)
+    vel = None if vel is None else sweep.unflat_bf(vel, batch)
+    acc = None if acc is None else sweep.unflat_bf(acc, batch)
+    return Kinematics(Plxb(sweep.unflat_bf(Rw, batch), sweep.unflat_bf(pw, batch)), vel, acc)
 
 
 @jax.jit

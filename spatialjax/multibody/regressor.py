@@ -14,23 +14,9 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from ._batchlast import _cross, _join, _motion_to_child, _split
+from . import _batchlast as batchlast
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import (
-    _assemble,
-    _check_method,
-    _chunk_for,
-    _chunked_blocks,
-    _dof_body,
-    _dynamics_inputs,
-    _flat_dynamics,
-    _resolve_method,
-    _scan_forward,
-    _scan_poses,
-    _subtree_runs,
-    _unflat_bf,
-    _world_subspaces,
-)
 from .rnea import _rnea_forward
 
 
@@ -48,9 +34,13 @@ def _projected_regressor_columns(s, w, al, x):
     (s_v × ω) × ω``; rotational inertia ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
     columns ``s_ωᵀ L(α) + tᵀ L(ω)`` with ``t = s_ω × ω``. Returns ``(..., 10, N)``.
     """
-    sw, sv = _split(s)
-    h = _cross(x, sw) + _cross(sv, al) + _cross(_cross(sv, w), w)
-    t = _cross(sw, w)
+    sw, sv = batchlast.split(s)
+    h = (
+        batchlast.cross(x, sw)
+        + batchlast.cross(sv, al)
+        + batchlast.cross(batchlast.cross(sv, w), w)
+    )
+    t = batchlast.cross(sw, w)
     s0, s1, s2 = sw[..., 0, :], sw[..., 1, :], sw[..., 2, :]
     t0, t1, t2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
     a0, a1, a2 = al[..., 0, :], al[..., 1, :], al[..., 2, :]
@@ -102,32 +92,32 @@ def joint_torque_regressor(
     Returns:
       ``(..., nv, 10 * nbodies)``.
     """
-    _check_method(method)
-    q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
+    sweep.check_method(method)
+    q, v, a, g, batch = sweep.dynamics_inputs(model, q, v, a, gravity)
     return _regressor_kernel(model, q, v, a, g, batch=batch, method=method)
 
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
     """``joint_torque_regressor`` on checked inputs: one compiled program per structure."""
-    method = _resolve_method(method, model, batch)
-    q, v, a, g = _flat_dynamics(q, v, a, g, batch)
-    db = _dof_body(model)
+    method = sweep.resolve_method(method, model, batch)
+    q, v, a, g = sweep.flat_dynamics(q, v, a, g, batch)
+    db = sweep.dof_body(model)
 
     def fwd(q, v, a, g):
         if method == "scan":
-            a0 = _join(jnp.zeros_like(g), -g)
-            c = _scan_forward(model, q, v, a, a0)
-            Rw, pw = _scan_poses(model, q, c)
+            a0 = batchlast.join(jnp.zeros_like(g), -g)
+            c = sweep.scan_forward(model, q, v, a, a0)
+            Rw, pw = sweep.scan_poses(model, q, c)
             V, A = c["V"][: model.nbodies], c["A"][: model.nbodies]
         else:
             _, _, (_, inv, Rw, pw, V, A) = _rnea_forward(model, q, v, a, g, method, pose=True)
-            Rw, pw = _assemble(Rw, inv), _assemble(pw, inv)
-            V, A = _assemble(V, inv), _assemble(A, inv)
-        w, vl = _split(V)
-        al, av = _split(A)
-        x = av + _cross(w, vl)  # (nb, 3, N)
-        Sw = _world_subspaces(model, Rw, pw)  # (nv, 6, N) world frame
+            Rw, pw = sweep.assemble(Rw, inv), sweep.assemble(pw, inv)
+            V, A = sweep.assemble(V, inv), sweep.assemble(A, inv)
+        w, vl = batchlast.split(V)
+        al, av = batchlast.split(A)
+        x = av + batchlast.cross(w, vl)  # (nb, 3, N)
+        Sw = sweep.world_subspaces(model, Rw, pw)  # (nv, 6, N) world frame
         return Rw, pw, w, al, x, Sw
 
     def pairs(feats):
@@ -136,20 +126,22 @@ def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
         for d, lo, hi in places:
             # S_d moved into each body i's frame, s = X_{i<-world} S_d^world (motion),
             # materialised: the ten columns below read it instead of recomputing it
-            s = jax.lax.optimization_barrier(_motion_to_child(Rw[lo:hi], pw[lo:hi], Sw[d][None]))
+            s = jax.lax.optimization_barrier(
+                batchlast.motion_to_child(Rw[lo:hi], pw[lo:hi], Sw[d][None])
+            )
             out.append(_projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi]))
         return out
 
     # only the bodies i in the subtree of body(d) (static runs); the rest of row d is zero
-    runs = _subtree_runs(model.parents)
+    runs = sweep.subtree_runs(model.parents)
     places = tuple((d, lo, hi) for d in range(model.nv) for lo, hi in runs[db[d]])
     nbytes = model.nv * model.nbodies * 10 * q.dtype.itemsize
-    Y = _chunked_blocks(
+    Y = sweep.chunked_blocks(
         fwd, pairs,
         q, v, a, g,
-        chunk=_chunk_for(nbytes),
+        chunk=sweep.chunk_for(nbytes),
         shape=(model.nv, model.nbodies, 10),
         places=tuple((d, lo) for d, lo, _ in places),
     )  # fmt: skip
-    Y = _unflat_bf(Y, batch)
+    Y = sweep.unflat_bf(Y, batch)
     return Y.reshape(batch + (model.nv, 10 * model.nbodies))

@@ -17,36 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _batchlast as batchlast
 from . import _onestate
-from ._batchlast import _crf, _inertia_times, _join, _n, _rows_force_to_parent
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import (
-    _as_fext,
-    _as_input,
-    _assemble,
-    _backward_sum,
-    _batch,
-    _batch_with_fext,
-    _body_subspaces,
-    _check_method,
-    _chunked,
-    _dyn,
-    _dynamics_inputs,
-    _flat_dynamics,
-    _flat_fext,
-    _forward,
-    _gravity,
-    _joint_frames,
-    _one_state,
-    _put,
-    _resolve_method,
-    _scan_forward,
-    _scan_xs,
-    _split_dofs,
-    _step_frame,
-    _take,
-    _unflat_bf,
-)
 
 # ------------------------------------------------------- RNEA as three body scans
 # A single scan could compute a body's velocity, acceleration and force in ONE step, but
@@ -70,45 +44,45 @@ def _rnea_scan(model: Model, q, v, a, g, fext=None):
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     ff = model.floating_base
     s0 = 1 if ff else 0
-    a0 = _join(jnp.zeros_like(g), -g)  # the base accelerates at −g (RBDA §5.3)
-    c = _scan_forward(model, q, v, a, a0, pose=False)
-    xs, (Sw, Sv), _ = _scan_xs(model, q)
+    a0 = batchlast.join(jnp.zeros_like(g), -g)  # the base accelerates at −g (RBDA §5.3)
+    c = sweep.scan_forward(model, q, v, a, a0, pose=False)
+    xs, (Sw, Sv), _ = sweep.scan_xs(model, q)
     # body forces of all bodies at once: f_i = I_i a_i + v_i ×* I_i v_i
-    prm = _n(model.inertia.params)
+    prm = batchlast.n(model.inertia.params)
     V, A = c["V"][:nb], c["A"][:nb]
-    F = _inertia_times(prm, A) + _crf(V, _inertia_times(prm, V))
+    F = batchlast.inertia_times(prm, A) + batchlast.crf(V, batchlast.inertia_times(prm, V))
     if fext is not None:
         F = F - fext
     F = jnp.concatenate([F, jnp.zeros((1, 6, N), dt)], axis=0)
 
     def back_step(F, x):
-        E, r = _step_frame(x)
-        up = _rows_force_to_parent(E, r, list(_dyn(F, x["i"])))
-        return _put(F, _dyn(F, x["p"]) + jnp.stack(up), x["p"]), None
+        E, r = sweep.step_frame(x)
+        up = batchlast.rows_force_to_parent(E, r, list(sweep.dyn(F, x["i"])))
+        return sweep.put(F, sweep.dyn(F, x["p"]) + jnp.stack(up), x["p"]), None
 
     # leaves to root: f_λ += X_iᵀ f_i. τ_i = S_iᵀ f_i is read after the scan: read in
     # the step, f_i had to be kept apart from the buffer updated in place, and XLA
     # copied the whole buffer on every step.
     F, _ = jax.lax.scan(back_step, F, xs, reverse=True)
     sl = slice(s0, nb)
-    tau = jnp.sum(_join(Sw[sl, :, None], Sv[sl, :, None]) * F[sl], axis=-2)
+    tau = jnp.sum(batchlast.join(Sw[sl, :, None], Sv[sl, :, None]) * F[sl], axis=-2)
     if ff:
         return jnp.concatenate([F[0], tau], axis=0)
     return tau
 
 
 def _rnea_forward(model, q, v, a, g, method, pose=False):
-    E, r = _joint_frames(model, q)
-    vff, qd = _split_dofs(model, v)
-    aff, qdd = _split_dofs(model, a)
+    E, r = sweep.joint_frames(model, q)
+    vff, qd = sweep.split_dofs(model, v)
+    aff, qdd = sweep.split_dofs(model, a)
     # The base accelerates at −g (RBDA §5.3: gravity as a fictitious base acceleration).
-    a0 = _join(jnp.zeros_like(g), -g)
-    return E, r, _forward(model, E, r, method, qd, qdd, vff, aff, a0, pose=pose)
+    a0 = batchlast.join(jnp.zeros_like(g), -g)
+    return E, r, sweep.forward(model, E, r, method, qd, qdd, vff, aff, a0, pose=pose)
 
 
 def _tau_from_forces(model, f_body):
     """``τ_i = S_iᵀ f_i`` (free flyer: ``f_0``) in ``v``'s order: ``(nv, N)``."""
-    S = _n(_body_subspaces(model))
+    S = batchlast.n(sweep.body_subspaces(model))
     tau = jnp.sum(S * f_body, axis=-2)
     if model.floating_base:
         return jnp.concatenate([f_body[0], tau[1:]], axis=0)
@@ -168,40 +142,42 @@ def rnea(
       >>> rnea(m, jnp.zeros(1), jnp.zeros(1), jnp.ones(1)).round(3).tolist()  # m L²/3
       [0.667]
     """
-    _check_method(method)
-    q, v, a, g, batch = _dynamics_inputs(model, q, v, a, gravity)
-    f_ext = _as_fext(f_ext, model)
-    batch = _batch_with_fext(batch, f_ext)
+    sweep.check_method(method)
+    q, v, a, g, batch = sweep.dynamics_inputs(model, q, v, a, gravity)
+    f_ext = sweep.as_fext(f_ext, model)
+    batch = sweep.batch_with_fext(batch, f_ext)
     return _rnea_kernel(model, q, v, a, g, f_ext, batch=batch, method=method)
 
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
 def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.Array:
     """``rnea`` on checked inputs: one compiled program per structure."""
-    if _one_state(method, model, batch):
+    if sweep.one_state(method, model, batch):
         fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
         q1, v1, a1, g1 = (x.reshape(-1) for x in (q, v, a, g))
         return _onestate.rnea_world(model, q1, v1, a1, g1, fe).reshape(batch + (model.nv,))
-    method = _resolve_method(method, model, batch)
-    q, v, a, g = _flat_dynamics(q, v, a, g, batch)
-    xs = (q, v, a, g) if f_ext is None else (q, v, a, g, _flat_fext(f_ext, batch))
+    method = sweep.resolve_method(method, model, batch)
+    q, v, a, g = sweep.flat_dynamics(q, v, a, g, batch)
+    xs = (q, v, a, g) if f_ext is None else (q, v, a, g, sweep.flat_fext(f_ext, batch))
 
     def core(q, v, a, g, fext=None):
         if method == "scan":
             tau = _rnea_scan(model, q, v, a, g, fext)
         else:
             E, r, (groups, inv, _, _, V, A) = _rnea_forward(model, q, v, a, g, method)
-            params = _n(model.inertia.params)
+            params = batchlast.n(model.inertia.params)
             F = []
             for (idx, _, _), vi, ai in zip(groups, V, A, strict=True):
-                p = _take(params, idx)
-                f = _inertia_times(p, ai) + _crf(vi, _inertia_times(p, vi))
-                F.append(f if fext is None else f - _take(fext, idx))
-            F = _backward_sum(groups, F, E, r)
-            tau = _tau_from_forces(model, _assemble(F, inv))
-        return tau + _n(model.armature) * a  # joint armature (rotor inertia)
+                p = sweep.take(params, idx)
+                f = batchlast.inertia_times(p, ai) + batchlast.crf(
+                    vi, batchlast.inertia_times(p, vi)
+                )
+                F.append(f if fext is None else f - sweep.take(fext, idx))
+            F = sweep.backward_sum(groups, F, E, r)
+            tau = _tau_from_forces(model, sweep.assemble(F, inv))
+        return tau + batchlast.n(model.armature) * a  # joint armature (rotor inertia)
 
-    return _unflat_bf(_chunked(core, *xs), batch)
+    return sweep.unflat_bf(sweep.chunked(core, *xs), batch)
 
 
 def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto") -> jax.Array:
@@ -228,11 +204,11 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
       >>> nonlinear_effects(m, jnp.zeros(1), jnp.ones(1)).tolist()
       [0.0]
     """
-    _check_method(method)
-    q = _as_input(q, "q", model.nq, model)
-    v = _as_input(v, "v", model.nv, model)
-    g = _gravity(gravity, model)
-    batch = _batch(q=q, v=v, gravity=g)
+    sweep.check_method(method)
+    q = sweep.as_input(q, "q", model.nq, model)
+    v = sweep.as_input(v, "v", model.nv, model)
+    g = sweep.as_gravity(gravity, model)
+    batch = sweep.batch(q=q, v=v, gravity=g)
     a = np.zeros((model.nv,), model.dtype)  # NumPy: no eager program
     return _rnea_kernel(model, q, v, a, g, batch=batch, method=method)
 
@@ -260,9 +236,9 @@ def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> j
       >>> gravity_torques(m, jnp.zeros(1), gravity=(0.0, -9.81, 0.0)).round(3).tolist()
       [9.81]
     """
-    _check_method(method)
-    q = _as_input(q, "q", model.nq, model)
-    g = _gravity(gravity, model)
-    batch = _batch(q=q, gravity=g)
+    sweep.check_method(method)
+    q = sweep.as_input(q, "q", model.nq, model)
+    g = sweep.as_gravity(gravity, model)
+    batch = sweep.batch(q=q, gravity=g)
     z = np.zeros((model.nv,), model.dtype)
     return _rnea_kernel(model, q, z, z, g, batch=batch, method=method)

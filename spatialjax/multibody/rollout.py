@@ -42,8 +42,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_concrete
+from . import _sweep as sweep
 from ._model import Model
-from ._sweep import _as_input, _gravity
 from .aba import forward_dynamics
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
@@ -254,8 +254,8 @@ def integrate(model: Model, q, v, dt) -> jax.Array:
       >>> [round(float(x), 4) + 0.0 for x in q1]  # p, then wxyz
       [0.0, 0.6366, 0.0, 0.0, 0.0, 0.0, 1.0]
     """
-    q = _as_input(q, "q", model.nq, model)
-    v = _as_input(v, "v", model.nv, model)
+    q = sweep.as_input(q, "q", model.nq, model)
+    v = sweep.as_input(v, "v", model.nv, model)
     dt = _as_dt(dt, model)
     _batch_of(q.shape[:-1], v.shape[:-1], dt.shape, names=("q", "v", "dt"))
     return _integrate_kernel(model, q, v, dt)
@@ -293,8 +293,8 @@ def difference(model: Model, q0, q1) -> jax.Array:
       >>> difference(m, jnp.array([0.0, 1.0]), jnp.array([0.5, 0.0])).tolist()
       [0.5, -1.0]
     """
-    q0 = _as_input(q0, "q0", model.nq, model)
-    q1 = _as_input(q1, "q1", model.nq, model)
+    q0 = sweep.as_input(q0, "q0", model.nq, model)
+    q1 = sweep.as_input(q1, "q1", model.nq, model)
     _batch_of(q0.shape[:-1], q1.shape[:-1], names=("q0", "q1"))
     return _difference_kernel(model, q0, q1)
 
@@ -386,14 +386,14 @@ def rollout(
     """
     if integrator not in INTEGRATORS:
         raise ValueError(f"integrator: expected one of {INTEGRATORS}, got {integrator!r}")
-    q0 = _as_input(q0, "q0", model.nq, model)
-    v0 = _as_input(v0, "v0", model.nv, model)
+    q0 = sweep.as_input(q0, "q0", model.nq, model)
+    v0 = sweep.as_input(v0, "v0", model.nv, model)
     dt = _as_dt(dt, model)
     if dt.ndim != 0:
         raise ValueError(f"dt: expected a scalar time step, got shape {tuple(dt.shape)}")
     if is_concrete(dt) and not float(dt) > 0:
         raise ValueError(f"dt: expected a positive time step, got {float(dt)}")
-    g = _gravity(gravity, model)
+    g = sweep.as_gravity(gravity, model)
     if g.shape != (3,):
         raise ValueError(f"gravity: expected shape (3,), got {tuple(g.shape)}")
     if T is not None and (isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1):
@@ -428,7 +428,7 @@ def rollout(
             f"tau: expected a (..., T, {model.nv}) array or a control function, "
             f"got {type(tau).__name__}"
         )
-    tau = _as_input(tau, "tau", model.nv, model)
+    tau = sweep.as_input(tau, "tau", model.nv, model)
     if tau.ndim < 2:
         raise ValueError(
             f"tau: expected shape (..., T, {model.nv}) (one row per step), got {tuple(tau.shape)}"
