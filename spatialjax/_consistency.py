@@ -48,8 +48,8 @@ from ._pytree import Pytree, pytree_dataclass
 
 #: Default relative tolerance of the flags is ``_TOL_ULPS`` machine epsilons of the dtype.
 _TOL_ULPS = 100
-#: Default ``eps`` of :func:`nearest_consistent` is ``_EPS_ULPS`` machine epsilons.
-_EPS_ULPS = 1000
+#: Default ``eps`` of :func:`nearest_consistent` is ``EPS_ULPS`` machine epsilons.
+EPS_ULPS = 1000
 #: Rounding allowance of the shift ``I_c = I_o + m c× c×``: ``_SHIFT_ULPS · eps · |m| |c|²``
 #: (measured: at most 3.5 eps |m| |c|² on 24,000 rods, laminas and boxes, float32 and float64,
 #: built by ``from_mass_com_inertia`` or ``transform`` at 1 to 100 body sizes from the origin).
@@ -107,7 +107,7 @@ class ConsistencyReport(Pytree):
                 )
 
 
-def _as_inertia(x, fn: str) -> RigidBodyInertia:
+def as_inertia(x, fn: str) -> RigidBodyInertia:
     if isinstance(x, RigidBodyInertia):
         return x
     if hasattr(x, "shape") or isinstance(x, (list, tuple)):
@@ -283,7 +283,7 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
       >>> bool(r.inertia_psd), bool(r.triangle_inequality), float(r.triangle_margin)
       (True, False, -1.0)
     """
-    inertia = _as_inertia(inertia, "physical_consistency")
+    inertia = as_inertia(inertia, "physical_consistency")
     dtype = inertia.dtype
     tol = default_tol(dtype) if tol is None else tol
     if isinstance(tol, (int, float)) and tol < 0:
@@ -348,7 +348,7 @@ def is_physically_consistent(inertia, tol=None):
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or ``(..., 10)`` parameters.
       tol: relative tolerance; ``None`` is ``default_tol`` of the dtype.
     """
-    inertia = _as_inertia(inertia, "is_physically_consistent")
+    inertia = as_inertia(inertia, "is_physically_consistent")
     dtype = inertia.dtype
     tol = default_tol(dtype) if tol is None else tol
     if isinstance(tol, (int, float)) and tol < 0:
@@ -362,7 +362,7 @@ def _fully_consistent(p, tol):
     return _flags(p, tol, p.dtype)[-1]
 
 
-def _body_from(m, h, S):
+def body_from(m, h, S):
     trS = S[..., 0, 0] + S[..., 1, 1] + S[..., 2, 2]
     I_o = trS[..., None, None] * la.eye3((), S.dtype) - S
     return RigidBodyInertia(_params.pack(m, h, I_o))

@@ -13,9 +13,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import is_concrete
-from ._consistency import _EPS_ULPS, _as_inertia, _body_from, physical_consistency
+from ._consistency import EPS_ULPS, as_inertia, body_from, physical_consistency
 from ._inertia import RigidBodyInertia
-from ._validate import _raise_listing
+from ._validate import raise_listing
 
 
 @jax.custom_jvp
@@ -77,7 +77,7 @@ def _check_finite_params(params) -> None:
         return ", ".join(f"{_PARAM_NAMES[k]} = {x[idx][k]}" for k in np.flatnonzero(bad_entry[idx]))
 
     try:
-        _raise_listing("inertia", x.shape[:-1], bad, line, "bodies have non-finite parameters:", 5)
+        raise_listing("inertia", x.shape[:-1], bad, line, "bodies have non-finite parameters:", 5)
     except ValueError as err:
         raise ValueError(
             f"nearest_consistent: {err}\n(a NaN or infinite parameter has no nearest "
@@ -140,13 +140,13 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
         come back with all ten parameters NaN (``physical_consistency(out).finite``
         is ``False`` there) and the other bodies are unaffected.
     """
-    inertia = _as_inertia(inertia, "nearest_consistent")
+    inertia = as_inertia(inertia, "nearest_consistent")
     if reference not in ("com", "origin"):
         raise ValueError(
             f"nearest_consistent: reference must be 'com' or 'origin', got {reference!r}"
         )
     dtype = inertia.dtype
-    eps = _EPS_ULPS * float(np.finfo(np.dtype(dtype)).eps) if eps is None else eps
+    eps = EPS_ULPS * float(np.finfo(np.dtype(dtype)).eps) if eps is None else eps
     if isinstance(eps, (int, float)) and not eps > 0:  # also NaN
         raise ValueError(f"nearest_consistent: eps must be > 0, got {eps}")
     if is_concrete(inertia.params):
@@ -192,7 +192,7 @@ def _nearest(params, eps, *, reference: str):
         S_c2 = _clip_eigs(S_c, eps * s1)
         m2 = jnp.maximum(m_safe, eps * s1)
         S2 = S_c2 + m2[..., None, None] * c[..., :, None] * c[..., None, :]
-        p_com = _body_from(m2, m2[..., None] * c, S2).params
+        p_com = body_from(m2, m2[..., None] * c, S2).params
         p_new = jnp.where(nz[..., None], p_com, p_origin)
     p_out = jnp.where(ok[..., None], params, p_new)
     return jnp.where(finite[..., None], p_out, jnp.nan)

@@ -26,7 +26,7 @@ def _label(name, idx) -> str:
     return name if idx == () else f"{name}[{', '.join(str(i) for i in idx)}]"
 
 
-def _raise_listing(name, shape, bad, lines_for, headline, max_listed):
+def raise_listing(name, shape, bad, lines_for, headline, max_listed):
     idxs = [tuple(int(i) for i in ix) for ix in np.argwhere(bad)] if shape else [()]
     total = int(np.prod(shape)) if shape else 1
     lines = [f"{name}: {len(idxs)} of {total} {headline}"]
@@ -45,7 +45,7 @@ def _check_finite(name, arr, core_ndim, max_listed):
     axes = tuple(range(x.ndim - core_ndim, x.ndim))
     bad = ~np.all(np.isfinite(x), axis=axes) if core_ndim else ~np.isfinite(x)
     if np.any(bad):
-        _raise_listing(
+        raise_listing(
             name,
             shape,
             np.asarray(bad),
@@ -69,9 +69,7 @@ def _check_symmetric(name, A, tol, max_listed, what):
                 f"{_fmt(tol * size[idx])}"
             )
 
-        _raise_listing(
-            name, shape, np.asarray(bad), line, "matrices are not symmetric:", max_listed
-        )
+        raise_listing(name, shape, np.asarray(bad), line, "matrices are not symmetric:", max_listed)
 
 
 def _check_rigid_6x6(name, M, tol, max_listed):
@@ -103,7 +101,7 @@ def _check_rigid_6x6(name, M, tol, max_listed):
                 )
             return "; ".join(parts)
 
-        _raise_listing(
+        raise_listing(
             name,
             M.shape[:-2],
             np.asarray(bad),
@@ -134,7 +132,7 @@ def _check_rotational_inertia(name, I, tol, max_listed):
                 )
             return "; ".join(parts) + f"; principal moments {_fmt(lam[idx])}"
 
-        _raise_listing(
+        raise_listing(
             name,
             I.shape[:-2],
             np.asarray(bad),
@@ -259,7 +257,7 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
             f"min eig of pseudo-inertia {_fmt(rep.min_eig_pseudo_inertia[idx])}"
         )
 
-    _raise_listing(
+    raise_listing(
         name,
         shape,
         bad,
