@@ -300,8 +300,14 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
 
         # the estimate: the library's pipeline, with the fresh log as a validation log
         t_id = time.perf_counter()
-        result = sid.identify_robot(
-            model, log, lowpass=LOWPASS, decimate=DECIMATE, holdout=HOLDOUT, validate=[fresh_log]
+        result = sid.identify_robot(  # the published study's model: friction, no armature
+            model,
+            log,
+            lowpass=LOWPASS,
+            decimate=DECIMATE,
+            holdout=HOLDOUT,
+            validate=[fresh_log],
+            joint_model=("viscous", "coulomb", "offset"),
         )
         t_id = time.perf_counter() - t_id
         rep = result.report

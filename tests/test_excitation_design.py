@@ -450,7 +450,8 @@ def test_condition_twice_better_than_median_random(robot):
     def stacked(q, dq, ddq):
         Y = np.stack([pin.computeJointTorqueRegressor(pm, data, q[k], dq[k], ddq[k]).copy()
                       for k in range(q.shape[0])])  # fmt: skip
-        F = np.asarray(_design._friction_columns(model, jnp.asarray(dq)))  # sign 0 at rest
+        # sign 0 at rest
+        F = np.asarray(_design._friction_regressor_at_rest(model, jnp.asarray(dq)))
         return np.concatenate([Y, F], -1).reshape(-1, Y.shape[-1] + F.shape[-1])
 
     def cond(q, dq, ddq, base):  # column-scaled, on the base columns

@@ -156,6 +156,9 @@ class Model:
     the algorithms themselves take one model.
 
     Attributes:
+      structure: the static fields below, ``name`` to ``frame_bodies``, as one
+        hashable ``ModelStructure`` (the model's only static pytree field; the
+        names are read-only properties over it).
       name: robot name.
       parents: ``parents[i]`` is body ``i``'s parent body, ``-1`` for the world;
         topological order (``parents[i] < i``).
