@@ -32,7 +32,8 @@ fixed cut-offs of a group compile once):
 * **Settings**: ``identify_robot(model, log, lowpass=f_c, decimate=k, validate=[separate])``
   (defaults otherwise: holdout 0.2) for ``f_c`` in 1, 2, 5, 10, 20, 50 Hz (those below 0.45 of
   the rate) with ``k`` the automatic rule's (the largest keeping the new Nyquist frequency
-  ``≥ 2 f_c``), no low-pass (``lowpass=None``, today's default), and the automatic choice
+  ``≥ NYQUIST_MARGIN f_c``: 2 when ``results/auto_filter_cpu.*`` was measured, 5 since),
+  no low-pass (``lowpass=None``, the default before this study), and the automatic choice
   ``choose_filter(training part, parts=[held-out samples, validation samples])`` (what the
   pipeline's filter stage does).
 * **Scores**: the pipeline's held-out error ‖τ̂−τ‖/‖τ‖ (last 20 %, filtered like the training
@@ -76,6 +77,7 @@ from _harness.report import write_json_and_text  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import identification as sid  # noqa: E402
 from spatialjax._util import enable_compilation_cache  # noqa: E402
+from spatialjax.identification._filter_choice import NYQUIST_MARGIN  # noqa: E402
 
 #: (robot, rate Hz, encoder bits, dq column, excitation bandwidth Hz, duration s)
 DESIGN = (
@@ -362,7 +364,7 @@ def run_log(i, point, fixed_grid, say) -> dict:
         f"{os.getloadavg()[0]:.1f})")  # fmt: skip
     say(f"  auto: {choice.reason}")
     settings = [("auto", choice.lowpass, choice.decimate)]
-    settings += [(f"{fc:g} Hz", fc, max(1, int(rate // (4 * fc))))
+    settings += [(f"{fc:g} Hz", fc, max(1, int(rate // (2 * NYQUIST_MARGIN * fc))))
                  for fc in fixed_grid if fc < 0.45 * rate]  # fmt: skip
     settings += [("none", None, 1)]
     rows = []
