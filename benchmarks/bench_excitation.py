@@ -98,7 +98,7 @@ def pin_stacked(pm, model, q, dq, ddq):
         Y = pin.computeJointTorqueRegressor(pm, data, qp[k], dq[k], ddq[k]).copy()
         rows.append(Y)
     Y = np.stack(rows)
-    F = np.asarray(_design._friction_columns(model, jnp.asarray(dq)))  # Coulomb sign 0 at rest
+    F = np.asarray(_design._friction_regressor_at_rest(model, jnp.asarray(dq)))  # sign 0 at rest
     return np.concatenate([Y, F], axis=-1).reshape(-1, Y.shape[-1] + F.shape[-1])
 
 
