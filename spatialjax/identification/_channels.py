@@ -67,7 +67,7 @@ cannot tell:
   ``p⊥``) above a quarter of the sampling rate: a trajectory sampled for
   identification has none there, so that energy is noise, from
   differentiating a quantised ``q`` twice without a low-pass (white noise
-  puts half its energy there, twice-differenced noise 92 %). A channel not
+  puts half its energy there, twice-differenced noise most of it). A channel not
   judged whose prediction has more than
   ``NOISE_SHARE`` of its
   energy there is reported as such, with the advice to low-pass the log.

@@ -23,10 +23,10 @@ it, against the model's own joint limits:
   (20 ms: ``(q[k+w] − q[k−w]) / (t[k+w] − t[k−w])``, or the mean of the log's
   ``dq`` over the same samples) against the model's velocity limit. A raw
   difference of quantised positions is off by up to one step over one sample
-  interval, which at 1 kHz and 16 bit is 0.1 rad/s; over the window, and with
+  interval; over the window, and with
   that quantisation bound subtracted, the estimate cannot exceed the true
   peak by noise alone, and a smooth trajectory's peak is under-read by at most
-  ``(ω w h)²/6`` (1.6 % at 5 Hz). A joint whose peak exceeds its limit by more
+  ``(ω w h)²/6``. A joint whose peak exceeds its limit by more
   than ``VELOCITY_MARGIN`` (10 %) is warned about (a log in other units,
   or a controller beyond the file's limits); the fit goes on.
 """

@@ -86,9 +86,8 @@ class ModelStructure:
 
     ``jit`` keys its compiled programs on a model's static data; gathered here,
     they are hashed once, when the model is built, instead of on every call that
-    passes the model as an argument (hashing the model's tree structure: 0.77 µs
-    with eight tuples of names, 0.18 µs with this; ``benchmarks/README.md``, "One
-    state").
+    passes the model as an argument (the dispatch cost this saves is measured in
+    ``benchmarks/README.md``, "One state").
     Equal structures compare equal (the same robot loaded twice shares compiled
     programs); read the fields through the model (``model.parents`` ...).
 

@@ -85,9 +85,9 @@ def forward_dynamics(
     [`rnea`][spatialjax.multibody.rnea.rnea] with ``a = 0`` (and ``f_ext``); for one
     state of a model of at most 12 bodies both come from one sweep in world
     coordinates. ``method="auto"`` (the default) takes whichever of the two is
-    faster for the model and the batch (measured on CPU: the Cholesky route
-    for one state of a small model and for models of at most 12 dofs, the ABA
-    for larger ones; ``benchmarks/README.md``). All routes give Pinocchio's
+    faster for the model and the batch: the Cholesky route for one state of a
+    small model and for models of at most 12 dofs, the ABA for larger ones
+    (the measurements behind the rule: ``benchmarks/README.md``). All routes give Pinocchio's
     ``aba(model, data, q, v, tau, fext)`` (free-flyer entries reordered
     ``[ω; v]``); the module docstring states what is included and what a
     singular mass matrix gives.
