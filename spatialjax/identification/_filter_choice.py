@@ -129,7 +129,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._log import RobotLog
-from ._preprocess import _JITTER, edge_samples
+from ._preprocess import edge_samples, uniform_rate
 
 __all__ = ["FilterChoice", "choose_filter"]
 
@@ -229,19 +229,6 @@ def _check_parts(parts) -> list[int]:
             raise ValueError(f"parts[{k}]: expected a sample count >= 2, got {n!r}")
         out.append(int(n))
     return out
-
-
-def _rate(log: RobotLog) -> float:
-    dt = np.diff(log.t)
-    h = float(np.median(dt))
-    bad = np.flatnonzero(np.abs(dt - h) > _JITTER * h)
-    if bad.size:
-        k = int(bad[0])
-        raise ValueError(
-            f"log: not uniformly sampled: t[{k + 1}] - t[{k}] = {dt[k]:.6g} s, the median "
-            f"interval is {h:.6g} s (resample it with identification.resample_log first)"
-        )
-    return 1.0 / h
 
 
 def _auto_decimate(rate: float, lowpass: float | None) -> int:
@@ -487,7 +474,7 @@ def choose_filter(
     if isinstance(order, bool) or not (isinstance(order, (int, np.integer)) and order >= 1):
         raise ValueError(f"order: expected a positive integer, got {order!r}")
     part_sizes = _check_parts(parts)
-    rate = _rate(log)
+    rate = uniform_rate(log.t)
     if lowpass is None:
         return _no_lowpass_given(decimate, rate)
     if lowpass != "auto":

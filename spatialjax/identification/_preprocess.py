@@ -207,6 +207,25 @@ _SAMPLED = (
 )
 
 
+def uniform_rate(t: np.ndarray, need: str = "") -> float:
+    """The sample rate ``1 / h`` of times ``t``, ``h`` their median interval.
+
+    Raises:
+      ValueError: naming the first interval more than ``_JITTER`` off ``h``
+        (``need`` says why uniform samples are needed, ending in "; ").
+    """
+    dt = np.diff(t)
+    h = float(np.median(dt))
+    bad = np.flatnonzero(np.abs(dt - h) > _JITTER * h)
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"log: not uniformly sampled: t[{k + 1}] - t[{k}] = {dt[k]:.6g} s, the median "
+            f"interval is {h:.6g} s ({need}resample it with identification.resample_log first)"
+        )
+    return 1.0 / h
+
+
 def tail_samples(rate: float, lowpass: float, order: int, tail: float) -> int:
     """Samples after which the Butterworth impulse response's tail ``Σ|h|`` is ``≤ tail`` of all."""
     from scipy import signal
@@ -264,17 +283,7 @@ def prepare_log(
     if not (isinstance(order, (int, np.integer)) and order >= 1):
         raise ValueError(f"order: expected a positive integer, got {order!r}")
     t = log.t
-    dt = np.diff(t)
-    h = float(np.median(dt))
-    bad = np.flatnonzero(np.abs(dt - h) > _JITTER * h)
-    if bad.size:
-        k = int(bad[0])
-        raise ValueError(
-            f"log: not uniformly sampled: t[{k + 1}] - t[{k}] = {dt[k]:.6g} s, the median "
-            f"interval is {h:.6g} s (the filter needs uniform samples; resample it with "
-            "identification.resample_log first)"
-        )
-    rate = 1.0 / h
+    rate = uniform_rate(t, "the filter needs uniform samples; ")
     nyquist = rate / (2 * decimate)
     if lowpass is not None:
         if isinstance(lowpass, bool) or not isinstance(
