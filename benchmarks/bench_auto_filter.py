@@ -77,7 +77,7 @@ from _harness.report import write_json_and_text  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import identification as sid  # noqa: E402
 from spatialjax._util import enable_compilation_cache  # noqa: E402
-from spatialjax.identification._filter_choice import NYQUIST_MARGIN  # noqa: E402
+from spatialjax.identification.logs.filter_choice import NYQUIST_MARGIN  # noqa: E402
 
 #: (robot, rate Hz, encoder bits, dq column, excitation bandwidth Hz, duration s)
 DESIGN = (

@@ -55,7 +55,7 @@ import scipy.optimize  # noqa: E402
 import spatialjax as sj  # noqa: E402
 import spatialjax.identification as sid  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
-from spatialjax.identification import _design  # noqa: E402
+from spatialjax.identification.design import excitation as _design  # noqa: E402
 
 ROBOTS = {
     "panda": (

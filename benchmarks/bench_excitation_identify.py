@@ -31,7 +31,7 @@ import bench_excitation as B  # noqa: E402
 import spatialjax as sj  # noqa: E402
 import spatialjax.identification as sid  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
-from spatialjax.identification import _design  # noqa: E402
+from spatialjax.identification.design import excitation as _design  # noqa: E402
 
 
 def main(argv=None):

@@ -25,14 +25,10 @@ import numpy as np  # noqa: E402
 from _harness.core import compile_jitted, time_interleaved  # noqa: E402
 from bench_identification import GAMMA, make_problem  # noqa: E402
 
-from spatialjax.identification import (  # noqa: E402
-    Barrier,
-    LogCholesky,
-    _barrier,
-    _log_cholesky_method,
-    _optim,
-    fit,
-)
+from spatialjax.identification import Barrier, LogCholesky, fit  # noqa: E402
+from spatialjax.identification.fitting import barrier as _barrier  # noqa: E402
+from spatialjax.identification.fitting import log_cholesky_method as _log_cholesky_method  # noqa: E402
+from spatialjax.identification.fitting import optim as _optim  # noqa: E402
 
 
 def _compile(solver, args, *, newton: bool):

@@ -57,7 +57,7 @@ import spatialjax as sj  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import _params  # noqa: E402
 from spatialjax.identification import fit_torques, least_squares_torques  # noqa: E402
-from spatialjax.identification._interior_point import solve_reduced  # noqa: E402
+from spatialjax.identification.fitting.interior_point import solve_reduced  # noqa: E402
 
 LOCKED = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
 SIGMA = 0.05

@@ -86,7 +86,7 @@ from spatialjax._cli.demo_robot import (  # noqa: E402
     panda_model,
 )
 from spatialjax._util import enable_compilation_cache  # noqa: E402
-from spatialjax.identification._report import jsonable  # noqa: E402  (NaN -> null)
+from spatialjax.identification.output.report import jsonable  # noqa: E402  (NaN -> null)
 
 DURATION = 20.0
 HOLDOUT = 0.3

@@ -41,8 +41,6 @@ from ._shapes import sphere as sphere
 from ._sharding import batch_mesh as batch_mesh
 from ._sharding import batch_sharding as batch_sharding
 from ._sharding import shard_batch as shard_batch
-from ._spatial import crf as crf  # deprecated alias of force_cross(v), not in __all__
-from ._spatial import crm as crm  # deprecated alias of motion_cross(v), not in __all__
 from ._spatial import force_cross as force_cross
 from ._spatial import motion_cross as motion_cross
 from ._spatial_matrix import swap_linear_angular as swap_linear_angular

@@ -15,7 +15,7 @@ Two tiers (lineax's and equinox's):
 
 Checks about one package's own concepts stay in that package (the
 identification's prior, γ and noise weights in
-``spatialjax.identification._inputs``); whether inertial parameters are a
+``spatialjax.identification.fitting.inputs``); whether inertial parameters are a
 physical body is ``physical_consistency`` (flags, jit-safe) and ``validate``
 (eager, listing every failing body).
 """

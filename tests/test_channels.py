@@ -1,4 +1,4 @@
-"""identification._channels: scale, sign and swaps of torque channels, judged where they can be.
+"""identification.logs.channel_checks: scale, sign and swaps of torque channels, where judged.
 
 Reference values: closed forms on synthetic channels (a channel ``k p + noise``
 of known signal-to-noise ratio explains ``SNR / (1 + SNR)`` of its variance;
@@ -18,7 +18,7 @@ import pytest
 from helpers import pinocchio_log, robots_dir
 
 from spatialjax import identification as ident
-from spatialjax.identification._channels import (
+from spatialjax.identification.logs.channel_checks import (
     SCALE_LIMIT,
     channel_messages,
     channel_summary,

@@ -23,11 +23,11 @@ from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
 from spatialjax.identification import (
-    _design,
     design_excitation,
     fourier_trajectory,
     identifiability,
 )
+from spatialjax.identification.design import excitation as _design
 
 jax.config.update("jax_enable_x64", True)
 

@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from spatialjax._params import pseudo_inertia
-from spatialjax.identification._barrier import _barrier_hessian, _barrier_objective
-from spatialjax.identification._log_cholesky_method import _Q, hessian_x, objective_x
-from spatialjax.identification._objective import Problem, prior_terms
-from spatialjax.identification._regressor import body_regressor
+from spatialjax.identification.fitting.barrier import _barrier_hessian, _barrier_objective
+from spatialjax.identification.fitting.body_regressor import body_regressor
+from spatialjax.identification.fitting.log_cholesky_method import _Q, hessian_x, objective_x
+from spatialjax.identification.fitting.objective import Problem, prior_terms
 
 
 def _problem(rng, gamma: float) -> Problem:

@@ -20,14 +20,14 @@ import optax
 import pytest
 
 from spatialjax._params import pseudo_inertia
-from spatialjax.identification._barrier import (
+from spatialjax.identification.fitting.barrier import (
     _barrier_hessian,
     _barrier_objective,
     _fraction_to_boundary,
 )
-from spatialjax.identification._objective import Problem, prior_terms
-from spatialjax.identification._optim import max_feasible_step, newton_step, preconditioner
-from spatialjax.identification._regressor import body_regressor
+from spatialjax.identification.fitting.body_regressor import body_regressor
+from spatialjax.identification.fitting.objective import Problem, prior_terms
+from spatialjax.identification.fitting.optim import max_feasible_step, newton_step, preconditioner
 
 
 def _setup(rng, mu: float, scale: float, margin: float, at_optimum: bool = False):

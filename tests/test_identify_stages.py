@@ -20,20 +20,20 @@ from helpers import REPORT_COMMAND_KEYS, report_schema_in_the_guide
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._util import x64
-from spatialjax.identification._pipeline.channels import channel_stage
-from spatialjax.identification._pipeline.filtering import filter_stage
-from spatialjax.identification._pipeline.least_squares import (
+from spatialjax.identification.fitting.robot_fit import PRIOR_SPREAD
+from spatialjax.identification.logs.positions import check_positions, encoder_step
+from spatialjax.identification.output.report import schema
+from spatialjax.identification.pipeline.channels import channel_stage
+from spatialjax.identification.pipeline.filtering import filter_stage
+from spatialjax.identification.pipeline.least_squares import (
     least_squares_stage,
     training_data,
 )
-from spatialjax.identification._pipeline.options import check_options
-from spatialjax.identification._pipeline.prior import prior_stage
-from spatialjax.identification._pipeline.regressor import regressor_stage
-from spatialjax.identification._pipeline.sampling import sampling_stage
-from spatialjax.identification._positions import check_positions, encoder_step
-from spatialjax.identification._prior import REPAIR_FLOOR
-from spatialjax.identification._report import schema
-from spatialjax.identification._robot_fit import PRIOR_SPREAD
+from spatialjax.identification.pipeline.options import check_options
+from spatialjax.identification.pipeline.prior import prior_stage
+from spatialjax.identification.pipeline.regression import regressor_stage
+from spatialjax.identification.pipeline.sampling import sampling_stage
+from spatialjax.identification.priors.prior_repair import REPAIR_FLOOR
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"

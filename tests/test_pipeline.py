@@ -20,8 +20,8 @@ from helpers import check_report_against_the_guide
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._util import x64
-from spatialjax.identification._channels import check_channels, resolution
-from spatialjax.identification._pipeline import DEFAULT_HOLDOUT
+from spatialjax.identification.logs.channel_checks import check_channels, resolution
+from spatialjax.identification.pipeline import DEFAULT_HOLDOUT
 
 # ------------------------------------------------------------------ correlation_time
 
@@ -200,7 +200,7 @@ def test_identify_robot_on_a_simulated_log(toy):
     model, log, true = toy
     stages = []
     res = _run(model, log, progress=lambda s, text, lines: stages.append((s, text, lines)))
-    assert [s for s, _, _ in stages] == list(ident._pipeline.STAGES)
+    assert [s for s, _, _ in stages] == list(ident.pipeline.STAGES)
     assert stages[1][2] == ("q: within the limits (2 of 2 joints limited); unquantised",)
     rep = res.report
     # the dict is the typed report's, key for key; the guide documents every key

@@ -729,7 +729,7 @@ def test_bad_solver_arguments_raise_naming_them(arm):
 
 
 def test_fit_and_fit_torques_word_the_same_mistake_alike(arm):
-    # one check each (spatialjax._checks, identification._inputs): the same message, and the
+    # one check each (spatialjax._checks, identification.fitting.inputs): the same message, and the
     # index of the bad entry in the caller's own array (a 1-d weight vector: (1,), not (0, 1))
     from spatialjax.identification import fit
 

@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _util
-from ..identification._report import jsonable
+from ..identification.output.report import jsonable
 from . import _args
 from ._args import InputError, UsageError
 

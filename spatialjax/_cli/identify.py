@@ -80,11 +80,11 @@ from pathlib import Path
 import numpy as np
 
 from .. import _util
-from ..identification._floating import CONTACT_SPEED, CONTACT_TYPES
-from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
-from ..identification._pipeline import STAGES as _STAGES
-from ..identification._pipeline.options import CONTACT_METHODS
-from ..identification._report import jsonable, number_text, output_format_problem
+from ..identification.fitting.floating_rows import CONTACT_SPEED, CONTACT_TYPES
+from ..identification.output.report import jsonable, number_text, output_format_problem
+from ..identification.pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
+from ..identification.pipeline import STAGES as _STAGES
+from ..identification.pipeline.options import CONTACT_METHODS
 from ..multibody.friction import FrictionModel
 from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args

@@ -1,0 +1,459 @@
+r"""From a raw robot log to identification inputs: zero-phase low-pass, differentiation, decimation.
+
+[`prepare_log`][spatialjax.identification.prepare_log] does what identification on hardware does
+(e.g. Swevers et al. 1997 §V; Gaz et al. 2019 §IV):
+
+1. **Low-pass** ``q``, ``tau`` (and ``dq``, ``ddq`` when logged) with a
+   Butterworth filter of order ``order`` and cut-off ``lowpass`` Hz, run
+   forwards and backwards (``scipy.signal.sosfiltfilt``, second-order
+   sections): zero phase, so the filtered ``q`` and ``tau`` stay aligned in
+   time, and magnitude response ``1 / (1 + (f / f_c)^{2·order})`` (the
+   Butterworth magnitude squared, once per direction).
+2. **Differentiate** the filtered ``q`` by central differences on the
+   sample times (``numpy.gradient(q, t)``) for ``dq`` and again for ``ddq``,
+   unless the log has them. Central differences of central differences have
+   zero gain at the Nyquist frequency (``sin²(ωh)/h²``), so they do not
+   amplify the highest-frequency noise the way the three-point second
+   difference does; their error on a sinusoid of angular frequency ``ω`` is a
+   relative ``(ωh)²/6`` for ``dq`` and ``(ωh)²/3`` for ``ddq`` (``h`` the
+   sample period): 2·10⁻⁶ and 3·10⁻⁶ for 0.5 Hz at 1 kHz.
+3. **Decimate** by keeping every ``decimate``-th sample (the low-pass is the
+   anti-aliasing filter, so its cut-off must be below the new Nyquist
+   frequency ``rate / (2·decimate)``).
+4. **Drop the edges**: ``edge`` samples at each end (of the original rate).
+   ``sosfiltfilt`` pads the signal by odd reflection, so near the ends the
+   filtered signal is a guess; the filter forgets an edge at the speed its
+   impulse response decays, so ``edge`` is the length after which the tail
+   of the impulse response ``|h|`` holds less than ``1e-6`` of its total
+   (``_EDGE_TAIL``; 296 samples, 0.3 s, for 4th order at 20 Hz; it scales as 1 / lowpass), plus 2
+   samples where ``numpy.gradient`` uses one-sided differences. Without a
+   low-pass only those 2 samples are dropped.
+
+**Friction steps.** The low-pass also smooths the torque's Coulomb steps
+``F_c sign(q̇)`` at velocity reversals, which a regressor evaluated on the
+filtered ``q̇`` keeps sharp. For logs with friction, prepare at the full rate
+(``decimate=1``), evaluate the regressors there, and let
+[`parallel_filter`][spatialjax.identification.parallel_filter] filter their columns like the torques
+and decimate (Gautier 1997); on the Panda of ``spatialjax demo`` this cut the held-out
+torque error from 0.43 % to 0.03 % and the friction error from 0.04 N·m to
+0.001 N·m.
+
+**Floating base.** A floating-base log's base pose goes through the same
+filter and differences: the position (world frame) component-wise, the
+orientation as its unit quaternion, signs made continuous (``q`` and ``−q``
+are one rotation), filtered component-wise and normalised again (the filter
+keeps the signal's band, so the filtered curve stays within rounding of the
+unit sphere where the motion is slow against the cut-off). The free flyer's
+velocity ``v = [ω; v]`` (base frame, [Model][spatialjax.multibody.Model]'s
+convention) follows from the central differences of the filtered pose by the
+kinematic relations ``ω = 2 Im(q̄ ⊗ q̇)`` and ``v = Rᵀ ṗ``, and its
+acceleration from the central differences of ``v`` (the body-frame
+components: the free flyer's ``a``). Their error on a constant twist is that
+of the central differences on the joints, relative ``(ωh)²/6``. A logged
+``base_velocity`` is filtered and used instead (as ``dq``); contact wrenches
+are filtered as the torques, contact schedules are cut and decimated; the
+torques and wrenches as logged are kept too (``raw_tau``,
+``raw_contact_wrenches``), for the rows that are formed before filtering.
+
+Why these defaults: ``lowpass=None`` (no filter) because the right cut-off
+depends on the trajectory's bandwidth and the noise, which only the user
+knows (choose it a few times above the highest excitation frequency: with a
+0.5 Hz Fourier excitation, 5–20 Hz keeps the dynamics and removes most
+noise); ``order=4`` is the usual choice for robot logs (steep enough, short
+impulse response); ``decimate=1`` keeps every sample.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from .robot_log import RobotLog, continuous_quaternions
+
+__all__ = ["PreparedLog", "parallel_filter", "prepare_log"]
+
+#: Fraction of the impulse response's absolute sum left in the tail beyond the dropped edge.
+_EDGE_TAIL = 1e-6
+#: Samples at each end where ``numpy.gradient`` (applied twice) is one-sided.
+_GRADIENT_EDGE = 2
+#: Sample-interval jitter accepted before refusing a log as not uniformly sampled.
+_JITTER = 0.25
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class PreparedLog:
+    """A filtered, differentiated, decimated log (from ``prepare_log``); float64.
+
+    Attributes:
+      t: ``(M,)`` sample times in s.
+      q: ``(M, n)`` filtered positions.
+      dq: ``(M, n)`` velocities (differentiated, or the log's filtered).
+      ddq: ``(M, n)`` accelerations.
+      tau: ``(M, n)`` filtered torques.
+      joint_names: as in the log (None: the model's movable joints in order).
+      rate: sample rate after decimation, Hz.
+      lowpass: the cut-off used, Hz (None: no filter).
+      order: the Butterworth order.
+      decimate: the decimation factor.
+      edge: samples dropped at each end, at the log's original rate.
+      base_pose: ``(M, 7)`` filtered free-flyer configuration ``[x, y, z, qw,
+        qx, qy, qz]`` (unit quaternion), or None for a fixed-base log.
+      base_velocity: ``(M, 6)`` base twist ``[ω; v]`` in the base frame, or None.
+      base_acceleration: ``(M, 6)`` its time derivative (the free flyer's
+        ``a``), or None.
+      contact_frames: the log's contact frames, or None.
+      contact_wrenches: ``(M, k, 6)`` filtered contact wrenches ``[n; f]``
+        (each in its frame's axes), or None.
+      contact: ``(M, k)`` contact schedule (booleans, as logged), or None.
+      raw_tau: ``(M, n)`` the torques as logged (unfiltered) at these samples,
+        for a floating-base log (the rows of
+        [floating_base_rows][spatialjax.identification.floating_base_rows]
+        are formed before filtering), else None.
+      raw_contact_wrenches: ``(M, k, 6)`` the contact wrenches as logged, or None.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    dq: np.ndarray
+    ddq: np.ndarray
+    tau: np.ndarray
+    joint_names: tuple[str, ...] | None
+    rate: float
+    lowpass: float | None
+    order: int
+    decimate: int
+    edge: int
+    base_pose: np.ndarray | None = None
+    base_velocity: np.ndarray | None = None
+    base_acceleration: np.ndarray | None = None
+    contact_frames: tuple[str, ...] | None = None
+    contact_wrenches: np.ndarray | None = None
+    contact: np.ndarray | None = None
+    raw_tau: np.ndarray | None = None
+    raw_contact_wrenches: np.ndarray | None = None
+
+    @property
+    def n_samples(self) -> int:
+        """``M``, the number of samples."""
+        return int(self.t.shape[0])
+
+    @property
+    def floating_base(self) -> bool:
+        """Whether the log has a base pose."""
+        return self.base_pose is not None
+
+    def state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(q, v, a)`` in the model's layout: ``(M, nq)``, ``(M, nv)``, ``(M, nv)``.
+
+        For a floating-base log the free flyer comes first (``q = [base_pose,
+        q]``, ``v = [base_velocity, dq]``, ``a = [base_acceleration, ddq]``, as
+        [Model][spatialjax.multibody.Model] orders them); otherwise ``(q, dq,
+        ddq)``.
+        """
+        if self.base_pose is None:
+            return self.q, self.dq, self.ddq
+        v0, a0 = np.asarray(self.base_velocity), np.asarray(self.base_acceleration)
+        return (
+            np.concatenate([self.base_pose, self.q], axis=1),
+            np.concatenate([v0, self.dq], axis=1),
+            np.concatenate([a0, self.ddq], axis=1),
+        )
+
+    def _take(self, index) -> dict:
+        """Every per-sample field, indexed along the samples (for ``dataclasses.replace``)."""
+        out = {}
+        for k in _SAMPLED:
+            x = getattr(self, k)
+            if x is not None:
+                out[k] = x[index]
+        return out
+
+    def split(self, holdout: float) -> tuple[PreparedLog, PreparedLog]:
+        """``(train, test)``: the last ``holdout`` fraction of samples (in time) is the test part.
+
+        Args:
+          holdout: fraction in ``(0, 1)``.
+
+        Raises:
+          ValueError: ``holdout`` outside ``(0, 1)`` or a part with fewer than 2 samples.
+        """
+        if not 0 < holdout < 1:
+            raise ValueError(f"holdout: expected a fraction in (0, 1), got {holdout!r}")
+        cut = int(round(self.n_samples * (1 - holdout)))
+        if cut < 2 or self.n_samples - cut < 2:
+            raise ValueError(
+                f"holdout: {holdout} of {self.n_samples} samples leaves a part with < 2 samples"
+            )
+        sl = lambda s: dataclasses.replace(self, **self._take(s))  # noqa: E731
+        return sl(slice(None, cut)), sl(slice(cut, None))
+
+
+#: Per-sample fields of ``PreparedLog`` (cut, split and decimated together).
+_SAMPLED = (
+    "t",
+    "q",
+    "dq",
+    "ddq",
+    "tau",
+    "base_pose",
+    "base_velocity",
+    "base_acceleration",
+    "contact_wrenches",
+    "contact",
+    "raw_tau",
+    "raw_contact_wrenches",
+)
+
+
+def uniform_rate(t: np.ndarray, need: str = "") -> float:
+    """The sample rate ``1 / h`` of times ``t``, ``h`` their median interval.
+
+    Raises:
+      ValueError: naming the first interval more than ``_JITTER`` off ``h``
+        (``need`` says why uniform samples are needed, ending in "; ").
+    """
+    dt = np.diff(t)
+    h = float(np.median(dt))
+    bad = np.flatnonzero(np.abs(dt - h) > _JITTER * h)
+    if bad.size:
+        k = int(bad[0])
+        raise ValueError(
+            f"log: not uniformly sampled: t[{k + 1}] - t[{k}] = {dt[k]:.6g} s, the median "
+            f"interval is {h:.6g} s ({need}resample it with identification.resample_log first)"
+        )
+    return 1.0 / h
+
+
+def tail_samples(rate: float, lowpass: float, order: int, tail: float) -> int:
+    """Samples after which the Butterworth impulse response's tail ``Σ|h|`` is ``≤ tail`` of all."""
+    from scipy import signal
+
+    sos = signal.butter(order, lowpass, fs=rate, output="sos")
+    L = int(math.ceil(40 * order * rate / lowpass)) + 64
+    impulse = np.zeros(L)
+    impulse[0] = 1.0
+    h = np.abs(signal.sosfilt(sos, impulse))
+    rest = np.cumsum(h[::-1])[::-1]  # rest[k] = Σ_{i ≥ k} |h_i|
+    return int(np.argmax(rest <= tail * rest[0]))
+
+
+def edge_samples(rate: float, lowpass: float | None, order: int) -> int:
+    """Samples dropped at each end by ``prepare_log`` (see the module docstring, step 4)."""
+    if lowpass is None:
+        return _GRADIENT_EDGE
+    return tail_samples(rate, lowpass, order, _EDGE_TAIL) + _GRADIENT_EDGE
+
+
+def prepare_log(
+    log: RobotLog, *, lowpass: float | None = None, decimate: int = 1, order: int = 4
+) -> PreparedLog:
+    r"""Filter, differentiate and decimate a raw log as on hardware (steps: the module docstring).
+
+    Args:
+      log: a [`RobotLog`][spatialjax.identification.RobotLog], sampled uniformly
+        (each interval within 25 % of the median; the filter assumes it).
+      lowpass: Butterworth cut-off in Hz, ``0 < lowpass < rate / (2·decimate)``;
+        None: no filtering (derivatives of the raw ``q``).
+      decimate: keep every ``decimate``-th sample (≥ 1); above 1 it needs a
+        ``lowpass`` (the anti-aliasing filter).
+      order: Butterworth order (≥ 1); the forward-backward pass doubles it.
+
+    Returns:
+      [`PreparedLog`][spatialjax.identification.PreparedLog] with ``t, q, dq, ddq, tau`` (and the
+      settings).
+
+    Raises:
+      ValueError: ``lowpass`` not positive or at/above the Nyquist frequency
+        (of the decimated rate), ``decimate`` or ``order`` not a positive
+        integer, ``decimate > 1`` without ``lowpass``, a log that is not
+        uniformly sampled (naming the sample;
+        [`resample_log`][spatialjax.identification.resample_log] makes it so), or too short for the
+        filter.
+      TypeError: ``log`` is not a RobotLog; ``lowpass`` is not a number (a bool
+        is not a frequency).
+    """
+    if not isinstance(log, RobotLog):
+        raise TypeError(
+            f"log: expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
+        )
+    if not (isinstance(decimate, (int, np.integer)) and decimate >= 1):
+        raise ValueError(f"decimate: expected a positive integer, got {decimate!r}")
+    if not (isinstance(order, (int, np.integer)) and order >= 1):
+        raise ValueError(f"order: expected a positive integer, got {order!r}")
+    t = log.t
+    rate = uniform_rate(t, "the filter needs uniform samples; ")
+    nyquist = rate / (2 * decimate)
+    if lowpass is not None:
+        if isinstance(lowpass, bool) or not isinstance(
+            lowpass, (int, float, np.integer, np.floating)
+        ):
+            raise TypeError(
+                f"lowpass: expected a cut-off frequency in Hz (a number), got "
+                f"{type(lowpass).__name__} {lowpass!r}"
+            )
+        if not math.isfinite(lowpass):
+            raise ValueError(f"lowpass: expected a cut-off frequency in Hz, got {lowpass!r}")
+        if not 0 < lowpass < nyquist:
+            after = f" after decimate={decimate}" if decimate > 1 else ""
+            raise ValueError(
+                f"lowpass: expected 0 < lowpass < {nyquist:g} Hz (the Nyquist frequency{after} "
+                f"of a {rate:g} Hz log), got {lowpass!r}"
+            )
+    elif decimate > 1:
+        raise ValueError(
+            f"decimate: {decimate} without lowpass would alias noise; pass lowpass below "
+            f"{nyquist:g} Hz (the new Nyquist frequency)"
+        )
+    edge = edge_samples(rate, lowpass, order)
+    N = log.n_samples
+    if N - 2 * edge < 2 * decimate:
+        raise ValueError(
+            f"log: {N} samples are too few: {edge} are dropped at each end (filter and "
+            "differentiation edges)"
+        )
+
+    sos = None
+    if lowpass is not None:
+        from scipy import signal
+
+        sos = signal.butter(order, float(lowpass), fs=rate, output="sos")
+
+    def filt(x: np.ndarray) -> np.ndarray:
+        return x if sos is None else np.asarray(signal.sosfiltfilt(sos, x, axis=0))
+
+    q = filt(log.q)
+    tau = filt(log.tau)
+    dq = filt(log.dq) if log.dq is not None else np.gradient(q, t, axis=0)
+    ddq = filt(log.ddq) if log.ddq is not None else np.gradient(dq, t, axis=0)
+    keep = slice(edge, N - edge, decimate)
+    base = {}
+    if log.floating_base:
+        pose, vel, acc = _base_motion(log, t, filt)
+        base = {"base_pose": pose, "base_velocity": vel, "base_acceleration": acc}
+        base["raw_tau"] = log.tau
+        if log.contact_wrenches is not None:
+            base["contact_wrenches"] = filt(log.contact_wrenches)
+            base["raw_contact_wrenches"] = log.contact_wrenches
+        if log.contact is not None:
+            base["contact"] = log.contact
+        base = {k: x[keep] for k, x in base.items()}
+        base["contact_frames"] = log.contact_frames
+    return PreparedLog(
+        t=t[keep],
+        q=q[keep],
+        dq=dq[keep],
+        ddq=ddq[keep],
+        tau=tau[keep],
+        joint_names=log.joint_names,
+        rate=rate / decimate,
+        lowpass=None if lowpass is None else float(lowpass),
+        order=int(order),
+        decimate=int(decimate),
+        edge=edge,
+        **base,
+    )
+
+
+def _rotate_inverse(quat: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``R(quat)ᵀ x`` for unit ``w x y z`` quaternions ``(M, 4)`` and vectors ``(M, 3)``."""
+    w, u = quat[:, :1], quat[:, 1:]
+    c = 2.0 * np.cross(u, x)
+    return x - w * c + np.cross(u, c)
+
+
+def _base_motion(log: RobotLog, t: np.ndarray, filt):
+    """Filtered base pose ``(N, 7)``, base twist ``(N, 6)``, its derivative (module docstring)."""
+    pos = filt(log.base_position)
+    quat = np.asarray(log.base_quaternion)
+    quat = continuous_quaternions(quat / np.linalg.norm(quat, axis=1, keepdims=True))
+    quat = filt(quat)
+    quat = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    if log.base_velocity is not None:
+        vel = filt(log.base_velocity)
+    else:
+        dquat = np.gradient(quat, t, axis=0)
+        w, u = quat[:, :1], quat[:, 1:]
+        dw, du = dquat[:, :1], dquat[:, 1:]
+        omega = 2.0 * (w * du - dw * u - np.cross(u, du))  # 2 Im(q̄ ⊗ q̇), base frame
+        lin = _rotate_inverse(quat, np.gradient(pos, t, axis=0))  # Rᵀ ṗ
+        vel = np.concatenate([omega, lin], axis=1)
+    acc = np.gradient(vel, t, axis=0)
+    return np.concatenate([pos, quat], axis=1), vel, acc
+
+
+def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
+    r"""Filter regressor columns exactly as the torques were filtered, then decimate both.
+
+    A zero-phase low-pass of the torques also smooths whatever in them is not
+    smooth, above all the Coulomb friction step ``F_c sign(q̇)`` at every
+    velocity reversal, while a regressor evaluated on the filtered ``q̇``
+    keeps the sharp step: the two disagree for a few filter time constants
+    around each reversal, a systematic error far above the filtered noise
+    that biases friction and inertial parameters alike. *Parallel filtering*
+    (Gautier, "Dynamic identification of robots with power model", ICRA
+    1997; Gautier & Poignet 2001) removes it: every column of the regressor
+    goes through the same filter as the torques before decimation, so model
+    and measurement are filtered alike (for the smooth columns the filter
+    changes nothing below its cut-off).
+
+    Args:
+      prepared: a [`PreparedLog`][spatialjax.identification.PreparedLog] from
+        ``prepare_log(log, lowpass=…)`` with ``decimate=1`` (the full rate).
+      *columns: arrays with ``prepared.n_samples`` rows (samples first), e.g.
+        the joint-torque and friction regressors evaluated on
+        ``prepared.q, prepared.dq, prepared.ddq``.
+      decimate: keep every ``decimate``-th sample afterwards (``prepared``'s
+        cut-off must be below the new Nyquist frequency).
+
+    Returns:
+      ``(log, *filtered)``: ``log`` is ``prepared`` with ``edge`` more samples
+      dropped at each end (the new filter edges) and decimated; each
+      filtered column is cut and decimated the same way (NumPy float64).
+
+    Raises:
+      ValueError: ``prepared`` was not low-passed or was already decimated, a
+        column's first axis is not ``prepared.n_samples``, ``decimate`` is not
+        a positive integer or puts the Nyquist frequency below the cut-off, or
+        too few samples remain.
+    """
+    if prepared.lowpass is None:
+        raise ValueError("prepared: parallel filtering needs prepare_log(..., lowpass=...)")
+    if prepared.decimate != 1:
+        raise ValueError(
+            f"prepared: expected the full-rate log (prepare_log with decimate=1), got "
+            f"decimate={prepared.decimate}; decimate here instead"
+        )
+    if not (isinstance(decimate, (int, np.integer)) and decimate >= 1):
+        raise ValueError(f"decimate: expected a positive integer, got {decimate!r}")
+    if not prepared.lowpass < prepared.rate / (2 * decimate):
+        raise ValueError(
+            f"decimate: {decimate} puts the Nyquist frequency at "
+            f"{prepared.rate / (2 * decimate):g} Hz, below the {prepared.lowpass:g} Hz cut-off"
+        )
+    M = prepared.n_samples
+    arrays = []
+    for k, x in enumerate(columns):
+        x = np.asarray(x, np.float64)
+        if x.ndim < 1 or x.shape[0] != M:
+            raise ValueError(
+                f"columns[{k}]: expected {M} rows (prepared.n_samples), got shape {x.shape}"
+            )
+        arrays.append(x)
+    edge = prepared.edge
+    if M - 2 * edge < 2 * decimate:
+        raise ValueError(f"prepared: {M} samples are too few to drop {edge} more at each end")
+    from scipy import signal
+
+    sos = signal.butter(prepared.order, prepared.lowpass, fs=prepared.rate, output="sos")
+    keep = slice(edge, M - edge, decimate)
+    filtered = [np.asarray(signal.sosfiltfilt(sos, x, axis=0))[keep] for x in arrays]
+    log = dataclasses.replace(
+        prepared,
+        **prepared._take(keep),
+        rate=prepared.rate / decimate,
+        decimate=int(decimate),
+        edge=2 * edge,
+    )
+    return (log, *filtered)
