@@ -11,6 +11,8 @@ from . import multibody as multibody
 from ._consistency import ConsistencyReport as ConsistencyReport
 from ._consistency import is_physically_consistent as is_physically_consistent
 from ._consistency import physical_consistency as physical_consistency
+from ._errors import ArgumentError as ArgumentError
+from ._errors import ArgumentTypeError as ArgumentTypeError
 from ._inertia import RigidBodyInertia as RigidBodyInertia
 from ._inertia import inertia_to_second_moment as inertia_to_second_moment
 from ._inertia import parallel_axis as parallel_axis
@@ -52,6 +54,8 @@ from ._validate import validate as validate
 from ._version import __version__ as __version__
 
 __all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
     "ConsistencyReport",
     "Plx",
     "Plxb",

@@ -642,7 +642,7 @@ def test_bad_inputs_raise_clear_errors(arm):
         fit_torques(Y, tau, weights=np.ones(3), **kw)
     with pytest.raises(ValueError, match=r"gamma: expected a finite γ ≥ 0"):
         fit_torques(Y, tau, gamma=-1.0, **kw)
-    with pytest.raises(TypeError, match=r"tau has dtype float32 but Y has dtype float64"):
+    with pytest.raises(TypeError, match=r"tau: dtype float32 differs from Y's dtype float64"):
         fit_torques(Y, tau.astype(np.float32), **kw)
     with pytest.raises(ValueError, match=r"friction: expected distinct entries"):
         fit_robot(arm, q, v, a, tau, friction=("stiction",))
