@@ -43,6 +43,7 @@ import numpy as np
 from . import _params
 from . import _smallmat as la
 from ._checks import as_float_array
+from ._errors import ArgumentError, ArgumentTypeError
 from ._inertia import RigidBodyInertia
 from ._pytree import Pytree, pytree_dataclass
 
@@ -102,18 +103,19 @@ class ConsistencyReport(Pytree):
         for name in self._data_fields:
             value = getattr(self, name)
             if not (hasattr(value, "shape") and hasattr(value, "dtype")):
-                raise TypeError(
-                    f"ConsistencyReport.{name}: expected an array, got {type(value).__name__}"
+                raise ArgumentTypeError(
+                    name, f"expected an array (ConsistencyReport field), got {type(value).__name__}"
                 )
 
 
-def as_inertia(x, fn: str) -> RigidBodyInertia:
+def as_inertia(x) -> RigidBodyInertia:
     if isinstance(x, RigidBodyInertia):
         return x
     if hasattr(x, "shape") or isinstance(x, (list, tuple)):
-        return RigidBodyInertia(as_float_array(x, f"{fn}: inertia", (10,)))
-    raise TypeError(
-        f"{fn}: expected a RigidBodyInertia or a (..., 10) parameter array, got {type(x).__name__}"
+        return RigidBodyInertia(as_float_array(x, "inertia", (10,)))
+    raise ArgumentTypeError(
+        "inertia",
+        f"expected a RigidBodyInertia or a (..., 10) parameter array, got {type(x).__name__}",
     )
 
 
@@ -283,11 +285,11 @@ def physical_consistency(inertia, tol=None) -> ConsistencyReport:
       >>> bool(r.inertia_psd), bool(r.triangle_inequality), float(r.triangle_margin)
       (True, False, -1.0)
     """
-    inertia = as_inertia(inertia, "physical_consistency")
+    inertia = as_inertia(inertia)
     dtype = inertia.dtype
     tol = default_tol(dtype) if tol is None else tol
     if isinstance(tol, (int, float)) and tol < 0:
-        raise ValueError(f"physical_consistency: tol must be >= 0, got {tol}")
+        raise ArgumentError("tol", f"expected a tolerance >= 0, got {tol}")
     return _consistency_report(inertia.params, jnp.asarray(tol, dtype))
 
 
@@ -348,11 +350,11 @@ def is_physically_consistent(inertia, tol=None):
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or ``(..., 10)`` parameters.
       tol: relative tolerance; ``None`` is ``default_tol`` of the dtype.
     """
-    inertia = as_inertia(inertia, "is_physically_consistent")
+    inertia = as_inertia(inertia)
     dtype = inertia.dtype
     tol = default_tol(dtype) if tol is None else tol
     if isinstance(tol, (int, float)) and tol < 0:
-        raise ValueError(f"is_physically_consistent: tol must be >= 0, got {tol}")
+        raise ArgumentError("tol", f"expected a tolerance >= 0, got {tol}")
     return _fully_consistent(inertia.params, jnp.asarray(tol, dtype))
 
 

@@ -35,6 +35,7 @@ import numpy as np
 from . import _params
 from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._errors import ArgumentError, ArgumentTypeError
 from ._pytree import Pytree, field_array, pytree_dataclass
 from ._transforms import Plx, Plxb
 
@@ -298,7 +299,7 @@ class RigidBodyInertia(Pytree):
     def __post_init__(self):
         if self._is_axis_spec():  # ``RigidBodyInertia(0)``: a vmap/scan axis spec
             return
-        params = field_array(self.params, "RigidBodyInertia.params", (10,))
+        params = field_array(self.params, "params", (10,))
         object.__setattr__(self, "params", params)
 
     @classmethod
@@ -382,14 +383,16 @@ class RigidBodyInertia(Pytree):
         positions = as_float_array(positions, "positions", (3,))
         same_dtype(masses=masses, positions=positions)
         if masses.ndim < 1 or positions.ndim < 2:
-            raise ValueError(
-                f"masses: expected shape (..., N) and positions (..., N, 3), got "
-                f"{tuple(masses.shape)} and {tuple(positions.shape)}"
+            raise ArgumentError(
+                "masses" if masses.ndim < 1 else "positions",
+                f"expected masses of shape (..., N) and positions (..., N, 3), got "
+                f"{tuple(masses.shape)} and {tuple(positions.shape)}",
             )
         if masses.shape[-1] != positions.shape[-2]:
-            raise ValueError(
-                f"masses has N={masses.shape[-1]} points but positions has "
-                f"N={positions.shape[-2]} (shapes {tuple(masses.shape)}, {tuple(positions.shape)})"
+            raise ArgumentError(
+                "positions",
+                f"has N={positions.shape[-2]} points but masses has N={masses.shape[-1]} "
+                f"(shapes {tuple(positions.shape)}, {tuple(masses.shape)})",
             )
         broadcast_batch("masses", masses.shape[:-1], "positions", positions.shape[:-2])
         return cls(_from_point_masses(masses, positions))
@@ -471,9 +474,9 @@ class RigidBodyInertia(Pytree):
         elif isinstance(X, Plxb):
             kernel = _transform_plxb
         else:
-            raise TypeError(f"transform: expected a Plx or Plxb, got {type(X).__name__}")
+            raise ArgumentTypeError("X", f"expected a Plx or Plxb, got {type(X).__name__}")
         if self.params.dtype != X.E.dtype:
-            same_dtype(**{"inertia": self.params, "X.E": X.E})
+            same_dtype(inertia=self.params, X=X.E)
         broadcast_batch("inertia", self.batch_shape, "X", X._batch())
         return RigidBodyInertia._new(kernel(X.E, X.r, self.params))
 

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._checks import is_concrete
 from ._consistency import EPS_ULPS, as_inertia, body_from, physical_consistency
+from ._errors import ArgumentError
 from ._inertia import RigidBodyInertia
 from ._validate import raise_listing
 
@@ -78,10 +79,11 @@ def _check_finite_params(params) -> None:
 
     try:
         raise_listing("inertia", x.shape[:-1], bad, line, "bodies have non-finite parameters:", 5)
-    except ValueError as err:
-        raise ValueError(
-            f"nearest_consistent: {err}\n(a NaN or infinite parameter has no nearest "
-            "consistent body; fix or drop these bodies first)"
+    except ArgumentError as err:
+        raise ArgumentError(
+            err.argument,
+            f"{err.detail}\n(a NaN or infinite parameter has no nearest "
+            "consistent body; fix or drop these bodies first)",
         ) from None
 
 
@@ -140,15 +142,13 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
         come back with all ten parameters NaN (``physical_consistency(out).finite``
         is ``False`` there) and the other bodies are unaffected.
     """
-    inertia = as_inertia(inertia, "nearest_consistent")
+    inertia = as_inertia(inertia)
     if reference not in ("com", "origin"):
-        raise ValueError(
-            f"nearest_consistent: reference must be 'com' or 'origin', got {reference!r}"
-        )
+        raise ArgumentError("reference", f"expected 'com' or 'origin', got {reference!r}")
     dtype = inertia.dtype
     eps = EPS_ULPS * float(np.finfo(np.dtype(dtype)).eps) if eps is None else eps
     if isinstance(eps, (int, float)) and not eps > 0:  # also NaN
-        raise ValueError(f"nearest_consistent: eps must be > 0, got {eps}")
+        raise ArgumentError("eps", f"expected a number > 0, got {eps}")
     if is_concrete(inertia.params):
         _check_finite_params(inertia.params)
     return RigidBodyInertia(_nearest(inertia.params, jnp.asarray(eps, dtype), reference=reference))

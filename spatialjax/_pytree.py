@@ -52,6 +52,7 @@ import jax
 import numpy as np
 
 from ._checks import as_float_array
+from ._errors import ArgumentTypeError
 
 _T = TypeVar("_T")
 _P = TypeVar("_P", bound="Pytree")
@@ -76,10 +77,11 @@ def field_array(value: Any, name: str, trailing: Sequence[int] = ()) -> jax.Arra
     """
     if value is None or isinstance(value, (bool, int, float, complex, str)):
         want = "(..., " + ", ".join(str(t) for t in trailing) + ")" if trailing else "(...)"
-        raise TypeError(
-            f"{name}: expected a floating-point array of shape {want}, got "
+        raise ArgumentTypeError(
+            name,
+            f"expected a floating-point array of shape {want}, got "
             f"{type(value).__name__} {value!r} (Python ints and None are accepted only when "
-            "every field is one: a vmap/scan axis spec such as Plx(0, None))"
+            "every field is one: a vmap/scan axis spec such as Plx(0, None))",
         )
     return as_float_array(value, name, trailing)
 

@@ -25,6 +25,7 @@ from jax.core import Tracer
 
 from . import _smallmat as la
 from ._checks import as_float_array
+from ._errors import ArgumentError
 
 
 def skew(v):
@@ -117,9 +118,10 @@ def quat_to_matrix(q):
         idx = [tuple(int(i) for i in ix) for ix in np.argwhere(zero)]
         names = ", ".join("q" if i == () else f"q[{', '.join(map(str, i))}]" for i in idx[:10])
         more = f" and {len(idx) - 10} more" if len(idx) > 10 else ""
-        raise ValueError(
-            f"quat_to_matrix: {names}{more} is the zero quaternion, which has no rotation; "
-            "expected a non-zero (..., 4) quaternion [w, x, y, z]"
+        raise ArgumentError(
+            "q",
+            f"{names}{more} is the zero quaternion, which has no rotation; "
+            "expected a non-zero (..., 4) quaternion [w, x, y, z]",
         )
     return _quat_to_matrix(q)
 

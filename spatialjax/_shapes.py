@@ -31,10 +31,11 @@ import numpy as np
 from jax.core import Tracer
 
 from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._errors import ArgumentError
 from ._inertia import RigidBodyInertia
 
 
-def _inputs(fn, spec):
+def _inputs(spec):
     """Coerce ``{name: (value, trailing)}``; Python scalars take the arrays' dtype.
 
     Every argument is checked under its own name *before* a Python scalar adopts the dtype
@@ -44,13 +45,13 @@ def _inputs(fn, spec):
     for name, (v, trailing) in spec.items():
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             continue
-        out[name] = as_float_array(v, f"{fn}: {name}", trailing)
+        out[name] = as_float_array(v, name, trailing)
     dtypes = {np.dtype(v.dtype) for v in out.values() if not getattr(v, "weak_type", False)}
     dtype = dtypes.pop() if len(dtypes) == 1 else None
     for name, (v, trailing) in spec.items():
         if name not in out:
             v = jnp.asarray(float(v), dtype) if dtype is not None else v
-            out[name] = as_float_array(v, f"{fn}: {name}", trailing)
+            out[name] = as_float_array(v, name, trailing)
     out = {name: out[name] for name in spec}
     same_dtype(**out)
     shape = ()
@@ -65,9 +66,10 @@ def _inputs(fn, spec):
         x = np.asarray(v)
         if not np.all(np.isfinite(x)) or np.any(x < 0):
             bad = x[~(np.isfinite(x) & (x >= 0))]
-            raise ValueError(
-                f"{fn}: {name} must be finite and >= 0, got {name} with entries "
-                f"{bad.ravel()[:5].tolist()}{' ...' if bad.size > 5 else ''}"
+            raise ArgumentError(
+                name,
+                "expected finite values >= 0, got entries "
+                f"{bad.ravel()[:5].tolist()}{' ...' if bad.size > 5 else ''}",
             )
     return out, shape
 
@@ -92,7 +94,7 @@ def box(mass, size) -> RigidBodyInertia:
       >>> box(12.0, jnp.array([1.0, 2.0, 3.0])).inertia_origin().diagonal().tolist()
       [13.0, 10.0, 5.0]
     """
-    v, shape = _inputs("box", {"mass": (mass, ()), "size": (size, (3,))})
+    v, shape = _inputs({"mass": (mass, ()), "size": (size, (3,))})
     m, s = v["mass"], v["size"]
     S = m[..., None] * s * s / 12.0
     return _from_second_moments(m, S[..., 0], S[..., 1], S[..., 2], shape)
@@ -105,7 +107,7 @@ def sphere(mass, radius) -> RigidBodyInertia:
       mass: ``(...)`` mass.
       radius: ``(...)`` radius.
     """
-    v, shape = _inputs("sphere", {"mass": (mass, ()), "radius": (radius, ())})
+    v, shape = _inputs({"mass": (mass, ()), "radius": (radius, ())})
     S = v["mass"] * v["radius"] ** 2 / 5.0
     return _from_second_moments(v["mass"], S, S, S, shape)
 
@@ -117,7 +119,7 @@ def ellipsoid(mass, semi_axes) -> RigidBodyInertia:
       mass: ``(...)`` mass.
       semi_axes: ``(..., 3)`` semi-axes ``(a, b, c)`` along x, y, z.
     """
-    v, shape = _inputs("ellipsoid", {"mass": (mass, ()), "semi_axes": (semi_axes, (3,))})
+    v, shape = _inputs({"mass": (mass, ()), "semi_axes": (semi_axes, (3,))})
     m, s = v["mass"], v["semi_axes"]
     S = m[..., None] * s * s / 5.0
     return _from_second_moments(m, S[..., 0], S[..., 1], S[..., 2], shape)
@@ -131,9 +133,7 @@ def cylinder(mass, radius, length) -> RigidBodyInertia:
       radius: ``(...)`` radius.
       length: ``(...)`` full length along z.
     """
-    v, shape = _inputs(
-        "cylinder", {"mass": (mass, ()), "radius": (radius, ()), "length": (length, ())}
-    )
+    v, shape = _inputs({"mass": (mass, ()), "radius": (radius, ()), "length": (length, ())})
     m, r, L = v["mass"], v["radius"], v["length"]
     Sxy = m * r * r / 4.0
     return _from_second_moments(m, Sxy, Sxy, m * L * L / 12.0, shape)
@@ -160,9 +160,7 @@ def capsule(mass, radius, length) -> RigidBodyInertia:
       radius: ``(...)`` radius of the cylinder and the caps.
       length: ``(...)`` length of the cylindrical part (between the cap centres).
     """
-    v, shape = _inputs(
-        "capsule", {"mass": (mass, ()), "radius": (radius, ()), "length": (length, ())}
-    )
+    v, shape = _inputs({"mass": (mass, ()), "radius": (radius, ()), "length": (length, ())})
     m, r, L = v["mass"], v["radius"], v["length"]
     den = 3.0 * L + 4.0 * r
     pos = den > 0
@@ -188,7 +186,7 @@ def box_shell(mass, size) -> RigidBodyInertia:
       mass: ``(...)`` mass.
       size: ``(..., 3)`` full side lengths ``(a, b, c)``.
     """
-    v, shape = _inputs("box_shell", {"mass": (mass, ()), "size": (size, (3,))})
+    v, shape = _inputs({"mass": (mass, ()), "size": (size, (3,))})
     m, s = v["mass"], v["size"]
     a, b, c = s[..., 0], s[..., 1], s[..., 2]
     P = 2.0 * jnp.stack([b * c, a * c, a * b], axis=-1)
@@ -350,8 +348,8 @@ def ellipsoid_shell(mass, semi_axes, *, num_points: int = 128) -> RigidBodyInert
       [2.0, 2.0, 2.0]
     """
     if not isinstance(num_points, int) or num_points < 2:
-        raise ValueError(f"ellipsoid_shell: num_points must be an int >= 2, got {num_points!r}")
-    v, shape = _inputs("ellipsoid_shell", {"mass": (mass, ()), "semi_axes": (semi_axes, (3,))})
+        raise ArgumentError("num_points", f"expected an int >= 2, got {num_points!r}")
+    v, shape = _inputs({"mass": (mass, ()), "semi_axes": (semi_axes, (3,))})
     return RigidBodyInertia(
         _ellipsoid_shell(v["mass"], v["semi_axes"], shape=tuple(shape), num_points=num_points)
     )

@@ -24,6 +24,8 @@ import jax
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from ._errors import ArgumentError
+
 
 def batch_mesh(devices: Sequence | None = None, axis_name: str = "batch") -> Mesh:
     """A one-axis device mesh named ``axis_name`` over ``devices`` (default: all devices).
@@ -35,7 +37,7 @@ def batch_mesh(devices: Sequence | None = None, axis_name: str = "batch") -> Mes
     """
     devices = jax.devices() if devices is None else list(devices)
     if not devices:
-        raise ValueError("batch_mesh: expected at least one device, got none")
+        raise ArgumentError("devices", "expected at least one device, got none")
     return Mesh(np.asarray(devices), (axis_name,))
 
 
@@ -43,8 +45,8 @@ def batch_sharding(mesh: Mesh | None = None, axis_name: str = "batch") -> NamedS
     """``NamedSharding(mesh, PartitionSpec(axis_name))``: first axis split, the rest replicated."""
     mesh = batch_mesh(axis_name=axis_name) if mesh is None else mesh
     if axis_name not in mesh.axis_names:
-        raise ValueError(
-            f"batch_sharding: mesh has axes {tuple(mesh.axis_names)}, no axis named {axis_name!r}"
+        raise ArgumentError(
+            "axis_name", f"mesh has axes {tuple(mesh.axis_names)}, no axis named {axis_name!r}"
         )
     return NamedSharding(mesh, PartitionSpec(axis_name))
 
@@ -87,10 +89,11 @@ def shard_batch(tree, mesh: Mesh | None = None, *, axis_name: str = "batch"):
         if not shape:
             return jax.device_put(x, replicated)
         if shape[0] % count:
-            raise ValueError(
-                f"shard_batch: leaf {jax.tree_util.keystr(path) or '<root>'} has leading axis "
+            raise ArgumentError(
+                "tree",
+                f"leaf {jax.tree_util.keystr(path) or '<root>'} has leading axis "
                 f"{shape[0]} (shape {tuple(shape)}), which does not split over {count} devices "
-                f"of mesh axis {axis_name!r}; expected a multiple of {count}"
+                f"of mesh axis {axis_name!r}; expected a multiple of {count}",
             )
         return jax.device_put(x, sharding)
 

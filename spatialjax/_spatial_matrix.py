@@ -27,15 +27,16 @@ import jax.numpy as jnp
 
 from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._errors import ArgumentTypeError
 from ._transforms import Plx, Plxb
 
 
-def _plx_parts(X, fn):
+def _plx_parts(X):
     if isinstance(X, Plx):
         return X.E, X.r
     if isinstance(X, Plxb):
         return la.tr(X.E), X.r
-    raise TypeError(f"{fn}: X must be a Plx or Plxb transform, got {type(X).__name__}")
+    raise ArgumentTypeError("X", f"expected a Plx or Plxb transform, got {type(X).__name__}")
 
 
 def _split_blocks(M):
@@ -95,8 +96,8 @@ def transform_spatial_matrix(M, X, *, inverse: bool = False):
       [0.0, 2.0, 2.0]
     """
     M = as_float_array(M, "M", (6, 6))
-    E, r = _plx_parts(X, "transform_spatial_matrix")
-    same_dtype(M=M, **{"X.E": E})
+    E, r = _plx_parts(X)
+    same_dtype(M=M, X=E)
     broadcast_batch("M", M.shape[:-2], "X", X.batch_shape)
     A, B, C, D = _split_blocks(M)
     R = la.hat(r)

@@ -58,6 +58,7 @@ import numpy as np
 
 from . import _smallmat as la
 from ._checks import as_float_array, broadcast_batch, same_dtype
+from ._errors import ArgumentTypeError
 from ._pytree import Pytree, field_array, pytree_dataclass
 
 
@@ -173,13 +174,12 @@ class _PluckerBase(Pytree):
         # All-int/None fields are a vmap/scan axis spec (``Plx(0, None)``): kept as given.
         if self._is_axis_spec():
             return
-        name = type(self).__name__
-        E = field_array(self.E, f"{name}.E", (3, 3))
-        r = field_array(self.r, f"{name}.r", (3,))
+        E = field_array(self.E, "E", (3, 3))
+        r = field_array(self.r, "r", (3,))
         if E.dtype != r.dtype:
-            same_dtype(**{f"{name}.E": E, f"{name}.r": r})
+            same_dtype(E=E, r=r)
         # one batch shape for both fields, so vmap/scan/shard_batch see equal leading axes
-        E, r = _broadcast_fields(E, r, lambda a, b: broadcast_batch(f"{name}.E", a, f"{name}.r", b))
+        E, r = _broadcast_fields(E, r, lambda a, b: broadcast_batch("E", a, "r", b))
         object.__setattr__(self, "E", E)
         object.__setattr__(self, "r", r)
 
@@ -227,20 +227,22 @@ class _PluckerBase(Pytree):
             if isinstance(other, _PluckerBase):
                 conv = "to_plx()" if isinstance(self, Plx) else "to_plxb()"
                 hint = f"; convert first with other.{conv}"
-            raise TypeError(
-                f"{type(self).__name__}.{method}: expected a {type(self).__name__}, "
-                f"got {type(other).__name__}{hint}"
+            raise ArgumentTypeError(
+                "other",
+                f"{type(self).__name__}.{method} expected a {type(self).__name__}, "
+                f"got {type(other).__name__}{hint}",
             )
         if self.E.dtype != other.E.dtype:
-            same_dtype(**{"self.E": self.E, "other.E": other.E})
+            same_dtype(self=self.E, other=other.E)
         broadcast_batch("self", self._batch(), "other", other._batch())
         return other
 
     def __matmul__(self, other):
         if not isinstance(other, _PluckerBase):
-            raise TypeError(
+            raise ArgumentTypeError(
+                "other",
                 f"{type(self).__name__} @ {type(other).__name__}: '@' composes transforms "
-                "only; use apply_motion(m) or apply_force(f) for spatial vectors"
+                "only; use apply_motion(m) or apply_force(f) for spatial vectors",
             )
         return self.compose(other)
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ._checks import as_float_array, is_concrete
 from ._consistency import default_tol, is_physically_consistent, physical_consistency
+from ._errors import ArgumentError, ArgumentTypeError
 from ._inertia import RigidBodyInertia
 
 
@@ -29,14 +30,14 @@ def _label(name, idx) -> str:
 def raise_listing(name, shape, bad, lines_for, headline, max_listed):
     idxs = [tuple(int(i) for i in ix) for ix in np.argwhere(bad)] if shape else [()]
     total = int(np.prod(shape)) if shape else 1
-    lines = [f"{name}: {len(idxs)} of {total} {headline}"]
+    lines = [f"{len(idxs)} of {total} {headline}"]
     for idx in idxs[:max_listed]:
         lines.append(f"  {_label(name, idx)}: " + lines_for(idx))
     if len(idxs) > max_listed:
         rest = ", ".join(_label(name, i) for i in idxs[max_listed : max_listed + 20])
         more = " ..." if len(idxs) > max_listed + 20 else ""
         lines.append(f"  ... and {len(idxs) - max_listed} more: {rest}{more}")
-    raise ValueError("\n".join(lines))
+    raise ArgumentError(name, "\n".join(lines))
 
 
 def _check_finite(name, arr, core_ndim, max_listed):
@@ -185,15 +186,16 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
       >>> validate(bad)  # doctest: +ELLIPSIS
       Traceback (most recent call last):
         ...
-      ValueError: inertia: 1 of 1 bodies are not fully physically consistent ...
+      spatialjax._errors.ArgumentError: inertia: 1 of 1 bodies are not fully physically ...
     """
     if tol is not None and not tol >= 0:
-        raise ValueError(f"validate: tol must be >= 0, got {tol}")
+        raise ArgumentError("tol", f"expected a tolerance >= 0, got {tol}")
     if not is_concrete(inertia):
-        raise TypeError(
-            f"validate({name}): got traced values (inside jit/vmap/grad); validate is eager. "
+        raise ArgumentTypeError(
+            name,
+            "got traced values (inside jit/vmap/grad); validate is eager. "
             "Use physical_consistency(...) or is_physically_consistent(...) inside "
-            "transformed code and call validate outside it."
+            "transformed code and call validate outside it.",
         )
     if isinstance(inertia, RigidBodyInertia):
         body = inertia
@@ -217,10 +219,11 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
             _check_rotational_inertia(name, x, tol_s, max_listed)
             return inertia
         else:
-            raise ValueError(
-                f"{name}: expected a RigidBodyInertia or an array of shape (..., 10) "
+            raise ArgumentError(
+                name,
+                "expected a RigidBodyInertia or an array of shape (..., 10) "
                 f"(parameters), (..., 4, 4) (pseudo-inertia), (..., 6, 6) (spatial inertia) "
-                f"or (..., 3, 3) (rotational inertia), got shape {tuple(x.shape)}"
+                f"or (..., 3, 3) (rotational inertia), got shape {tuple(x.shape)}",
             )
     tol_v = default_tol(body.dtype) if tol is None else tol
     # the eigenvalue-free verdict first (same flags); margins only when something failed

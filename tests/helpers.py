@@ -5,11 +5,13 @@ No spatialjax code: the schema is read from docs/identification.md itself; the r
 take a model and read only its sizes. Test modules import from here, never from each other.
 """
 
+import contextlib
 import importlib.metadata
 import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 #: Batch shapes every batched property runs over (jaxlie's habit: none, one, and a
 #: mixed shape with unit axes that must broadcast).
@@ -62,6 +64,20 @@ def random_inertia_params(rng, n):
     I_o = I_o - m[:, None, None] * np.einsum("ni,nj->nij", c, c)
     i6 = I_o[:, [0, 0, 1, 0, 1, 2], [0, 1, 1, 2, 2, 2]]
     return np.concatenate([m[:, None], m[:, None] * c, i6], axis=-1)
+
+
+@contextlib.contextmanager
+def raises_argument(cls, argument: str, match: str | None = None):
+    """``pytest.raises(cls)`` that also requires the error's ``.argument`` to be ``argument``.
+
+    ``cls`` is ``spatialjax.ArgumentError`` or ``spatialjax.ArgumentTypeError``; ``match`` (a
+    regex searched in the message) only where the wording itself is what a test checks.
+    Yields pytest's ``ExceptionInfo``.
+    """
+    with pytest.raises(cls, match=match) as info:
+        yield info
+    got = getattr(info.value, "argument", None)
+    assert got == argument, f"error is about {got!r}, expected {argument!r}: {info.value}"
 
 
 def robots_dir() -> Path | None:

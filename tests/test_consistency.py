@@ -16,12 +16,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import BATCH_SHAPES, np_skew, random_rotations
+from helpers import BATCH_SHAPES, np_skew, raises_argument, random_rotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.test_util import check_grads
 
 from spatialjax import (
+    ArgumentError,
+    ArgumentTypeError,
     Plx,
     RigidBodyInertia,
     geodesic_distance,
@@ -184,11 +186,11 @@ def test_triangle_counter_example():
     assert not bool(rep.fully_consistent)
     assert float(rep.triangle_margin) == pytest.approx(-1.0)  # = 2 λmin(S_c) = 2 · (−½)
     assert float(rep.min_eig_pseudo_inertia) == pytest.approx(-0.5)
-    with pytest.raises(
-        ValueError, match=r"triangle inequality violated: λ1 \+ λ2 − λ3 = 0 \+ 0 − 1"
+    with raises_argument(
+        ArgumentError, "inertia", match=r"triangle inequality violated: λ1 \+ λ2 − λ3 = 0 \+ 0 − 1"
     ):
         validate(body)
-    with pytest.raises(ValueError, match="triangle inequality violated"):
+    with raises_argument(ArgumentError, "inertia", match="triangle inequality violated"):
         validate(I)  # the 3×3 form
 
 
@@ -301,8 +303,8 @@ def test_negative_principal_moment_fails_psd_and_triangle(rng):
     rep = pc(body)
     assert not bool(rep.inertia_psd) and not bool(rep.triangle_inequality)
     assert float(rep.min_eig_inertia_com) == pytest.approx(-0.1)
-    with pytest.raises(
-        ValueError, match=r"not positive semi-definite \(min principal moment -0.1\)"
+    with raises_argument(
+        ArgumentError, "inertia", match=r"not positive semi-definite \(min principal moment -0.1\)"
     ):
         validate(body)
 
@@ -321,7 +323,7 @@ def test_tolerance_is_relative():
     # scaling the body by 1e6 in mass does not change the verdict
     big = RigidBodyInertia(body.params * 1e6)
     assert bool(ipc(big, tol=1e-9)) and not bool(ipc(big, tol=1e-10))
-    with pytest.raises(ValueError, match="tol must be >= 0"):
+    with raises_argument(ArgumentError, "tol"):
         physical_consistency(body, tol=-1.0)
 
 
@@ -342,7 +344,9 @@ def test_non_finite_flags():
     p[5] = np.nan
     rep = pc(RigidBodyInertia(jnp.asarray(p)))
     assert not bool(rep.finite) and not bool(rep.fully_consistent)
-    with pytest.raises(ValueError, match=r"inertia: 1 of 1 entries contain NaN or infinity"):
+    with raises_argument(
+        ArgumentError, "inertia", match=r"inertia: 1 of 1 entries contain NaN or infinity"
+    ):
         validate(RigidBodyInertia(jnp.asarray(p)))
 
 
@@ -402,7 +406,7 @@ def test_validate_lists_failing_indices(rng):
     bad[1, 0] = -2.0  # negative mass (h unchanged: the CoM flips sign)
     bad[4] = np_params(np.array(1.0), np.zeros(3), np.diag([-0.5, 1.0, 1.0]))
     body = RigidBodyInertia(jnp.asarray(bad.reshape(2, 3, 10)))
-    with pytest.raises(ValueError) as err:
+    with raises_argument(ArgumentError, "links") as err:
         validate(body, name="links")
     msg = str(err.value)
     assert "links: 2 of 6 bodies are not fully physically consistent" in msg
@@ -417,8 +421,9 @@ def test_validate_lists_failing_indices(rng):
 
 def test_validate_truncates_long_lists():
     p = np_params(-np.ones(9), np.zeros((9, 3)), np.stack([np.eye(3)] * 9))
-    with pytest.raises(
-        ValueError,
+    with raises_argument(
+        ArgumentError,
+        "inertia",
         match=r"(?s)9 of 9 .*inertia\[1\]: mass.*\.\.\. and 7 more: inertia\[2\], inertia\[3\]",
     ):
         validate(RigidBodyInertia(jnp.asarray(p)), max_listed=2)
@@ -431,38 +436,44 @@ def test_validate_matrix_forms(rng):
     assert validate(body.params) is not None
     J = np.asarray(body.pseudo_inertia()).copy()
     J[2, 0, 1] += 1e-3  # non-symmetric
-    with pytest.raises(
-        ValueError, match=r"J: 1 of 3 matrices are not symmetric:\n  J\[2\]: the pseudo-inertia"
+    with raises_argument(
+        ArgumentError,
+        "J",
+        match=r"J: 1 of 3 matrices are not symmetric:\n  J\[2\]: the pseudo-inertia",
     ):
         validate(J, name="J")
     M = np.asarray(body.as_matrix()).copy()
     M[0, 0, 4] += 0.1
-    with pytest.raises(ValueError, match="the 6×6 spatial inertia is not symmetric"):
+    with raises_argument(
+        ArgumentError, "inertia", match="the 6×6 spatial inertia is not symmetric"
+    ):
         validate(M)
     M = np.asarray(body.as_matrix()).copy()
     M[1, 3, 3] += 0.5  # anisotropic "mass": an added-mass matrix, not a rigid body
-    with pytest.raises(ValueError, match=r"M6\[1\]: lower-right \(linear\) block is not m·1"):
+    with raises_argument(
+        ArgumentError, "M6", match=r"M6\[1\]: lower-right \(linear\) block is not m·1"
+    ):
         validate(M, name="M6")
     I = np.array([[1.0, 0.2, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-    with pytest.raises(ValueError, match="the 3×3 inertia is not symmetric"):
+    with raises_argument(ArgumentError, "inertia", match="the 3×3 inertia is not symmetric"):
         validate(I)
-    with pytest.raises(ValueError, match=r"not positive semi-definite \(min eigenvalue -1\)"):
+    with raises_argument(
+        ArgumentError, "inertia", match=r"not positive semi-definite \(min eigenvalue -1\)"
+    ):
         validate(np.diag([-1.0, 1.0, 1.0]))
     assert validate(np.diag([1.0, 1.0, 2.0])) is not None  # on the triangle boundary: a lamina
 
 
 def test_validate_bad_shapes_types_and_tracing():
-    with pytest.raises(
-        ValueError, match=r"expected a RigidBodyInertia or an array of shape \(\.\.\., 10\)"
-    ):
+    with raises_argument(ArgumentError, "inertia"):
         validate(np.zeros((2, 5)))
-    with pytest.raises(TypeError, match="floating-point"):
+    with raises_argument(ArgumentTypeError, "inertia"):
         validate(np.zeros((4, 4), dtype=np.int64))
-    with pytest.raises(TypeError, match="validate is eager"):
+    with raises_argument(ArgumentTypeError, "inertia", match="validate is eager"):
         jax.jit(lambda p: validate(RigidBodyInertia(p)))(two_point_masses().params)
-    with pytest.raises(TypeError, match="RigidBodyInertia or a"):
+    with raises_argument(ArgumentTypeError, "inertia"):
         physical_consistency("body")
-    with pytest.raises(ValueError, match=r"inertia: expected shape \(\.\.\., 10\)"):
+    with raises_argument(ArgumentError, "inertia"):
         physical_consistency(np.zeros((3, 9)))
 
 
@@ -583,9 +594,9 @@ def test_nearest_float32_vmap_and_gradients(rng):
     # repeated eigenvalues in the unclipped part (σ = (−0.2, 0.5, 0.5)): finite gradient
     deg = body_from(np.array(1.0), np.array([0.1, 0.0, 0.2]), np.array([-0.2, 0.5, 0.5]), np.eye(3))
     check_grads(f, (deg.params,), order=1, modes=["fwd", "rev"], atol=1e-5, rtol=1e-5)
-    with pytest.raises(ValueError, match="reference must be 'com' or 'origin'"):
+    with raises_argument(ArgumentError, "reference"):
         nearest_consistent(body, reference="cog")
-    with pytest.raises(ValueError, match="eps must be > 0"):
+    with raises_argument(ArgumentError, "eps"):
         nearest_consistent(body, 0.0)
 
 
@@ -740,7 +751,9 @@ def test_validate_and_nearest_agree_with_flags_far_from_the_origin(dtype, rng):
     bad = RigidBodyInertia(body.params[~truth])
     assert validate(good) is good
     n_bad = int(np.prod(bad.batch_shape))
-    with pytest.raises(ValueError, match=f"{n_bad} of {n_bad} bodies are not fully physically"):
+    with raises_argument(
+        ArgumentError, "inertia", match=f"{n_bad} of {n_bad} bodies are not fully physically"
+    ):
         validate(bad)
     out = nc(body)
     rep = pc(out)
@@ -757,16 +770,16 @@ def test_nearest_rejects_non_finite_input_eagerly(rng):
     p[1, 0, 5] = np.nan  # Ixy
     p[0, 2, 0] = np.inf  # m
     bad = RigidBodyInertia(jnp.asarray(p))
-    with pytest.raises(ValueError) as err:
+    with raises_argument(ArgumentError, "inertia") as err:
         nearest_consistent(bad)
     msg = str(err.value)
-    assert msg.startswith("nearest_consistent: inertia: 2 of 6 bodies have non-finite parameters")
+    assert msg.startswith("inertia: 2 of 6 bodies have non-finite parameters")
     assert "inertia[0, 2]: m = inf" in msg and "inertia[1, 0]: Ixy = nan" in msg
-    with pytest.raises(ValueError, match=r"inertia\[3\]: hy = nan"):
+    with raises_argument(ArgumentError, "inertia", match=r"inertia\[3\]: hy = nan"):
         q = np.asarray(random_consistent(rng, (4,)).params).copy()
         q[3, 2] = np.nan
         nearest_consistent(q)  # the (..., 10) array form
-    with pytest.raises(ValueError, match="eps must be > 0"):
+    with raises_argument(ArgumentError, "eps"):
         nearest_consistent(body, float("nan"))
     # under jit (no check possible): the non-finite bodies come back all-NaN, the rest as usual
     out = np.asarray(nc(bad).params)

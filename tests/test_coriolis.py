@@ -12,9 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import CASES, ROBOTS, pin_model, random_states
+from helpers import CASES, ROBOTS, pin_model, raises_argument, random_states
 
 import spatialjax.multibody as mb
+from spatialjax import ArgumentError, ArgumentTypeError
 
 pin = pytest.importorskip("pinocchio")
 
@@ -106,7 +107,7 @@ def test_linear_in_v_batched_and_float32():
 
 def test_bad_input():
     model = mb.chain_model(2, dtype="float64")
-    with pytest.raises(ValueError, match=r"v: expected shape \(\.\.\., 2\)"):
+    with raises_argument(ArgumentError, "v"):
         mb.coriolis_matrix(model, np.zeros(2), np.zeros(3))
-    with pytest.raises(TypeError, match="q: dtype float32 differs"):
+    with raises_argument(ArgumentTypeError, "q"):
         mb.coriolis_matrix(model, np.zeros(2, np.float32), np.zeros(2))

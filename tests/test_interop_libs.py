@@ -16,7 +16,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import raises_argument
 
+from spatialjax import ArgumentTypeError
 from spatialjax._rotations import quat_to_matrix, so3_exp
 from spatialjax._transforms import Plx, Plxb
 from spatialjax.interop import (
@@ -102,7 +104,7 @@ def test_pin_inertia_round_trip_and_matrix(rng):
     single = to_pin_inertia(body[0])
     assert isinstance(single, pin.Inertia)
     assert from_pin_inertia(single).batch_shape == ()
-    with pytest.raises(TypeError, match="RigidBodyInertia"):
+    with raises_argument(ArgumentTypeError, "inertia"):
         to_pin_inertia(np.zeros(10))
 
 

@@ -19,9 +19,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import BATCH_SHAPES, CASES, ROBOTS, pin_model, random_states, swap_pin_rows
+from helpers import (
+    BATCH_SHAPES,
+    CASES,
+    ROBOTS,
+    pin_model,
+    raises_argument,
+    random_states,
+    swap_pin_rows,
+)
 
 import spatialjax.multibody as mb
+from spatialjax import ArgumentError, ArgumentTypeError
 
 FIX = Path(__file__).parent / "fixtures"
 REFS = ("world", "local", "local_world_aligned")
@@ -290,26 +299,28 @@ def test_model_frames_of_merged_links():
 def test_bad_inputs():
     m = mb.Model.from_urdf(FIX / "branch.urdf", dtype="float64")
     q = jnp.zeros(m.nq)
-    with pytest.raises(ValueError, match=r"no frame or body named 'tol'.*closest: 'tool'"):
+    with raises_argument(
+        ArgumentError, "frame", match=r"no frame or body named 'tol'.*closest: 'tool'"
+    ):
         mb.frame_jacobian(m, q, "tol")
     with pytest.raises(ValueError, match=r"no frame named 'l9'.*closest"):
         m.frame("l9")
-    with pytest.raises(ValueError, match=r"reference: expected one of"):
+    with raises_argument(ArgumentError, "reference"):
         mb.frame_jacobian(m, q, "l1", reference="body")
-    with pytest.raises(ValueError, match=r"body index 7 out of range"):
+    with raises_argument(ArgumentError, "frame"):
         mb.frame_jacobian(m, q, 7)
-    with pytest.raises(TypeError, match=r"frame: expected a frame name"):
+    with raises_argument(ArgumentTypeError, "frame"):
         mb.frame_jacobian(m, q, 1.0)
-    with pytest.raises(ValueError, match=r"q: expected shape \(\.\.\., 4\)"):
+    with raises_argument(ArgumentError, "q"):
         mb.frame_jacobian(m, jnp.zeros(3), "l1")
-    with pytest.raises(ValueError, match=r"q: expected shape"):
+    with raises_argument(ArgumentError, "q"):
         mb.center_of_mass(m, jnp.zeros(5))
-    with pytest.raises(TypeError, match=r"dtype float32 differs"):
+    with raises_argument(ArgumentTypeError, "q"):
         mb.center_of_mass_jacobian(m, jnp.zeros(m.nq, jnp.float32))
     zero = mb.chain_model(2, mass=0.0, dtype="float64")
-    with pytest.raises(ValueError, match=r"total mass 0.0"):
+    with raises_argument(ArgumentError, "model", match=r"total mass 0.0"):
         mb.center_of_mass(zero, jnp.zeros(2))
-    with pytest.raises(ValueError, match=r"total mass"):
+    with raises_argument(ArgumentError, "model"):
         mb.center_of_mass_jacobian(zero, jnp.zeros(2))
     # under a trace: a documented NaN instead of the error
     assert np.isnan(np.asarray(jax.jit(mb.center_of_mass)(zero, jnp.zeros(2)))).all()

@@ -12,11 +12,17 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.linalg
-from helpers import BATCH_SHAPES, random_rotations
+from helpers import BATCH_SHAPES, raises_argument, random_rotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spatialjax import RigidBodyInertia, geodesic_distance, log_det_divergence
+from spatialjax import (
+    ArgumentError,
+    ArgumentTypeError,
+    RigidBodyInertia,
+    geodesic_distance,
+    log_det_divergence,
+)
 
 N = 64
 
@@ -326,17 +332,13 @@ def test_jit_vmap_equal_eager(rng):
 @pytest.mark.parametrize("fn", [geodesic_distance, log_det_divergence])
 def test_bad_input(fn):
     first, second = ("J1", "J2") if fn is geodesic_distance else ("J", "J0")
-    with pytest.raises(
-        ValueError, match=rf"{first}: expected shape \(\.\.\., 4, 4\), got shape \(3, 3\)"
-    ):
+    with raises_argument(ArgumentError, first):
         fn(jnp.eye(3), jnp.eye(4))
-    with pytest.raises(
-        ValueError, match=rf"{second}: expected shape \(\.\.\., 4, 4\), got shape \(6, 6\)"
-    ):
+    with raises_argument(ArgumentError, second):
         fn(jnp.eye(4), jnp.eye(6))
-    with pytest.raises(ValueError, match=r"\(2,\).*\(3,\)"):
+    with raises_argument(ArgumentError, second):
         fn(jnp.broadcast_to(jnp.eye(4), (2, 4, 4)), jnp.broadcast_to(jnp.eye(4), (3, 4, 4)))
-    with pytest.raises(TypeError, match="floating"):
+    with raises_argument(ArgumentTypeError, first):
         fn(np.eye(4, dtype=int), jnp.eye(4))
-    with pytest.raises(TypeError, match="dtype"):
+    with raises_argument(ArgumentTypeError, second):
         fn(jnp.eye(4, dtype=jnp.float32), jnp.eye(4))

@@ -18,9 +18,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import CASES, PANDA_LOCKED, ROBOTS, pin_model, random_states, tree_urdf
+from helpers import (
+    CASES,
+    PANDA_LOCKED,
+    ROBOTS,
+    pin_model,
+    raises_argument,
+    random_states,
+    tree_urdf,
+)
 
 import spatialjax.multibody as mb
+from spatialjax import ArgumentError
 
 pin = pytest.importorskip("pinocchio")
 
@@ -154,7 +163,7 @@ def test_one_state_forward_dynamics_flags_a_singular_mass_matrix():
     params = model.inertia.params.at[2].set(0.0)
     model = dataclasses.replace(model, inertia=type(model.inertia)(params))
     q, v, t = jnp.zeros(3), jnp.ones(3), jnp.ones(3)
-    with pytest.raises(ValueError, match="singular in 1 of 1 states"):
+    with raises_argument(ArgumentError, "model"):
         mb.forward_dynamics(model, q, v, t)
     a = jax.jit(lambda q: mb.forward_dynamics(model, q, v, t))(q)
     assert a.shape == (3,) and bool(jnp.all(jnp.isnan(a)))

@@ -13,11 +13,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import raises_argument
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jax.test_util import check_grads
 
-from spatialjax import RigidBodyInertia
+from spatialjax import ArgumentError, ArgumentTypeError, RigidBodyInertia
 from spatialjax._consistency import physical_consistency
 from spatialjax._shapes import (
     box,
@@ -247,7 +248,7 @@ def test_ellipsoid_shell_axis_order_and_convergence(rng):
     np.testing.assert_allclose(diag_of(permuted), diag_of(body)[perm], rtol=1e-14)
     coarse = ellipsoid_shell(1.0, jnp.asarray(axes), num_points=32)
     np.testing.assert_allclose(diag_of(coarse), diag_of(body), rtol=1e-13)
-    with pytest.raises(ValueError, match="num_points must be an int >= 2"):
+    with raises_argument(ArgumentError, "num_points"):
         ellipsoid_shell(1.0, jnp.asarray(axes), num_points=1)
 
 
@@ -325,7 +326,7 @@ def test_python_scalars_adopt_array_dtype():
     assert body.dtype == jnp.float32
     assert cylinder(jnp.float32(1.0), 0.5, 2.0).dtype == jnp.float32
     assert ellipsoid_shell(1.0, jnp.ones(3, jnp.float32)).dtype == jnp.float32
-    with pytest.raises(TypeError, match="float32"):
+    with raises_argument(ArgumentTypeError, "size"):
         box(jnp.array(1.0, jnp.float64), jnp.ones(3, jnp.float32))
 
 
@@ -357,25 +358,19 @@ def test_gradients(rng):
 
 
 def test_bad_inputs():
-    with pytest.raises(
-        ValueError, match=r"box: size must be finite and >= 0, got size with entries \[-1.0\]"
+    with raises_argument(
+        ArgumentError, "size", match=r"size: expected finite values >= 0, got entries \[-1.0\]"
     ):
         box(1.0, jnp.array([1.0, -1.0, 2.0]))
-    with pytest.raises(ValueError, match=r"sphere: mass must be finite and >= 0"):
+    with raises_argument(ArgumentError, "mass"):
         sphere(-1.0, 1.0)
-    with pytest.raises(
-        ValueError,
-        match=r"capsule: length must be finite and >= 0, got length with entries \[nan\]",
-    ):
+    with raises_argument(ArgumentError, "length"):
         capsule(1.0, 0.2, jnp.nan)
-    with pytest.raises(
-        ValueError,
-        match=r"ellipsoid_shell: semi_axes: expected shape \(\.\.\., 3\), got shape \(2,\)",
-    ):
+    with raises_argument(ArgumentError, "semi_axes"):
         ellipsoid_shell(1.0, jnp.ones(2))
-    with pytest.raises(TypeError, match="floating-point"):
+    with raises_argument(ArgumentTypeError, "size"):
         box_shell(1.0, np.array([1, 2, 3]))
-    with pytest.raises(ValueError, match="do not broadcast"):
+    with raises_argument(ArgumentError, "radius"):
         cylinder(jnp.ones(3), jnp.ones(2), 1.0)
     # under jit the values are not checked (documented): no error, formula applied
     out = jax.jit(sphere)(1.0, -2.0)
@@ -409,8 +404,6 @@ def test_integer_array_error_names_the_right_argument(name):
                 for s in shapes
             ]
             args[k] = jnp.ones(shapes[k], jnp.int32)
-            with pytest.raises(TypeError) as err:
+            with raises_argument(ArgumentTypeError, bad_name) as err:
                 fn(*args)
-            msg = str(err.value)
-            assert msg.startswith(f"{name}: {bad_name}: expected a floating-point array"), msg
-            assert "int32" in msg
+            assert "int32" in str(err.value)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._errors import ArgumentError
 from .._util import bucket, write_atomic, x64
 from .verdict import DEFAULT_LENGTH_SCALE, DEFAULT_TOL
 
@@ -111,11 +112,11 @@ def check_file(
       ValueError: ``fix_to`` is the input file, or both ``fix_to`` and ``in_place``.
     """
     if in_place and fix_to is not None:
-        raise ValueError("check_file: give fix_to (a copy) or in_place=True, not both")
+        raise ArgumentError("fix_to", "give fix_to (a copy) or in_place=True, not both")
     if fix_to is not None and _same_file(path, fix_to):
-        raise ValueError(
-            f"check_file: fix_to {str(fix_to)!r} is the input file itself; pass in_place=True "
-            "to rewrite the input"
+        raise ArgumentError(
+            "fix_to",
+            f"{str(fix_to)!r} is the input file itself; pass in_place=True to rewrite the input",
         )
     with x64():
         return _check_file(

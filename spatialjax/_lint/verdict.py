@@ -52,6 +52,7 @@ import functools
 
 import numpy as np
 
+from .._errors import ArgumentError
 from .._util import bucket
 
 DEFAULT_TOL = 1e-9
@@ -167,8 +168,9 @@ def classify(inertia, *, tol: float = DEFAULT_TOL, length_scale: float = DEFAULT
     """
     import jax
 
-    if tol < 0 or length_scale < 0:
-        raise ValueError(f"tol and length_scale must be >= 0, got {tol} and {length_scale}")
+    for name, value in (("tol", tol), ("length_scale", length_scale)):
+        if not value >= 0:
+            raise ArgumentError(name, f"expected a number >= 0, got {value}")
     params = np.asarray(inertia.params).reshape(-1, 10)
     n = params.shape[0]
     padded = np.zeros((bucket(n), 10), dtype=params.dtype)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._checks import as_float_array
+from .._errors import ArgumentTypeError
 from .._inertia import RigidBodyInertia
 from .._rotations import matrix_to_quat, quat_to_matrix
 from .._transforms import Plxb
@@ -95,7 +96,9 @@ def to_brax_inertia(inertia: RigidBodyInertia, *, principal: bool = False):
     """
     base = import_optional("brax.base", "interop")
     if not isinstance(inertia, RigidBodyInertia):
-        raise TypeError(f"inertia: expected a RigidBodyInertia, got {type(inertia).__name__}")
+        raise ArgumentTypeError(
+            "inertia", f"expected a RigidBodyInertia, got {type(inertia).__name__}"
+        )
     m, c, I_c = inertia.mass, inertia.com, inertia.inertia_com()
     shape = inertia.batch_shape
     if principal:

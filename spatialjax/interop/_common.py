@@ -7,6 +7,7 @@ from types import ModuleType
 
 import jax.numpy as jnp
 
+from .._errors import ArgumentTypeError
 from .._transforms import Plx, Plxb
 
 
@@ -32,7 +33,7 @@ def as_plxb(X) -> Plxb:
         return X
     if isinstance(X, Plx):
         return X.to_plxb()
-    raise TypeError(f"X: expected a Plx or Plxb, got {type(X).__name__}")
+    raise ArgumentTypeError("X", f"expected a Plx or Plxb, got {type(X).__name__}")
 
 
 def swap_halves(x):

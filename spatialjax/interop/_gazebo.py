@@ -10,8 +10,10 @@ gz-math, used by gz-physics' DART plugin) differs from it.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from .._checks import as_float_array, broadcast_batch, same_dtype
+from .._errors import ArgumentError, ArgumentTypeError
 from .._inertia import RigidBodyInertia
 from .._rotations import quat_to_matrix
 from .._spatial_matrix import swap_linear_angular, transform_spatial_matrix
@@ -23,26 +25,34 @@ _REFERENCES = ("com", "com_frame", "link")
 
 
 def _com_pose(com_pose):
+    """``(R_BBcm, c_BoBcm_B)`` of ``com_pose``; a bad part is reported as ``com_pose``'s."""
     if isinstance(com_pose, Plxb):
         return com_pose.E, com_pose.r
     if not isinstance(com_pose, (tuple, list)) or len(com_pose) != 2:
-        raise TypeError(
-            "gazebo_link_spatial_inertia: com_pose must be a Plxb (pose of Bcm in B: "
+        raise ArgumentTypeError(
+            "com_pose",
+            "expected a Plxb (pose of Bcm in B: "
             "E = R_BBcm, r = c_BoBcm_B) or a pair (rotation, position) with rotation "
-            f"(..., 3, 3) R_BBcm or (..., 4) wxyz quaternion; got {type(com_pose).__name__}"
+            f"(..., 3, 3) R_BBcm or (..., 4) wxyz quaternion; got {type(com_pose).__name__}",
         )
     rot, pos = com_pose
-    rot = as_float_array(rot, "com_pose rotation")
-    if rot.ndim >= 1 and rot.shape[-1] == 4:
-        R = quat_to_matrix(rot)
-    elif rot.ndim >= 2 and rot.shape[-2:] == (3, 3):
-        R = rot
-    else:
-        raise ValueError(
-            "com_pose rotation: expected shape (..., 3, 3) (R_BBcm) or (..., 4) (wxyz "
-            f"quaternion), got shape {tuple(rot.shape)}"
-        )
-    pos = as_float_array(pos, "com_pose position", (3,))
+    try:
+        rot = as_float_array(rot, "rotation")
+        if rot.ndim >= 1 and rot.shape[-1] == 4:
+            R = quat_to_matrix(rot)
+        elif rot.ndim >= 2 and rot.shape[-2:] == (3, 3):
+            R = rot
+        else:
+            raise ArgumentError(
+                "rotation",
+                "expected shape (..., 3, 3) (R_BBcm) or (..., 4) (wxyz "
+                f"quaternion), got shape {tuple(rot.shape)}",
+            )
+        pos = as_float_array(pos, "position", (3,))
+        same_dtype(rotation=R, position=pos)
+        broadcast_batch("rotation", R.shape[:-2], "position", pos.shape[:-1])
+    except (ArgumentError, ArgumentTypeError) as e:
+        raise type(e)("com_pose", f"{e.argument}: {e.detail}") from None
     return R, pos
 
 
@@ -135,16 +145,15 @@ def gazebo_link_spatial_inertia(
       0.85
     """
     if added_mass_reference not in _REFERENCES:
-        raise ValueError(
-            f"gazebo_link_spatial_inertia: added_mass_reference must be one of {_REFERENCES}, "
-            f"got {added_mass_reference!r}"
+        raise ArgumentError(
+            "added_mass_reference", f"expected one of {_REFERENCES}, got {added_mass_reference!r}"
         )
     m = as_float_array(mass, "mass")
     R, c = _com_pose(com_pose)
     I = as_float_array(inertia_com, "inertia_com", (3, 3))
-    same_dtype(mass=m, **{"com_pose rotation": R, "com_pose position": c}, inertia_com=I)
-    shape = broadcast_batch("mass", m.shape, "com_pose", R.shape[:-2])
-    shape = broadcast_batch("mass, com_pose", shape, "com_pose position", c.shape[:-1])
+    same_dtype(mass=m, com_pose=R, inertia_com=I)
+    pose_shape = tuple(np.broadcast_shapes(R.shape[:-2], c.shape[:-1]))
+    shape = broadcast_batch("mass", m.shape, "com_pose", pose_shape)
     broadcast_batch("mass, com_pose", shape, "inertia_com", I.shape[:-2])
     I_sym = 0.5 * (I + jnp.swapaxes(I, -1, -2))
     I_BBcm_B = R @ I_sym @ jnp.swapaxes(R, -1, -2)

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import as_float_array
+from .._errors import ArgumentError, ArgumentTypeError
 from .._inertia import RigidBodyInertia
 from .._transforms import Plxb
 from ._common import as_plxb, default_dtype, import_optional
@@ -41,12 +42,17 @@ def _unnest(objs, get, what):
     """Stack ``get(obj)`` over a single object or nested sequences of them."""
     if isinstance(objs, (list, tuple)):
         if not objs:
-            raise ValueError(f"{what}: empty sequence")
+            raise ArgumentError(
+                what, "expected an object or a non-empty sequence, got an empty one"
+            )
         return np.stack([_unnest(o, get, what) for o in objs])
     try:
         return np.asarray(get(objs), dtype=np.float64)
     except AttributeError:
-        raise TypeError(f"{what}: got {type(objs).__name__}") from None
+        raise ArgumentTypeError(
+            what,
+            f"expected a Pinocchio object or (nested) sequences of them, got {type(objs).__name__}",
+        ) from None
 
 
 def to_pin_se3(X):
@@ -82,7 +88,9 @@ def to_pin_inertia(inertia: RigidBodyInertia):
     """``RigidBodyInertia`` -> ``pin.Inertia`` (``FromDynamicParameters``: same 10-vector)."""
     pin = import_optional("pinocchio", "interop")
     if not isinstance(inertia, RigidBodyInertia):
-        raise TypeError(f"inertia: expected a RigidBodyInertia, got {type(inertia).__name__}")
+        raise ArgumentTypeError(
+            "inertia", f"expected a RigidBodyInertia, got {type(inertia).__name__}"
+        )
     p = np.asarray(inertia.params, np.float64)
     shape = p.shape[:-1]
     out = np.empty(shape, dtype=object)

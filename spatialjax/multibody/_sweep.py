@@ -51,6 +51,7 @@ import numpy as np
 
 from .._checks import FLOATING_DTYPES as _FLOATING
 from .._checks import is_concrete
+from .._errors import ArgumentError, ArgumentTypeError
 from . import _batchlast as batchlast
 from ._model import Model
 
@@ -67,21 +68,23 @@ def as_input(x, name, n, model: Model):
     if not hasattr(x, "dtype"):
         x = np.asarray(x)
         if x.dtype.kind in "iub" or x.dtype == object:
-            raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
+            raise ArgumentTypeError(name, f"expected a floating-point array, got dtype {x.dtype}")
         x = np.asarray(x, model.dtype)
     if x.dtype not in _FLOATING and not jnp.issubdtype(x.dtype, jnp.floating):
-        raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
+        raise ArgumentTypeError(name, f"expected a floating-point array, got dtype {x.dtype}")
     if not isinstance(x, (jax.Array, np.ndarray)):
         x = jnp.asarray(x)
     if x.ndim < 1 or x.shape[-1] != n:
-        raise ValueError(
-            f"{name}: expected shape (..., {n}) for model {model.name!r} "
-            f"({'nq' if name.startswith('q') else 'nv'} = {n}), got shape {tuple(x.shape)}"
+        raise ArgumentError(
+            name,
+            f"expected shape (..., {n}) for model {model.name!r} "
+            f"({'nq' if name.startswith('q') else 'nv'} = {n}), got shape {tuple(x.shape)}",
         )
     if x.dtype != model.dtype:
-        raise TypeError(
-            f"{name}: dtype {x.dtype} differs from the model's {model.dtype}; cast one of "
-            "them (model.astype(dtype) or x.astype(model.dtype))"
+        raise ArgumentTypeError(
+            name,
+            f"dtype {x.dtype} differs from the model's {model.dtype}; cast one of "
+            "them (model.astype(dtype) or x.astype(model.dtype))",
         )
     if name == "q" and model.floating_base and is_concrete(x):
         # the free flyer's wxyz quaternion (q[..., 3:7]; the root is the only free flyer):
@@ -93,16 +96,17 @@ def as_input(x, name, n, model: Model):
             where = f"q[{', '.join(map(str, idx + (slice(3, 7),)))}]".replace(
                 "slice(3, 7, None)", "3:7"
             )
-            raise ValueError(
-                f"q: the free flyer's quaternion {where} is zero, which has no rotation; "
-                "expected a non-zero [qw, qx, qy, qz] (it is normalised)"
+            raise ArgumentError(
+                "q",
+                f"the free flyer's quaternion {where} is zero, which has no rotation; "
+                "expected a non-zero [qw, qx, qy, qz] (it is normalised)",
             )
     return x
 
 
 def check_method(method):
     if method not in _METHODS:
-        raise ValueError(f"method: expected one of {_METHODS}, got {method!r}")
+        raise ArgumentError("method", f"expected one of {_METHODS}, got {method!r}")
 
 
 #: ``method="auto"`` picks the unrolled per-body form (``"loop"``) for models of at most
@@ -133,12 +137,27 @@ def resolve_method(method: str, model: Model, batch: tuple) -> str:
 
 
 def batch(**named):
+    """The broadcast batch shape of the named ``(..., n)`` arrays (``None`` skipped); raises
+    ``ArgumentError`` about the first argument whose batch shape does not broadcast with
+    those before it."""
     shapes = {k: tuple(v.shape[:-1]) for k, v in named.items() if v is not None}
     try:
         return tuple(np.broadcast_shapes(*shapes.values()))
     except ValueError:
+        names = list(shapes)
+        bad = next(
+            k for i, k in enumerate(names) if not broadcasts([shapes[n] for n in names[: i + 1]])
+        )
         desc = ", ".join(f"{k} {s}" for k, s in shapes.items())
-        raise ValueError(f"batch shapes do not broadcast: {desc}") from None
+        raise ArgumentError(bad, f"batch shapes do not broadcast: {desc}") from None
+
+
+def broadcasts(shapes) -> bool:
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False
+    return True
 
 
 #: Gravitational acceleration used when ``gravity=None`` (world coordinates, m/s²; the
@@ -164,12 +183,16 @@ def as_gravity(gravity, model: Model):
     if not hasattr(g, "dtype"):
         g = np.asarray(g, dtype=np.float64)
         if g.dtype.kind not in "fiu":
-            raise TypeError(f"gravity: expected a float array of shape (..., 3), got {gravity!r}")
+            raise ArgumentTypeError(
+                "gravity", f"expected a float array of shape (..., 3), got {gravity!r}"
+            )
         g = np.asarray(g, model.dtype)
     elif g.dtype != model.dtype:
-        raise TypeError(f"gravity: dtype {g.dtype} differs from the model's {model.dtype}")
+        raise ArgumentTypeError(
+            "gravity", f"dtype {g.dtype} differs from the model's {model.dtype}"
+        )
     if g.ndim < 1 or g.shape[-1] != 3:
-        raise ValueError(f"gravity: expected shape (..., 3), got {tuple(g.shape)}")
+        raise ArgumentError("gravity", f"expected shape (..., 3), got {tuple(g.shape)}")
     return g
 
 
@@ -180,21 +203,25 @@ def as_fext(f_ext, model: Model, name="f_ext"):
     if not hasattr(f_ext, "dtype"):
         f_ext = np.asarray(f_ext)
         if f_ext.dtype.kind not in "fiu":
-            raise TypeError(f"{name}: expected a floating-point array, got dtype {f_ext.dtype}")
+            raise ArgumentTypeError(
+                name, f"expected a floating-point array, got dtype {f_ext.dtype}"
+            )
         f_ext = np.asarray(f_ext, model.dtype)
     if f_ext.dtype not in _FLOATING and not jnp.issubdtype(f_ext.dtype, jnp.floating):
-        raise TypeError(f"{name}: expected a floating-point array, got dtype {f_ext.dtype}")
+        raise ArgumentTypeError(name, f"expected a floating-point array, got dtype {f_ext.dtype}")
     if not isinstance(f_ext, (jax.Array, np.ndarray)):
         f_ext = jnp.asarray(f_ext)
     if f_ext.ndim < 2 or f_ext.shape[-2:] != (model.nbodies, 6):
-        raise ValueError(
-            f"{name}: expected shape (..., {model.nbodies}, 6) for model {model.name!r} "
-            f"(one wrench [n; f] per body, in the body's frame), got shape {tuple(f_ext.shape)}"
+        raise ArgumentError(
+            name,
+            f"expected shape (..., {model.nbodies}, 6) for model {model.name!r} "
+            f"(one wrench [n; f] per body, in the body's frame), got shape {tuple(f_ext.shape)}",
         )
     if f_ext.dtype != model.dtype:
-        raise TypeError(
-            f"{name}: dtype {f_ext.dtype} differs from the model's {model.dtype}; cast one of "
-            "them (model.astype(dtype) or f_ext.astype(model.dtype))"
+        raise ArgumentTypeError(
+            name,
+            f"dtype {f_ext.dtype} differs from the model's {model.dtype}; cast one of "
+            "them (model.astype(dtype) or f_ext.astype(model.dtype))",
         )
     return f_ext
 
@@ -206,8 +233,9 @@ def batch_with_fext(batch, f_ext):
     try:
         return tuple(np.broadcast_shapes(batch, tuple(f_ext.shape[:-2])))
     except ValueError:
-        raise ValueError(
-            f"batch shapes do not broadcast: states {batch}, f_ext {tuple(f_ext.shape[:-2])}"
+        raise ArgumentError(
+            "f_ext",
+            f"batch shapes do not broadcast: states {batch}, f_ext {tuple(f_ext.shape[:-2])}",
         ) from None
 
 

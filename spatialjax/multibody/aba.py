@@ -43,6 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_concrete
+from .._errors import ArgumentError
 from .._smallmat import sum_terms
 from . import _batchlast as batchlast
 from . import _onestate
@@ -129,7 +130,7 @@ def forward_dynamics(
       and §7.3 (ABA), §6.1-6.2 (``H q̈ = τ − C``).
     """
     if method not in _FD_METHODS:
-        raise ValueError(f"method: expected one of {_FD_METHODS}, got {method!r}")
+        raise ArgumentError("method", f"expected one of {_FD_METHODS}, got {method!r}")
     q = sweep.as_input(q, "q", model.nq, model)
     v = sweep.as_input(v, "v", model.nv, model)
     tau = sweep.as_input(tau, "tau", model.nv, model)
@@ -144,11 +145,12 @@ def forward_dynamics(
     if is_concrete((model, q, v, tau, g, f_ext)):
         bad = np.asarray(singular)
         if bad.any():
-            raise ValueError(
-                f"forward_dynamics: the mass matrix of model {model.name!r} is singular in "
+            raise ArgumentError(
+                "model",
+                f"the mass matrix of model {model.name!r} is singular in "
                 f"{int(bad.sum())} of {bad.size} states (a body whose subtree has no "
                 "inertia along its joint: massless leaf links or a zero-mass chain); give "
-                "the bodies mass and inertia, or joint armature"
+                "the bodies mass and inertia, or joint armature",
             )
     return a
 

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .._errors import ArgumentError, ArgumentTypeError
 from ..io._common import axis_rotation, quat_wxyz_to_matrix
 from ._build import link_params
 from ._model import JOINT_DYNAMICS_DEFAULTS, Model, build_model
@@ -39,9 +40,10 @@ def _joint(jm, name):
         return "prismatic", np.asarray(jm.axis, float).reshape(3)
     if short == "JointModelFreeFlyer":
         return "free_flyer", np.zeros(3)
-    raise ValueError(
-        f"from_pinocchio: joint {name!r} is a {short}, which spatialjax.multibody does not "
-        "support (supported: revolute, continuous and prismatic joints, a free-flyer root)"
+    raise ArgumentError(
+        "pin_model",
+        f"joint {name!r} is a {short}, which spatialjax.multibody does not "
+        "support (supported: revolute, continuous and prismatic joints, a free-flyer root)",
     )
 
 
@@ -72,7 +74,7 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
         t, axis = _joint(pin_model.joints[i], name)
         dyn.append({} if t == "free_flyer" else _pin_joint_dynamics(pin_model, i))
         if t == "free_flyer" and (i != 1 or pin_model.parents[i] != 0):
-            raise ValueError(f"from_pinocchio: free flyer {name!r} is not the root joint")
+            raise ArgumentError("pin_model", f"free flyer {name!r} is not the root joint")
         parents.append(int(pin_model.parents[i]) - 1)
         types.append(t)
         axes.append(axis)
@@ -190,7 +192,9 @@ def from_mujoco(mj_model, *, dtype=None) -> Model:
     tree, attach = _mj_tree(m)
     nb = len(tree.parents)
     if nb == 0:
-        raise ValueError("from_mujoco: the model has no joint (every body is welded to the world)")
+        raise ArgumentError(
+            "mj_model", "the model has no joint (every body is welded to the world)"
+        )
     params = _mj_params(m, attach, nb)
     fnames, fattach = _mj_frames(m, attach)
     names = bytes(m.names)
@@ -223,8 +227,8 @@ def _require_mj_model(mj_model):
             "pip install 'spatialjax[interop]')"
         ) from e
     if not isinstance(mj_model, mujoco.MjModel):  # pyright: ignore[reportAttributeAccessIssue]
-        raise TypeError(
-            f"from_mujoco: mj_model: expected a mujoco.MjModel, got {type(mj_model).__name__}"
+        raise ArgumentTypeError(
+            "mj_model", f"expected a mujoco.MjModel, got {type(mj_model).__name__}"
         )
     return mj_model
 
@@ -252,17 +256,19 @@ def _mj_tree(m):
         j0 = int(m.body_jntadr[b])
         if nj > 1:
             listed = ", ".join(repr(_mj_name(m, "joint", j)) for j in range(j0, j0 + nj))
-            raise ValueError(
-                f"from_mujoco: body {name!r} has {nj} joints ({listed}); spatialjax.multibody "
-                "supports one joint per body (split them into nested bodies)"
+            raise ArgumentError(
+                "mj_model",
+                f"body {name!r} has {nj} joints ({listed}); spatialjax.multibody "
+                "supports one joint per body (split them into nested bodies)",
             )
         jt, jname = int(m.jnt_type[j0]), _mj_name(m, "joint", j0)
         if jt == _MJ_FREE:
             if tree.parents or k_par != -1:
-                raise ValueError(
-                    f"from_mujoco: joint {jname!r} of body {name!r} is a free joint that is not "
+                raise ArgumentError(
+                    "mj_model",
+                    f"joint {jname!r} of body {name!r} is a free joint that is not "
                     "the first moving body's: a free flyer can only be the root (one free "
-                    "body per model)"
+                    "body per model)",
                 )
             tree.parents.append(-1)
             tree.types.append("free_flyer")
@@ -276,9 +282,10 @@ def _mj_tree(m):
             continue
         if jt not in (_MJ_HINGE, _MJ_SLIDE):
             kind = "ball" if jt == _MJ_BALL else f"type {jt}"
-            raise ValueError(
-                f"from_mujoco: joint {jname!r} of body {name!r} is a {kind} joint, which "
-                "spatialjax.multibody does not support (supported: hinge, slide, free)"
+            raise ArgumentError(
+                "mj_model",
+                f"joint {jname!r} of body {name!r} is a {kind} joint, which "
+                "spatialjax.multibody does not support (supported: hinge, slide, free)",
             )
         jtype, R, p, axis, jpos = _mj_hinge_or_slide(m, j0, jt, R_B, p_B)
         tree.PR.append(R)

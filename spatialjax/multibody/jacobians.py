@@ -47,6 +47,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_concrete
+from .._errors import ArgumentError, ArgumentTypeError
 from . import _onestate
 from . import _sweep as sweep
 from ._model import Model
@@ -59,17 +60,19 @@ REFERENCES = ("world", "local", "local_world_aligned")
 def _resolve_frame(model: Model, frame) -> tuple[int, int]:
     """``(body, frame index or -1)`` of a frame name, a body name or a body index."""
     if isinstance(frame, (bool, np.bool_)):
-        raise TypeError(f"frame: expected a frame name or a body index, got {frame!r}")
+        raise ArgumentTypeError("frame", f"expected a frame name or a body index, got {frame!r}")
     if isinstance(frame, (int, np.integer)):
         if not 0 <= int(frame) < model.nbodies:
-            raise ValueError(
-                f"frame: body index {int(frame)} out of range for model {model.name!r} "
-                f"(nbodies = {model.nbodies})"
+            raise ArgumentError(
+                "frame",
+                f"body index {int(frame)} out of range for model {model.name!r} "
+                f"(nbodies = {model.nbodies})",
             )
         return int(frame), -1
     if not isinstance(frame, str):
-        raise TypeError(
-            f"frame: expected a frame name (str) or a body index (int), got {type(frame).__name__}"
+        raise ArgumentTypeError(
+            "frame",
+            f"expected a frame name (str) or a body index (int), got {type(frame).__name__}",
         )
     if frame in model.frame_names:
         i = model.frame_index(frame)
@@ -79,15 +82,16 @@ def _resolve_frame(model: Model, frame) -> tuple[int, int]:
     names = list(dict.fromkeys(model.frame_names + model.body_names))
     close = difflib.get_close_matches(frame, names, n=5, cutoff=0.5)
     hint = f"closest: {', '.join(map(repr, close))}" if close else "no close name"
-    raise ValueError(
-        f"frame: no frame or body named {frame!r} in model {model.name!r} ({hint}; "
-        "see model.frame_names and model.body_names)"
+    raise ArgumentError(
+        "frame",
+        f"no frame or body named {frame!r} in model {model.name!r} ({hint}; "
+        "see model.frame_names and model.body_names)",
     )
 
 
 def _check_reference(reference):
     if reference not in REFERENCES:
-        raise ValueError(f"reference: expected one of {REFERENCES}, got {reference!r}")
+        raise ArgumentError("reference", f"expected one of {REFERENCES}, got {reference!r}")
 
 
 # -------------------------------------------------------------------- helpers
@@ -223,9 +227,10 @@ def _check_mass(model: Model, name):
     if is_concrete(model.inertia.params):
         total = float(np.sum(np.asarray(model.inertia.params)[..., 0]))
         if not total > 0:
-            raise ValueError(
-                f"{name}: model {model.name!r} has total mass {total} (the bodies' masses, "
-                "world-attached links excluded); the centre of mass needs a positive mass"
+            raise ArgumentError(
+                "model",
+                f"{model.name!r} has total mass {total} (the bodies' masses, "
+                f"world-attached links excluded); {name} needs a positive mass",
             )
 
 

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._errors import ArgumentError
 from .._transforms import Plxb
 from . import _sweep as sweep
 from ._model import Model
@@ -83,7 +84,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
     sweep.check_method(method)
     q = sweep.as_input(q, "q", model.nq, model)
     if a is not None and v is None:
-        raise ValueError("forward_kinematics: accelerations need v as well (pass v=zeros)")
+        raise ArgumentError("v", "accelerations a need v as well (pass v=zeros)")
     v = None if v is None else sweep.as_input(v, "v", model.nv, model)
     a = None if a is None else sweep.as_input(a, "a", model.nv, model)
     return _fk_kernel(model, q, v, a, batch=sweep.batch(q=q, v=v, a=a), method=method)

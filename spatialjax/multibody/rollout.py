@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import is_concrete
+from .._errors import ArgumentError, ArgumentTypeError
 from . import _sweep as sweep
 from ._model import Model
 from .aba import forward_dynamics
@@ -195,27 +196,30 @@ def _difference_core(model: Model, q0, q1):
 def _as_dt(dt, model: Model, name="dt"):
     """A Python number becomes a scalar of the model's dtype; an array must have that dtype."""
     if isinstance(dt, (bool, np.bool_)):
-        raise TypeError(f"{name}: expected a float time step, got {dt!r}")
+        raise ArgumentTypeError(name, f"expected a float time step, got {dt!r}")
     if isinstance(dt, (int, float)):
         dt = jnp.asarray(float(dt), model.dtype)
     if not hasattr(dt, "dtype"):
-        raise TypeError(f"{name}: expected a float or a float array, got {type(dt).__name__}")
+        raise ArgumentTypeError(name, f"expected a float or a float array, got {type(dt).__name__}")
     if not jnp.issubdtype(dt.dtype, jnp.floating):
-        raise TypeError(f"{name}: expected a floating-point time step, got dtype {dt.dtype}")
+        raise ArgumentTypeError(name, f"expected a floating-point time step, got dtype {dt.dtype}")
     if dt.dtype != model.dtype:
-        raise TypeError(f"{name}: dtype {dt.dtype} differs from the model's {model.dtype}")
+        raise ArgumentTypeError(name, f"dtype {dt.dtype} differs from the model's {model.dtype}")
     dt = jnp.asarray(dt)
     if is_concrete(dt) and not np.all(np.isfinite(np.asarray(dt))):
-        raise ValueError(f"{name}: expected a finite time step, got {np.asarray(dt)}")
+        raise ArgumentError(name, f"expected a finite time step, got {np.asarray(dt)}")
     return dt
 
 
 def _batch_of(*shapes, names):
+    """The broadcast of ``shapes``, or ``ArgumentError`` about the first of ``names`` whose
+    shape does not broadcast with those before it."""
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
+        k = next(i for i in range(len(shapes)) if not sweep.broadcasts(shapes[: i + 1]))
         desc = ", ".join(f"{n} {tuple(s)}" for n, s in zip(names, shapes, strict=True))
-        raise ValueError(f"batch shapes do not broadcast: {desc}") from None
+        raise ArgumentError(names[k], f"batch shapes do not broadcast: {desc}") from None
 
 
 # ------------------------------------------------------------------ public API
@@ -385,56 +389,62 @@ def rollout(
       ((11, 1), 3.0)
     """
     if integrator not in INTEGRATORS:
-        raise ValueError(f"integrator: expected one of {INTEGRATORS}, got {integrator!r}")
+        raise ArgumentError("integrator", f"expected one of {INTEGRATORS}, got {integrator!r}")
     q0 = sweep.as_input(q0, "q0", model.nq, model)
     v0 = sweep.as_input(v0, "v0", model.nv, model)
     dt = _as_dt(dt, model)
     if dt.ndim != 0:
-        raise ValueError(f"dt: expected a scalar time step, got shape {tuple(dt.shape)}")
+        raise ArgumentError("dt", f"expected a scalar time step, got shape {tuple(dt.shape)}")
     if is_concrete(dt) and not float(dt) > 0:
-        raise ValueError(f"dt: expected a positive time step, got {float(dt)}")
+        raise ArgumentError("dt", f"expected a positive time step, got {float(dt)}")
     g = sweep.as_gravity(gravity, model)
     if g.shape != (3,):
-        raise ValueError(f"gravity: expected shape (3,), got {tuple(g.shape)}")
+        raise ArgumentError("gravity", f"expected shape (3,), got {tuple(g.shape)}")
     if T is not None and (isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1):
-        raise ValueError(f"T: expected a positive int (number of steps), got {T!r}")
+        raise ArgumentError("T", f"expected a positive int (number of steps), got {T!r}")
     if callable(tau):
         if T is None:
-            raise ValueError("T: a control function needs the number of steps T")
+            raise ArgumentError("T", "a control function needs the number of steps T")
         batch = _batch_of(q0.shape[:-1], v0.shape[:-1], names=("q0", "v0"))
         q0 = jnp.broadcast_to(q0, batch + q0.shape[-1:])
         v0 = jnp.broadcast_to(v0, batch + v0.shape[-1:])
         out = jax.eval_shape(tau, jnp.zeros((), model.dtype), q0, v0, params)
         if not hasattr(out, "shape") or out.shape[-1:] != (model.nv,):
-            raise ValueError(
-                f"tau: the control function returned {getattr(out, 'shape', type(out))}; "
-                f"expected an array of shape (..., {model.nv})"
+            raise ArgumentError(
+                "tau",
+                f"the control function returned {getattr(out, 'shape', type(out))}; "
+                f"expected an array of shape (..., {model.nv})",
             )
         if out.dtype != model.dtype:
-            raise TypeError(f"tau: the control function returned dtype {out.dtype}, "
-                            f"expected the model's {model.dtype}")  # fmt: skip
-        _batch_of(batch, out.shape[:-1], names=("state", "u(t, q, v, params)"))
+            raise ArgumentTypeError(
+                "tau",
+                f"the control function returned dtype {out.dtype}, expected the model's "
+                f"{model.dtype}",
+            )
+        _batch_of(batch, out.shape[:-1], names=("q0 and v0", "tau"))
         if tuple(np.broadcast_shapes(batch, out.shape[:-1])) != batch:
-            raise ValueError(
-                f"tau: the control function returned batch shape {out.shape[:-1]}, larger "
-                f"than the state's {batch}"
+            raise ArgumentError(
+                "tau",
+                f"the control function returned batch shape {out.shape[:-1]}, larger "
+                f"than the state's {batch}",
             )
         return _rollout_kernel(
             model, q0, v0, None, dt, g, params, T=int(T), u=tau, integrator=integrator,
             method=method,
         )  # fmt: skip
     if not hasattr(tau, "dtype") and not isinstance(tau, (list, tuple, np.ndarray)):
-        raise TypeError(
-            f"tau: expected a (..., T, {model.nv}) array or a control function, "
-            f"got {type(tau).__name__}"
+        raise ArgumentTypeError(
+            "tau",
+            f"expected a (..., T, {model.nv}) array or a control function, "
+            f"got {type(tau).__name__}",
         )
     tau = sweep.as_input(tau, "tau", model.nv, model)
     if tau.ndim < 2:
-        raise ValueError(
-            f"tau: expected shape (..., T, {model.nv}) (one row per step), got {tuple(tau.shape)}"
+        raise ArgumentError(
+            "tau", f"expected shape (..., T, {model.nv}) (one row per step), got {tuple(tau.shape)}"
         )
     if T is not None and T != tau.shape[-2]:
-        raise ValueError(f"T: {T} differs from tau's number of steps {tau.shape[-2]}")
+        raise ArgumentError("T", f"{T} differs from tau's number of steps {tau.shape[-2]}")
     batch = _batch_of(q0.shape[:-1], v0.shape[:-1], tau.shape[:-2], names=("q0", "v0", "tau"))
     q0 = jnp.broadcast_to(q0, batch + q0.shape[-1:])
     v0 = jnp.broadcast_to(v0, batch + v0.shape[-1:])
