@@ -45,18 +45,17 @@ def raises(exc, *fragments):
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_wrong_rotation_shape(cls):
-    name = cls.__name__
-    with raises(ValueError, f"{name}.E", "(..., 3, 3)", "(3, 4)"):
+    with raises(ValueError, "E:", "(..., 3, 3)", "(3, 4)"):
         cls(jnp.zeros((3, 4)), r)
-    with raises(ValueError, f"{name}.E", "(..., 3, 3)", "(3,)"):
+    with raises(ValueError, "E:", "(..., 3, 3)", "(3,)"):
         cls(jnp.zeros(3), r)
 
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_wrong_translation_shape(cls):
-    with raises(ValueError, f"{cls.__name__}.r", "(..., 3)", "(2,)"):
+    with raises(ValueError, "r:", "(..., 3)", "(2,)"):
         cls(E, jnp.zeros(2))
-    with raises(ValueError, f"{cls.__name__}.r", "(..., 3)", "(4, 1)"):
+    with raises(ValueError, "r:", "(..., 3)", "(4, 1)"):
         cls(E, jnp.zeros((4, 1)))
 
 
@@ -84,7 +83,7 @@ def test_batch_shapes_that_do_not_broadcast(cls):
     for method in ("apply_motion", "apply_force", "inverse_apply_motion", "inverse_apply_force"):
         with raises(ValueError, "do not broadcast", "(4,)", "(5,)"):
             getattr(X, method)(jnp.zeros((5, 6)))
-    with raises(ValueError, "do not broadcast", f"{cls.__name__}.E", "(4,)", "(5,)"):
+    with raises(ValueError, "r:", "do not broadcast", "E", "(4,)", "(5,)"):
         cls(jnp.broadcast_to(E, (4, 3, 3)), jnp.zeros((5, 3)))
     other = cls(jnp.broadcast_to(E, (5, 3, 3)), jnp.zeros((5, 3)))
     with raises(ValueError, "do not broadcast", "self", "(4,)", "other", "(5,)"):
@@ -127,7 +126,7 @@ def test_shape_errors_raise_at_trace_time_under_jit_and_vmap():
         jax.jit(lambda m: X.apply_motion(m))(jnp.zeros(5))
     with raises(ValueError, "m:", "(..., 6)", "(5,)"):
         jax.vmap(lambda m: X.apply_motion(m))(jnp.zeros((3, 5)))
-    with raises(ValueError, "Plx.E", "(..., 3, 3)", "(3, 4)"):
+    with raises(ValueError, "E:", "(..., 3, 3)", "(3, 4)"):
         jax.jit(lambda E: Plx(E, r))(jnp.zeros((3, 4)))
 
 
@@ -138,11 +137,11 @@ def test_shape_errors_raise_at_trace_time_under_jit_and_vmap():
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_integer_arrays_are_refused(cls):
-    with raises(TypeError, f"{cls.__name__}.E", "floating-point", "int"):
+    with raises(TypeError, "E:", "floating-point", "int"):
         cls(jnp.eye(3, dtype=jnp.int32), r)
-    with raises(TypeError, f"{cls.__name__}.r", "floating-point", "int"):
+    with raises(TypeError, "r:", "floating-point", "int"):
         cls(E, np.zeros(3, dtype=np.int64))
-    with raises(TypeError, f"{cls.__name__}.r", "floating-point", "int"):
+    with raises(TypeError, "r:", "floating-point", "int"):
         cls(E, [0, 0, 1])
     X = cls(E, r)
     with raises(TypeError, "m:", "floating-point", "int32"):
@@ -171,7 +170,7 @@ def test_integer_arrays_refused_by_rotation_helpers():
 
 @pytest.mark.parametrize("cls", CLASSES)
 def test_float32_float64_mix_is_refused(cls):
-    with raises(TypeError, f"{cls.__name__}.r", "float64", f"{cls.__name__}.E", "float32"):
+    with raises(TypeError, "r:", "float64", "E", "float32"):
         cls(E.astype(jnp.float32), r)
     X64 = cls(E, r)
     X32 = cls(E.astype(jnp.float32), r.astype(jnp.float32))
@@ -179,7 +178,7 @@ def test_float32_float64_mix_is_refused(cls):
         X64.apply_motion(jnp.zeros(6, jnp.float32))
     with raises(TypeError, "f: dtype float64", "float32"):
         X32.apply_force(jnp.zeros(6, jnp.float64))
-    with raises(TypeError, "other.E: dtype float32", "self.E's dtype float64"):
+    with raises(TypeError, "other: dtype float32", "self's dtype float64"):
         X64 @ X32
     with raises(TypeError, "m: dtype float32", "v's dtype float64"):
         motion_cross(jnp.zeros(6), jnp.zeros(6, jnp.float32))
