@@ -329,7 +329,7 @@ def test_the_guide_documents_every_field_of_the_report():
     for path, cls in schema().items():
         fields = {f.name for f in dataclasses.fields(cls)}
         documented = guide.get(path)
-        assert documented is not None, f"docs/identification.md: no table for `{path}`"
+        assert documented is not None, f"docs/identification-report.md: no table for `{path}`"
         if path == "":
             assert documented - fields == REPORT_COMMAND_KEYS, path
             documented = documented - REPORT_COMMAND_KEYS

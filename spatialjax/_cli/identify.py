@@ -40,7 +40,8 @@ held-out samples reaches the fit; the fit uses the first part only.
 
 Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or over the
 samples of one joint) are given for the fit, for ordinary least squares on
-the same columns, and for the prior (the model file's bodies, no friction),
+the same columns, and for the prior (the model file's bodies and joint parameters: its
+armature, damping and friction, 0 where it has none),
 on the training part, the held-out part and each ``--validate`` log; the
 overall figure counts the channels that were fitted.
 
@@ -55,7 +56,7 @@ The report (``--report``, JSON; NaN and infinities are written as ``null``) is
 command's own keys added: ``model``, ``model_format``, ``log``,
 ``validation_logs``, ``locked_joints``, ``options`` (every option as given)
 and ``output`` (how ``--out`` wrote each body). Its schema is in
-``docs/identification.md`` ("The report's schema").
+``docs/identification-report.md``.
 
 Per-joint drive gains are not fitted: a torque channel in other units
 (``τ_meas,j = k_j τ_j``) makes the model bilinear in ``k`` and the inertias,
@@ -308,7 +309,8 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
         "--ignore-limits",
         action="store_true",
         help="go on, with a warning, when the log's positions leave the model's joint limits "
-        "by more than 1 %% of the range (default: refuse; a log in degrees is named as such)",
+        "by more than the larger of 1 %% of the range and 3 encoder steps (default: refuse; a "
+        "log in degrees is named as such)",
     )
 
 

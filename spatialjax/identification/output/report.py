@@ -7,8 +7,8 @@ r"""What ``identify_robot`` returns: the result and its report.
   typed report. ``to_dict()`` gives the JSON form (the keys are the field
   names, nested sections as objects, tuples as lists), ``to_json()`` the
   text with NaN and infinities written as ``null``. The schema is documented
-  in ``docs/identification.md`` ("The report's schema"), which a test checks
-  against these classes.
+  in ``docs/identification-report.md``, which a test checks against these
+  classes.
 * ``summary_table``: the tables printed at the end of a run, from the
   report's dict (or a JSON report read back).
 * ``jsonable``, ``number_text``, ``vector_text``,
