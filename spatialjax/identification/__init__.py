@@ -21,7 +21,9 @@ regressor's conditioning inside the joint limits),
 [`simulate_log`][spatialjax.identification.simulate_log],
 [`RobotLog`][spatialjax.identification.RobotLog] with
 [`load_log`][spatialjax.identification.load_log] / ``RobotLog.save`` (``.npz``/``.csv``),
-[`LogError`][spatialjax.identification.LogError],
+[`LogError`][spatialjax.identification.LogError], ROS bags through the same ``load_log``
+(``pip install "spatialjax[ros]"``), [`describe_log`][spatialjax.identification.describe_log]
+(what a log holds), [`still_joints`][spatialjax.identification.still_joints],
 [`match_joints`][spatialjax.identification.match_joints] /
 [`JointMatch`][spatialjax.identification.JointMatch], and
 [`resample_log`][spatialjax.identification.resample_log] /
@@ -124,6 +126,11 @@ from ._robot_fit import fit_torques as fit_torques
 from ._robot_fit import least_squares_torques as least_squares_torques
 from ._robot_result import Identifiability as Identifiability
 from ._robot_result import RobotFitResult as RobotFitResult
+from ._rosbag import BagOptionError as BagOptionError
+from ._rosbag import LogInventory as LogInventory
+from ._rosbag import TopicSummary as TopicSummary
+from ._rosbag import describe_log as describe_log
+from ._rosbag import still_joints as still_joints
 from ._simulate import perturb_inertia as perturb_inertia
 from ._simulate import simulate_log as simulate_log
 from ._solvers import LBFGS as LBFGS
@@ -159,6 +166,11 @@ __all__ = [
     "resample_log",
     "SamplingReport",
     "simulate_log",
+    "BagOptionError",
+    "LogInventory",
+    "TopicSummary",
+    "describe_log",
+    "still_joints",
     # whole-robot identification (robot-fit)
     "Identifiability",
     "InteriorPoint",

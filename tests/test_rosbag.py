@@ -1,0 +1,222 @@
+"""ROS bags read by ``load_log`` and ``spatialjax identify``/``info``.
+
+The bags are written by ``rosbags``' own writers (ROS 2 sqlite3 and mcap, ROS 1) from logs
+simulated with ``simulate_log`` (the toy arm of ``fixtures/toy_attached.urdf``); what
+``load_log`` reads back is compared with the arrays written (the references), and
+``spatialjax identify`` on a bag with ``spatialjax identify`` on the equivalent ``.npz``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+import spatialjax.multibody as mb
+from spatialjax import identification as ident
+from spatialjax._util import x64
+
+rosbags = pytest.importorskip("rosbags")
+from rosbags.rosbag1 import Writer as Writer1  # noqa: E402
+from rosbags.rosbag2 import StoragePlugin  # noqa: E402
+from rosbags.rosbag2 import Writer as Writer2  # noqa: E402
+from rosbags.typesys import Stores, get_typestore  # noqa: E402
+
+FIX = Path(__file__).parent / "fixtures"
+TOY = FIX / "toy_attached.urdf"
+LOCK = {"j3": 0.3, "j4": 0.05}
+T0 = 1_700_000_000_123_456_789  # ns, a realistic ROS time
+LATENCY = 250_000  # ns between a header stamp and the recording
+
+
+# ----------------------------------------------------------------------------- writing
+class Bag:
+    """A bag being written: ROS 1 (``kind="ros1"``) or ROS 2 (``"sqlite3"``, ``"mcap"``)."""
+
+    def __init__(self, path, kind):
+        self.ros1 = kind == "ros1"
+        self.ts = get_typestore(Stores.ROS1_NOETIC if self.ros1 else Stores.ROS2_HUMBLE)
+        if self.ros1:
+            self.writer = Writer1(path)
+        else:
+            plugin = StoragePlugin.MCAP if kind == "mcap" else StoragePlugin.SQLITE3
+            self.writer = Writer2(path, version=9, storage_plugin=plugin)
+        self.cons = {}
+
+    def __enter__(self):
+        self.writer.open()
+        return self
+
+    def __exit__(self, *exc):
+        self.writer.close()
+
+    def T(self, name):
+        return self.ts.types[name]
+
+    def header(self, stamp_ns, frame=""):
+        stamp = self.T("builtin_interfaces/msg/Time")(
+            sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9
+        )
+        H = self.T("std_msgs/msg/Header")
+        return (
+            H(seq=0, stamp=stamp, frame_id=frame) if self.ros1 else H(stamp=stamp, frame_id=frame)
+        )
+
+    def write(self, topic, msg, rec_ns):
+        typ = msg.__msgtype__
+        if topic not in self.cons:
+            self.cons[topic] = self.writer.add_connection(topic, typ, typestore=self.ts)
+        ser = self.ts.serialize_ros1 if self.ros1 else self.ts.serialize_cdr
+        self.writer.write(self.cons[topic], rec_ns, ser(msg, typ))
+
+    def joint_state(self, stamp_ns, names, q, dq, tau):
+        f = lambda x: np.asarray(x if x is not None else [], np.float64)  # noqa: E731
+        return self.T("sensor_msgs/msg/JointState")(
+            header=self.header(stamp_ns), name=list(names), position=f(q), velocity=f(dq),
+            effort=f(tau),
+        )  # fmt: skip
+
+    def vector(self, v):
+        return self.T("geometry_msgs/msg/Vector3")(x=v[0], y=v[1], z=v[2])
+
+    def pose(self, p, wxyz):
+        w, x, y, z = wxyz
+        return self.T("geometry_msgs/msg/Pose")(
+            position=self.T("geometry_msgs/msg/Point")(x=p[0], y=p[1], z=p[2]),
+            orientation=self.T("geometry_msgs/msg/Quaternion")(x=x, y=y, z=z, w=w),
+        )
+
+
+def write_joint_states(bag, log, *, groups=None, topic="/joint_states", zero_stamps=False,
+                       velocity=True, extra=None):  # fmt: skip
+    """The log's samples as JointState messages, one per group of joints per sample.
+
+    ``extra``: ``{name: q column}`` of another robot's joints, published in messages of their
+    own on the same topic, with positions only.
+    """
+    names = list(log.joint_names)
+    groups = groups or [names]
+    for k, tk in enumerate(log.t):
+        stamp = T0 + round(float(tk) * 1e9)
+        for group in groups:
+            cols = [names.index(n) for n in group]
+            dq = log.dq[k, cols] if velocity and log.dq is not None else None
+            msg = bag.joint_state(0 if zero_stamps else stamp, group, log.q[k, cols], dq,
+                                  log.tau[k, cols])  # fmt: skip
+            bag.write(topic, msg, stamp + LATENCY)
+        if extra:
+            q = [float(x[k]) for x in extra.values()]
+            msg = bag.joint_state(0 if zero_stamps else stamp, list(extra), q, None, None)
+            bag.write(topic, msg, stamp + LATENCY)
+
+
+def simulate(n_joints=2, duration=2.0, rate=200.0, key=0, derivatives=False):
+    """A toy-arm log: j1, j2 moving (j3, j4 locked at LOCK), or all four joints moving."""
+    with x64():
+        locked = LOCK if n_joints == 2 else None
+        model = mb.Model.from_urdf(TOY, locked_joints=locked, dtype="float64")
+        k1, k2 = jax.random.split(jax.random.PRNGKey(key))
+        t, q, dq, ddq = ident.excitation_trajectory(model.nv, duration=duration, rate=rate, key=k1)
+        log = ident.simulate_log(model, t, q, dq, ddq, key=k2, torque_noise=0.01,
+                                 include_derivatives=derivatives)  # fmt: skip
+    names = tuple(model.joint_names)
+    return ident.RobotLog(t=log.t, q=log.q, tau=log.tau, dq=log.dq, joint_names=names)
+
+
+@pytest.fixture(scope="module")
+def arm_log():
+    return simulate(n_joints=4, derivatives=True)
+
+
+def _bag_path(tmp_path, kind, name="run"):
+    return tmp_path / (f"{name}.bag" if kind == "ros1" else name)
+
+
+def _same(got, log, *, dq=True):
+    np.testing.assert_allclose(got.t, log.t - log.t[0], rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(got.q, log.q)
+    np.testing.assert_array_equal(got.tau, log.tau)
+    if dq:
+        np.testing.assert_array_equal(got.dq, log.dq)
+    assert got.joint_names == log.joint_names
+
+
+# ----------------------------------------------------------------------------- reading
+@pytest.mark.parametrize("kind", ["sqlite3", "mcap", "ros1"])
+def test_bag_reads_back_the_log(kind, arm_log, tmp_path):
+    path = _bag_path(tmp_path, kind)
+    with Bag(path, kind) as bag:
+        write_joint_states(bag, arm_log)
+    got = ident.load_log(path)
+    _same(got, arm_log)
+    assert got.ddq is None and not got.floating_base
+    assert "/joint_states: time from the header stamps" in got.notes
+    assert any("t = 0 s at 1700000000.123456789 s" in n for n in got.notes)
+    if kind != "ros1":  # the storage file alone is a bag too
+        (storage,) = [p for p in path.iterdir() if p.suffix in (".db3", ".mcap")]
+        _same(ident.load_log(storage), arm_log)
+
+
+def test_split_arm_and_gripper_messages_are_merged(arm_log, tmp_path):
+    path = _bag_path(tmp_path, "sqlite3")
+    with Bag(path, "sqlite3") as bag:
+        write_joint_states(bag, arm_log, groups=[("j1", "j2"), ("j3", "j4")])
+    got = ident.load_log(path)
+    _same(got, arm_log)  # the same stamps: nothing interpolated
+    assert not any("interpolated" in n for n in got.notes)
+
+
+def test_gripper_at_another_rate_is_interpolated_onto_the_arm(arm_log, tmp_path):
+    """Gripper messages at every third arm stamp, shifted by 1 ms: linear interpolation."""
+    path = _bag_path(tmp_path, "mcap")
+    t, names = arm_log.t, list(arm_log.joint_names)
+    with Bag(path, "mcap") as bag:
+        for k, tk in enumerate(t):
+            stamp = T0 + round(float(tk) * 1e9)
+            bag.write("/joint_states", bag.joint_state(stamp, names[:2], arm_log.q[k, :2],
+                      arm_log.dq[k, :2], arm_log.tau[k, :2]), stamp)  # fmt: skip
+            if k % 3 == 0:
+                s2 = stamp + 1_000_000
+                bag.write("/joint_states", bag.joint_state(s2, names[2:], arm_log.q[k, 2:],
+                          arm_log.dq[k, 2:], arm_log.tau[k, 2:]), s2)  # fmt: skip
+    got = ident.load_log(path)
+    tg = (np.arange(0, t.size, 3) * (t[1] - t[0])) + 1e-3  # the gripper's times
+    inside = (t >= tg[0]) & (t <= tg[-1])
+    assert got.n_samples == int(inside.sum())
+    np.testing.assert_array_equal(got.q[:, :2], arm_log.q[inside, :2])
+    for j in (2, 3):  # numpy's interpolation as the reference
+        ref = np.interp(t[inside], tg, arm_log.q[::3, j][: tg.size])
+        np.testing.assert_allclose(got.q[:, j], ref, rtol=0, atol=1e-12)
+    assert any("j3, j4 published at other instants than j1: interpolated" in n for n in got.notes)
+
+
+@pytest.mark.parametrize("kind", ["sqlite3", "ros1"])
+def test_zero_stamps_use_the_recording_time_and_say_so(kind, arm_log, tmp_path):
+    path = _bag_path(tmp_path, kind)
+    with Bag(path, kind) as bag:
+        write_joint_states(bag, arm_log, zero_stamps=True)
+    got = ident.load_log(path)
+    _same(got, arm_log)
+    n = arm_log.n_samples
+    assert f"/joint_states: {n} of {n} header stamps are zero; the recording times are used " \
+        "instead" in got.notes  # fmt: skip
+
+
+def test_a_topic_with_two_robots(arm_log, tmp_path):
+    """Another robot's joints (no efforts) on the topic: read only the model's joints."""
+    path = _bag_path(tmp_path, "mcap")
+    other = {"other_joint1": np.sin(arm_log.t), "other_joint2": np.cos(arm_log.t)}
+    with Bag(path, "mcap") as bag:
+        write_joint_states(bag, arm_log, groups=[("j1", "j2"), ("j3", "j4")], extra=other)
+    got = ident.load_log(path, joints=["j1", "j2", "j3", "j4", "j5"])
+    _same(got, arm_log)
+    assert (
+        "/joint_states: joints not in the model, ignored: other_joint1, other_joint2" in got.notes
+    )
+    with pytest.raises(ident.LogError) as e:
+        ident.load_log(path)  # every joint: other_joint1 has no effort
+    assert e.value.column == "tau_other_joint1" and "joints=" in str(e.value)
