@@ -220,3 +220,188 @@ def test_a_topic_with_two_robots(arm_log, tmp_path):
     with pytest.raises(ident.LogError) as e:
         ident.load_log(path)  # every joint: other_joint1 has no effort
     assert e.value.column == "tau_other_joint1" and "joints=" in str(e.value)
+
+
+def test_velocities_optional_efforts_required(arm_log, tmp_path):
+    path = _bag_path(tmp_path, "sqlite3")
+    with Bag(path, "sqlite3") as bag:
+        write_joint_states(bag, arm_log, groups=[("j1", "j2"), ("j3", "j4")])
+        # a last message without velocities: dq is not read (as an .npz without dq)
+        stamp = T0 + round(float(arm_log.t[-1] + 0.005) * 1e9)
+        bag.write("/joint_states", bag.joint_state(stamp, ["j3"], [0.1], None, [0.2]), stamp)
+    got = ident.load_log(path, joints=["j1", "j2"])  # j1, j2 have every velocity
+    assert got.joint_names == ("j1", "j2")
+    np.testing.assert_array_equal(got.dq, arm_log.dq[:, :2])
+    got = ident.load_log(path)
+    assert got.dq is None and any("no velocity for j3: dq is not read" in n for n in got.notes)
+    path2 = _bag_path(tmp_path, "ros1", "no_effort")
+    with Bag(path2, "ros1") as bag:
+        for k in range(3):
+            stamp = T0 + k * 10**7
+            bag.write("/joint_states", bag.joint_state(stamp, ["j1"], [0.1 * k], None, None), stamp)
+    with pytest.raises(ident.LogError) as e:
+        ident.load_log(path2)
+    assert e.value.column == "tau_j1" and "no effort for joint 'j1'" in str(e.value)
+
+
+def _small_bag(path, kind, topics=("/joint_states",)):
+    with Bag(path, kind) as bag:
+        for k in range(4):
+            stamp = T0 + k * 10**7
+            for tp in topics:
+                bag.write(tp, bag.joint_state(stamp, ["j1"], [0.1 * k], None, [1.0]), stamp)
+            w = bag.T("geometry_msgs/msg/WrenchStamped")(
+                header=bag.header(stamp, "tool"),
+                wrench=bag.T("geometry_msgs/msg/Wrench")(
+                    force=bag.vector([0.0, 0.0, 1.0]), torque=bag.vector([0.0, 0.0, 0.0])
+                ),
+            )
+            bag.write("/ft", w, stamp)
+
+
+def test_topic_choice_and_bad_topics(tmp_path):
+    path = _bag_path(tmp_path, "mcap")
+    _small_bag(path, "mcap", topics=("/joint_states", "/arm/joint_states"))
+    assert ident.load_log(path).q[:, 0].tolist() == [0.0, 0.1, 0.2, 0.30000000000000004]
+    assert ident.load_log(path, topic="/arm/joint_states").n_samples == 4
+    for topic, text in (("/nope", "no topic '/nope'"), ("/ft", "not a JointState topic: '/ft'")):
+        with pytest.raises(ident.LogError) as e:
+            ident.load_log(path, topic=topic)
+        assert isinstance(e.value, ident.BagOptionError) and e.value.argument == "topic"
+        assert text in str(e.value)
+        assert "/arm/joint_states (sensor_msgs/msg/JointState)" in str(e.value)  # listed
+    path2 = _bag_path(tmp_path, "sqlite3", "two")
+    _small_bag(path2, "sqlite3", topics=("/a/joint_states", "/b/joint_states"))
+    with pytest.raises(ident.BagOptionError) as e:
+        ident.load_log(path2)
+    assert e.value.argument == "topic" and "several JointState topics" in str(e.value)
+    # a fixed-base bag: its WrenchStamped topic is no contact (no base pose)
+    assert not ident.load_log(path2, topic="/a/joint_states").floating_base
+    with pytest.raises(ident.BagOptionError) as e:
+        ident.load_log(path2, topic="/a/joint_states", wrench_topics=["/ft"])
+    assert e.value.argument == "wrench_topics" and "floating-base" in str(e.value)
+    with pytest.raises(ValueError, match="topic: applies to ROS bags only"):
+        ident.load_log(tmp_path / "log.npz", topic="/joint_states")
+
+
+def test_missing_rosbags_names_the_extra(arm_log, tmp_path, monkeypatch):
+    path = _bag_path(tmp_path, "mcap")
+    with Bag(path, "mcap") as bag:
+        write_joint_states(bag, arm_log)
+    monkeypatch.setitem(sys.modules, "rosbags.highlevel", None)  # import fails
+    with pytest.raises(ImportError, match=r'pip install "spatialjax\[ros\]"'):
+        ident.load_log(path)
+
+
+def test_not_a_bag(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        ident.load_log(tmp_path / "nope.mcap")
+    (tmp_path / "bad.bag").write_bytes(b"not a bag")
+    with pytest.raises(ident.LogError, match="not a readable ROS bag"):
+        ident.load_log(tmp_path / "bad.bag")
+    with pytest.raises(ident.LogError, match="expected a .npz or .csv file or a ROS bag"):
+        ident.load_log(tmp_path)  # a folder without metadata.yaml
+
+
+# --------------------------------------------------------------------------- floating base
+def _floating_arrays(n=60, seed=0):
+    """A base pose (unit quaternions through both hemispheres) and two feet's wrenches."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) * 0.005
+    axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    angle = 0.4 + 2.0 * t
+    quat = np.concatenate([np.cos(angle / 2)[:, None], np.sin(angle / 2)[:, None] * axis], 1)
+    quat[n // 2 :] *= -1  # the same rotations from the other hemisphere
+    pos = np.stack([0.1 * t, 0.05 * np.sin(t), 0.3 + 0.01 * t], axis=1)
+    wrench = rng.normal(size=(n, 2, 6))  # [n; f] per foot
+    q = rng.normal(size=(n, 2))
+    return ident.RobotLog(
+        t=t, q=q, tau=rng.normal(size=(n, 2)), joint_names=("hip", "knee"), base_position=pos,
+        base_quaternion=quat, contact_frames=("lf_foot", "rf_foot"), contact_wrenches=wrench,
+    )  # fmt: skip
+
+
+def _write_floating(bag, log, base="odom"):
+    for k, tk in enumerate(log.t):
+        stamp = T0 + round(float(tk) * 1e9)
+        bag.write("/joint_states", bag.joint_state(stamp, log.joint_names, log.q[k], None,
+                  log.tau[k]), stamp)  # fmt: skip
+        pose = bag.pose(log.base_position[k], log.base_quaternion[k])
+        if base == "odom":
+            Odom = bag.T("nav_msgs/msg/Odometry")
+            cov = np.zeros(36)
+            twist = bag.T("geometry_msgs/msg/TwistWithCovariance")(
+                twist=bag.T("geometry_msgs/msg/Twist")(
+                    linear=bag.vector([0, 0, 0]), angular=bag.vector([0, 0, 0])
+                ),
+                covariance=cov,
+            )
+            msg = Odom(header=bag.header(stamp, "odom"), child_frame_id="base_link",
+                       pose=bag.T("geometry_msgs/msg/PoseWithCovariance")(pose=pose, covariance=cov),
+                       twist=twist)  # fmt: skip
+            bag.write("/odom", msg, stamp)
+        elif base == "pose":
+            msg = bag.T("geometry_msgs/msg/PoseStamped")(
+                header=bag.header(stamp, "world"), pose=pose
+            )
+            bag.write("/base_pose", msg, stamp)
+        else:  # /tf with the base and a second transform
+            TS = bag.T("geometry_msgs/msg/TransformStamped")
+            Tr = bag.T("geometry_msgs/msg/Transform")
+            rot = pose.orientation
+            trs = [TS(header=bag.header(stamp, "odom"), child_frame_id=child,
+                      transform=Tr(translation=bag.vector(v), rotation=rot))
+                   for child, v in (("base_link", log.base_position[k]), ("camera", [0, 0, 1.0]))]  # fmt: skip
+            bag.write("/tf", bag.T("tf2_msgs/msg/TFMessage")(transforms=trs), stamp)
+        for f, frame in enumerate(log.contact_frames):
+            n, force = log.contact_wrenches[k, f, :3], log.contact_wrenches[k, f, 3:]
+            msg = bag.T("geometry_msgs/msg/WrenchStamped")(
+                header=bag.header(stamp, frame),
+                wrench=bag.T("geometry_msgs/msg/Wrench")(force=bag.vector(force),
+                                                         torque=bag.vector(n)),
+            )  # fmt: skip
+            bag.write(f"/{frame}/ft", msg, stamp)
+
+
+@pytest.mark.parametrize(("kind", "base"), [("mcap", "odom"), ("ros1", "pose"), ("sqlite3", "tf")])
+def test_floating_base_pose_and_contact_wrenches(kind, base, tmp_path):
+    log = _floating_arrays()
+    path = _bag_path(tmp_path, kind)
+    with Bag(path, kind) as bag:
+        _write_floating(bag, log, base)
+    options = {"odom": {}, "pose": {"base_topic": "/base_pose"},
+               "tf": {"base_topic": "/tf", "base_frame": "base_link"}}[base]  # fmt: skip
+    got = ident.load_log(path, **options)
+    np.testing.assert_allclose(got.t, log.t, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(got.q, log.q)
+    np.testing.assert_array_equal(got.base_position, log.base_position)
+    # continuous through the hemisphere change: the same rotations, signs flipped after it
+    flip = np.where(np.sum(got.base_quaternion * log.base_quaternion, 1) < 0, -1.0, 1.0)
+    assert (flip == -1).any()
+    np.testing.assert_array_equal(got.base_quaternion * flip[:, None], log.base_quaternion)
+    assert got.contact_frames == ("lf_foot", "rf_foot")
+    np.testing.assert_array_equal(got.contact_wrenches, log.contact_wrenches)
+    assert any(
+        n.startswith("contact wrenches [torque; force] in the frames lf_foot") for n in got.notes
+    )
+    if base == "tf":
+        with pytest.raises(ident.BagOptionError) as e:
+            ident.load_log(path, base_topic="/tf")
+        assert e.value.argument == "base_frame" and "base_link, camera" in str(e.value)
+    if base == "odom":
+        fixed = ident.load_log(path, base_topic=None)
+        assert not fixed.floating_base and fixed.contact_frames is None
+        with pytest.raises(ident.BagOptionError) as e:
+            ident.load_log(path, base_topic="/joint_states")
+        assert e.value.argument == "base_topic" and "those it has: /odom" in str(e.value)
+
+
+def test_still_joints():
+    log = simulate()
+    q = np.concatenate([log.q, np.full((log.n_samples, 1), 0.02)], axis=1)
+    tau = np.concatenate([log.tau, np.zeros((log.n_samples, 1))], axis=1)
+    log = ident.RobotLog(t=log.t, q=q, tau=tau, joint_names=("j1", "j2", "finger"))
+    assert ident.still_joints(log) == {"finger": 0.02}
+    assert ident.still_joints(log, tolerance=10.0).keys() == {"j1", "j2", "finger"}
+    with pytest.raises(ValueError, match="tolerance"):
+        ident.still_joints(log, tolerance=-1.0)
