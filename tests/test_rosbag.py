@@ -9,6 +9,7 @@ simulated with ``simulate_log`` (the toy arm of ``fixtures/toy_attached.urdf``);
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -336,8 +337,8 @@ def _write_floating(bag, log, base="odom"):
                 ),
                 covariance=cov,
             )
-            msg = Odom(header=bag.header(stamp, "odom"), child_frame_id="base_link",
-                       pose=bag.T("geometry_msgs/msg/PoseWithCovariance")(pose=pose, covariance=cov),
+            pwc = bag.T("geometry_msgs/msg/PoseWithCovariance")(pose=pose, covariance=cov)
+            msg = Odom(header=bag.header(stamp, "odom"), child_frame_id="base_link", pose=pwc,
                        twist=twist)  # fmt: skip
             bag.write("/odom", msg, stamp)
         elif base == "pose":
@@ -349,9 +350,10 @@ def _write_floating(bag, log, base="odom"):
             TS = bag.T("geometry_msgs/msg/TransformStamped")
             Tr = bag.T("geometry_msgs/msg/Transform")
             rot = pose.orientation
+            pairs = (("base_link", log.base_position[k]), ("camera", [0, 0, 1.0]))
             trs = [TS(header=bag.header(stamp, "odom"), child_frame_id=child,
                       transform=Tr(translation=bag.vector(v), rotation=rot))
-                   for child, v in (("base_link", log.base_position[k]), ("camera", [0, 0, 1.0]))]  # fmt: skip
+                   for child, v in pairs]  # fmt: skip
             bag.write("/tf", bag.T("tf2_msgs/msg/TFMessage")(transforms=trs), stamp)
         for f, frame in enumerate(log.contact_frames):
             n, force = log.contact_wrenches[k, f, :3], log.contact_wrenches[k, f, 3:]
@@ -405,3 +407,89 @@ def test_still_joints():
     assert ident.still_joints(log, tolerance=10.0).keys() == {"j1", "j2", "finger"}
     with pytest.raises(ValueError, match="tolerance"):
         ident.still_joints(log, tolerance=-1.0)
+
+
+# ------------------------------------------------------------------------------ commands
+def _cli(capsys, argv):
+    from spatialjax._cli import main
+
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _toy_bag(tmp_path, kind="sqlite3"):
+    """The 2-joint toy log as a bag: the arm (j1, j2) and the gripper (j3, j4, held still at
+    LOCK) published apart on /joint_states, with another robot's joints on the same topic;
+    and the same log as an .npz."""
+    log = simulate(n_joints=2, duration=4.0, rate=500.0)
+    npz = log.save(tmp_path / "toy.npz")
+    n = log.n_samples
+    names = ("j1", "j2", "j3", "j4")
+    q = np.concatenate([log.q, np.tile([LOCK["j3"], LOCK["j4"]], (n, 1))], axis=1)
+    tau = np.concatenate([log.tau, np.tile([0.7, -0.2], (n, 1))], axis=1)
+    full = ident.RobotLog(t=log.t, q=q, tau=tau, joint_names=names)
+    path = _bag_path(tmp_path, kind, "toy")
+    with Bag(path, kind) as bag:
+        other = {"other_joint1": np.sin(log.t)}
+        write_joint_states(bag, full, groups=[("j1", "j2"), ("j3", "j4")], extra=other)
+    return path, npz
+
+
+def test_info_lists_the_bag_against_the_model(tmp_path, capsys):
+    path, npz = _toy_bag(tmp_path)
+    status, out, err = _cli(capsys, ["info", path, "--model", TOY])
+    assert status == 0, err
+    assert "ROS 2 bag, 3.998 s, 1 topic(s)" in out
+    # three messages per instant (arm, gripper, the other robot) every 2 ms
+    assert re.search(
+        r"/joint_states\s+sensor_msgs/msg/JointState\s+6000\s+1500.5\s+0 ms\s+2 ms", out
+    )
+    assert "joints on /joint_states (5): j1, j2, j3, j4, other_joint1" in out
+    assert "only in the log (ignored) (1): other_joint1" in out
+    assert "only in the model (locked at 0 unless --lock) (0): -" in out
+    status, out, _ = _cli(capsys, ["info", npz])
+    assert status == 0 and "joints (2): j1, j2" in out and " 500 " in out
+    status, _, err = _cli(capsys, ["info", path, "--topic", "/nope"])
+    assert status == 2 and "topic: no topic '/nope'" in err
+
+
+def test_identify_refuses_bad_bag_options_before_fitting(tmp_path, capsys):
+    path, npz = _toy_bag(tmp_path, "mcap")
+    status, out, err = _cli(capsys, ["identify", TOY, path, "--topic", "/nope", "--no-cache"])
+    assert status == 2 and "--topic: " in err and "no topic '/nope'" in err
+    assert "/joint_states (sensor_msgs/msg/JointState)" in err and "[3/" not in out
+    status, _, err = _cli(capsys, ["identify", TOY, npz, "--base-topic", "/odom"])
+    assert status == 2 and "--base-topic: applies to a ROS bag" in err
+    status, _, err = _cli(capsys, ["identify", TOY, tmp_path, "--no-cache"])
+    assert status == 2 and "not a ROS 2 bag" in err
+
+
+@pytest.mark.slow
+def test_identify_on_the_bag_and_on_the_npz_give_the_same_report(tmp_path, capsys):
+    path, npz = _toy_bag(tmp_path)
+    common = ["--joint-model", "viscous", "--holdout", "0.25", "--lowpass", "40", "--decimate",
+              "2", "--no-cache"]  # fmt: skip
+    reports = {}
+    for name, log, extra in (("bag", path, []),
+                             ("npz", npz, ["--lock", "j3=0.3", "--lock", "j4=0.05"])):  # fmt: skip
+        report = tmp_path / f"{name}.json"
+        status, out, err = _cli(capsys, ["identify", TOY, log, *common, *extra, "--report", report])
+        assert status == 0, err
+        reports[name] = json.loads(report.read_text())
+        if name == "bag":
+            assert "note: /joint_states: joints not in the model, ignored: other_joint1" in out
+            assert "note: j3 held still in the log: locked at 0.3" in out
+            assert "note: /joint_states: time from the header stamps" in out
+    bag, ref = reports["bag"], reports["npz"]
+    assert bag["joints"] == ref["joints"] == ["j1", "j2"]
+    assert bag["locked_joints"] == ref["locked_joints"] == LOCK
+    for who in ("fit", "least_squares", "prior"):
+        for part in ("train", "holdout"):
+            assert bag["errors"][who][part]["overall"] == pytest.approx(
+                ref["errors"][who][part]["overall"], rel=1e-9, abs=1e-12
+            )
+    got = np.array([d["fit"]["params"] for d in bag["links"]])
+    want = np.array([d["fit"]["params"] for d in ref["links"]])
+    np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-10)
+    assert bag["gamma"] == pytest.approx(ref["gamma"], rel=1e-12)

@@ -78,10 +78,12 @@ class BagOptionError(LogError):
     Attributes:
       argument: the option: ``"topic"``, ``"base_topic"``, ``"base_frame"``,
         ``"wrench_topics"`` or ``"joints"``.
+      detail: the message without the bag's path and the option.
     """
 
     def __init__(self, source, argument: str, message: str):
         self.argument = argument
+        self.detail = message
         super().__init__(source, None, f"{argument}: {message}")
 
 
@@ -619,7 +621,8 @@ class LogInventory:
                    "max gap")  # fmt: skip
         for tp in self.topics:
             out.append(
-                f"  {tp.name:<{width}}  {tp.msgtype:<{twidth}}  {tp.count:>8}  {tp.rate:>8.5g}  "
+                f"  {tp.name:<{width}}  {tp.msgtype:<{twidth}}  {tp.count:>8}  "
+                f"{(f'{tp.rate:.5g}' if np.isfinite(tp.rate) else '-'):>8}  "
                 f"{_seconds(tp.median_gap):>10}  {_seconds(tp.max_gap):>8}"
             )
         where = f" on {self.joint_topic}" if self.joint_topic else ""
@@ -707,7 +710,8 @@ def describe_log(path, *, topic: str | None = None) -> LogInventory:
                 for item in items:
                     names.update(dict.fromkeys(str(n) for n in item))
         kind = "ROS 2 bag" if reader.is2 else "ROS 1 bag"
-        duration = reader.duration / 1e9 if reader.message_count else 0.0
+        every = [x for v in times.values() for x in v]
+        duration = (max(every) - min(every)) / 1e9 if every else 0.0
     finally:
         reader.close()
     return LogInventory(str(path), kind, float(duration), topics, jt, tuple(names))
