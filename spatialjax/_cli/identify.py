@@ -4,10 +4,12 @@ Parsing and printing around
 [`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot], which holds
 the pipeline and its defaults. Stages (one progress line each, then indented ``note:``/``warning:``
 lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loaders), read the log
-(``.npz`` or ``.csv``, see
+(``.npz``, ``.csv`` or a ROS bag, see
 [`spatialjax.identification.load_log`][spatialjax.identification.load_log]) and match its joints to
 the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
-their parent body), then the library's stages: **prior** (bodies that are not strictly physically
+their parent body; a bag's joints that the model lacks are ignored and the model joints it holds
+still are locked at their logged value, each with a note; ``--topic``, ``--base-topic``,
+``--base-frame``, ``--wrench-topic`` choose what a bag's topics give), then the library's stages: **prior** (bodies that are not strictly physically
 consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
 **sampling** (positions checked against the model's joint limits, a log in
 degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
