@@ -537,7 +537,7 @@ def still_joints(log: RobotLog, tolerance: float = STILL_RANGE) -> dict[str, flo
     Raises:
       ValueError: a log without joint names, or a negative ``tolerance``.
 
-    Example:
+    Examples:
       >>> import numpy as np
       >>> from spatialjax.identification import RobotLog
       >>> t = np.linspace(0.0, 1.0, 5)
@@ -669,7 +669,7 @@ def describe_log(path, *, topic: str | None = None) -> LogInventory:
         without a JointState topic is described (``joint_topic`` None) unless
         ``topic`` is given.
 
-    Example:
+    Examples:
       >>> import numpy as np, tempfile, os
       >>> from spatialjax.identification import RobotLog
       >>> t = np.arange(5) * 0.01
