@@ -9,7 +9,8 @@ lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loade
 the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
 their parent body; a bag's joints that the model lacks are ignored and the model joints it holds
 still are locked at their logged value, each with a note; ``--topic``, ``--base-topic``,
-``--base-frame``, ``--wrench-topic`` choose what a bag's topics give), then the library's stages: **prior** (bodies that are not strictly physically
+``--base-frame``, ``--wrench-topic`` choose what a bag's topics give), then the library's
+stages: **prior** (bodies that are not strictly physically
 consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
 **sampling** (positions checked against the model's joint limits, a log in
 degrees named as such, ``--ignore-limits`` to go on; irregular time stamps

@@ -888,8 +888,8 @@ def load_log(
 
     path = Path(path)
     suffix = path.suffix.lower()
-    bag_options = dict(topic=topic, joints=joints, base_topic=base_topic, base_frame=base_frame,
-                       wrench_topics=wrench_topics)  # fmt: skip
+    bag_options: dict = dict(topic=topic, joints=joints, base_topic=base_topic,
+                             base_frame=base_frame, wrench_topics=wrench_topics)  # fmt: skip
     notes: tuple[str, ...] = ()
     if is_bag(path):
         t, arrays, names, floating, notes = read_bag(path, **bag_options)

@@ -420,12 +420,12 @@ def _base_pose(reader, path, topic, base_frame, notes):
 def _wrench_topics(reader, path, wrench_topics, has_base) -> list[str]:
     found = _topics_of(reader, (WRENCH_STAMPED,))
     if isinstance(wrench_topics, str) and wrench_topics == "auto":
-        return found if has_base else []
+        return found if has_base else list[str]()
     if isinstance(wrench_topics, str):
         raise BagOptionError(
             path, "wrench_topics", f"expected 'auto' or a sequence of topics, got {wrench_topics!r}"
         )
-    topics = list(wrench_topics or ())
+    topics: list[str] = [str(tp) for tp in wrench_topics or ()]
     if topics and not has_base:
         raise BagOptionError(
             path, "wrench_topics", "contact wrenches belong to a floating-base log, and the bag "
@@ -470,8 +470,15 @@ def _wrenches(reader, path, topics, notes):
     return frames, series
 
 
-def read_bag(path, *, topic=None, joints=None, base_topic="auto", base_frame=None,
-             wrench_topics="auto"):  # fmt: skip
+def read_bag(
+    path,
+    *,
+    topic: str | None = None,
+    joints: Sequence[str] | None = None,
+    base_topic: str | None = "auto",
+    base_frame: str | None = None,
+    wrench_topics: str | Sequence[str] | None = "auto",
+):
     """A bag's arrays for [load_log][spatialjax.identification.load_log] (which checks them).
 
     Returns:
@@ -686,8 +693,8 @@ def describe_log(path, *, topic: str | None = None) -> LogInventory:
         log = load_log(path)
         kind = f"{path.suffix.lower()} log"
         samples = TopicSummary.from_times("samples", path.suffix.lower()[1:], log.t)
-        names = log.joint_names or ()
-        return LogInventory(str(path), kind, float(log.t[-1] - log.t[0]), (samples,), None, names)
+        cols = tuple(log.joint_names or ())
+        return LogInventory(str(path), kind, float(log.t[-1] - log.t[0]), (samples,), None, cols)
     reader = _open(path)
     try:
         times: dict[str, list[int]] = {name: [] for name in reader.topics}
