@@ -4,10 +4,13 @@ Parsing and printing around
 [`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot], which holds
 the pipeline and its defaults. Stages (one progress line each, then indented ``note:``/``warning:``
 lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loaders), read the log
-(``.npz`` or ``.csv``, see
+(``.npz``, ``.csv`` or a ROS bag, see
 [`spatialjax.identification.load_log`][spatialjax.identification.load_log]) and match its joints to
 the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
-their parent body), then the library's stages: **prior** (bodies that are not strictly physically
+their parent body; a bag's joints that the model lacks are ignored and the model joints it holds
+still are locked at their logged value, each with a note; ``--topic``, ``--base-topic``,
+``--base-frame``, ``--wrench-topic`` choose what a bag's topics give), then the library's
+stages: **prior** (bodies that are not strictly physically
 consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
 **sampling** (positions checked against the model's joint limits, a log in
 degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
@@ -137,10 +140,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "log",
         metavar="LOG",
-        help=".npz with t (N,), q (N, n), tau (N, n), optional dq, ddq, joint_names (n,); or a "
-        ".csv with a header (t, q_<joint>, tau_<joint>, optional dq_<joint>, ddq_<joint>); a "
-        "floating-base robot's also base_position (N, 3), base_quaternion (N, 4, w x y z), "
-        "contact_frames (k,) and contact_wrenches (N, k, 6) and/or contact (N, k)",
+        help="a ROS bag (ROS 2: a folder with metadata.yaml, or its .mcap or .db3 file; ROS 1: "
+        "a .bag; sensor_msgs/JointState, see --topic) or an .npz with t (N,), q (N, n), tau (N, "
+        "n), optional dq, ddq, joint_names (n,); or a .csv with a header (t, q_<joint>, "
+        "tau_<joint>, optional dq_<joint>, ddq_<joint>); a floating-base robot's also "
+        "base_position (N, 3), base_quaternion (N, 4, w x y z), contact_frames (k,) and "
+        "contact_wrenches (N, k, 6) and/or contact (N, k)",
     )
     parser.add_argument(
         "--lock",
@@ -172,8 +177,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_fit_options(parser)
     _add_log_options(parser)
+    _add_bag_options(parser)
     _add_floating_options(parser)
     _add_output_options(parser)
+
+
+def _add_bag_options(parser: argparse.ArgumentParser) -> None:
+    """ROS bags: the topics read (``pip install "spatialjax[ros]"``)."""
+    parser.add_argument(
+        "--topic",
+        metavar="TOPIC",
+        help="ROS bag: the sensor_msgs/JointState topic (default: the only one, else "
+        "/joint_states); joints are matched by name, those not in the model ignored, model "
+        "joints the bag holds still (a gripper) locked at their logged value",
+    )
+    parser.add_argument(
+        "--base-topic",
+        metavar="TOPIC|auto|none",
+        default="auto",
+        help="ROS bag: the base pose's nav_msgs/Odometry, geometry_msgs/PoseStamped or "
+        "tf2_msgs/TFMessage topic (auto, default: the only Odometry topic, if any; none: a "
+        "fixed-base robot)",
+    )
+    parser.add_argument(
+        "--base-frame",
+        metavar="FRAME",
+        help="ROS bag, a TFMessage --base-topic (/tf): the base's child_frame_id (default: the "
+        "topic's only child frame)",
+    )
+    parser.add_argument(
+        "--wrench-topic",
+        metavar="TOPIC",
+        action="append",
+        help="ROS bag with a base pose: a geometry_msgs/WrenchStamped topic of a contact, its "
+        "messages' frame_id naming the contact frame (repeatable; default: every WrenchStamped "
+        "topic)",
+    )
 
 
 def _add_floating_options(parser: argparse.ArgumentParser) -> None:
@@ -355,12 +394,14 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
     from ..io import ModelFileError
     from ..io._load import detect_format
 
-    for what, p in (("MODEL", args.model), ("LOG", args.log)):
-        if not Path(p).is_file():
+    if not Path(args.model).is_file():
+        raise UsageError(f"MODEL {args.model}: no such file")
+    for what, p in [("LOG", args.log)] + [("--validate", p) for p in args.validate or ()]:
+        if Path(p).is_dir() and not (Path(p) / "metadata.yaml").is_file():
+            raise UsageError(f"{what} {p}: a folder without metadata.yaml (not a ROS 2 bag)")
+        if not Path(p).exists():
             raise UsageError(f"{what} {p}: no such file")
-    for p in args.validate or ():
-        if not Path(p).is_file():
-            raise UsageError(f"--validate {p}: no such file")
+    _check_bag_options(args)
     _args.no_repeats(args.lock, "--lock")
     _args.check_outputs(
         {"--out": args.out, "--report": args.report},
@@ -385,6 +426,25 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
             "--friction and --joint-model: give --joint-model only (--friction is deprecated)"
         )
     return {"format": fmt}
+
+
+def _check_bag_options(args: argparse.Namespace) -> None:
+    """Refuse the bag options for a log that is no ROS bag."""
+    from ..identification.logs.rosbag import is_bag
+
+    given = [opt for opt, v, default in (("--topic", args.topic, None),
+             ("--base-topic", args.base_topic, "auto"), ("--base-frame", args.base_frame, None),
+             ("--wrench-topic", args.wrench_topic, None)) if v != default]  # fmt: skip
+    if given and not is_bag(args.log):
+        raise UsageError(f"{given[0]}: applies to a ROS bag, and LOG {args.log} is not one")
+
+
+def _bag_options(args, joints) -> dict:
+    """``load_log``'s keyword arguments for a bag: the options and the model's joints."""
+    base = None if args.base_topic.lower() == "none" else args.base_topic
+    wrenches = "auto" if args.wrench_topic is None else tuple(args.wrench_topic)
+    return dict(topic=args.topic, joints=joints, base_topic=base, base_frame=args.base_frame,
+                wrench_topics=wrenches)  # fmt: skip
 
 
 def joint_kinds(args: argparse.Namespace) -> tuple[str, ...]:
@@ -456,10 +516,17 @@ def _default_joint_names(log, model, lock: dict, path):
     return dataclasses.replace(log, joint_names=tuple(names))
 
 
-def _read_log(ident, path):
+def _read_log(ident, path, options=None):
+    """The log at ``path`` (``options``: a bag's ``load_log`` keywords, see ``_bag_options``)."""
+    from ..identification.logs.rosbag import BagOptionError, is_bag
+
     try:
-        return ident.load_log(path)
-    except (ident.LogError, OSError, ValueError) as e:
+        return ident.load_log(path, **(options or {})) if is_bag(path) else ident.load_log(path)
+    except BagOptionError as e:
+        flag = {"topic": "--topic", "base_topic": "--base-topic", "base_frame": "--base-frame",
+                "wrench_topics": "--wrench-topic", "joints": "MODEL"}[e.argument]  # fmt: skip
+        raise UsageError(f"{flag}: {path}: {e.detail}") from None
+    except (ident.LogError, OSError, ValueError, ImportError) as e:
         raise InputError(f"{path}: {e}" if str(path) not in str(e) else str(e)) from None
 
 
@@ -503,6 +570,10 @@ def _options(args) -> dict:
         "contact_method": args.contact_method,
         "contact_type": args.contact_type,
         "contact_speed": args.contact_speed,
+        "topic": args.topic,
+        "base_topic": args.base_topic,
+        "base_frame": args.base_frame,
+        "wrench_topic": args.wrench_topic,
         "out": args.out,
         "report": args.report,
         "force": args.force,
@@ -614,10 +685,10 @@ def _read_model(args, fmt: str, progress: _Progress, floating: bool = False):
     return full
 
 
-def _match(ident, log, full, args):
+def _match(ident, log, full, args, lock):
     """``match_joints`` of the main log, its errors as the option or the file at fault."""
     try:
-        return ident.match_joints(log, full, lock=dict(args.lock))
+        return ident.match_joints(log, full, lock=lock)
     except ident.LogError as e:
         raise InputError(str(e)) from None
     except ValueError as e:
@@ -632,19 +703,50 @@ def _match(ident, log, full, args):
         raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
 
 
-def _read_logs(args, fmt: str, full, progress: _Progress, log=None):
+def _bag_read_options(args, fmt: str):
+    """A bag's ``load_log`` options, with the model's movable joints as ``joints`` (the bag's
+    other joints are ignored); None for a ``.npz``/``.csv`` log."""
+    from ..identification.logs.rosbag import is_bag
+    from ..io import ModelFileError
+
+    if not is_bag(args.log):
+        return None
+    try:
+        model = _load_model(args.model, fmt, None)
+    except (ModelFileError, ValueError) as e:
+        raise InputError(str(e)) from None
+    movable = [j for j, ty in zip(model.joint_names, model.joint_types, strict=True)
+               if ty != "free_flyer"]  # fmt: skip
+    return _bag_options(args, movable)
+
+
+def _held_still(log, args, bag) -> dict:
+    """A bag's joints held still (a gripper) that ``--lock`` does not name: ``{joint: value}``."""
+    from ..identification.logs.rosbag import still_joints
+
+    if bag is None:
+        return {}
+    lock = dict(args.lock)
+    return {k: v for k, v in still_joints(log).items() if k not in lock}
+
+
+def _read_logs(args, fmt: str, full, progress: _Progress, log=None, bag=None):
     """``(model, log, validation logs, locked)``: the logs matched to the model's joints.
 
-    The joints the log lacks are locked (at 0 or ``--lock``) and the model is read again
-    with them locked. ``log``: the main log, already read (else it is read here).
+    The joints the log lacks are locked (at 0 or ``--lock``), and so are the joints a
+    bag holds still (at their logged value), and the model is read again with them locked.
+    ``log``: the main log, already read (else it is read here); ``bag``: a bag's
+    ``load_log`` options (None for another log).
     """
     from spatialjax import identification as ident
 
     from ..io import ModelFileError
 
-    log = _read_log(ident, args.log) if log is None else log
+    log = _read_log(ident, args.log, bag) if log is None else log
     log = _default_joint_names(log, full, dict(args.lock), args.log)
-    match = _match(ident, log, full, args)
+    still = _held_still(log, args, bag)
+    lock = {**dict(args.lock), **still}
+    match = _match(ident, log, full, args, lock)
     locked = dict(match.locked)
     try:
         model = _load_model(args.model, fmt, locked, full.floating_base)
@@ -653,9 +755,10 @@ def _read_logs(args, fmt: str, full, progress: _Progress, log=None):
     log = match.apply(log)
     others = []
     for path in args.validate or ():
-        other = _default_joint_names(_read_log(ident, path), full, dict(args.lock), path)
+        other = _read_log(ident, path, bag)
+        other = _default_joint_names(other, full, dict(args.lock), path)
         try:
-            m2 = ident.match_joints(other, full, lock=dict(args.lock))
+            m2 = ident.match_joints(other, full, lock=lock)
         except ValueError as e:
             raise InputError(f"--validate {path}: {e}") from None
         if tuple(m2.joint_names) != tuple(match.joint_names):
@@ -674,6 +777,8 @@ def _read_logs(args, fmt: str, full, progress: _Progress, log=None):
         + (f"; locked {lock_text}" if locked else "")
         + f": {model.nbodies} moving bodies"
         + (f"; {len(others)} validation log(s)" if others else ""),
+        [f"note: {n}" for n in log.notes]
+        + [f"note: {k} held still in the log: locked at {v:g}" for k, v in still.items()],
     )
     return model, log, others, locked
 
@@ -702,9 +807,10 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
     import spatialjax.multibody as mb
     from spatialjax import identification as ident
 
-    log = _read_log(ident, args.log)
+    bag = _bag_read_options(args, fmt)
+    log = _read_log(ident, args.log, bag)
     full = _read_model(args, fmt, progress, _floating(args, log))
-    model, log, others, locked = _read_logs(args, fmt, full, progress, log)
+    model, log, others, locked = _read_logs(args, fmt, full, progress, log, bag)
     contact = {k: getattr(args, k) for k in ("contact_method", "contact_type", "contact_speed")
                if getattr(args, k) is not None}  # fmt: skip
     try:

@@ -21,7 +21,9 @@ regressor's conditioning inside the joint limits),
 [`simulate_log`][spatialjax.identification.simulate_log],
 [`RobotLog`][spatialjax.identification.RobotLog] with
 [`load_log`][spatialjax.identification.load_log] / ``RobotLog.save`` (``.npz``/``.csv``),
-[`LogError`][spatialjax.identification.LogError],
+[`LogError`][spatialjax.identification.LogError], ROS bags through the same ``load_log``
+(``pip install "spatialjax[ros]"``), [`describe_log`][spatialjax.identification.describe_log]
+(what a log holds), [`still_joints`][spatialjax.identification.still_joints],
 [`match_joints`][spatialjax.identification.match_joints] /
 [`JointMatch`][spatialjax.identification.JointMatch], and
 [`resample_log`][spatialjax.identification.resample_log] /
@@ -119,6 +121,11 @@ from .logs.robot_log import LogError as LogError
 from .logs.robot_log import RobotLog as RobotLog
 from .logs.robot_log import load_log as load_log
 from .logs.robot_log import match_joints as match_joints
+from .logs.rosbag import BagOptionError as BagOptionError
+from .logs.rosbag import LogInventory as LogInventory
+from .logs.rosbag import TopicSummary as TopicSummary
+from .logs.rosbag import describe_log as describe_log
+from .logs.rosbag import still_joints as still_joints
 from .output.model_writer import write_identified_mjcf as write_identified_mjcf
 from .output.model_writer import write_identified_model as write_identified_model
 from .output.model_writer import write_identified_urdf as write_identified_urdf
@@ -159,6 +166,11 @@ __all__ = [
     "resample_log",
     "SamplingReport",
     "simulate_log",
+    "BagOptionError",
+    "LogInventory",
+    "TopicSummary",
+    "describe_log",
+    "still_joints",
     # whole-robot identification (robot-fit)
     "Identifiability",
     "InteriorPoint",

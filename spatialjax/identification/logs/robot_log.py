@@ -20,6 +20,12 @@ File formats (chosen by the suffix):
   ``repr`` (the shortest string that reads back to the same float64), so a
   save/load round trip is bit-exact.
 
+* ROS bags (``.bag``, ``.mcap``, ``.db3``, or a ROS 2 bag's folder):
+  ``sensor_msgs/JointState`` messages, and for a floating base a pose topic and
+  ``geometry_msgs/WrenchStamped`` contacts, read with ``rosbags``
+  (``pip install "spatialjax[ros]"``); the rules are in the docstring of
+  ``spatialjax.identification.logs.rosbag``.
+
 **Floating-base logs** (legged robots, humanoids) add the base pose and the
 contacts; the log is floating-base when it has a base pose:
 
@@ -64,7 +70,7 @@ import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -387,6 +393,8 @@ class RobotLog:
         at each contact frame, in the frame's axes about its origin (N·m, N),
         or None.
       contact: ``(N, k)`` booleans, True while the frame touches, or None.
+      notes: what the reader decided (a bag's time base, merged or ignored
+        joints); not saved with the log.
 
     The constructor checks shapes, finiteness, time order and names and
     raises [`LogError`][spatialjax.identification.LogError] (source ``"RobotLog"``); floating arrays
@@ -407,8 +415,12 @@ class RobotLog:
     contact_frames: tuple[str, ...] | None = None
     contact_wrenches: np.ndarray | None = None
     contact: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if isinstance(self.notes, str) or not all(isinstance(n, str) for n in self.notes):
+            raise LogError("RobotLog", "notes", f"expected a tuple of strings, got {self.notes!r}")
+        object.__setattr__(self, "notes", tuple(self.notes))
         t, arrs, names = _check_arrays(
             self.t, self.q, self.tau, self.dq, self.ddq, self.joint_names, "RobotLog"
         )
@@ -817,18 +829,48 @@ def _read_npz(path: Path):
     return t, arrays, names, floating
 
 
-def load_log(path) -> RobotLog:
-    """Read a robot log from a ``.npz`` or ``.csv`` file (formats: the module docstring).
+def load_log(
+    path,
+    *,
+    topic: str | None = None,
+    joints: Sequence[str] | None = None,
+    base_topic: str | None = "auto",
+    base_frame: str | None = None,
+    wrench_topics: str | Sequence[str] | None = "auto",
+) -> RobotLog:
+    """Read a robot log: a ``.npz`` or ``.csv`` file or a ROS bag (formats: the module docstring).
 
     Args:
-      path: the file; its suffix (``.npz`` or ``.csv``) picks the reader.
+      path: the file; its suffix (``.npz`` or ``.csv``) picks the reader; a ROS
+        bag is a ``.bag`` (ROS 1), ``.mcap`` or ``.db3`` file or a folder with
+        ``metadata.yaml`` (ROS 2), read with ``rosbags`` (``pip install
+        "spatialjax[ros]"``; the rules are in ``spatialjax.identification.logs.rosbag``'s
+        docstring and the guide's "From a ROS bag").
+      topic: bags only: the ``sensor_msgs/JointState`` topic (default: the only
+        one, else ``/joint_states``).
+      joints: bags only: the joints to read (default: every joint on the
+        topic); those on the topic but not here are left out, with a note.
+      base_topic: bags only: the base pose's ``nav_msgs/Odometry``,
+        ``geometry_msgs/PoseStamped`` or ``tf2_msgs/TFMessage`` topic;
+        ``"auto"`` (default): the only Odometry topic, if any; None: none (a
+        fixed-base log).
+      base_frame: bags only, a TFMessage ``base_topic``: the base's
+        ``child_frame_id`` (default: the topic's only child frame).
+      wrench_topics: bags only, with a base pose: the
+        ``geometry_msgs/WrenchStamped`` topics of the contacts (each message's
+        ``header.frame_id`` names the contact frame); ``"auto"`` (default): all
+        of them.
 
     Returns:
       [`RobotLog`][spatialjax.identification.RobotLog] with float64 arrays (a CSV's joints in the
-      order of its ``q_`` columns).
+      order of its ``q_`` columns, a bag's in order of first appearance); a bag's ``notes`` say
+      which times were used and what was merged, interpolated or left out.
 
     Raises:
       FileNotFoundError: no such file.
+      ImportError: a bag without ``rosbags`` installed (naming the extra).
+      BagOptionError: (a ``LogError``) a bag option that does not suit the bag: its
+        ``argument`` names it, the message lists the bag's topics or frames.
       LogError: a problem with the file or its content, naming the file and
         the column: another suffix than ``.npz``/``.csv``, an empty,
         truncated or corrupted ``.npz``, a single ``numpy.save`` array under
@@ -842,18 +884,34 @@ def load_log(path) -> RobotLog:
         ([resample_log][spatialjax.identification.resample_log] makes them
         uniform).
     """
+    from .rosbag import is_bag, read_bag
+
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in (".npz", ".csv"):
-        raise LogError(path, None, "expected a .npz or .csv file (the suffix picks the reader)")
-    if not path.is_file():
-        raise FileNotFoundError(f"path: no such file {str(path)!r}")
-    t, arrays, names, floating = _read_npz(path) if suffix == ".npz" else _read_csv(path)
+    bag_options: dict = dict(topic=topic, joints=joints, base_topic=base_topic,
+                             base_frame=base_frame, wrench_topics=wrench_topics)  # fmt: skip
+    notes: tuple[str, ...] = ()
+    if is_bag(path):
+        t, arrays, names, floating, notes = read_bag(path, **bag_options)
+    else:
+        if suffix not in (".npz", ".csv"):
+            raise LogError(
+                path, None, "expected a .npz or .csv file or a ROS bag (.bag, .mcap, .db3, a "
+                "folder with metadata.yaml); the suffix picks the reader",
+            )  # fmt: skip
+        defaults = dict(topic=None, joints=None, base_topic="auto", base_frame=None,
+                        wrench_topics="auto")  # fmt: skip
+        for k, v in bag_options.items():
+            if v != defaults[k]:
+                raise ValueError(f"{k}: applies to ROS bags only, and {str(path)!r} is not one")
+        if not path.is_file():
+            raise FileNotFoundError(f"path: no such file {str(path)!r}")
+        t, arrays, names, floating = _read_npz(path) if suffix == ".npz" else _read_csv(path)
     t, arrays, names = _check_arrays(
         t, arrays["q"], arrays["tau"], arrays["dq"], arrays["ddq"], names, str(path)
     )
     floating = _check_floating(t, floating, str(path))
-    return RobotLog(t=t, joint_names=names, **arrays, **floating)  # pyright: ignore[reportArgumentType]
+    return RobotLog(t=t, joint_names=names, **arrays, **floating, notes=notes)  # pyright: ignore[reportArgumentType]
 
 
 @dataclasses.dataclass(frozen=True)
