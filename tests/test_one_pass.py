@@ -238,3 +238,18 @@ def test_identify_parses_the_model_once(fmt, out, tmp_path, parsers, monkeypatch
                 read_description(BRANCH[fmt]), locked_joints={"j4": 0.1}
             ).joint_names
         )
+
+
+def test_the_command_builds_an_mjcf_free_joint_model_for_a_floating_log():
+    """An MJCF's free joint is the floating base: the command builds it from the description
+    (``Model.from_mjcf`` has no ``floating_base``)."""
+    from spatialjax._cli.identify import _load_model
+    from spatialjax._util import x64
+
+    desc = read_description(FIX / "walker.xml")
+    with x64():
+        model = _load_model(desc, None, True)
+        locked = _load_model(desc, {"knee": 0.2}, True)
+    assert model.joint_types == ("free_flyer", "revolute", "revolute") and model.floating_base
+    assert model.joint_names == ("<joint 0>", "hip", "knee")
+    assert locked.joint_names == ("<joint 0>", "hip") and locked.floating_base
