@@ -48,6 +48,7 @@ import time
 
 import numpy as np
 
+from .._rotations import rot_axis
 from .._util import CACHE_DIR, enable_compilation_cache
 from .demo import done, stage
 
@@ -125,11 +126,6 @@ def add_arguments(parser) -> None:
     )
 
 
-def _rotx(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
 def panda_like_chain(dtype=None):
     """A Panda-like 7-joint arm built in code: ``chain_model`` re-shaped.
 
@@ -144,7 +140,7 @@ def panda_like_chain(dtype=None):
 
     base = mb.chain_model(7, dtype=dtype)
     dt = base.dtype
-    E = np.stack([_rotx(r) for r, _ in _PANDA_JOINTS])
+    E = np.stack([rot_axis(0, r) for r, _ in _PANDA_JOINTS])
     p = np.array([xyz for _, xyz in _PANDA_JOINTS])
     m = np.array([link[0] for link in _PANDA_LINKS])
     c = np.array([link[1] for link in _PANDA_LINKS])

@@ -382,17 +382,21 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ----------------------------------------------------------------------------- planning
-def check_paths(args: argparse.Namespace) -> dict[str, str]:
-    """Checks that need no file content: inputs exist, outputs may be written.
+def check_paths(args: argparse.Namespace) -> dict:
+    """Checks before the log is read: inputs exist, outputs may be written, the model file.
+
+    The model file is parsed here, once: its description (``spatialjax.io.read_description``)
+    gives its format, the models of every stage and the write-back of ``--out``.
 
     Returns:
-      The model format (``"urdf"``, ``"mjcf"``, ``"sdf"``) under ``"format"``.
+      The model format (``"urdf"``, ``"mjcf"``, ``"sdf"``) under ``"format"`` and its
+      ``ModelDescription`` under ``"description"``.
 
     Raises:
       UsageError: naming the option.
+      InputError: a model file that cannot be read.
     """
-    from ..io import ModelFileError
-    from ..io._load import detect_format
+    from ..io import ModelFileError, read_description
 
     if not Path(args.model).is_file():
         raise UsageError(f"MODEL {args.model}: no such file")
@@ -409,9 +413,10 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
         args.force,
     )
     try:
-        fmt = detect_format(args.model)
+        desc = read_description(args.model)
     except ModelFileError as e:
         raise InputError(str(e)) from None
+    fmt = desc.format
     if args.out is not None and fmt not in ("urdf", "mjcf"):
         raise UsageError(
             f"--out {args.out}: only URDF and MJCF models can be written back; {args.model} is "
@@ -425,7 +430,7 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
         raise UsageError(
             "--friction and --joint-model: give --joint-model only (--friction is deprecated)"
         )
-    return {"format": fmt}
+    return {"format": fmt, "description": desc}
 
 
 def _check_bag_options(args: argparse.Namespace) -> None:
@@ -480,12 +485,14 @@ class _Progress:
         self.t0 = time.perf_counter()
 
 
-def _load_model(path, fmt, locked, floating: bool = False):
+def _load_model(desc, locked, floating: bool = False):
+    """The model of the file's description (no second read); an MJCF's free joint is its own."""
     import spatialjax.multibody as mb
 
-    loader = {"urdf": mb.Model.from_urdf, "mjcf": mb.Model.from_mjcf, "sdf": mb.Model.from_sdf}
-    kw = {"floating_base": True} if floating else {}
-    return loader[fmt](path, locked_joints=locked or None, dtype="float64", **kw)
+    floating = floating and desc.format != "mjcf"
+    return mb.Model.from_description(
+        desc, locked_joints=locked or None, floating_base=floating, dtype="float64"
+    )
 
 
 def _default_joint_names(log, model, lock: dict, path):
@@ -659,14 +666,15 @@ def _floating(args, log) -> bool:
     return floating
 
 
-def _read_model(args, fmt: str, progress: _Progress, floating: bool = False):
-    """The model as the file gives it (no locks; a free flyer at its root when
-    ``floating``), checked: ``--lock`` in limits."""
+def _read_model(args, desc, progress: _Progress, floating: bool = False):
+    """The model as the file (its description) gives it (no locks; a free flyer at its root
+    when ``floating``), checked: ``--lock`` in limits."""
     from ..io import ModelFileError
 
+    fmt = desc.format
     progress.start()
     try:
-        full = _load_model(args.model, fmt, None, floating)
+        full = _load_model(desc, None, floating)
     except (ModelFileError, ValueError) as e:
         raise InputError(str(e)) from None
     if not floating and (full.floating_base or "free_flyer" in full.joint_types):
@@ -703,7 +711,7 @@ def _match(ident, log, full, args, lock):
         raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
 
 
-def _bag_read_options(args, fmt: str):
+def _bag_read_options(args, desc):
     """A bag's ``load_log`` options, with the model's movable joints as ``joints`` (the bag's
     other joints are ignored); None for a ``.npz``/``.csv`` log."""
     from ..identification.logs.rosbag import is_bag
@@ -712,7 +720,7 @@ def _bag_read_options(args, fmt: str):
     if not is_bag(args.log):
         return None
     try:
-        model = _load_model(args.model, fmt, None)
+        model = _load_model(desc, None)
     except (ModelFileError, ValueError) as e:
         raise InputError(str(e)) from None
     movable = [j for j, ty in zip(model.joint_names, model.joint_types, strict=True)
@@ -730,13 +738,14 @@ def _held_still(log, args, bag) -> dict:
     return {k: v for k, v in still_joints(log).items() if k not in lock}
 
 
-def _read_logs(args, fmt: str, full, progress: _Progress, log=None, bag=None):
+def _read_logs(args, desc, full, progress: _Progress, log=None, bag=None):
     """``(model, log, validation logs, locked)``: the logs matched to the model's joints.
 
     The joints the log lacks are locked (at 0 or ``--lock``), and so are the joints a
-    bag holds still (at their logged value), and the model is read again with them locked.
-    ``log``: the main log, already read (else it is read here); ``bag``: a bag's
-    ``load_log`` options (None for another log).
+    bag holds still (at their logged value), and the model is built again from the file's
+    description with them locked. ``log``: the main log, already read (else it is read here);
+    ``bag``: a bag's ``load_log`` options (None for another log). Each log is matched once,
+    here: the sampling stage takes the logs as matched.
     """
     from spatialjax import identification as ident
 
@@ -749,7 +758,7 @@ def _read_logs(args, fmt: str, full, progress: _Progress, log=None, bag=None):
     match = _match(ident, log, full, args, lock)
     locked = dict(match.locked)
     try:
-        model = _load_model(args.model, fmt, locked, full.floating_base)
+        model = _load_model(desc, locked, full.floating_base)
     except (ModelFileError, ValueError) as e:
         raise InputError(str(e)) from None
     log = match.apply(log)
@@ -801,16 +810,17 @@ def _base_text(log) -> str:
     return f"; base pose{vel}, {contacts}"
 
 
-def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
-    """Read the model and the log(s), lock what the log lacks, run
-    [identify_robot][spatialjax.identification.identify_robot]; returns its result."""
+def identify(args: argparse.Namespace, desc, progress: _Progress):
+    """Build the model from the file's description, read the log(s), lock what the log lacks,
+    run [identify_robot][spatialjax.identification.identify_robot]; returns its result."""
     import spatialjax.multibody as mb
     from spatialjax import identification as ident
 
-    bag = _bag_read_options(args, fmt)
+    fmt = desc.format
+    bag = _bag_read_options(args, desc)
     log = _read_log(ident, args.log, bag)
-    full = _read_model(args, fmt, progress, _floating(args, log))
-    model, log, others, locked = _read_logs(args, fmt, full, progress, log, bag)
+    full = _read_model(args, desc, progress, _floating(args, log))
+    model, log, others, locked = _read_logs(args, desc, full, progress, log, bag)
     contact = {k: getattr(args, k) for k in ("contact_method", "contact_type", "contact_speed")
                if getattr(args, k) is not None}  # fmt: skip
     try:
@@ -849,10 +859,12 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
 
 
 # ------------------------------------------------------------------------------- output
-def _write_outputs(args, result, progress: _Progress) -> None:
+def _write_outputs(args, result, desc, progress: _Progress) -> None:
     """Write ``--out`` and ``--report``: both to temporary files first, then renamed.
 
-    A failure while writing leaves no output (and no existing file) changed.
+    ``--out`` edits the model file's bytes through its description ``desc`` (not read
+    again; the output is read back once, to check it). A failure while writing leaves no
+    output (and no existing file) changed.
     """
     report = result.report
     tmps: list[tuple[Path, Path]] = []
@@ -860,7 +872,7 @@ def _write_outputs(args, result, progress: _Progress) -> None:
         if args.out is not None:
             tmp = _util.temp_beside(args.out, "identify")
             tmps.append((tmp, Path(args.out)))
-            rep = result.write(tmp, source=args.model, overwrite=True)
+            rep = result.write(tmp, source=desc, overwrite=True)
             rep["output"] = str(args.out)
             report["output"] = rep
         if args.report is not None:
@@ -942,8 +954,8 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         with x64():
-            result = identify(args, plan["format"], progress)
-            _write_outputs(args, result, progress)
+            result = identify(args, plan["description"], progress)
+            _write_outputs(args, result, plan["description"], progress)
     except (UsageError, InputError, ModelFileError) as e:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2

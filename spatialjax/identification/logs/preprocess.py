@@ -70,6 +70,7 @@ import math
 
 import numpy as np
 
+from ..._rotations import quat_wxyz_to_matrix
 from .robot_log import RobotLog, continuous_quaternions
 
 __all__ = ["PreparedLog", "parallel_filter", "prepare_log"]
@@ -356,13 +357,6 @@ def prepare_log(
     )
 
 
-def _rotate_inverse(quat: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``R(quat)ᵀ x`` for unit ``w x y z`` quaternions ``(M, 4)`` and vectors ``(M, 3)``."""
-    w, u = quat[:, :1], quat[:, 1:]
-    c = 2.0 * np.cross(u, x)
-    return x - w * c + np.cross(u, c)
-
-
 def _base_motion(log: RobotLog, t: np.ndarray, filt):
     """Filtered base pose ``(N, 7)``, base twist ``(N, 6)``, its derivative (module docstring)."""
     pos = filt(log.base_position)
@@ -377,7 +371,8 @@ def _base_motion(log: RobotLog, t: np.ndarray, filt):
         w, u = quat[:, :1], quat[:, 1:]
         dw, du = dquat[:, :1], dquat[:, 1:]
         omega = 2.0 * (w * du - dw * u - np.cross(u, du))  # 2 Im(q̄ ⊗ q̇), base frame
-        lin = _rotate_inverse(quat, np.gradient(pos, t, axis=0))  # Rᵀ ṗ
+        R = quat_wxyz_to_matrix(quat)  # (N, 3, 3)
+        lin = np.einsum("nji,nj->ni", R, np.gradient(pos, t, axis=0))  # Rᵀ ṗ
         vel = np.concatenate([omega, lin], axis=1)
     acc = np.gradient(vel, t, axis=0)
     return np.concatenate([pos, quat], axis=1), vel, acc

@@ -730,7 +730,8 @@ class RobotIdentification:
             (``.urdf`` for an MJCF source, ``.xml``/``.mjcf`` for a URDF
             source, ``.sdf``) is refused.
           source: the model file ``model`` was read from (with the same
-            ``locked_joints``).
+            ``locked_joints``), or its [`ModelDescription`][spatialjax.io.ModelDescription]
+            (``spatialjax.io.read_description``), which is not read again.
           overwrite: replace ``out_path`` if it exists (``source`` itself is
             never overwritten).
 
@@ -745,20 +746,21 @@ class RobotIdentification:
             ``out_path`` names another format.
           FileExistsError: ``out_path`` exists and ``overwrite`` is false.
         """
-        from ...io import detect_format
+        from ...io import ModelDescription, read_description
+        from .model_writer import WRITERS, write_identified_model
 
-        fmt = detect_format(source)
-        writer = _WRITERS.get(fmt)
-        if writer is None:
+        desc = source if isinstance(source, ModelDescription) else read_description(source)
+        if desc.format not in WRITERS:
             raise ValueError(
-                f"source: {source} is {fmt.upper()}; only URDF and MJCF can be written back "
-                f"(formats: {', '.join(sorted(_WRITERS))})"
+                f"source: {desc.path} is {desc.format.upper()}; only URDF and MJCF can be written "
+                f"back (formats: {', '.join(sorted(WRITERS))})"
             )
-        problem = output_format_problem(out_path, fmt, source)
+        problem = output_format_problem(out_path, desc.format, desc.path)
         if problem:
             raise ValueError(f"out_path: {problem}")
-        return writer(source, self.model, self.params["fit"], out_path,
-                      joint_params=self.file_joint_parameters(), overwrite=overwrite)  # fmt: skip
+        return write_identified_model(desc, self.model, self.params["fit"], out_path,
+                                      joint_params=self.file_joint_parameters(),
+                                      overwrite=overwrite)  # fmt: skip
 
     def file_joint_parameters(self) -> dict:
         """``{"armature" | "damping" | "friction": (n_joints,)}`` of the fit, the writers' form.
@@ -813,24 +815,6 @@ def output_format_problem(out_path, fmt: str, source=None) -> str | None:
         f"{out_path} names {other.upper()}, but the model is {fmt.upper()} and is written back "
         f"in its own format: {advice}{convert}"
     )
-
-
-def _write_urdf(source, model, params, out_path, *, joint_params, overwrite: bool) -> dict:
-    from .model_writer import write_identified_urdf
-
-    return write_identified_urdf(source, model, params, out_path, joint_params=joint_params,
-                                 overwrite=overwrite)  # fmt: skip
-
-
-def _write_mjcf(source, model, params, out_path, *, joint_params, overwrite: bool) -> dict:
-    from .model_writer import write_identified_mjcf
-
-    return write_identified_mjcf(source, model, params, out_path, joint_params=joint_params,
-                                 overwrite=overwrite)  # fmt: skip
-
-
-#: The model-file writers of ``write``, by the source's format.
-_WRITERS = {"urdf": _write_urdf, "mjcf": _write_mjcf}
 
 
 # ------------------------------------------------------------------------------ printing

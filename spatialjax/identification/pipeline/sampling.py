@@ -79,12 +79,23 @@ class _Movable:
 
 
 def _matched(model, arg: str, log) -> RobotLog:
+    """The log's columns in the model's joint order.
+
+    A log already matched to the model (``JointMatch.apply``'s output, as the command line
+    passes it: the model's movable joints in order, and a base pose exactly when the model
+    floats) is taken as it is, so that its joints are matched once; any other is matched here.
+    """
     from ..logs.robot_log import match_joints
 
     if not isinstance(log, RobotLog):
         raise TypeError(f"{arg}: expected a RobotLog, got {type(log).__name__}")
+    movable = _Movable(model)
+    joints = tuple(j for j, t in zip(movable.joint_names, movable.joint_types, strict=True)
+                   if t != "free_flyer")  # fmt: skip
+    if log.joint_names == joints and log.floating_base == movable.floating_base:
+        return log
     try:
-        m = match_joints(log, _Movable(model))
+        m = match_joints(log, movable)
     except ValueError as e:
         raise IdentifyError(arg, str(e).removeprefix("log: ")) from None
     if m.locked:
