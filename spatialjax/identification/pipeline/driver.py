@@ -133,7 +133,7 @@ class _Clock:
 def _raw_training_torques(sampled: Sampled, filtered: Filtered, opts: Options) -> np.ndarray:
     """The training part's torques as recorded (before resampling blurs their quantisation)."""
     raw = sampled.raw[0]
-    return raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
+    return raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.scale[None, :]
 
 
 def _fixed_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,

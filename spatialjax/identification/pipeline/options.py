@@ -61,8 +61,9 @@ class IdentifyOptions:
     ``dataclasses.replace``, or ``identify_robot``'s keywords); a bad value
     raises an ``IdentifyError`` whose ``argument`` is the field's name. Values
     are stored in one form: numbers as float, sequences as tuples,
-    ``joint_model`` as a ``JointModel`` (None: the default, all four kinds). The names of joints and links are
-    checked against the model by ``identify_robot``.
+    ``joint_model`` as a ``JointModel`` (None: the default, all four
+    kinds). The names of joints and links are checked against the model by
+    ``identify_robot``.
 
     Attributes:
       lowpass: ``"auto"`` (default: the cut-off chosen from the training
