@@ -20,7 +20,6 @@ from helpers import REPORT_COMMAND_KEYS, report_schema_in_the_guide
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._util import x64
-from spatialjax.identification.fitting.robot_fit import PRIOR_SPREAD
 from spatialjax.identification.logs.positions import check_positions, encoder_step
 from spatialjax.identification.output.report import schema
 from spatialjax.identification.pipeline.channels import channel_stage
@@ -33,7 +32,6 @@ from spatialjax.identification.pipeline.options import resolve
 from spatialjax.identification.pipeline.prior import prior_stage
 from spatialjax.identification.pipeline.regression import regressor_stage
 from spatialjax.identification.pipeline.sampling import sampling_stage
-from spatialjax.identification.priors.prior_repair import REPAIR_FLOOR
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"
