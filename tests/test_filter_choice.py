@@ -319,7 +319,7 @@ def test_identify_robot_with_the_choice_gets_the_masses_no_filter_does_not():
     r_raw = raw.params["fit"][:, 0] / masses
     assert np.all((0.8 <= r_auto) & (r_auto <= 1.25)), (choice.reason, r_auto)
     assert not np.all((0.8 <= r_raw) & (r_raw <= 1.25)), r_raw
-    e_auto = auto.report["errors"]["fit"]["holdout"]["overall"]
-    e_raw = raw.report["errors"]["fit"]["holdout"]["overall"]
+    e_auto = auto.report.to_dict()["errors"]["fit"]["holdout"]["overall"]
+    e_raw = raw.report.to_dict()["errors"]["fit"]["holdout"]["overall"]
     assert e_auto < e_raw / 5 and math.isfinite(e_auto)
-    assert e_auto < auto.report["errors"]["prior"]["holdout"]["overall"]
+    assert e_auto < auto.report.to_dict()["errors"]["prior"]["holdout"]["overall"]

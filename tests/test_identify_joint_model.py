@@ -97,7 +97,7 @@ def test_joint_parameters_are_recovered(arm):
     # arm's moment about the axis: the links' prior error (20 % of 0.02 + m d²) goes to it
     np.testing.assert_allclose(fit[1, 0], ARMATURE[1], rtol=0.1)
     np.testing.assert_allclose(fit[0, 0], ARMATURE[0], atol=0.03)
-    e = res.report["errors"]
+    e = res.report.to_dict()["errors"]
     assert e["fit"]["holdout"]["overall"] < 0.3 * e["prior"]["holdout"]["overall"]
 
 
@@ -173,13 +173,13 @@ def test_joint_model_subsets_and_none(arm):
     with x64():
         res = sid.identify_robot(model, log, joint_model=("viscous", "coulomb"), **KW)
     assert np.isnan(res.joint_parameters["fit"][:, [0, 3]]).all()
-    assert res.report["identifiability"]["n_columns"] == 20 + 4
+    assert res.report.to_dict()["identifiability"]["n_columns"] == 20 + 4
     assert res.file_joint_parameters().keys() == {"damping", "friction"}
     with x64():
         bare = sid.identify_robot(model, log, joint_model="none", **KW)
     assert np.isnan(bare.joint_parameters["fit"]).all() and bare.file_joint_parameters() == {}
-    assert all(d["rest_fraction"] == 0.0 for d in bare.report["joint_parameters"])
-    assert bare.report["identifiability"]["confounded"] == []
+    assert all(d["rest_fraction"] == 0.0 for d in bare.report.to_dict()["joint_parameters"])
+    assert bare.report.to_dict()["identifiability"]["confounded"] == []
 
 
 def test_command_writes_the_fitted_mjcf(arm, tmp_path):
