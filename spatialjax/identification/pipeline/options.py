@@ -149,7 +149,8 @@ class IdentifyOptions:
         return tuple(f.name for f in dataclasses.fields(IdentifyOptions))
 
     def to_dict(self) -> dict:
-        """The options as plain Python (the report's ``settings``; ``joint_model``: its kinds)."""
+        """The options as plain Python, sequences as lists (the report's ``settings``;
+        ``joint_model``: its kinds)."""
         out: dict[str, Any] = {}
         for name in IdentifyOptions.names():
             v = getattr(self, name)
@@ -159,7 +160,7 @@ class IdentifyOptions:
                 v = v.kinds
             elif isinstance(v, Mapping):
                 v = dict(v)
-            out[name] = v
+            out[name] = list(v) if isinstance(v, tuple) else v
         return out
 
 
