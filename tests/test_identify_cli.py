@@ -188,7 +188,8 @@ def test_report_fields(panda_run):
     check_report_against_the_guide(rep)  # every key documented, the command's own included
     assert rep["joints"] == list(ARM)
     assert rep["locked_joints"] == LOCK
-    assert rep["options"]["joint_model"] == list(JOINT_KINDS) and rep["options"]["friction"] is None
+    assert rep["options"]["joint_model"] is None and rep["options"]["friction"] is None  # as given
+    assert rep["settings"]["joint_model"] == list(JOINT_KINDS)  # the library's default
     assert rep["options"]["decimate"] == 5 and rep["options"]["lowpass"] == 30
     s = rep["samples"]
     # 8 s at 1 kHz, the last quarter held out, each part filtered and decimated by 5 on its own

@@ -137,7 +137,7 @@ class NamedValues(argparse.Action):
     ``{name: value}``; a name given twice is a usage error naming the option."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        name, value = values
+        name, value = values  # pyright: ignore[reportGeneralTypeIssues]  (type= gives a pair)
         given = dict(getattr(namespace, self.dest, None) or {})
         if name in given:
             parser.error(f"argument {option_string}: {name!r} is given twice")

@@ -848,7 +848,11 @@ def summary_table(report: IdentificationReport) -> str:
     sets = {"fit": report.errors.fit, "least_squares": report.errors.least_squares,
             "prior": report.errors.prior}  # fmt: skip
     held = report.errors.fit.holdout is not None
-    errs = {k: (p.holdout if held else p.train) for k, p in sets.items()}
+    errs: dict[str, ErrorFigures] = {}
+    for k, p in sets.items():
+        e = p.holdout if held else p.train
+        assert e is not None  # the training part always has samples
+        errs[k] = e
     label = "held-out" if held else "training (no hold-out)"
     excluded = {c.joint for c in report.channels if c.excluded}
     floating = report.floating_base is not None

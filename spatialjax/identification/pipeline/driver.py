@@ -258,7 +258,7 @@ def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled:
 
     n_train, n_hold = regs.n_train, regs.n_hold
     return IdentificationReport(
-        joints=opts.joints, links_identified=prior.free_names, gravity=opts.gravity,
+        joints=opts.joints, links_identified=prior.free_names, gravity=tuple(opts.gravity),
         settings=given, sampling=sampled.sampling[0],
         positions=sampled.positions, filter=filtered.choice,
         samples=Samples(raw=filtered.n_raw, raw_holdout=filtered.n_raw_hold,
