@@ -159,16 +159,14 @@ def _toy_log(model: Model, names, seconds=1.0):
 
 
 def test_sampling_stage_takes_a_matched_log_as_it_is(monkeypatch):
-    from spatialjax.identification.pipeline.options import check_options
+    from spatialjax.identification.pipeline.options import IdentifyOptions, resolve
     from spatialjax.identification.pipeline.sampling import sampling_stage
 
     model = Model.from_urdf(BRANCH["urdf"], dtype="float64")
     matched = _toy_log(model, model.joint_names)
-    opts = check_options(
-        model, matched, lowpass=None, decimate=1, friction=None, gamma=None, prior_spread=0.5,
-        holdout=0.0, sample_weighting="independent", repair_prior_bodies=True,
-        repair_floor=1e-3, exclude_torque=(), torque_scale=None, free=None, rate=None,
-        max_gap=None, gravity=(0.0, 0.0, -9.81), ignore_limits=True,
+    opts = resolve(
+        model, matched, IdentifyOptions(lowpass=None, decimate=1, holdout=0.0,
+                                        sample_weighting="independent", ignore_limits=True)
     )  # fmt: skip
     calls = []
     original = robot_log.match_joints

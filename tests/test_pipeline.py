@@ -250,7 +250,9 @@ def test_result_writes_the_fitted_urdf(toy, tmp_path):
                                rtol=1e-12)  # fmt: skip
     assert [j["armature"]["written"] for j in rep["joints"]] == [False, False]
     np.testing.assert_array_equal(np.asarray(back.armature), 0.0)
-    with pytest.raises(ValueError, match=r"branch.sdf is SDF; only URDF and MJCF models can be"):
+    with pytest.raises(
+        ValueError, match=r"branch.sdf is SDF; only URDF and MJCF can be written back"
+    ):
         res.write(tmp_path / "fitted.sdf", source=FIX / "branch.sdf")
     with pytest.raises(
         ValueError, match=r"out_path: .*fitted.xml names MJCF, but the model is URDF"
