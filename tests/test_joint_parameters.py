@@ -23,6 +23,7 @@ import spatialjax.identification as sid
 import spatialjax.multibody as mb
 from spatialjax import _params
 from spatialjax.identification import FitStatus, fit_torques, identifiability
+from spatialjax.identification.priors import joint_prior as joint_prior_module
 from spatialjax.io import ModelFileError
 
 mujoco = pytest.importorskip("mujoco")
@@ -481,7 +482,7 @@ def test_moving_samples_threshold_and_noise_estimate():
     t = np.linspace(0, 10, 10001)[:, None]
     v = np.sin(2 * np.pi * 0.3 * t) * np.array([1.0, 0.01])  # joint 2 barely moves
     noisy = v + 0.002 * rng.standard_normal(v.shape)
-    sigma = sid._joint_prior.velocity_noise(noisy)
+    sigma = joint_prior_module.velocity_noise(noisy)
     np.testing.assert_allclose(sigma, 0.002, rtol=0.05)
     mask = sid.moving_samples(noisy)
     rms = np.sqrt(np.mean(noisy**2, axis=0))

@@ -18,19 +18,20 @@ known:
    limits), sampled at 1 kHz; torques from inverse dynamics with the true
    links plus friction plus 0.03 N·m Gaussian noise; positions read by
    18-bit encoders; no velocities or accelerations logged.
-4. **Preprocessing** as on hardware
-   ([`prepare_log`][spatialjax.identification.prepare_log]): zero-phase 4th-order
-   Butterworth at 10 Hz on ``q`` and ``τ``, central differences for ``q̇``
-   and ``q̈``; the regressor columns through the same filter as the torques
-   ([`parallel_filter`][spatialjax.identification.parallel_filter], Gautier 1997: else
-   the filtered Coulomb steps bias everything), decimation to 100 Hz, the
-   filter's edges dropped; the last 20 % of the log is held out.
-5. **Identification** on the first 80 %: the URDF prior as is, ordinary least
-   squares ([`least_squares_torques`][spatialjax.identification.least_squares_torques]) and the
-   consistent fit with the URDF as log-det prior
-   ([`fit_torques`][spatialjax.identification.fit_torques] on the same regressor:
-   what [`fit_robot`][spatialjax.identification.fit_robot] does), each with
-   viscous, Coulomb and offset friction per joint.
+4. **Identification** by
+   [`identify_robot`][spatialjax.identification.identify_robot] with its defaults (what
+   `spatialjax identify` runs): the last 20 % of the log held out and filtered on its
+   own; a zero-phase Butterworth low-pass whose cut-off and decimation are chosen from the
+   training part's spectrum
+   ([`choose_filter`][spatialjax.identification.choose_filter]), central differences for
+   ``q̇`` and ``q̈``; the regressor columns through the same filter as the torques
+   (parallel filtering, Gautier 1997); then three estimates on the same columns: the URDF
+   as it is (its links and its joints' damping and friction, armature 0), and, with the
+   joint model's armature, viscous and Coulomb friction and offset per joint, ordinary
+   least squares and the consistent fit with the URDF as log-det prior
+   ([`fit_torques`][spatialjax.identification.fit_torques]).
+5. **Data weights**: each joint's residuals weighted by their correlation time
+   (``sample_weighting="autocorrelation"``, the default).
 6. **What to check**: held-out torque error, which links least squares makes
    physically impossible and why, the identified masses against the truth.
 
@@ -47,6 +48,7 @@ import time
 
 import numpy as np
 
+from .._rotations import rot_axis
 from .._util import CACHE_DIR, enable_compilation_cache
 from .demo import done, stage
 
@@ -124,11 +126,6 @@ def add_arguments(parser) -> None:
     )
 
 
-def _rotx(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
 def panda_like_chain(dtype=None):
     """A Panda-like 7-joint arm built in code: ``chain_model`` re-shaped.
 
@@ -143,7 +140,7 @@ def panda_like_chain(dtype=None):
 
     base = mb.chain_model(7, dtype=dtype)
     dt = base.dtype
-    E = np.stack([_rotx(r) for r, _ in _PANDA_JOINTS])
+    E = np.stack([rot_axis(0, r) for r, _ in _PANDA_JOINTS])
     p = np.array([xyz for _, xyz in _PANDA_JOINTS])
     m = np.array([link[0] for link in _PANDA_LINKS])
     c = np.array([link[1] for link in _PANDA_LINKS])
@@ -305,9 +302,9 @@ def _print_errors(rep_) -> None:
         "\n  1. Held-out torque error |tau_predicted - tau_measured| / |tau_measured| (last 20 %):"
     )
     notes = {
-        "URDF prior": "the CAD/URDF links, no friction model",
-        "least squares": "ordinary least squares, links + friction",
-        "fit": "consistent fit, URDF as log-det prior, links + friction",
+        "URDF prior": "the URDF as it is: its links, its joints' damping and friction",
+        "least squares": "ordinary least squares, links + joint model",
+        "fit": "consistent fit, URDF as log-det prior, links + joint model",
     }
     keys = {"URDF prior": "prior", "least squares": "least_squares", "fit": "fit"}
     heldout = {k: rep_["errors"][v]["holdout"]["overall"] for k, v in keys.items()}
@@ -326,7 +323,6 @@ def _print_impossible(model, ls, fit, rep_) -> None:
     """Step 2: the links least squares makes physically impossible, and why; fit's links."""
     import spatialjax as sj
 
-    n = model.nv
     rep = sj.physical_consistency(ls)
     bad = [i for i in range(model.nbodies) if not bool(rep.fully_consistent[i])]
     print(
@@ -341,7 +337,8 @@ def _print_impossible(model, ls, fit, rep_) -> None:
     if bad:
         print(
             f"     Why: the torques determine only {rep_['identifiability']['rank']} of the "
-            f"{10 * model.nbodies + 3 * n} parameters (rank of the regressor with friction);\n"
+            f"{rep_['identifiability']['n_columns']} parameters (rank of the regressor with the "
+            "joint model);\n"
             "     least squares sets the rest to whatever is smallest (minimum norm), with no "
             "notion of a body.\n"
             "     Such a model fits the torques, but a simulator or controller using it "

@@ -21,7 +21,9 @@ regressor's conditioning inside the joint limits),
 [`simulate_log`][spatialjax.identification.simulate_log],
 [`RobotLog`][spatialjax.identification.RobotLog] with
 [`load_log`][spatialjax.identification.load_log] / ``RobotLog.save`` (``.npz``/``.csv``),
-[`LogError`][spatialjax.identification.LogError],
+[`LogError`][spatialjax.identification.LogError], ROS bags through the same ``load_log``
+(``pip install "spatialjax[ros]"``), [`describe_log`][spatialjax.identification.describe_log]
+(what a log holds), [`still_joints`][spatialjax.identification.still_joints],
 [`match_joints`][spatialjax.identification.match_joints] /
 [`JointMatch`][spatialjax.identification.JointMatch], and
 [`resample_log`][spatialjax.identification.resample_log] /
@@ -52,9 +54,11 @@ Whole robots (joint torques):
 The pipeline: [identify_robot][spatialjax.identification.identify_robot] — every
 stage of ``spatialjax identify`` (prior, sampling with the positions checked
 against the joint limits, filter, regressor, torques, least squares, fit,
-validate), returning a [RobotIdentification][spatialjax.identification.RobotIdentification]
-with its report (typed:
-[IdentificationReport][spatialjax.identification.IdentificationReport]) and
+validate), with its options in one
+[IdentifyOptions][spatialjax.identification.IdentifyOptions] and its errors an
+[IdentifyError][spatialjax.identification.IdentifyError] naming the argument, returning a
+[RobotIdentification][spatialjax.identification.RobotIdentification] with its report
+([IdentificationReport][spatialjax.identification.IdentificationReport]) and
 ``write(out_path, source=...)``, the fitted model file.
 
 Joint parameters: [joint_prior][spatialjax.identification.joint_prior] /
@@ -87,6 +91,8 @@ from .design.simulate import perturb_inertia as perturb_inertia
 from .design.simulate import simulate_log as simulate_log
 from .design.trajectory import excitation_trajectory as excitation_trajectory
 from .design.trajectory import fourier_trajectory as fourier_trajectory
+from .errors import IdentifyError as IdentifyError
+from .errors import IdentifyTypeError as IdentifyTypeError
 from .fitting.body_fit import fit as fit
 from .fitting.body_regressor import body_regressor as body_regressor
 from .fitting.body_result import FitResult as FitResult
@@ -119,12 +125,17 @@ from .logs.robot_log import LogError as LogError
 from .logs.robot_log import RobotLog as RobotLog
 from .logs.robot_log import load_log as load_log
 from .logs.robot_log import match_joints as match_joints
+from .logs.rosbag import BagOptionError as BagOptionError
+from .logs.rosbag import LogInventory as LogInventory
+from .logs.rosbag import TopicSummary as TopicSummary
+from .logs.rosbag import describe_log as describe_log
+from .logs.rosbag import still_joints as still_joints
 from .output.model_writer import write_identified_mjcf as write_identified_mjcf
 from .output.model_writer import write_identified_model as write_identified_model
 from .output.model_writer import write_identified_urdf as write_identified_urdf
 from .output.report import IdentificationReport as IdentificationReport
 from .output.report import RobotIdentification as RobotIdentification
-from .pipeline import IdentifyError as IdentifyError
+from .pipeline import IdentifyOptions as IdentifyOptions
 from .pipeline import identify_robot as identify_robot
 from .priors.joint_prior import JointPrior as JointPrior
 from .priors.joint_prior import joint_prior as joint_prior
@@ -159,6 +170,11 @@ __all__ = [
     "resample_log",
     "SamplingReport",
     "simulate_log",
+    "BagOptionError",
+    "LogInventory",
+    "TopicSummary",
+    "describe_log",
+    "still_joints",
     # whole-robot identification (robot-fit)
     "Identifiability",
     "InteriorPoint",
@@ -176,6 +192,8 @@ __all__ = [
     "FilterChoice",
     "IdentificationReport",
     "IdentifyError",
+    "IdentifyOptions",
+    "IdentifyTypeError",
     "PriorError",
     "PriorRepair",
     "RobotIdentification",

@@ -19,9 +19,10 @@ numbers and byte spans for ``--fix``) into a format-neutral description
 (``_description.py``: the inertials, and on request the tree of links,
 joints with their poses, axes, dynamics and limits, and named frames).
 [`read_model`][spatialjax.io.read_model] returns the description's inertials (``spatialjax check``
-and the URDF write-back edit the file through them);
-``spatialjax.multibody.Model.from_urdf`` / ``from_sdf`` / ``from_mjcf`` build
-a model from the same reader's tree.
+edits the file through them); [`read_description`][spatialjax.io.read_description] returns the
+whole description from one parse, from which ``spatialjax.multibody.Model.from_description`` builds
+a model (``from_urdf`` / ``from_sdf`` / ``from_mjcf`` read and build in one call) and the
+identification's writers edit the file, without parsing it again.
 
 Judging the inertials read is the linter's work (``spatialjax check``):
 [check_file][spatialjax.io.check_file], [classify][spatialjax.io.classify],
@@ -42,11 +43,20 @@ moments of inertia at read time.
 
 from .._lint import VERDICTS, Verdict, check_file, classify
 from ._common import LinkInertial, ModelFileError, ModelInertials
-from ._load import detect_format, inertia_of, load_inertials, load_sdf_added_mass, read_model
+from ._description import ModelDescription
+from ._load import (
+    detect_format,
+    inertia_of,
+    load_inertials,
+    load_sdf_added_mass,
+    read_description,
+    read_model,
+)
 
 __all__ = [
     "VERDICTS",
     "LinkInertial",
+    "ModelDescription",
     "ModelFileError",
     "ModelInertials",
     "Verdict",
@@ -56,5 +66,6 @@ __all__ = [
     "inertia_of",
     "load_inertials",
     "load_sdf_added_mass",
+    "read_description",
     "read_model",
 ]

@@ -91,21 +91,18 @@ import math
 
 import numpy as np
 
+from .._rotations import axis_rotation, matrix_to_quat_wxyz, quat_wxyz_to_matrix, rot_axis
 from ._common import (
     Ctx,
     ModelFileError,
     ModelInertials,
-    axis_rotation,
     format_number,
     joint_axis,
     joint_value,
     make_link,
-    matrix_to_quat_wxyz,
     new_values_in_frame,
     parse_numbers,
     principal_axes,
-    quat_wxyz_to_matrix,
-    rot_axis,
     sym3,
     updated_vector_text,
 )
@@ -432,6 +429,7 @@ def _read_mjcf_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> 
         root="world",
         siblings_by_name=False,
         source=data,
+        element=root,
     )
 
 

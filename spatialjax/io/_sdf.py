@@ -78,6 +78,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._rotations import quat_wxyz_to_matrix, rpy_to_matrix
 from ._common import (
     JOINT_DYNAMICS_FIELDS,
     Ctx,
@@ -90,9 +91,7 @@ from ._common import (
     make_link,
     new_values_in_frame,
     parse_numbers,
-    quat_wxyz_to_matrix,
     reflected_inertia,
-    rpy_to_matrix,
     sym3,
     updated_vector_text,
 )
@@ -448,6 +447,8 @@ def _read_sdf_tree(root, path, data, models, model_name) -> ModelDescription:
         joints=tuple(tree),
         frames=tuple(extra),
         root=root_link,
+        source=data,
+        element=root,
     )
 
 

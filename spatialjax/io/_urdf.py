@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._rotations import rpy_to_matrix
 from ._common import (
     JOINT_DYNAMICS_FIELDS,
     Ctx,
@@ -61,7 +62,6 @@ from ._common import (
     new_values_in_frame,
     parse_numbers,
     reflected_inertia,
-    rpy_to_matrix,
     sym3,
     updated_vector_text,
 )
@@ -299,4 +299,5 @@ def _read_urdf_tree(root: XNode, path, data: bytes) -> ModelDescription:
         joints=tuple(joints),
         root=roots[0],
         source=data,
+        element=root,
     )

@@ -516,7 +516,7 @@ def channel_messages(checks, torque_scale=None) -> tuple[list[str], list[str]]:
             if not np.isfinite(c.scale):
                 notes.append(
                     f"{c.joint}: the prior predicts no torque on this joint: scale and sign "
-                    "not checked"
+                    "not judged"
                 )
             elif c.noise_share > NOISE_SHARE:
                 noisy.append(c)
@@ -524,13 +524,13 @@ def channel_messages(checks, torque_scale=None) -> tuple[list[str], list[str]]:
                 notes.append(
                     f"{c.joint}: the model predicts almost no torque on this joint (rms ratio "
                     f"{c.rms_ratio:.3g}; its prediction explains {_pct(c.explained)} of the "
-                    "measured torque's variance after friction): scale and sign not checked"
+                    "measured torque's variance after friction): scale and sign not judged"
                 )
             elif c.explained <= 0.5:
                 notes.append(
                     f"{c.joint}: the prior's prediction explains only {_pct(c.explained)} of the "
                     f"measured torque's variance after friction (rms ratio {c.rms_ratio:.3g}): "
-                    "scale and sign not checked"
+                    "scale and sign not judged"
                 )
             else:
                 lo, hi = c.scale_interval
@@ -538,7 +538,7 @@ def channel_messages(checks, torque_scale=None) -> tuple[list[str], list[str]]:
                     f"{c.joint}: the prior's prediction explains {_pct(c.explained)} of the "
                     f"measured torque's variance after friction, too little to tell its scale "
                     f"({c.scale:.3g}; between {lo:.3g} and {hi:.3g}) from {SCALE_LIMIT:g}× "
-                    "off: scale not checked"
+                    "off: scale not judged"
                 )
     if noisy:
         names = ", ".join(c.joint for c in noisy)
@@ -548,7 +548,7 @@ def channel_messages(checks, torque_scale=None) -> tuple[list[str], list[str]]:
             f"twice ({shares} of their energy above a quarter of the sampling rate, where the "
             "trajectory has none; their prediction explains "
             + ", ".join(_pct(c.explained) for c in noisy)
-            + " of the measured torque): scale and sign not checked, and the fit is biased; "
+            + " of the measured torque): scale and sign not judged, and the fit is biased; "
             "low-pass the log (lowpass, --lowpass HZ)"
         )
     for c, k in zip(checks, scale, strict=True):
@@ -571,6 +571,6 @@ def channel_summary(checks) -> str:
     if not parts:
         parts.append(
             "scales and signs agree"
-            + (f" where checked ({unjudged} not checked)" if unjudged else "")
+            + (f" where judged ({unjudged} not judged)" if unjudged else "")
         )
     return "; ".join(parts)

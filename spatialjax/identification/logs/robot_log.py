@@ -20,6 +20,12 @@ File formats (chosen by the suffix):
   ``repr`` (the shortest string that reads back to the same float64), so a
   save/load round trip is bit-exact.
 
+* ROS bags (``.bag``, ``.mcap``, ``.db3``, or a ROS 2 bag's folder):
+  ``sensor_msgs/JointState`` messages, and for a floating base a pose topic and
+  ``geometry_msgs/WrenchStamped`` contacts, read with ``rosbags``
+  (``pip install "spatialjax[ros]"``); the rules are in the docstring of
+  ``spatialjax.identification.logs.rosbag``.
+
 **Floating-base logs** (legged robots, humanoids) add the base pose and the
 contacts; the log is floating-base when it has a base pose:
 
@@ -64,10 +70,12 @@ import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from ..errors import IdentifyError
 
 __all__ = ["JointMatch", "LogError", "RobotLog", "load_log", "match_joints"]
 
@@ -92,10 +100,15 @@ _WRENCH_PARTS = ("nx", "ny", "nz", "fx", "fy", "fz")
 MAX_JOINT_VALUE = 1e6
 
 
-class LogError(ValueError):
+class LogError(IdentifyError):
     """A robot log that cannot be used, naming the file (or ``RobotLog``) and the column.
 
+    An [IdentifyError][spatialjax.identification.IdentifyError] about the
+    argument ``"log"``; its message starts with ``source`` instead.
+
     Attributes:
+      argument: ``"log"``.
+      detail: the message without the source (``"column 't': ..."``).
       source: the file path, or ``"RobotLog"`` for an in-memory log.
       column: the column or array concerned (``"t"``, ``"q_panda_joint3"``,
         ``"joint_names"``, ...), or None.
@@ -107,7 +120,11 @@ class LogError(ValueError):
         self.column = column
         self.sample = sample
         where = f"column {column!r}: " if column is not None else ""
-        super().__init__(f"{self.source}: {where}{message}")
+        super().__init__("log", f"{where}{message}")
+        self.args = (f"{self.source}: {self.detail}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
 
 
 def _column(kind, j, names):
@@ -387,6 +404,8 @@ class RobotLog:
         at each contact frame, in the frame's axes about its origin (N·m, N),
         or None.
       contact: ``(N, k)`` booleans, True while the frame touches, or None.
+      notes: what the reader decided (a bag's time base, merged or ignored
+        joints); not saved with the log.
 
     The constructor checks shapes, finiteness, time order and names and
     raises [`LogError`][spatialjax.identification.LogError] (source ``"RobotLog"``); floating arrays
@@ -407,8 +426,12 @@ class RobotLog:
     contact_frames: tuple[str, ...] | None = None
     contact_wrenches: np.ndarray | None = None
     contact: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self):
+        if isinstance(self.notes, str) or not all(isinstance(n, str) for n in self.notes):
+            raise LogError("RobotLog", "notes", f"expected a tuple of strings, got {self.notes!r}")
+        object.__setattr__(self, "notes", tuple(self.notes))
         t, arrs, names = _check_arrays(
             self.t, self.q, self.tau, self.dq, self.ddq, self.joint_names, "RobotLog"
         )
@@ -817,18 +840,48 @@ def _read_npz(path: Path):
     return t, arrays, names, floating
 
 
-def load_log(path) -> RobotLog:
-    """Read a robot log from a ``.npz`` or ``.csv`` file (formats: the module docstring).
+def load_log(
+    path,
+    *,
+    topic: str | None = None,
+    joints: Sequence[str] | None = None,
+    base_topic: str | None = "auto",
+    base_frame: str | None = None,
+    wrench_topics: str | Sequence[str] | None = "auto",
+) -> RobotLog:
+    """Read a robot log: a ``.npz`` or ``.csv`` file or a ROS bag (formats: the module docstring).
 
     Args:
-      path: the file; its suffix (``.npz`` or ``.csv``) picks the reader.
+      path: the file; its suffix (``.npz`` or ``.csv``) picks the reader; a ROS
+        bag is a ``.bag`` (ROS 1), ``.mcap`` or ``.db3`` file or a folder with
+        ``metadata.yaml`` (ROS 2), read with ``rosbags`` (``pip install
+        "spatialjax[ros]"``; the rules are in ``spatialjax.identification.logs.rosbag``'s
+        docstring and the guide's "From a ROS bag").
+      topic: bags only: the ``sensor_msgs/JointState`` topic (default: the only
+        one, else ``/joint_states``).
+      joints: bags only: the joints to read (default: every joint on the
+        topic); those on the topic but not here are left out, with a note.
+      base_topic: bags only: the base pose's ``nav_msgs/Odometry``,
+        ``geometry_msgs/PoseStamped`` or ``tf2_msgs/TFMessage`` topic;
+        ``"auto"`` (default): the only Odometry topic, if any; None: none (a
+        fixed-base log).
+      base_frame: bags only, a TFMessage ``base_topic``: the base's
+        ``child_frame_id`` (default: the topic's only child frame).
+      wrench_topics: bags only, with a base pose: the
+        ``geometry_msgs/WrenchStamped`` topics of the contacts (each message's
+        ``header.frame_id`` names the contact frame); ``"auto"`` (default): all
+        of them.
 
     Returns:
       [`RobotLog`][spatialjax.identification.RobotLog] with float64 arrays (a CSV's joints in the
-      order of its ``q_`` columns).
+      order of its ``q_`` columns, a bag's in order of first appearance); a bag's ``notes`` say
+      which times were used and what was merged, interpolated or left out.
 
     Raises:
       FileNotFoundError: no such file.
+      ImportError: a bag without ``rosbags`` installed (naming the extra).
+      BagOptionError: (a ``LogError``) a bag option that does not suit the bag: its
+        ``argument`` names it, the message lists the bag's topics or frames.
       LogError: a problem with the file or its content, naming the file and
         the column: another suffix than ``.npz``/``.csv``, an empty,
         truncated or corrupted ``.npz``, a single ``numpy.save`` array under
@@ -842,18 +895,34 @@ def load_log(path) -> RobotLog:
         ([resample_log][spatialjax.identification.resample_log] makes them
         uniform).
     """
+    from .rosbag import is_bag, read_bag
+
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in (".npz", ".csv"):
-        raise LogError(path, None, "expected a .npz or .csv file (the suffix picks the reader)")
-    if not path.is_file():
-        raise FileNotFoundError(f"path: no such file {str(path)!r}")
-    t, arrays, names, floating = _read_npz(path) if suffix == ".npz" else _read_csv(path)
+    bag_options: dict = dict(topic=topic, joints=joints, base_topic=base_topic,
+                             base_frame=base_frame, wrench_topics=wrench_topics)  # fmt: skip
+    notes: tuple[str, ...] = ()
+    if is_bag(path):
+        t, arrays, names, floating, notes = read_bag(path, **bag_options)
+    else:
+        if suffix not in (".npz", ".csv"):
+            raise LogError(
+                path, None, "expected a .npz or .csv file or a ROS bag (.bag, .mcap, .db3, a "
+                "folder with metadata.yaml); the suffix picks the reader",
+            )  # fmt: skip
+        defaults = dict(topic=None, joints=None, base_topic="auto", base_frame=None,
+                        wrench_topics="auto")  # fmt: skip
+        for k, v in bag_options.items():
+            if v != defaults[k]:
+                raise ValueError(f"{k}: applies to ROS bags only, and {str(path)!r} is not one")
+        if not path.is_file():
+            raise FileNotFoundError(f"path: no such file {str(path)!r}")
+        t, arrays, names, floating = _read_npz(path) if suffix == ".npz" else _read_csv(path)
     t, arrays, names = _check_arrays(
         t, arrays["q"], arrays["tau"], arrays["dq"], arrays["ddq"], names, str(path)
     )
     floating = _check_floating(t, floating, str(path))
-    return RobotLog(t=t, joint_names=names, **arrays, **floating)  # pyright: ignore[reportArgumentType]
+    return RobotLog(t=t, joint_names=names, **arrays, **floating, notes=notes)  # pyright: ignore[reportArgumentType]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -880,7 +949,9 @@ class JointMatch:
         """The log with its columns reordered (and dropped) to ``joint_names``' order."""
         cols = list(self.columns)
         if log.n_joints <= (max(cols) if cols else -1):
-            raise ValueError(f"log: has {log.n_joints} joints, this match uses column {max(cols)}")
+            raise IdentifyError(
+                "log", f"has {log.n_joints} joints, this match uses column {max(cols)}"
+            )
         pick = lambda x: None if x is None else x[:, cols]  # noqa: E731
         return dataclasses.replace(  # the base pose and the contacts are kept
             log,
@@ -913,23 +984,27 @@ def match_joints(log: RobotLog, model, lock: Mapping[str, float] | None = None) 
       reorders the log's columns (and keeps its base pose and contacts).
 
     Raises:
-      ValueError: a floating-base model with a log without base pose, or a
-        fixed-base model with a log that has one; a log joint or a ``lock``
-        name that is no movable joint of the model (naming it and listing the
-        model's); a nameless log whose column count differs from the model's;
-        a log that drives no joint once locked ones are dropped.
+      IdentifyError: naming the argument (``.argument``): ``"model"``, a
+        floating-base model with a log without base pose; ``"log"``, a
+        fixed-base model with a log that has one, a log joint that is no
+        movable joint of the model (naming it and listing the model's), or a
+        nameless log whose column count differs from the model's; ``"lock"``,
+        a name that is no movable joint, a value that is not a finite number,
+        or locks that leave the log no joint.
     """
     floating = bool(getattr(model, "floating_base", False))
     if floating and not log.floating_base:
-        raise ValueError(
-            f"model: {model.name!r} is floating-base but the log has no base pose "
+        raise IdentifyError(
+            "model",
+            f"{model.name!r} is floating-base but the log has no base pose "
             "(base_position, base_quaternion); load the model without floating_base=True for "
-            "a fixed-base log"
+            "a fixed-base log",
         )
     if log.floating_base and not floating:
-        raise ValueError(
-            f"log: has a base pose (a floating-base log) but model {model.name!r} is "
-            "fixed-base; load it with floating_base=True"
+        raise IdentifyError(
+            "log",
+            f"has a base pose (a floating-base log) but model {model.name!r} is fixed-base; "
+            "load it with floating_base=True",
         )
     movable = tuple(
         nm
@@ -939,31 +1014,34 @@ def match_joints(log: RobotLog, model, lock: Mapping[str, float] | None = None) 
     lock = dict(lock or {})
     for nm, value in lock.items():
         if nm not in movable:
-            raise ValueError(
-                f"lock: {nm!r} is no movable joint of model {model.name!r} "
-                f"(movable joints: {', '.join(movable)})"
+            raise IdentifyError(
+                "lock",
+                f"{nm!r} is no movable joint of model {model.name!r} "
+                f"(movable joints: {', '.join(movable)})",
             )
         if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value)):
-            raise ValueError(f"lock: {nm!r} needs a finite number, got {value!r}")
+            raise IdentifyError("lock", f"{nm!r} needs a finite number, got {value!r}")
     names = log.joint_names
     if names is None:
         if log.n_joints != len(movable):
-            raise ValueError(
-                f"log: has {log.n_joints} unnamed joint columns but model {model.name!r} has "
+            raise IdentifyError(
+                "log",
+                f"has {log.n_joints} unnamed joint columns but model {model.name!r} has "
                 f"{len(movable)} movable joints ({', '.join(movable)}); name the columns "
-                "(joint_names) to use a subset"
+                "(joint_names) to use a subset",
             )
         names = movable
     for nm in names:
         if nm not in movable:
-            raise ValueError(
-                f"log: joint {nm!r} is no movable joint of model {model.name!r} "
-                f"(movable joints: {', '.join(movable)})"
+            raise IdentifyError(
+                "log",
+                f"joint {nm!r} is no movable joint of model {model.name!r} "
+                f"(movable joints: {', '.join(movable)})",
             )
     index = {nm: j for j, nm in enumerate(names)}
     used = tuple(nm for nm in movable if nm in index and nm not in lock)
     if not used:
-        raise ValueError("log: no joint left to identify once the locked joints are dropped")
+        raise IdentifyError("lock", "leaves no joint of the log to identify")
     locked = {nm: float(lock.get(nm, 0.0)) for nm in movable if nm not in used}
     return JointMatch(
         joint_names=used,

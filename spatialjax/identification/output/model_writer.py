@@ -33,7 +33,8 @@ has to be split between the links it was made of. The rule:
 Links fixed to the world (not part of any moving body) are never touched.
 Every byte outside the rewritten ``<inertial>`` elements is kept: the values
 are edited in place through the ``spatialjax check --fix`` machinery
-([`spatialjax.io.read_model`][spatialjax.io.read_model]'s per-link ``rewrite``; the inertial frame's
+(each link's ``rewrite`` in the file's [`ModelDescription`][spatialjax.io.ModelDescription], which
+holds the bytes and the elements' spans: the source is parsed once; the inertial frame's
 ``rpy`` is kept and the inertia written in it), a link without an
 ``<inertial>`` gets one inserted, and unchanged numbers keep their original
 text. Loading the output with the same ``locked_joints`` (spatialjax's
@@ -215,9 +216,9 @@ def _check_model(model, fn: str) -> None:
 
     if not isinstance(model, Model):
         raise TypeError(
-            f"{fn}: model: expected the spatialjax.multibody.Model read from src_path "
-            f"(Model.from_urdf(src_path, locked_joints=...)), got {type(model).__name__}; an "
-            "identify_robot result writes itself: result.write(out_path, source=src_path)"
+            f"{fn}: model: expected the spatialjax.multibody.Model read from source "
+            f"(Model.from_urdf(source, locked_joints=...)), got {type(model).__name__}; an "
+            "identify_robot result writes itself: result.write(out_path, source=source)"
         )
 
 
@@ -233,7 +234,7 @@ def _positive_masses(p_id, model, fn: str, what: str) -> None:
 def _check_out(out_path, src_path, overwrite: bool, fn: str) -> Path:
     out = Path(out_path)
     if out.exists():
-        if os.path.samefile(out, src_path):
+        if Path(src_path).exists() and os.path.samefile(out, src_path):
             raise ValueError(f"{fn}: out_path {str(out_path)!r} is the input file itself")
         if not overwrite:
             raise FileExistsError(
@@ -296,18 +297,23 @@ def _in_frame(p, R, r):
 
 
 def write_identified_urdf(
-    src_path, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
+    source, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
 ) -> dict:
-    """Write ``src_path`` to ``out_path`` with the identified bodies' ``<inertial>`` rewritten.
+    """Write the URDF ``source`` to ``out_path``, the identified bodies' ``<inertial>`` rewritten.
 
     See the module docstring for how a composite body is split between its
-    links. Computed in float64 NumPy whatever the inputs' dtype.
+    links. Computed in float64 NumPy whatever the inputs' dtype. The source is
+    parsed once (not at all when ``source`` is its description) and the output
+    once, to check it.
 
     Args:
-      src_path: the URDF the model was read from.
-      model: the [`Model`][spatialjax.multibody.Model] read from ``src_path``
-        by ``Model.from_urdf`` (with the ``locked_joints`` used for the
-        identification; their values are in ``model.frame_placements``).
+      source: the URDF the model was read from: its path, or its
+        [`ModelDescription`][spatialjax.io.ModelDescription]
+        ([`spatialjax.io.read_description`][spatialjax.io.read_description]), whose bytes are
+        edited without reading the file again.
+      model: the [`Model`][spatialjax.multibody.Model] read from ``source``
+        by ``Model.from_urdf`` or ``Model.from_description`` (with the ``locked_joints`` used for
+        the identification; their values are in ``model.frame_placements``).
       inertia: identified bodies, a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of
         batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
         its body frame origin in body axes. Every body needs a positive mass
@@ -335,43 +341,40 @@ def write_identified_urdf(
     Raises:
       TypeError: ``model`` is not a Model (e.g. an array of parameters), or
         ``joint_params`` not a dict.
-      ValueError: ``src_path`` is not a URDF, ``model`` was not read from it,
+      ValueError: ``source`` is not a URDF, ``model`` was not read from it,
         ``inertia`` has the wrong shape, non-finite values or a body with
         ``m ≤ 0``, ``joint_params`` with an unknown field, the wrong shape or
-        a negative value, or ``out_path`` is ``src_path``.
+        a negative value, or ``out_path`` is the source file.
       FileExistsError: ``out_path`` exists and ``overwrite`` is false.
-      spatialjax.io.ModelFileError: ``src_path`` is malformed.
+      spatialjax.io.ModelFileError: ``source`` is malformed.
     """
     from ..._util import write_atomic as _write_atomic
-    from ...io._load import read_model, read_tree
-    from ...io._xml import apply_edits, parse_xml
+    from ...io._load import read_description
+    from ...io._xml import apply_edits
 
-    fn = "write_identified_urdf"
-    src, names, p_id, jp, out = _urdf_inputs(
-        src_path, model, inertia, joint_params, out_path, overwrite
+    desc, names, p_id, jp, out = _urdf_inputs(
+        source, model, inertia, joint_params, out_path, overwrite
     )
-    data = src.source
-    root = parse_xml(data, src_path)
+    data, root = desc.source, desc.element
+    links = [link.inertial for link in desc.links]
     frames = _frame_poses(model)
-    plan, checked = _urdf_plan(model, src.links, names, p_id, frames)
-    edits, bodies = _urdf_body_edits(model, src.links, root, data, names, p_id, plan, checked)
+    plan, checked = _urdf_plan(model, links, names, p_id, frames)
+    edits, bodies = _urdf_body_edits(model, links, root, data, names, p_id, plan, checked)
 
     joints_report = []
     if jp:
-        desc = read_tree(src_path, "urdf")
-        if desc.source != data:
-            raise ValueError(f"{fn}: {src_path} changed while it was being read")
         jedits, joints_report = _urdf_joint_edits(desc, root, data, model, jp)
         edits += jedits
 
     new = apply_edits(data, edits)
     _write_atomic(out, new)
 
-    # re-read the output: the composites must come back
-    back = read_model(out)
-    back_links = {link.name: link for link in back.links if link.status == "inertial"}
+    # read the output back, once: the composites and the joint values must come back
+    back = read_description(out, "urdf")
+    back_links = {link.name: link.inertial for link in back.links
+                  if link.inertial.status == "inertial"}  # fmt: skip
     report = {
-        "source": str(src_path),
+        "source": desc.path,
         "output": str(out_path),
         "format": "urdf",
         "bodies": bodies,
@@ -380,31 +383,46 @@ def write_identified_urdf(
     }
     if jp:
         report["joints"] = joints_report
-        report["max_joint_error"] = _joint_reload_error(out, "urdf", model, joints_report)
+        report["max_joint_error"] = _joint_reload_error(back, joints_report)
     return report
 
 
-def _urdf_inputs(src_path, model, inertia, joint_params, out_path, overwrite):
-    """``(source inertials, link names, (nb, 10) bodies, joint params, out path)``, checked."""
-    from ...io._load import read_model
-
+def _urdf_inputs(source, model, inertia, joint_params, out_path, overwrite):
+    """``(source description, link names, (nb, 10) bodies, joint params, out path)``, checked."""
     fn = "write_identified_urdf"
     _check_model(model, fn)
-    src = read_model(src_path)
-    if src.format != "urdf":
-        raise ValueError(f"{fn}: {src_path} is {src.format.upper()}, not a URDF; only URDF output")
-    names = tuple(link.name for link in src.links)
+    desc = _description(source, fn)
+    if desc.format != "urdf":
+        raise ValueError(
+            f"{fn}: {desc.path} is {desc.format.upper()}, not a URDF; only URDF output"
+        )
+    names = tuple(link.name for link in desc.links)
     if tuple(model.frame_names) != names:
         raise ValueError(
             f"{fn}: model: its frames {list(model.frame_names)} are not the links of "
-            f"{src_path} ({list(names)}); pass the Model read from this file"
+            f"{desc.path} ({list(names)}); pass the Model read from this file"
         )
     nb = model.nbodies
     p_id = _as_params(inertia, nb)
     _positive_masses(p_id, model, fn, "a URDF inertial")
     jp = _check_joint_params(joint_params, model, fn)
-    out = _check_out(out_path, src_path, overwrite, fn)
-    return src, names, p_id, jp, out
+    out = _check_out(out_path, desc.path, overwrite, fn)
+    return desc, names, p_id, jp, out
+
+
+def _description(source, fn: str):
+    """The ``ModelDescription`` of ``source``: read (one parse) when it is a path."""
+    from ...io import ModelDescription
+    from ...io._load import read_description
+
+    if not isinstance(source, ModelDescription):
+        return read_description(source)
+    if source.element is None or not source.links:
+        raise TypeError(
+            f"{fn}: source: expected a model file or the ModelDescription of "
+            "spatialjax.io.read_description (with its tree and elements), got one without them"
+        )
+    return source
 
 
 def _frame_poses(model):
@@ -587,11 +605,9 @@ def _v_index(model, b: int) -> int:
     return b + (5 if model.floating_base else 0)
 
 
-def _joint_reload_error(out, fmt, model, joints_report) -> float:
-    """Largest relative difference between written and re-read joint parameters."""
-    from ...io._load import read_tree
-
-    back = {j.name: j.dynamics for j in read_tree(out, fmt).joints if j.name is not None}
+def _joint_reload_error(back_desc, joints_report) -> float:
+    """Largest relative difference between written and re-read (``back_desc``) joint parameters."""
+    back = {j.name: j.dynamics for j in back_desc.joints if j.name is not None}
     worst = 0.0
     for entry in joints_report:
         for field in JOINT_PARAMETER_FIELDS:
@@ -618,7 +634,7 @@ def _has_geoms(el) -> bool:
 
 
 def write_identified_mjcf(
-    src_path, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
+    source, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
 ) -> dict:
     """Write an MJCF file with the identified bodies' ``<inertial>`` and joints rewritten.
 
@@ -632,9 +648,12 @@ def write_identified_mjcf(
     ``notes``). Computed in float64 NumPy.
 
     Args:
-      src_path: the MJCF file the model was read from.
-      model: the [Model][spatialjax.multibody.Model] read from ``src_path``
-        by ``Model.from_mjcf`` (with the ``locked_joints`` used).
+      source: the MJCF file the model was read from: its path, or its
+        [`ModelDescription`][spatialjax.io.ModelDescription]
+        ([`spatialjax.io.read_description`][spatialjax.io.read_description]), whose bytes are
+        edited without reading the file again.
+      model: the [Model][spatialjax.multibody.Model] read from ``source``
+        by ``Model.from_mjcf`` or ``Model.from_description`` (with the ``locked_joints`` used).
       inertia: identified bodies, a [RigidBodyInertia][spatialjax.RigidBodyInertia] of
         batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
         its body frame origin in body axes; every mass positive.
@@ -659,28 +678,27 @@ def write_identified_mjcf(
       against what was written).
 
     Raises:
-      ValueError: ``src_path`` is not MJCF, ``model`` was not read from it,
+      ValueError: ``source`` is not MJCF, ``model`` was not read from it,
         ``inertia`` has the wrong shape, non-finite values or a mass ``≤ 0``,
         ``joint_params`` with an unknown field, the wrong shape or a negative
         value, a joint whose ``springdamper`` overrides the damping written,
         an actuator with its own ``armature``/``damping`` (MuJoCo 4: they add
-        to the joint's) when those are written, or ``out_path`` is ``src_path``.
+        to the joint's) when those are written, or ``out_path`` is the source file.
       TypeError: ``joint_params`` not a dict.
       FileExistsError: ``out_path`` exists and ``overwrite`` is false.
-      spatialjax.io.ModelFileError: ``src_path`` is malformed or not expandable
+      spatialjax.io.ModelFileError: ``source`` is malformed or not expandable
         (``<include>``).
     """
     from ..._util import write_atomic as _write_atomic
-    from ...io._load import read_tree
-    from ...io._xml import apply_edits, parse_xml
+    from ...io._load import read_description
+    from ...io._xml import apply_edits
 
     desc, names, by_joint, p_id, jp, out = _mjcf_inputs(
-        src_path, model, inertia, joint_params, out_path, overwrite
+        source, model, inertia, joint_params, out_path, overwrite
     )
-    data = desc.source
-    root = parse_xml(data, src_path)
+    data, root = desc.source, desc.element
     edits, notes = _mjcf_compiler_edits(root)
-    _check_actuators(root, jp, src_path, "write_identified_mjcf")
+    _check_actuators(root, jp, desc.path, "write_identified_mjcf")
 
     frames = _frame_poses(model)
     plan, checked = _mjcf_plan(model, desc.links, names, p_id, frames)
@@ -693,11 +711,11 @@ def write_identified_mjcf(
     new_data = apply_edits(data, edits)
     _write_atomic(out, new_data)
 
-    # re-read the output: the composites and the joint values must come back
-    back = {link.name: link.inertial for link in read_tree(out, "mjcf").links}
-    back_links = {n: inertial for n, inertial in back.items() if inertial is not None}
+    # read the output back, once: the composites and the joint values must come back
+    back = read_description(out, "mjcf")
+    back_links = {link.name: link.inertial for link in back.links if link.inertial is not None}
     report = {
-        "source": str(src_path),
+        "source": desc.path,
         "output": str(out_path),
         "format": "mjcf",
         "bodies": bodies,
@@ -705,21 +723,19 @@ def write_identified_mjcf(
         "notes": notes,
         "max_reload_error": _reload_error(back_links, names, frames, p_id),
     }
-    report["max_joint_error"] = _joint_reload_error(out, "mjcf", model, joints_report)
+    report["max_joint_error"] = _joint_reload_error(back, joints_report)
     return report
 
 
-def _mjcf_inputs(src_path, model, inertia, joint_params, out_path, overwrite):
+def _mjcf_inputs(source, model, inertia, joint_params, out_path, overwrite):
     """``(tree description, body names, {joint name: joint}, (nb, 10) bodies, joint params,
     out path)``, checked."""
-    from ...io._load import detect_format, read_tree
-
     fn = "write_identified_mjcf"
     _check_model(model, fn)
-    fmt = detect_format(src_path)
-    if fmt != "mjcf":
-        raise ValueError(f"{fn}: {src_path} is {fmt.upper()}, not MJCF")
-    desc = read_tree(src_path, "mjcf")
+    desc = _description(source, fn)
+    src_path = desc.path
+    if desc.format != "mjcf":
+        raise ValueError(f"{fn}: {src_path} is {desc.format.upper()}, not MJCF")
     names = tuple(link.name for link in desc.links)
     if tuple(model.frame_names[: len(names)]) != names:
         raise ValueError(
@@ -929,32 +945,57 @@ def _check_actuators(root, jp, path, fn) -> None:
                         )
 
 
-def write_identified_model(
-    src_path, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
-) -> dict:
-    """Write the identified robot back in the format of ``src_path``: URDF or MJCF.
+#: The writers of ``write_identified_model``, by the source's format.
+WRITERS = {"urdf": write_identified_urdf, "mjcf": write_identified_mjcf}
 
-    Dispatches on the file's root element to
-    [write_identified_urdf][spatialjax.identification.write_identified_urdf] or
-    [write_identified_mjcf][spatialjax.identification.write_identified_mjcf] (same arguments and
-    report; ``format`` says which). SDFormat is not written back.
+
+def write_identified_model(
+    source, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
+) -> dict:
+    """Write the identified robot back in the format of ``source``: URDF or MJCF.
+
+    Reads ``source`` once (unless it is already its description) and hands the
+    description to [write_identified_urdf][spatialjax.identification.write_identified_urdf] or
+    [write_identified_mjcf][spatialjax.identification.write_identified_mjcf] by the file's root
+    element (same arguments and report; ``format`` says which). SDFormat is not written back.
+
+    Args:
+      source: the model file the model was read from, or its
+        [`ModelDescription`][spatialjax.io.ModelDescription].
+      model, inertia, out_path, joint_params, overwrite: as the writer's.
+
+    Returns:
+      The writer's JSON-able report.
 
     Raises:
       ValueError: an SDFormat file, and the errors of the writer called.
       spatialjax.io.ModelFileError: a malformed or unknown file.
-    """
-    from ...io._load import detect_format
 
-    fmt = detect_format(src_path)
-    if fmt == "urdf":
-        return write_identified_urdf(
-            src_path, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite
+    Examples:
+      >>> import pathlib, tempfile
+      >>> import numpy as np
+      >>> from spatialjax.identification import write_identified_model
+      >>> from spatialjax.io import read_description
+      >>> from spatialjax.multibody import Model
+      >>> folder = pathlib.Path(tempfile.mkdtemp())
+      >>> _ = (folder / "pendulum.urdf").write_text(
+      ...     '<robot name="pendulum"><link name="base"/><link name="arm"><inertial>'
+      ...     '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+      ...     '</inertial></link><joint name="hinge" type="continuous"><parent link="base"/>'
+      ...     '<child link="arm"/></joint></robot>'
+      ... )
+      >>> desc = read_description(folder / "pendulum.urdf")
+      >>> model = Model.from_description(desc, dtype="float64")
+      >>> fitted = np.array([[3.0, 0.0, 0.0, 0.0, 2.0, 0.0, 2.0, 0.0, 0.0, 2.0]])
+      >>> report = write_identified_model(desc, model, fitted, folder / "fitted.urdf")
+      >>> report["format"], report["bodies"][0]["mode"], report["max_reload_error"] < 1e-15
+      ('urdf', 'single', True)
+    """
+    desc = _description(source, "write_identified_model")
+    writer = WRITERS.get(desc.format)
+    if writer is None:
+        raise ValueError(
+            f"write_identified_model: {desc.path} is {desc.format.upper()}; only URDF and MJCF "
+            "models can be written back"
         )
-    if fmt == "mjcf":
-        return write_identified_mjcf(
-            src_path, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite
-        )
-    raise ValueError(
-        f"write_identified_model: {src_path} is {fmt.upper()}; only URDF and MJCF models can be "
-        "written back"
-    )
+    return writer(desc, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..logs.positions import LIMIT_MARGIN, LIMIT_STEPS, PositionCheck, check_positions
 from ..logs.resample import SamplingReport
-from ..logs.robot_log import LogError, RobotLog
+from ..logs.robot_log import RobotLog
 from ..output.report import range_text
 from .options import IdentifyError, Options
 
@@ -79,14 +79,25 @@ class _Movable:
 
 
 def _matched(model, arg: str, log) -> RobotLog:
+    """The log's columns in the model's joint order.
+
+    A log already matched to the model (``JointMatch.apply``'s output, as the command line
+    passes it: the model's movable joints in order, and a base pose exactly when the model
+    floats) is taken as it is, so that its joints are matched once; any other is matched here.
+    """
     from ..logs.robot_log import match_joints
 
     if not isinstance(log, RobotLog):
         raise TypeError(f"{arg}: expected a RobotLog, got {type(log).__name__}")
+    movable = _Movable(model)
+    joints = tuple(j for j, t in zip(movable.joint_names, movable.joint_types, strict=True)
+                   if t != "free_flyer")  # fmt: skip
+    if log.joint_names == joints and log.floating_base == movable.floating_base:
+        return log
     try:
-        m = match_joints(log, _Movable(model))
-    except ValueError as e:
-        raise IdentifyError(arg, str(e).removeprefix("log: ")) from None
+        m = match_joints(log, movable)
+    except IdentifyError as e:
+        raise e.about(arg) from None
     if m.locked:
         raise IdentifyError(
             arg,
@@ -102,13 +113,8 @@ def _resampled(log: RobotLog, rate, max_gap, argument: str):
 
     try:
         new, rep = resample_log(log, rate=rate, max_gap=max_gap)
-    except LogError as e:  # the log is the argument: its message without the "RobotLog" source
-        raise IdentifyError(argument, str(e).removeprefix(f"{e.source}: ")) from None
-    except (TypeError, ValueError) as e:
-        head, _, rest = str(e).partition(":")
-        if head.strip() in ("rate", "max_gap"):
-            raise IdentifyError(head.strip(), rest.strip()) from None
-        raise IdentifyError(argument, str(e)) from None
+    except IdentifyError as e:  # the log's problem is about this log; rate, max_gap their own
+        raise (e.about(argument) if e.argument == "log" else e.about()) from None
     return new, rep
 
 
@@ -131,7 +137,7 @@ def _positions(model, arg: str, log: RobotLog, opts: Options):
         raise IdentifyError(
             arg,
             f"{'; '.join(outside)} (margin: {margin}); check the log's units and the model, "
-            "or pass ignore_limits=True to go on",
+            "or set `ignore_limits` to go on",
         )
     warnings = [f"{w}; ignored (ignore_limits)" for w in outside]
     warnings += [c.velocity_text() for c in checks if c.velocity_flagged]
@@ -163,6 +169,6 @@ def sampling_stage(model, log: RobotLog, validate, opts: Options) -> Sampled:
     sampled, infos = [], []
     for (arg, _), lg in zip(logs, raw, strict=True):
         new, info = _resampled(lg, opts.rate, opts.max_gap, arg)
-        sampled.append(_scaled(new, opts.torque_scale))
+        sampled.append(_scaled(new, opts.scale))
         infos.append(info)
     return Sampled(tuple(raw), tuple(sampled), tuple(infos), positions, tuple(warnings))
