@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"
 TOY_LOCK = {"j3": 0.3, "j4": 0.05}
 DEFAULTS = dict(
-    lowpass=None, decimate=1, friction=None, gamma=None, prior_spread=PRIOR_SPREAD, holdout=0.2,
+    lowpass=None, decimate=1, gamma=None, prior_spread=PRIOR_SPREAD, holdout=0.2,
     sample_weighting="autocorrelation", repair_prior_bodies=True, repair_floor=REPAIR_FLOOR,
     exclude_torque=(), torque_scale=None, free=None, rate=None, max_gap=None,
     gravity=(0.0, 0.0, -9.81), ignore_limits=False, joint_model=None,
@@ -85,27 +85,25 @@ def test_options_resolve_the_per_joint_and_per_body_arguments(toy):
     o = _opts(model, log, torque_scale={"j2": -2.0}, free=["b"], joint_model="viscous")
     np.testing.assert_array_equal(o.torque_scale, [1.0, -2.0])
     np.testing.assert_array_equal(o.free_mask, [False, True])
-    assert o.friction.kinds == ("viscous",) and o.gravity == (0.0, 0.0, -9.81)
+    assert o.joint_model.kinds == ("viscous",) and o.gravity == (0.0, 0.0, -9.81)
 
 
-def test_joint_model_option_and_the_deprecated_friction(toy):
-    """``joint_model`` takes a JointModel, kinds or text; ``friction`` (deprecated) adds the
-    armature to its kinds; both at once, or an unknown kind, name the argument."""
+def test_joint_model_option(toy):
+    """``joint_model`` takes a JointModel, kinds or text; an unknown kind names the argument;
+    ``friction=`` is no keyword of ``identify_robot``."""
     model, log, _ = toy
     assert _opts(model, log).joint_model.kinds == mb.JOINT_KINDS  # default: all four
     o = _opts(model, log, joint_model="coulomb,armature")
-    assert o.joint_model.kinds == ("armature", "coulomb") and o.friction.kinds == ("coulomb",)
+    assert o.joint_model.kinds == ("armature", "coulomb")
     assert _opts(model, log, joint_model="none").joint_model.kinds == ()
-    assert _opts(model, log, joint_model=mb.JointModel(("viscous",))).friction.kinds == ("viscous",)
-    o = _opts(model, log, friction="viscous")
-    assert o.joint_model.kinds == ("armature", "viscous") and o.friction.kinds == ("viscous",)
-    with pytest.raises(ident.IdentifyError, match=r"^friction: pass joint_model only"):
-        _opts(model, log, friction="viscous", joint_model="viscous")
-    with pytest.raises(ident.IdentifyError, match=r"^joint_model: .*'stiction'"):
+    assert _opts(model, log, joint_model=mb.JointModel(("viscous",))).joint_model.kinds == (
+        "viscous",
+    )
+    with pytest.raises(ident.IdentifyError, match=r"^joint_model: .*'stiction'") as e:
         _opts(model, log, joint_model="armature,stiction")
-    with pytest.warns(DeprecationWarning, match=r"friction= is deprecated.*'armature', 'viscous'"):
-        with pytest.raises(ident.IdentifyError, match="holdout"):  # warned before any check
-            ident.identify_robot(model, log, friction=("viscous",), holdout=2.0)
+    assert e.value.argument == "joint_model"
+    with pytest.raises(TypeError, match="friction"):
+        ident.identify_robot(model, log, friction=("viscous",))
 
 
 # ------------------------------------------------------------------------ stages alone

@@ -217,7 +217,7 @@ def test_identify_robot_on_a_simulated_log(toy):
     for d in rep["links"]:
         assert d["fit"]["consistent"] and not d["plausibility"]["flagged"]
     assert all(1.0 <= v < 200 for v in rep["correlation_time"].values())
-    assert res.params["fit"].shape == (2, 10) and res.friction["fit"].shape == (2, 3)
+    assert res.params["fit"].shape == (2, 10) and res.joint_parameters["fit"].shape == (2, 4)
     text = res.summary()
     assert "link" in text and "j1" in text and "held-out" in text
     assert '"links"' in res.to_json()
@@ -432,7 +432,10 @@ def test_inconsistent_prior_repaired_or_refused(toy):
         ({"lowpass": True}, r"lowpass: expected 'auto', None or a cut-off frequency in Hz"),
         ({"lowpass": 0.05}, r"lowpass: .*too few"),
         ({"decimate": 0}, r"decimate: expected 'auto' or an integer >= 1"),
-        ({"friction": ("viscous", "stiction")}, r"friction: unknown friction kind 'stiction'"),
+        (
+            {"joint_model": ("viscous", "stiction")},
+            r"joint_model: unknown joint-model kind 'stiction'",
+        ),
         ({"sample_weighting": "none"}, r"sample_weighting: expected one of"),
         ({"exclude_torque": "j1"}, r"exclude_torque: expected a sequence of joint names"),
         ({"exclude_torque": ["j9"]}, r"exclude_torque: 'j9' is no identified joint"),
@@ -488,9 +491,9 @@ def test_friction_of_a_channel_left_out_is_not_fitted(toy):
     """Its columns act on its own row only: undetermined, so null (regression: 46112 N·m·s/rad)."""
     model, log, _ = toy
     res = _run(model, log, exclude_torque=("j2",))
-    assert (
-        np.isnan(res.friction["fit"][1]).all() and np.isnan(res.friction["least_squares"][1]).all()
-    )
-    assert np.isfinite(res.friction["fit"][0]).all()
-    assert res.report["friction"]["j2"] == {"viscous": None, "coulomb": None, "offset": None}
+    jp = res.joint_parameters
+    assert np.isnan(jp["fit"][1]).all() and np.isnan(jp["least_squares"][1]).all()
+    assert np.isfinite(jp["fit"][0]).all()
+    j2 = {d["joint"]: d["fit"] for d in res.report["joint_parameters"]}["j2"]
+    assert j2 == {"armature": None, "viscous": None, "coulomb": None, "offset": None}
     assert res.report["identifiability"]["n_columns"] == 20 + 4

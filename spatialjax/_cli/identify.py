@@ -85,7 +85,6 @@ from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification._pipeline import STAGES as _STAGES
 from ..identification._pipeline.options import CONTACT_METHODS
 from ..identification._report import jsonable, number_text, output_format_problem
-from ..multibody.friction import FrictionModel
 from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
 from ._args import InputError, UsageError
@@ -97,13 +96,6 @@ def _holdout(text: str) -> float:
     if not 0 <= x < 1:
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
     return x
-
-
-def _friction(text: str) -> tuple[str, ...]:
-    try:
-        return FrictionModel.parse(text).kinds
-    except (TypeError, ValueError) as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _joint_model(text: str) -> tuple[str, ...]:
@@ -121,7 +113,6 @@ def _torque_scale(text: str) -> tuple[str, float]:
 
 
 _holdout.__name__ = "--holdout"
-_friction.__name__ = "--friction"
 _joint_model.__name__ = "--joint-model"
 _torque_scale.__name__ = "--torque-scale"
 
@@ -216,14 +207,6 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
         "armature,viscous,coulomb,offset, or none (default: all four; viscous is MJCF/URDF "
         "damping, coulomb MJCF frictionloss and URDF friction; the armature, the rotor inertia "
         "reflected through the gear, gets a weak prior around the file's value)",
-    )
-    parser.add_argument(
-        "--friction",
-        metavar="TERMS",
-        type=_friction,
-        default=None,
-        help="deprecated: --friction TERMS is --joint-model armature,TERMS (a subset of "
-        "viscous,coulomb,offset, or none: the armature alone)",
     )
     parser.add_argument(
         "--gamma",
@@ -378,19 +361,13 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
         problem = output_format_problem(args.out, fmt, args.model)
         if problem:
             raise UsageError(f"--out {problem}")
-    if args.friction is not None and args.joint_model is not None:
-        raise UsageError(
-            "--friction and --joint-model: give --joint-model only (--friction is deprecated)"
-        )
     return {"format": fmt}
 
 
 def joint_kinds(args: argparse.Namespace) -> tuple[str, ...]:
-    """The joint-model kinds of ``--joint-model`` or the deprecated ``--friction``."""
+    """The joint-model kinds of ``--joint-model`` (default: all four)."""
     if args.joint_model is not None:
         return tuple(args.joint_model)
-    if args.friction is not None:
-        return JointModel.from_friction(FrictionModel(tuple(args.friction))).kinds
     return JOINT_KINDS
 
 
@@ -485,7 +462,6 @@ def _options(args) -> dict:
         "lowpass": args.lowpass,
         "decimate": args.decimate,
         "joint_model": list(joint_kinds(args)),
-        "friction": None if args.friction is None else list(args.friction),
         "gamma": args.gamma,
         "holdout": args.holdout,
         "weighting": args.weighting,
@@ -825,13 +801,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
     progress = _Progress(sys.stdout)
-    if args.friction is not None:
-        print(
-            f"spatialjax identify: warning: --friction is deprecated; use --joint-model "
-            f"{','.join(joint_kinds(args)) or 'none'} (the same: the armature is fitted by "
-            "default; leave it out of --joint-model to fit friction only)",
-            file=sys.stderr,
-        )
     try:
         with x64():
             result = identify(args, plan["format"], progress)

@@ -106,7 +106,6 @@ class Settings(Section):
     Attributes:
       lowpass: low-pass cut-off in Hz, or None.
       decimate: decimation factor.
-      friction: the friction kinds fitted (``joint_model`` less the armature).
       gamma: ``γ`` as given (None: the default rule).
       prior_spread: ``s`` of the default ``γ``.
       holdout: the held-out fraction.
@@ -124,7 +123,6 @@ class Settings(Section):
 
     lowpass: float | None
     decimate: int
-    friction: tuple[str, ...]
     gamma: float | None
     prior_spread: float
     holdout: float
@@ -571,8 +569,6 @@ class IdentificationReport(Section):
       noise_weights: ``{joint: 1 / (σ̂_j² τ_j)}`` (0 for a channel left out).
       links: one entry per moving body.
       total_mass: the summed masses.
-      friction: ``{joint: {viscous, coulomb, offset}}`` of the fit (None: not fitted).
-      friction_least_squares: the same for least squares.
       joint_parameters: one entry per joint: armature, viscous, Coulomb,
         offset of the fit, least squares and the file, and what decided them.
       errors: torque errors of fit, least squares and prior.
@@ -602,8 +598,6 @@ class IdentificationReport(Section):
     noise_weights: Mapping[str, float]
     links: tuple[Link, ...]
     total_mass: TotalMass
-    friction: Mapping[str, Mapping[str, float | None]]
-    friction_least_squares: Mapping[str, Mapping[str, float | None]]
     joint_parameters: tuple[JointParameters, ...]
     errors: Errors
     validation: tuple[Validation, ...]
@@ -669,11 +663,9 @@ class RobotIdentification:
       body_names: the moving bodies (each joint's child link), model order.
       params: ``{"fit" | "least_squares" | "prior" | "model": (nb, 10)}``
         body 10-vectors (``prior`` after repair; ``model`` as in the model).
-      friction: ``{"fit" | "least_squares": (n_joints, 3)}`` ``[viscous,
-        coulomb, offset]`` per joint, NaN for kinds not fitted.
       report: the report as a dict (``typed_report.to_dict()``; schema: the
         identification guide): settings, sampling, positions, samples,
-        repairs, channels, weights, links (with plausibility), friction,
+        repairs, channels, weights, links (with plausibility), joint parameters,
         errors, validation, identifiability, fit status, times.
       warnings: plain-words warnings (positions, scale or sign of a channel,
         flagged links).
@@ -691,7 +683,6 @@ class RobotIdentification:
     joints: tuple[str, ...]
     body_names: tuple[str, ...]
     params: Mapping[str, np.ndarray]
-    friction: Mapping[str, np.ndarray]
     report: dict
     warnings: tuple[str, ...]
     notes: tuple[str, ...]

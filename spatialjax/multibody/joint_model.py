@@ -22,8 +22,8 @@ field of [Model][spatialjax.multibody.Model] and an attribute of the model files
 ``armature``, ``viscous`` and ``coulomb`` are ``≥ 0``; the offset has either
 sign. ``sign(0) = 0``. The coefficients are joint-major, kinds in
 ``JOINT_KINDS`` order: ``φ = [I_a1, b_1, F_c1, o_1, I_a2, …]`` for all four.
-The three friction kinds are [FrictionModel][spatialjax.multibody.FrictionModel]'s
-(``JointModel.friction``), with the same columns.
+Each column is ``q̈_j``, ``q̇_j``, ``sign(q̇_j)`` or ``1`` on joint ``j``'s row
+(zero elsewhere, and on a free flyer's six rows).
 
 Semantics in MuJoCo: ``armature`` is added to the mass matrix diagonal and
 ``damping`` acts through ``qfrc_passive`` (``−b q̇``), both exactly as above;
@@ -54,10 +54,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _sweep as sweep
-from .friction import FRICTION_KINDS, FrictionModel, friction_regressor
 
 #: The joint-model kinds, in column order within a joint.
-JOINT_KINDS = ("armature",) + FRICTION_KINDS
+JOINT_KINDS = ("armature", "viscous", "coulomb", "offset")
 #: The [Model][spatialjax.multibody.Model] field each kind's coefficient is (None: none).
 KIND_FIELDS = {"armature": "armature", "viscous": "damping", "coulomb": "friction", "offset": None}
 #: The MJCF ``<joint>`` attribute each kind is written to (None: none).
@@ -90,8 +89,8 @@ class JointModel:
     Examples:
       >>> JointModel(("coulomb", "armature")).kinds
       ('armature', 'coulomb')
-      >>> JointModel().friction.kinds
-      ('viscous', 'coulomb', 'offset')
+      >>> JointModel.parse("viscous,coulomb").kinds
+      ('viscous', 'coulomb')
     """
 
     kinds: tuple[str, ...] = JOINT_KINDS
@@ -126,19 +125,6 @@ class JointModel:
                 f"expected a comma-separated subset of {','.join(JOINT_KINDS)}, or 'none'; "
                 f"got {text!r} ({str(e).removeprefix('kinds: ')})"
             ) from None
-
-    @classmethod
-    def from_friction(cls, friction: FrictionModel, *, armature: bool = True) -> JointModel:
-        """The friction kinds of ``friction``, with or without ``armature``."""
-        if not isinstance(friction, FrictionModel):
-            raise TypeError(f"friction: expected a FrictionModel, got {type(friction).__name__}")
-        return cls((("armature",) if armature else ()) + friction.kinds)
-
-    @property
-    def friction(self) -> FrictionModel:
-        """The [FrictionModel][spatialjax.multibody.FrictionModel] of this model's friction
-        kinds."""
-        return FrictionModel(tuple(k for k in self.kinds if k != "armature"))
 
     # ---------------------------------------------------------------- per model
     @staticmethod
@@ -250,17 +236,19 @@ class JointModel:
 
 @functools.partial(jax.jit, static_argnames=("kinds",))
 def _joint_kernel(model, v, a, kinds):
-    """The joint-model columns on checked ``v``, ``a``: the armature column ``a_j`` beside
-    the friction columns of ``friction_regressor``, joint-major."""
+    """The joint-model columns on checked ``v``, ``a``: per one-DoF joint ``j`` and kind,
+    ``a_j`` (armature), ``v_j`` (viscous), ``sign(v_j)`` (Coulomb) or ``1`` (offset) on row
+    ``j`` (after a free flyer's six), joint-major."""
     off = 6 if model.floating_base else 0
     n1 = model.nv - off
     v, a = jnp.broadcast_arrays(v, a)
-    fr = [FRICTION_KINDS.index(k) for k in kinds if k != "armature"]
-    F = friction_regressor(model, v).reshape(v.shape + (n1, 3))[..., fr]  # (..., nv, n1, nf)
-    if "armature" in kinds:
-        eye = jnp.eye(model.nv, dtype=v.dtype)[:, off:]  # row d, joint j: δ_d,off+j
-        A = eye * a[..., None, off:]  # (..., nv, n1): a_j on row off + j
-        F = jnp.concatenate([A[..., None], F], axis=-1)
+    if not kinds:
+        return jnp.zeros(v.shape + (0,), v.dtype)
+    vj, aj = v[..., off:], a[..., off:]
+    values = {"armature": aj, "viscous": vj, "coulomb": jnp.sign(vj), "offset": jnp.ones_like(vj)}
+    cols = jnp.stack([values[k] for k in kinds], axis=-1)  # (..., n1, nk)
+    eye = jnp.eye(model.nv, dtype=v.dtype)[:, off:]  # row d, joint j: δ_d,off+j
+    F = eye[..., None] * cols[..., None, :, :]  # (..., nv, n1, nk)
     return F.reshape(v.shape + (n1 * len(kinds),))
 
 

@@ -87,7 +87,6 @@ References:
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -110,7 +109,7 @@ from .channels import Channels, channel_stage
 from .filtering import Filtered, filter_stage
 from .fit import Fitted, fit_stage
 from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
-from .options import DEFAULT_HOLDOUT, Options, check_options, resolve_joint_model
+from .options import DEFAULT_HOLDOUT, Options, check_options
 from .prior import Prior, prior_stage
 from .regressor import Regressors, regressor_stage
 from .sampling import Sampled, sampling_stage
@@ -181,21 +180,13 @@ def _moving(regs: Regressors, opts: Options) -> np.ndarray | None:
 def _settings(opts: Options, filtered: Filtered) -> Settings:
     scale = {j: float(k) for j, k in zip(opts.joints, opts.torque_scale, strict=True) if k != 1}
     return Settings(
-        lowpass=filtered.lowpass, decimate=filtered.decimate, friction=opts.friction.kinds,
+        lowpass=filtered.lowpass, decimate=filtered.decimate,
         gamma=opts.gamma, prior_spread=opts.prior_spread, holdout=opts.holdout,
         sample_weighting=opts.sample_weighting, repair_prior=opts.repair_prior,
         repair_floor=opts.repair_floor, exclude_torque=opts.exclude_torque, torque_scale=scale,
         free=opts.free, rate=opts.rate, max_gap=opts.max_gap, ignore_limits=opts.ignore_limits,
         joint_model=opts.joint_model.kinds,
     )  # fmt: skip
-
-
-def _friction_part(model, opts: Options, coefficients) -> np.ndarray:
-    """The friction kinds' coefficients (``opts.friction``'s layout) of joint-model ones."""
-    from ...multibody.joint_model import JOINT_KINDS
-
-    table = opts.joint_model.as_table(model, coefficients)
-    return table[:, [JOINT_KINDS.index(k) for k in opts.friction.kinds]].reshape(-1)
 
 
 def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
@@ -258,7 +249,6 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
             regs: Regressors, channels: Channels, ls: LeastSquares, fitted: Fitted,
             validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report."""
-    fm = opts.friction
     n_used = ls.samples_used
     # the data term's channels: the joints, or a floating base's rows
     channel_names = regs.rows[0].row_names if regs.rows else opts.joints
@@ -279,8 +269,6 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
         effective_samples=per_joint(n_used / ls.correlation_time),
         noise_weights=per_joint(ls.weights), links=validated.links,
         total_mass=validated.total_mass,
-        friction=fm.to_dict(model, _friction_part(model, opts, fitted.friction)),
-        friction_least_squares=fm.to_dict(model, _friction_part(model, opts, ls.friction)),
         joint_parameters=_joint_parameters(model, opts, ls, fitted, validated),
         errors=validated.errors,
         validation=validated.validation, identifiability=validated.identifiability,
@@ -300,7 +288,6 @@ def identify_robot(
     lowpass: float | str | None = "auto",
     decimate: int | str = "auto",
     joint_model=None,
-    friction=None,
     gamma: float | None = None,
     prior_spread: float = PRIOR_SPREAD,
     holdout: float = DEFAULT_HOLDOUT,
@@ -364,10 +351,6 @@ def identify_robot(
         base parameter with the links (a fixed base's first joint's always),
         the priors decide the split and the report says so. A floating base's
         joint model is fitted alike (its columns are zero on the base rows).
-      friction: deprecated: a [FrictionModel][spatialjax.multibody.FrictionModel]
-        or a tuple of friction kinds, fitted with the armature
-        (``joint_model=JointModel.from_friction(friction)``); a
-        ``DeprecationWarning`` says so. Not with ``joint_model``.
       gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).
       prior_spread: ``s > 0`` of the default ``γ``.
       holdout: the last fraction ``[0, 1)`` of the log held out for validation.
@@ -422,17 +405,8 @@ def identify_robot(
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
       K. Ayusawa, G. Venture, Y. Nakamura, IJRR 33(3), 2014 (floating base).
     """
-    if friction is not None and joint_model is None:
-        jm, _ = resolve_joint_model(None, friction)
-        warnings.warn(
-            f"identify_robot: friction= is deprecated; it now fits joint_model={jm.kinds} (the "
-            "armature is fitted by default); pass joint_model= (a JointModel or its kinds, e.g. "
-            f"{tuple(k for k in jm.kinds if k != 'armature')} without the armature)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
     opts = check_options(
-        model, log, lowpass=lowpass, decimate=decimate, friction=friction,
+        model, log, lowpass=lowpass, decimate=decimate,
         joint_model=joint_model, gamma=gamma,
         prior_spread=prior_spread, holdout=holdout, sample_weighting=sample_weighting,
         repair_prior_bodies=repair_prior_bodies, repair_floor=repair_floor,
@@ -465,8 +439,6 @@ def identify_robot(
         body_names=opts.body_names,
         params={"fit": fitted.params, "least_squares": ls.params, "prior": prior.prior,
                 "model": prior.model},
-        friction={"fit": jm.as_table(model, fitted.friction)[:, 1:],
-                  "least_squares": jm.as_table(model, ls.friction)[:, 1:]},
         report=typed.to_dict(),
         warnings=typed.warnings,
         notes=typed.notes,

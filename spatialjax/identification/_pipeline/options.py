@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from ...multibody.friction import FrictionModel
     from ...multibody.joint_model import JointModel
 
 #: Stage names, in order, as passed to ``progress``.
@@ -59,7 +58,6 @@ class Options:
       lowpass: Butterworth cut-off in Hz, None (no low-pass) or ``"auto"``
         (chosen from the log by the filter stage).
       decimate: decimation factor (≥ 1) or ``"auto"``.
-      friction: the ``FrictionModel`` of ``joint_model``'s friction kinds.
       gamma: ``γ`` as given, or None.
       prior_spread: ``s`` of the default ``γ``.
       holdout: held-out fraction in ``[0, 1)``.
@@ -89,7 +87,6 @@ class Options:
     body_names: tuple[str, ...]
     lowpass: float | str | None
     decimate: int | str
-    friction: FrictionModel
     gamma: float | None
     prior_spread: float
     holdout: float
@@ -112,14 +109,6 @@ class Options:
     contact_speed: float = 0.05
 
 
-def _friction_model(friction):
-    """A FrictionModel from the deprecated ``friction``: None (the default terms) or as
-    ``_parsed`` takes it."""
-    from ...multibody import FrictionModel
-
-    return FrictionModel() if friction is None else _parsed(FrictionModel, friction, "friction")
-
-
 def _as_joint_model(joint_model):
     """A JointModel from ``identify_robot``'s ``joint_model``: one, a text such as
     ``"armature,coulomb"`` or a sequence of kinds; ``IdentifyError`` naming it otherwise."""
@@ -129,7 +118,7 @@ def _as_joint_model(joint_model):
 
 
 def _parsed(kind, value, name: str):
-    """``value`` as a ``kind`` (``FrictionModel`` or ``JointModel``): one already, a
+    """``value`` as a ``kind`` (``JointModel``): one already, a
     comma-separated text (``kind.parse``) or a sequence of kinds; ``IdentifyError`` naming
     ``name`` otherwise."""
     if isinstance(value, kind):
@@ -145,27 +134,15 @@ def _parsed(kind, value, name: str):
         raise IdentifyError(name, str(e).partition(": ")[2] or str(e)) from None
 
 
-def resolve_joint_model(joint_model, friction):
-    """``(JointModel, deprecated)`` from ``identify_robot``'s ``joint_model`` and ``friction``.
-
-    ``joint_model`` None and ``friction`` None: all four kinds. ``friction``
-    (deprecated) alone: its friction kinds with the armature
-    (``JointModel.from_friction``); ``deprecated`` is then True.
+def resolve_joint_model(joint_model):
+    """The JointModel of ``identify_robot``'s ``joint_model``: None is all four kinds.
 
     Raises:
-      IdentifyError: ``"joint_model"`` or ``"friction"`` that cannot be read, or both given.
+      IdentifyError: a ``"joint_model"`` that cannot be read.
     """
     from ...multibody import JointModel
 
-    if friction is None:
-        return (JointModel() if joint_model is None else _as_joint_model(joint_model)), False
-    if joint_model is not None:
-        raise IdentifyError(
-            "friction",
-            "pass joint_model only (friction is deprecated: joint_model's kinds are armature, "
-            "viscous, coulomb and offset)",
-        )
-    return JointModel.from_friction(_friction_model(friction)), True
+    return JointModel() if joint_model is None else _as_joint_model(joint_model)
 
 
 def _check_free(free, body_names) -> np.ndarray:
@@ -302,7 +279,6 @@ def check_options(
     *,
     lowpass: float | str | None,
     decimate: int | str,
-    friction,
     gamma: float | None,
     prior_spread: float,
     holdout: float,
@@ -323,7 +299,7 @@ def check_options(
 ) -> Options:
     """``identify_robot``'s arguments checked (its keywords; ``log`` for its type only).
 
-    ``joint_model`` and ``friction`` as ``resolve_joint_model`` takes them.
+    ``joint_model`` as ``resolve_joint_model`` takes it.
 
     Raises:
       IdentifyError: naming the argument.
@@ -339,7 +315,7 @@ def check_options(
         raise TypeError(f"log: expected a RobotLog, got {type(log).__name__}")
     floating = _check_base(model, log)
     _check_contacts(floating, contact_method, contact_type, contact_speed)
-    jm, _ = resolve_joint_model(joint_model, friction)
+    jm = resolve_joint_model(joint_model)
     if sample_weighting not in SAMPLE_WEIGHTINGS:
         raise IdentifyError(
             "sample_weighting", f"expected one of {SAMPLE_WEIGHTINGS}, got {sample_weighting!r}"
@@ -361,7 +337,6 @@ def check_options(
         body_names=body_names,
         lowpass=lowpass,
         decimate=decimate,
-        friction=jm.friction,
         gamma=gamma,
         prior_spread=prior_spread,
         holdout=holdout,
