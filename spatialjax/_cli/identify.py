@@ -209,6 +209,18 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
         "reflected through the gear, gets a weak prior around the file's value)",
     )
     parser.add_argument(
+        "--transmission",
+        metavar="T.csv",
+        default=None,
+        help="coupled motors: a CSV with a header motor,<joint names...> and one row per motor, "
+        "motor velocity = sum of coefficient x joint velocity (a gear's ratio on its joint; a "
+        "missing joint column or an empty cell is 0); every joint that no row drives gets its "
+        "own motor (named after the joint, ratio 1). The joint model is then identified and "
+        "reported per motor, in the motor's units. Default: an MJCF model's named <tendon> "
+        "<fixed> elements (a joint they couple keeps its own motor where the file gives it "
+        "armature, damping or frictionloss), else one motor per joint",
+    )
+    parser.add_argument(
         "--gamma",
         metavar="G",
         type=_args.positive("--gamma"),
@@ -342,6 +354,8 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
     for p in args.validate or ():
         if not Path(p).is_file():
             raise UsageError(f"--validate {p}: no such file")
+    if args.transmission is not None and not Path(args.transmission).is_file():
+        raise UsageError(f"--transmission {args.transmission}: no such file")
     _args.no_repeats(args.lock, "--lock")
     _args.check_outputs(
         {"--out": args.out, "--report": args.report},
@@ -456,8 +470,46 @@ def _check_lock_limits(full, lock: dict) -> None:
             )
 
 
+def _transmission(args, fmt: str, model, progress):
+    """The ``--transmission`` CSV, else an MJCF model's fixed tendons, else None; a line
+    saying which.
+
+    Raises:
+      InputError: a CSV or tendon that cannot be used (file, row and column named).
+    """
+    import spatialjax.multibody as mb
+
+    try:
+        if args.transmission is not None:
+            t = mb.Transmission.from_csv(args.transmission)
+            how = f"--transmission {args.transmission}"
+        elif fmt == "mjcf":
+            t = mb.Transmission.from_mjcf(args.model, model)
+            how = f"{args.model}: fixed tendons"
+        else:
+            return None
+        if t is not None:
+            full = mb.JointModel(transmission=t).complete_transmission(model)
+    except mb.TransmissionError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(f"--transmission {args.transmission}: {e.strerror or e}") from None
+    if t is None:
+        return None
+    T = full.array()
+    rows = [
+        f"{m} = " + " + ".join(f"{T[i, c]:g} {j}" for c, j in enumerate(full.joints) if T[i, c])
+        for i, m in enumerate(full.motors)
+        if np.count_nonzero(T[i]) > 1 or m not in full.joints
+    ]  # fmt: skip
+    print(f"  transmission ({how}): {len(full.motors)} motors; " + "; ".join(rows),
+          file=progress.out)  # fmt: skip
+    return t
+
+
 def _options(args) -> dict:
     return {
+        "transmission": args.transmission,
         "lock": dict(args.lock),
         "lowpass": args.lowpass,
         "decimate": args.decimate,
@@ -681,13 +733,14 @@ def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
     model, log, others, locked = _read_logs(args, fmt, full, progress, log)
     contact = {k: getattr(args, k) for k in ("contact_method", "contact_type", "contact_speed")
                if getattr(args, k) is not None}  # fmt: skip
+    transmission = _transmission(args, fmt, model, progress)
     try:
         result = ident.identify_robot(
             model,
             log,
             lowpass=args.lowpass,
             decimate=args.decimate,
-            joint_model=mb.JointModel(joint_kinds(args)),
+            joint_model=mb.JointModel(joint_kinds(args), transmission=transmission),
             gamma=args.gamma,
             holdout=args.holdout,
             sample_weighting=args.weighting,

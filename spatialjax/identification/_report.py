@@ -387,7 +387,8 @@ class Link(Section):
 
 @dataclasses.dataclass(frozen=True)
 class JointParameters(Section):
-    """One joint's joint-model coefficients (``JointModel``), each ``{kind: value}``.
+    """One joint's (or motor's) joint-model coefficients (``JointModel``), each
+    ``{kind: value}``.
 
     Kinds and the file attributes they become: ``armature`` (kg·m²; MJCF
     ``armature``), ``viscous`` (N·m·s/rad; MJCF ``damping``, URDF ``<dynamics
@@ -405,7 +406,11 @@ class JointParameters(Section):
       confounded: ``{kind: [[link, parameter], ...]}`` for the kinds that share a
         base parameter with link parameters (the priors decide the split).
       rest_fraction: the share of the training samples left out of this
-        joint's row because it rests (static friction), 0 without the rule.
+        joint's row because it rests (static friction), 0 without the rule;
+        through a transmission, the largest share among the motor's joints.
+      transmission: through a transmission, the motor's joints and coefficients
+        ``{joint: T_mj}`` (``θ̇_m = Σ T_mj q̇_j``; ``joint`` is then the motor's name
+        and the values are in the motor's units); None without one.
     """
 
     joint: str
@@ -416,6 +421,7 @@ class JointParameters(Section):
     data_share: Mapping[str, float | None]
     confounded: Mapping[str, tuple[tuple[str, str], ...]]
     rest_fraction: float
+    transmission: Mapping[str, float] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -677,7 +683,10 @@ class RobotIdentification:
       joint_parameters: ``{"fit" | "least_squares": (n_joints, 4)}``
         ``[armature, viscous, coulomb, offset]`` per joint
         ([JointModel.as_table][spatialjax.multibody.JointModel.as_table]), NaN
-        for kinds not fitted and for the joints of a channel left out.
+        for kinds not fitted and for the joints of a channel left out; per motor
+        (``joint_model.motors(model)``, its units) through a transmission.
+      joint_model: the [JointModel][spatialjax.multibody.JointModel] fitted (None:
+        one motor per joint).
     """
 
     joints: tuple[str, ...]
@@ -689,6 +698,7 @@ class RobotIdentification:
     typed_report: IdentificationReport
     model: Any
     joint_parameters: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    joint_model: Any = None
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The report as JSON (NaN and infinities written as ``null``)."""
@@ -748,8 +758,34 @@ class RobotIdentification:
         problem = output_format_problem(out_path, fmt, source)
         if problem:
             raise ValueError(f"out_path: {problem}")
+        tendons = self.tendon_parameters()
+        if tendons and fmt != "mjcf":
+            raise ValueError(
+                f"source: {source} is {fmt.upper()}, which has no coupled transmission: the "
+                f"motors {', '.join(tendons)} drive several joints; write an MJCF with fixed "
+                "tendons of those names (MuJoCo's URDF import, then add the tendons)"
+            )
+        extra = {"tendon_params": tendons} if tendons else {}
         return writer(source, self.model, self.params["fit"], out_path,
-                      joint_params=self.file_joint_parameters(), overwrite=overwrite)  # fmt: skip
+                      joint_params=self.file_joint_parameters(), overwrite=overwrite,
+                      **extra)  # fmt: skip
+
+    def tendon_parameters(self) -> dict:
+        """``{motor: {"armature" | "viscous" | "coulomb": value}}`` of the fit for the motors
+        that drive several joints (MJCF fixed tendons of those names); ``{}`` without."""
+        from ..multibody.joint_model import JOINT_KINDS
+
+        table = self.joint_parameters.get("fit")
+        jm = self.joint_model
+        if table is None or jm is None or jm.transmission is None:
+            return {}
+        motors = jm.motors(self.model)
+        return {
+            motors[m]: {k: float(table[m, JOINT_KINDS.index(k)])
+                        for k in ("armature", "viscous", "coulomb")
+                        if not np.isnan(table[m, JOINT_KINDS.index(k)])}
+            for m in jm.coupled_motors(self.model)
+        }  # fmt: skip
 
     def file_joint_parameters(self) -> dict:
         """``{"armature" | "damping" | "friction": (n_joints,)}`` of the fit, the writers' form.
@@ -760,6 +796,14 @@ class RobotIdentification:
         table = self.joint_parameters.get("fit")
         if table is None:
             return {}
+        jm = self.joint_model
+        if jm is not None and jm.transmission is not None:  # the joints' own motors
+            import spatialjax.multibody as mb
+
+            every = mb.JointModel(transmission=jm.transmission)
+            table = np.asarray(table, np.float64)
+            per_joint = every.joint_parameters(self.model, table.reshape(-1))
+            table = np.stack([per_joint[f] for f in ("armature", "damping", "friction")], 1)
         out = {}
         for c, field in enumerate(("armature", "damping", "friction")):
             col = np.asarray(table, np.float64)[:, c]
@@ -813,11 +857,12 @@ def _write_urdf(source, model, params, out_path, *, joint_params, overwrite: boo
                                  overwrite=overwrite)  # fmt: skip
 
 
-def _write_mjcf(source, model, params, out_path, *, joint_params, overwrite: bool) -> dict:
+def _write_mjcf(source, model, params, out_path, *, joint_params, overwrite: bool,
+                tendon_params=None) -> dict:  # fmt: skip
     from ._export import write_identified_mjcf
 
     return write_identified_mjcf(source, model, params, out_path, joint_params=joint_params,
-                                 overwrite=overwrite)  # fmt: skip
+                                 overwrite=overwrite, tendon_params=tendon_params)  # fmt: skip
 
 
 #: The model-file writers of ``write``, by the source's format.

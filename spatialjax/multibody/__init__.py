@@ -22,7 +22,8 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 ``jacobians`` (``frame_jacobian``, ``center_of_mass``),
 ``rollout`` (``integrate``, ``difference``, ``rollout``),
 ``joint_model`` (``JointModel``: armature, friction and offset
-columns, and the model-file attribute each becomes); the tree
+columns, per joint or per motor, and the model-file attribute each becomes),
+``transmission`` (``Transmission``: motors coupling joints); the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 ``Model.from_urdf``, ``from_sdf`` and ``from_mjcf`` read the file with the
 format's reader of ``spatialjax.io`` (one parse, a format-neutral
@@ -72,6 +73,8 @@ from .rollout import Rollout as Rollout
 from .rollout import difference as difference
 from .rollout import integrate as integrate
 from .rollout import rollout as rollout
+from .transmission import Transmission as Transmission
+from .transmission import TransmissionError as TransmissionError
 
 __all__ = [
     "JOINT_KINDS",
@@ -80,6 +83,8 @@ __all__ = [
     "Kinematics",
     "Model",
     "Rollout",
+    "Transmission",
+    "TransmissionError",
     "center_of_mass",
     "center_of_mass_jacobian",
     "chain_model",

@@ -167,14 +167,14 @@ def _torques(model, sampled: Sampled, filtered: Filtered, regs: Regressors, prio
                          ddq=regs.ddq[0])  # fmt: skip
 
 
-def _moving(regs: Regressors, opts: Options) -> np.ndarray | None:
+def _moving(model, regs: Regressors, opts: Options) -> np.ndarray | None:
     """The training samples in each channel's row (``rest_rule``; a floating base's rows:
     ``floating.row_moving``), or None (every sample)."""
     if regs.rows:
         from . import floating
 
         return floating.row_moving(regs.rows[0])
-    return rest_rule(regs.dq[0], opts.joint_model)
+    return rest_rule(regs.dq[0], opts.joint_model, model)
 
 
 def _settings(opts: Options, filtered: Filtered) -> Settings:
@@ -191,20 +191,22 @@ def _settings(opts: Options, filtered: Filtered) -> Settings:
 
 def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
                       validated: Validated) -> tuple:  # fmt: skip
-    """One ``JointParameters`` per joint."""
+    """One ``JointParameters`` per motor (per joint without a transmission)."""
     import spatialjax.multibody as mb
 
     from ...multibody.joint_model import JOINT_KINDS
 
     jm = opts.joint_model
+    motors, T = jm.motors(model), jm.matrix(model)
     fit, lsq = jm.as_table(model, fitted.friction), jm.as_table(model, ls.friction)
     share = (jm.as_table(model, validated.joint_share) if validated.joint_share is not None
              else np.full_like(fit, np.nan))  # fmt: skip
-    file = mb.JointModel().as_table(model, mb.JointModel().file_values(model))
+    every = mb.JointModel(transmission=jm.transmission)
+    file = every.as_table(model, every.file_values(model))
     jp = fitted.joint_prior
-    std = np.full(len(opts.joints), np.nan)
+    std = np.full(len(motors), np.nan)
     if jp is not None and "armature" in jm.kinds:
-        w = np.asarray(jp.weights).reshape(len(opts.joints), -1)[:, jm.kinds.index("armature")]
+        w = np.asarray(jp.weights).reshape(len(motors), -1)[:, jm.kinds.index("armature")]
         std = np.where(w > 0, 1.0 / np.sqrt(np.where(w > 0, w, 1.0)), np.nan)
     conf: dict = {}
     for (j, kind), partners in validated.identifiability.confounded:
@@ -212,18 +214,23 @@ def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
     rest = ls.rest_fraction if ls.rest_fraction is not None else np.zeros(len(opts.joints))
     if opts.floating_base and ls.rest_fraction is not None:  # per row: base rows first
         rest = rest[6 : 6 + len(opts.joints)]
+    rest = np.max(np.where(T != 0, np.asarray(rest)[None, :], 0.0), axis=1)  # per motor
 
     def row(x) -> dict:
         return {k: (None if np.isnan(v) else float(v)) for k, v in zip(JOINT_KINDS, x, strict=True)}
 
     out = []
-    for i, j in enumerate(opts.joints):
+    for i, j in enumerate(motors):
         f = row(file[i])
         f["offset"] = None
+        drives = None
+        if jm.transmission is not None:
+            drives = {opts.joints[c]: float(T[i, c]) for c in np.flatnonzero(T[i])}
         out.append(JointParameters(
             joint=j, fit=row(fit[i]), least_squares=row(lsq[i]), file=f,
             armature_prior_std=None if np.isnan(std[i]) else float(std[i]),
             data_share=row(share[i]), confounded=conf.get(j, {}), rest_fraction=float(rest[i]),
+            transmission=drives,
         ))  # fmt: skip
     return tuple(out)
 
@@ -423,7 +430,7 @@ def identify_robot(
                      _unknown_torques(sampled, filtered, opts))  # fmt: skip
     channels = clock.run("torques", _torques, model, sampled, filtered, regs, prior, opts)
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
-                         channels, q=regs.q[0], moving=_moving(regs, opts),
+                         channels, q=regs.q[0], moving=_moving(model, regs, opts),
                          rows=regs.rows[0] if regs.rows else None)  # fmt: skip
     ls = clock.run("least squares", least_squares_stage, data, prior,
                    sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
@@ -444,6 +451,7 @@ def identify_robot(
         notes=typed.notes,
         typed_report=typed,
         model=model,
+        joint_model=jm,
         joint_parameters={"fit": jm.as_table(model, fitted.friction),
                           "least_squares": jm.as_table(model, ls.friction)},
     )  # fmt: skip

@@ -145,6 +145,23 @@ def resolve_joint_model(joint_model):
     return JointModel() if joint_model is None else _as_joint_model(joint_model)
 
 
+def _check_transmission(model, jm, floating: bool) -> None:
+    """A joint model's transmission over the model's joints (``IdentifyError`` naming
+    ``joint_model``, with the file, row and column of a CSV)."""
+    from ...multibody.transmission import TransmissionError
+
+    if jm.transmission is None:
+        return
+    if floating:
+        raise IdentifyError(
+            "joint_model", "a transmission with a floating base is not supported (fixed base only)"
+        )
+    try:
+        jm.complete_transmission(model)
+    except TransmissionError as e:
+        raise IdentifyError("joint_model", f"transmission: {e}") from None
+
+
 def _check_free(free, body_names) -> np.ndarray:
     """Boolean mask of the bodies to identify."""
     nb = len(body_names)
@@ -316,6 +333,7 @@ def check_options(
     floating = _check_base(model, log)
     _check_contacts(floating, contact_method, contact_type, contact_speed)
     jm = resolve_joint_model(joint_model)
+    _check_transmission(model, jm, floating)
     if sample_weighting not in SAMPLE_WEIGHTINGS:
         raise IdentifyError(
             "sample_weighting", f"expected one of {SAMPLE_WEIGHTINGS}, got {sample_weighting!r}"
