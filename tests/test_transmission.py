@@ -77,8 +77,9 @@ def _attrs(values) -> str:
 
 
 def arm_xml(truth: bool, masses=MASSES) -> str:
-    """The arm with the true joint parameters, or the prior file (none)."""
-    kw = {k: (_attrs(v) if truth else "") for k, v in TRUTH.items()}
+    """The arm with the true joint parameters, or the prior file (nominal values: half the
+    truth, rounded; they say which joints have a motor of their own)."""
+    kw = {k: _attrs(v if truth else tuple(round(x / 2, 2) for x in v)) for k, v in TRUTH.items()}
     return ARM.format(yaw=kw["yaw"], pitch=kw["pitch"], elbow=kw["elbow"], w1=kw["w1"],
                       tendon=kw["wrist"], **masses)  # fmt: skip
 

@@ -358,6 +358,10 @@ def identify_robot(
         base parameter with the links (a fixed base's first joint's always),
         the priors decide the split and the report says so. A floating base's
         joint model is fitted alike (its columns are zero on the base rows).
+        With a ``transmission``
+        ([Transmission][spatialjax.multibody.Transmission]: ``JointModel(kinds,
+        transmission=Transmission.from_csv("T.csv"))``) the kinds are fitted and
+        reported per motor, in the motor's units (fixed base only).
       gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).
       prior_spread: ``s > 0`` of the default ``γ``.
       holdout: the last fraction ``[0, 1)`` of the log held out for validation.
