@@ -225,7 +225,15 @@ def coupled(tmp_path_factory):
         jm = mb.JointModel(("armature", "viscous", "coulomb"), transmission=tr)
         res = ident.identify_robot(model, log, joint_model=jm, lowpass=20.0, decimate=10)
     _, (q2, v2, a2, tau2) = _simulate(true, prior, 8.0, key=4)
-    return dict(dir=d, prior=prior_path, model=model, res=res, jm=jm, fresh=(q2, v2, a2, tau2))
+    return dict(
+        dir=d,
+        prior=prior_path,
+        model=model,
+        res=res,
+        jm=jm,
+        fresh=(q2, v2, a2, tau2),
+        log=(log.q, log.tau),
+    )
 
 
 @pytest.mark.slow
@@ -289,3 +297,69 @@ def test_written_tendon_reloads_and_mujoco_reproduces_the_fit(coupled):
     err = np.linalg.norm(pred_mj - tau) / np.linalg.norm(tau)
     assert err < 0.05, err
     json.dumps(rep)  # the writer's report is JSON-able
+
+
+# ------------------------------------------------------------------------------ the CLI
+def _cli(argv, capsys):
+    from spatialjax._cli.identify import main
+
+    status = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_cli_refuses_a_csv_with_an_unknown_joint(tmp_path, capsys):
+    """The file, row and column named; exit status 2, nothing written."""
+    path = tmp_path / "arm.xml"
+    path.write_text(arm_xml(truth=False))
+    t = np.linspace(0.0, 2.0, 2001)
+    q = 0.3 * np.sin(np.outer(t, np.arange(1, 6)))
+    names = ("yaw", "pitch", "elbow", "w1", "w2")
+    ident.RobotLog(t=t, q=q, tau=np.ones_like(q), joint_names=names).save(tmp_path / "l.npz")
+    csv = tmp_path / "T.csv"
+    csv.write_text("motor,w1,w9\nwrist,1,1\n")
+    report = tmp_path / "r.json"
+    argv = [path, tmp_path / "l.npz", "--transmission", csv, "--report", report, "--no-cache"]
+    status, _, err = _cli(argv, capsys)
+    assert status == 2 and f"{csv}, row 1, column 'w9': no joint 'w9' in the model" in err, err
+    assert not report.exists()
+    status, _, err = _cli([*argv[:3], tmp_path / "none.csv"], capsys)
+    assert status == 2 and "--transmission" in err and "no such file" in err
+
+
+@pytest.mark.slow
+def test_cli_reads_the_tendons_or_a_csv_and_writes_the_tendon(coupled, capsys):
+    """``spatialjax identify prior.xml log.npz``: the MJCF's fixed tendon is the transmission
+    (the same fit as from Python); ``--transmission T.csv`` the CSV's; ``--out`` writes the
+    tendon."""
+    from helpers import check_report_against_the_guide
+
+    d, res = coupled["dir"], coupled["res"]
+    q, tau = coupled["log"]
+    t = np.arange(q.shape[0]) / 1000.0
+    ident.RobotLog(t=t, q=q, tau=tau, joint_names=("yaw", "pitch", "elbow", "w1", "w2")).save(
+        d / "log.npz", overwrite=True
+    )
+    base = [coupled["prior"], d / "log.npz", "--lowpass", "20", "--decimate", "10",
+            "--joint-model", "armature,viscous,coulomb", "--no-cache", "--force"]  # fmt: skip
+    status, out, err = _cli([*base, "--out", d / "cli.xml", "--report", d / "r.json"], capsys)
+    assert status == 0, err
+    assert "transmission (" in out and "wrist = 1 w1 + 1 w2" in out
+    rep = json.loads((d / "r.json").read_text())
+    check_report_against_the_guide(rep)
+    got = {e["joint"]: e for e in rep["joint_parameters"]}
+    want = res.report["joint_parameters"]
+    for e in want:
+        for k in ("armature", "viscous", "coulomb"):
+            np.testing.assert_allclose(got[e["joint"]]["fit"][k], e["fit"][k], rtol=1e-6)
+    m = mujoco.MjModel.from_xml_path(str(d / "cli.xml"))
+    np.testing.assert_allclose(m.tendon_damping[0], got["wrist"]["fit"]["viscous"], rtol=1e-6)
+    # a CSV: the wrist motor alone (w1 then has no motor of its own)
+    (d / "T.csv").write_text("motor,w1,w2\nwrist,1,1\n")
+    status, out, err = _cli([*base, "--transmission", d / "T.csv", "--report", d / "r2.json"],
+                            capsys)  # fmt: skip
+    assert status == 0, err
+    rep2 = json.loads((d / "r2.json").read_text())
+    motors = [e["joint"] for e in rep2["joint_parameters"]]
+    assert motors == ["wrist", "yaw", "pitch", "elbow"]
+    assert rep2["joint_parameters"][0]["transmission"] == {"w1": 1.0, "w2": 1.0}
