@@ -39,6 +39,7 @@ import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -92,8 +93,8 @@ class Transmission:
 
     motors: tuple[str, ...]
     joints: tuple[str, ...]
-    matrix: tuple[tuple[float, ...], ...]
-    values: tuple[tuple[str, tuple[float, ...]], ...] | None = None
+    matrix: Any  # array-like in, a tuple of tuples of floats stored
+    values: Any = None  # {kind: (n_motors,)} in, a tuple of (kind, values) pairs stored
     source: str | None = dataclasses.field(default=None, compare=False)
 
     def __post_init__(self):

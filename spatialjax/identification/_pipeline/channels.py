@@ -89,7 +89,7 @@ def channel_stage(
             + "; ".join(f"{c.joint}: {c.reason}" for c in checks),
         )
     # a column stays where one of the rows it acts on is fitted
-    kept = (jm.column_rows(model) & used[None, :]).any(axis=1)
+    kept = np.asarray((jm.column_rows(model) & used[None, :]).any(axis=1), bool)
     warnings, notes = channel_messages(checks, opts.torque_scale)
     if base is not None:
         from .floating import base_warnings
