@@ -413,7 +413,7 @@ def run(args) -> int:
     fit = sj.RigidBodyInertia(jnp.asarray(r.params["fit"]))
     _print_impossible(model, ls, fit, r.report)
     _print_masses(model, truth, ls, fit)
-    fr_err = np.abs(r.friction["fit"] - friction)
+    fr_err = np.abs(r.joint_parameters["fit"][:, 1:] - friction)
     print(
         f"\n  Friction (fit vs truth, all joints): viscous within {fr_err[:, 0].max():.3f} "
         f"N·m·s/rad, Coulomb within {fr_err[:, 1].max():.3f} N·m, offset within "

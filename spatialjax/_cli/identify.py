@@ -76,6 +76,7 @@ that failed, or an output that cannot be written (argparse's convention, as
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -94,7 +95,6 @@ from ..identification.output.report import (
 from ..identification.pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification.pipeline import STAGES as _STAGES
 from ..identification.pipeline.options import CONTACT_METHODS, IdentifyOptions
-from ..multibody.friction import FrictionModel
 from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
 from ._args import InputError, UsageError
@@ -106,13 +106,6 @@ def _holdout(text: str) -> float:
     if not 0 <= x < 1:
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
     return x
-
-
-def _friction(text: str) -> tuple[str, ...]:
-    try:
-        return FrictionModel.parse(text).kinds
-    except (TypeError, ValueError) as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _joint_model(text: str) -> tuple[str, ...]:
@@ -130,7 +123,6 @@ def _torque_scale(text: str) -> tuple[str, float]:
 
 
 _holdout.__name__ = "--holdout"
-_friction.__name__ = "--friction"
 _joint_model.__name__ = "--joint-model"
 _torque_scale.__name__ = "--torque-scale"
 
@@ -272,12 +264,16 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
         "reflected through the gear, gets a weak prior around the file's value)",
     )
     parser.add_argument(
-        "--friction",
-        metavar="TERMS",
-        type=_friction,
+        "--transmission",
+        metavar="T.csv",
         default=None,
-        help="deprecated: --friction TERMS is --joint-model armature,TERMS (a subset of "
-        "viscous,coulomb,offset, or none: the armature alone)",
+        help="coupled motors: a CSV with a header motor,<joint names...> and one row per motor, "
+        "motor velocity = sum of coefficient x joint velocity (a gear's ratio on its joint; a "
+        "missing joint column or an empty cell is 0); every joint that no row drives gets its "
+        "own motor (named after the joint, ratio 1). The joint model is then identified and "
+        "reported per motor, in the motor's units. Default: an MJCF model's named <tendon> "
+        "<fixed> elements (a joint they couple keeps its own motor where the file gives it "
+        "armature, damping or frictionloss), else one motor per joint",
     )
     parser.add_argument(
         "--gamma",
@@ -421,6 +417,8 @@ def check_paths(args: argparse.Namespace) -> dict:
         if not Path(p).exists():
             raise UsageError(f"{what} {p}: no such file")
     _check_bag_options(args)
+    if args.transmission is not None and not Path(args.transmission).is_file():
+        raise UsageError(f"--transmission {args.transmission}: no such file")
     _args.no_repeats(args.lock, "--lock")
     _args.check_outputs(
         {"--out": args.out, "--report": args.report},
@@ -441,10 +439,6 @@ def check_paths(args: argparse.Namespace) -> dict:
         problem = output_format_problem(args.out, fmt, args.model)
         if problem:
             raise UsageError(f"--out {problem}")
-    if args.friction is not None and args.joint_model is not None:
-        raise UsageError(
-            "--friction and --joint-model: give --joint-model only (--friction is deprecated)"
-        )
     return {"format": fmt, "description": desc}
 
 
@@ -468,11 +462,9 @@ def _bag_options(args, joints) -> dict:
 
 
 def joint_kinds(args: argparse.Namespace) -> tuple[str, ...]:
-    """The joint-model kinds of ``--joint-model`` or the deprecated ``--friction``."""
+    """The joint-model kinds of ``--joint-model`` (default: all four)."""
     if args.joint_model is not None:
         return tuple(args.joint_model)
-    if args.friction is not None:
-        return JointModel.from_friction(FrictionModel(tuple(args.friction))).kinds
     return JOINT_KINDS
 
 
@@ -581,6 +573,43 @@ def identify_options(args: argparse.Namespace) -> IdentifyOptions:
     given = {name: getattr(args, name) for name in IdentifyOptions.names()
              if hasattr(args, name) and getattr(args, name) != args._defaults[name]}  # fmt: skip
     return IdentifyOptions(**given)
+
+
+def _transmission(args, desc, model, progress):
+    """The ``--transmission`` CSV, else an MJCF model's fixed tendons, else None; a line
+    saying which.
+
+    Raises:
+      InputError: a CSV or tendon that cannot be used (file, row and column named).
+    """
+    import spatialjax.multibody as mb
+
+    try:
+        if args.transmission is not None:
+            t = mb.Transmission.from_csv(args.transmission)
+            how = f"--transmission {args.transmission}"
+        elif desc.format == "mjcf":
+            t = mb.Transmission.from_mjcf(desc, model)
+            how = f"{args.model}: fixed tendons"
+        else:
+            return None
+        if t is not None:
+            full = mb.JointModel(transmission=t).complete_transmission(model)
+    except mb.TransmissionError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(f"--transmission {args.transmission}: {e.strerror or e}") from None
+    if t is None:
+        return None
+    T = full.array()
+    rows = [
+        f"{m} = " + " + ".join(f"{T[i, c]:g} {j}" for c, j in enumerate(full.joints) if T[i, c])
+        for i, m in enumerate(full.motors)
+        if np.count_nonzero(T[i]) > 1 or m not in full.joints
+    ]  # fmt: skip
+    print(f"  transmission ({how}): {len(full.motors)} motors; " + "; ".join(rows),
+          file=progress.out)  # fmt: skip
+    return t
 
 
 def command_options(args: argparse.Namespace) -> dict:
@@ -807,6 +836,7 @@ def identify(args: argparse.Namespace, desc, progress: _Progress):
       ``locked_joints``, ``options``), which ``_write_outputs`` adds to the
       JSON report with ``output``.
     """
+    import spatialjax.multibody as mb
     from spatialjax import identification as ident
 
     try:
@@ -818,6 +848,10 @@ def identify(args: argparse.Namespace, desc, progress: _Progress):
     log = _read_log(ident, args.log, bag)
     full = _read_model(args, desc, progress, _floating(args, log))
     model, log, others, locked = _read_logs(args, desc, full, progress, log, bag)
+    transmission = _transmission(args, desc, model, progress)
+    if transmission is not None:
+        jm = mb.JointModel(joint_kinds(args), transmission=transmission)
+        options = dataclasses.replace(options, joint_model=jm)
     try:
         progress_ = _cache_after_filter(args, progress.done)
         result = ident.identify_robot(model, log, options, validate=others, progress=progress_)
@@ -920,13 +954,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
     progress = _Progress(sys.stdout)
-    if args.friction is not None:
-        print(
-            f"spatialjax identify: warning: --friction is deprecated; use --joint-model "
-            f"{','.join(joint_kinds(args)) or 'none'} (the same: the armature is fitted by "
-            "default; leave it out of --joint-model to fit friction only)",
-            file=sys.stderr,
-        )
     try:
         with x64():
             result, command = identify(args, plan["description"], progress)

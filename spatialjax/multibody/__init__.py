@@ -21,9 +21,9 @@ One algorithm per module (as Pinocchio's ``algorithm/`` folder):
 ``regressor`` (``joint_torque_regressor``),
 ``jacobians`` (``frame_jacobian``, ``center_of_mass``),
 ``rollout`` (``integrate``, ``difference``, ``rollout``),
-``friction`` (``FrictionModel``),
-``joint_model`` (``JointModel``: armature and friction
-columns, and the model-file attribute each becomes); the tree
+``joint_model`` (``JointModel``: armature, friction and offset
+columns, per joint or per motor, and the model-file attribute each becomes),
+``transmission`` (``Transmission``: motors coupling joints); the tree
 sweeps they share are in ``_sweep`` and the batch-last kernels in ``_batchlast``.
 ``Model.from_urdf``, ``from_sdf`` and ``from_mjcf`` read the file with the
 format's reader of ``spatialjax.io`` (one parse, a format-neutral
@@ -55,9 +55,6 @@ from ._model import chain_model as chain_model
 from .aba import forward_dynamics as forward_dynamics
 from .coriolis import coriolis_matrix as coriolis_matrix
 from .crba import mass_matrix as mass_matrix
-from .friction import FRICTION_KINDS as FRICTION_KINDS
-from .friction import FrictionModel as FrictionModel
-from .friction import friction_regressor as friction_regressor
 from .interop import from_mujoco as from_mujoco
 from .interop import from_pinocchio as from_pinocchio
 from .jacobians import center_of_mass as center_of_mass
@@ -76,16 +73,18 @@ from .rollout import Rollout as Rollout
 from .rollout import difference as difference
 from .rollout import integrate as integrate
 from .rollout import rollout as rollout
+from .transmission import Transmission as Transmission
+from .transmission import TransmissionError as TransmissionError
 
 __all__ = [
-    "FRICTION_KINDS",
-    "FrictionModel",
     "JOINT_KINDS",
     "JOINT_TYPES",
     "JointModel",
     "Kinematics",
     "Model",
     "Rollout",
+    "Transmission",
+    "TransmissionError",
     "center_of_mass",
     "center_of_mass_jacobian",
     "chain_model",
@@ -95,7 +94,6 @@ __all__ = [
     "forward_kinematics",
     "frame_jacobian",
     "frame_poses",
-    "friction_regressor",
     "from_mujoco",
     "from_pinocchio",
     "gravity_torques",

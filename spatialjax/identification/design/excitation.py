@@ -183,6 +183,7 @@ CRITERIA = ("condition_snr", "condition", "logdet", "aoptimal")
 _COND_POWER = 16.0  # p of the condition-number surrogate (module docstring)
 _REST = 1e-12  # |q̇| below this fraction of the joint's peak speed is rest (Coulomb sign 0)
 _LSE_SHARPNESS = 50.0  # κ of the relative log-sum-exp maximum: excess ≤ rms · log(N) / κ
+_FRICTION = mb.JointModel(("viscous", "coulomb", "offset"))  # the columns designed for
 
 
 # ----------------------------------------------------------------------------- model data
@@ -194,7 +195,13 @@ def _friction_regressor_at_rest(model, dq):
     that the Coulomb column's sign is 0 there, not ``±1`` by rounding.
     """
     tol = _REST * jnp.max(jnp.abs(dq), axis=-2, keepdims=True)
-    return mb.FrictionModel().regressor(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
+    return _friction_columns(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
+
+
+def _friction_columns(model, dq):
+    """The viscous, Coulomb and offset columns of [JointModel][spatialjax.multibody.JointModel]
+    ``(..., N, nv, 3 nv)`` of ``dq`` (no acceleration column)."""
+    return _FRICTION.regressor(model, dq, jnp.zeros_like(dq))
 
 
 def _at_rest(dq):
@@ -217,7 +224,7 @@ def _forward_rows(model, q, dq, ddq, gravity):
     [`rnea`][spatialjax.multibody.rnea.rnea] (the regressor's defining identity).
     """
     Y = mb.joint_torque_regressor(model, q, dq, ddq, gravity)
-    F = mb.FrictionModel().regressor(model, dq)
+    F = _friction_columns(model, dq)
     tau = Y @ model.inertia.params.reshape(-1) + model.armature * ddq
     return jnp.concatenate([Y, F], axis=-1), tau
 

@@ -165,10 +165,10 @@ def simulate_log(
     * ``τ_kj = rnea(model with inertia, q_k, dq_k, ddq_k, gravity)_j +
       F_vj dq_kj + F_cj sign(dq_kj) + o_j + σ_τj ε_kj`` (ε standard normal):
       inverse dynamics (Featherstone RBDA 2008, Table 5.1, via
-      [`spatialjax.multibody.rnea`][spatialjax.multibody.rnea.rnea]), viscous and Coulomb friction
-      and a constant offset (the model of
-      [`spatialjax.multibody.friction_regressor`][spatialjax.multibody.friction_regressor]),
-      Gaussian torque noise;
+      [`spatialjax.multibody.rnea`][spatialjax.multibody.rnea.rnea], with the model's
+      ``armature``), viscous and Coulomb friction and a constant offset (the viscous,
+      Coulomb and offset kinds of [`JointModel`][spatialjax.multibody.JointModel]: the
+      simulated truth), Gaussian torque noise;
     * ``q_meas = r_j · round((q + σ_q ε') / r_j)``: an encoder of resolution
       ``r_j`` (rad per count; 0 = no quantisation) read with Gaussian noise
       ``σ_q`` (``position_noise``; 0 = none).
@@ -187,8 +187,10 @@ def simulate_log(
       key: one JAX PRNG key (the noise).
       inertia: the true bodies, [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch
         ``(model.nbodies,)``; default ``model.inertia``.
-      friction: ``(n, 3)`` per joint ``[viscous F_v (N·m·s/rad), Coulomb F_c
-        (N·m), offset o (N·m)]``, or None for none.
+      friction: the true friction, ``(n, 3)`` per joint ``[viscous F_v (N·m·s/rad),
+        Coulomb F_c (N·m), offset o (N·m)]`` (the last three columns of
+        [`JointModel.as_table`][spatialjax.multibody.JointModel.as_table]; the true armature
+        is the model's ``armature``), or None for none.
       torque_noise: σ_τ in N·m, one number or ``(n,)``.
       encoder_resolution: rad (m) per count, one number or ``(n,)``; 0 = exact.
       position_noise: σ_q in rad (m), one number or ``(n,)``.
@@ -266,10 +268,11 @@ def simulate_log(
     )
     dq_np = np.asarray(arrays["dq"], np.float64)
     if fr is not None:
-        from ...multibody import FrictionModel
+        from ...multibody import JointModel
 
         phi = fr.reshape(-1).astype(dtype)
-        tau = tau + np.asarray(FrictionModel().torque(model, arrays["dq"], phi), np.float64)
+        jm = JointModel(("viscous", "coulomb", "offset"))
+        tau = tau + np.asarray(jm.torque(model, arrays["dq"], arrays["ddq"], phi), np.float64)
     k_tau, k_q = jax.random.split(key)
     tau = tau + sigma_tau * np.asarray(jax.random.normal(k_tau, (N, n), jnp.float32), np.float64)
     q_meas = np.asarray(arrays["q"], np.float64)

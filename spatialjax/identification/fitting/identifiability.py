@@ -94,7 +94,6 @@ import numpy as np
 from ..._checks import as_float_array, is_concrete, same_dtype
 from ..._inertia import RigidBodyInertia
 from ..._params import PSEUDO_INERTIA_BASIS
-from ...multibody.friction import FRICTION_KINDS
 from . import inputs, reduction
 from .program import cpu_program
 from .robot_fit import COMPILER_OPTIONS, PRIOR_SPREAD
@@ -104,19 +103,20 @@ from .robot_result import Identifiability
 PARAMETER_NAMES = ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
 
-def parameter_names(model, friction=FRICTION_KINDS) -> tuple:
-    """``(body, parameter)`` names of the columns of ``[Y | friction]`` built by ``fit_robot``.
+def parameter_names(model, joint_model=("viscous", "coulomb", "offset")) -> tuple:
+    """``(body, parameter)`` names of the columns of ``[Y | Y_J]`` built by ``fit_robot``.
 
     Args:
       model: [`Model`][spatialjax.multibody.Model].
-      friction: the friction fitted: a [`FrictionModel`][spatialjax.multibody.FrictionModel]
-        or a subset of ``("viscous", "coulomb", "offset")``.
+      joint_model: the joint model fitted: a [`JointModel`][spatialjax.multibody.JointModel],
+        its kinds (a subset of ``("armature", "viscous", "coulomb", "offset")``) or a
+        comma-separated text; ``fit_robot``'s default.
 
     Returns:
       ``10 nb + ne`` pairs such as ``("panda_link3", "Ixy")`` or
       ``("panda_joint2", "coulomb")``.
     """
-    fm = inputs.as_friction_model(friction)
+    fm = inputs.as_joint_model(joint_model)
     names = [(b, n) for b in model.body_names for n in PARAMETER_NAMES]
     return tuple(names) + fm.names(model)
 

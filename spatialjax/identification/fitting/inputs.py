@@ -26,7 +26,7 @@ from ..._checks import (
     same_dtype,
 )
 from ..._inertia import RigidBodyInertia
-from ...multibody.friction import FRICTION_KINDS
+from ...multibody.joint_model import JOINT_KINDS
 
 
 def check_gamma(gamma, Y, batch, batch_name: str):
@@ -225,18 +225,20 @@ def check_torque_data(Y, tau, extra, weights):
     return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
 
 
-def as_friction_model(friction):
-    """A [FrictionModel][spatialjax.multibody.FrictionModel] from one, a kind or a tuple of
-    kinds; ``ValueError`` naming ``friction`` otherwise."""
-    from ...multibody import FrictionModel
+def as_joint_model(joint_model):
+    """A [JointModel][spatialjax.multibody.JointModel] from one, a comma-separated text
+    (``JointModel.parse``) or a tuple of kinds; ``ValueError`` naming ``joint_model``
+    otherwise."""
+    from ...multibody import JointModel
 
-    if isinstance(friction, FrictionModel):
-        return friction
-    kinds = (friction,) if isinstance(friction, str) else friction
+    if isinstance(joint_model, JointModel):
+        return joint_model
     try:
-        return FrictionModel(tuple(kinds))
+        if isinstance(joint_model, str):
+            return JointModel.parse(joint_model)
+        return JointModel(tuple(joint_model))
     except (TypeError, ValueError) as e:
         raise ValueError(
-            f"friction: expected distinct entries of {FRICTION_KINDS} or a FrictionModel, got "
-            f"{friction!r} ({e})"
+            f"joint_model: expected a JointModel, its kinds (distinct entries of {JOINT_KINDS}) "
+            f"or a comma-separated text, got {joint_model!r} ({str(e).removeprefix('kinds: ')})"
         ) from None

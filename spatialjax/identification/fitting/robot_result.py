@@ -29,11 +29,12 @@ class RobotFitResult(Pytree):
         [`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]). Every body has
         ``J ≻ 0`` (fully physically consistent) unless the status is an input error (then NaN).
       extra: ``(..., ne)`` identified coefficients of the extra columns
-        (friction for [`fit_robot`][spatialjax.identification.fit_robot], in ``friction_regressor``
-        order).
-      friction: ``(..., n1, 3)`` per one-DoF joint ``[viscous, coulomb, offset]``
-        with NaN for the columns not fitted ([`fit_robot`][spatialjax.identification.fit_robot]);
-        ``None`` from [`fit_torques`][spatialjax.identification.fit_torques].
+        (the joint model's for [`fit_robot`][spatialjax.identification.fit_robot], in
+        [`JointModel.regressor`][spatialjax.multibody.JointModel.regressor] order).
+      joint_parameters: ``(..., n1, 4)`` per one-DoF joint ``[armature, viscous, coulomb,
+        offset]`` with NaN for the kinds not fitted
+        ([`fit_robot`][spatialjax.identification.fit_robot]); ``None`` from
+        [`fit_torques`][spatialjax.identification.fit_torques].
       objective: ``(...)`` ``F = Σ w r² + γ Σ_i D(J_i ‖ J0_i)`` at the result.
       residual: ``(...)`` its data part ``Σ w r²`` (a χ² with the default weights).
       iterations: ``(...)`` int32 Newton iterations of the interior-point loop.
@@ -57,7 +58,7 @@ class RobotFitResult(Pytree):
 
     inertia: RigidBodyInertia
     extra: jax.Array
-    friction: jax.Array | None
+    joint_parameters: jax.Array | None
     objective: jax.Array
     residual: jax.Array
     iterations: jax.Array
@@ -69,7 +70,7 @@ class RobotFitResult(Pytree):
     consistency: ConsistencyReport
     rank: jax.Array
     condition_number: jax.Array
-    _core_ndims = {"extra": 1, "friction": 2, "noise_std": 1}
+    _core_ndims = {"extra": 1, "joint_parameters": 2, "noise_std": 1}
 
     @property
     def batch_shape(self) -> tuple[int, ...]:
@@ -78,12 +79,12 @@ class RobotFitResult(Pytree):
 
     def __getitem__(self, idx):
         """Index the fits' batch axes (``res[i]``); core axes (bodies, joints) are kept."""
-        if self.friction is not None:
+        if self.joint_parameters is not None:
             return super().__getitem__(idx)
         fields = {n: getattr(self, n) for n in self._data_fields}
-        fields["friction"] = jnp.zeros(self.batch_shape + (0, 3), self.objective.dtype)
+        fields["joint_parameters"] = jnp.zeros(self.batch_shape + (0, 4), self.objective.dtype)
         out = Pytree.__getitem__(RobotFitResult._from_fields(**fields), idx)
-        object.__setattr__(out, "friction", None)
+        object.__setattr__(out, "joint_parameters", None)
         return out
 
     def __post_init__(self):
@@ -94,7 +95,7 @@ class RobotFitResult(Pytree):
             "prior": RigidBodyInertia,
             "consistency": ConsistencyReport,
         }
-        check_fields(self, kinds, optional=("friction", "consistency"))
+        check_fields(self, kinds, optional=("joint_parameters", "consistency"))
 
 
 @pytree_dataclass

@@ -634,7 +634,14 @@ def _has_geoms(el) -> bool:
 
 
 def write_identified_mjcf(
-    source, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
+    source,
+    model,
+    inertia,
+    out_path,
+    *,
+    joint_params=None,
+    overwrite: bool = False,
+    tendon_params=None,
 ) -> dict:
     """Write an MJCF file with the identified bodies' ``<inertial>`` and joints rewritten.
 
@@ -665,6 +672,10 @@ def write_identified_mjcf(
         gives it from a fit.
       overwrite: replace ``out_path`` if it exists. The input itself is never
         overwritten.
+      tendon_params: optional ``{tendon: {"armature" | "viscous" | "coulomb": value}}``
+        written on the file's ``<tendon><fixed name=tendon>`` as ``armature``,
+        ``damping`` and ``frictionloss`` (a coupled motor of a
+        [Transmission][spatialjax.multibody.Transmission]; NaN keeps the file's value).
 
     Returns:
       A JSON-able report: ``source``, ``output``, ``format`` (``"mjcf"``),
@@ -673,7 +684,8 @@ def write_identified_mjcf(
       ``links_massless`` (welded bodies given a massless ``<inertial>``),
       ``inserted`` (an ``<inertial>`` was added), ``note``), ``joints`` (per
       one-DoF joint and field given: ``{"file", "identified", "written"}``),
-      ``notes`` (compiler options), ``max_reload_error`` and
+      ``tendons`` (per tendon written: ``{"file", "identified", "written"}`` per
+      attribute), ``notes`` (compiler options), ``max_reload_error`` and
       ``max_joint_error`` (the output re-read by ``Model.from_mjcf``'s reader
       against what was written).
 
@@ -682,6 +694,7 @@ def write_identified_mjcf(
         ``inertia`` has the wrong shape, non-finite values or a mass ``≤ 0``,
         ``joint_params`` with an unknown field, the wrong shape or a negative
         value, a joint whose ``springdamper`` overrides the damping written,
+        a ``tendon_params`` tendon the file lacks or a negative value,
         an actuator with its own ``armature``/``damping`` (MuJoCo 4: they add
         to the joint's) when those are written, or ``out_path`` is the source file.
       TypeError: ``joint_params`` not a dict.
@@ -707,6 +720,14 @@ def write_identified_mjcf(
     edits += body_edits
     joint_edits, joints_report = _mjcf_joint_edits(model, by_joint, jp)
     edits += joint_edits
+    tendons_report = []
+    if tendon_params:
+        from ...io._mjcf_tendons import read_fixed_tendons, tendon_edits
+
+        t_edits, tendons_report = tendon_edits(
+            read_fixed_tendons(root, desc.path), tendon_params, "write_identified_mjcf"
+        )
+        edits += t_edits
 
     new_data = apply_edits(data, edits)
     _write_atomic(out, new_data)
@@ -720,6 +741,7 @@ def write_identified_mjcf(
         "format": "mjcf",
         "bodies": bodies,
         "joints": joints_report,
+        "tendons": tendons_report,
         "notes": notes,
         "max_reload_error": _reload_error(back_links, names, frames, p_id),
     }
@@ -950,7 +972,14 @@ WRITERS = {"urdf": write_identified_urdf, "mjcf": write_identified_mjcf}
 
 
 def write_identified_model(
-    source, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
+    source,
+    model,
+    inertia,
+    out_path,
+    *,
+    joint_params=None,
+    overwrite: bool = False,
+    tendon_params=None,
 ) -> dict:
     """Write the identified robot back in the format of ``source``: URDF or MJCF.
 
@@ -963,6 +992,7 @@ def write_identified_model(
       source: the model file the model was read from, or its
         [`ModelDescription`][spatialjax.io.ModelDescription].
       model, inertia, out_path, joint_params, overwrite: as the writer's.
+      tendon_params: an MJCF's fixed tendons (``write_identified_mjcf``); an error for a URDF.
 
     Returns:
       The writer's JSON-able report.
@@ -998,4 +1028,11 @@ def write_identified_model(
             f"write_identified_model: {desc.path} is {desc.format.upper()}; only URDF and MJCF "
             "models can be written back"
         )
-    return writer(desc, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite)
+    if tendon_params and desc.format != "mjcf":
+        raise ValueError(
+            f"write_identified_model: tendon_params: {desc.path} is {desc.format.upper()}, which "
+            "has no tendons"
+        )
+    extra = {"tendon_params": tendon_params} if tendon_params else {}
+    return writer(desc, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite,
+                  **extra)  # fmt: skip

@@ -348,7 +348,8 @@ class Link(Section):
 
 @dataclasses.dataclass(frozen=True)
 class JointParameters(Section):
-    """One joint's joint-model coefficients (``JointModel``), each ``{kind: value}``.
+    """One joint's (or motor's) joint-model coefficients (``JointModel``), each
+    ``{kind: value}``.
 
     Kinds and the file attributes they become: ``armature`` (kg·m²; MJCF
     ``armature``), ``viscous`` (N·m·s/rad; MJCF ``damping``, URDF ``<dynamics
@@ -366,7 +367,11 @@ class JointParameters(Section):
       confounded: ``{kind: [[link, parameter], ...]}`` for the kinds that share a
         base parameter with link parameters (the priors decide the split).
       rest_fraction: the share of the training samples left out of this
-        joint's row because it rests (static friction), 0 without the rule.
+        joint's row because it rests (static friction), 0 without the rule;
+        through a transmission, the largest share among the motor's joints.
+      transmission: through a transmission, the motor's joints and coefficients
+        ``{joint: T_mj}`` (``θ̇_m = Σ T_mj q̇_j``; ``joint`` is then the motor's name
+        and the values are in the motor's units); None without one.
     """
 
     joint: str
@@ -377,6 +382,7 @@ class JointParameters(Section):
     data_share: Mapping[str, float | None]
     confounded: Mapping[str, tuple[tuple[str, str], ...]]
     rest_fraction: float
+    transmission: Mapping[str, float] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -533,8 +539,6 @@ class IdentificationReport(Section):
       noise_weights: ``{joint: 1 / (σ̂_j² τ_j)}`` (0 for a channel left out).
       links: one entry per moving body.
       total_mass: the summed masses.
-      friction: ``{joint: {viscous, coulomb, offset}}`` of the fit (None: not fitted).
-      friction_least_squares: the same for least squares.
       joint_parameters: one entry per joint: armature, viscous, Coulomb,
         offset of the fit, least squares and the file, and what decided them.
       errors: torque errors of fit, least squares and prior.
@@ -564,8 +568,6 @@ class IdentificationReport(Section):
     noise_weights: Mapping[str, float]
     links: tuple[Link, ...]
     total_mass: TotalMass
-    friction: Mapping[str, Mapping[str, float | None]]
-    friction_least_squares: Mapping[str, Mapping[str, float | None]]
     joint_parameters: tuple[JointParameters, ...]
     errors: Errors
     validation: tuple[Validation, ...]
@@ -632,12 +634,10 @@ class RobotIdentification:
       body_names: the moving bodies (each joint's child link), model order.
       params: ``{"fit" | "least_squares" | "prior" | "model": (nb, 10)}``
         body 10-vectors (``prior`` after repair; ``model`` as in the model).
-      friction: ``{"fit" | "least_squares": (n_joints, 3)}`` ``[viscous,
-        coulomb, offset]`` per joint, NaN for kinds not fitted.
       report: the [IdentificationReport][spatialjax.identification.IdentificationReport]
         (schema: the identification guide): settings, sampling, positions,
         samples, repairs, channels, weights, links (with plausibility),
-        friction, errors, validation, identifiability, fit status, times;
+        joint parameters, errors, validation, identifiability, fit status, times;
         ``report.to_dict()`` and ``to_json()`` give its JSON form.
       warnings: plain-words warnings (positions, scale or sign of a channel,
         flagged links).
@@ -647,18 +647,21 @@ class RobotIdentification:
       joint_parameters: ``{"fit" | "least_squares": (n_joints, 4)}``
         ``[armature, viscous, coulomb, offset]`` per joint
         ([JointModel.as_table][spatialjax.multibody.JointModel.as_table]), NaN
-        for kinds not fitted and for the joints of a channel left out.
+        for kinds not fitted and for the joints of a channel left out; per motor
+        (``joint_model.motors(model)``, its units) through a transmission.
+      joint_model: the [JointModel][spatialjax.multibody.JointModel] fitted (None:
+        one motor per joint).
     """
 
     joints: tuple[str, ...]
     body_names: tuple[str, ...]
     params: Mapping[str, np.ndarray]
-    friction: Mapping[str, np.ndarray]
     report: IdentificationReport
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
     model: Any
     joint_parameters: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    joint_model: Any = None
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The report as JSON (NaN and infinities written as ``null``)."""
@@ -718,9 +721,34 @@ class RobotIdentification:
         problem = output_format_problem(out_path, desc.format, desc.path)
         if problem:
             raise ValueError(f"out_path: {problem}")
+        tendons = self.tendon_parameters()
+        if tendons and desc.format != "mjcf":
+            raise ValueError(
+                f"source: {desc.path} is {desc.format.upper()}, which has no coupled transmission: "
+                f"the motors {', '.join(tendons)} drive several joints; write an MJCF with fixed "
+                "tendons of those names (MuJoCo's URDF import, then add the tendons)"
+            )
+        extra = {"tendon_params": tendons} if tendons else {}
         return write_identified_model(desc, self.model, self.params["fit"], out_path,
                                       joint_params=self.file_joint_parameters(),
-                                      overwrite=overwrite)  # fmt: skip
+                                      overwrite=overwrite, **extra)  # fmt: skip
+
+    def tendon_parameters(self) -> dict:
+        """``{motor: {"armature" | "viscous" | "coulomb": value}}`` of the fit for the motors
+        that drive several joints (MJCF fixed tendons of those names); ``{}`` without."""
+        from ...multibody.joint_model import JOINT_KINDS
+
+        table = self.joint_parameters.get("fit")
+        jm = self.joint_model
+        if table is None or jm is None or jm.transmission is None:
+            return {}
+        motors = jm.motors(self.model)
+        return {
+            motors[m]: {k: float(table[m, JOINT_KINDS.index(k)])
+                        for k in ("armature", "viscous", "coulomb")
+                        if not np.isnan(table[m, JOINT_KINDS.index(k)])}
+            for m in jm.coupled_motors(self.model)
+        }  # fmt: skip
 
     def file_joint_parameters(self) -> dict:
         """``{"armature" | "damping" | "friction": (n_joints,)}`` of the fit, the writers' form.
@@ -731,6 +759,14 @@ class RobotIdentification:
         table = self.joint_parameters.get("fit")
         if table is None:
             return {}
+        jm = self.joint_model
+        if jm is not None and jm.transmission is not None:  # the joints' own motors
+            import spatialjax.multibody as mb
+
+            every = mb.JointModel(transmission=jm.transmission)
+            table = np.asarray(table, np.float64)
+            per_joint = every.joint_parameters(self.model, table.reshape(-1))
+            table = np.stack([per_joint[f] for f in ("armature", "damping", "friction")], 1)
         out = {}
         for c, field in enumerate(("armature", "damping", "friction")):
             col = np.asarray(table, np.float64)[:, c]

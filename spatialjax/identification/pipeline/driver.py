@@ -105,7 +105,7 @@ from .channels import Channels, channel_stage
 from .consistent_fit import Fitted, fit_stage
 from .filtering import Filtered, filter_stage
 from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
-from .options import IdentifyOptions, Options, options_with, resolve, warn_deprecated
+from .options import IdentifyOptions, Options, options_with, resolve
 from .prior import Prior, prior_stage
 from .regression import Regressors, regressor_stage
 from .sampling import Sampled, sampling_stage
@@ -148,9 +148,9 @@ def _fixed_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,
     tau_prior = regs.Y[0] @ prior.prior.reshape(-1)
     channels = clock.run("torques", channel_stage, model, raw_train, regs.tau[0], tau_prior,
                          regs.dq[0], opts, ddq=regs.ddq[0])  # fmt: skip
+    moving = rest_rule(regs.dq[0], opts.joint_model, model)
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
-                         channels, q=regs.q[0], moving=rest_rule(regs.dq[0], opts.joint_model),
-                         rows=None)  # fmt: skip
+                         channels, q=regs.q[0], moving=moving, rows=None)  # fmt: skip
     return regs, channels, data
 
 
@@ -180,30 +180,24 @@ def _floating_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,
     return regs, channels, data
 
 
-def _friction_part(model, opts: Options, coefficients) -> np.ndarray:
-    """The friction kinds' coefficients (``opts.joint_model.friction``'s layout)."""
-    from ...multibody.joint_model import JOINT_KINDS
-
-    table = opts.joint_model.as_table(model, coefficients)
-    return table[:, [JOINT_KINDS.index(k) for k in opts.joint_model.friction.kinds]].reshape(-1)
-
-
 def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
                       validated: Validated) -> tuple:  # fmt: skip
-    """One ``JointParameters`` per joint."""
+    """One ``JointParameters`` per motor (per joint without a transmission)."""
     import spatialjax.multibody as mb
 
     from ...multibody.joint_model import JOINT_KINDS
 
     jm = opts.joint_model
+    motors, T = jm.motors(model), jm.matrix(model)
     fit, lsq = jm.as_table(model, fitted.friction), jm.as_table(model, ls.friction)
     share = (jm.as_table(model, validated.joint_share) if validated.joint_share is not None
              else np.full_like(fit, np.nan))  # fmt: skip
-    file = mb.JointModel().as_table(model, mb.JointModel().file_values(model))
+    every = mb.JointModel(transmission=jm.transmission)
+    file = every.as_table(model, every.file_values(model))
     jp = fitted.joint_prior
-    std = np.full(len(opts.joints), np.nan)
+    std = np.full(len(motors), np.nan)
     if jp is not None and "armature" in jm.kinds:
-        w = np.asarray(jp.weights).reshape(len(opts.joints), -1)[:, jm.kinds.index("armature")]
+        w = np.asarray(jp.weights).reshape(len(motors), -1)[:, jm.kinds.index("armature")]
         std = np.where(w > 0, 1.0 / np.sqrt(np.where(w > 0, w, 1.0)), np.nan)
     conf: dict = {}
     for (j, kind), partners in validated.identifiability.confounded:
@@ -211,18 +205,23 @@ def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
     rest = ls.rest_fraction if ls.rest_fraction is not None else np.zeros(len(opts.joints))
     if opts.floating_base and ls.rest_fraction is not None:  # per row: base rows first
         rest = rest[6 : 6 + len(opts.joints)]
+    rest = np.max(np.where(T != 0, np.asarray(rest)[None, :], 0.0), axis=1)  # per motor
 
     def row(x) -> dict:
         return {k: (None if np.isnan(v) else float(v)) for k, v in zip(JOINT_KINDS, x, strict=True)}
 
     out = []
-    for i, j in enumerate(opts.joints):
+    for i, j in enumerate(motors):
         f = row(file[i])
         f["offset"] = None
+        drives = None
+        if jm.transmission is not None:
+            drives = {opts.joints[c]: float(T[i, c]) for c in np.flatnonzero(T[i])}
         out.append(JointParameters(
             joint=j, fit=row(fit[i]), least_squares=row(lsq[i]), file=f,
             armature_prior_std=None if np.isnan(std[i]) else float(std[i]),
             data_share=row(share[i]), confounded=conf.get(j, {}), rest_fraction=float(rest[i]),
+            transmission=drives,
         ))  # fmt: skip
     return tuple(out)
 
@@ -248,7 +247,6 @@ def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled:
             filtered: Filtered, regs: Regressors, channels: Channels, ls: LeastSquares,
             fitted: Fitted, validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report (``settings``: the options as given)."""
-    fm = opts.joint_model.friction
     n_used = ls.samples_used
     # the data term's channels: the joints, or a floating base's rows
     channel_names = regs.rows[0].row_names if opts.floating_base else opts.joints
@@ -269,8 +267,6 @@ def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled:
         effective_samples=per_joint(n_used / ls.correlation_time),
         noise_weights=per_joint(ls.weights), links=validated.links,
         total_mass=validated.total_mass,
-        friction=fm.to_dict(model, _friction_part(model, opts, fitted.friction)),
-        friction_least_squares=fm.to_dict(model, _friction_part(model, opts, ls.friction)),
         joint_parameters=_joint_parameters(model, opts, ls, fitted, validated),
         errors=validated.errors,
         validation=validated.validation, identifiability=validated.identifiability,
@@ -357,7 +353,6 @@ def identify_robot(
       K. Ayusawa, G. Venture, Y. Nakamura, IJRR 33(3), 2014 (floating base).
     """
     given = options_with(options, changes)
-    warn_deprecated(given, stacklevel=2)
     opts = resolve(model, log, given)
     clock = _Clock(progress)
     prior = clock.run("prior", prior_stage, model, opts)
@@ -380,12 +375,11 @@ def identify_robot(
         body_names=opts.body_names,
         params={"fit": fitted.params, "least_squares": ls.params, "prior": prior.prior,
                 "model": prior.model},
-        friction={"fit": jm.as_table(model, fitted.friction)[:, 1:],
-                  "least_squares": jm.as_table(model, ls.friction)[:, 1:]},
         report=report,
         warnings=report.warnings,
         notes=report.notes,
         model=model,
+        joint_model=jm,
         joint_parameters={"fit": jm.as_table(model, fitted.friction),
                           "least_squares": jm.as_table(model, ls.friction)},
     )  # fmt: skip

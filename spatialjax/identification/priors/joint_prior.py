@@ -51,6 +51,11 @@ The split is reported by [Identifiability.confounded
 <spatialjax.identification.Identifiability.confounded>] and the data shares
 (pass ``extra_prior_weight`` to [identifiability][spatialjax.identification.identifiability]).
 
+Through a transmission ([JointModel][spatialjax.multibody.JointModel]'s
+``transmission``) the prior is the motor's: ``I_{a,0}`` its file value (an MJCF
+tendon's ``armature``) and ``M̄`` that of the largest joint it drives, divided by
+its largest squared ratio ``max_j T_mj²`` (the inertia seen at the motor).
+
 The friction kinds get no prior (weight 0): their columns sit on their joint's
 own row and the data determine them whenever the joint moves both ways; the
 file's ``damping``/``frictionloss`` are returned as ``values`` for reports.
@@ -114,8 +119,8 @@ class JointPrior(NamedTuple):
         file's armature, damping, Coulomb friction; offset 0).
       weights: ``(n_columns,)`` Gaussian prior weight ``1/σ²`` (armature
         columns; 0 for the friction kinds: no prior).
-      armature_scale: ``(n_joints,)`` ``max(I_a0, M̄)`` of each joint (NaN
-        where the joint model has no armature).
+      armature_scale: ``(n_motors,)`` ``max(I_a0, M̄)`` of each motor (each joint
+        without a transmission; NaN where the joint model has no armature).
       spread: the ``s`` used.
     """
 
@@ -173,7 +178,7 @@ def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> 
     if not np.all(np.isfinite(qa)):
         raise ValueError("q: expected finite configurations")
     values = jm.file_values(model)
-    n1 = jm.n_joints(model)
+    n1 = jm.n_motors(model)
     off = 6 if model.floating_base else 0
     nk = len(jm.kinds)
     weights = np.zeros((n1, nk))
@@ -192,7 +197,9 @@ def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> 
         prismatic = np.array([t == "prismatic" for t in model.joint_types[1 if off else 0 :]])
         ref = np.where(prismatic, np.max(mbar, where=prismatic, initial=0.0),
                        np.max(mbar, where=~prismatic, initial=0.0))  # fmt: skip
-        a0 = np.asarray(model.armature, np.float64)[off:]
+        a0 = values.reshape(n1, nk)[:, jm.kinds.index("armature")]
+        T = jm.matrix(model)  # a motor's reference: the largest joint's, at its largest ratio
+        ref = np.max(np.where(T != 0, ref[None, :], 0.0), axis=1) / np.max(T**2, axis=1)
         scale = np.maximum(a0, ref)
         weights[:, jm.kinds.index("armature")] = 1.0 / (spread * scale) ** 2
     return JointPrior(values, weights.reshape(-1), scale, float(spread))
