@@ -254,7 +254,7 @@ def run_setting(model, log, lowpass, decimate, validate):
                                  validate=[validate] if validate is not None else ())  # fmt: skip
     except sid.IdentifyError as e:
         return {"lowpass": lowpass, "decimate": decimate, "status": f"refused: {e}"}
-    rep = res.report
+    rep = res.report.to_dict()
     out = {
         "lowpass": lowpass,
         "decimate": decimate,

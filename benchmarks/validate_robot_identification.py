@@ -310,7 +310,7 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
             joint_model=("viscous", "coulomb", "offset"),
         )
         t_id = time.perf_counter() - t_id
-        rep = result.report
+        rep = result.report.to_dict()
         # the regressors identify_robot fitted and scored on, rebuilt (see split_and_process)
         (p, Ytr, Etr), (pte, Yte, Ete) = split_and_process(model, log, HOLDOUT)
         ((pf, Yf, Ef),) = split_and_process(model, fresh_log, 0.0)

@@ -193,7 +193,7 @@ def scenario_log(s: Seed, name: str):
 
 
 def score(res, truth: sj.RigidBodyInertia) -> dict:
-    rep = res.report
+    rep = res.report.to_dict()
     nb = truth.params.shape[0]
 
     def geo(p):

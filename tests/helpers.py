@@ -114,7 +114,10 @@ def _keys_at(report, path: str) -> set[str] | None:
 
 
 def check_report_against_the_guide(report) -> None:
-    """Every documented object of ``report`` has exactly the documented keys (tests reuse it)."""
+    """Every documented object of ``report`` (a typed report, or its JSON form) has exactly the
+    documented keys (tests reuse it)."""
+    if hasattr(report, "to_dict"):
+        report = report.to_dict()
     for path, keys in report_schema_in_the_guide().items():
         actual = _keys_at(report, path)
         if actual is None or path == "output":  # absent (no repairs, no --out) or the writer's

@@ -29,6 +29,8 @@ from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
 from spatialjax import _cli as cli
+from spatialjax import identification as ident
+from spatialjax._cli._args import InputError
 from spatialjax._cli.identify import main
 from spatialjax._util import x64
 from spatialjax.multibody import FRICTION_KINDS, JOINT_KINDS
@@ -186,7 +188,8 @@ def test_report_fields(panda_run):
     check_report_against_the_guide(rep)  # every key documented, the command's own included
     assert rep["joints"] == list(ARM)
     assert rep["locked_joints"] == LOCK
-    assert rep["options"]["joint_model"] == list(JOINT_KINDS) and rep["options"]["friction"] is None
+    assert rep["options"]["joint_model"] is None and rep["options"]["friction"] is None  # as given
+    assert rep["settings"]["joint_model"] == list(JOINT_KINDS)  # the library's default
     assert rep["options"]["decimate"] == 5 and rep["options"]["lowpass"] == 30
     s = rep["samples"]
     # 8 s at 1 kHz, the last quarter held out, each part filtered and decimated by 5 on its own
@@ -552,10 +555,13 @@ def test_option_values_that_do_not_suit_the_log(panda_log, tmp_path, capsys):
     path, out = panda_log[0], tmp_path / "r.json"
     status, _, err = _run(capsys, [_panda(), path, "--lowpass", "none", "--decimate", "5",
                                    "--report", out])  # fmt: skip
-    assert status == 2 and "--decimate 5" in err and "--lowpass" in err, err
+    # the library's message, every argument it names shown as its flag
+    assert status == 2 and "error: --decimate: 5 without a low-pass" in err, err
+    assert "give --lowpass (below 100 Hz" in err and "or --decimate 1" in err, err
     status, _, err = _run(capsys, [_panda(), path, "--lowpass", "200", "--decimate", "5",
                                    "--report", out])  # fmt: skip
-    assert status == 2 and "--decimate 5" in err and "Nyquist" in err, err
+    assert status == 2 and "error: --decimate: 5 puts the Nyquist" in err, err
+    assert "the --lowpass cut-off 200 Hz" in err, err
     assert not out.exists()
 
 
@@ -568,7 +574,7 @@ def test_positions_in_degrees_are_refused_naming_the_joint(panda_log, tmp_path, 
     status, stdout, err = _run(capsys, [_panda(), deg, "--report", out])
     assert status == 2 and str(deg) in err, err
     assert "joint 'panda_joint1': q spans" in err and "outside the model's limits" in err
-    assert "degrees? q × π/180 spans" in err and "pass --ignore-limits to go on" in err
+    assert "degrees? q × π/180 spans" in err and "set --ignore-limits to go on" in err
     assert "[4/11] sampling" not in stdout and not out.exists()
 
 
@@ -604,7 +610,36 @@ def test_registered_like_check():
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     p = sub.choices["identify"]
-    args = p.parse_args(["m.urdf", "l.npz", "--lock", "a=1", "--lock", "b=-2"])
+    args = p.parse_args(["m.urdf", "l.npz", "--lock", "a=1", "--lock", "b=-2",
+                         "--torque-scale", "j1=-2", "--weighting", "bandwidth"])  # fmt: skip
     assert args.lock == [("a", 1.0), ("b", -2.0)]
+    # the library's options: each flag's dest is an IdentifyOptions field
+    from spatialjax._cli.identify import identify_options
+
+    opts = identify_options(args)
+    assert opts.torque_scale == {"j1": -2.0} and opts.sample_weighting == "bandwidth"
+    assert opts.holdout == 0.2 and opts.lowpass == "auto" and opts.joint_model is None
+    assert args._flags["sample_weighting"] == "--weighting"
+    assert args._flags["repair_prior_bodies"] == "--strict-prior"
     assert args.joint_model is None and args.friction is None  # the library's default: all
     assert args.holdout == 0.2 and args.decimate == "auto"
+
+
+def test_library_errors_are_named_by_the_parsers_flags():
+    """The library's ``IdentifyError.argument`` is an option's ``dest``: the command names it by
+    the flag the parser has for it (``--weighting`` for ``sample_weighting``), the log by its
+    file, and never edits the library's text."""
+    from spatialjax._cli._args import UsageError
+    from spatialjax._cli.identify import library_error
+
+    parser = argparse.ArgumentParser()
+    from spatialjax._cli.identify import add_arguments
+
+    add_arguments(parser)
+    args = parser.parse_args(["m.urdf", "l.npz", "--validate", "v0.npz", "v1.npz"])
+    e = library_error(ident.IdentifyError("sample_weighting", "see `max_gap`"), args)
+    assert isinstance(e, UsageError) and str(e) == "--weighting: see --max-gap (log l.npz)"
+    e = library_error(ident.IdentifyError("validate[1]", "too short"), args)
+    assert isinstance(e, InputError) and str(e) == "--validate v1.npz: too short"
+    e = library_error(ident.IdentifyError("log", "set `ignore_limits` to go on"), args)
+    assert isinstance(e, InputError) and str(e) == "l.npz: set --ignore-limits to go on"

@@ -97,16 +97,16 @@ def test_joint_parameters_are_recovered(arm):
     # arm's moment about the axis: the links' prior error (20 % of 0.02 + m d²) goes to it
     np.testing.assert_allclose(fit[1, 0], ARMATURE[1], rtol=0.1)
     np.testing.assert_allclose(fit[0, 0], ARMATURE[0], atol=0.03)
-    e = res.report["errors"]
+    e = res.report.to_dict()["errors"]
     assert e["fit"]["holdout"]["overall"] < 0.3 * e["prior"]["holdout"]["overall"]
 
 
 def test_report_joint_parameters_confounded_and_rest(arm):
     res, model = arm["res"], arm["model"]
-    rep = res.report
+    rep = res.report.to_dict()
     check_report_against_the_guide(rep)
     assert rep["settings"]["joint_model"] == list(mb.JOINT_KINDS)
-    assert rep["settings"]["friction"] == ["viscous", "coulomb", "offset"]
+    assert rep["settings"]["friction"] is None  # the deprecated option, not given
     jp = {d["joint"]: d for d in rep["joint_parameters"]}
     assert list(jp) == ["shoulder", "elbow"]
     fit = res.joint_parameters["fit"]
@@ -173,13 +173,13 @@ def test_joint_model_subsets_and_none(arm):
     with x64():
         res = sid.identify_robot(model, log, joint_model=("viscous", "coulomb"), **KW)
     assert np.isnan(res.joint_parameters["fit"][:, [0, 3]]).all()
-    assert res.report["identifiability"]["n_columns"] == 20 + 4
+    assert res.report.to_dict()["identifiability"]["n_columns"] == 20 + 4
     assert res.file_joint_parameters().keys() == {"damping", "friction"}
     with x64():
         bare = sid.identify_robot(model, log, joint_model="none", **KW)
     assert np.isnan(bare.joint_parameters["fit"]).all() and bare.file_joint_parameters() == {}
-    assert all(d["rest_fraction"] == 0.0 for d in bare.report["joint_parameters"])
-    assert bare.report["identifiability"]["confounded"] == []
+    assert all(d["rest_fraction"] == 0.0 for d in bare.report.to_dict()["joint_parameters"])
+    assert bare.report.to_dict()["identifiability"]["confounded"] == []
 
 
 def test_command_writes_the_fitted_mjcf(arm, tmp_path):
@@ -194,9 +194,8 @@ def test_command_writes_the_fitted_mjcf(arm, tmp_path):
     assert "samples at rest left out of their joint's row" in text
     assert "note: shoulder: its armature shares a base parameter" in text
     rep = json.loads(report.read_text())
-    assert rep["output"]["format"] == "mjcf" and rep["options"]["joint_model"] == list(
-        mb.JOINT_KINDS
-    )
+    assert rep["output"]["format"] == "mjcf" and rep["options"]["joint_model"] is None
+    assert rep["settings"]["joint_model"] == list(mb.JOINT_KINDS)  # not given: all four
     want = arm["res"].joint_parameters["fit"]
     got = np.array([[d["fit"][k] for k in mb.JOINT_KINDS] for d in rep["joint_parameters"]])
     np.testing.assert_allclose(got, want, rtol=1e-9)

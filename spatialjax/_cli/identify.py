@@ -85,10 +85,15 @@ import numpy as np
 
 from .. import _util
 from ..identification.fitting.floating_rows import CONTACT_SPEED, CONTACT_TYPES
-from ..identification.output.report import jsonable, number_text, output_format_problem
+from ..identification.output.report import (
+    finite_or_none,
+    jsonable,
+    number_text,
+    output_format_problem,
+)
 from ..identification.pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification.pipeline import STAGES as _STAGES
-from ..identification.pipeline.options import CONTACT_METHODS
+from ..identification.pipeline.options import CONTACT_METHODS, IdentifyOptions
 from ..multibody.friction import FrictionModel
 from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
@@ -131,7 +136,14 @@ _torque_scale.__name__ = "--torque-scale"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``spatialjax identify``."""
+    """The options of ``spatialjax identify``.
+
+    Each option of the library is one ``add_argument`` whose ``dest`` is the
+    name of an [IdentifyOptions][spatialjax.identification.IdentifyOptions]
+    field (``identify_options`` reads those given; an option left at its
+    parser default leaves the library's); the flag of each ``dest`` is read
+    back from the parser to name the library's errors (``_args.flag_names``).
+    """
     parser.epilog = (
         "exit status: 0 success, 2 for a usage error, a model or log that cannot be used, a fit "
         "that failed, or an output that cannot be written (nothing is written then)"
@@ -180,6 +192,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_bag_options(parser)
     _add_floating_options(parser)
     _add_output_options(parser)
+    defaults = {a.dest: a.default for a in parser._actions}
+    parser.set_defaults(_flags=_args.flag_names(parser), _defaults=defaults)
 
 
 def _add_bag_options(parser: argparse.ArgumentParser) -> None:
@@ -283,6 +297,7 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--weighting",
+        dest="sample_weighting",
         choices=SAMPLE_WEIGHTINGS,
         default="autocorrelation",
         help="how the data term counts samples: 'autocorrelation' (default) weighs each joint's "
@@ -291,7 +306,8 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--strict-prior",
-        action="store_true",
+        dest="repair_prior_bodies",
+        action="store_false",
         help="refuse a model whose moving bodies are not strictly physically consistent "
         "(default: repair them, keeping mass and CoM, and list them)",
     )
@@ -306,9 +322,8 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--torque-scale",
         metavar="NAME=K",
-        action="append",
+        action=_args.NamedValues,
         type=_torque_scale,
-        default=[],
         help="multiply joint NAME's torques by K before fitting (units, gear ratio; a "
         "negative K flips the sign; repeatable)",
     )
@@ -555,71 +570,48 @@ def _check_lock_limits(full, lock: dict) -> None:
             )
 
 
-def _options(args) -> dict:
-    return {
-        "lock": dict(args.lock),
-        "lowpass": args.lowpass,
-        "decimate": args.decimate,
-        "joint_model": list(joint_kinds(args)),
-        "friction": None if args.friction is None else list(args.friction),
-        "gamma": args.gamma,
-        "holdout": args.holdout,
-        "weighting": args.weighting,
-        "strict_prior": args.strict_prior,
-        "exclude_torque": list(args.exclude_torque),
-        "torque_scale": dict(args.torque_scale),
-        "free": args.free,
-        "validate": args.validate,
-        "rate": args.rate,
-        "max_gap": args.max_gap,
-        "ignore_limits": args.ignore_limits,
-        "floating_base": args.floating_base,
-        "contact_method": args.contact_method,
-        "contact_type": args.contact_type,
-        "contact_speed": args.contact_speed,
-        "topic": args.topic,
-        "base_topic": args.base_topic,
-        "base_frame": args.base_frame,
-        "wrench_topic": args.wrench_topic,
-        "out": args.out,
-        "report": args.report,
-        "force": args.force,
-        "no_cache": args.no_cache,
-        "cache_dir": args.cache_dir,
-    }
+def identify_options(args: argparse.Namespace) -> IdentifyOptions:
+    """The library's options from the command line: each field of ``IdentifyOptions`` from
+    the argument of the same ``dest``; an option left at the parser's default leaves the
+    library's default.
+
+    Raises:
+      IdentifyError: a value the library refuses (``library_error`` names the flag).
+    """
+    given = {name: getattr(args, name) for name in IdentifyOptions.names()
+             if hasattr(args, name) and getattr(args, name) != args._defaults[name]}  # fmt: skip
+    return IdentifyOptions(**given)
 
 
-def _argument_error(e, args) -> Exception:
-    """An ``IdentifyError`` of the library as an error naming the option or the file."""
-    arg = e.argument
-    if arg == "log" or arg.startswith("validate["):
-        detail = e.detail.replace("larger max_gap", "larger --max-gap")
-        detail = detail.replace("pass ignore_limits=True", "pass --ignore-limits")
-        if arg == "log":
-            return InputError(f"{args.log}: {detail}")
-        k = int(arg[len("validate[") : -1])
-        return InputError(f"--validate {args.validate[k]}: {detail}")
-    if arg == "prior":
-        hint = " (--strict-prior refuses it; drop it to repair)" if args.strict_prior else ""
-        return InputError(f"{args.model}: {e.detail}{hint}")
-    if arg == "model":
-        return InputError(f"{args.model}: {e.detail}")
-    flags = {"sample_weighting": "--weighting"}
-    opt = flags[arg] if arg in flags else "--" + str(arg).replace("_", "-")
-    value = {
-        "--lowpass": args.lowpass,
-        "--decimate": args.decimate,
-        "--holdout": args.holdout,
-        "--rate": args.rate,
-        "--max-gap": args.max_gap,
-        "--gamma": args.gamma,
-    }.get(opt)
-    shown = f" {value:g}" if isinstance(value, (int, float)) else ""
-    detail = e.detail
-    for name in ("lowpass", "decimate", "holdout", "rate"):
-        detail = detail.replace(f"{name}=", f"--{name} ").replace(f" {name} ", f" --{name} ")
-        detail = detail.replace(f"pass {name}", f"pass --{name}")
-    return UsageError(f"{opt}{shown}: {detail} (log {args.log})")
+def command_options(args: argparse.Namespace) -> dict:
+    """Every command-line option as given, by ``dest`` (the report's ``options``)."""
+    return {k: v for k, v in vars(args).items()
+            if not k.startswith("_") and k not in ("command", "model", "log")}  # fmt: skip
+
+
+def library_error(e, args) -> Exception:
+    """An ``IdentifyError`` of the library as the command's error, every argument it names
+    shown as the command line names it: its flag (from the parser), the log or model file.
+
+    ``InputError`` for the model, the prior and the logs; ``UsageError`` for an option.
+    """
+    validate = list(args.validate or ())
+
+    def name(argument: str) -> str:
+        if argument == "log":
+            return str(args.log)
+        if argument.startswith("validate[") and argument.endswith("]"):
+            return f"--validate {validate[int(argument[len('validate[') : -1])]}"
+        if argument in ("model", "prior"):
+            return str(args.model)
+        return args._flags.get(argument, argument)
+
+    text = e.render(name)
+    if e.argument == "prior" and not args.repair_prior_bodies:
+        return InputError(f"{text} (--strict-prior refuses it; drop it to repair)")
+    if e.argument in ("log", "model", "prior") or e.argument.startswith("validate["):
+        return InputError(text)
+    return UsageError(f"{text} (log {args.log})")
 
 
 def _cache_after_filter(args, report):
@@ -699,16 +691,11 @@ def _match(ident, log, full, args, lock):
         return ident.match_joints(log, full, lock=lock)
     except ident.LogError as e:
         raise InputError(str(e)) from None
-    except ValueError as e:
-        msg = str(e)
-        if msg.startswith("lock:"):
-            raise UsageError("--lock: " + msg[len("lock:") :].strip()) from None
-        if "no joint left" in msg:
-            raise UsageError(
-                f"--lock: locks every joint that {args.log} drives; leave at least one free"
-            ) from None
-        col = "joint_names" if log.joint_names is not None else "q"
-        raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
+    except ident.IdentifyError as e:
+        if e.argument == "log":  # the log's joints: named by its column
+            col = "joint_names" if log.joint_names is not None else "q"
+            raise InputError(f"{args.log}: column {col!r}: {e.detail}") from None
+        raise library_error(e, args) from None
 
 
 def _bag_read_options(args, desc):
@@ -768,7 +755,7 @@ def _read_logs(args, desc, full, progress: _Progress, log=None, bag=None):
         other = _default_joint_names(other, full, dict(args.lock), path)
         try:
             m2 = ident.match_joints(other, full, lock=lock)
-        except ValueError as e:
+        except ident.IdentifyError as e:
             raise InputError(f"--validate {path}: {e}") from None
         if tuple(m2.joint_names) != tuple(match.joint_names):
             raise InputError(
@@ -812,71 +799,60 @@ def _base_text(log) -> str:
 
 def identify(args: argparse.Namespace, desc, progress: _Progress):
     """Build the model from the file's description, read the log(s), lock what the log lacks,
-    run [identify_robot][spatialjax.identification.identify_robot]; returns its result."""
-    import spatialjax.multibody as mb
+    run [identify_robot][spatialjax.identification.identify_robot].
+
+    Returns:
+      ``(result, command)``: its result, and the report's command keys
+      (``model``, ``model_format``, ``log``, ``validation_logs``,
+      ``locked_joints``, ``options``), which ``_write_outputs`` adds to the
+      JSON report with ``output``.
+    """
     from spatialjax import identification as ident
 
+    try:
+        options = identify_options(args)
+    except ident.IdentifyError as e:
+        raise library_error(e, args) from None
     fmt = desc.format
     bag = _bag_read_options(args, desc)
     log = _read_log(ident, args.log, bag)
     full = _read_model(args, desc, progress, _floating(args, log))
     model, log, others, locked = _read_logs(args, desc, full, progress, log, bag)
-    contact = {k: getattr(args, k) for k in ("contact_method", "contact_type", "contact_speed")
-               if getattr(args, k) is not None}  # fmt: skip
     try:
-        result = ident.identify_robot(
-            model,
-            log,
-            lowpass=args.lowpass,
-            decimate=args.decimate,
-            joint_model=mb.JointModel(joint_kinds(args)),
-            gamma=args.gamma,
-            holdout=args.holdout,
-            sample_weighting=args.weighting,
-            repair_prior_bodies=not args.strict_prior,
-            exclude_torque=tuple(args.exclude_torque),
-            torque_scale=dict(args.torque_scale),
-            free=args.free,
-            validate=others,
-            rate=args.rate,
-            max_gap=args.max_gap,
-            ignore_limits=args.ignore_limits,
-            progress=_cache_after_filter(args, progress.done),
-            **contact,
-        )
+        progress_ = _cache_after_filter(args, progress.done)
+        result = ident.identify_robot(model, log, options, validate=others, progress=progress_)
     except ident.IdentifyError as e:
-        raise _argument_error(e, args) from None
-    result.report.update(
-        model=str(args.model),
-        model_format=fmt,
-        log=str(args.log),
-        validation_logs=list(args.validate or ()),
-        locked_joints=locked,
-        options=_options(args),
-        output=None,
-    )
-    return result
+        raise library_error(e, args) from None
+    command = {
+        "model": str(args.model),
+        "model_format": fmt,
+        "log": str(args.log),
+        "validation_logs": list(args.validate or ()),
+        "locked_joints": locked,
+        "options": command_options(args),
+    }
+    return result, command
 
 
 # ------------------------------------------------------------------------------- output
-def _write_outputs(args, result, desc, progress: _Progress) -> None:
+def _write_outputs(args, result, desc, command: dict, progress: _Progress) -> None:
     """Write ``--out`` and ``--report``: both to temporary files first, then renamed.
 
     ``--out`` edits the model file's bytes through its description ``desc`` (not read
-    again; the output is read back once, to check it). A failure while writing leaves no
-    output (and no existing file) changed.
+    again; the output is read back once, to check it). The JSON report is the library's
+    report, then ``command``'s keys and ``output`` (the writer's report, or None). A failure
+    while writing leaves no output (and no existing file) changed.
     """
-    report = result.report
+    out = None
     tmps: list[tuple[Path, Path]] = []
     try:
         if args.out is not None:
             tmp = _util.temp_beside(args.out, "identify")
             tmps.append((tmp, Path(args.out)))
-            rep = result.write(tmp, source=desc, overwrite=True)
-            rep["output"] = str(args.out)
-            report["output"] = rep
+            out = {**result.write(tmp, source=desc, overwrite=True), "output": str(args.out)}
         if args.report is not None:
-            text = json.dumps(jsonable(report), indent=1, allow_nan=False) + "\n"
+            document = {**result.report.to_dict(), **command, "output": out}
+            text = json.dumps(jsonable(document), indent=1, allow_nan=False) + "\n"
             tmp = _util.temp_beside(args.report, "identify")
             tmps.append((tmp, Path(args.report)))
             tmp.write_text(text, encoding="utf-8")
@@ -886,7 +862,6 @@ def _write_outputs(args, result, desc, progress: _Progress) -> None:
         for tmp, _ in tmps:
             tmp.unlink(missing_ok=True)
     written = [str(p) for _, p in tmps]
-    out = report.get("output")
     text = ", ".join(written) if written else "nothing (no --out, no --report)"
     if out:
         text = text.replace(str(args.out), f"{args.out} ({_written_text(out)})", 1)
@@ -954,8 +929,8 @@ def run(args: argparse.Namespace) -> int:
         )
     try:
         with x64():
-            result = identify(args, plan["description"], progress)
-            _write_outputs(args, result, plan["description"], progress)
+            result, command = identify(args, plan["description"], progress)
+            _write_outputs(args, result, plan["description"], command, progress)
     except (UsageError, InputError, ModelFileError) as e:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
@@ -963,14 +938,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: cannot write: {e}", file=sys.stderr)
         return 2
     rep = result.report
-    idf, times = rep["identifiability"], rep["times"]
+    idf, times = rep.identifiability, rep.times
+    cond = finite_or_none(idf.condition_number) if idf.condition_number is not None else None
     print()
     print(result.summary())
     print(
-        f"\ngamma {rep['gamma']:.3g}; rank {idf['rank']} of {idf['n_columns']} columns "
-        f"(base-regressor condition number {number_text(idf['condition_number'], '.3g')}); "
-        f"compile {times['compile_s']:.2f} s, "
-        f"solve {times['solve_s']:.3f} s"
+        f"\ngamma {rep.gamma:.3g}; rank {idf.rank} of {idf.n_columns} columns "
+        f"(base-regressor condition number {number_text(cond, '.3g')}); "
+        f"compile {times.compile_s:.2f} s, solve {times.solve_s:.3f} s"
     )
     for w in result.warnings:
         print(f"spatialjax identify: warning: {w}", file=sys.stderr)

@@ -56,13 +56,12 @@ def _describe(args: argparse.Namespace) -> int:
     movable = None
     if args.model is not None:
         from .._util import x64
-        from ..io import ModelFileError
-        from ..io._load import detect_format
+        from ..io import ModelFileError, read_description
         from .identify import _load_model
 
         try:
             with x64():
-                model = _load_model(args.model, detect_format(args.model), None)
+                model = _load_model(read_description(args.model), None)
         except (ModelFileError, OSError, ValueError) as e:
             print(f"spatialjax info: error: --model {args.model}: {e}", file=sys.stderr)
             return 2

@@ -54,9 +54,11 @@ Whole robots (joint torques):
 The pipeline: [identify_robot][spatialjax.identification.identify_robot] — every
 stage of ``spatialjax identify`` (prior, sampling with the positions checked
 against the joint limits, filter, regressor, torques, least squares, fit,
-validate), returning a [RobotIdentification][spatialjax.identification.RobotIdentification]
-with its report (typed:
-[IdentificationReport][spatialjax.identification.IdentificationReport]) and
+validate), with its options in one
+[IdentifyOptions][spatialjax.identification.IdentifyOptions] and its errors an
+[IdentifyError][spatialjax.identification.IdentifyError] naming the argument, returning a
+[RobotIdentification][spatialjax.identification.RobotIdentification] with its report
+([IdentificationReport][spatialjax.identification.IdentificationReport]) and
 ``write(out_path, source=...)``, the fitted model file.
 
 Joint parameters: [joint_prior][spatialjax.identification.joint_prior] /
@@ -89,6 +91,8 @@ from .design.simulate import perturb_inertia as perturb_inertia
 from .design.simulate import simulate_log as simulate_log
 from .design.trajectory import excitation_trajectory as excitation_trajectory
 from .design.trajectory import fourier_trajectory as fourier_trajectory
+from .errors import IdentifyError as IdentifyError
+from .errors import IdentifyTypeError as IdentifyTypeError
 from .fitting.body_fit import fit as fit
 from .fitting.body_regressor import body_regressor as body_regressor
 from .fitting.body_result import FitResult as FitResult
@@ -131,7 +135,7 @@ from .output.model_writer import write_identified_model as write_identified_mode
 from .output.model_writer import write_identified_urdf as write_identified_urdf
 from .output.report import IdentificationReport as IdentificationReport
 from .output.report import RobotIdentification as RobotIdentification
-from .pipeline import IdentifyError as IdentifyError
+from .pipeline import IdentifyOptions as IdentifyOptions
 from .pipeline import identify_robot as identify_robot
 from .priors.joint_prior import JointPrior as JointPrior
 from .priors.joint_prior import joint_prior as joint_prior
@@ -188,6 +192,8 @@ __all__ = [
     "FilterChoice",
     "IdentificationReport",
     "IdentifyError",
+    "IdentifyOptions",
+    "IdentifyTypeError",
     "PriorError",
     "PriorRepair",
     "RobotIdentification",

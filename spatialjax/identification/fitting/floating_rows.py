@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..errors import IdentifyError
 from ..logs.preprocess import PreparedLog, parallel_filter, tail_samples
 
 __all__ = ["CONTACT_TYPES", "FloatingBaseRows", "floating_base_rows"]
@@ -113,7 +114,7 @@ class FloatingBaseRows:
     def group(self, name: str) -> np.ndarray:
         """``(R,)`` mask of the equations of group ``name``: ``"base"`` or ``"joint"``."""
         if name not in ("base", "joint"):
-            raise ValueError(f"name: expected 'base' or 'joint', got {name!r}")
+            raise IdentifyError("name", f"expected 'base' or 'joint', got {name!r}")
         return np.array([g == name for g in self.groups[: self.n_dof]])
 
     def predict(self, params, coefficients=None) -> np.ndarray:
@@ -121,7 +122,9 @@ class FloatingBaseRows:
         out = self.Y @ np.asarray(params, np.float64).reshape(-1)
         if self.extra is not None and self.extra.shape[-1]:
             if coefficients is None:
-                raise ValueError("coefficients: the rows have extra columns; pass their values")
+                raise IdentifyError(
+                    "coefficients", "the rows have extra columns; pass their values"
+                )
             out = out + self.extra @ np.asarray(coefficients, np.float64).reshape(-1)
         return out
 
@@ -164,9 +167,10 @@ def check_contact_frames(model, frames) -> None:
             + (", ".join(map(repr, close)) if close else "none")
         )
     what = "is no frame" if len(bad) == 1 else "are no frames"
-    raise ValueError(
-        f"contact_frames: {', '.join(map(repr, bad))} {what} of model {model.name!r} "
-        f"({'; '.join(hints)}; see model.frame_names)"
+    raise IdentifyError(
+        "contact_frames",
+        f"{', '.join(map(repr, bad))} {what} of model {model.name!r} "
+        f"({'; '.join(hints)}; see model.frame_names)",
     )
 
 
@@ -251,9 +255,10 @@ def _kept_equations(joints: tuple[str, ...], exclude: tuple[str, ...], unknown,
         return kept, None
     u = np.asarray(unknown)
     if u.dtype != bool or u.shape != (M, n):
-        raise ValueError(
-            f"unknown: expected booleans of shape (M, n) = ({M}, {n}) (the samples where each "
-            f"joint's torque is unknown), got {u.dtype} of shape {u.shape}"
+        raise IdentifyError(
+            "unknown",
+            f"expected booleans of shape (M, n) = ({M}, {n}) (the samples where each "
+            f"joint's torque is unknown), got {u.dtype} of shape {u.shape}",
         )
     kept[:, 6:] &= ~u
     return kept, u
@@ -277,46 +282,54 @@ def _check_options(method, contact_type, contact_speed, decimate) -> None:
     """Refuse an unknown ``method`` or ``contact_type``, a ``contact_speed`` that is not a
     positive speed and a ``decimate`` that is not a positive integer, naming the argument."""
     if method not in ("auto",) + METHODS:
-        raise ValueError(f"method: expected 'auto', 'wrenches' or 'projection', got {method!r}")
+        raise IdentifyError(
+            "method", f"expected 'auto', 'wrenches' or 'projection', got {method!r}"
+        )
     if contact_type not in CONTACT_TYPES:
-        raise ValueError(f"contact_type: expected one of {CONTACT_TYPES}, got {contact_type!r}")
+        raise IdentifyError(
+            "contact_type", f"expected one of {CONTACT_TYPES}, got {contact_type!r}"
+        )
     if isinstance(contact_speed, bool) or not (
         isinstance(contact_speed, (int, float, np.integer, np.floating))
         and math.isfinite(contact_speed)
         and contact_speed > 0
     ):
-        raise ValueError(f"contact_speed: expected a speed > 0 in m/s, got {contact_speed!r}")
+        raise IdentifyError("contact_speed", f"expected a speed > 0 in m/s, got {contact_speed!r}")
     if isinstance(decimate, bool) or not (
         isinstance(decimate, (int, np.integer)) and decimate >= 1
     ):
-        raise ValueError(f"decimate: expected a positive integer, got {decimate!r}")
+        raise IdentifyError("decimate", f"expected a positive integer, got {decimate!r}")
 
 
 def _check_floating_log(model, prepared: PreparedLog, decimate: int) -> None:
     """Refuse a fixed-base model or log, a low-passed log that was decimated, a ``decimate``
     above 1 without a low-pass, and a log whose joints are not the model's."""
     if not getattr(model, "floating_base", False):
-        raise ValueError(
-            f"model: {getattr(model, 'name', model)!r} is fixed-base; load it with "
-            "floating_base=True for a floating-base log"
+        raise IdentifyError(
+            "model",
+            f"{getattr(model, 'name', model)!r} is fixed-base; load it with "
+            "floating_base=True for a floating-base log",
         )
     if not prepared.floating_base:
-        raise ValueError("prepared: the log has no base pose (a fixed-base log)")
+        raise IdentifyError("prepared", "the log has no base pose (a fixed-base log)")
     if prepared.decimate != 1 and prepared.lowpass is not None:
-        raise ValueError(
-            f"prepared: expected the full-rate log (prepare_log with decimate=1), got "
-            f"decimate={prepared.decimate}; pass decimate here instead"
+        raise IdentifyError(
+            "prepared",
+            f"expected the full-rate log (prepare_log with decimate=1), got "
+            f"decimate={prepared.decimate}; pass decimate here instead",
         )
     if decimate > 1 and prepared.lowpass is None:
-        raise ValueError(
-            f"decimate: {decimate} without a low-pass would alias noise; prepare the log with "
-            "prepare_log(..., lowpass=...)"
+        raise IdentifyError(
+            "decimate",
+            f"{decimate} without a low-pass would alias noise; prepare the log with "
+            "prepare_log(..., lowpass=...)",
         )
     n, nv = prepared.q.shape[1], model.nv
     if nv != 6 + n:
-        raise ValueError(
-            f"prepared: {n} joint columns, but model {model.name!r} has {nv - 6} joints besides "
-            "its free flyer (match the log's joints first: match_joints)"
+        raise IdentifyError(
+            "prepared",
+            f"{n} joint columns, but model {model.name!r} has {nv - 6} joints besides "
+            "its free flyer (match the log's joints first: match_joints)",
         )
 
 
@@ -325,15 +338,16 @@ def _checked_columns(model, prepared: PreparedLog, Y, extra):
     M, nv = prepared.q.shape[0], model.nv
     Y = np.asarray(Y, np.float64)
     if Y.ndim != 3 or Y.shape[:2] != (M, nv) or Y.shape[2] != 10 * model.nbodies:
-        raise ValueError(
-            f"Y: expected shape (M, nv, 10 nb) = ({M}, {nv}, {10 * model.nbodies}) (the "
-            f"regressor at prepared.state()), got shape {Y.shape}"
+        raise IdentifyError(
+            "Y",
+            f"expected shape (M, nv, 10 nb) = ({M}, {nv}, {10 * model.nbodies}) (the "
+            f"regressor at prepared.state()), got shape {Y.shape}",
         )
     if extra is not None:
         extra = np.asarray(extra, np.float64)
         if extra.ndim != 3 or extra.shape[:2] != (M, nv):
-            raise ValueError(
-                f"extra: expected shape (M, nv, ne) = ({M}, {nv}, ne), got shape {extra.shape}"
+            raise IdentifyError(
+                "extra", f"expected shape (M, nv, ne) = ({M}, {nv}, ne), got shape {extra.shape}"
             )
     return Y, extra
 
@@ -342,10 +356,11 @@ def _checked_contact_frames(model, prepared: PreparedLog) -> tuple[str, ...]:
     """The log's contact frames, refused when it names none or one the model lacks."""
     frames = prepared.contact_frames
     if frames is None:
-        raise ValueError(
-            "prepared: the log names no contact_frames; name the frames that touch the "
+        raise IdentifyError(
+            "prepared",
+            "the log names no contact_frames; name the frames that touch the "
             "environment (with contact_wrenches or a contact schedule), or pass "
-            "contact_frames=() for a robot without contacts"
+            "contact_frames=() for a robot without contacts",
         )
     check_contact_frames(model, frames)
     return frames
@@ -357,15 +372,16 @@ def _torque_joints(model, exclude_torque) -> tuple[tuple[str, ...], tuple[str, .
     joints = tuple(nm for nm, ty in zip(model.joint_names, model.joint_types, strict=True)
                    if ty != "free_flyer")  # fmt: skip
     if isinstance(exclude_torque, str):
-        raise ValueError(
-            f"exclude_torque: expected a sequence of joint names, got the string {exclude_torque!r}"
+        raise IdentifyError(
+            "exclude_torque",
+            f"expected a sequence of joint names, got the string {exclude_torque!r}",
         )
     exclude = tuple(exclude_torque)
     for j in exclude:
         if j not in joints:
-            raise ValueError(
-                f"exclude_torque: {j!r} is no joint of model {model.name!r} (joints: "
-                f"{', '.join(joints)})"
+            raise IdentifyError(
+                "exclude_torque",
+                f"{j!r} is no joint of model {model.name!r} (joints: {', '.join(joints)})",
             )
     return joints, exclude
 
@@ -375,9 +391,10 @@ def _resolved_method(method: str, wrenches) -> str:
     if method == "auto":
         method = "wrenches" if wrenches is not None else "projection"
     if method == "wrenches" and wrenches is None:
-        raise ValueError(
-            "method: 'wrenches' needs contact_wrenches in the log; without them use "
-            "'projection' (the contact null space)"
+        raise IdentifyError(
+            "method",
+            "'wrenches' needs contact_wrenches in the log; without them use "
+            "'projection' (the contact null space)",
         )
     return method
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import IdentifyError, IdentifyTypeError
 from .preprocess import edge_samples, uniform_rate
 from .robot_log import RobotLog
 
@@ -81,16 +82,17 @@ def check_lowpass(lowpass):
     if lowpass is None or (isinstance(lowpass, str) and lowpass == "auto"):
         return lowpass
     if isinstance(lowpass, str):
-        raise ValueError(
-            f"lowpass: expected 'auto', None or a cut-off frequency in Hz, got {lowpass!r}"
+        raise IdentifyError(
+            "lowpass", f"expected 'auto', None or a cut-off frequency in Hz, got {lowpass!r}"
         )
     if isinstance(lowpass, bool) or not isinstance(lowpass, (int, float, np.integer, np.floating)):
-        raise TypeError(
-            f"lowpass: expected 'auto', None or a cut-off frequency in Hz (a number), got "
-            f"{type(lowpass).__name__} {lowpass!r}"
+        raise IdentifyTypeError(
+            "lowpass",
+            f"expected 'auto', None or a cut-off frequency in Hz (a number), got "
+            f"{type(lowpass).__name__} {lowpass!r}",
         )
     if not (math.isfinite(lowpass) and lowpass > 0):
-        raise ValueError(f"lowpass: expected a cut-off frequency > 0 in Hz, got {lowpass!r}")
+        raise IdentifyError("lowpass", f"expected a cut-off frequency > 0 in Hz, got {lowpass!r}")
     return float(lowpass)
 
 
@@ -98,22 +100,22 @@ def check_decimate(decimate):
     if isinstance(decimate, str) and decimate == "auto":
         return decimate
     if isinstance(decimate, bool) or not isinstance(decimate, (int, np.integer)):
-        raise (ValueError if isinstance(decimate, str) else TypeError)(
-            f"decimate: expected 'auto' or an integer >= 1, got {type(decimate).__name__} "
-            f"{decimate!r}"
+        raise (IdentifyError if isinstance(decimate, str) else IdentifyTypeError)(
+            "decimate",
+            f"expected 'auto' or an integer >= 1, got {type(decimate).__name__} {decimate!r}",
         )
     if decimate < 1:
-        raise ValueError(f"decimate: expected 'auto' or an integer >= 1, got {decimate!r}")
+        raise IdentifyError("decimate", f"expected 'auto' or an integer >= 1, got {decimate!r}")
     return int(decimate)
 
 
 def _check_parts(parts) -> list[int]:
     if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence):
-        raise TypeError(f"parts: expected a sequence of sample counts, got {parts!r}")
+        raise IdentifyTypeError("parts", f"expected a sequence of sample counts, got {parts!r}")
     out = []
     for k, n in enumerate(parts):
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-            raise ValueError(f"parts[{k}]: expected a sample count >= 2, got {n!r}")
+            raise IdentifyError(f"parts[{k}]", f"expected a sample count >= 2, got {n!r}")
         out.append(int(n))
     return out
 
@@ -294,9 +296,11 @@ def choose_filter(
       reason and the measured details.
 
     Raises:
-      TypeError: ``log`` is not a RobotLog; ``lowpass`` or ``decimate`` of
-        the wrong type (a bool is neither a frequency nor a factor).
-      ValueError: ``lowpass`` not ``"auto"``, None or a positive finite
+      IdentifyTypeError: ``log`` is not a RobotLog; ``lowpass`` or ``decimate``
+        of the wrong type (a bool is neither a frequency nor a factor); a
+        ``TypeError`` too.
+      IdentifyError: naming the argument (``.argument``): ``lowpass`` not
+        ``"auto"``, None or a positive finite
         number, or at or above the Nyquist frequency (of the decimated rate);
         ``decimate`` below 1, or above 1 without a low-pass; ``order`` not a
         positive integer; a ``parts`` entry below 2; a log that is not
@@ -318,13 +322,13 @@ def choose_filter(
       M. Gautier, "Dynamic identification of robots with power model", ICRA 1997.
     """
     if not isinstance(log, RobotLog):
-        raise TypeError(
-            f"log: expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
+        raise IdentifyTypeError(
+            "log", f"expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
         )
     lowpass = check_lowpass(lowpass)
     decimate = check_decimate(decimate)
     if isinstance(order, bool) or not (isinstance(order, (int, np.integer)) and order >= 1):
-        raise ValueError(f"order: expected a positive integer, got {order!r}")
+        raise IdentifyError("order", f"expected a positive integer, got {order!r}")
     part_sizes = _check_parts(parts)
     rate = uniform_rate(log.t)
     if lowpass is None:
@@ -338,9 +342,10 @@ def choose_filter(
 def _no_lowpass_given(decimate, rate: float) -> FilterChoice:
     """``lowpass=None``: no filter, no decimation (a decimation given above 1 raises)."""
     if decimate not in ("auto", 1):
-        raise ValueError(
-            f"decimate: {decimate} without a low-pass would alias noise; give lowpass "
-            f"(below {rate / 2.0 / decimate:g} Hz, the new Nyquist frequency) or decimate 1"
+        raise IdentifyError(
+            "decimate",
+            f"{decimate} without a low-pass would alias noise; give `lowpass` (below "
+            f"{rate / 2.0 / decimate:g} Hz, the new Nyquist frequency) or `decimate` 1",
         )
     return FilterChoice(
         None,
@@ -356,14 +361,16 @@ def _lowpass_given(lowpass: float, decimate, rate: float) -> FilterChoice:
     nyquist = rate / 2.0
     k = _auto_decimate(rate, lowpass) if decimate == "auto" else int(decimate)
     if not lowpass < nyquist:
-        raise ValueError(
-            f"lowpass: expected below {nyquist:g} Hz (the Nyquist frequency of a "
-            f"{rate:g} Hz log), got {lowpass!r}"
+        raise IdentifyError(
+            "lowpass",
+            f"expected below {nyquist:g} Hz (the Nyquist frequency of a {rate:g} Hz log), got "
+            f"{lowpass!r}",
         )
     if not lowpass < rate / (2 * k):
-        raise ValueError(
-            f"decimate: {k} puts the Nyquist frequency at {rate / (2 * k):g} Hz, at or below "
-            f"the lowpass cut-off {lowpass:g} Hz (log at {rate:g} Hz); decimate less"
+        raise IdentifyError(
+            "decimate",
+            f"{k} puts the Nyquist frequency at {rate / (2 * k):g} Hz, at or below the "
+            f"`lowpass` cut-off {lowpass:g} Hz (log at {rate:g} Hz); decimate less",
         )
     how = (
         f"decimate {k} (the new Nyquist frequency {rate / (2 * k):.4g} Hz is at least "
@@ -413,9 +420,10 @@ def _measured_details(log: RobotLog, an, rate: float, order: int, names, moving)
 def _automatic_choice(log: RobotLog, decimate, order: int, part_sizes, rate: float):
     """``lowpass="auto"``: the cut-off of least predicted bias (``#filter-rule``, steps 1-4)."""
     if log.n_samples < MIN_SAMPLES:
-        raise ValueError(
-            f"log: {log.n_samples} samples are too few to estimate its spectrum (at least "
-            f"{MIN_SAMPLES}); give lowpass explicitly"
+        raise IdentifyError(
+            "log",
+            f"{log.n_samples} samples are too few to estimate its spectrum (at least "
+            f"{MIN_SAMPLES}); give `lowpass` explicitly",
         )
     f_hi = MAX_LOWPASS * rate
     if decimate != "auto" and decimate > 1:

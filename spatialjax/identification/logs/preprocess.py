@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from ..._rotations import quat_wxyz_to_matrix
+from ..errors import IdentifyError, IdentifyTypeError, TooShortError
 from .robot_log import RobotLog, continuous_quaternions
 
 __all__ = ["PreparedLog", "parallel_filter", "prepare_log"]
@@ -119,14 +120,14 @@ class PreparedLog:
           holdout: fraction in ``(0, 1)``.
 
         Raises:
-          ValueError: ``holdout`` outside ``(0, 1)`` or a part with fewer than 2 samples.
+          IdentifyError: ``"holdout"`` outside ``(0, 1)`` or a part with fewer than 2 samples.
         """
         if not 0 < holdout < 1:
-            raise ValueError(f"holdout: expected a fraction in (0, 1), got {holdout!r}")
+            raise IdentifyError("holdout", f"expected a fraction in (0, 1), got {holdout!r}")
         cut = int(round(self.n_samples * (1 - holdout)))
         if cut < 2 or self.n_samples - cut < 2:
-            raise ValueError(
-                f"holdout: {holdout} of {self.n_samples} samples leaves a part with < 2 samples"
+            raise IdentifyError(
+                "holdout", f"{holdout} of {self.n_samples} samples leaves a part with < 2 samples"
             )
         sl = lambda s: dataclasses.replace(self, **self._take(s))  # noqa: E731
         return sl(slice(None, cut)), sl(slice(cut, None))
@@ -153,7 +154,7 @@ def uniform_rate(t: np.ndarray, need: str = "") -> float:
     """The sample rate ``1 / h`` of times ``t``, ``h`` their median interval.
 
     Raises:
-      ValueError: naming the first interval more than ``_JITTER`` off ``h``
+      IdentifyError: ``"log"``, naming the first interval more than ``_JITTER`` off ``h``
         (``need`` says why uniform samples are needed, ending in "; ").
     """
     dt = np.diff(t)
@@ -161,9 +162,10 @@ def uniform_rate(t: np.ndarray, need: str = "") -> float:
     bad = np.flatnonzero(np.abs(dt - h) > _JITTER * h)
     if bad.size:
         k = int(bad[0])
-        raise ValueError(
-            f"log: not uniformly sampled: t[{k + 1}] - t[{k}] = {dt[k]:.6g} s, the median "
-            f"interval is {h:.6g} s ({need}resample it with identification.resample_log first)"
+        raise IdentifyError(
+            "log",
+            f"not uniformly sampled: t[{k + 1}] - t[{k}] = {dt[k]:.6g} s, the median interval "
+            f"is {h:.6g} s ({need}resample it with identification.resample_log first)",
         )
     return 1.0 / h
 
@@ -212,22 +214,21 @@ def prepare_log(
       settings).
 
     Raises:
-      ValueError: ``lowpass`` not positive or at/above the Nyquist frequency
-        (of the decimated rate), ``decimate`` or ``order`` not a positive
-        integer, ``decimate > 1`` without ``lowpass``, a log that is not
-        uniformly sampled (naming the sample;
-        [`resample_log`][spatialjax.identification.resample_log] makes it so), or too short for the
-        filter.
-      TypeError: ``log`` is not a RobotLog; ``lowpass`` is not a number.
+      IdentifyError: naming the argument (``.argument``): ``lowpass`` not positive or at/above the
+        Nyquist frequency (of the decimated rate), ``decimate`` or ``order`` not a positive integer,
+        ``decimate > 1`` without ``lowpass``, a log that is not uniformly sampled (naming the
+        sample; [`resample_log`][spatialjax.identification.resample_log] makes it so), or too short
+        for the filter.
+      IdentifyTypeError: ``log`` is not a RobotLog; ``lowpass`` is not a number.
     """
     if not isinstance(log, RobotLog):
-        raise TypeError(
-            f"log: expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
+        raise IdentifyTypeError(
+            "log", f"expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
         )
     if not (isinstance(decimate, (int, np.integer)) and decimate >= 1):
-        raise ValueError(f"decimate: expected a positive integer, got {decimate!r}")
+        raise IdentifyError("decimate", f"expected a positive integer, got {decimate!r}")
     if not (isinstance(order, (int, np.integer)) and order >= 1):
-        raise ValueError(f"order: expected a positive integer, got {order!r}")
+        raise IdentifyError("order", f"expected a positive integer, got {order!r}")
     t = log.t
     rate = uniform_rate(t, "the filter needs uniform samples; ")
     nyquist = rate / (2 * decimate)
@@ -235,29 +236,33 @@ def prepare_log(
         if isinstance(lowpass, bool) or not isinstance(
             lowpass, (int, float, np.integer, np.floating)
         ):
-            raise TypeError(
-                f"lowpass: expected a cut-off frequency in Hz (a number), got "
-                f"{type(lowpass).__name__} {lowpass!r}"
+            raise IdentifyTypeError(
+                "lowpass",
+                f"expected a cut-off frequency in Hz (a number), got {type(lowpass).__name__} "
+                f"{lowpass!r}",
             )
         if not math.isfinite(lowpass):
-            raise ValueError(f"lowpass: expected a cut-off frequency in Hz, got {lowpass!r}")
+            raise IdentifyError("lowpass", f"expected a cut-off frequency in Hz, got {lowpass!r}")
         if not 0 < lowpass < nyquist:
-            after = f" after decimate={decimate}" if decimate > 1 else ""
-            raise ValueError(
-                f"lowpass: expected 0 < lowpass < {nyquist:g} Hz (the Nyquist frequency{after} "
-                f"of a {rate:g} Hz log), got {lowpass!r}"
+            after = f" after `decimate` {decimate}" if decimate > 1 else ""
+            raise IdentifyError(
+                "lowpass",
+                f"expected a cut-off between 0 and {nyquist:g} Hz (the Nyquist frequency{after} "
+                f"of a {rate:g} Hz log), got {lowpass!r}",
             )
     elif decimate > 1:
-        raise ValueError(
-            f"decimate: {decimate} without lowpass would alias noise; pass lowpass below "
-            f"{nyquist:g} Hz (the new Nyquist frequency)"
+        raise IdentifyError(
+            "decimate",
+            f"{decimate} without a low-pass would alias noise; give `lowpass` below "
+            f"{nyquist:g} Hz (the new Nyquist frequency)",
         )
     edge = edge_samples(rate, lowpass, order)
     N = log.n_samples
     if N - 2 * edge < 2 * decimate:
-        raise ValueError(
-            f"log: {N} samples are too few: {edge} are dropped at each end (filter and "
-            "differentiation edges)"
+        raise TooShortError(
+            "log",
+            f"{N} samples are too few: {edge} are dropped at each end (filter and "
+            "differentiation edges)",
         )
 
     sos = None
@@ -345,37 +350,38 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
       decimated the same way (NumPy float64).
 
     Raises:
-      ValueError: ``prepared`` was not low-passed or was already decimated, a
-        column's first axis is not ``prepared.n_samples``, ``decimate`` is not
-        a positive integer or puts the Nyquist frequency below the cut-off, or
-        too few samples remain.
+      IdentifyError: naming the argument: ``prepared`` was not low-passed or was already decimated,
+        a column's first axis is not ``prepared.n_samples``, ``decimate`` is not a positive integer
+        or puts the Nyquist frequency below the cut-off, or too few samples remain.
     """
     if prepared.lowpass is None:
-        raise ValueError("prepared: parallel filtering needs prepare_log(..., lowpass=...)")
+        raise IdentifyError("prepared", "parallel filtering needs prepare_log(..., lowpass=...)")
     if prepared.decimate != 1:
-        raise ValueError(
-            f"prepared: expected the full-rate log (prepare_log with decimate=1), got "
-            f"decimate={prepared.decimate}; decimate here instead"
+        raise IdentifyError(
+            "prepared",
+            f"expected the full-rate log (prepare_log with decimate=1), got "
+            f"decimate={prepared.decimate}; decimate here instead",
         )
     if not (isinstance(decimate, (int, np.integer)) and decimate >= 1):
-        raise ValueError(f"decimate: expected a positive integer, got {decimate!r}")
+        raise IdentifyError("decimate", f"expected a positive integer, got {decimate!r}")
     if not prepared.lowpass < prepared.rate / (2 * decimate):
-        raise ValueError(
-            f"decimate: {decimate} puts the Nyquist frequency at "
-            f"{prepared.rate / (2 * decimate):g} Hz, below the {prepared.lowpass:g} Hz cut-off"
+        raise IdentifyError(
+            "decimate",
+            f"{decimate} puts the Nyquist frequency at {prepared.rate / (2 * decimate):g} Hz, "
+            f"below the {prepared.lowpass:g} Hz cut-off",
         )
     M = prepared.n_samples
     arrays = []
     for k, x in enumerate(columns):
         x = np.asarray(x, np.float64)
         if x.ndim < 1 or x.shape[0] != M:
-            raise ValueError(
-                f"columns[{k}]: expected {M} rows (prepared.n_samples), got shape {x.shape}"
+            raise IdentifyError(
+                f"columns[{k}]", f"expected {M} rows (prepared.n_samples), got shape {x.shape}"
             )
         arrays.append(x)
     edge = prepared.edge
     if M - 2 * edge < 2 * decimate:
-        raise ValueError(f"prepared: {M} samples are too few to drop {edge} more at each end")
+        raise TooShortError("prepared", f"{M} samples are too few to drop {edge} more at each end")
     from scipy import signal
 
     sos = signal.butter(prepared.order, prepared.lowpass, fs=prepared.rate, output="sos")

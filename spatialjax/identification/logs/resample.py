@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..._checks import positive_number
+from ..errors import IdentifyTypeError, positive
 from .robot_log import LogError, RobotLog, continuous_quaternions
 
 __all__ = ["SamplingReport", "resample_log"]
@@ -81,8 +81,9 @@ def resample_log(
       ``(resampled log, SamplingReport)``; the log keeps the joint names.
 
     Raises:
-      TypeError: ``log`` not a RobotLog; ``rate`` or ``max_gap`` not a number.
-      ValueError: ``rate`` or ``max_gap`` not finite and positive.
+      IdentifyTypeError: ``log`` not a RobotLog; ``rate`` or ``max_gap`` not a
+        number (a ``TypeError`` too).
+      IdentifyError: ``rate`` or ``max_gap`` not finite and positive, naming it.
       LogError: an interval longer than ``max_gap``, naming its index and
         time.
 
@@ -98,11 +99,11 @@ def resample_log(
       (True, 100.0, 0.5)
     """
     if not isinstance(log, RobotLog):
-        raise TypeError(
-            f"log: expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
+        raise IdentifyTypeError(
+            "log", f"expected a RobotLog (load_log, simulate_log), got {type(log).__name__}"
         )
-    out_rate = None if rate is None else positive_number(rate, "rate")
-    user_gap = None if max_gap is None else positive_number(max_gap, "max_gap")
+    out_rate = None if rate is None else positive(rate, "rate")
+    user_gap = None if max_gap is None else positive(max_gap, "max_gap")
     t = log.t
     dt = np.diff(t)
     h = float(np.median(dt))
@@ -110,13 +111,13 @@ def resample_log(
     bad = np.flatnonzero(dt > gap)
     if bad.size:
         k = int(bad[0])
-        how = f"{MAX_GAP_INTERVALS:g} median intervals" if max_gap is None else "max_gap"
+        how = f"{MAX_GAP_INTERVALS:g} median intervals" if max_gap is None else "`max_gap`"
         raise LogError(
             "RobotLog",
             "t",
             f"a gap of {dt[k]:.6g} s between sample {k} (t = {float(t[k])!r}) and sample "
             f"{k + 1} (t = {float(t[k + 1])!r}), longer than {gap:.6g} s ({how}); cut the log "
-            "there or pass a larger max_gap",
+            "there or pass a larger `max_gap`",
             k + 1,
         )
     out_rate = 1.0 / h if out_rate is None else out_rate

@@ -75,6 +75,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import IdentifyError
+
 __all__ = ["JointMatch", "LogError", "RobotLog", "load_log", "match_joints"]
 
 _KINDS = ("q", "tau", "dq", "ddq")  # per-joint column groups, CSV prefix = kind + "_"
@@ -98,10 +100,15 @@ _WRENCH_PARTS = ("nx", "ny", "nz", "fx", "fy", "fz")
 MAX_JOINT_VALUE = 1e6
 
 
-class LogError(ValueError):
+class LogError(IdentifyError):
     """A robot log that cannot be used, naming the file (or ``RobotLog``) and the column.
 
+    An [IdentifyError][spatialjax.identification.IdentifyError] about the
+    argument ``"log"``; its message starts with ``source`` instead.
+
     Attributes:
+      argument: ``"log"``.
+      detail: the message without the source (``"column 't': ..."``).
       source: the file path, or ``"RobotLog"`` for an in-memory log.
       column: the column or array concerned (``"t"``, ``"q_panda_joint3"``,
         ``"joint_names"``, ...), or None.
@@ -113,7 +120,11 @@ class LogError(ValueError):
         self.column = column
         self.sample = sample
         where = f"column {column!r}: " if column is not None else ""
-        super().__init__(f"{self.source}: {where}{message}")
+        super().__init__("log", f"{where}{message}")
+        self.args = (f"{self.source}: {self.detail}",)
+
+    def __str__(self) -> str:
+        return self.args[0]
 
 
 def _column(kind, j, names):
@@ -938,7 +949,9 @@ class JointMatch:
         """The log with its columns reordered (and dropped) to ``joint_names``' order."""
         cols = list(self.columns)
         if log.n_joints <= (max(cols) if cols else -1):
-            raise ValueError(f"log: has {log.n_joints} joints, this match uses column {max(cols)}")
+            raise IdentifyError(
+                "log", f"has {log.n_joints} joints, this match uses column {max(cols)}"
+            )
         pick = lambda x: None if x is None else x[:, cols]  # noqa: E731
         return dataclasses.replace(  # the base pose and the contacts are kept
             log,
@@ -971,23 +984,27 @@ def match_joints(log: RobotLog, model, lock: Mapping[str, float] | None = None) 
       reorders the log's columns (and keeps its base pose and contacts).
 
     Raises:
-      ValueError: a floating-base model with a log without base pose, or a
-        fixed-base model with a log that has one; a log joint or a ``lock``
-        name that is no movable joint of the model (naming it and listing the
-        model's); a nameless log whose column count differs from the model's;
-        a log that drives no joint once locked ones are dropped.
+      IdentifyError: naming the argument (``.argument``): ``"model"``, a
+        floating-base model with a log without base pose; ``"log"``, a
+        fixed-base model with a log that has one, a log joint that is no
+        movable joint of the model (naming it and listing the model's), or a
+        nameless log whose column count differs from the model's; ``"lock"``,
+        a name that is no movable joint, a value that is not a finite number,
+        or locks that leave the log no joint.
     """
     floating = bool(getattr(model, "floating_base", False))
     if floating and not log.floating_base:
-        raise ValueError(
-            f"model: {model.name!r} is floating-base but the log has no base pose "
+        raise IdentifyError(
+            "model",
+            f"{model.name!r} is floating-base but the log has no base pose "
             "(base_position, base_quaternion); load the model without floating_base=True for "
-            "a fixed-base log"
+            "a fixed-base log",
         )
     if log.floating_base and not floating:
-        raise ValueError(
-            f"log: has a base pose (a floating-base log) but model {model.name!r} is "
-            "fixed-base; load it with floating_base=True"
+        raise IdentifyError(
+            "log",
+            f"has a base pose (a floating-base log) but model {model.name!r} is fixed-base; "
+            "load it with floating_base=True",
         )
     movable = tuple(
         nm
@@ -997,31 +1014,34 @@ def match_joints(log: RobotLog, model, lock: Mapping[str, float] | None = None) 
     lock = dict(lock or {})
     for nm, value in lock.items():
         if nm not in movable:
-            raise ValueError(
-                f"lock: {nm!r} is no movable joint of model {model.name!r} "
-                f"(movable joints: {', '.join(movable)})"
+            raise IdentifyError(
+                "lock",
+                f"{nm!r} is no movable joint of model {model.name!r} "
+                f"(movable joints: {', '.join(movable)})",
             )
         if not (isinstance(value, (int, float, np.floating)) and math.isfinite(value)):
-            raise ValueError(f"lock: {nm!r} needs a finite number, got {value!r}")
+            raise IdentifyError("lock", f"{nm!r} needs a finite number, got {value!r}")
     names = log.joint_names
     if names is None:
         if log.n_joints != len(movable):
-            raise ValueError(
-                f"log: has {log.n_joints} unnamed joint columns but model {model.name!r} has "
+            raise IdentifyError(
+                "log",
+                f"has {log.n_joints} unnamed joint columns but model {model.name!r} has "
                 f"{len(movable)} movable joints ({', '.join(movable)}); name the columns "
-                "(joint_names) to use a subset"
+                "(joint_names) to use a subset",
             )
         names = movable
     for nm in names:
         if nm not in movable:
-            raise ValueError(
-                f"log: joint {nm!r} is no movable joint of model {model.name!r} "
-                f"(movable joints: {', '.join(movable)})"
+            raise IdentifyError(
+                "log",
+                f"joint {nm!r} is no movable joint of model {model.name!r} "
+                f"(movable joints: {', '.join(movable)})",
             )
     index = {nm: j for j, nm in enumerate(names)}
     used = tuple(nm for nm in movable if nm in index and nm not in lock)
     if not used:
-        raise ValueError("log: no joint left to identify once the locked joints are dropped")
+        raise IdentifyError("lock", "leaves no joint of the log to identify")
     locked = {nm: float(lock.get(nm, 0.0)) for nm in movable if nm not in used}
     return JointMatch(
         joint_names=used,

@@ -82,9 +82,9 @@ class BagOptionError(LogError):
     """
 
     def __init__(self, source, argument: str, message: str):
+        super().__init__(source, None, message)
         self.argument = argument
-        self.detail = message
-        super().__init__(source, None, f"{argument}: {message}")
+        self.args = (f"{self.source}: {argument}: {message}",)
 
 
 def is_bag(path) -> bool:

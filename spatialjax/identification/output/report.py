@@ -10,7 +10,7 @@ r"""What ``identify_robot`` returns: the result and its report.
   in ``docs/identification-report.md``, which a test checks against these
   classes.
 * ``summary_table``: the tables printed at the end of a run, from the
-  report's dict (or a JSON report read back).
+  typed report.
 * ``jsonable``, ``number_text``, ``vector_text``,
   ``range_text``: the formatting helpers the command line shares.
 """
@@ -97,47 +97,6 @@ class Section:
         """The section as plain Python (keys: the field names; NaN kept as NaN)."""
         assert dataclasses.is_dataclass(self)
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
-
-
-@dataclasses.dataclass(frozen=True)
-class Settings(Section):
-    """The options ``identify_robot`` ran with, resolved (``torque_scale``: the factors ≠ 1).
-
-    Attributes:
-      lowpass: low-pass cut-off in Hz, or None.
-      decimate: decimation factor.
-      friction: the friction kinds fitted (``joint_model`` less the armature).
-      gamma: ``γ`` as given (None: the default rule).
-      prior_spread: ``s`` of the default ``γ``.
-      holdout: the held-out fraction.
-      sample_weighting: the weighting of the data term.
-      repair_prior: whether inconsistent prior bodies are repaired.
-      repair_floor: the relative floor of repaired bodies.
-      exclude_torque: joints whose channel was left out by the user.
-      torque_scale: ``{joint: k}`` for the channels multiplied.
-      free: the links identified as given (None: all).
-      rate: the resampling rate asked for, Hz, or None.
-      max_gap: the longest interval accepted, s, or None.
-      ignore_limits: whether positions outside the joint limits were accepted.
-      joint_model: the joint-model kinds fitted (armature, viscous, coulomb, offset).
-    """
-
-    lowpass: float | None
-    decimate: int
-    friction: tuple[str, ...]
-    gamma: float | None
-    prior_spread: float
-    holdout: float
-    sample_weighting: str
-    repair_prior: bool
-    repair_floor: float
-    exclude_torque: tuple[str, ...]
-    torque_scale: Mapping[str, float]
-    free: tuple[str, ...] | None
-    rate: float | None
-    max_gap: float | None
-    ignore_limits: bool
-    joint_model: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -544,7 +503,8 @@ class Times(Section):
 class IdentificationReport(Section):
     """The report of [identify_robot][spatialjax.identification.identify_robot], typed.
 
-    ``to_dict()`` is ``RobotIdentification.report``.
+    ``RobotIdentification.report`` is one; ``to_dict()`` and ``to_json()``
+    give its JSON form.
 
     Each field is a key of the JSON report; the schema, with units, is in the
     identification guide ("The report's schema").
@@ -553,7 +513,9 @@ class IdentificationReport(Section):
       joints: the identified joints, model order.
       links_identified: the links identified (``free``, or all).
       gravity: the world-frame gravity, m/s².
-      settings: the options, resolved.
+      settings: the options as given
+        ([IdentifyOptions][spatialjax.identification.IdentifyOptions]; the
+        cut-off and decimation used are in ``filter``).
       sampling: the main log's
         [SamplingReport][spatialjax.identification.SamplingReport].
       positions: one ``PositionCheck`` per joint: range, limits, resolution, velocity.
@@ -588,7 +550,7 @@ class IdentificationReport(Section):
     joints: tuple[str, ...]
     links_identified: tuple[str, ...]
     gravity: tuple[float, ...]
-    settings: Settings
+    settings: Any  # IdentifyOptions (pipeline.options)
     sampling: Any
     positions: tuple[Any, ...]
     filter: Any
@@ -630,10 +592,11 @@ def schema() -> dict[str, type]:
     from ..logs.filter_choice import FilterChoice
     from ..logs.positions import PositionCheck
     from ..logs.resample import SamplingReport
+    from ..pipeline.options import IdentifyOptions
 
     return {
         "": IdentificationReport,
-        "settings": Settings,
+        "settings": IdentifyOptions,
         "sampling": SamplingReport,
         "positions[]": PositionCheck,
         "filter": FilterChoice,
@@ -662,7 +625,7 @@ def schema() -> dict[str, type]:
 class RobotIdentification:
     """Everything [identify_robot][spatialjax.identification.identify_robot] measured.
 
-    Arrays are float64; ``report`` is JSON-able.
+    Arrays are float64.
 
     Attributes:
       joints: the identified joints, model order.
@@ -671,15 +634,14 @@ class RobotIdentification:
         body 10-vectors (``prior`` after repair; ``model`` as in the model).
       friction: ``{"fit" | "least_squares": (n_joints, 3)}`` ``[viscous,
         coulomb, offset]`` per joint, NaN for kinds not fitted.
-      report: the report as a dict (``typed_report.to_dict()``; schema: the
-        identification guide): settings, sampling, positions, samples,
-        repairs, channels, weights, links (with plausibility), friction,
-        errors, validation, identifiability, fit status, times.
+      report: the [IdentificationReport][spatialjax.identification.IdentificationReport]
+        (schema: the identification guide): settings, sampling, positions,
+        samples, repairs, channels, weights, links (with plausibility),
+        friction, errors, validation, identifiability, fit status, times;
+        ``report.to_dict()`` and ``to_json()`` give its JSON form.
       warnings: plain-words warnings (positions, scale or sign of a channel,
         flagged links).
       notes: plain-words notes (repaired links, excluded channels).
-      typed_report: the same report as an
-        [IdentificationReport][spatialjax.identification.IdentificationReport].
       model: the [Model][spatialjax.multibody.Model] identified (what
         [write][spatialjax.identification.RobotIdentification.write] writes back).
       joint_parameters: ``{"fit" | "least_squares": (n_joints, 4)}``
@@ -692,16 +654,15 @@ class RobotIdentification:
     body_names: tuple[str, ...]
     params: Mapping[str, np.ndarray]
     friction: Mapping[str, np.ndarray]
-    report: dict
+    report: IdentificationReport
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
-    typed_report: IdentificationReport
     model: Any
     joint_parameters: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The report as JSON (NaN and infinities written as ``null``)."""
-        return json.dumps(jsonable(self.report), indent=indent, allow_nan=False)
+        return self.report.to_json(indent=indent)
 
     def summary(self) -> str:
         """The printable tables: per link (mass, plausibility, data share), per joint errors."""
@@ -737,8 +698,7 @@ class RobotIdentification:
 
         Returns:
           The writer's JSON-able report (that of
-          [write_identified_urdf][spatialjax.identification.write_identified_urdf] or
-          [write_identified_mjcf][spatialjax.identification.write_identified_mjcf]).
+          [write_identified_model][spatialjax.identification.write_identified_model]).
 
         Raises:
           ValueError: ``source`` is in a format that cannot be written back
@@ -833,20 +793,20 @@ _LINK_HEADER = ("link", "mass prior → fit (kg)", "ratio", "CoM shift (mm)", "O
                 "fit consistent", "data share", "")  # fmt: skip
 
 
-def _link_rows(report: Mapping) -> list:
+def _link_rows(report: IdentificationReport) -> list:
     rows: list = [_LINK_HEADER]
-    for d in report["links"]:
-        pl = d["plausibility"]
+    for d in report.links:
+        pl = d.plausibility
         rows.append(
             (
-                d["link"],
-                f"{d['prior']['mass']:.3f} → {d['fit']['mass']:.3f}",
-                f"{pl['mass_ratio']:.2f}",
-                f"{1e3 * pl['com_shift']:.1f}",
-                "yes" if d["least_squares"]["consistent"] else "NO",
-                "yes" if d["fit"]["consistent"] else "NO",
-                _share_text(d["data_share"]) if d["free"] else "held",
-                "CHECK: mass moved > 2×" if pl["flagged"] else "",
+                d.link,
+                f"{d.prior.mass:.3f} → {d.fit.mass:.3f}",
+                f"{pl.mass_ratio:.2f}",
+                f"{1e3 * pl.com_shift:.1f}",
+                "yes" if d.least_squares.consistent else "NO",
+                "yes" if d.fit.consistent else "NO",
+                _share_text(d.data_share) if d.free else "held",
+                "CHECK: mass moved > 2×" if pl.flagged else "",
             )
         )
     return rows
@@ -856,11 +816,11 @@ _JOINT_HEADER = ("joint", "armature file → fit", "viscous = damping", "Coulomb
                  "offset", "at rest", "")  # fmt: skip
 
 
-def _joint_rows(report: Mapping) -> list:
+def _joint_rows(report: IdentificationReport) -> list:
     """Per joint: each joint-model kind ``file → fit`` (``—``: not fitted)."""
     rows: list = [_JOINT_HEADER]
-    for d in report.get("joint_parameters", ()):
-        fit, file = d["fit"], d["file"]
+    for d in report.joint_parameters:
+        fit, file = d.fit, d.file
 
         def cell(k, fit=fit, file=file):
             if fit[k] is None:
@@ -868,50 +828,62 @@ def _joint_rows(report: Mapping) -> list:
             f = file.get(k)
             return (f"{number_text(f, '.3g')} → " if f is not None else "") + f"{fit[k]:.4g}"
 
-        conf = ", ".join(d["confounded"])
+        conf = ", ".join(d.confounded)
         rows.append((
-            d["joint"], cell("armature"), cell("viscous"), cell("coulomb"),
+            d.joint, cell("armature"), cell("viscous"), cell("coulomb"),
             "—" if fit["offset"] is None else f"{fit['offset']:.3g}",
-            f"{100 * d['rest_fraction']:.0f} %",
+            f"{100 * d.rest_fraction:.0f} %",
             f"{conf}: split by the priors" if conf else "",
         ))  # fmt: skip
     return rows
 
 
-def summary_table(report: Mapping) -> str:
+def _overall(e: ErrorFigures | None) -> str:
+    return _number(None if e is None else e.overall)
+
+
+def summary_table(report: IdentificationReport) -> str:
     """The tables printed at the end: per link, per joint's joint model (when fitted), then the
     per-joint errors (and per validation log).
 
     Args:
-      report: ``RobotIdentification.report``, or the JSON report read back.
+      report: ``RobotIdentification.report``.
     """
     lines = _table(_link_rows(report))
-    joint_rows = _joint_rows(report)
-    entries = report.get("joint_parameters", ())
-    if any(v is not None for d in entries for v in d["fit"].values()):
-        lines += [""] + _table(joint_rows)
-    part = "holdout" if report["errors"]["fit"]["holdout"] is not None else "train"
-    label = "held-out" if part == "holdout" else "training (no hold-out)"
-    excluded = {c["joint"] for c in report.get("channels", []) if c["excluded"]}
-    errs = {k: report["errors"][k][part] for k in ("fit", "least_squares", "prior")}
-    floating = report.get("floating_base") is not None
+    if any(v is not None for d in report.joint_parameters for v in d.fit.values()):
+        lines += [""] + _table(_joint_rows(report))
+    sets = {"fit": report.errors.fit, "least_squares": report.errors.least_squares,
+            "prior": report.errors.prior}  # fmt: skip
+    held = report.errors.fit.holdout is not None
+    errs: dict[str, ErrorFigures] = {}
+    for k, p in sets.items():
+        e = p.holdout if held else p.train
+        assert e is not None  # the training part always has samples
+        errs[k] = e
+    label = "held-out" if held else "training (no hold-out)"
+    excluded = {c.joint for c in report.channels if c.excluded}
+    floating = report.floating_base is not None
     # a floating base's equations: the base's six rows, then the joints'
-    names = list(errs["fit"]["per_joint"]) if floating else report["joints"]
+    names = list(errs["fit"].per_joint) if floating else list(report.joints)
     head = "equation" if floating else "joint"
     rows: list = [(head, f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
     for j in names:
         mark = " (not fitted)" if j in excluded else ""
-        rows.append((j + mark, *(number_text(errs[k]["per_joint"][j], ".4f") for k in errs)))
+        rows.append((j + mark, *(_number(errs[k].per_joint[j]) for k in errs)))
     if floating:
         for group in ("base", "joint"):
-            rows.append((f"{group} rows", *(number_text(errs[k][group], ".4f") for k in errs)))
-    rows.append(("all fitted", *(number_text(errs[k]["overall"], ".4f") for k in errs)))
+            rows.append((f"{group} rows", *(_number(getattr(errs[k], group)) for k in errs)))
+    rows.append(("all fitted", *(_number(errs[k].overall) for k in errs)))
     lines += [""] + _table(rows)
-    for k, v in enumerate(report.get("validation", [])):
-        e = v["errors"]
+    for k, v in enumerate(report.validation):
+        e = v.errors
         lines.append(
-            f"  validation log {k}: fit {number_text(e['fit']['overall'], '.4f')}, least squares "
-            f"{number_text(e['least_squares']['overall'], '.4f')}, prior "
-            f"{number_text(e['prior']['overall'], '.4f')}"
+            f"  validation log {k}: fit {_overall(e.fit)}, least squares "
+            f"{_overall(e.least_squares)}, prior {_overall(e.prior)}"
         )
     return "\n".join(lines)
+
+
+def _number(x) -> str:
+    """``x`` to four decimals, ``—`` for None or NaN (as the JSON report writes them)."""
+    return number_text(None if x is None else finite_or_none(x), ".4f")

@@ -90,7 +90,7 @@ def channel_stage(
         )
     fjoint = np.array([joints.index(j) for j, _ in jm.names(model)], int)
     kept = used[fjoint] if fjoint.size else np.zeros(0, bool)
-    warnings, notes = channel_messages(checks, opts.torque_scale)
+    warnings, notes = channel_messages(checks, opts.scale)
     if base is not None:
         from .floating_base import base_warnings
 

@@ -87,13 +87,10 @@ References:
 from __future__ import annotations
 
 import time
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..fitting.floating_rows import CONTACT_SPEED
-from ..fitting.robot_fit import PRIOR_SPREAD
 from ..logs.robot_log import RobotLog
 from ..output.report import (
     FitSummary,
@@ -102,15 +99,13 @@ from ..output.report import (
     JointParameters,
     RobotIdentification,
     Samples,
-    Settings,
     Times,
 )
-from ..priors.prior_repair import REPAIR_FLOOR
 from .channels import Channels, channel_stage
 from .consistent_fit import Fitted, fit_stage
 from .filtering import Filtered, filter_stage
 from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
-from .options import DEFAULT_HOLDOUT, Options, check_options, resolve_joint_model
+from .options import IdentifyOptions, Options, options_with, resolve, warn_deprecated
 from .prior import Prior, prior_stage
 from .regression import Regressors, regressor_stage
 from .sampling import Sampled, sampling_stage
@@ -138,64 +133,59 @@ class _Clock:
 def _raw_training_torques(sampled: Sampled, filtered: Filtered, opts: Options) -> np.ndarray:
     """The training part's torques as recorded (before resampling blurs their quantisation)."""
     raw = sampled.raw[0]
-    return raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.torque_scale[None, :]
+    return raw.tau[raw.t <= filtered.parts[0][1].t[-1]] * opts.scale[None, :]
 
 
-def _unknown_torques(sampled: Sampled, filtered: Filtered, opts: Options) -> tuple[str, ...]:
-    """A floating base's joints whose torque is unknown: the channels the torque stage will
-    leave out (named by the user, or without signal), known before the rows are formed."""
-    from ..logs.channel_checks import excluded_channels
+def _fixed_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,
+                       filtered: Filtered, opts: Options) -> tuple:  # fmt: skip
+    """The regressor and torque stages of a fixed base, and the training data.
 
-    if not opts.floating_base:
-        return ()
-    raw = _raw_training_torques(sampled, filtered, opts)
-    return excluded_channels(opts.joints, raw, opts.exclude_torque)
-
-
-def _torques(model, sampled: Sampled, filtered: Filtered, regs: Regressors, prior: Prior,
-             opts: Options) -> Channels:  # fmt: skip
-    """The torque stage on the training part."""
+    The channels are the joints' torques; a joint's row leaves the samples
+    where it rests (``rest_rule``).
+    """
+    regs = clock.run("regressor", regressor_stage, model, filtered, opts)
     raw_train = _raw_training_torques(sampled, filtered, opts)
-    if regs.rows:  # floating base: the joints' torques and their prediction from the equations
-        from . import floating_base as floating
-
-        tau, tau_prior = floating.channel_torques(regs.rows[0], prior.prior)
-        base = floating.base_check(regs.rows[0], prior.prior)
-        return channel_stage(model, raw_train, tau, tau_prior, regs.dq[0], opts,
-                             ddq=regs.ddq[0], base=base)  # fmt: skip
     tau_prior = regs.Y[0] @ prior.prior.reshape(-1)
-    return channel_stage(model, raw_train, regs.tau[0], tau_prior, regs.dq[0], opts,
-                         ddq=regs.ddq[0])  # fmt: skip
+    channels = clock.run("torques", channel_stage, model, raw_train, regs.tau[0], tau_prior,
+                         regs.dq[0], opts, ddq=regs.ddq[0])  # fmt: skip
+    data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
+                         channels, q=regs.q[0], moving=rest_rule(regs.dq[0], opts.joint_model),
+                         rows=None)  # fmt: skip
+    return regs, channels, data
 
 
-def _moving(regs: Regressors, opts: Options) -> np.ndarray | None:
-    """The training samples in each channel's row (``rest_rule``; a floating base's rows:
-    ``floating.row_moving``), or None (every sample)."""
-    if regs.rows:
-        from . import floating_base as floating
+def _floating_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,
+                          filtered: Filtered, opts: Options) -> tuple:  # fmt: skip
+    """The regressor and torque stages of a floating base, and the training data.
 
-        return floating.row_moving(regs.rows[0])
-    return rest_rule(regs.dq[0], opts.joint_model)
+    The channels are the ``6 + n`` equations of each sample
+    (``floating_base_rows``); the joints whose torque is unknown (left out
+    by the user, or without signal) are known before the rows are formed,
+    and each row's samples are ``floating.row_moving``'s.
+    """
+    from ..logs.channel_checks import excluded_channels
+    from . import floating_base as floating
 
-
-def _settings(opts: Options, filtered: Filtered) -> Settings:
-    scale = {j: float(k) for j, k in zip(opts.joints, opts.torque_scale, strict=True) if k != 1}
-    return Settings(
-        lowpass=filtered.lowpass, decimate=filtered.decimate, friction=opts.friction.kinds,
-        gamma=opts.gamma, prior_spread=opts.prior_spread, holdout=opts.holdout,
-        sample_weighting=opts.sample_weighting, repair_prior=opts.repair_prior,
-        repair_floor=opts.repair_floor, exclude_torque=opts.exclude_torque, torque_scale=scale,
-        free=opts.free, rate=opts.rate, max_gap=opts.max_gap, ignore_limits=opts.ignore_limits,
-        joint_model=opts.joint_model.kinds,
-    )  # fmt: skip
+    raw_train = _raw_training_torques(sampled, filtered, opts)
+    unknown = excluded_channels(opts.joints, raw_train, opts.exclude_torque)
+    regs = clock.run("regressor", regressor_stage, model, filtered, opts, unknown)
+    rows = regs.rows[0]
+    tau, tau_prior = floating.channel_torques(rows, prior.prior)
+    base = floating.base_check(rows, prior.prior)
+    channels = clock.run("torques", channel_stage, model, raw_train, tau, tau_prior, regs.dq[0],
+                         opts, ddq=regs.ddq[0], base=base)  # fmt: skip
+    data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
+                         channels, q=regs.q[0], moving=floating.row_moving(rows),
+                         rows=rows)  # fmt: skip
+    return regs, channels, data
 
 
 def _friction_part(model, opts: Options, coefficients) -> np.ndarray:
-    """The friction kinds' coefficients (``opts.friction``'s layout) of joint-model ones."""
+    """The friction kinds' coefficients (``opts.joint_model.friction``'s layout)."""
     from ...multibody.joint_model import JOINT_KINDS
 
     table = opts.joint_model.as_table(model, coefficients)
-    return table[:, [JOINT_KINDS.index(k) for k in opts.friction.kinds]].reshape(-1)
+    return table[:, [JOINT_KINDS.index(k) for k in opts.joint_model.friction.kinds]].reshape(-1)
 
 
 def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
@@ -239,7 +229,7 @@ def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
 
 def _floating_report(opts: Options, filtered: Filtered, regs: Regressors,
                      channels: Channels) -> FloatingBase | None:  # fmt: skip
-    if not regs.rows:
+    if not opts.floating_base:
         return None
     from . import floating_base as floating
 
@@ -254,22 +244,22 @@ def _floating_report(opts: Options, filtered: Filtered, regs: Regressors,
     )  # fmt: skip
 
 
-def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filtered,
-            regs: Regressors, channels: Channels, ls: LeastSquares, fitted: Fitted,
-            validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
-    """Every stage's findings as the typed report."""
-    fm = opts.friction
+def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled: Sampled,
+            filtered: Filtered, regs: Regressors, channels: Channels, ls: LeastSquares,
+            fitted: Fitted, validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
+    """Every stage's findings as the typed report (``settings``: the options as given)."""
+    fm = opts.joint_model.friction
     n_used = ls.samples_used
     # the data term's channels: the joints, or a floating base's rows
-    channel_names = regs.rows[0].row_names if regs.rows else opts.joints
+    channel_names = regs.rows[0].row_names if opts.floating_base else opts.joints
 
     def per_joint(x) -> dict:
         return dict(zip(channel_names, np.asarray(x).tolist(), strict=True))
 
     n_train, n_hold = regs.n_train, regs.n_hold
     return IdentificationReport(
-        joints=opts.joints, links_identified=prior.free_names, gravity=opts.gravity,
-        settings=_settings(opts, filtered), sampling=sampled.sampling[0],
+        joints=opts.joints, links_identified=prior.free_names, gravity=tuple(opts.gravity),
+        settings=given, sampling=sampled.sampling[0],
         positions=sampled.positions, filter=filtered.choice,
         samples=Samples(raw=filtered.n_raw, raw_holdout=filtered.n_raw_hold,
                         after_decimation=n_train + n_hold, train=n_train, holdout=n_hold),
@@ -296,29 +286,11 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
 def identify_robot(
     model,
     log: RobotLog,
+    options: IdentifyOptions | None = None,
     *,
-    lowpass: float | str | None = "auto",
-    decimate: int | str = "auto",
-    joint_model=None,
-    friction=None,
-    gamma: float | None = None,
-    prior_spread: float = PRIOR_SPREAD,
-    holdout: float = DEFAULT_HOLDOUT,
-    sample_weighting: str = "autocorrelation",
-    repair_prior_bodies: bool = True,
-    repair_floor: float = REPAIR_FLOOR,
-    exclude_torque: Sequence[str] = (),
-    torque_scale: Mapping[str, float] | None = None,
-    free: Sequence[str] | None = None,
     validate: Sequence[RobotLog] = (),
-    rate: float | None = None,
-    max_gap: float | None = None,
-    gravity=(0.0, 0.0, -9.81),
-    ignore_limits: bool = False,
-    contact_method: str = "auto",
-    contact_type: str = "point",
-    contact_speed: float = CONTACT_SPEED,
     progress: Callable[[str, str, Sequence[str]], None] | None = None,
+    **changes,
 ) -> RobotIdentification:
     r"""Identify a robot's links and joint parameters from a joint-torque log.
 
@@ -347,118 +319,61 @@ def identify_robot(
         ``joint_names`` None means the model's joints in order, else they are
         matched by name (reordered). A floating-base log needs
         ``contact_frames`` (``()`` for a robot without contacts).
-      lowpass: ``"auto"`` (default: the cut-off chosen from the training
-        part's spectrum by
-        [choose_filter][spatialjax.identification.choose_filter]; the report's
-        ``filter`` says what and why), a Butterworth cut-off in Hz, or None
-        (no filter: ``q`` differentiated raw).
-      decimate: keep every ``decimate``-th sample after filtering; ``"auto"``
-        (default): the largest factor whose Nyquist frequency stays at least
-        twice the cut-off (1 without a low-pass).
-      joint_model: the joint parameters fitted with the links: a
-        [JointModel][spatialjax.multibody.JointModel], a tuple of its kinds or
-        a string (``"armature,viscous,coulomb,offset"``, ``"none"``). Default:
-        all four (armature, viscous = damping, Coulomb = friction loss,
-        offset). The armature gets a weak prior around the model file's value
-        ([joint_prior][spatialjax.identification.joint_prior]); where it shares a
-        base parameter with the links (a fixed base's first joint's always),
-        the priors decide the split and the report says so. A floating base's
-        joint model is fitted alike (its columns are zero on the base rows).
-      friction: deprecated: a [FrictionModel][spatialjax.multibody.FrictionModel]
-        or a tuple of friction kinds, fitted with the armature
-        (``joint_model=JointModel.from_friction(friction)``); a
-        ``DeprecationWarning`` says so. Not with ``joint_model``.
-      gamma: the prior's weight ``γ`` (default ``2 / prior_spread²``).
-      prior_spread: ``s > 0`` of the default ``γ``.
-      holdout: the last fraction ``[0, 1)`` of the log held out for validation.
-      sample_weighting: ``"autocorrelation"``, ``"bandwidth"`` or
-        ``"independent"`` (module docstring).
-      repair_prior_bodies: repair prior bodies that are not strictly consistent
-        (True) or refuse them (False).
-      repair_floor: relative floor of repaired bodies, in ``(0, 1)``
-        ([repair_prior][spatialjax.identification.repair_prior]).
-      exclude_torque: joints whose torque channel leaves the data term.
-      torque_scale: ``{joint: k}``: the channel is multiplied by ``k`` first
-        (``k < 0`` flips its sign).
-      free: links (moving bodies) to identify; the others are held at the
-        model's values. Default: all.
+      options: the [IdentifyOptions][spatialjax.identification.IdentifyOptions]
+        (default: ``IdentifyOptions()``, every default).
       validate: other logs of the same robot, evaluated (not fitted), each
         checked, resampled and filtered on its own.
-      rate: resampling rate in Hz (default: the median interval's).
-      max_gap: the longest interval accepted in ``t``, s (default: the
-        [resample_log][spatialjax.identification.resample_log] rule).
-      gravity: world-frame gravitational acceleration ``(3,)`` (m/s²).
-      ignore_limits: go on, with a warning, when a log's positions leave the
-        model's joint limits by more than the margin (1 % of the range or 3
-        encoder steps); by default that is an error (a log in degrees, of
-        another robot, or a model with other joint zeros).
-      contact_method: floating base: ``"wrenches"`` (all equations, with the
-        log's contact wrenches), ``"projection"`` (onto the null space of the
-        closed contacts), or ``"auto"`` (default: wrenches when the log has
-        them); a fixed base takes ``"auto"`` only.
-      contact_type: floating base: ``"point"`` (default: a contact keeps its
-        frame's origin) or ``"surface"`` (its whole pose).
-      contact_speed: floating base without a logged ``contact`` schedule: a
-        contact counts as closed while its frame moves slower than this, m/s.
       progress: optional ``progress(stage, text, lines)`` called after each
         stage (``STAGES``: prior, sampling, filter, regressor, torques, least
         squares, fit, validate) with a one-line summary and detail lines.
+      **changes: options by name, applied to ``options``
+        (``identify_robot(model, log, lowpass=20, holdout=0.3)``); each is a
+        field of ``IdentifyOptions``, checked as it is.
 
     Returns:
       The [RobotIdentification][spatialjax.identification.RobotIdentification].
 
     Raises:
-      IdentifyError: an argument or a log that cannot be used, naming the
-        argument (``"log"``, ``"validate[k]"`` for a log, e.g. one whose
-        positions leave the joint limits, naming the joint, or a floating-base
-        log without base pose or with contact frames the model lacks, naming
-        them; ``"model"`` for a fixed-base model with a floating-base log;
-        ``"prior"`` for a model body, naming the link; ``"contact_method"``
-        for ``"wrenches"`` without wrenches).
-      TypeError: ``model`` not a Model or ``log`` not a RobotLog.
+      IdentifyError: an option, an argument or a log that cannot be used, naming it in ``.argument``
+        (an option's name, ``"log"``, ``"validate[k]"`` for a log, e.g. one whose positions leave
+        the joint limits, naming the joint, or a floating-base log without base pose or with contact
+        frames the model lacks, naming them; ``"model"`` for a fixed-base model with a floating-base
+        log; ``"prior"`` for a model body, naming the link; ``"contact_method"`` for ``"wrenches"``
+        without wrenches).
+      IdentifyTypeError: ``model`` not a Model, ``log`` not a RobotLog, a
+        keyword that is no option (also a ``TypeError``).
+
+    Examples:
+      >>> from spatialjax.identification import IdentifyOptions, identify_robot
+      >>> opts = IdentifyOptions(lowpass=20.0, holdout=0.25)
+      >>> # identify_robot(model, log, opts) is identify_robot(model, log, lowpass=20.0,
+      >>> # holdout=0.25); the report's settings are opts.to_dict()
+      >>> opts.to_dict()["lowpass"], opts.to_dict()["holdout"]
+      (20.0, 0.25)
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
       K. Ayusawa, G. Venture, Y. Nakamura, IJRR 33(3), 2014 (floating base).
     """
-    if friction is not None and joint_model is None:
-        jm, _ = resolve_joint_model(None, friction)
-        warnings.warn(
-            f"identify_robot: friction= is deprecated; it now fits joint_model={jm.kinds} (the "
-            "armature is fitted by default); pass joint_model= (a JointModel or its kinds, e.g. "
-            f"{tuple(k for k in jm.kinds if k != 'armature')} without the armature)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-    opts = check_options(
-        model, log, lowpass=lowpass, decimate=decimate, friction=friction,
-        joint_model=joint_model, gamma=gamma,
-        prior_spread=prior_spread, holdout=holdout, sample_weighting=sample_weighting,
-        repair_prior_bodies=repair_prior_bodies, repair_floor=repair_floor,
-        exclude_torque=exclude_torque, torque_scale=torque_scale, free=free, rate=rate,
-        max_gap=max_gap, gravity=gravity, ignore_limits=ignore_limits,
-        contact_method=contact_method, contact_type=contact_type, contact_speed=contact_speed,
-    )  # fmt: skip
+    given = options_with(options, changes)
+    warn_deprecated(given, stacklevel=2)
+    opts = resolve(model, log, given)
     clock = _Clock(progress)
     prior = clock.run("prior", prior_stage, model, opts)
     sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)
     filtered = clock.run("filter", filter_stage, sampled.logs, lowpass=opts.lowpass,
                          decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
-    regs = clock.run("regressor", regressor_stage, model, filtered, opts,
-                     _unknown_torques(sampled, filtered, opts))  # fmt: skip
-    channels = clock.run("torques", _torques, model, sampled, filtered, regs, prior, opts)
-    data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
-                         channels, q=regs.q[0], moving=_moving(regs, opts),
-                         rows=regs.rows[0] if regs.rows else None)  # fmt: skip
+    stages = _floating_base_stages if opts.floating_base else _fixed_base_stages
+    regs, channels, data = stages(model, clock, prior, sampled, filtered, opts)
     ls = clock.run("least squares", least_squares_stage, data, prior,
                    sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
                    rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
     fitted = clock.run("fit", fit_stage, model, data, ls, prior, opts)
     validated = clock.run("validate", validate_stage, model, regs, data, ls, fitted, prior,
                           sampled.sampling, opts)  # fmt: skip
-    typed = _report(model, opts, prior, sampled, filtered, regs, channels, ls, fitted, validated,
-                    clock.times)  # fmt: skip
+    report = _report(model, given, opts, prior, sampled, filtered, regs, channels, ls, fitted,
+                     validated, clock.times)  # fmt: skip
     jm = opts.joint_model
     return RobotIdentification(
         joints=opts.joints,
@@ -467,10 +382,9 @@ def identify_robot(
                 "model": prior.model},
         friction={"fit": jm.as_table(model, fitted.friction)[:, 1:],
                   "least_squares": jm.as_table(model, ls.friction)[:, 1:]},
-        report=typed.to_dict(),
-        warnings=typed.warnings,
-        notes=typed.notes,
-        typed_report=typed,
+        report=report,
+        warnings=report.warnings,
+        notes=report.notes,
         model=model,
         joint_parameters={"fit": jm.as_table(model, fitted.friction),
                           "least_squares": jm.as_table(model, ls.friction)},

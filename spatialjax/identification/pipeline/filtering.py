@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..errors import TooShortError
 from ..logs.filter_choice import FilterChoice
 from ..logs.preprocess import PreparedLog
-from ..logs.robot_log import LogError, RobotLog
+from ..logs.robot_log import RobotLog
 from .options import IdentifyError
 
 
@@ -62,25 +63,35 @@ class Filtered:
         return text, ()
 
 
-def option_error(e: Exception, part: str, n: int, holdout: float, lowpass) -> IdentifyError:
-    """A ``prepare_log``/``parallel_filter`` error as one naming the argument at fault."""
-    head, _, rest = str(e).partition(":")
-    arg = head.strip()
-    if arg in ("lowpass", "decimate"):
-        return IdentifyError(arg, f"{rest.strip()} (the {part}: {n} samples)")
-    text = str(e).removeprefix("log: ")
-    if "too few" in text:
+def part_error(e: IdentifyError, part: str, n: int, holdout: float, lowpass,
+               argument: str = "log") -> IdentifyError:  # fmt: skip
+    """A building block's error on one part of the logs, as the error about the argument at fault.
+
+    ``lowpass`` and ``decimate`` keep their argument, the part named; a part too
+    short for the filter (``TooShortError``) is ``lowpass``'s fault for the
+    training part (the filter's edges) and ``holdout``'s for the held-out part;
+    anything else is the log's (``argument``: ``"log"`` or ``"validate[k]"``).
+    """
+    if e.argument in ("lowpass", "decimate"):
+        return e.about(context=f"(the {part}: {n} samples)")
+    if isinstance(e, TooShortError):
         if part == "training part" and lowpass is not None:
             return IdentifyError(
                 "lowpass",
-                f"{lowpass:g} Hz: its filter's edges leave nothing of the {part}: {text}; raise "
-                "lowpass or record a longer log",
+                f"{lowpass:g} Hz: its filter's edges leave nothing of the {part}: {e.template}; "
+                "raise `lowpass` or record a longer log",
             )
         if part == "held-out part":
             return IdentifyError(
-                "holdout", f"{holdout}: the held-out part is too short to filter: {text}"
+                "holdout", f"{holdout}: the held-out part is too short to filter: {e.template}"
             )
-    return IdentifyError("log", f"the {part} ({n} samples): {text}")
+    return IdentifyError(argument, f"the {part} ({n} samples): {e.template}")
+
+
+def part_argument(k: int, n_split: int) -> str:
+    """The argument of part ``k``: ``"log"`` for the training and held-out parts, else
+    ``"validate[j]"``."""
+    return "log" if k < n_split else f"validate[{k - n_split}]"
 
 
 def _slice(log: RobotLog, start: int, stop: int) -> RobotLog:
@@ -130,11 +141,10 @@ def choose(parts, lowpass, decimate) -> FilterChoice:
             parts[0][1], lowpass=lowpass, decimate=decimate,
             parts=[lg.n_samples for _, lg in parts[1:]],
         )  # fmt: skip
-    except (TypeError, ValueError) as e:
-        arg, _, detail = str(e).partition(": ")
-        if arg in ("lowpass", "decimate"):
-            raise IdentifyError(arg, detail) from None
-        raise IdentifyError("log", f"the training part: {str(e).removeprefix('log: ')}") from None
+    except IdentifyError as e:
+        if e.argument in ("lowpass", "decimate"):
+            raise e.about() from None
+        raise IdentifyError("log", f"the training part: {e.template}") from None
 
 
 def filter_stage(
@@ -170,10 +180,8 @@ def filter_stage(
     for k, (part, lg) in enumerate(parts):
         try:
             preps.append(prepare_log(lg, lowpass=lowpass, decimate=1 if lowpass else K))
-        except LogError as e:
-            arg = "log" if k < len(split) else f"validate[{k - len(split)}]"
-            raise IdentifyError(arg, str(e)) from None
-        except ValueError as e:
-            raise option_error(e, part, lg.n_samples, holdout, lowpass) from None
+        except IdentifyError as e:
+            arg = part_argument(k, len(split))
+            raise part_error(e, part, lg.n_samples, holdout, lowpass, arg) from None
     n_hold = split[1][1].n_samples if len(split) > 1 else 0
     return Filtered(parts, tuple(preps), lowpass, K, choice, logs[0].n_samples, n_hold, n_val)

@@ -48,7 +48,7 @@ def check_contacts(model, arg: str, log, opts: Options) -> None:
         )
     try:
         check_contact_frames(model, log.contact_frames)
-    except ValueError as e:
+    except IdentifyError as e:
         raise IdentifyError(arg, str(e)) from None
     if opts.contact_method == "wrenches" and log.contact_wrenches is None:
         raise IdentifyError(
@@ -105,7 +105,7 @@ def rows_of_part(model, g, opts: Options, p, *, decimate: int, unknown: tuple[st
     static friction there is an unknown torque, as a fixed base's rest rule has it.
 
     Raises:
-      ValueError: from ``floating_base_rows`` (the caller names the argument).
+      IdentifyError: from ``floating_base_rows`` (the caller names the part).
     """
     from ..fitting.floating_rows import floating_base_rows
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..output.report import vector_text
 from ..priors.prior_repair import PriorError, PriorRepair, repair_prior
-from .options import IdentifyError, Options
+from .options import Options
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -53,11 +53,11 @@ class Prior:
 
 
 def prior_stage(model, opts: Options) -> Prior:
-    """The model's bodies, the free ones repaired (or refused, ``repair_prior=False``).
+    """The model's bodies, the free ones repaired (or refused, ``repair_prior_bodies=False``).
 
     Raises:
       IdentifyError: ``"prior"``, naming a body that cannot be repaired or,
-        with ``repair_prior=False``, one that is not strictly consistent.
+        with ``repair_prior_bodies=False``, one that is not strictly consistent.
     """
     nb = model.nbodies
     pi_model = np.asarray(model.inertia.params, np.float64).reshape(nb, 10)
@@ -65,7 +65,7 @@ def prior_stage(model, opts: Options) -> Prior:
     free_names = tuple(b for b, f in zip(opts.body_names, mask, strict=True) if f)
     try:
         pi_rep, repairs = repair_prior(pi_model[mask], list(free_names), floor=opts.repair_floor)
-        if repairs and not opts.repair_prior:
+        if repairs and not opts.repair_prior_bodies:
             r = repairs[0]
             raise PriorError(
                 r.body,
@@ -74,7 +74,7 @@ def prior_stage(model, opts: Options) -> Prior:
                 "J0 ≻ 0 (let it be repaired, or fix the model file: spatialjax check --fix)",
             )
     except PriorError as e:
-        raise IdentifyError("prior", str(e).removeprefix("prior: ")) from None
+        raise e.about() from None
     pi_prior = pi_model.copy()
     pi_prior[mask] = pi_rep
     return Prior(pi_model, pi_prior, mask, free_names, tuple(repairs))

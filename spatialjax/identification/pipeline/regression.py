@@ -8,7 +8,7 @@ import functools
 import jax
 import numpy as np
 
-from .filtering import Filtered, option_error
+from .filtering import Filtered, part_argument, part_error
 from .options import IdentifyError, Options
 from .prior import Prior
 
@@ -122,7 +122,7 @@ def joint_regressors(model, q, dq, ddq, g, kinds):
     )
 
 
-def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float):
+def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float, arg: str):
     """``(Y, F, tau, dq, q, ddq)`` of one prepared part, parallel-filtered and decimated."""
     import jax.numpy as jnp
 
@@ -138,8 +138,8 @@ def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float):
             else:
                 p, Yp = parallel_filter(p, Yp, decimate=K)
                 Fp = np.zeros((Yp.shape[0], model.nv, 0))
-        except ValueError as e:
-            raise option_error(e, part, p.n_samples, holdout, lowpass) from None
+        except IdentifyError as e:
+            raise part_error(e, part, p.n_samples, holdout, lowpass, arg) from None
     return (np.asarray(Yp), np.asarray(Fp), np.asarray(p.tau, np.float64),
             np.asarray(p.dq, np.float64), np.asarray(p.q, np.float64),
             np.asarray(p.ddq, np.float64))  # fmt: skip
@@ -156,8 +156,9 @@ def _floating_parts(model, g, filtered: Filtered, opts: Options, unknown) -> Reg
         try:
             rows.append(floating.rows_of_part(model, g, opts, p, decimate=K if lowpass else 1,
                                               unknown=unknown, rest=rest and k == 0))  # fmt: skip
-        except ValueError as e:
-            raise option_error(e, part, p.n_samples, opts.holdout, lowpass) from None
+        except IdentifyError as e:
+            arg = part_argument(k, 2 if filtered.n_raw_hold else 1)
+            raise part_error(e, part, p.n_samples, opts.holdout, lowpass, arg) from None
     F = tuple(r.extra if r.extra is not None else np.zeros(r.Y.shape[:2] + (0,)) for r in rows)
     return Regressors(
         tuple(r.Y for r in rows), F, tuple(r.measured for r in rows),
@@ -200,8 +201,18 @@ def regressor_stage(model, filtered: Filtered, opts: Options, unknown=()) -> Reg
             )
         return regs
     out = [
-        _part(model, g, opts.joint_model.kinds, part, p, lowpass, K, opts.holdout)
-        for (part, _), p in zip(filtered.parts, filtered.prepared, strict=True)
+        _part(
+            model,
+            g,
+            opts.joint_model.kinds,
+            part,
+            p,
+            lowpass,
+            K,
+            opts.holdout,
+            part_argument(k, 2 if filtered.n_raw_hold else 1),
+        )
+        for k, ((part, _), p) in enumerate(zip(filtered.parts, filtered.prepared, strict=True))
     ]
     Y, F, tau, dq, q, ddq = (tuple(x) for x in zip(*out, strict=True))
     n_free = int(opts.free_mask.sum())

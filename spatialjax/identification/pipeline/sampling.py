@@ -8,7 +8,7 @@ import numpy as np
 
 from ..logs.positions import LIMIT_MARGIN, LIMIT_STEPS, PositionCheck, check_positions
 from ..logs.resample import SamplingReport
-from ..logs.robot_log import LogError, RobotLog
+from ..logs.robot_log import RobotLog
 from ..output.report import range_text
 from .options import IdentifyError, Options
 
@@ -96,8 +96,8 @@ def _matched(model, arg: str, log) -> RobotLog:
         return log
     try:
         m = match_joints(log, movable)
-    except ValueError as e:
-        raise IdentifyError(arg, str(e).removeprefix("log: ")) from None
+    except IdentifyError as e:
+        raise e.about(arg) from None
     if m.locked:
         raise IdentifyError(
             arg,
@@ -113,13 +113,8 @@ def _resampled(log: RobotLog, rate, max_gap, argument: str):
 
     try:
         new, rep = resample_log(log, rate=rate, max_gap=max_gap)
-    except LogError as e:  # the log is the argument: its message without the "RobotLog" source
-        raise IdentifyError(argument, str(e).removeprefix(f"{e.source}: ")) from None
-    except (TypeError, ValueError) as e:
-        head, _, rest = str(e).partition(":")
-        if head.strip() in ("rate", "max_gap"):
-            raise IdentifyError(head.strip(), rest.strip()) from None
-        raise IdentifyError(argument, str(e)) from None
+    except IdentifyError as e:  # the log's problem is about this log; rate, max_gap their own
+        raise (e.about(argument) if e.argument == "log" else e.about()) from None
     return new, rep
 
 
@@ -142,7 +137,7 @@ def _positions(model, arg: str, log: RobotLog, opts: Options):
         raise IdentifyError(
             arg,
             f"{'; '.join(outside)} (margin: {margin}); check the log's units and the model, "
-            "or pass ignore_limits=True to go on",
+            "or set `ignore_limits` to go on",
         )
     warnings = [f"{w}; ignored (ignore_limits)" for w in outside]
     warnings += [c.velocity_text() for c in checks if c.velocity_flagged]
@@ -174,6 +169,6 @@ def sampling_stage(model, log: RobotLog, validate, opts: Options) -> Sampled:
     sampled, infos = [], []
     for (arg, _), lg in zip(logs, raw, strict=True):
         new, info = _resampled(lg, opts.rate, opts.max_gap, arg)
-        sampled.append(_scaled(new, opts.torque_scale))
+        sampled.append(_scaled(new, opts.scale))
         infos.append(info)
     return Sampled(tuple(raw), tuple(sampled), tuple(infos), positions, tuple(warnings))

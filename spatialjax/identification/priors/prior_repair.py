@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 from ..._params import mass_com_inertia, params_from_mass_com_inertia
+from ..errors import IdentifyError
 
 #: Default floor of a repaired body's principal second moments, relative to its largest.
 #: ``σ_min / σ_max = 3 r² / L²`` for a solid rod of radius ``r`` and length ``L``:
@@ -18,8 +19,10 @@ from ..._params import mass_com_inertia, params_from_mass_com_inertia
 REPAIR_FLOOR = 1e-3
 
 
-class PriorError(ValueError):
+class PriorError(IdentifyError):
     """A prior body that cannot be used or repaired (massless, no extent), naming it.
+
+    An [IdentifyError][spatialjax.identification.IdentifyError] about the argument ``"prior"``.
 
     Attributes:
       body: the body's index.
@@ -30,7 +33,7 @@ class PriorError(ValueError):
         self.body = body
         self.name = name
         who = f"link {name!r}" if name is not None else f"body {body}"
-        super().__init__(f"prior: {who} {message}")
+        super().__init__("prior", f"{who} {message}")
 
 
 @dataclasses.dataclass(frozen=True)
