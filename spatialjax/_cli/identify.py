@@ -1,76 +1,12 @@
-r"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
+"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
 
 Parsing and printing around
-[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot], which holds
-the pipeline and its defaults. Stages (one progress line each, then indented ``note:``/``warning:``
-lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loaders), read the log
-(``.npz``, ``.csv`` or a ROS bag, see
-[`spatialjax.identification.load_log`][spatialjax.identification.load_log]) and match its joints to
-the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
-their parent body; a bag's joints that the model lacks are ignored and the model joints it holds
-still are locked at their logged value, each with a note; ``--topic``, ``--base-topic``,
-``--base-frame``, ``--wrench-topic`` choose what a bag's topics give), then the library's
-stages: **prior** (bodies that are not strictly physically
-consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
-**sampling** (positions checked against the model's joint limits, a log in
-degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
-resampled onto a uniform grid by ``t``, with the jitter stated), **filter**
-(zero-phase Butterworth low-pass, differentiation), **regressor** (RNEA
-regressor, Atkeson, An & Hollerbach 1986, plus the joint model's columns,
-``--joint-model``: armature, viscous, Coulomb and offset per joint,
-[JointModel][spatialjax.multibody.JointModel], filtered like the torques:
-parallel filtering, Gautier 1997), **torques** (channels without signal are
-left out; scale and sign against the prior's prediction are checked),
-**least squares** (samples where a joint rests leave its row: static
-friction), **fit** (the log-det divergence to the model's bodies as prior;
-Wensing, Kim & Slotine, RA-L 2017; Lee, Wensing & Park, T-RO 2020; the
-armature's weak prior around the file's value; each joint's data weighted by
-its residuals' correlation time, ``--weighting``), **validate** (held-out
-part, ``--validate`` logs, per-link plausibility, the joint parameters whose
-split with the links the priors decide), and the outputs (``--out`` in the
-model's own format, URDF or MJCF; ``--report`` JSON).
-
-A log with a base pose (``base_position``, ``base_quaternion``; or
-``--floating-base``) is a floating-base robot's: the model is read with a free
-flyer, and the library identifies it from the ``6 + n`` equations of each
-sample, with the log's contact wrenches or projected onto the contacts' null
-space (``--contact-method``, ``--contact-type``, ``--contact-speed``); the
-stage lines say which, and how many equations each sample gives.
-
-The last ``holdout`` fraction of the raw log is held out: the two parts are
-filtered, differentiated and decimated separately, so that nothing of the
-held-out samples reaches the fit; the fit uses the first part only.
-
-Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or over the
-samples of one joint) are given for the fit, for ordinary least squares on
-the same columns, and for the prior (the model file's bodies and joint parameters: its
-armature, damping and friction, 0 where it has none),
-on the training part, the held-out part and each ``--validate`` log; the
-overall figure counts the channels that were fitted.
-
-All numbers are computed in float64 (``jax.enable_x64`` inside the command).
-Every option is checked, and ``--out``/``--report`` refuse to replace an
-existing file without ``--force``, before any file is read; nothing is
-written when any stage fails, and the compilation cache folder is created
-only once the log has passed the filter stage.
-
-The report (``--report``, JSON; NaN and infinities are written as ``null``) is
-``RobotIdentification.report`` (typed: ``IdentificationReport``) with the
-command's own keys added: ``model``, ``model_format``, ``log``,
-``validation_logs``, ``locked_joints``, ``options`` (every option as given)
-and ``output`` (how ``--out`` wrote each body). Its schema is in
-``docs/identification-report.md``.
-
-Per-joint drive gains are not fitted: a torque channel in other units
-(``τ_meas,j = k_j τ_j``) makes the model bilinear in ``k`` and the inertias,
-so the problem is no longer convex and its global optimum no longer
-guaranteed, and the common scale of ``k`` would rest on the prior's masses
-alone. The **torques** stage instead reports each channel's scale against the
-prior's prediction and the ``--torque-scale`` that would match it.
-
-Exit status: 0 success, 2 a usage error, an unreadable model or log, a fit
-that failed, or an output that cannot be written (argparse's convention, as
-``spatialjax check``); nothing is written then.
+[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot]: one
+progress line per stage, then ``note:``/``warning:`` lines; ``--out`` (the model's
+format) and ``--report`` (JSON, docs page ``identification-report.md``) refuse to
+replace a file without ``--force``. Float64 throughout. Exit status 0, or 2 for a
+usage error, an unreadable input, a failed fit or an unwritable output (nothing is
+written then). Usage: docs page ``identification.md#run-spatialjax-identify``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,8 @@
-r"""What ``identify_robot`` returns: the result and its report.
+"""What ``identify_robot`` returns: ``RobotIdentification``, the typed ``IdentificationReport``.
 
-* ``RobotIdentification``: the identified bodies and joint parameters
-  (armature, friction), the report, the warnings and notes, and ``write``,
-  which writes the fitted model file (URDF or MJCF, the source's format).
-* ``IdentificationReport`` and its sections (frozen dataclasses): the
-  typed report. ``to_dict()`` gives the JSON form (the keys are the field
-  names, nested sections as objects, tuples as lists), ``to_json()`` the
-  text with NaN and infinities written as ``null``. The schema is documented
-  in ``docs/identification-report.md``, which a test checks against these
-  classes.
-* ``summary_table``: the tables printed at the end of a run, from the
-  typed report.
-* ``jsonable``, ``number_text``, ``vector_text``,
-  ``range_text``: the formatting helpers the command line shares.
+``to_dict()`` gives the JSON form (field names as keys), ``to_json()`` the text with
+NaN and infinities as ``null``; the schema is docs page ``identification-report.md``.
+``summary_table`` and the ``*_text`` helpers format what the command line prints.
 """
 
 from __future__ import annotations
@@ -122,15 +112,12 @@ class Samples(Section):
 class ErrorFigures(Section):
     """Relative torque errors ``‖τ̂ − τ‖ / ‖τ‖`` (None where ``‖τ‖ = 0``).
 
-    For a floating base the "torques" are the equations of each sample (the
-    base's six rows ``base_nx … base_fz``, then the joints'; projected onto the
-    contacts' null space without measured wrenches), and ``base`` and
-    ``joint`` give the errors over each group apart.
+    For a floating base the "torques" are each sample's equations (base rows first).
 
     Attributes:
       overall: over the samples and the channels (equations) fitted.
       per_joint: ``{joint: e}`` over the samples of one joint (floating base:
-        of one equation, the base rows' first).
+        of one equation).
       base: over the base rows (floating base; None for a fixed base).
       joint: over the joint rows fitted (floating base; None for a fixed base).
     """
@@ -439,25 +426,20 @@ class FloatingBase(Section):
     ([floating_base_rows][spatialjax.identification.floating_base_rows]).
 
     Attributes:
-      method: ``"wrenches"`` (measured contact wrenches: all ``6 + n``
-        equations) or ``"projection"`` (onto the contacts' null space).
+      method: ``"wrenches"`` or ``"projection"``.
       contact_frames: the contact frames.
       contact_type: ``"point"`` or ``"surface"``.
-      schedule: ``"logged"`` (the log's ``contact``), ``"detected"`` (from the
-        frames' speed) or ``"all closed"`` (wrenches without a schedule).
+      schedule: ``"logged"``, ``"detected"`` (from the frames' speed) or
+        ``"all closed"``.
       contact_speed: the detection's speed, m/s (None unless ``"detected"``).
       rows_per_sample: ``{min, max, mean}`` independent equations per training sample.
       equations: independent equations of the training part, in all.
-      rows: the names of each sample's rows: ``base_nx … base_fz``, the joints,
-        and (``"wrenches"``) the same with ``@contact``: the contacts' part.
-      closed: ``{frame: share}`` of the training samples on which each contact
-        counts as closed.
-      unknown_torques: joints whose torque the equations treat as unknown (left
-        out by the user, or without signal).
-      wrench_check: the base rows' measured side (the contact wrenches) against
-        the prior's prediction: ``scale``, ``scale_interval``, ``rms_ratio``,
-        ``explained``, ``verdict`` as a torque channel's (None without
-        wrenches).
+      rows: the names of each sample's rows (``base_nx … base_fz``, the joints,
+        and for ``"wrenches"`` the same with ``@contact``).
+      closed: ``{frame: share}`` of the training samples with each contact closed.
+      unknown_torques: joints whose torque the equations treat as unknown.
+      wrench_check: the contact wrenches against the prior's prediction, as a
+        torque channel's check (None without wrenches).
     """
 
     method: str
@@ -639,9 +621,8 @@ class RobotIdentification:
         samples, repairs, channels, weights, links (with plausibility),
         joint parameters, errors, validation, identifiability, fit status, times;
         ``report.to_dict()`` and ``to_json()`` give its JSON form.
-      warnings: plain-words warnings (positions, scale or sign of a channel,
-        flagged links).
-      notes: plain-words notes (repaired links, excluded channels).
+      warnings: plain-words warnings.
+      notes: plain-words notes.
       model: the [Model][spatialjax.multibody.Model] identified (what
         [write][spatialjax.identification.RobotIdentification.write] writes back).
       joint_parameters: ``{"fit" | "least_squares": (n_joints, 4)}``
@@ -677,31 +658,19 @@ class RobotIdentification:
     def write(self, out_path, *, source, overwrite: bool = False) -> dict:
         """Write the fitted bodies and joint parameters into a copy of the model file ``source``.
 
-        The output format is the source's (read from its root element); every
-        byte outside the rewritten elements and attributes is kept.
-        [write_identified_model][spatialjax.identification.write_identified_model]
-        writes it: URDF (the links' ``<inertial>``, the joints' ``<dynamics
-        damping= friction=>``; URDF has no armature: it is written only where
-        the file carries Drake's ``drake:rotor_inertia``, and the report's
-        ``joints`` say where it went) or MJCF (the bodies' ``<inertial>``, the
-        joints' ``armature``, ``damping``, ``frictionloss``). The fitted
-        viscous friction is written as ``damping``, Coulomb as ``friction``
-        (MJCF ``frictionloss``); the offset has no attribute. Joint parameters
-        that were not fitted keep the file's values.
+        The format is the source's (URDF or MJCF); every byte outside the rewritten
+        elements and attributes is kept; joint parameters not fitted keep the file's
+        values. See [write_identified_model][spatialjax.identification.write_identified_model].
 
         Args:
-          out_path: the file to write; a name whose suffix says another format
-            (``.urdf`` for an MJCF source, ``.xml``/``.mjcf`` for a URDF
-            source, ``.sdf``) is refused.
+          out_path: the file to write; a suffix of another format is refused.
           source: the model file ``model`` was read from (with the same
-            ``locked_joints``), or its [`ModelDescription`][spatialjax.io.ModelDescription]
-            (``spatialjax.io.read_description``), which is not read again.
+            ``locked_joints``), or its [`ModelDescription`][spatialjax.io.ModelDescription].
           overwrite: replace ``out_path`` if it exists (``source`` itself is
             never overwritten).
 
         Returns:
-          The writer's JSON-able report (that of
-          [write_identified_model][spatialjax.identification.write_identified_model]).
+          The writer's JSON-able report.
 
         Raises:
           ValueError: ``source`` is in a format that cannot be written back
