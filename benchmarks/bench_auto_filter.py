@@ -376,7 +376,9 @@ def run_log(i, point, fixed_grid, say) -> dict:
             continue
         row, res = got
         row["setting"] = setting
-        row["exact"] = exact_error(pm, res.params["fit"], res.friction["fit"], parts["validate"])
+        row["exact"] = exact_error(
+            pm, res.params["fit"], res.joint_parameters["fit"][:, 1:], parts["validate"]
+        )
         ratio = np.asarray(row["mass_fit"]) / truth["masses"]
         row["mass_ratio"] = ratio.tolist()
         row["mass_spread"] = float(np.max(np.abs(np.log(ratio))))

@@ -100,7 +100,9 @@ def make_problem(n: int, seed: int):
     tau = tau + fric[:, 0] * v + fric[:, 1] * np.sign(v) + fric[:, 2]
     tau = tau + SIGMA * rng.standard_normal(tau.shape)
     Y = jax.block_until_ready(mb.joint_torque_regressor(model, q, v, a))
-    E = jax.block_until_ready(mb.friction_regressor(model, v))
+    E = jax.block_until_ready(
+        mb.JointModel(("viscous", "coulomb", "offset")).regressor(model, v, a)
+    )
     return model, Y, E, tau, np.concatenate([true.reshape(-1), fric.reshape(-1)])
 
 

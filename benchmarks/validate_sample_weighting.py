@@ -217,7 +217,7 @@ def score(res, truth: sj.RigidBodyInertia) -> dict:
         "gamma": rep["gamma"],
         "fit_status": rep["fit_status"],
         "warnings": list(res.warnings),
-        "friction_fit": np.asarray(res.friction["fit"]).tolist(),
+        "friction_fit": np.asarray(res.joint_parameters["fit"][:, 1:]).tolist(),
     }
 
 

@@ -89,8 +89,7 @@ def arm(tmp_path_factory):
 def test_joint_parameters_are_recovered(arm):
     res = arm["res"]
     fit = res.joint_parameters["fit"]  # [armature, viscous, coulomb, offset] per joint
-    assert fit.shape == (2, 4) and res.friction["fit"].shape == (2, 3)
-    np.testing.assert_array_equal(res.friction["fit"], fit[:, 1:])
+    assert fit.shape == (2, 4) and not hasattr(res, "friction")
     np.testing.assert_allclose(fit[:, 1:3], FRICTION[:, :2], rtol=0.05)
     np.testing.assert_allclose(fit[:, 3], FRICTION[:, 2], atol=0.01)
     # the elbow's armature is the data's; the shoulder's shares a base parameter with the upper
@@ -106,16 +105,15 @@ def test_report_joint_parameters_confounded_and_rest(arm):
     rep = res.report.to_dict()
     check_report_against_the_guide(rep)
     assert rep["settings"]["joint_model"] == list(mb.JOINT_KINDS)
-    assert rep["settings"]["friction"] is None  # the deprecated option, not given
+    assert "friction" not in rep["settings"] and "friction" not in rep
     jp = {d["joint"]: d for d in rep["joint_parameters"]}
     assert list(jp) == ["shoulder", "elbow"]
     fit = res.joint_parameters["fit"]
-    for i, (name, d) in enumerate(jp.items()):
+    for i, d in enumerate(jp.values()):
         assert d["fit"] == dict(zip(mb.JOINT_KINDS, fit[i].tolist(), strict=True))
         assert d["file"] == {"armature": 0.0, "viscous": 0.0, "coulomb": 0.0, "offset": None}
         assert 0.0 < d["rest_fraction"] < 0.3  # reversals: the joint rests a few % of the time
         assert d["data_share"]["viscous"] == pytest.approx(1.0, abs=1e-3)
-        assert rep["friction"][name] == {k: d["fit"][k] for k in ("viscous", "coulomb", "offset")}
     # the shoulder's armature and the upper arm's Iyy: one base parameter, the split reported
     assert ("upper", "Iyy") in {tuple(p) for p in jp["shoulder"]["confounded"]["armature"]}
     assert "armature" not in jp["elbow"]["confounded"]

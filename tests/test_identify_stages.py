@@ -122,35 +122,29 @@ def test_options_resolve_the_per_joint_and_per_body_arguments(toy):
     o = _opts(model, log, torque_scale={"j2": -2.0}, free=["b"], joint_model="viscous")
     np.testing.assert_array_equal(o.scale, [1.0, -2.0])
     np.testing.assert_array_equal(o.free_mask, [False, True])
-    assert o.joint_model.friction.kinds == ("viscous",) and o.gravity == (0.0, 0.0, -9.81)
+    assert o.joint_model.kinds == ("viscous",) and o.gravity == (0.0, 0.0, -9.81)
     assert o.torque_scale == {"j2": -2.0} and o.free == ("b",)
     with pytest.raises(ident.IdentifyError) as e:
         _opts(model, log, exclude_torque=["j9"])
     assert e.value.argument == "exclude_torque"
 
 
-def test_joint_model_option_and_the_deprecated_friction(toy):
-    """``joint_model`` takes a JointModel, kinds or text; ``friction`` (deprecated) adds the
-    armature to its kinds; both at once, or an unknown kind, name the argument."""
+def test_joint_model_option(toy):
+    """``joint_model`` takes a JointModel, kinds or text; an unknown kind names the argument;
+    ``friction=`` is no keyword of ``identify_robot``."""
     model, log, _ = toy
     assert _opts(model, log).joint_model.kinds == mb.JOINT_KINDS  # default: all four
     o = _opts(model, log, joint_model="coulomb,armature")
     assert o.joint_model.kinds == ("armature", "coulomb")
-    assert o.joint_model.friction.kinds == ("coulomb",)
     assert _opts(model, log, joint_model="none").joint_model.kinds == ()
-    jm = _opts(model, log, joint_model=mb.JointModel(("viscous",))).joint_model
-    assert jm.friction.kinds == ("viscous",)
-    o = _opts(model, log, friction="viscous")
-    assert o.joint_model.kinds == ("armature", "viscous") and o.friction.kinds == ("viscous",)
-    with pytest.raises(ident.IdentifyError) as e:
-        _opts(model, log, friction="viscous", joint_model="viscous")
-    assert e.value.argument == "friction"
-    with pytest.raises(ident.IdentifyError, match=r"^joint_model: .*'stiction'"):
+    assert _opts(model, log, joint_model=mb.JointModel(("viscous",))).joint_model.kinds == (
+        "viscous",
+    )
+    with pytest.raises(ident.IdentifyError, match=r"^joint_model: .*'stiction'") as e:
         _opts(model, log, joint_model="armature,stiction")
-    with pytest.warns(DeprecationWarning, match=r"friction= is deprecated.*'armature', 'viscous'"):
-        with pytest.raises(ident.IdentifyError) as e:  # warned before the model's checks
-            ident.identify_robot(model, log, friction=("viscous",), free=["nope"])
-    assert e.value.argument == "free"
+    assert e.value.argument == "joint_model"
+    with pytest.raises(TypeError, match="friction"):
+        ident.identify_robot(model, log, friction=("viscous",))
 
 
 # ------------------------------------------------------------------------ stages alone

@@ -275,11 +275,6 @@ def test_joint_model_layout_names_and_conversions():
     model = mb.chain_model(3, floating_base=True, dtype="float64")  # a free flyer + 2 joints
     jm = mb.JointModel()
     assert jm.kinds == mb.JOINT_KINDS == ("armature", "viscous", "coulomb", "offset")
-    assert jm.friction == mb.FrictionModel()
-    assert mb.JointModel.from_friction(mb.FrictionModel(("coulomb",))).kinds == (
-        "armature",
-        "coulomb",
-    )
     assert mb.JointModel.parse("offset, armature").kinds == ("armature", "offset")
     assert mb.JointModel.parse("none").kinds == ()
     assert jm.n_columns(model) == 8 and jm.names(model)[4] == (model.joint_names[2], "armature")
@@ -293,10 +288,10 @@ def test_joint_model_layout_names_and_conversions():
     np.testing.assert_array_equal(Y[6, :4], [16.0, 7.0, 1.0, 1.0])
     np.testing.assert_array_equal(Y[7, 4:], [17.0, 8.0, 1.0, 1.0])
     np.testing.assert_array_equal(Y[6, 4:], 0.0)
-    # batch shapes broadcast; the friction kinds are friction_regressor's columns
+    # batch shapes broadcast; a subset of kinds is the same columns
     Yb = np.asarray(jm.regressor(model, np.tile(v, (2, 3, 1)), a))
     assert Yb.shape == (2, 3, 8, 8)
-    F = np.asarray(mb.friction_regressor(model, v))
+    F = np.asarray(mb.JointModel(("viscous", "coulomb", "offset")).regressor(model, v, a))
     np.testing.assert_array_equal(Y[:, [1, 2, 3, 5, 6, 7]], F)
     phi = np.arange(8.0)
     table = jm.as_table(model, phi)
@@ -474,7 +469,7 @@ def test_joint_prior_rule_against_pinocchio_crba(arm, arm_file):
     with pytest.raises(ValueError, match="spread: expected a finite s > 0"):
         sid.joint_prior(arm, q, spread=0.0)
     with pytest.raises(TypeError, match="joint_model: expected a JointModel"):
-        sid.joint_prior(arm, q, mb.FrictionModel())
+        sid.joint_prior(arm, q, ("armature",))
 
 
 def test_moving_samples_threshold_and_noise_estimate():

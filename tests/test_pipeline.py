@@ -217,7 +217,7 @@ def test_identify_robot_on_a_simulated_log(toy):
     for d in rep["links"]:
         assert d["fit"]["consistent"] and not d["plausibility"]["flagged"]
     assert all(1.0 <= v < 200 for v in rep["correlation_time"].values())
-    assert res.params["fit"].shape == (2, 10) and res.friction["fit"].shape == (2, 3)
+    assert res.params["fit"].shape == (2, 10) and res.joint_parameters["fit"].shape == (2, 4)
     text = res.summary()
     assert "link" in text and "j1" in text and "held-out" in text
     assert '"links"' in res.to_json()
@@ -438,7 +438,7 @@ def test_inconsistent_prior_repaired_or_refused(toy):
         ({"lowpass": True}, "lowpass"),
         ({"lowpass": 0.05}, "lowpass"),  # its filter's edges leave nothing
         ({"decimate": 0}, "decimate"),
-        ({"friction": ("viscous", "stiction")}, "friction"),
+        ({"joint_model": ("viscous", "stiction")}, "joint_model"),
         ({"sample_weighting": "none"}, "sample_weighting"),
         ({"exclude_torque": "j1"}, "exclude_torque"),
         ({"exclude_torque": ["j9"]}, "exclude_torque"),
@@ -511,13 +511,10 @@ def test_friction_of_a_channel_left_out_is_not_fitted(toy):
     """Its columns act on its own row only: undetermined, so null (regression: 46112 N·m·s/rad)."""
     model, log, _ = toy
     res = _run(model, log, exclude_torque=("j2",))
-    assert (
-        np.isnan(res.friction["fit"][1]).all() and np.isnan(res.friction["least_squares"][1]).all()
-    )
-    assert np.isfinite(res.friction["fit"][0]).all()
-    assert res.report.to_dict()["friction"]["j2"] == {
-        "viscous": None,
-        "coulomb": None,
-        "offset": None,
-    }
-    assert res.report.to_dict()["identifiability"]["n_columns"] == 20 + 4
+    jp = res.joint_parameters
+    assert np.isnan(jp["fit"][1]).all() and np.isnan(jp["least_squares"][1]).all()
+    assert np.isfinite(jp["fit"][0]).all()
+    rep = res.report.to_dict()
+    j2 = {d["joint"]: d["fit"] for d in rep["joint_parameters"]}["j2"]
+    assert j2 == {"armature": None, "viscous": None, "coulomb": None, "offset": None}
+    assert rep["identifiability"]["n_columns"] == 20 + 4

@@ -1,43 +1,10 @@
 """``spatialjax demo``: identify every link of a Panda arm and its joint friction from torques.
 
-The story a robotics engineer lives through, on simulated data whose truth is
-known:
-
-1. **Robot.** A Franka Emika Panda: example-robot-data's ``panda.urdf``
-   (fingers locked) when installed, else a Panda-like 7-joint chain built in
-   code with [`spatialjax.multibody.chain_model`][spatialjax.multibody.chain_model] (the Panda's
-   joint placements and link inertials, without the hand); the output says which.
-2. **Truth.** Every link's inertia perturbed from the URDF value by a
-   geodesic distance of 0.3 ([`perturb_inertia`][spatialjax.identification.perturb_inertia]:
-   consistent by construction), and joint friction ``τ_f = F_v q̇ + F_c
-   sign(q̇) + o`` with viscous ``F_v`` in 0.05–0.6 N·m·s/rad, Coulomb ``F_c``
-   in 0.2–1 N·m and offsets within ±0.2 N·m: the magnitudes Gaz et al.
-   (RA-L 2019) identified on a real Panda.
-3. **Log.** A 25 s finite-Fourier-series excitation (Swevers et al., IEEE
-   T-RA 1997: 5 harmonics of 0.1 Hz, inside the Panda's position and speed
-   limits), sampled at 1 kHz; torques from inverse dynamics with the true
-   links plus friction plus 0.03 N·m Gaussian noise; positions read by
-   18-bit encoders; no velocities or accelerations logged.
-4. **Identification** by
-   [`identify_robot`][spatialjax.identification.identify_robot] with its defaults (what
-   `spatialjax identify` runs): the last 20 % of the log held out and filtered on its
-   own; a zero-phase Butterworth low-pass whose cut-off and decimation are chosen from the
-   training part's spectrum
-   ([`choose_filter`][spatialjax.identification.choose_filter]), central differences for
-   ``q̇`` and ``q̈``; the regressor columns through the same filter as the torques
-   (parallel filtering, Gautier 1997); then three estimates on the same columns: the URDF
-   as it is (its links and its joints' damping and friction, armature 0), and, with the
-   joint model's armature, viscous and Coulomb friction and offset per joint, ordinary
-   least squares and the consistent fit with the URDF as log-det prior
-   ([`fit_torques`][spatialjax.identification.fit_torques]).
-5. **Data weights**: each joint's residuals weighted by their correlation time
-   (``sample_weighting="autocorrelation"``, the default).
-6. **What to check**: held-out torque error, which links least squares makes
-   physically impossible and why, the identified masses against the truth.
-
-A persistent JAX compilation cache (``~/.cache/spatialjax/jax``; ``--no-cache``
-or ``SPATIALJAX_NO_COMPILATION_CACHE=1`` to opt out) makes runs after the
-first one start in seconds.
+Simulated data with a known truth: links perturbed from the URDF by a geodesic
+distance of 0.3, Panda-sized friction (Gaz et al., RA-L 2019), a 25 s Fourier
+excitation at 1 kHz with torque noise and 18-bit encoders; then
+[`identify_robot`][spatialjax.identification.identify_robot] with its defaults, and the
+held-out errors and masses against the truth. ``--no-cache`` skips the compilation cache.
 """
 
 from __future__ import annotations
@@ -413,7 +380,7 @@ def run(args) -> int:
     fit = sj.RigidBodyInertia(jnp.asarray(r.params["fit"]))
     _print_impossible(model, ls, fit, r.report)
     _print_masses(model, truth, ls, fit)
-    fr_err = np.abs(r.friction["fit"] - friction)
+    fr_err = np.abs(r.joint_parameters["fit"][:, 1:] - friction)
     print(
         f"\n  Friction (fit vs truth, all joints): viscous within {fr_err[:, 0].max():.3f} "
         f"N·m·s/rad, Coulomb within {fr_err[:, 1].max():.3f} N·m, offset within "

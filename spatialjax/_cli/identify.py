@@ -1,81 +1,18 @@
-r"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
+"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
 
 Parsing and printing around
-[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot], which holds
-the pipeline and its defaults. Stages (one progress line each, then indented ``note:``/``warning:``
-lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loaders), read the log
-(``.npz``, ``.csv`` or a ROS bag, see
-[`spatialjax.identification.load_log`][spatialjax.identification.load_log]) and match its joints to
-the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
-their parent body; a bag's joints that the model lacks are ignored and the model joints it holds
-still are locked at their logged value, each with a note; ``--topic``, ``--base-topic``,
-``--base-frame``, ``--wrench-topic`` choose what a bag's topics give), then the library's
-stages: **prior** (bodies that are not strictly physically
-consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
-**sampling** (positions checked against the model's joint limits, a log in
-degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
-resampled onto a uniform grid by ``t``, with the jitter stated), **filter**
-(zero-phase Butterworth low-pass, differentiation), **regressor** (RNEA
-regressor, Atkeson, An & Hollerbach 1986, plus the joint model's columns,
-``--joint-model``: armature, viscous, Coulomb and offset per joint,
-[JointModel][spatialjax.multibody.JointModel], filtered like the torques:
-parallel filtering, Gautier 1997), **torques** (channels without signal are
-left out; scale and sign against the prior's prediction are checked),
-**least squares** (samples where a joint rests leave its row: static
-friction), **fit** (the log-det divergence to the model's bodies as prior;
-Wensing, Kim & Slotine, RA-L 2017; Lee, Wensing & Park, T-RO 2020; the
-armature's weak prior around the file's value; each joint's data weighted by
-its residuals' correlation time, ``--weighting``), **validate** (held-out
-part, ``--validate`` logs, per-link plausibility, the joint parameters whose
-split with the links the priors decide), and the outputs (``--out`` in the
-model's own format, URDF or MJCF; ``--report`` JSON).
-
-A log with a base pose (``base_position``, ``base_quaternion``; or
-``--floating-base``) is a floating-base robot's: the model is read with a free
-flyer, and the library identifies it from the ``6 + n`` equations of each
-sample, with the log's contact wrenches or projected onto the contacts' null
-space (``--contact-method``, ``--contact-type``, ``--contact-speed``); the
-stage lines say which, and how many equations each sample gives.
-
-The last ``holdout`` fraction of the raw log is held out: the two parts are
-filtered, differentiated and decimated separately, so that nothing of the
-held-out samples reaches the fit; the fit uses the first part only.
-
-Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or over the
-samples of one joint) are given for the fit, for ordinary least squares on
-the same columns, and for the prior (the model file's bodies and joint parameters: its
-armature, damping and friction, 0 where it has none),
-on the training part, the held-out part and each ``--validate`` log; the
-overall figure counts the channels that were fitted.
-
-All numbers are computed in float64 (``jax.enable_x64`` inside the command).
-Every option is checked, and ``--out``/``--report`` refuse to replace an
-existing file without ``--force``, before any file is read; nothing is
-written when any stage fails, and the compilation cache folder is created
-only once the log has passed the filter stage.
-
-The report (``--report``, JSON; NaN and infinities are written as ``null``) is
-``RobotIdentification.report`` (typed: ``IdentificationReport``) with the
-command's own keys added: ``model``, ``model_format``, ``log``,
-``validation_logs``, ``locked_joints``, ``options`` (every option as given)
-and ``output`` (how ``--out`` wrote each body). Its schema is in
-``docs/identification-report.md``.
-
-Per-joint drive gains are not fitted: a torque channel in other units
-(``τ_meas,j = k_j τ_j``) makes the model bilinear in ``k`` and the inertias,
-so the problem is no longer convex and its global optimum no longer
-guaranteed, and the common scale of ``k`` would rest on the prior's masses
-alone. The **torques** stage instead reports each channel's scale against the
-prior's prediction and the ``--torque-scale`` that would match it.
-
-Exit status: 0 success, 2 a usage error, an unreadable model or log, a fit
-that failed, or an output that cannot be written (argparse's convention, as
-``spatialjax check``); nothing is written then.
+[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot]: one
+progress line per stage, then ``note:``/``warning:`` lines; ``--out`` (the model's
+format) and ``--report`` (JSON, docs page ``identification-report.md``) refuse to
+replace a file without ``--force``. Float64 throughout. Exit status 0, or 2 for a
+usage error, an unreadable input, a failed fit or an unwritable output (nothing is
+written then). Usage: docs page ``identification.md#run-spatialjax-identify``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -94,7 +31,6 @@ from ..identification.output.report import (
 from ..identification.pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
 from ..identification.pipeline import STAGES as _STAGES
 from ..identification.pipeline.options import CONTACT_METHODS, IdentifyOptions
-from ..multibody.friction import FrictionModel
 from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
 from ._args import InputError, UsageError
@@ -106,13 +42,6 @@ def _holdout(text: str) -> float:
     if not 0 <= x < 1:
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
     return x
-
-
-def _friction(text: str) -> tuple[str, ...]:
-    try:
-        return FrictionModel.parse(text).kinds
-    except (TypeError, ValueError) as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _joint_model(text: str) -> tuple[str, ...]:
@@ -130,7 +59,6 @@ def _torque_scale(text: str) -> tuple[str, float]:
 
 
 _holdout.__name__ = "--holdout"
-_friction.__name__ = "--friction"
 _joint_model.__name__ = "--joint-model"
 _torque_scale.__name__ = "--torque-scale"
 
@@ -272,12 +200,16 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
         "reflected through the gear, gets a weak prior around the file's value)",
     )
     parser.add_argument(
-        "--friction",
-        metavar="TERMS",
-        type=_friction,
+        "--transmission",
+        metavar="T.csv",
         default=None,
-        help="deprecated: --friction TERMS is --joint-model armature,TERMS (a subset of "
-        "viscous,coulomb,offset, or none: the armature alone)",
+        help="coupled motors: a CSV with a header motor,<joint names...> and one row per motor, "
+        "motor velocity = sum of coefficient x joint velocity (a gear's ratio on its joint; a "
+        "missing joint column or an empty cell is 0); every joint that no row drives gets its "
+        "own motor (named after the joint, ratio 1). The joint model is then identified and "
+        "reported per motor, in the motor's units. Default: an MJCF model's named <tendon> "
+        "<fixed> elements (a joint they couple keeps its own motor where the file gives it "
+        "armature, damping or frictionloss), else one motor per joint",
     )
     parser.add_argument(
         "--gamma",
@@ -421,6 +353,8 @@ def check_paths(args: argparse.Namespace) -> dict:
         if not Path(p).exists():
             raise UsageError(f"{what} {p}: no such file")
     _check_bag_options(args)
+    if args.transmission is not None and not Path(args.transmission).is_file():
+        raise UsageError(f"--transmission {args.transmission}: no such file")
     _args.no_repeats(args.lock, "--lock")
     _args.check_outputs(
         {"--out": args.out, "--report": args.report},
@@ -441,10 +375,6 @@ def check_paths(args: argparse.Namespace) -> dict:
         problem = output_format_problem(args.out, fmt, args.model)
         if problem:
             raise UsageError(f"--out {problem}")
-    if args.friction is not None and args.joint_model is not None:
-        raise UsageError(
-            "--friction and --joint-model: give --joint-model only (--friction is deprecated)"
-        )
     return {"format": fmt, "description": desc}
 
 
@@ -468,11 +398,9 @@ def _bag_options(args, joints) -> dict:
 
 
 def joint_kinds(args: argparse.Namespace) -> tuple[str, ...]:
-    """The joint-model kinds of ``--joint-model`` or the deprecated ``--friction``."""
+    """The joint-model kinds of ``--joint-model`` (default: all four)."""
     if args.joint_model is not None:
         return tuple(args.joint_model)
-    if args.friction is not None:
-        return JointModel.from_friction(FrictionModel(tuple(args.friction))).kinds
     return JOINT_KINDS
 
 
@@ -581,6 +509,43 @@ def identify_options(args: argparse.Namespace) -> IdentifyOptions:
     given = {name: getattr(args, name) for name in IdentifyOptions.names()
              if hasattr(args, name) and getattr(args, name) != args._defaults[name]}  # fmt: skip
     return IdentifyOptions(**given)
+
+
+def _transmission(args, desc, model, progress):
+    """The ``--transmission`` CSV, else an MJCF model's fixed tendons, else None; a line
+    saying which.
+
+    Raises:
+      InputError: a CSV or tendon that cannot be used (file, row and column named).
+    """
+    import spatialjax.multibody as mb
+
+    try:
+        if args.transmission is not None:
+            t = mb.Transmission.from_csv(args.transmission)
+            how = f"--transmission {args.transmission}"
+        elif desc.format == "mjcf":
+            t = mb.Transmission.from_mjcf(desc, model)
+            how = f"{args.model}: fixed tendons"
+        else:
+            return None
+        if t is not None:
+            full = mb.JointModel(transmission=t).complete_transmission(model)
+    except mb.TransmissionError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(f"--transmission {args.transmission}: {e.strerror or e}") from None
+    if t is None:
+        return None
+    T = full.array()
+    rows = [
+        f"{m} = " + " + ".join(f"{T[i, c]:g} {j}" for c, j in enumerate(full.joints) if T[i, c])
+        for i, m in enumerate(full.motors)
+        if np.count_nonzero(T[i]) > 1 or m not in full.joints
+    ]  # fmt: skip
+    print(f"  transmission ({how}): {len(full.motors)} motors; " + "; ".join(rows),
+          file=progress.out)  # fmt: skip
+    return t
 
 
 def command_options(args: argparse.Namespace) -> dict:
@@ -807,6 +772,7 @@ def identify(args: argparse.Namespace, desc, progress: _Progress):
       ``locked_joints``, ``options``), which ``_write_outputs`` adds to the
       JSON report with ``output``.
     """
+    import spatialjax.multibody as mb
     from spatialjax import identification as ident
 
     try:
@@ -818,6 +784,10 @@ def identify(args: argparse.Namespace, desc, progress: _Progress):
     log = _read_log(ident, args.log, bag)
     full = _read_model(args, desc, progress, _floating(args, log))
     model, log, others, locked = _read_logs(args, desc, full, progress, log, bag)
+    transmission = _transmission(args, desc, model, progress)
+    if transmission is not None:
+        jm = mb.JointModel(joint_kinds(args), transmission=transmission)
+        options = dataclasses.replace(options, joint_model=jm)
     try:
         progress_ = _cache_after_filter(args, progress.done)
         result = ident.identify_robot(model, log, options, validate=others, progress=progress_)
@@ -920,13 +890,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
     progress = _Progress(sys.stdout)
-    if args.friction is not None:
-        print(
-            f"spatialjax identify: warning: --friction is deprecated; use --joint-model "
-            f"{','.join(joint_kinds(args)) or 'none'} (the same: the armature is fitted by "
-            "default; leave it out of --joint-model to fit friction only)",
-            file=sys.stderr,
-        )
     try:
         with x64():
             result, command = identify(args, plan["description"], progress)

@@ -193,7 +193,7 @@ class Model:
       friction: ``(nv,)`` Coulomb (dry) friction magnitude (N m, N; URDF
         ``<dynamics friction>``, MJCF ``frictionloss``): stored, not applied by
         any algorithm here (it is a set-valued force; see
-        [`friction_regressor`][spatialjax.multibody.friction_regressor] for identification).
+        [`JointModel`][spatialjax.multibody.JointModel] for identification).
       lower: ``(nq,)`` lower position limits (rad, m) in ``q``'s order; −inf for
         continuous joints, a free flyer and unlimited joints.
       upper: ``(nq,)`` upper position limits, as ``lower`` (+inf where none).

@@ -1,162 +1,9 @@
-r"""Optimal excitation trajectories by gradient: ``design_excitation``.
+"""Optimal excitation trajectories by gradient: ``design_excitation``.
 
-A trajectory for identification is a finite Fourier series per joint
-(Swevers et al. 1997; [`fourier_trajectory`][spatialjax.identification.fourier_trajectory]),
-``q_i(t) = q_{0,i} + Σ_l (a_il sin(ω_f l t) − b_il cos(ω_f l t)) / (ω_f l)``.
-Its coefficients are chosen to make the stacked joint-torque regressor of the
-whole trajectory, ``X = [Y(q, q̇, q̈) | Y_f(q̇)]`` (RNEA regressor, 10 columns
-per body, and the friction columns viscous ``q̇``, Coulomb ``sign q̇``, offset
-``1`` per joint), as well conditioned as possible.
-
-Criteria, on the ``p_b`` *base* columns (the columns
-that are not combinations of the columns before them, by QR without pivoting
-of the column-scaled regressor of the random starts, Gautier 1990; the others
-are linear combinations of them for every trajectory), sampled at ``N_g`` grid
-times. The set depends only on the model and the column order, so every
-trajectory, designed or random, is scored on the same base parameters:
-
-* ``"logdet"`` (D-optimal; Swevers et al. 1997): ``−log det(Aᵣ)``,
-  ``Aᵣ = D⁻¹ X_bᵀ X_b D⁻¹ / N_g`` with ``D`` a fixed column scale, the root
-  mean square of each base column over the random starts (so that kilograms
-  and kg·m² compare, and the value does not depend on the grid's length).
-  A fixed ``D`` shifts ``log det`` by a constant: the optimum is that of the
-  unscaled information matrix, the volume of the parameters' confidence
-  ellipsoid.
-* ``"aoptimal"`` (A-optimal; Pukelsheim 1993): ``log tr(Aᵣ⁻¹)`` with the same
-  ``Aᵣ``: the log of the summed variances of the scaled base-parameter
-  estimates under white torque noise. Like ``"logdet"`` it counts the
-  information per unit of noise (a fixed scale), and like ``"condition"`` it
-  is dominated by the smallest eigenvalues.
-* ``"condition"``: a smooth upper bound of the log condition number of the
-  base regressor with each column scaled to unit norm (Gautier & Khalil
-  1992): with ``λ`` the eigenvalues of the column-scaled
-  ``X_bᵀ X_b``, ``c = (1/2p)(log Σ λᵢᵖ + log Σ λᵢ⁻ᵖ)`` with ``p = 16``, so
-  ``log κ ≤ c ≤ log κ + log(p_b)/(2p)``. It is a symmetric function of the
-  eigenvalues, hence differentiable even where eigenvalues cross, unlike
-  ``log κ`` itself.
-* ``"condition_snr"`` (the default): ``c + (1/2p) log Σᵢ gᵢ⁻²ᵖ`` with
-  ``gᵢ = rmsᵢ / Dᵢ`` the root mean square of base column ``i`` over the
-  grid relative to its fixed scale: a smooth upper bound of
-  ``log(κ / min gᵢ)``, the condition number divided by the weakest
-  column's relative amplitude, with
-  ``log(κ / min gᵢ) ≤ value ≤ log(κ / min gᵢ) + log(p_b)/p``.
-
-Why ``"condition_snr"`` is the default. Write the fixed-scale base
-regressor as ``X_b D⁻¹ / √N_g = X_s G`` with ``X_s`` the column-scaled
-regressor (unit-norm columns) and ``G = diag(gᵢ)``. Then
-``log det Aᵣ = log det(X_sᵀ X_s) + 2 Σ log gᵢ``: the D-criterion is the
-sum of a scale-free part (the *shape* of the information: how independent
-the columns are) and an amplitude part (how much torque signal each column
-carries per unit of noise). The condition number (Gautier & Khalil 1992)
-controls only the shape: it is unchanged when a column's amplitude halves,
-although the noise on that parameter's estimate doubles. ``log det`` controls
-the shape only through the product of all eigenvalues, so it can grow by
-exciting the base parameters that are already well excited while the
-weakest few stay weak, leaving the condition number nearly unchanged
-(on arms whose random trajectories already excite most directions, the weak
-directions are a small part of ``log det``). ``"condition_snr"`` bounds what
-both miss, the worst case: the smallest singular value of ``X_s G`` is at
-least ``σ_min(X_s) min gᵢ ≥ min gᵢ / κ(X_s)`` (the columns of ``X_s`` have
-unit norm, so ``σ_max(X_s) ≥ 1``), so ``κ / min gᵢ`` bounds the standard
-deviation, per unit of white torque noise, of the worst-determined
-combination of scaled base parameters, and the criterion is a smooth upper
-bound of its log. Minimising the bound, rather than that standard deviation
-itself (E-optimality), drives both of its factors: the condition number, the
-figure identification reports, and the signal of the weakest column; the
-standard deviation alone can be lowered through the amplitudes while the
-condition number stays. The minimum, not the geometric mean, of the ``gᵢ``:
-a mean can be raised by exciting the well-excited columns further, the
-weakness of ``log det`` above. Both terms are power means of the same
-exponent (``2p`` on singular values and amplitudes) with weight one: nothing
-is tuned.
-
-``"condition"`` remains the choice for the best-conditioned trajectory
-whatever its amplitude, ``"logdet"`` to minimise the volume of the confidence
-ellipsoid of all base parameters together, and ``"aoptimal"`` for the
-smallest summed variance where the torque noise matters more than the
-conditioning.
-
-Constraints and how they are kept:
-
-* *At rest at both ends*: ``q̇ = q̈ = 0`` at ``t = 0`` and ``t = duration``
-  are linear in ``(a, b)``; the coefficients are ``[a; b] = N z`` with
-  ``N`` an orthonormal basis of the null space of those four equations
-  (two when the duration is a whole number of periods), exact by
-  construction.
-* *Position, velocity, acceleration limits* (with a ``margin``): by
-  construction. The offset is ``q_0 = c + m h tanh(u)`` (``c``, ``h`` the
-  centre and half-range of the position limits, ``m`` the margin), and each
-  joint's Fourier part is scaled by the largest factor that keeps, on the
-  grid, ``q`` in ``[c − m h, c + m h]``, ``|q̇| ≤ m q̇_max`` and
-  ``|q̈| ≤ m q̈_max``; the maxima are a log-sum-exp at a temperature
-  relative to the root mean square (a smooth upper bound of the maximum),
-  so the limits hold on the grid and every joint uses its range. Scaling
-  a joint's coefficients scales its ``q − q_0``,
-  ``q̇`` and ``q̈`` exactly, so after the optimisation the samples at the
-  output ``rate`` are checked and, where a sample between grid points
-  exceeds a limit, that joint is scaled down by the exact factor (reported
-  in ``scale_down``).
-* *Torque limits* (optional): ``|τ| ≤ m τ_max`` with ``τ = Y π`` (the
-  regressor times the model's inertias, equal to RNEA) enter as a quadratic
-  penalty on the grid; the output samples are checked with
-  [`rnea`][spatialjax.multibody.rnea.rnea] and, if needed, every joint's amplitude
-  is scaled down together (bisection); if even the offset alone breaks a
-  torque limit the design is refused (``ValueError``).
-
-Acceleration limits are not in URDF. ``acceleration_limit=None`` adds no
-separate bound: the velocity limit already implies one, because ``q̇`` is a
-trigonometric polynomial of degree ``H`` in ``ω_f t`` and Bernstein's
-inequality gives ``|q̈| ≤ ω_f H max|q̇| ≤ 2π f_f H m q̇_max`` (reported as
-``implied_acceleration_limit``); pass a value to bound it further.
-
-The grid. A trajectory whose duration is a whole number ``m`` of periods
-``1 / f_f`` repeats itself ``m`` times, and so do its regressor's rows;
-every criterion above is a function of ``X_bᵀ X_b`` per row, so it is that
-of one period. The grid then covers one period, ``⌈grid_rate / f_f⌉``
-evenly spaced times in ``[0, 1 / f_f)`` (the default 20 s at 0.1 Hz: 100
-samples at 10 Hz, not the 201 of both periods); other durations are sampled
-from 0 to the duration inclusive.
-
-Optimisation: ``starts`` random starts (coefficients ``z`` standard normal,
-offsets ``u`` uniform in ``[−½, ½]``), with exact gradients (``jax.grad``)
-and Adam (optax) with a cosine-decayed step over ``steps`` steps, each start
-with its own moments and step count, so that its path does not depend on the
-others. Each start keeps its best evaluated iterate, and the best start on
-the grid is returned. The starts run by blocks through one compiled program
-(a ``jax.lax.fori_loop`` of at most 50 steps), the same for every block: it
-is compiled once per model structure and problem size. The default 400
-steps is where the best start's criterion stops improving on 6- and 7-joint
-arms (the benchmark notes give the criterion against the number of steps).
-
-Successive halving (Jamieson & Talwalkar 2016; ``halving=True``, the
-default): after ``steps / 8`` steps only the quarter of the starts with the
-lowest loss so far go on, and after ``steps / 2`` a sixteenth of them (64
-starts: 16, then 4). The survivors take every step, on the same path as
-without halving; the others stop where they were dropped. This takes a
-quarter of the gradient evaluations of running every start to the end. The
-best start of the full run is not always among the survivors (early ranks
-are noisy while the step is large), but one whose criterion is within a
-fraction of a percent of it is, on the Panda and the UR5 (the benchmark
-notes compare the two).
-
-References:
-  M. Gautier, "Numerical calculation of the base inertial parameters of
-  robots", IEEE International Conference on Robotics and Automation, 1990,
-  1020–1025 (base columns by QR of the regressor of random samples).
-  J. Swevers, C. Ganseman, D. B. Tükel, J. De Schutter, H. Van Brussel,
-  "Optimal robot excitation and identification", IEEE Transactions on
-  Robotics and Automation 13(5), 730–740, 1997.
-  M. Gautier, W. Khalil, "Exciting trajectories for the identification of
-  base inertial parameters of robots", International Journal of Robotics
-  Research 11(4), 362–375, 1992.
-  S. N. Bernstein, 1912 (the derivative of a trigonometric polynomial of
-  degree ``n`` is at most ``n`` times its maximum), see A. Zygmund,
-  *Trigonometric Series*, Cambridge 1959, ch. X.
-  F. Pukelsheim, *Optimal Design of Experiments*, Wiley 1993, ch. 6 (the
-  D- and A-criteria).
-  D. P. Kingma, J. Ba, "Adam: a method for stochastic optimization", ICLR 2015.
-  K. Jamieson, A. Talwalkar, "Non-stochastic best arm identification and
-  hyperparameter optimization", AISTATS 2016 (successive halving).
+Finite Fourier series per joint (Swevers et al. 1997) that start and end at rest,
+keep the joint limits, and minimise a criterion of the base columns of the
+stacked regressor ``[Y | Y_f]``. Joint order: the model's; units rad, rad/s, s, Hz.
+Derivation: docs page ``identification-methods.md#excitation-design``.
 """
 
 from __future__ import annotations
@@ -180,21 +27,26 @@ from .trajectory import fourier_trajectory
 __all__ = ["ExcitationDesign", "design_excitation"]
 
 CRITERIA = ("condition_snr", "condition", "logdet", "aoptimal")
-_COND_POWER = 16.0  # p of the condition-number surrogate (module docstring)
+_COND_POWER = 16.0  # p of the condition-number surrogate (methods page)
 _REST = 1e-12  # |q̇| below this fraction of the joint's peak speed is rest (Coulomb sign 0)
 _LSE_SHARPNESS = 50.0  # κ of the relative log-sum-exp maximum: excess ≤ rms · log(N) / κ
+_FRICTION = mb.JointModel(("viscous", "coulomb", "offset"))  # the columns designed for
 
 
 # ----------------------------------------------------------------------------- model data
 def _friction_regressor_at_rest(model, dq):
     """Friction columns ``(..., N, nv, 3 nv)`` (viscous, Coulomb, offset) of ``dq (..., N, nv)``.
 
-    At rest (both ends) ``q̇`` is zero up to rounding; speeds below ``_REST``
-    times the joint's peak over the samples are taken as exactly zero, so
-    that the Coulomb column's sign is 0 there, not ``±1`` by rounding.
+    Speeds below ``_REST`` times the joint's peak count as rest (Coulomb sign 0).
     """
     tol = _REST * jnp.max(jnp.abs(dq), axis=-2, keepdims=True)
-    return mb.FrictionModel().regressor(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
+    return _friction_columns(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
+
+
+def _friction_columns(model, dq):
+    """The viscous, Coulomb and offset columns of [JointModel][spatialjax.multibody.JointModel]
+    ``(..., N, nv, 3 nv)`` of ``dq`` (no acceleration column)."""
+    return _FRICTION.regressor(model, dq, jnp.zeros_like(dq))
 
 
 def _at_rest(dq):
@@ -210,25 +62,15 @@ _ROWS = 1024  # samples per call of the compiled forward pass (one shape for eve
 
 @jax.jit
 def _forward_rows(model, q, dq, ddq, gravity):
-    """``[Y | Y_f]`` ``(C, n, p)`` and the torques ``Y π + armature ⊙ q̈`` ``(C, n)``.
-
-    ``dq`` is taken as given in the Coulomb column (rest already zeroed,
-    ``_at_rest``); ``Y π + armature ⊙ q̈`` is
-    [`rnea`][spatialjax.multibody.rnea.rnea] (the regressor's defining identity).
-    """
+    """``[Y | Y_f]`` ``(C, n, p)`` and the torques ``Y π + armature ⊙ q̈`` ``(C, n)``."""
     Y = mb.joint_torque_regressor(model, q, dq, ddq, gravity)
-    F = mb.FrictionModel().regressor(model, dq)
+    F = _friction_columns(model, dq)
     tau = Y @ model.inertia.params.reshape(-1) + model.armature * ddq
     return jnp.concatenate([Y, F], axis=-1), tau
 
 
 def _evaluate(model, q, dq, ddq, gravity):
-    """``(first sample, X, τ)`` (float64 NumPy) over samples ``(N, n)`` by blocks of ``_ROWS``.
-
-    Every block has the same shape (the last one padded with its last
-    sample, then cut), so that every trajectory, whatever its length, uses
-    one compiled program. ``dq`` as in ``_forward_rows``.
-    """
+    """``(first sample, X, τ)`` (float64 NumPy) of samples ``(N, n)``, by padded blocks."""
     d = model.dtype
     N = q.shape[0]
     for at in range(0, N, _ROWS):
@@ -311,11 +153,7 @@ def _resolve_limits(model, limits, acceleration_limit, torque_limit):
 def _grid(duration, base_frequency, grid_rate):
     """The criterion's sample times: one period if the duration is a whole number of them.
 
-    A trajectory of ``m`` whole periods repeats itself ``m`` times: its
-    regressor's rows over the duration are those of one period, ``m`` times,
-    and every criterion, a function of ``X_bᵀ X_b`` per row, is that of one
-    period. Then ``ceil(grid_rate / f_f)`` evenly spaced times in ``[0, 1 / f_f)``;
-    else ``ceil(duration · grid_rate) + 1`` from 0 to the duration inclusive.
+    Else ``ceil(duration · grid_rate) + 1`` times from 0 to the duration inclusive.
     """
     periods = duration * base_frequency
     if round(periods) >= 1 and abs(periods - round(periods)) <= 1e-9 * periods:
@@ -342,23 +180,14 @@ def _rest_basis(H, omega, duration):
 
 # ------------------------------------------------------------------------ the trajectory
 def _smax(x, axis):
-    """A smooth upper bound of ``max(x)`` along ``axis``: ``(r/κ) log Σ exp(κ x / r)``.
-
-    ``r`` is the root mean square of ``x`` (smooth, positive), so the bound
-    exceeds the maximum by at most ``r log(N) / κ``.
-    """
+    """Smooth upper bound of ``max(x)`` on ``axis``: ``(r/κ) log Σ exp(κ x / r)``, r the RMS."""
     r = jnp.sqrt(jnp.mean(x * x, axis=axis, keepdims=True) + jnp.finfo(x.dtype).tiny)
     k = _LSE_SHARPNESS
     return jnp.squeeze(r / k * jax.nn.logsumexp(k * x / r, axis=axis, keepdims=True), axis)
 
 
 def _stacked(model, q, dq, ddq, gravity):
-    """``X = [Y | Y_f]`` ``(S, N n, p)`` of samples ``(S, N, n)`` (rows per start), and ``Y``.
-
-    The regressor is evaluated per start (``vmap`` over the leading axis), on
-    that start's ``N`` samples: they stay the regressor's own (last,
-    vectorised) batch axis, in its forward and its reverse-mode pass alike.
-    """
+    """``X = [Y | Y_f]`` ``(S, N n, p)`` of samples ``(S, N, n)`` (rows per start), and ``Y``."""
     Y = jax.vmap(lambda q, dq, ddq: mb.joint_torque_regressor(model, q, dq, ddq, gravity))(
         q, dq, ddq
     )
@@ -368,7 +197,7 @@ def _stacked(model, q, dq, ddq, gravity):
 
 
 def _criterion_value(Xb, kind, scale):
-    """The criterion of base columns ``Xb (rows, p_b)`` (module docstring)."""
+    """The criterion of base columns ``Xb (rows, p_b)``."""
     if kind in ("logdet", "aoptimal"):
         Xs = Xb / scale
         A = Xs.T @ Xs / Xb.shape[0]
@@ -472,11 +301,8 @@ def _advance(state: _Starts, n, model, basis, box, t, f, base, scale, tau_lim, g
              kind, steps, lr):  # fmt: skip
     """``n`` (traced, at most ``_BLOCK_STEPS``) evaluations and Adam steps of a block of starts.
 
-    Each step evaluates the loss and its gradient at the current iterate,
-    keeps it if it is the start's best so far, and takes one Adam step (its
-    own step count and moments per start: a start's path does not depend on
-    the others in its block). Returns the new state and the criterion at each
-    evaluation, ``(_BLOCK_STEPS, B)`` (NaN after the ``n``-th).
+    Each start keeps its best iterate. Returns the new state and the criterion at
+    each evaluation, ``(_BLOCK_STEPS, B)`` (NaN after the ``n``-th).
     """
     opt = _adam(steps, lr)
 
@@ -510,12 +336,8 @@ _advance_jit = jax.jit(_advance, static_argnames=("kind", "steps", "lr"))
 def _rungs(starts: int, steps: int, halving: bool) -> tuple:
     """Successive halving: ``((evaluations, survivors), ...)``, the last rung every evaluation.
 
-    Every start is evaluated ``steps + 1`` times (its start and after each
-    Adam step) unless it is dropped (Jamieson & Talwalkar 2016): after
-    ``steps // 8`` steps only the quarter of the starts with the lowest loss
-    so far go on, after ``steps // 2`` steps a sixteenth.
-    The survivors take the same steps as without halving (each start's path
-    is its own); the starts dropped are those whose loss was then highest.
+    A quarter of the starts go on after ``steps // 8`` steps, a sixteenth after
+    ``steps // 2`` (Jamieson & Talwalkar 2016).
     """
     if not halving or starts < 4 or steps < 8:
         return ((steps + 1, starts),)
@@ -536,13 +358,7 @@ class _Optimised(NamedTuple):
 
 
 def _optimise(model, P, *, halving=True, rungs=None, block=None) -> _Optimised:
-    """Adam on the starts of ``P`` by blocks, dropping the worst at each rung of ``rungs``.
-
-    ``rungs`` defaults to ``_rungs``; the blocks to the starts that
-    survive the last rung (one compiled program for every block and rung).
-
-    Returns an ``_Optimised``.
-    """
+    """Adam on the starts of ``P`` by blocks, dropping the worst at each rung; an ``_Optimised``."""
     S, T = P.starts, P.steps
     rungs = _rungs(S, T, halving) if rungs is None else rungs
     B = min(S, block or rungs[-1][1])
@@ -625,7 +441,7 @@ class ExcitationDesign:
         effort_limit, torque_limit`` ``(n,)`` used (``inf``: none).
       margin: the fraction of each limit used.
       implied_acceleration_limit: ``(n,)`` ``2π f_f H · margin · q̇_max``
-        (Bernstein's inequality; module docstring).
+        (Bernstein's inequality).
       limit_distance: ``(n,)`` per key ``lower, upper, velocity,
         acceleration, torque``: the smallest distance over the output
         samples to that hard limit (``q − lower``, ``upper − q``,
@@ -695,13 +511,10 @@ def _count(name, x, low):
 
 
 def _condition(model, q, dq, ddq, gravity, base):
-    """Condition number of the regressor with friction on columns ``base``, column-scaled.
+    """Condition number of the column-scaled regressor with friction on columns ``base``.
 
-    From the Gram matrix ``X_bᵀ X_b`` accumulated over blocks of samples:
-    ``κ = √(λ_max / λ_min)`` of the column-scaled Gram matrix, whose relative
-    rounding ``eps κ²`` stays below 1e-6 up to ``κ = 10⁵``; beyond that (a
-    nearly unexcited direction), from the singular values of the stacked
-    ``X_b`` itself.
+    From the Gram matrix accumulated by blocks; from the singular values of the
+    stacked ``X_b`` where ``κ > 10⁵``.
     """
     blocks = lambda: (X.reshape(-1, X.shape[-1])[:, base] for _, X, _ in _evaluate(  # noqa: E731
         model, np.asarray(q), _at_rest(dq), np.asarray(ddq), gravity))  # fmt: skip
@@ -737,17 +550,13 @@ def design_excitation(
     gravity=(0.0, 0.0, -9.81),
     progress=None,
 ) -> ExcitationDesign:
-    r"""An excitation trajectory optimised for identification, inside the joint limits.
+    """An excitation trajectory optimised for identification, inside the joint limits.
 
-    See the module docstring for the criteria, the constraints and the
-    optimiser. In short: ``starts`` random finite-Fourier-series trajectories
-    (Swevers et al. 1997) that start and end at rest and keep the position,
-    velocity and acceleration limits by construction are optimised together
-    with exact gradients of the criterion of their stacked regressor
-    ``[Y | Y_f]`` (10 columns per body and 3 friction columns per joint),
-    sampled at ``grid_rate``; the best is sampled at ``rate``, checked
-    against every limit at every sample (and scaled down where a sample
-    between grid points needs it), and reported.
+    ``starts`` random finite-Fourier-series trajectories (Swevers et al. 1997),
+    at rest at both ends and inside the limits by construction, are optimised
+    with exact gradients of ``criterion`` on ``grid_rate`` samples; the best is
+    sampled at ``rate`` and checked against every limit. Derivation: docs page
+    ``identification-methods.md#excitation-design``.
 
     Args:
       model: a fixed-base [`Model`][spatialjax.multibody.Model] (its dtype is
@@ -755,35 +564,27 @@ def design_excitation(
       duration: length in s (> 0); a whole number of periods
         ``1 / base_frequency`` keeps the trajectory periodic.
       key: a JAX PRNG key (the random starts).
-      harmonics: ``H ≥ 1`` harmonics; starting and ending at rest takes 2
-        (whole periods) or 4 linear conditions per joint, so ``H`` must leave
-        some freedom (``H ≥ 2``, or ``H ≥ 3`` for other durations).
-      base_frequency: ``f_f`` in Hz; the trajectory's band is
-        ``H f_f`` Hz, below ``grid_rate / 2`` and ``rate / 2``.
+      harmonics: ``H``; at least 2 (whole periods) or 3 (other durations).
+      base_frequency: ``f_f`` in Hz; the band ``H f_f`` must stay below
+        ``grid_rate / 2`` and ``rate / 2``.
       criterion: ``"condition_snr"`` (the default: the condition number over
-        the weakest column's amplitude), ``"condition"`` (the condition number
-        alone), ``"logdet"`` (D-optimal) or ``"aoptimal"`` (A-optimal); see
-        the module docstring for why ``"condition_snr"`` is the default.
+        the weakest column's amplitude), ``"condition"``, ``"logdet"``
+        (D-optimal) or ``"aoptimal"`` (A-optimal).
       starts: number of random starts optimised at once.
       limits: ``None`` (the model's ``lower``, ``upper``, ``velocity_limit``,
-        ``effort_limit`` fields: its file's ``<limit>`` elements), or a
-        mapping with those keys and ``(n,)`` (or scalar) values. Every joint
-        needs a finite velocity limit, every non-continuous joint finite
-        position limits.
-      acceleration_limit: ``None`` (no bound beyond the one the velocity limit
-        implies, module docstring) or a positive number or ``(n,)`` in
-        rad/s² (m/s²).
+        ``effort_limit``), or a mapping with those keys and ``(n,)`` (or scalar)
+        values. Every joint needs a finite velocity limit, every non-continuous
+        joint finite position limits.
+      acceleration_limit: ``None`` (only the bound the velocity limit implies)
+        or a positive number or ``(n,)`` in rad/s² (m/s²).
       torque_limit: ``None``, ``"effort"`` (the limits' effort) or ``(n,)``
         N·m (N): ``|τ| ≤ margin · τ_max`` on the model's inertias, no friction.
-      margin: the fraction of each limit used, in ``(0, 1]``: positions stay
-        within ``margin`` of the half-range around the centre of the limits.
+      margin: the fraction of each limit used, in ``(0, 1]``.
       rate: output sampling rate in Hz.
       grid_rate: sampling rate of the criterion during the optimisation (Hz).
       steps: Adam steps (0: keep the random starts).
-      halving: successive halving (module docstring): the quarter of the
-        starts with the lowest loss after ``steps // 8`` steps go on, a
-        sixteenth after ``steps // 2``; the others stop there. ``False``:
-        every start takes every step.
+      halving: successive halving of the starts; ``False``: every start takes
+        every step.
       learning_rate: Adam's initial step (cosine-decayed to 5 %).
       gravity: ``(3,)`` in the world frame.
       progress: optional callable receiving one line per stage.
@@ -808,10 +609,6 @@ def design_excitation(
       ...                       starts=2, steps=5, rate=20.0, limits=lim)
       >>> d.q.shape, bool(abs(d.dq[[0, -1]]).max() < 1e-9), bool(abs(d.q).max() <= 0.9 * 2.0)
       ((201, 1), True, True)
-
-    References:
-      Swevers et al., IEEE T-RA 13(5), 1997; Gautier & Khalil, IJRR 11(4),
-      1992 (see the module docstring).
     """
     t_start = time.perf_counter()
     say = progress or (lambda line: None)
@@ -1007,16 +804,9 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
 def _base_columns(X, dtype=np.float64) -> np.ndarray:
     """Base columns of a stacked regressor ``X (rows, p)`` of generic (random) data, in order.
 
-    Gautier's numerical method (Gautier 1990): QR *without* column pivoting of
-    the column-scaled ``X``; column ``j`` is a base column when it is not a
-    combination of the columns before it, ``|R_jj| > √(10 p eps)``, and its
-    norm is above ``√eps`` of the largest (the rank and rounding thresholds of
-    [`identifiability`][spatialjax.identification.identifiability], ``eps`` of
-    ``dtype``). On generic data the set depends only on the model and the
-    column order, not on the samples: every trajectory is then compared on
-    the same base parameters, where column pivoting picks a set per
-    trajectory (and per sampling rate of the same trajectory), whose
-    condition number differs from set to set.
+    QR without column pivoting of the column-scaled ``X`` (Gautier 1990): column
+    ``j`` is kept when ``|R_jj| > √(10 p eps)`` and its norm is above ``√eps`` of
+    the largest, so the set depends only on the model and the column order.
     """
     eps = float(np.finfo(dtype).eps)
     norms = np.linalg.norm(X, axis=0)

@@ -1,34 +1,9 @@
-r"""Simulated robot logs for testing identification: perturbed "true" bodies and measured torques.
+"""Simulated robot logs for testing identification: perturbed "true" bodies and measured torques.
 
-* [`perturb_inertia`][spatialjax.identification.perturb_inertia] draws random, fully physically
-  consistent bodies at a chosen affine-invariant (geodesic) distance from given ones:
-
-  $$
-  J = J_0^{1/2} \exp(ε G) J_0^{1/2}, \qquad G = G^T,\ \|G\|_F = \sqrt 2,
-  $$
-
-  with ``J`` the 4×4 pseudo-inertia (Wensing, Kim & Slotine 2017) and ``G``
-  uniformly distributed on the unit sphere of symmetric matrices. ``J`` is a
-  congruence of the positive definite ``exp(εG)``, so it is positive
-  (semi-)definite whenever ``J0`` is: consistent by construction. The
-  geodesic distance of [`spatialjax.geodesic_distance`][spatialjax.geodesic_distance] (Lee, Wensing
-  & Park 2020, with the ½ of Lee & Park 2018),
-  ``√(½ Σ log² λᵢ(J0⁻¹ J)) = ε ‖G‖_F / √2``, equals ``ε`` exactly, and every
-  quadratic form moves by a factor in ``[e^{−√2 ε}, e^{√2 ε}]`` (the
-  eigenvalues of ``G`` are at most ``√2`` in size): the mass
-  (``e₄ᵀ J e₄``), the second moment along any axis, ...
-* [`simulate_log`][spatialjax.identification.simulate_log] turns a trajectory into what a robot
-  would log: motor torques from inverse dynamics with the true bodies, plus joint friction and
-  sensor noise, and quantised, noisy encoder positions.
-
-References:
-  P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017 (pseudo-inertia).
-  T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic identification:
-  a convex programming approach", IEEE T-RO 36(2), 2020 (geodesic distance).
-  C. Gaz, M. Cognetti, A. Oliva, P. Robuffo Giordano, A. De Luca, "Dynamic
-  identification of the Franka Emika Panda robot with retrieval of feasible
-  parameters using penalty-based optimization", IEEE RA-L 4(4), 2019
-  (joint friction of a Panda: viscous and Coulomb terms of the size used here).
+``perturb_inertia`` draws consistent bodies at a given geodesic distance
+(Wensing, Kim & Slotine 2017; Lee, Wensing & Park 2020); ``simulate_log`` turns a
+trajectory into torques and encoder readings with friction and noise.
+Derivation: docs page ``identification-methods.md#simulated-logs``.
 """
 
 from __future__ import annotations
@@ -63,29 +38,18 @@ def _sym_fn(M, fn):
 
 
 def perturb_inertia(inertia: RigidBodyInertia, relative, key) -> RigidBodyInertia:
-    r"""Random fully consistent bodies at geodesic distance ``relative`` from ``inertia``.
+    """Random fully consistent bodies at geodesic distance ``relative`` from ``inertia``.
 
-    ``J = J0^{1/2} expm(relative · G) J0^{1/2}`` per body, ``G`` a random
-    symmetric 4×4 matrix with ``‖G‖_F = √2`` (isotropic: ``G = (A + Aᵀ)/2``,
-    ``A`` standard normal, normalised). Then (see the module docstring):
-
-    * ``spatialjax.geodesic_distance(J, J0) == relative`` (Lee, Wensing &
-      Park 2020);
-    * every quadratic form of ``J`` is that of ``J0`` times a factor in
-      ``[e^{−√2 relative}, e^{√2 relative}]``: the mass, and the second moment
-      ``∫ρ (uᵀr)²`` along any unit axis ``u``;
-    * ``J ⪰ 0`` when ``J0 ⪰ 0`` (``J ≻ 0`` when ``J0 ≻ 0``): fully physically
-      consistent by construction, in float32 as in float64 (the matrix
-      square root and exponential come from one ``eigh`` each; eigenvalues
-      of ``J0`` that round below zero are clipped to zero).
+    ``J = J0^{1/2} expm(relative · G) J0^{1/2}`` per body (``J`` the pseudo-inertia,
+    ``G`` a random symmetric 4×4 matrix with ``‖G‖_F = √2``), so that
+    ``spatialjax.geodesic_distance(J, J0) == relative`` and ``J ⪰ 0`` when ``J0 ⪰ 0``.
 
     Args:
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch ``(...)``, each
-        fully consistent (``J0 ⪰ 0``; not checked here: check with
+        fully consistent (not checked: see
         [`spatialjax.physical_consistency`][spatialjax.physical_consistency]).
-      relative: geodesic size of the perturbation, ``≥ 0`` (0.1: roughly a
-        10 % change of the mass distribution); a number or an array
-        broadcasting with the batch.
+      relative: geodesic size of the perturbation, ``≥ 0``; a number or an
+        array broadcasting with the batch.
       key: one JAX PRNG key.
 
     Returns:
@@ -129,8 +93,7 @@ def _jit_rnea_scan(model, q, dq, ddq, g):
 
 
 def _scalar_or_per_joint(x, name, n, nonneg=True):
-    """``(n,)`` float64 from one number (every joint) or one per joint; finite, and ``>= 0``
-    unless ``nonneg`` is false."""
+    """``(n,)`` float64 from one number or one per joint; finite, ``>= 0`` if ``nonneg``."""
     arr = np.asarray(x, np.float64)
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
@@ -157,38 +120,25 @@ def simulate_log(
     gravity=(0.0, 0.0, -9.81),
     include_derivatives: bool = False,
 ) -> RobotLog:
-    r"""What a robot controller would log along a trajectory, with known "true" dynamics.
+    """What a robot controller would log along a trajectory, with known "true" dynamics.
 
-    Per sample ``k`` and joint ``j`` (fixed-base model, one-degree-of-freedom
-    joints; columns in body order, ``model.joint_names``):
-
-    * ``τ_kj = rnea(model with inertia, q_k, dq_k, ddq_k, gravity)_j +
-      F_vj dq_kj + F_cj sign(dq_kj) + o_j + σ_τj ε_kj`` (ε standard normal):
-      inverse dynamics (Featherstone RBDA 2008, Table 5.1, via
-      [`spatialjax.multibody.rnea`][spatialjax.multibody.rnea.rnea]), viscous and Coulomb friction
-      and a constant offset (the model of
-      [`spatialjax.multibody.friction_regressor`][spatialjax.multibody.friction_regressor]),
-      Gaussian torque noise;
-    * ``q_meas = r_j · round((q + σ_q ε') / r_j)``: an encoder of resolution
-      ``r_j`` (rad per count; 0 = no quantisation) read with Gaussian noise
-      ``σ_q`` (``position_noise``; 0 = none).
-
-    ``dq`` and ``ddq`` are used for the torques but, by default, not logged
-    (as on hardware, where they come from filtering and differentiating
-    ``q``: [`prepare_log`][spatialjax.identification.prepare_log]). The sampling is
-    that of ``t`` (1 kHz is typical).
+    Per sample and joint (columns ``model.joint_names``):
+    ``τ = rnea(q, dq, ddq) + F_v dq + F_c sign(dq) + o + σ_τ ε`` (Featherstone 2008)
+    and ``q_meas = r · round((q + σ_q ε') / r)``. ``dq`` and ``ddq`` are not
+    logged unless ``include_derivatives``.
 
     Args:
       model: a fixed-base [`Model`][spatialjax.multibody.Model] (its
-        ``inertia`` is the nominal, e.g. URDF, value).
+        ``inertia`` is the nominal value).
       t: ``(N,)`` sample times in s.
-      q, dq, ddq: ``(N, n)`` true positions, velocities, accelerations
-        (e.g. from [`excitation_trajectory`][spatialjax.identification.excitation_trajectory]).
+      q, dq, ddq: ``(N, n)`` true positions, velocities, accelerations.
       key: one JAX PRNG key (the noise).
       inertia: the true bodies, [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch
         ``(model.nbodies,)``; default ``model.inertia``.
-      friction: ``(n, 3)`` per joint ``[viscous F_v (N·m·s/rad), Coulomb F_c
-        (N·m), offset o (N·m)]``, or None for none.
+      friction: the true friction, ``(n, 3)`` per joint ``[viscous F_v (N·m·s/rad),
+        Coulomb F_c (N·m), offset o (N·m)]`` (the last three columns of
+        [`JointModel.as_table`][spatialjax.multibody.JointModel.as_table]; the true armature
+        is the model's ``armature``), or None for none.
       torque_noise: σ_τ in N·m, one number or ``(n,)``.
       encoder_resolution: rad (m) per count, one number or ``(n,)``; 0 = exact.
       position_noise: σ_q in rad (m), one number or ``(n,)``.
@@ -203,12 +153,7 @@ def simulate_log(
       ValueError: a floating-base model; shapes that do not match ``(N, n)``
         with ``n = model.nv``; ``inertia`` of the wrong batch; ``friction`` not
         ``(n, 3)``; negative noise levels or resolutions.
-      TypeError: ``t``, ``q``, ``dq`` or ``ddq`` not floating point (integers
-        are refused, not converted).
-
-    References:
-      Featherstone 2008 (RNEA); Gaz et al., IEEE RA-L 4(4), 2019 (the Panda's
-      friction has this viscous + Coulomb + offset form).
+      TypeError: ``t``, ``q``, ``dq`` or ``ddq`` not floating point.
     """
     if model.floating_base:
         raise ValueError("model: simulate_log needs a fixed-base model (joint logs only)")
@@ -266,10 +211,11 @@ def simulate_log(
     )
     dq_np = np.asarray(arrays["dq"], np.float64)
     if fr is not None:
-        from ...multibody import FrictionModel
+        from ...multibody import JointModel
 
         phi = fr.reshape(-1).astype(dtype)
-        tau = tau + np.asarray(FrictionModel().torque(model, arrays["dq"], phi), np.float64)
+        jm = JointModel(("viscous", "coulomb", "offset"))
+        tau = tau + np.asarray(jm.torque(model, arrays["dq"], arrays["ddq"], phi), np.float64)
     k_tau, k_q = jax.random.split(key)
     tau = tau + sigma_tau * np.asarray(jax.random.normal(k_tau, (N, n), jnp.float32), np.float64)
     q_meas = np.asarray(arrays["q"], np.float64)

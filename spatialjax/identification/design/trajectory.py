@@ -1,30 +1,9 @@
-r"""Excitation trajectories for robot identification: finite Fourier series (Swevers et al. 1997).
+"""Excitation trajectories for robot identification: finite Fourier series (Swevers et al. 1997).
 
-Each joint ``i`` follows a periodic finite Fourier series of base (angular)
-frequency ``ω_f = 2π f_f`` with ``H`` harmonics (Swevers et al. 1997, eq. 9):
-
-$$
-q_i(t) = q_{0,i} + \sum_{l=1}^{H} \frac{a_{il}}{ω_f l} \sin(ω_f l t)
-         - \frac{b_{il}}{ω_f l} \cos(ω_f l t),
-$$
-
-so that the velocity and acceleration are exact closed forms:
-
-$$
-\dot q_i(t) = \sum_l a_{il} \cos(ω_f l t) + b_{il} \sin(ω_f l t), \qquad
-\ddot q_i(t) = \sum_l ω_f l \, (b_{il} \cos(ω_f l t) - a_{il} \sin(ω_f l t)).
-$$
-
-``a`` and ``b`` are therefore *velocity* amplitudes (rad/s for a revolute
-joint, m/s for a prismatic one). The trajectory is periodic with period
-``1 / f_f``, its spectrum holds only the ``H`` frequencies ``l f_f``, and an
-estimate averaged over whole periods sees no leakage: the reasons Swevers et
-al. give for this parameterisation.
-
-References:
-  J. Swevers, C. Ganseman, D. B. Tükel, J. De Schutter, H. Van Brussel,
-  "Optimal robot excitation and identification", IEEE Transactions on
-  Robotics and Automation 13(5), 730–740, 1997.
+Per joint ``q = q0 + Σ_l (a_l sin(ω_f l t) − b_l cos(ω_f l t)) / (ω_f l)``,
+``ω_f = 2π f_f``; ``a``, ``b`` are velocity amplitudes (rad/s or m/s), samples
+are rows and joints columns. Derivation: docs page
+``identification-methods.md#fourier-series``.
 """
 
 from __future__ import annotations
@@ -42,25 +21,21 @@ __all__ = ["excitation_trajectory", "fourier_trajectory"]
 
 
 def fourier_trajectory(a, b, q0, base_frequency, t):
-    r"""Positions, velocities and accelerations of a finite Fourier series (exact derivatives).
+    """Positions, velocities and accelerations of a finite Fourier series (exact derivatives).
 
-    Swevers et al. 1997, eq. 9 (see the module docstring for the formula):
     ``q = q0 + Σ_l (a_l sin(ω_f l t) − b_l cos(ω_f l t)) / (ω_f l)`` per joint,
-    with ``ω_f = 2π · base_frequency``; ``dq`` and ``ddq`` are its analytic
-    first and second time derivatives (no finite differences).
+    ``ω_f = 2π · base_frequency`` (Swevers et al. 1997, eq. 9).
 
     Args:
       a: ``(..., n_joints, H)`` sine coefficients (velocity amplitudes, rad/s
         or m/s) of harmonics ``l = 1 … H``.
       b: ``(..., n_joints, H)`` cosine coefficients, same units.
       q0: ``(..., n_joints)`` offset (rad or m).
-      base_frequency: ``(...)`` base frequency ``f_f`` in Hz (> 0; a Python
-        number or an array broadcasting with the batch).
+      base_frequency: ``(...)`` base frequency ``f_f`` in Hz (> 0).
       t: ``(..., N)`` sample times in s.
 
     Returns:
-      ``(q, dq, ddq)``, each ``(..., N, n_joints)``: rows are samples, columns
-      joints (the layout of [`RobotLog`][spatialjax.identification.RobotLog]).
+      ``(q, dq, ddq)``, each ``(..., N, n_joints)``: rows are samples, columns joints.
 
     Raises:
       ValueError: ``a`` and ``b`` differ in shape, ``q0``'s last axis is not
@@ -166,22 +141,11 @@ def excitation_trajectory(
     q0=None,
     dtype=None,
 ):
-    r"""A random finite-Fourier-series excitation that stays inside joint limits.
+    """A random finite-Fourier-series excitation that stays inside joint limits.
 
-    Draws the coefficients ``a, b ~ N(0, amplitude² / H)`` independently (so
-    each joint's velocity has rms ``≈ amplitude / √2`` per harmonic sum), then
-    *scales* each joint's coefficients by one factor ``s_i ∈ (0, 1]`` (the
-    shape of the trajectory is kept, only its size shrinks) so that on the
-    returned samples ``|q_i − c_i| ≤ margin · (upper_i − lower_i) / 2`` around
-    the centre ``c_i`` of ``q_limits``, ``|dq_i| ≤ margin · dq_limits_i`` and
-    ``|ddq_i| ≤ margin · ddq_limits_i``. Scaling the velocity amplitudes by
-    ``s`` scales ``q − c``, ``dq`` and ``ddq`` by exactly ``s``, so one pass is
-    exact. The offset is ``q0`` (default: the centre of ``q_limits``, else 0).
-    This is the parameterisation of Swevers et al. 1997 (eq. 9) with random
-    rather than optimised coefficients: a trajectory that is periodic, band
-    limited to ``harmonics · base_frequency`` Hz and inside the limits, which
-    is what filtering and identification need; optimising the coefficients
-    for the regressor's conditioning (their §IV) is
+    Coefficients ``a, b ~ N(0, amplitude² / H)``, then each joint scaled by one
+    factor in ``(0, 1]`` so that every returned sample keeps ``margin`` of the
+    position, velocity and acceleration limits. For optimised coefficients see
     [`design_excitation`][spatialjax.identification.design_excitation].
 
     Args:
@@ -190,10 +154,9 @@ def excitation_trajectory(
         ``t = k / rate``, ``k = 0 … N−1``).
       key: a JAX PRNG key, or a batch of keys of shape ``(...)``: one
         trajectory per key.
-      rate: sampling rate in Hz (1 kHz is typical of robot controllers).
+      rate: sampling rate in Hz.
       harmonics: ``H``, the number of harmonics.
-      base_frequency: ``f_f`` in Hz (Swevers et al. use 0.1 Hz: a 10 s period,
-        harmonics up to 0.5 Hz with ``H = 5``).
+      base_frequency: ``f_f`` in Hz.
       amplitude: velocity scale in rad/s (m/s) before limiting.
       q_limits: ``(n_joints, 2)`` lower and upper position limits, or None.
       dq_limits: ``(n_joints,)`` (or one number) speed limits, or None.
@@ -211,9 +174,6 @@ def excitation_trajectory(
         ``amplitude`` or ``harmonics``; ``margin`` outside ``(0, 1]``; limits
         of the wrong shape, not finite, or with ``lower ≥ upper``; ``q0``
         outside ``q_limits``.
-
-    References:
-      Swevers, Ganseman, Tükel, De Schutter & Van Brussel, IEEE T-RA 13(5), 1997.
     """
     if not (isinstance(n_joints, (int, np.integer)) and n_joints >= 1):
         raise ValueError(f"n_joints: expected a positive integer, got {n_joints!r}")

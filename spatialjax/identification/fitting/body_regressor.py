@@ -1,23 +1,9 @@
-r"""The Newton–Euler body regressor: the body wrench is linear in the 10 inertial parameters.
+"""The Newton–Euler body regressor: the body wrench is linear in the 10 inertial parameters.
 
-For a rigid body with spatial inertia ``M`` about the origin of a body frame B
-(``[ω; v]`` order, Featherstone eq. 2.63), body twist ``V_WB_B = [ω; v_o]``
-and spatial (not classical) body acceleration ``A_WB_B = [α; a_o]``, both in
-B coordinates, the Newton–Euler equations (RBDA eq. 2.72) give the wrench
-``F_B = [n; f]`` applied to the body, about Bo, in B coordinates:
-
-$$
-F = M A + V \times^* M V = Y(V, A)\,π,
-\qquad π = [m, h_x, h_y, h_z, I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}],
-$$
-
-with ``h = m c`` and the rotational inertia ``I`` about Bo. Written out with
-``β = a_o + ω × v_o`` (the classical acceleration of Bo):
-
-$$
-n = I α + ω \times I ω - β \times h, \qquad
-f = m β + (α_\times + ω_\times ω_\times) h.
-$$
+``F = M A + V ×* M V = Y(V, A) π`` (Featherstone 2008, eqs. 2.63, 2.72) with
+``V = [ω; v_o]``, ``A = [α; a_o]`` and ``F = [n; f]`` about the body origin in
+body coordinates, ``π = [m, h_x, h_y, h_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]``,
+``h = m c``, ``I`` about the origin.
 """
 
 from __future__ import annotations
@@ -39,49 +25,33 @@ def _rotational_columns(w):
 
 
 def body_regressor(v, a, gravity=None):
-    r"""Body regressor ``Y (..., 6, 10)`` with ``Y @ π`` the Newton–Euler body wrench.
+    """Body regressor ``Y (..., 6, 10)`` with ``Y @ π`` the Newton–Euler body wrench.
 
-    ``Y @ π = M (a - a_g) + v ×* (M v)`` is the wrench ``[n; f]`` (moment about
-    the body origin Bo first, then force; B coordinates) that the environment
-    other than gravity, e.g. a wrist force/torque sensor at Bo, applies to the
-    body. ``M`` is the spatial inertia about Bo built from
-    ``π = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (Pinocchio's order,
-    ``h = m c``, rotational inertia about Bo).
-
-    It equals Pinocchio's ``pin.bodyRegressor(v, a)`` up to ordering:
-    Pinocchio's motions are ``[v; ω]`` and its rows ``[f; n]``, so
-    ``Y == pin.bodyRegressor(Motion(v_o, ω), Motion(a_o, α))[[3, 4, 5, 0, 1, 2]]``;
-    the columns are the same.
-
-    Gravity is handled the Featherstone way (RBDA section 5.3, the fictitious
-    base acceleration ``a_0 = -a_g``): the body behaves as if it accelerated by
-    ``a - a_g`` in a gravity-free world. Pass ``gravity`` as the gravitational
-    acceleration in B coordinates, e.g. ``R_WB.T @ [0, 0, -9.81]``; then
-    ``Y @ π = M a + v ×* M v - M [0; g]``, i.e. the wrench on the body minus
-    its weight. Pinocchio's ``bodyRegressor`` has no gravity argument: to match
-    it pass ``a - [0; g]`` there.
+    ``Y @ π = M (a - a_g) + v ×* (M v)``: the wrench ``[n; f]`` (moment about the
+    body origin Bo, then force; B coordinates) that the environment other than
+    gravity applies to the body, ``π = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz,
+    Izz]`` (Pinocchio's order, ``h = m c``, inertia about Bo). Equals
+    ``pin.bodyRegressor(Motion(v_o, ω), Motion(a_o − g, α))[[3, 4, 5, 0, 1, 2]]``.
 
     Args:
       v: ``(..., 6)`` body twist ``V_WB_B = [ω; v_o]`` (angular first).
       a: ``(..., 6)`` spatial body acceleration ``A_WB_B = [α; a_o] = dV_WB_B/dt``
-        (the derivative of the body-coordinate twist, not the classical
-        acceleration of Bo, which is ``a_o + ω × v_o``).
+        (not the classical acceleration of Bo, ``a_o + ω × v_o``).
       gravity: optional ``(..., 3)`` gravitational acceleration ``g`` in B
-        coordinates, or ``(..., 6)`` spatial gravitational acceleration
+        coordinates (e.g. ``R_WB.T @ [0, 0, -9.81]``), or ``(..., 6)``
         ``a_g = [α_g; g]``. ``None`` means no gravity.
 
     Returns:
-      ``(..., 6, 10)`` regressor; rows ``[n; f]``, columns in the 10-vector
-      order above. Batch axes of ``v``, ``a`` and ``gravity`` broadcast.
+      ``(..., 6, 10)`` regressor; rows ``[n; f]``, columns in the order of ``π``.
+      Batch axes of ``v``, ``a`` and ``gravity`` broadcast.
 
     Raises:
       ValueError: a trailing shape is wrong or the batch shapes do not broadcast.
       TypeError: a non-float input or mixed float32/float64.
 
     References:
-      R. Featherstone, *Rigid Body Dynamics Algorithms*, 2008, eqs. 2.63, 2.72.
-      C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of inertial
-      parameters of manipulator loads and links", IJRR 5(3), 1986.
+      R. Featherstone, *Rigid Body Dynamics Algorithms*, 2008, §5.3 (gravity as a
+      base acceleration). C. G. Atkeson, C. H. An, J. M. Hollerbach, IJRR 5(3), 1986.
 
     Examples:
       >>> import jax.numpy as jnp

@@ -1,80 +1,10 @@
-r"""Floating-base identification: the equations of a log, all rows or projected on the contacts.
+"""Floating-base identification: the equations of a log, all rows or projected on the contacts.
 
-A floating-base robot (a legged robot, a humanoid) obeys, at every sample,
-
-$$
-M(q)\,\dot v + h(q, v) = Y(q, v, \dot v)\,π = S^T τ + \sum_c J_c(q)^T w_c,
-$$
-
-with ``v = [ω; v_b, q̇]`` (the free flyer's base twist in the base frame, then
-the joints), ``S^T τ = [0_6; τ]`` (no actuator on the base), ``w_c = [n; f]``
-the wrench the environment exerts at contact frame ``c`` in the frame's axes
-about its origin, and ``J_c`` that frame's Jacobian with rows ``[ω; v]`` in
-the frame's own axes (``frame_jacobian(..., reference="local")``: the rows
-pair with ``[n; f]``, power ``ωᵀn + vᵀf``). The six base rows are the
-Newton–Euler equations of the whole robot: they carry the total mass, the
-centre of mass and the composite inertia, whatever the joints measure. Two
-ways to use them, chosen by what the log holds:
-
-* **"wrenches"** (the log has ``contact_wrenches``): all ``6 + n`` rows enter
-  the data, the measured side ``S^T τ + Σ_c J_c^T w_c`` (Ayusawa, Venture &
-  Nakamura 2014 use the base rows alone; FloBaRoID, Bethge et al. 2017, the
-  whole system with foot force/torque sensors).
-* **"projection"** (no wrenches, but the contact frames and a schedule): at
-  each sample the equations are projected onto the null space of the active
-  contacts' Jacobian rows ``J_a`` (three linear rows per ``"point"`` contact,
-  six per ``"surface"`` contact), ``P = I − J_a^+ J_a``, so the unknown contact
-  forces drop out: ``P Y π = P S^T τ`` (Aghili 2005 for constrained
-  manipulators; Mistry, Schaal & Yamane 2009; for legged robots without
-  force sensors, arXiv:2409.09850). ``P`` keeps the row order of the
-  unprojected equations (rows ``6 + n``) while spanning only ``6 + n −
-  rank(J_a)`` independent equations per sample: four point feet on a 12-joint
-  quadruped leave 6, three leave 9.
-
-**Filtering.** The rows are formed sample by sample at the log's full rate,
-from the filtered ``q, v, v̇`` and the torques and wrenches *as logged*
-(``PreparedLog.raw_tau``), then every column (regressor, extra columns,
-measured side) goes through the same zero-phase filter and is decimated
-(parallel filtering, Gautier 1997). The filter is linear, so a projector that
-changes from one sample to the next (a foot lifting) acts on unfiltered data:
-an equation that holds sample by sample still holds after filtering.
-
-**Contact schedule.** The logged ``contact`` booleans (trusted: an open
-contact carries no force), or, without them, the rule *a contact frame is
-closed while its origin moves slower than* ``contact_speed`` (m/s, from the
-filtered ``q, v``: the linear rows of ``J_c v``), widened by the low-pass's
-reach (the samples after which its impulse response's tail holds 10⁻² of it:
-the filtered speed there mixes in the swing's). Closing a contact that is
-open only discards equations; leaving open one that carries force biases the
-fit, so the rule errs towards contact. "wrenches" without a logged schedule
-treats every contact as closed.
-
-**Two parts** ("wrenches"). The measured side ``S^T τ + Σ J_c^T w_c`` holds
-joint-torque noise and contact-wrench noise, mixed by ``J_c^T``; weighted
-row by row, every row would carry the larger. So each sample's equations
-``r`` are split by the projector of the closed contacts into ``P r`` (the
-*free* part, where only ``P S^T τ`` and its noise remain) and ``(I − P) r``
-(the *contact* part), ``2R`` rows whose noise levels are estimated apart; an
-open contact's wrench (zero by the schedule) is left out of both.
-
-The rows come back in the form
-[fit_torques][spatialjax.identification.fit_torques] takes (samples × rows ×
-columns, each row a channel with its own noise level), with each row's group
-(``"base"`` or ``"joint"``) for weighting and for reporting errors apart, and
-the per-row ``multiplicity`` (independent equations per row) that keeps the
-χ² of projected rows honest.
-
-References:
-  K. Ayusawa, G. Venture, Y. Nakamura, "Identifiability and identification of
-  inertial parameters using the underactuated base-link dynamics for legged
-  multibody systems", IJRR 33(3), 2014.
-  S. Bethge, J. Malzahn, N. Tsagarakis, D. Caldwell, "FloBaRoID — a software
-  package for the identification of robot dynamics parameters", RAAD 2017.
-  F. Aghili, "A unified approach for inverse and direct dynamics of constrained
-  multibody systems based on linear projection operator", IEEE T-RO 21(5), 2005.
-  M. Mistry, S. Schaal, K. Yamane, "Inertial parameter estimation of floating
-  base humanoid systems using partial force sensing", Humanoids 2009.
-  M. Gautier, "Dynamic identification of robots with power model", ICRA 1997.
+``M(q) v̇ + h = Y π = Sᵀτ + Σ_c J_cᵀ w_c`` per sample, ``v = [ω; v_b, q̇]`` (base
+twist in the base frame, then the joints), contact wrenches ``[n; f]`` in each
+contact frame's axes about its origin. "wrenches" keeps all rows, "projection"
+projects them on the null space of the closed contacts.
+Derivation: docs page ``identification-methods.md#floating-base``.
 """
 
 from __future__ import annotations
@@ -111,16 +41,11 @@ METHODS = ("wrenches", "projection")
 class FloatingBaseRows:
     """Row-stacked identification equations of a floating-base log (``floating_base_rows``).
 
-    Each sample's ``R = 6 + n`` equations (``n`` joints; the model's ``v``
-    order, base rows first) come as one block of ``R`` rows per *part*:
-    "projection" has one part, ``"free"`` (``P r``); "wrenches" has two,
-    ``"free"`` then ``"contact"`` (``P r`` and ``(I − P) r``, ``2R`` rows), so
-    that the rows carrying contact-wrench noise are weighted apart from those
-    carrying only joint-torque noise (module docstring). ``measured ≈ Y @ π +
-    extra @ φ`` row by row; [combine][spatialjax.identification.FloatingBaseRows.combine]
-    adds the parts back into the ``R`` equations. Pass the rows to
-    [fit_torques][spatialjax.identification.fit_torques] as ``fit_torques(rows.Y,
-    rows.measured, prior=..., extra=rows.extra, multiplicity=rows.multiplicity)``.
+    Each sample's ``R = 6 + n`` equations (the model's ``v`` order, base rows
+    first) come as one block of ``R`` rows per part: ``"free"`` (``P r``), and for
+    "wrenches" also ``"contact"`` (``(I − P) r``). ``measured ≈ Y @ π + extra @ φ``
+    row by row; pass them as ``fit_torques(rows.Y, rows.measured, prior=...,
+    extra=rows.extra, multiplicity=rows.multiplicity)``.
 
     Attributes:
       Y: ``(M, K R, 10 nb)`` regressor rows (body-major 10-vectors), ``K`` parts.
@@ -128,13 +53,10 @@ class FloatingBaseRows:
       measured: ``(M, K R)`` the measured side, part by part: ``P S^T τ``
         ("projection"), or ``P m`` and ``(I − P) m`` with ``m = S^T τ + Σ_c
         J_c^T w_c`` ("wrenches").
-      multiplicity: ``(M, K R)`` independent equations each row stands for:
-        ``rank(P) / R`` for the free part's rows, ``rank(I − P) / R`` for the
-        contact part's (``R``: the equations kept; 0 on one dropped at that
-        sample by ``unknown``); a sample's kept rows add up to its ``rank``.
+      multiplicity: ``(M, K R)`` independent equations each row stands for
+        (a sample's kept rows add up to its ``rank``; 0 on a dropped row).
       row_names: ``K R`` names: ``base_nx … base_fz`` (the base wrench in the
-        base frame), then the joints; the contact part's with ``"@contact"``
-        appended.
+        base frame), then the joints; the contact part's with ``"@contact"``.
       groups: ``K R`` groups, ``"base"`` or ``"joint"``.
       parts: ``K R`` parts, ``"free"`` or ``"contact"``.
       rank: ``(M,)`` independent equations per sample: ``R`` ("wrenches"),
@@ -145,15 +67,11 @@ class FloatingBaseRows:
         widening).
       log: the [PreparedLog][spatialjax.identification.PreparedLog] of the
         ``M`` samples (filtered and decimated with the rows).
-      diagonal: ``(M, R)`` the diagonal of the operator the parts add up to
-        (filtered and decimated with the rows): ``P_ii`` for "projection" (how
-        much of equation ``i`` survives the projection), 1 for "wrenches" (the
-        parts add back to the equations); 0 on an excluded joint's equation.
-      excluded: the joints whose torque is unknown (``exclude_torque``): their
-        equations are dropped before the projection (every row 0).
+      diagonal: ``(M, R)`` the diagonal of the operator the parts add up to:
+        ``P_ii`` for "projection", 1 for "wrenches"; 0 on an excluded joint's.
+      excluded: the joints whose torque is unknown (``exclude_torque``).
       unknown: ``(M, n)`` booleans: the joints whose torque was unknown at each
-        of the ``M`` samples (the ``unknown`` argument, at these samples; their
-        equations were dropped there before the projection), or None.
+        sample, or None.
     """
 
     Y: np.ndarray
@@ -275,9 +193,7 @@ def _widen(closed: np.ndarray, t: np.ndarray, reach: float) -> np.ndarray:
 def contact_reach(prepared: PreparedLog) -> float:
     """Seconds by which a detected contact is widened: the low-pass's reach (0 without one).
 
-    The speeds the detection reads are filtered: a sample's speed mixes the
-    true speeds of the samples within the impulse response's reach, taken as
-    the length after which its tail holds ``10⁻²`` of it.
+    The length after which the impulse response's tail holds ``10⁻²`` of it.
     """
     if prepared.lowpass is None:
         return 0.0
@@ -607,66 +523,48 @@ def floating_base_rows(
     exclude_torque=(),
     unknown=None,
 ) -> FloatingBaseRows:
-    r"""The identification equations of a floating-base log: all rows, or projected on the contacts.
+    """The identification equations of a floating-base log: all rows, or projected on the contacts.
 
-    See the module docstring for the equations, the two methods and the
-    contact schedule, and for the filtering: the rows are formed at the full
-    rate, then (with a low-pass) filtered alike and decimated by ``decimate``.
+    The rows are formed at the full rate, then (with a low-pass) filtered alike and
+    decimated by ``decimate``. Derivation: docs page
+    ``identification-methods.md#floating-base``.
 
     Args:
       model: the floating-base [Model][spatialjax.multibody.Model] (free
-        flyer, ``nv = 6 + n``) whose joints are the log's, in model order
-        ([match_joints][spatialjax.identification.match_joints]).
+        flyer, ``nv = 6 + n``) whose joints are the log's, in model order.
       prepared: the [PreparedLog][spatialjax.identification.PreparedLog] of a
         floating-base log with ``contact_frames``, at the log's full rate
-        (``prepare_log(..., decimate=1)``) when it was low-passed (without a
-        low-pass it may be decimated: the rows are formed sample by sample).
-      Y: ``(M, nv, 10 nb)`` joint-torque regressor at ``prepared.state()``
-        ([joint_torque_regressor][spatialjax.multibody.joint_torque_regressor]).
+        (``prepare_log(..., decimate=1)``) when it was low-passed.
+      Y: ``(M, nv, 10 nb)`` joint-torque regressor at ``prepared.state()``.
       extra: optional ``(M, nv, ne)`` extra columns at ``prepared.state()``
         (friction), treated as ``Y``.
       decimate: keep every ``decimate``-th sample after filtering (needs a
-        low-pass above 1; the cut-off must stay below the new Nyquist
-        frequency).
+        low-pass above 1).
       method: ``"wrenches"`` (needs ``contact_wrenches``), ``"projection"``, or
-        ``"auto"`` (default): ``"wrenches"`` when the log has contact wrenches,
-        else ``"projection"``.
-      contact_type: ``"point"`` (default: the contact keeps its origin, as a
-        foot: three force rows) or ``"surface"`` (it keeps its whole pose, as a
-        flat foot: six rows).
+        ``"auto"`` (default: ``"wrenches"`` when the log has contact wrenches).
+      contact_type: ``"point"`` (three force rows per contact, the default) or
+        ``"surface"`` (six rows).
       contact_speed: speed (m/s) below which a contact counts as closed where
         the log has no ``contact`` schedule.
-      exclude_torque: joints whose torque is not known (a channel without
-        signal, or left out): their equations are dropped before the
-        projection (an unknown torque enters only its own equation, ``Sᵀτ``),
-        and the contacts are projected out of the others.
+      exclude_torque: joints whose torque is not known: their equations are
+        dropped before the projection.
       unknown: optional ``(M, n)`` booleans: the samples at which a joint's
-        torque is unknown (e.g. a joint at rest under Coulomb friction, whose
-        static friction ``F_c sign(q̇)`` does not describe): its equation is
-        dropped there, as ``exclude_torque``'s everywhere.
+        torque is unknown; its equation is dropped there.
 
     Returns:
       [FloatingBaseRows][spatialjax.identification.FloatingBaseRows] (float64
-      NumPy), with ``log`` the filtered and decimated samples they were formed
-      on.
+      NumPy), with ``log`` the filtered and decimated samples they were formed on.
 
     Raises:
       ValueError: a fixed-base model or log; a low-passed ``prepared`` that was
         decimated; an ``exclude_torque`` name that is no joint; ``Y``,
-        ``extra`` or ``unknown`` of the wrong shape (named, with what was received); no
-        ``contact_frames`` in the log (name them; ``()`` declares a robot
-        without contacts); a contact frame that is not a frame of the model
-        (naming it and the closest names); ``method="wrenches"`` without
-        wrenches; an unknown ``method`` or ``contact_type``; ``contact_speed``
-        not positive; ``decimate`` not a positive integer, above 1 without a
-        low-pass, or too large for the cut-off.
+        ``extra`` or ``unknown`` of the wrong shape; no ``contact_frames`` in
+        the log; a contact frame that is not a frame of the model (naming it and
+        the closest names); ``method="wrenches"`` without wrenches; an unknown
+        ``method`` or ``contact_type``; ``contact_speed`` not positive;
+        ``decimate`` not a positive integer, above 1 without a low-pass, or too
+        large for the cut-off.
       TypeError: ``prepared`` is not a PreparedLog.
-
-    References:
-      F. Aghili, IEEE T-RO 21(5), 2005 (the projector ``I − J⁺J``).
-      K. Ayusawa, G. Venture, Y. Nakamura, IJRR 33(3), 2014.
-      M. Gautier, "Dynamic identification of robots with power model", ICRA
-      1997 (parallel filtering).
     """
     if not isinstance(prepared, PreparedLog):
         raise TypeError(

@@ -1,88 +1,9 @@
-r"""``identifiability``: which inertial parameters a torque log determines, which the prior does.
+"""``identifiability``: which inertial parameters a torque log determines, which the prior does.
 
-For the stacked joint-torque regressor ``X = [Y | E]`` (``N·nv`` rows, ``p =
-10 nb + ne`` columns) with weights ``W``, the normal matrix ``A = XᵀWX`` is
-column-scaled, ``A_s = D⁻¹ A D⁻¹`` with ``D = diag(√A_ii)`` (every column of
-``√W X`` scaled to unit 2-norm, so that kilograms and kg·m² compare; a
-column below ``√eps`` times the largest, zero up to rounding because its
-parameter never enters the dynamics, is dropped instead of blown up), and
-eigen-decomposed: ``A_s = V Λ Vᵀ``. ``√Λ`` are the singular values of the
-column-scaled regressor; those above ``√rtol`` times the largest count
-towards the rank. Base columns come from column pivoting (the pivot rule
-of QR with column pivoting, run as a pivoted Cholesky factorisation of
-``A_s``: the pivot order depends only on the Gram matrix) with a tie rule
-that makes them reproducible: a column whose residual norm² is within
-``√eps`` of the largest (the columns have unit norm, so this is relative)
-is tied with it, and the lowest column index among the tied is taken.
-Without it the base columns, and the condition number below, would depend
-on round-off (at the first step every scaled column has norm 1). The reported
-condition number is that of the column-scaled *base* regressor, the first
-``rank`` pivoted columns (``σ_max / σ_min`` of ``√W X_b D_b⁻¹``): finite,
-and the figure used to judge and design exciting trajectories (Gautier &
-Khalil 1992; Swevers et al. 1997). The condition number of all ``p``
-columns is infinite for every robot (some parameters never enter the
-torques) and is not reported; ``rank < p`` says the same.
-
-With a prior (``J0_i``, weight ``γ``) the fit's objective ``Σ w r² + γ Σ_i
-D(J_i ‖ J0_i)`` (Lee, Wensing & Park 2020) is, to second order at the
-prior, the negative log-posterior (times 2) of a Gaussian model with data
-precision ``2A`` and prior precision ``γ H_0``,
-
-$$
-H_0 = \mathrm{blockdiag}_i\ ∇^2_π(−\log\det J)\big|_{J_{0,i}},\qquad
-    P = (γ H_0)^{-1},\qquad C = (2A + γ H_0)^{-1} \preceq P,
-$$
-
-so ``P`` is the prior and ``C`` the posterior covariance. The *data share*
-of parameter ``k`` is the fraction of its prior variance that the data
-remove (Bayesian variance reduction of the linear-Gaussian problem; A.
-Tarantola, *Inverse Problem Theory*, SIAM 2005, ch. 3, for ``P`` and ``C``),
-with the prior's correlations between ``k`` and the other parameters
-removed:
-
-$$
-s_k = 1 − C'^{(k)}_{kk} / P_{kk} \in [0, 1],\qquad
-    C'^{(k)} = (2A + P'^{(k)-1})^{-1},
-$$
-
-``P'^{(k)}`` being ``P`` with row and column ``k`` zeroed except ``P_kk``:
-parameter ``k`` keeps its prior variance, the others their joint prior,
-and nothing in the prior ties them. ``1`` where the data decide the
-parameter, ``0`` where the prior does; it does not depend on the column
-scaling. The log-det prior ties a body's mass to its first and second
-moments (a Wishart-like covariance, ``cov(m, h) ∝ 2 m h``): with ``1 −
-C_kk / P_kk`` itself, a mass the data never see (a link's point mass at its
-joint's origin, which regroups into the parent body) would gain a share from
-the moments the data do decide, through the prior alone. A parameter the data
-tie to *another* body's parameters (regrouped base parameters) still gains
-from that body's prior: ``confounded`` names them. The **masses** are held to
-a stricter rule, because a link's mass is where that happens always: a link
-carried by a revolute joint has its mass regrouped into the parent body's
-mass and first moment (Khalil & Dombre 2002, §12.4.2), so any share above 0
-would come from the neighbours' priors. A mass's share is what the data
-*alone* determine, every other parameter free: ``P_mm / (P_mm + v)`` with
-``v = e_mᵀ (2A)⁺ e_m`` when ``e_m`` is orthogonal to the null space of ``A``
-(at the rank's threshold), ``0`` otherwise, the ``γ = 0`` rule below graded
-by the prior variance. The same rule gives the share of the total mass
-``Σ m_i`` (``total_mass_share``), which a floating base's six rows or a
-vertical prismatic first joint do determine. ``P'^{(k)}`` differs from
-``P`` by a rank-two change of the precision, so every ``s_k`` follows from
-``C`` by the Woodbury identity (``_decoupled_share``), written with weighted
-means of ``g_j/(1+g_j) ∈ [0, 1)`` (``g_j`` the eigenvalues of ``L⁻¹ 2A L⁻ᵀ``
-with ``LLᵀ = γH_0``) and clipped to ``[0, 1]`` against round-off. The
-extra (friction) columns have no prior term (``H_0`` is zero there:
-infinite prior variance), and the body parameters are taken after
-marginalising them (``A`` replaced by its Schur complement on the body
-columns); their share is ``1`` when the data determine them (finite
-posterior variance: ``e_k`` orthogonal, to ``√eps``, to the null space of
-the column-scaled friction columns at the rank threshold) and ``0``
-otherwise, the limit of ``1 − C_kk / P_kk`` for a prior variance going to
-infinity. Extra columns given a Gaussian prior of their own
-(``extra_prior_weight``, prior Hessian ``2 w_j``: the armature columns of
-[joint_prior][spatialjax.identification.joint_prior]) join the bodies in ``H_0``
-and get ``1 − C_kk / P_kk`` too. With ``γ = 0`` every parameter is in the
-no-prior case: share ``1`` for those orthogonal to the regressor's null
-space, ``0`` for the others.
+Rank, base columns and condition number of the column-scaled stacked regressor
+``X = [Y | E]`` (``N·nv`` rows, ``10 nb + ne`` columns, body order then extras),
+and the data share of each parameter under the log-det prior (Lee, Wensing &
+Park 2020). Derivation: docs page ``identification-methods.md#data-share``.
 """
 
 from __future__ import annotations
@@ -94,7 +15,6 @@ import numpy as np
 from ..._checks import as_float_array, is_concrete, same_dtype
 from ..._inertia import RigidBodyInertia
 from ..._params import PSEUDO_INERTIA_BASIS
-from ...multibody.friction import FRICTION_KINDS
 from . import inputs, reduction
 from .program import cpu_program
 from .robot_fit import COMPILER_OPTIONS, PRIOR_SPREAD
@@ -104,19 +24,20 @@ from .robot_result import Identifiability
 PARAMETER_NAMES = ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")
 
 
-def parameter_names(model, friction=FRICTION_KINDS) -> tuple:
-    """``(body, parameter)`` names of the columns of ``[Y | friction]`` built by ``fit_robot``.
+def parameter_names(model, joint_model=("viscous", "coulomb", "offset")) -> tuple:
+    """``(body, parameter)`` names of the columns of ``[Y | Y_J]`` built by ``fit_robot``.
 
     Args:
       model: [`Model`][spatialjax.multibody.Model].
-      friction: the friction fitted: a [`FrictionModel`][spatialjax.multibody.FrictionModel]
-        or a subset of ``("viscous", "coulomb", "offset")``.
+      joint_model: the joint model fitted: a [`JointModel`][spatialjax.multibody.JointModel],
+        its kinds (a subset of ``("armature", "viscous", "coulomb", "offset")``) or a
+        comma-separated text; ``fit_robot``'s default.
 
     Returns:
       ``10 nb + ne`` pairs such as ``("panda_link3", "Ixy")`` or
       ``("panda_joint2", "coulomb")``.
     """
-    fm = inputs.as_friction_model(friction)
+    fm = inputs.as_joint_model(joint_model)
     names = [(b, n) for b in model.body_names for n in PARAMETER_NAMES]
     return tuple(names) + fm.names(model)
 
@@ -133,18 +54,13 @@ def _prior_hessian(pi0):
 def _decoupled_share(B, F, g, tiny):
     """``1 − C'_kk / P_kk`` for every ``k``: the prior's correlations of ``k`` removed.
 
-    ``P = B Bᵀ`` is the prior covariance, ``Λ = P⁻¹ = F Fᵀ`` (``F = L U``, ``B = L⁻ᵀ U``,
-    ``Fᵀ B = I``) and ``C = B diag(1/(1+g)) Bᵀ`` the posterior covariance. ``C'`` is the
-    posterior under the prior ``Λ'_k = Λ − u uᵀ/Λ_kk + e_k e_kᵀ/P_kk`` (``u = Λ e_k``):
-    parameter ``k`` keeps its marginal prior variance ``P_kk``, the others their joint
-    prior, and the two are independent. ``Λ'_k − Λ`` has rank two, so ``C'_kk`` follows
-    from ``C`` by the Woodbury identity; with ``c = C_kk/P_kk``, ``f = (ΛCΛ)_kk/Λ_kk``
-    and ``α = (ΛC)_kk / √(Λ_kk P_kk)`` (weighted means of ``1/(1+g)``):
+    ``C'`` is the posterior under the prior with row and column ``k`` decoupled, a
+    rank-two change of the precision, so ``C'_kk`` follows from ``C`` by the Woodbury
+    identity (docs page ``identification-methods.md#data-share``):
 
         C'_kk / P_kk = c − (α²(1 − c) + (f − 1) c²) / ((f − 1)(1 + c) − α²)
 
-    (the denominator is negative: ``f ≤ 1``, ``α > 0``). Without correlations
-    (``Λ`` diagonal) ``f = α = c`` and the share is ``1 − c``, the Bayes update.
+    with ``c = C_kk/P_kk``, ``f = (ΛCΛ)_kk/Λ_kk``, ``α = (ΛC)_kk / √(Λ_kk P_kk)``.
     """
     w = 1.0 / (1.0 + g)
     B2, F2 = B * B, F * F
@@ -165,11 +81,8 @@ def _decoupled_share(B, F, g, tiny):
 def _alone_share(V, sv, keep, C, prior_var):
     """Share of functionals ``C (p, m)`` (column-scaled) that the data *alone* determine.
 
-    With every other parameter free the data leave the variance ``v = cᵀ (2A_s)⁺ c``
-    on ``cᵀx`` when ``c`` is orthogonal to the null space of ``A_s = V diag(sv²) Vᵀ``
-    (to ``√eps`` relative, at the rank's threshold ``keep``), none otherwise; the
-    share is ``P / (P + v)`` for a prior variance ``P = prior_var``, ``0`` for ``c``
-    not determined (the γ = 0 rule, graded by the prior variance).
+    ``P / (P + v)`` with ``v = cᵀ (2A_s)⁺ c`` when ``c`` is orthogonal to the null
+    space of ``A_s`` (at the rank threshold ``keep``), ``0`` otherwise.
     """
     dtype = V.dtype
     proj2 = (V.T @ C) ** 2  # (p, m)
@@ -182,13 +95,10 @@ def _alone_share(V, sv, keep, C, prior_var):
 
 
 def _data_share(Rs, Hs, gamma, p_y, rtol, F, he, prior_extra=()):
-    """Fraction of each parameter's prior variance removed by the data (module docstring),
-    and the share of the total mass.
+    """Fraction of each parameter's prior variance removed by the data, and the total mass's share.
 
-    ``Rs (p, p)`` with ``RsᵀRs = A_s`` (column-scaled normal matrix), ``Hs (p_y, p_y)``
-    the column-scaled prior Hessian of the body parameters (positive definite),
-    ``he`` the column-scaled prior Hessians of the extra columns listed in the static
-    ``prior_extra`` (indices among the extras; those with a prior of their own),
+    ``Rs (p, p)`` with ``RsᵀRs = A_s``, ``Hs (p_y, p_y)`` the column-scaled prior
+    Hessian of the bodies, ``he`` that of the extras listed in ``prior_extra``,
     ``F`` the factor of ``A_s``.
     """
     V, keep_all, sv_max = F.V, F.keep, F.sv[0]
@@ -285,37 +195,28 @@ def identifiability(
     rtol: float | None = None,
     extra_prior_weight=None,
 ) -> Identifiability:
-    r"""Rank, conditioning, base columns, unidentifiable directions and data shares of a log.
+    """Rank, conditioning, base columns, unidentifiable directions and data shares of a log.
 
-    See the module docstring for the definitions (column scaling to unit
-    norm, pivoted QR, condition number of the base regressor, data share =
-    fraction of prior variance removed). Unbatched: one stacked regressor
-    (call it per robot).
+    Unbatched: one stacked regressor (call it per robot). Definitions: docs page
+    ``identification-methods.md#data-share``.
 
     Args:
       Y: ``(N, nv, 10 nb)`` joint-torque regressor.
       extra: optional ``(N, nv, ne)`` extra columns (friction).
       weights: optional weights broadcastable to ``(N, nv)``, inverse noise
-        variances: pass ``1 / res.noise_std**2`` of a
-          [`RobotFitResult`][spatialjax.identification.RobotFitResult]
-        to analyse the fit's own weighting. Default 1 (the rank and base
-        columns do not depend on positive weights; the data shares do).
+        variances (e.g. ``1 / res.noise_std**2`` of a
+        [`RobotFitResult`][spatialjax.identification.RobotFitResult]). Default 1.
       prior: ``RigidBodyInertia`` ``(nb,)`` (each ``J0 ≻ 0``); needed for
         ``data_share`` (NaN without it).
       gamma: prior weight ``γ`` (default ``2 / 0.5² = 8``, the
-        [`fit_torques`][spatialjax.identification.fit_torques] rule; meaningful with weights
-        ``1/σ²``).
+        [`fit_torques`][spatialjax.identification.fit_torques] rule).
       names: optional ``p`` names of the columns
         ([`parameter_names`][spatialjax.identification.parameter_names]).
       rtol: eigenvalue threshold of the rank, relative to the largest
-        eigenvalue of the column-scaled normal matrix (singular values
-        relative to ``√rtol``). Default ``10 p eps`` (float64: singular
-        values below ``5e-7 σ_max`` for ``p = 91``).
+        eigenvalue of the column-scaled normal matrix. Default ``10 p eps``.
       extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of the extra
         columns' Gaussian prior ``Σ w_j (φ_j − φ0_j)²``, as passed to
-        [fit_torques][spatialjax.identification.fit_torques]: a column with ``w_j > 0`` has the
-        prior Hessian ``2 w_j`` and its data share is computed with the bodies' (``1 − C_kk /
-        P_kk``); the others keep the no-prior rule.
+        [fit_torques][spatialjax.identification.fit_torques].
 
     Returns:
       [`Identifiability`][spatialjax.identification.Identifiability].
@@ -325,17 +226,9 @@ def identifiability(
         length, a prior body that is not fully consistent.
 
     References:
-      W. Khalil, E. Dombre, *Modeling, Identification and Control of Robots*,
-      2002, §12.4 (base parameters by QR with column pivoting).
-      M. Gautier, W. Khalil, "Exciting trajectories for the identification
-      of base inertial parameters of robots", IEEE CDC 1991 / IJRR 11(4),
-      1992 (condition number of the base regressor).
-      J. Swevers, C. Ganseman, D. B. Tükel, J. De Schutter, H. Van Brussel,
-      "Optimal robot excitation and identification", IEEE T-RA 13(5), 1997.
-      A. Tarantola, *Inverse Problem Theory and Methods for Model Parameter
-      Estimation*, SIAM, 2005, ch. 3 (Gaussian prior and posterior covariances).
-      T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
-      identification: a convex programming approach", IEEE T-RO 36(2), 2020.
+      Khalil & Dombre 2002, §12.4 (base parameters); Gautier & Khalil, IJRR
+      11(4), 1992 (condition number of the base regressor); Tarantola,
+      *Inverse Problem Theory*, SIAM 2005, ch. 3 (posterior covariances).
     """
     Y = as_float_array(Y, "Y")
     if Y.ndim != 3:

@@ -1,12 +1,8 @@
-"""Eager input checks about the identification's own inputs (concrete arrays only).
+"""Eager checks of the identification's own inputs (concrete arrays only).
 
-The regularisation weight ``γ``, the noise weights of the data, the prior bodies, the
-prior on the extra columns, the joint-torque data and the friction model, as ``fit``,
-``fit_torques``, ``fit_robot`` and ``identifiability`` take them.
-Checks of plain arrays and numbers (finite, non-negative, positive) are the package's
-(``spatialjax._checks``), so that the same mistake reads the same everywhere. Under
-``jit`` the problems found on values here are reported per body in ``status``
-([`FitStatus`][spatialjax.identification.FitStatus]) instead of raised.
+``γ``, noise weights, prior bodies, the extra columns' prior, joint-torque data
+and the friction model; under ``jit`` the problems are reported in ``status``
+([`FitStatus`][spatialjax.identification.FitStatus]) instead.
 """
 
 from __future__ import annotations
@@ -26,7 +22,7 @@ from ..._checks import (
     same_dtype,
 )
 from ..._inertia import RigidBodyInertia
-from ...multibody.friction import FRICTION_KINDS
+from ...multibody.joint_model import JOINT_KINDS
 
 
 def check_gamma(gamma, Y, batch, batch_name: str):
@@ -49,12 +45,10 @@ def check_gamma(gamma, Y, batch, batch_name: str):
 
 
 def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "weights"):
-    """Weights broadcastable to the data ``data`` of shape ``(..., N, k)``, at least 2-d.
+    """Weights broadcastable to the data of shape ``(..., N, k)``, in ``dtype``, at least 2-d.
 
-    ``data`` is ``"f"`` (one body's wrenches, ``k = 6``) or ``"tau"`` (joint torques,
-    ``k = nv``); ``name`` the argument (``"weights"``: noise weights ``1/σ²``; otherwise
-    factors). Concrete weights must be finite and non-negative (indices in the caller's
-    array). Returned in ``dtype``, reshaped to at least two axes.
+    ``data``: ``"f"`` (wrenches, ``k = 6``) or ``"tau"`` (``k = nv``); ``name`` the
+    argument. Concrete weights must be finite and non-negative.
     """
     w = as_float_array(weights, name)
     same_dtype(Y=jnp.zeros((), dtype), **{name: w})
@@ -74,10 +68,8 @@ def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "wei
 def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
     """A ``ValueError`` naming the first prior body that is not fully physically consistent.
 
-    A log-det prior needs every body's pseudo-inertia ``J0`` positive definite (Wensing,
-    Kim & Slotine 2017); a non-finite body fails too. ``pi0 (..., 10)``: with
-    ``body_axis`` its last batch axis is the robot's bodies (named by ``body_names``),
-    otherwise every batch entry is one body. Concrete ``pi0`` only.
+    ``pi0 (..., 10)``: with ``body_axis`` its last batch axis is the robot's bodies
+    (named by ``body_names``), otherwise every batch entry is one body.
     """
     if not is_concrete(pi0):
         return
@@ -174,11 +166,8 @@ def check_prior_spread(prior_spread) -> float:
 def check_torque_data(Y, tau, extra, weights):
     """Shapes and dtypes of the joint-torque data ``Y``, ``tau``, ``extra``, ``weights``.
 
-    ``Y (..., N, nv, 10 nb)``, ``tau (..., N, nv)``, optional ``extra (..., N, nv, ne)``
-    and weights broadcastable to ``(..., N, nv)``; concrete arrays must be finite
-    (indices named). Returns ``(Y, E, tau, w, batch, dtype, (N, nv, nb, ne))``: ``E`` is
-    ``extra`` or an ``(N, nv, 0)`` array, ``w`` the checked weights or ``None``, ``batch``
-    the broadcast batch shape (a tuple).
+    Returns ``(Y, E, tau, w, batch, dtype, (N, nv, nb, ne))``: ``E`` is ``extra``
+    or ``(N, nv, 0)``, ``w`` the weights or ``None``, ``batch`` a tuple.
     """
     Y = as_float_array(Y, "Y")
     if Y.ndim < 3:
@@ -225,18 +214,20 @@ def check_torque_data(Y, tau, extra, weights):
     return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
 
 
-def as_friction_model(friction):
-    """A [FrictionModel][spatialjax.multibody.FrictionModel] from one, a kind or a tuple of
-    kinds; ``ValueError`` naming ``friction`` otherwise."""
-    from ...multibody import FrictionModel
+def as_joint_model(joint_model):
+    """A [JointModel][spatialjax.multibody.JointModel] from one, a comma-separated text
+    (``JointModel.parse``) or a tuple of kinds; ``ValueError`` naming ``joint_model``
+    otherwise."""
+    from ...multibody import JointModel
 
-    if isinstance(friction, FrictionModel):
-        return friction
-    kinds = (friction,) if isinstance(friction, str) else friction
+    if isinstance(joint_model, JointModel):
+        return joint_model
     try:
-        return FrictionModel(tuple(kinds))
+        if isinstance(joint_model, str):
+            return JointModel.parse(joint_model)
+        return JointModel(tuple(joint_model))
     except (TypeError, ValueError) as e:
         raise ValueError(
-            f"friction: expected distinct entries of {FRICTION_KINDS} or a FrictionModel, got "
-            f"{friction!r} ({e})"
+            f"joint_model: expected a JointModel, its kinds (distinct entries of {JOINT_KINDS}) "
+            f"or a comma-separated text, got {joint_model!r} ({str(e).removeprefix('kinds: ')})"
         ) from None

@@ -1,28 +1,9 @@
-r"""The whole-robot fit's solver: a primal interior-point Newton method (``InteriorPoint``).
+"""The whole-robot fit's solver: a primal interior-point Newton method (``InteriorPoint``).
 
-Minimises, over ``x = [π_1, …, π_nb, φ]`` (``nb`` body 10-vectors in the
-``_params`` layout, then ``ne`` extra coefficients such as friction),
-
-$$
-F_μ(x) = \|R(x − x_c)\|^2 + ρ^2
-   + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
-   + \log\det J_{0,i} − 4\bigr) + \sum_j w_j (φ_j − φ_{0,j})^2
-   − μ \Bigl(\sum_i \log\det J_i + \sum_{j ∈ \text{nonnegative}} \log φ_j\Bigr)
-$$
-
-for ``μ`` divided by 10 along the central path, by damped Newton steps with
-the exact Hessian, a fraction-to-boundary rule and an Armijo line search, as
-one ``lax.while_loop`` (``fit_torques`` documents the stopping tests). The
-data enter only through the reduced ``R``, ``x_c``, ``ρ²``
-(``reduction``), so an iteration costs ``O(p³)`` whatever the number of
-samples.
-
-Public names in a private module: ``fit_torques`` calls them
-module-qualified (``interior_point.start_and_solve``).
-
-References:
-  J. Nocedal, S. J. Wright, *Numerical Optimization*, 2nd ed., 2006, ch. 19.
-  S. Boyd, L. Vandenberghe, *Convex Optimization*, 2004, §9.6 and §11.3.
+Minimises the data term on reduced data plus the log-det divergence to the prior
+bodies, with log barriers on ``det J_i`` and the non-negative extras, over
+``x = [π_1, …, π_nb, φ]``. ``fit_torques`` calls these module-qualified.
+Derivation: docs page ``identification-methods.md#interior-point``.
 """
 
 from __future__ import annotations
@@ -79,11 +60,7 @@ def _J(pis):
 
 
 def divergence_terms(pi0):
-    """``k (nb, 10)`` with ``k_iᵀπ_i = tr(J0_i⁻¹ J_i)``, ``log det J0 (nb,)``, ``J0 ≻ 0 (nb,)``.
-
-    The parts of the log-det divergence to the prior bodies ``pi0 (nb, 10)``
-    that do not depend on ``x``.
-    """
+    """``k (nb, 10)`` with ``k_iᵀπ_i = tr(J0_i⁻¹ J_i)``, ``log det J0 (nb,)``, ``J0 ≻ 0 (nb,)``."""
     J0 = _J(pi0)
     d = ldl_pivots4(J0)
     ok = jnp.all(d > 0, axis=-1)
@@ -257,8 +234,7 @@ def atol_floor(rho2, gamma, logdet0):
 
 
 def start_and_solve(A, bvec, P: RobotProblem, prior_pi, rtol, atol, max_iters) -> LoopState:
-    """Strictly feasible start (the prior bodies; extras by least squares given them, the
-    non-negative ones lifted to ``≥ 1e-3`` of their scale), then the interior-point loop.
+    """Strictly feasible start (the prior bodies; extras by least squares), then the Newton loop.
 
     ``A``, ``bvec``: the weighted normal equations ``(p, p)``, ``(p,)``; ``prior_pi``:
     the prior bodies ``(nb, 10)``.

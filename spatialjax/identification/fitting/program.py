@@ -1,11 +1,5 @@
-"""``cpu_program``: a jitted function that compiles with XLA:CPU options when it can;
+"""``cpu_program``: a jitted function with XLA:CPU compile options where allowed;
 ``compile_seconds``: the time JAX spends compiling inside a block.
-
-``jax.jit(..., compiler_options=...)`` is only allowed for a top-level call: inside
-a caller's ``jit``/``vmap``/``grad`` trace the program is inlined into the caller's
-and compiled with the caller's options. The identification programs are large and
-run for milliseconds, so their own options trade optimisation for compile time;
-this wrapper picks the right one of two jitted versions per call.
 """
 
 from __future__ import annotations
@@ -42,10 +36,8 @@ def cpu_program(
 ) -> Callable:
     """``jax.jit(fn)`` that uses ``compiler_options`` for top-level calls on CPU.
 
-    Those are calls whose array arguments are all concrete and on CPU devices, with
-    a jaxlib that knows the options; every other call (inside a trace, on an
-    accelerator, with an older jaxlib) uses the plain ``jax.jit(fn)``. Both give the
-    same results to rounding; only the compile time differs.
+    Calls inside a trace, on an accelerator or with a jaxlib that lacks the
+    options use the plain ``jax.jit(fn)``; both give the same results to rounding.
     """
     names = tuple(static_argnames)
     plain = jax.jit(fn, static_argnames=names)
@@ -100,12 +92,8 @@ class CompileSeconds:
 def compile_seconds() -> Iterator[CompileSeconds]:
     """Measure the wall time JAX spends tracing, lowering and compiling inside the block.
 
-    It is the length of the union of the time spans of JAX's ``/jax/core/compile/``
-    monitoring events recorded in the block (nested traces, one ``jit`` traced inside
-    another, count once). A block that only runs programs already compiled in this
-    process measures 0; one served from the persistent compilation cache still traces
-    and lowers. A jax without time-span events (before 0.5) gets the sum of the XLA
-    compile durations alone (no nesting there), without tracing and lowering.
+    The union of the time spans of JAX's ``/jax/core/compile/`` events (nested
+    traces count once); before jax 0.5, the sum of the XLA compile durations.
     """
     out = CompileSeconds()
     spans: list[tuple[float, float]] = []

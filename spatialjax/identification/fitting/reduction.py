@@ -1,28 +1,9 @@
-r"""A whole robot's torque data reduced to ``p × p``: normal equations and their factor.
+"""A whole robot's torque data reduced to ``p × p``: normal equations and their factor.
 
-The joint-torque fits (``fit_torques``, ``least_squares_torques``,
-``identifiability``) never iterate over the samples. One pass over the data
-forms the normal equations of the stacked regressor ``X = [Y | E]`` with
-sample weights ``W``,
-
-$$
-A = X^T W X \in \mathbb{R}^{p \times p}, \qquad b = X^T W τ,
-$$
-
-and everything after (rank, base columns, least squares, the interior-point
-loop) costs ``O(p³)`` whatever the number of samples. ``A`` is factored
-after scaling its columns to unit norm, so that the rank threshold and the
-minimum-norm solution do not depend on units:
-``A = D V Λ Vᵀ D`` (``D``: the column norms; ``Factor``).
-
-Public names in a private module: the fits call them module-qualified
-(``reduction.gram``, ``reduction.factor``).
-
-References:
-  W. Khalil, E. Dombre, *Modeling, Identification and Control of Robots*,
-  2002, §12.4 (base parameters).
-  P. Businger, G. H. Golub, "Linear least squares solutions by Householder
-  transformations", Numer. Math. 7, 1965 (column pivoting).
+``A = XᵀWX``, ``b = XᵀWτ`` of the stacked regressor ``X = [Y | E]`` in one pass,
+then a column-scaled eigen-factorisation ``A = D V Λ Vᵀ D``; the fits call these
+module-qualified (``reduction.gram``). Derivation: docs page
+``identification-methods.md#normal-equations``.
 """
 
 from __future__ import annotations
@@ -35,13 +16,7 @@ import numpy as np
 
 
 def gram(Y, E, tau, w):
-    """Normal equations of ``X = [Y | E]`` with sample weights ``w (N, nv)``: ``A = XᵀWX (p, p)``,
-    ``b = XᵀWτ (p,)``.
-
-    One pass over the data as plain 2-D products over the ``N·nv`` stacked rows
-    (XLA's CPU batched products over a middle joint axis are several times
-    slower). ``w=None``: unit weights.
-    """
+    """Normal equations of ``X = [Y | E]`` with weights ``w (N, nv)``: ``A (p, p)``, ``b (p,)``."""
     if w is None:  # unit weights: no scaled copy of the data
         Ys, ts = Y.reshape(-1, Y.shape[-1]), tau.reshape(-1)
     else:
@@ -78,10 +53,8 @@ def joint_residuals(Y, E, tau, w, x):
 class Factor(NamedTuple):
     """Column-scaled eigen-factorisation of a normal matrix ``A = D V Λ Vᵀ D``.
 
-    ``sv = √Λ`` (descending) are the singular values of the column-scaled
-    stacked regressor ``X D⁻¹`` (``D``: its column norms); columns below
-    ``√eps`` times the largest are rounding noise and dropped (zeroed).
-    ``R = diag(sv) Vᵀ D`` satisfies ``RᵀR = A``.
+    ``R = diag(sv) Vᵀ D`` satisfies ``RᵀR = A``; columns below ``√eps`` times the
+    largest are dropped.
 
     Attributes:
       d: ``(p,)`` column norms ``D`` (1 for a dropped column).
@@ -123,25 +96,10 @@ def factor(A, rtol_eig) -> Factor:
 def base_condition(F: Factor):
     """Condition number of the column-scaled base regressor, and its base column order.
 
-    The base columns are chosen by greedy column pivoting (the pivot rule of QR
-    with column pivoting, Businger & Golub 1965), run as a pivoted Cholesky
-    factorisation of the column-scaled normal matrix ``A_s = V Λ Vᵀ`` (the Gram
-    matrix of the column-scaled regressor ``X D⁻¹``, unit diagonal): at step
-    ``k`` the column with the largest residual norm (diagonal of the Schur
-    complement) is taken, except that every column whose residual norm² lies
-    within ``√eps`` of the largest counts as tied with it and the *lowest
-    column index* among them is taken. Columns of unit norm make that absolute
-    tolerance a relative one, so the choice no longer depends on round-off in
-    near-tied pivots (the first step is always a tie: every scaled column has
-    norm 1). The first ``rank`` pivots are the base columns; the others follow in
-    increasing index order. Returns ``σ_max / σ_min`` of the ``rank`` base
-    columns of ``X D⁻¹`` (``inf`` for rank 0) and the ``(p,)`` int32 pivots.
-
-    References:
-      P. Businger, G. H. Golub, "Linear least squares solutions by Householder
-      transformations", Numer. Math. 7, 1965 (column pivoting).
-      W. Khalil, E. Dombre, *Modeling, Identification and Control of Robots*,
-      2002, §12.4 (base parameters).
+    Greedy column pivoting (Businger & Golub 1965) as a pivoted Cholesky of
+    ``A_s``, ties within ``√eps`` going to the lowest column index. Returns
+    ``σ_max / σ_min`` of the ``rank`` base columns of ``X D⁻¹`` (``inf`` for rank 0)
+    and the ``(p,)`` int32 pivots, base columns first.
     """
     dtype = F.sv.dtype
     p = F.sv.shape[-1]
@@ -188,12 +146,5 @@ def r_and_z(F: Factor, b):
 
 
 def rank_rtol(p: int, dtype) -> float:
-    """Rank threshold on the eigenvalues of the column-scaled normal matrix: ``10 p eps``.
-
-    A normal matrix accumulated in floating point carries errors of about
-    ``eps`` relative to its largest eigenvalue, so singular values of the
-    column-scaled regressor below ``√(10 p eps) σ_max`` (``5e-7`` relative in
-    float64, ``1e-2`` in float32 for ``p = 91``) are not resolved and count
-    as unidentifiable.
-    """
+    """Rank threshold on the eigenvalues of the column-scaled normal matrix: ``10 p eps``."""
     return float(10 * p * np.finfo(dtype).eps)

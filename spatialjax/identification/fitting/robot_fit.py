@@ -31,11 +31,10 @@ import numpy as np
 from ..._checks import as_float_array, broadcast_batch, require_finite
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
-from ...multibody.friction import FRICTION_KINDS
 from . import interior_point, reduction
 from .implicit import with_derivative
 from .inputs import (
-    as_friction_model,
+    as_joint_model,
     check_extra_nonnegative,
     check_extra_prior,
     check_gamma,
@@ -217,7 +216,7 @@ def _fit_one_robot(
     return RobotFitResult(
         inertia=inertia,
         extra=out_(phi),
-        friction=None,
+        joint_parameters=None,
         objective=out_(objective),
         residual=out_(residual),
         iterations=out.it,
@@ -575,8 +574,8 @@ def fit_torques(
       tau: ``(..., N, nv)`` measured joint torques.
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``: the prior bodies
         ``J0_i`` (each must be fully consistent, ``J0 ≻ 0``).
-      extra: optional ``(..., N, nv, ne)`` extra regressor columns (friction,
-        [`friction_regressor`][spatialjax.multibody.friction_regressor]).
+      extra: optional ``(..., N, nv, ne)`` extra regressor columns (the joint model's,
+        [`JointModel.regressor`][spatialjax.multibody.JointModel.regressor]).
       extra_nonnegative: optional ``(ne,)`` booleans: which extra coefficients
         are constrained ``≥ 0`` (armature, viscous and Coulomb friction), kept
         so by the interior point's barrier ``−μ log φ_j`` (``μ → 0``).
@@ -667,7 +666,7 @@ def fit_robot(
     a,
     tau,
     *,
-    friction=FRICTION_KINDS,
+    joint_model=("viscous", "coulomb", "offset"),
     weights=None,
     gamma=None,
     prior: RigidBodyInertia | None = None,
@@ -676,11 +675,12 @@ def fit_robot(
     solver: InteriorPoint | str | None = None,
     **deprecated,
 ) -> RobotFitResult:
-    r"""Identify every body of ``model`` (and joint friction) from a torque log.
+    r"""Identify every body of ``model`` (and its joint model) from a torque log.
 
     Builds ``Y = joint_torque_regressor(model, q, v, a, gravity)`` and the
-    selected columns of ``friction_regressor(model, v)`` (per one-DoF joint
-    ``τ_f = F_v v + F_c sign(v) + o``; ``F_v, F_c ≥ 0``, offset free), then
+    columns of ``joint_model`` ([JointModel][spatialjax.multibody.JointModel]: per
+    one-DoF joint ``τ_J = I_a a + F_v v + F_c sign(v) + o``; ``I_a, F_v, F_c ≥ 0``, offset
+    free; ``Y`` has no armature: the model's ``armature`` is not used), then
     calls [`fit_torques`][spatialjax.identification.fit_torques] with the model's inertias as the
     default prior. See [`fit_torques`][spatialjax.identification.fit_torques] for the objective, the
     default weights (``1/σ̂_j²`` from least-squares residuals) and ``γ`` (``2/s²``, ``s =
@@ -691,8 +691,9 @@ def fit_robot(
         default prior; joints locked in the model stay locked).
       q: ``(..., N, nq)`` positions; ``v``, ``a``, ``tau``: ``(..., N, nv)``
         velocities, accelerations and measured torques (model conventions).
-      friction: a [`FrictionModel`][spatialjax.multibody.FrictionModel], or any subset
-        of ``("viscous", "coulomb", "offset")``; ``()`` fits no friction.
+      joint_model: a [`JointModel`][spatialjax.multibody.JointModel], its kinds (any
+        subset of ``("armature", "viscous", "coulomb", "offset")``) or a comma-separated
+        text (``"none"``); default the three friction kinds, ``()`` fits no joint model.
       weights, gamma, prior_spread: as in [`fit_torques`][spatialjax.identification.fit_torques].
       prior: ``RigidBodyInertia`` of batch ``(..., nb)``; default
         ``model.inertia`` (each body must be fully consistent: a massless or
@@ -705,20 +706,25 @@ def fit_robot(
         ``DeprecationWarning``; pass ``solver=InteriorPoint(...)``).
 
     Returns:
-      [`RobotFitResult`][spatialjax.identification.RobotFitResult] with ``friction``
-      ``(..., n1, 3)`` ``[viscous, coulomb, offset]`` per one-DoF joint in body order (NaN for
-      kinds not fitted).
+      [`RobotFitResult`][spatialjax.identification.RobotFitResult] with ``joint_parameters``
+      ``(..., n1, 4)`` ``[armature, viscous, coulomb, offset]`` per one-DoF joint in body
+      order (NaN for kinds not fitted).
+
+    Raises:
+      ValueError: a ``joint_model`` that is not one (naming it), and as
+        [fit_torques][spatialjax.identification.fit_torques].
+      TypeError: ``model`` not a Model, and as ``fit_torques``.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
     """
-    from ...multibody import Model, joint_torque_regressor
+    from ...multibody import JOINT_KINDS, Model, joint_torque_regressor
 
     if not isinstance(model, Model):
         raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
     solver = _interior_point_solver(solver, deprecated, "fit_robot")
-    fm = as_friction_model(friction)
+    fm = as_joint_model(joint_model)
     tau = as_float_array(tau, "tau")
     require_finite(tau, "tau", "sample/joint")
     # the caller's arrays are checked here: a NaN in q would otherwise surface as a
@@ -728,9 +734,9 @@ def fit_robot(
     Y = joint_torque_regressor(model, q, v, a, gravity)
     extra = nonneg = None
     n1 = fm.n_joints(model)
-    cols = fm.columns(model)
+    cols = np.array([4 * j + JOINT_KINDS.index(k) for j in range(n1) for k in fm.kinds], int)
     if fm.kinds:
-        extra = fm.regressor(model, v)
+        extra = fm.regressor(model, v, a)
         nonneg = fm.nonnegative(model)
     res = _fit_torques(
         Y,
@@ -744,9 +750,9 @@ def fit_robot(
         prior_spread=prior_spread,
         body_names=model.body_names,
     )
-    fr = jnp.full(res.extra.shape[:-1] + (3 * n1,), jnp.nan, res.extra.dtype)
+    fr = jnp.full(res.extra.shape[:-1] + (4 * n1,), jnp.nan, res.extra.dtype)
     if fm.kinds:
         fr = fr.at[..., cols].set(res.extra)
     fields = {n: getattr(res, n) for n in res._data_fields}
-    fields["friction"] = fr.reshape(fr.shape[:-1] + (n1, 3))
+    fields["joint_parameters"] = fr.reshape(fr.shape[:-1] + (n1, 4))
     return RobotFitResult._from_fields(**fields)

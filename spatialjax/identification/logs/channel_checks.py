@@ -1,100 +1,9 @@
-r"""Torque channels of a log checked against the prior: signal, scale, sign and swaps.
+"""Torque channels of a log checked against the prior: signal, scale, sign and swaps.
 
-Logs recorded on real robots mix joint torques in N·m with motor currents,
-motor-side torques before the gear ratio, joints whose "effort" is a
-commanded value or a constant because nothing measures it, and columns in
-another joint's place. These checks catch this before a fit silently returns
-links many times too light or too heavy, and stay silent where the data
-cannot tell:
-
-* **Signal.** A channel that is constant, or that varies by fewer than
-  ``MIN_STEPS`` steps of its own
-  resolution (the smallest difference between two distinct values it takes),
-  carries no torque signal: its standard deviation is then within a few
-  quantisation steps, a signal-to-quantisation ratio below about 30 dB
-  (uniform quantisation noise has a standard deviation of ``step / √12``).
-  Such channels are excluded from the data term; their joints still move in
-  the regressor.
-* **Scale and sign.** Joint ``j``'s measured torque ``m = τ_j`` and the
-  torque the prior predicts, ``p = τ̂_j`` (rigid bodies only), on the same
-  filtered samples, are first cleared of the joint's viscous and Coulomb
-  friction columns ``q̇_j, sign(q̇_j)`` (the prior does not predict friction,
-  which dominates a distal joint; no offset column, so that a constant
-  gravity load stays in ``p``), and of its armature column ``q̈_j`` when the
-  accelerations are given (a geared joint's rotor inertia, which the prior
-  lacks, can be many times a wrist link's own inertia about its axis):
-  ``m⊥, p⊥`` are the residuals of their least-squares fits on those columns.
-  Then
-
-  - the *forward* slope ``k = m⊥·p⊥ / p⊥·p⊥`` is the coefficient of ``p`` in
-    ``m ≈ k p + F_v q̇_j + F_c sign(q̇_j)`` (``1`` for a channel in the model's
-    units and sign convention, whatever the prior's error of a few tens of
-    percent; ``1 / k`` is the ``torque_scale`` that brings the channel to the
-    prior's units); the *reverse* slope ``k_r = m⊥·m⊥ / m⊥·p⊥`` is that of
-    ``p`` regressed on ``m``, inverted;
-  - ``R² = k / k_r = (m⊥·p⊥)² / (m⊥·m⊥ p⊥·p⊥)``, the fraction of the
-    channel's variance (after friction) that the prediction explains, and
-    ``ρ = √(1/R² − 1)``, the rms of the unexplained part over that of the
-    explained part;
-  - each slope gets a relative half-width ``w = max(ρ, z / t)``: ``ρ`` bounds
-    the prior's error *along* its own prediction by the error *across* it
-    that the residual shows (a prior 30 % off moves ``k`` by 0.3, but where
-    it predicts almost nothing, on a link whose centre of mass is on the
-    joint axis, its error is many times the prediction and so is the
-    residual); ``t = |slope| / se`` is the slope's t-statistic, its standard
-    error from the residuals' autocorrelation (the variance of the score
-    ``Σ p⊥ r`` counts ``N / τ`` independent samples, ``τ`` the integrated
-    autocorrelation time of ``p⊥ r``,
-    [correlation_time][spatialjax.identification.correlation_time]; a
-    heteroscedasticity and autocorrelation consistent standard error, Newey &
-    West 1987) and ``z`` = ``Z_SCORE``;
-  - the scale lies in the hull ``K`` of ``k (1 ± w)`` and ``k_r / (1 ∓ w_r)``:
-    when either the measured or the predicted torque carries noise or error
-    uncorrelated with the other, the true slope lies between the forward and
-    the reverse slope (Frisch 1934; Klepper & Leamer 1984). This is what
-    keeps a prediction made from a twice-differentiated, unfiltered ``q``
-    (noise in the regressor, which attenuates ``k`` towards 0) from reading
-    as wrong units. ``K`` is unbounded whenever ``R² ≤ 1/2``.
-
-  The verdict: the *sign* is wrong when ``K < 0``; the *scale* is more than
-  ``SCALE_LIMIT`` (3×) off
-  when ``K > 3`` or ``K ⊂ (−1/3, 1/3)``; the channel *agrees* when ``K ⊂
-  [1/3, 3]``; otherwise the data cannot tell and the scale is *not judged*:
-  the prediction explains too little of the channel (``R² ≤ 1/2``: the model
-  predicts almost no torque there, or the prediction is noise), or too
-  little to tell 1 from 3.
-* **Noise in the prediction.** The share of the prediction's energy (of
-  ``p⊥``) above a quarter of the sampling rate: a trajectory sampled for
-  identification has none there, so that energy is noise, from
-  differentiating a quantised ``q`` twice without a low-pass (white noise
-  puts half its energy there, twice-differenced noise most of it). A channel not
-  judged whose prediction has more than
-  ``NOISE_SHARE`` of its
-  energy there is reported as such, with the advice to low-pass the log.
-* **Swapped channels.** ``R²_ij``: the fraction of channel ``i``'s variance
-  explained by joint ``j``'s prediction, after joint ``j``'s friction columns
-  (a channel that carries joint ``j``'s torque carries its friction too).
-  Channels ``i`` and ``j`` look swapped when each follows the other's
-  prediction better than its own (``R²_ij > R²_ii`` and ``R²_ji > R²_jj``)
-  and the swap cuts the unexplained variance, the geometric mean of
-  ``1 − R²`` over the two channels, by at least
-  ``SWAP_FACTOR`` (2×:
-  ``(1 − R²_ij)(1 − R²_ji) ≤ (1 − R²_ii)(1 − R²_jj) / 4``). Two joints whose
-  torques are correlated (a shoulder and an elbow both hold the forearm up)
-  are each explained best by their own prediction in a log in order; two
-  joints that the prior barely predicts (both near 0) do not gain 2× by a
-  swap. Pairs are taken greedily, largest cut first. A swapped channel's own
-  scale and sign are reported through the swap, not separately.
-
-References:
-  R. Frisch, *Statistical confluence analysis by means of complete
-  regression systems*, Oslo University Institute of Economics, 1934.
-  S. Klepper, E. E. Leamer, "Consistent sets of estimates for regressions
-  with errors in all variables", Econometrica 52(1), 1984.
-  W. K. Newey, K. D. West, "A simple, positive semi-definite,
-  heteroskedasticity and autocorrelation consistent covariance matrix",
-  Econometrica 55(3), 1987.
-  A. D. Sokal, "Monte Carlo methods in statistical mechanics", 1997, §3.
+Each joint's measured torque (N·m or N, the log's joint order) is compared with
+the prior's prediction on the same filtered samples, after the joint's own
+friction and armature columns. Derivation: docs page
+``identification-methods.md#channel-checks``.
 """
 
 from __future__ import annotations
@@ -125,31 +34,26 @@ _INF = float("inf")
 
 @dataclasses.dataclass(frozen=True)
 class ChannelCheck:
-    """What the checks found on one torque channel (criteria: the module docstring).
+    """What the checks found on one torque channel.
 
     Attributes:
       joint: the joint's name.
       std: standard deviation of the raw measured torque.
       resolution: the smallest difference between two distinct raw values
-        (differences below ``1e-9`` of the largest value are rounding of decimal
-        values to binary and ignored; ``0.0`` for an unquantised channel: more
-        distinct values than half the samples).
+        (``0.0`` for an unquantised channel).
       signal: False when the channel is constant or varies by fewer than
         ``MIN_STEPS`` resolution steps.
       scale: ``k``, the forward slope of the measured on the predicted torque
-        after the joint's friction; NaN when the prior predicts no torque on
-        this joint.
+        after the joint's friction; NaN when the prior predicts no torque.
       rms_ratio: ``rms(τ_j) / rms(τ̂_j)`` (NaN when the prediction is zero).
-      excluded: whether the channel is left out of the data term
-        (no signal, or named by the user).
+      excluded: whether the channel is left out of the data term.
       reason: why it is excluded, or None.
       explained: ``R²``, the fraction of the channel's variance after friction
         that the prediction explains (NaN for a constant channel).
       scale_interval: ``(low, high)``, the interval ``K`` of scales the data
         allow (``±inf`` where unbounded).
       scale_reverse: ``k_r``, the reverse slope (NaN where undefined).
-      effective_samples: ``N / τ``, the independent samples behind the
-        forward slope's standard error.
+      effective_samples: ``N / τ`` behind the forward slope's standard error.
       noise_share: share of the prediction's energy above a quarter of the
         sampling rate (after friction).
       verdict: ``"agrees"``, ``"scale"`` (more than ``SCALE_LIMIT`` off),
@@ -268,7 +172,7 @@ def _noise_share(p: np.ndarray) -> float:
 
 
 def _scale_check(p: np.ndarray, m: np.ndarray) -> dict:
-    """Scale ``k``, ``k_r``, ``R²``, the interval ``K`` and the verdict (module docstring)."""
+    """Scale ``k``, ``k_r``, ``R²``, the interval ``K`` and the verdict (``#channel-checks``)."""
     nan = float("nan")
     spp, smm = float(p @ p), float(m @ m)
     out = {"scale": nan, "scale_reverse": nan, "explained": nan, "scale_interval": (-_INF, _INF),
@@ -314,7 +218,7 @@ def _swaps(
     live: list[int],
     ddq: np.ndarray | None = None,
 ) -> dict[int, tuple[int, float]]:
-    """``{i: (j, R²_ij)}`` for the channels that look swapped (module docstring)."""
+    """``{i: (j, R²_ij)}`` for the channels that look swapped (``#channel-checks``)."""
     n = len(live)
     R = np.zeros((n, n))
     for b, j in enumerate(live):
@@ -368,16 +272,11 @@ def excluded_channels(joints, tau_raw: np.ndarray, exclude=()) -> tuple[str, ...
 
 
 def base_row_check(measured: np.ndarray, predicted: np.ndarray) -> dict:
-    """The scale and sign check of the module docstring on a floating base's six rows.
+    """The scale and sign check on a floating base's six rows, stacked into one series.
 
-    ``measured (N, 6)`` is the base rows' measured side, ``Σ_c J_cᵀ w_c`` (the
-    contact wrenches seen from the base), ``predicted (N, 6)`` the prior's
-    ``Y π₀`` there, stacked into one series (no friction acts on the base).
-
-    Returns:
-      The fields of ``_scale_check`` (``scale``, ``scale_interval``,
-      ``scale_reverse``, ``explained``, ``effective_samples``, ``noise_share``,
-      ``verdict``) and ``rms_ratio``.
+    ``measured (N, 6)``: the base rows' measured side ``Σ_c J_cᵀ w_c``;
+    ``predicted (N, 6)``: the prior's ``Y π₀`` there. Returns the fields of
+    ``_scale_check`` and ``rms_ratio``.
     """
     m = np.asarray(measured, np.float64).reshape(-1)
     p = np.asarray(predicted, np.float64).reshape(-1)
@@ -396,24 +295,16 @@ def check_channels(
     dq: np.ndarray | None = None,
     ddq: np.ndarray | None = None,
 ) -> tuple[ChannelCheck, ...]:
-    """The checks of the module docstring, one per joint.
+    """The signal, scale, sign and swap checks, one ``ChannelCheck`` per joint in order.
 
     Args:
       joints: ``n`` joint names.
       tau_raw: ``(N0, n)`` raw measured torques (for the signal check).
       tau: ``(N, n)`` filtered measured torques on the fitted samples.
-      tau_prior: ``(N, n)`` torques the prior predicts on the same samples
-        (every joint's: the swap check compares each channel with the others'
-        predictions).
+      tau_prior: ``(N, n)`` torques the prior predicts on the same samples.
       exclude: joint names the user excludes.
-      dq: ``(N, n)`` joint velocities on the same samples: the friction columns
-        of the scale fit (None: the slope through the origin alone).
-      ddq: ``(N, n)`` joint accelerations on the same samples: the armature
-        column of the scale fit, with ``dq`` (None: no armature column).
-
-    Returns:
-      One ``ChannelCheck``
-      per joint, in order.
+      dq: ``(N, n)`` joint velocities (the friction columns; None: none).
+      ddq: ``(N, n)`` joint accelerations (the armature column; None: none).
     """
     tau = np.asarray(tau, np.float64)
     tau_prior = np.asarray(tau_prior, np.float64)
@@ -457,24 +348,11 @@ def _pct(x: float) -> str:
 
 
 def channel_messages(checks, torque_scale=None) -> tuple[list[str], list[str]]:
-    """Plain-words warnings and notes from ``check_channels``.
+    """Plain-words ``(warnings, notes)`` from ``check_channels``, each a list in joint order.
 
-    Warnings: a channel whose scale is more than ``SCALE_LIMIT`` off or whose
-    sign is opposite (with the ``torque_scale`` that would match the prior),
-    a pair of channels that look swapped (naming both joints), and the joints
-    whose predicted torque is dominated by noise from differentiating ``q``
-    (with the advice to low-pass the log). Notes: channels left out of the fit
-    and why, channels whose scale the data cannot judge and why, and channels
-    multiplied by ``torque_scale``. Excluded channels get no warning.
-
-    Args:
-      checks: the ``ChannelCheck``s,
-        one per joint in order.
-      torque_scale: ``(n,)`` factors the channels were multiplied by before the
-        checks (None: all 1).
-
-    Returns:
-      ``(warnings, notes)``, two lists of strings, each in joint order.
+    Warnings: scale or sign off (with the matching ``torque_scale``), swapped
+    pairs, predictions dominated by differentiation noise. Notes: channels left
+    out, not judged, or rescaled by ``torque_scale`` (``(n,)`` factors, None: 1).
     """
     checks = tuple(checks)
     scale = np.ones(len(checks)) if torque_scale is None else np.asarray(torque_scale, float)

@@ -1,30 +1,8 @@
-r"""Effective number of independent samples in a time series: ``correlation_time``.
+"""Effective number of independent samples in a time series: ``correlation_time``.
 
-A weighted least-squares data term ``Σ_k r_k² / σ²`` is the negative
-log-likelihood (times 2) of independent residuals. Residuals of a filtered
-log are not independent: a zero-phase low-pass at ``f_c`` of a log sampled at
-``f_s`` leaves about ``N · 2 f_c / f_s`` independent samples out of ``N``,
-and unmodelled dynamics (friction shape, an unmodelled payload, a drifting
-sensor offset) are coloured too. For a stationary series with normalised
-autocorrelation ``ρ(k)`` the variance of a mean over ``N`` samples is that of
-``N / τ`` independent ones, with the *integrated autocorrelation time*
-
-$$
-τ = 1 + 2 \sum_{k ≥ 1} ρ(k),
-$$
-
-so a data term that counts ``N / τ`` samples is the one whose weight matches
-the information the residuals actually carry. ``τ`` is estimated from the
-empirical autocorrelation with Sokal's automatic window: the sum runs to the
-smallest lag ``M`` with ``M ≥ c · τ̂(M)`` (``c = 5``), which bounds the
-estimator's variance while keeping its bias below ``e^{−c}`` for an
-exponential decay (Sokal 1997; Madras & Sokal 1988).
-
-References:
-  A. D. Sokal, "Monte Carlo methods in statistical mechanics: foundations and
-  new algorithms", in *Functional Integration*, Springer, 1997, §3.
-  N. Madras, A. D. Sokal, "The pivot algorithm: a highly efficient Monte Carlo
-  method for the self-avoiding walk", J. Stat. Phys. 50, 1988, appendix C.
+``N / τ`` with ``τ = 1 + 2 Σ_{k≥1} ρ(k)`` the integrated autocorrelation time,
+estimated with Sokal's automatic window (Sokal 1997). Samples are rows, in time
+order. Derivation: docs page ``identification-methods.md#correlation-time``.
 """
 
 from __future__ import annotations
@@ -36,15 +14,11 @@ WINDOW_C = 5.0
 
 
 def correlation_time(x, *, window_c: float = WINDOW_C) -> np.ndarray:
-    r"""Integrated autocorrelation time ``τ ≥ 1`` of each column of ``x``, in samples.
+    """Integrated autocorrelation time ``τ ≥ 1`` of each column of ``x``, in samples.
 
-    ``N / τ`` is the effective number of independent samples of the column
-    (module docstring). White noise gives ``τ ≈ 1``; a first-order
-    autoregressive series ``x_k = a x_{k−1} + e_k`` gives ``τ = (1 + a) /
-    (1 − a)``. The column mean is removed first. A constant column (no
-    variation) has ``τ = 1``. The estimate is floored at 1: anticorrelated
-    residuals (``τ < 1``) are not taken to carry more information than
-    independent ones.
+    ``N / τ`` is the column's effective number of independent samples. The column
+    mean is removed first; a constant column has ``τ = 1``; the estimate is
+    floored at 1.
 
     Args:
       x: ``(N,)`` or ``(N, n)`` finite samples in time order (rows), at least 2.

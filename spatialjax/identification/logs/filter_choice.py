@@ -1,123 +1,10 @@
-r"""The low-pass cut-off and decimation of a robot log, chosen from its positions: `choose_filter`.
+"""The low-pass cut-off and decimation of a robot log: ``choose_filter``.
 
-Identification differentiates the measured positions twice (once when the
-log has velocities) and puts the result into the regressor. Differentiation
-multiplies the spectrum of the measurement noise by ``(2πf)²`` per
-derivative, so the quantisation and sensor noise of ``q`` that is invisible
-in the positions dominates the raw accelerations: the noise enters the
-*regressor*, where least squares cannot average it out (errors in
-variables), and the inertial parameters come out biased. A zero-phase
-low-pass at ``f_c`` with parallel filtering of the regressor
-([parallel_filter][spatialjax.identification.parallel_filter], Gautier 1997) removes
-the noise above ``f_c``; its price is a distortion of whatever motion lies
-near ``f_c``. The rule below chooses ``f_c`` where that trade is best, from
-the spectrum of the log itself (D'Amico & Ferrigno 1990 choose the
-bandwidth of a differentiating filter the same way: from a model of the
-measured spectrum as signal plus a noise floor).
-
-**The spectrum.** Let ``x`` be the highest-order measured signal: ``q``,
-or ``q̇`` when the log has a ``dq`` column, and ``p`` the number of
-derivatives the pipeline takes of it (2 or 1). ``a`` is the raw
-acceleration the pipeline would compute without a filter (``numpy.gradient``
-``p`` times); its one-sided power spectral density ``P_j(f)`` per joint
-``j`` is estimated by Welch's method (Hann window, segments of the largest
-power of two ``≤ N/4`` samples, half overlapping, at least 7 averaged
-segments; no detrending: a segment's mean or trend, fitted to a signal whose
-power rises as ``f^{2p}``, would carry the high-frequency noise to the lowest
-bins). ``R_j(f) = P_j(f) / |D(f)|^{2p}``, with ``D(f) =
-sin(2πf h)/h`` the central difference's gain at sample period ``h``, is the
-spectrum of ``x`` itself, prewhitened by the differences so that the large
-low-frequency motion does not leak into the weak high frequencies (bins up
-to ``0.4 f_s``, where ``D`` is still 0.59 of its peak ``1/h``; it falls to
-zero at the Nyquist frequency).
-
-**The trajectory's band** of joint ``j`` ends at ``f_b,j``, the highest
-frequency at which ``R_j`` stands at least `KNEE` (10×, 10 dB) above
-*every* bin beyond it, up to ``0.2 f_s`` (so that "beyond" spans at least an
-octave of bins: near the top of the spectrum a single fluctuating bin would
-do). A trajectory's spectrum falls by orders of magnitude
-where the excitation ends, while a noise floor, white or coloured (a
-velocity filtered by the drive, a log resampled by linear interpolation),
-does not fall 10× from one bin to everything beyond it, nor do the Welch
-estimate's scatter (a χ² of about 14 degrees of freedom or more) or the window's
-leakage (Hann sidelobes fall 18 dB per octave). Above ``f_b,j`` the
-spectrum counts as noise ``N_j(f) = P_j(f)``, as measured; below it the
-noise is the median of ``R_j`` over the bins beyond ``f_b,j`` (or the
-quantisation floor ``Δ²/(6 f_s)`` of the resolution ``Δ`` of ``x``, when
-higher) times ``|D|^{2p}``, and the signal ``S_j = P_j − N_j`` there (zero
-above ``f_b,j``). A joint without such a band does not move above its noise
-and does not take part in the choice.
-
-**The bias of the fit.** Let ``G(f) = |H(f)|²`` be the amplitude response
-of the zero-phase Butterworth filter of order ``order`` at ``f_c``
-(``sosfiltfilt`` runs the digital filter ``H`` forwards and backwards;
-``H`` from ``scipy.signal.sosfreqz``). The torques are filtered once (``G``)
-and the regressor twice (``q`` before it is differentiated, then the
-regressor's columns by parallel filtering: ``G²``). Where the acceleration
-column carries motion of power ``S`` and noise of power ``N``, least squares
-on the filtered data sees a regressor ``G²Y`` against a target ``GYπ``: the
-parameters come out too large by ``(1 − G)/G`` there, to first order in the
-distortion's *amplitude*; and the noise, which the regressor carries and the
-torques do not, shrinks them by its *power* over the signal's (errors in
-variables: Fuller 1987, §1.1). Weighted by the retained signal, the
-predicted relative bias of the parameters that joint ``j``'s accelerations
-carry is
-
-    b_j(f_c) = Σ_f [G³ (1 − G) S_j + G⁴ N_j] / Σ_f G⁴ S_j,
-
-and without a filter ``b_j = Σ N_j / Σ S_j`` (no distortion, all the noise).
-Motion far above ``f_c`` is removed from torques and regressor alike and
-costs nothing in ``b``, but it is excitation lost, so the cut-off is never
-placed below the band: the candidates are ``f_c ≥ max_j f_b,j`` up to
-``0.45 f_s`` (96 log-spaced values), and no filter.
-
-**The rule.** ``f_c`` is the *lowest* candidate whose mean ``b = mean_j
-b_j`` over the moving joints is within `TOLERANCE` (10⁻⁴: a bias of 0.01 %
-of the parameters, negligible beside any log's noise) of the least ``b`` of
-all candidates. Where noise matters that is the least bias; where it does
-not (a fine encoder), it is the lowest cut-off that keeps the band
-undistorted to 0.01 % (about 2.7 times the band's top for order 4, when the
-top carries a third of the acceleration), which also removes the most
-torque noise: torque noise
-does not bias the fit, so ``b`` leaves it out, but it is part of every
-torque error the pipeline reports. A log without measurable noise thus gets
-a filter just above its band too; no filter is chosen only where no cut-off
-below ``0.45 f_s`` keeps the band.
-
-**The filter's edges.** ``prepare_log`` and ``parallel_filter`` each drop
-``edge`` samples at both ends ([prepare_log][spatialjax.identification.prepare_log],
-step 4: about ``5.9 / f_c`` seconds for order 4), and the pipeline filters
-the training part, the held-out part and every validation log on its own.
-The cut-off is raised, if needed, so that every part (``log`` and those in
-``parts``) keeps at least `MIN_KEPT` (a quarter) of its samples after
-its four edges; a longer log allows a lower cut-off.
-
-**Decimation** (``decimate="auto"``): the largest ``k`` whose new Nyquist
-frequency ``f_s / (2k)`` is at least `NYQUIST_MARGIN` (5) times the
-cut-off: ten samples or more per period of the cut-off frequency. Aliasing
-alone would allow 2 (the forward-backward Butterworth of order 4 passes
-``2⁻¹⁶`` of the power at twice its cut-off, and with parallel filtering it
-folds the same content into torques and regressor alike), but the steps
-after decimation work per sample: the samples at rest that Coulomb friction
-leaves out, with the velocity noise estimated from second differences
-([moving_samples][spatialjax.identification.moving_samples]), and the
-fit's weights. At four samples per period a velocity reversal spans one or
-two samples, and in a MuJoCo study of a UR5's joint parameters
-(``benchmarks/bench_joint_params.py``, five truths, the same cut-off) a
-shoulder's armature drifted from 0.94× to 0.47× of the truth as ``k`` went
-from 1 to 31, and stayed within 0.9–1.13× up to ten samples per period.
-Without a low-pass there is no anti-aliasing filter and ``k = 1``.
-
-References:
-  P. D. Welch, "The use of fast Fourier transform for the estimation of power
-  spectra", IEEE Trans. Audio Electroacoustics 15(2), 1967.
-  M. D'Amico, G. Ferrigno, "Technique for the evaluation of derivatives from
-  noisy biomechanical displacement data using a model-based bandwidth-selection
-  procedure", Med. Biol. Eng. Comput. 28(5), 1990.
-  M. Gautier, "Dynamic identification of robots with power model", ICRA 1997.
-  B. Widrow, I. Kollár, M.-C. Liu, "Statistical theory of quantization",
-  IEEE Trans. Instrum. Meas. 45(2), 1996 (quantisation noise ``Δ²/12``, white).
-  W. A. Fuller, "Measurement Error Models", Wiley, 1987.
+The lowest Butterworth cut-off above the trajectory's band (Welch spectrum of
+the positions, rad or m) whose predicted parameter bias is within 0.01 % of
+the least, raised for the filter's edges; decimation keeps the new Nyquist
+frequency at least twice the cut-off. Derivation: docs page
+``identification-methods.md#filter-choice`` (``#why-filter``, ``#filter-rule``).
 """
 
 from __future__ import annotations
@@ -243,11 +130,8 @@ def _auto_decimate(rate: float, lowpass: float | None) -> int:
 def grid_step(x: np.ndarray) -> float | None:
     """The step of the grid the values of ``x`` lie on, or None when they lie on none.
 
-    The smallest gap between distinct values (gaps below ``1e-9`` of the
-    largest value are decimal-to-binary rounding and ignored), accepted when
-    99 % of the values are integer multiples of it from the smallest value
-    (within 1 % of a step) and it is at most ``1e-2`` of their range (an
-    encoder's step, not a few levels).
+    The smallest gap between distinct values, accepted when 99 % of the values are
+    multiples of it (within 1 % of a step) and it is at most ``1e-2`` of their range.
     """
     u = np.unique(np.asarray(x, np.float64))
     if u.size < 3:
@@ -322,7 +206,7 @@ def _lowest_for_parts(rate: float, order: int, shortest: int, f_hi: float) -> fl
 
 
 def _analyse_spectra(log: RobotLog, rate: float):
-    """Per-joint spectra, band edges, noise and signal (module docstring)."""
+    """Per-joint spectra, band edges, noise and signal (``#filter-rule``)."""
     h = 1.0 / rate
     if log.dq is None:
         x, p, source = log.q, 2, "q"
@@ -364,7 +248,7 @@ def _analyse_spectra(log: RobotLog, rate: float):
 
 
 def _predicted_bias(an, order: int, rate: float, fc: float | None) -> np.ndarray:
-    """Per-joint predicted relative parameter bias ``b_j`` at ``fc`` (module docstring)."""
+    """Per-joint predicted relative parameter bias ``b_j`` at ``fc`` (``#filter-rule``)."""
     S, N = an["S"], an["N"]
     with np.errstate(divide="ignore", invalid="ignore"):
         if fc is None:
@@ -385,55 +269,26 @@ def choose_filter(
     order: int = 4,
     parts: Sequence[int] = (),
 ) -> FilterChoice:
-    r"""The low-pass cut-off and decimation for identifying a robot from ``log``.
+    """The low-pass cut-off and decimation for identifying a robot from ``log``.
 
-    A given value is checked and kept. ``"auto"`` reads them off the spectrum
-    of the log's positions (of its velocities when it has a ``dq`` column:
-    the pipeline then differentiates once, not twice):
-
-    1. *The trajectory's band*: per joint, the highest frequency at which the
-       Welch spectrum stands 10× above every frequency beyond it; beyond it
-       the spectrum is noise, as measured (quantisation, sensor noise,
-       vibration), and under it the noise floor continues flat.
-    2. *The predicted bias* of the fitted parameters at a cut-off ``f_c``,
-       relative, from the accelerations' spectrum: the torques are filtered
-       once and the regressor twice (before differentiation, then by
-       [parallel_filter][spatialjax.identification.parallel_filter],
-       Gautier 1997), so motion near ``f_c`` is distorted, which biases the
-       parameters in proportion to its amplitude; the noise the filter passes
-       into the regressor biases them in proportion to its power (errors in
-       variables); averaged over the moving joints.
-    3. ``f_c`` is the *lowest* cut-off at or above the band whose bias is
-       within 0.01 % of the least of all cut-offs up to ``0.45 f_s``: where
-       noise matters that is the least bias; where it does not (a fine
-       encoder, an exact simulation), the lowest cut-off that keeps the band
-       undistorted to 0.01 % (2–3 times its top), which also removes the
-       most torque noise. No low-pass only where no cut-off keeps the band.
-    4. It is raised, if needed, until the filter's edges (prepare_log and
-       parallel_filter each drop ``edge`` samples at both ends: about
-       ``5.9 / f_c`` s for order 4) leave a quarter of the log and of each
-       part in ``parts``.
-    5. *Decimation* (``decimate="auto"``): the largest ``k`` keeping the new
-       Nyquist frequency ``f_s / (2k)`` at least twice ``f_c``; 1 without a
-       low-pass.
-
-    Only ``log`` is read: the pipeline passes its training part, so that
-    nothing of the held-out samples informs the choice. The derivation and
-    the constants: ``spatialjax/identification/_filter_choice.py``; when to
-    filter and a simulated study: the identification guide.
+    A given value is checked and kept. ``"auto"`` reads them off the spectrum of
+    the log's positions (velocities when it has ``dq``): the lowest cut-off above
+    the trajectory's band whose predicted parameter bias is within 0.01 % of the
+    least, raised until the filter's edges leave a quarter of the log and of each
+    of ``parts``; the decimation keeps ``f_s / (2k) ≥ 2 f_c``. Only ``log`` is
+    read (pass the training part). Derivation: docs page
+    ``identification-methods.md#filter-rule``.
 
     Args:
       log: a uniformly sampled [RobotLog][spatialjax.identification.RobotLog]
         ([resample_log][spatialjax.identification.resample_log] makes it so).
       lowpass: ``"auto"``, None (no low-pass: the raw derivatives), or a
         Butterworth cut-off in Hz, ``0 < lowpass < rate / (2·decimate)``.
-      decimate: ``"auto"`` or an integer ``≥ 1`` (``> 1`` needs a low-pass:
-        it is the anti-aliasing filter).
+      decimate: ``"auto"`` or an integer ``≥ 1`` (``> 1`` needs a low-pass).
       order: the Butterworth order the filter will use
         ([prepare_log][spatialjax.identification.prepare_log]'s `order`).
       parts: lengths in samples of the other parts the same filter will be
-        applied to on their own (the held-out part, validation logs): an
-        automatic cut-off leaves a quarter of each after its edges.
+        applied to on their own (the held-out part, validation logs).
 
     Returns:
       [FilterChoice][spatialjax.identification.FilterChoice]: ``lowpass``,
@@ -464,9 +319,6 @@ def choose_filter(
 
     References:
       P. D. Welch, IEEE Trans. Audio Electroacoustics 15(2), 1967.
-      M. D'Amico, G. Ferrigno, "Technique for the evaluation of derivatives
-      from noisy biomechanical displacement data using a model-based
-      bandwidth-selection procedure", Med. Biol. Eng. Comput. 28(5), 1990.
       M. Gautier, "Dynamic identification of robots with power model", ICRA 1997.
     """
     if not isinstance(log, RobotLog):
@@ -566,7 +418,7 @@ def _measured_details(log: RobotLog, an, rate: float, order: int, names, moving)
 
 
 def _automatic_choice(log: RobotLog, decimate, order: int, part_sizes, rate: float):
-    """``lowpass="auto"``: the cut-off of least predicted bias (module docstring, steps 1-4)."""
+    """``lowpass="auto"``: the cut-off of least predicted bias (``#filter-rule``, steps 1-4)."""
     if log.n_samples < MIN_SAMPLES:
         raise IdentifyError(
             "log",

@@ -1,34 +1,8 @@
-r"""Joint positions of a log checked against the model: limits, units, resolution, velocity.
+"""Joint positions of a log checked against the model: limits, units, resolution, velocity.
 
-A log in the wrong units (degrees for radians, the usual slip) or of another
-robot passes every later stage: the regressor takes any number, and the fit
-returns links many times off. The positions are the cheapest place to catch
-it, against the model's own joint limits:
-
-* **Limits.** A joint whose positions leave the model's limits
-  ``[lower, upper]`` by more than a margin, the larger of ``LIMIT_MARGIN``
-  (1 %) of the range and ``LIMIT_STEPS`` (3) encoder steps, is refused
-  (or, asked to, warned about). For a revolute joint whose positions reach
-  more than twice the largest limit (a log in degrees reaches 57×; one in
-  radians merely past its limit does not) while ``q · π/180`` would fit
-  inside the limits, the message asks whether the log is in degrees. Joints without finite
-  limits (continuous, unlimited) and joints whose limits are equal (the zero
-  range some exporters write for joints that move) are not checked.
-* **Resolution.** The encoder step of each joint (``encoder_step``): the
-  positions of an encoder are multiples of one step, so every gap between
-  two distinct values is a whole number of the smallest gap; a log whose gaps
-  are not (filtered, interpolated or simulated without quantisation) is
-  reported unquantised (0).
-* **Velocity.** The peak of the mean velocity over ``VELOCITY_WINDOW``
-  (20 ms: ``(q[k+w] − q[k−w]) / (t[k+w] − t[k−w])``, or the mean of the log's
-  ``dq`` over the same samples) against the model's velocity limit. A raw
-  difference of quantised positions is off by up to one step over one sample
-  interval; over the window, and with
-  that quantisation bound subtracted, the estimate cannot exceed the true
-  peak by noise alone, and a smooth trajectory's peak is under-read by at most
-  ``(ω w h)²/6``. A joint whose peak exceeds its limit by more
-  than ``VELOCITY_MARGIN`` (10 %) is warned about (a log in other units,
-  or a controller beyond the file's limits); the fit goes on.
+Positions in rad (revolute) or m (prismatic), samples as rows and joints as
+columns in the log's order. Derivation: docs page
+``identification-methods.md#position-checks``.
 """
 
 from __future__ import annotations
@@ -116,9 +90,8 @@ class PositionCheck:
 def encoder_step(x) -> float:
     """The step of quantised values ``x``: their smallest gap, if every gap is a multiple of it.
 
-    Gaps below ``1e-9`` of the largest value (decimal values rounded to
-    binary) are ignored; ``0.0`` for values that are not on one grid (to
-    ``1e-3`` of the step), constant or fewer than two.
+    ``0.0`` for values not on one grid (to ``1e-3`` of the step), constant or
+    fewer than two; gaps below ``1e-9`` of the largest value are ignored.
     """
     u = np.unique(np.asarray(x, np.float64))
     if u.size < 2:
@@ -189,7 +162,7 @@ def _one(name, revolute, lo, hi, vmax, qj, step, peak) -> PositionCheck:
 def check_positions(
     joints, revolute, t, q, dq, lower, upper, velocity_limit
 ) -> tuple[PositionCheck, ...]:
-    """The checks of the module docstring, one per joint.
+    """The limit, unit, resolution and velocity checks, one per joint.
 
     Args:
       joints: ``n`` joint names.

@@ -1,66 +1,9 @@
-r"""From a raw robot log to identification inputs: zero-phase low-pass, differentiation, decimation.
+"""From a raw robot log to identification inputs: zero-phase low-pass, differentiation, decimation.
 
-[`prepare_log`][spatialjax.identification.prepare_log] does what identification on hardware does
-(e.g. Swevers et al. 1997 §V; Gaz et al. 2019 §IV):
-
-1. **Low-pass** ``q``, ``tau`` (and ``dq``, ``ddq`` when logged) with a
-   Butterworth filter of order ``order`` and cut-off ``lowpass`` Hz, run
-   forwards and backwards (``scipy.signal.sosfiltfilt``, second-order
-   sections): zero phase, so the filtered ``q`` and ``tau`` stay aligned in
-   time, and magnitude response ``1 / (1 + (f / f_c)^{2·order})`` (the
-   Butterworth magnitude squared, once per direction).
-2. **Differentiate** the filtered ``q`` by central differences on the
-   sample times (``numpy.gradient(q, t)``) for ``dq`` and again for ``ddq``,
-   unless the log has them. Central differences of central differences have
-   zero gain at the Nyquist frequency (``sin²(ωh)/h²``), so they do not
-   amplify the highest-frequency noise the way the three-point second
-   difference does; their error on a sinusoid of angular frequency ``ω`` is a
-   relative ``(ωh)²/6`` for ``dq`` and ``(ωh)²/3`` for ``ddq`` (``h`` the
-   sample period): 2·10⁻⁶ and 3·10⁻⁶ for 0.5 Hz at 1 kHz.
-3. **Decimate** by keeping every ``decimate``-th sample (the low-pass is the
-   anti-aliasing filter, so its cut-off must be below the new Nyquist
-   frequency ``rate / (2·decimate)``).
-4. **Drop the edges**: ``edge`` samples at each end (of the original rate).
-   ``sosfiltfilt`` pads the signal by odd reflection, so near the ends the
-   filtered signal is a guess; the filter forgets an edge at the speed its
-   impulse response decays, so ``edge`` is the length after which the tail
-   of the impulse response ``|h|`` holds less than ``1e-6`` of its total
-   (``_EDGE_TAIL``; 296 samples, 0.3 s, for 4th order at 20 Hz; it scales as 1 / lowpass), plus 2
-   samples where ``numpy.gradient`` uses one-sided differences. Without a
-   low-pass only those 2 samples are dropped.
-
-**Friction steps.** The low-pass also smooths the torque's Coulomb steps
-``F_c sign(q̇)`` at velocity reversals, which a regressor evaluated on the
-filtered ``q̇`` keeps sharp. For logs with friction, prepare at the full rate
-(``decimate=1``), evaluate the regressors there, and let
-[`parallel_filter`][spatialjax.identification.parallel_filter] filter their columns like the torques
-and decimate (Gautier 1997); on the Panda of ``spatialjax demo`` this cut the held-out
-torque error from 0.43 % to 0.03 % and the friction error from 0.04 N·m to
-0.001 N·m.
-
-**Floating base.** A floating-base log's base pose goes through the same
-filter and differences: the position (world frame) component-wise, the
-orientation as its unit quaternion, signs made continuous (``q`` and ``−q``
-are one rotation), filtered component-wise and normalised again (the filter
-keeps the signal's band, so the filtered curve stays within rounding of the
-unit sphere where the motion is slow against the cut-off). The free flyer's
-velocity ``v = [ω; v]`` (base frame, [Model][spatialjax.multibody.Model]'s
-convention) follows from the central differences of the filtered pose by the
-kinematic relations ``ω = 2 Im(q̄ ⊗ q̇)`` and ``v = Rᵀ ṗ``, and its
-acceleration from the central differences of ``v`` (the body-frame
-components: the free flyer's ``a``). Their error on a constant twist is that
-of the central differences on the joints, relative ``(ωh)²/6``. A logged
-``base_velocity`` is filtered and used instead (as ``dq``); contact wrenches
-are filtered as the torques, contact schedules are cut and decimated; the
-torques and wrenches as logged are kept too (``raw_tau``,
-``raw_contact_wrenches``), for the rows that are formed before filtering.
-
-Why these defaults: ``lowpass=None`` (no filter) because the right cut-off
-depends on the trajectory's bandwidth and the noise, which only the user
-knows (choose it a few times above the highest excitation frequency: with a
-0.5 Hz Fourier excitation, 5–20 Hz keeps the dynamics and removes most
-noise); ``order=4`` is the usual choice for robot logs (steep enough, short
-impulse response); ``decimate=1`` keeps every sample.
+Butterworth ``sosfiltfilt``, central differences on ``t``, decimation, edges
+dropped; a floating base's pose filtered as a unit quaternion, its twist
+``[ω; v]`` in the base frame. Derivation: docs page
+``identification-methods.md#prepare-log``.
 """
 
 from __future__ import annotations
@@ -149,10 +92,8 @@ class PreparedLog:
     def state(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(q, v, a)`` in the model's layout: ``(M, nq)``, ``(M, nv)``, ``(M, nv)``.
 
-        For a floating-base log the free flyer comes first (``q = [base_pose,
-        q]``, ``v = [base_velocity, dq]``, ``a = [base_acceleration, ddq]``, as
-        [Model][spatialjax.multibody.Model] orders them); otherwise ``(q, dq,
-        ddq)``.
+        A floating base's free flyer comes first (``q = [base_pose, q]``,
+        ``v = [base_velocity, dq]``, ``a = [base_acceleration, ddq]``).
         """
         if self.base_pose is None:
             return self.q, self.dq, self.ddq
@@ -243,7 +184,7 @@ def tail_samples(rate: float, lowpass: float, order: int, tail: float) -> int:
 
 
 def edge_samples(rate: float, lowpass: float | None, order: int) -> int:
-    """Samples dropped at each end by ``prepare_log`` (see the module docstring, step 4)."""
+    """Samples dropped at each end by ``prepare_log``: the filter's reach plus 2."""
     if lowpass is None:
         return _GRADIENT_EDGE
     return tail_samples(rate, lowpass, order, _EDGE_TAIL) + _GRADIENT_EDGE
@@ -252,11 +193,16 @@ def edge_samples(rate: float, lowpass: float | None, order: int) -> int:
 def prepare_log(
     log: RobotLog, *, lowpass: float | None = None, decimate: int = 1, order: int = 4
 ) -> PreparedLog:
-    r"""Filter, differentiate and decimate a raw log as on hardware (steps: the module docstring).
+    """Filter, differentiate and decimate a raw log as on hardware.
+
+    Zero-phase Butterworth low-pass of ``q``, ``tau`` (and logged ``dq``,
+    ``ddq``), central differences on ``t`` for missing derivatives, every
+    ``decimate``-th sample kept, ``edge`` samples dropped at each end.
+    Derivation: docs page ``identification-methods.md#prepare-log``.
 
     Args:
       log: a [`RobotLog`][spatialjax.identification.RobotLog], sampled uniformly
-        (each interval within 25 % of the median; the filter assumes it).
+        (each interval within 25 % of the median).
       lowpass: Butterworth cut-off in Hz, ``0 < lowpass < rate / (2·decimate)``;
         None: no filtering (derivatives of the raw ``q``).
       decimate: keep every ``decimate``-th sample (≥ 1); above 1 it needs a
@@ -273,8 +219,7 @@ def prepare_log(
         ``decimate > 1`` without ``lowpass``, a log that is not uniformly sampled (naming the
         sample; [`resample_log`][spatialjax.identification.resample_log] makes it so), or too short
         for the filter.
-      IdentifyTypeError: ``log`` is not a RobotLog; ``lowpass`` is not a number (a bool
-        is not a frequency).
+      IdentifyTypeError: ``log`` is not a RobotLog; ``lowpass`` is not a number.
     """
     if not isinstance(log, RobotLog):
         raise IdentifyTypeError(
@@ -363,7 +308,7 @@ def prepare_log(
 
 
 def _base_motion(log: RobotLog, t: np.ndarray, filt):
-    """Filtered base pose ``(N, 7)``, base twist ``(N, 6)``, its derivative (module docstring)."""
+    """Filtered base pose ``(N, 7)``, base twist ``(N, 6)`` (base frame), its derivative."""
     pos = filt(log.base_position)
     quat = np.asarray(log.base_quaternion)
     quat = continuous_quaternions(quat / np.linalg.norm(quat, axis=1, keepdims=True))
@@ -384,19 +329,11 @@ def _base_motion(log: RobotLog, t: np.ndarray, filt):
 
 
 def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
-    r"""Filter regressor columns exactly as the torques were filtered, then decimate both.
+    """Filter regressor columns exactly as the torques were filtered, then decimate both.
 
-    A zero-phase low-pass of the torques also smooths whatever in them is not
-    smooth, above all the Coulomb friction step ``F_c sign(q̇)`` at every
-    velocity reversal, while a regressor evaluated on the filtered ``q̇``
-    keeps the sharp step: the two disagree for a few filter time constants
-    around each reversal, a systematic error far above the filtered noise
-    that biases friction and inertial parameters alike. *Parallel filtering*
-    (Gautier, "Dynamic identification of robots with power model", ICRA
-    1997; Gautier & Poignet 2001) removes it: every column of the regressor
-    goes through the same filter as the torques before decimation, so model
-    and measurement are filtered alike (for the smooth columns the filter
-    changes nothing below its cut-off).
+    Parallel filtering (Gautier 1997): the regressor's columns go through the
+    torques' zero-phase low-pass, so that the Coulomb steps at velocity reversals
+    are smoothed alike in model and measurement.
 
     Args:
       prepared: a [`PreparedLog`][spatialjax.identification.PreparedLog] from
@@ -409,8 +346,8 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
 
     Returns:
       ``(log, *filtered)``: ``log`` is ``prepared`` with ``edge`` more samples
-      dropped at each end (the new filter edges) and decimated; each
-      filtered column is cut and decimated the same way (NumPy float64).
+      dropped at each end and decimated; each filtered column is cut and
+      decimated the same way (NumPy float64).
 
     Raises:
       IdentifyError: naming the argument: ``prepared`` was not low-passed or was already decimated,

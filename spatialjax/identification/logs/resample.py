@@ -1,13 +1,7 @@
 """``resample_log``: a log with irregular timestamps onto a uniform time grid.
 
-Logs recorded over a middleware (ROS topics, fieldbus gateways) have sample
-intervals that jitter around the nominal period and the occasional late
-sample. The zero-phase filter and the central differences of
-[`prepare_log`][spatialjax.identification.prepare_log] need uniform samples, and
-ignoring ``t`` (taking the samples as evenly spaced) distorts every
-derivative by the jitter. [`resample_log`][spatialjax.identification.resample_log] interpolates the
-log linearly in ``t`` onto a uniform grid and reports the sampling it found
-([`SamplingReport`][spatialjax.identification.SamplingReport]).
+Linear interpolation in ``t`` (s), before
+[`prepare_log`][spatialjax.identification.prepare_log], whose filter assumes uniform samples.
 """
 
 from __future__ import annotations
@@ -71,34 +65,17 @@ def resample_log(
 ) -> tuple[RobotLog, SamplingReport]:
     """Interpolate a log linearly in ``t`` onto a uniform grid.
 
-    The grid starts at ``t[0]`` and steps by ``1 / rate`` up to ``t[-1]``
-    (``t_k = t[0] + k / rate``, the last point at or before ``t[-1]``);
-    ``q``, ``tau`` and, where present, ``dq`` and ``ddq`` are interpolated
-    linearly per joint (exact for signals linear in ``t``; the error of a
-    smooth signal is at most ``h² max|x''| / 8`` for an interval ``h``).
-    A floating-base log's base position, base velocity and contact wrenches
-    are interpolated the same way; its base quaternions component-wise on
-    one hemisphere (signs made continuous) and normalised (*nlerp*: the
-    rotation follows the geodesic between the two samples, at a slightly
-    non-uniform speed); a contact is on at a grid point when it is on at
-    either neighbouring sample.
-    Interpolate the raw log, before [`prepare_log`][spatialjax.identification.prepare_log] filters
-    it: the filter then sees the uniform samples it assumes.
-
-    A log whose intervals all lie within ``1e-6`` (relative) of their median
-    is returned unchanged (the same object) when ``rate`` is None or equals
-    ``1 / median``. ``t`` itself is always a valid time axis here (finite
-    and strictly increasing: [`RobotLog`][spatialjax.identification.RobotLog] refuses anything else,
-    naming the sample); a gap longer than ``max_gap`` is refused, because
-    interpolating across it would invent the motion in between.
+    The grid is ``t_k = t[0] + k / rate`` up to ``t[-1]``; ``q``, ``tau``, ``dq``,
+    ``ddq``, the base position and velocity and the contact wrenches are
+    interpolated per column, base quaternions by normalised linear interpolation on
+    one hemisphere; a contact is on when it is on at either neighbouring sample.
+    A log uniform to ``1e-6`` (relative) is returned unchanged (the same object)
+    when ``rate`` is None or ``1 / median``.
 
     Args:
       log: the [`RobotLog`][spatialjax.identification.RobotLog].
-      rate: the output rate in Hz (default: ``1 / median interval``, the
-        nominal rate of a jittered log).
-      max_gap: the longest interval accepted, s (default: 10 median
-        intervals: relative, so it means the same at 100 Hz and at 1 kHz,
-        and far beyond jitter, which stays within a few intervals).
+      rate: the output rate in Hz (default: ``1 / median interval``).
+      max_gap: the longest interval accepted, s (default: 10 median intervals).
 
     Returns:
       ``(resampled log, SamplingReport)``; the log keeps the joint names.

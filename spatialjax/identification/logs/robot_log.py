@@ -1,64 +1,10 @@
 """Robot logs: the ``RobotLog`` container, ``.npz``/``.csv`` files and joint matching.
 
-A robot log is what a controller records along an excitation trajectory:
-sample times ``t (N,)`` in s, joint positions ``q (N, n)`` (rad or m) and
-joint torques ``tau (N, n)`` (N·m or N), optionally velocities ``dq`` and
-accelerations ``ddq`` (N, n), with the joints named. Rows are samples,
-columns joints.
-
-File formats (chosen by the suffix):
-
-* ``.npz``: arrays ``t (N,)``, ``q (N, n)``, ``tau (N, n)``, optional
-  ``dq (N, n)``, ``ddq (N, n)`` and ``joint_names (n,)`` (strings; default:
-  the model's movable joints in order, see
-  [`match_joints`][spatialjax.identification.match_joints]). No other array names are accepted.
-* ``.csv``: one header line, then one line per sample, comma separated. The
-  column rule: ``t``, then for every joint ``<joint>`` the columns
-  ``q_<joint>`` and ``tau_<joint>``, optionally ``dq_<joint>`` and
-  ``ddq_<joint>`` (for all joints or none), in any order. The joints and their
-  order are those of the ``q_`` columns. Numbers are written with Python's
-  ``repr`` (the shortest string that reads back to the same float64), so a
-  save/load round trip is bit-exact.
-
-* ROS bags (``.bag``, ``.mcap``, ``.db3``, or a ROS 2 bag's folder):
-  ``sensor_msgs/JointState`` messages, and for a floating base a pose topic and
-  ``geometry_msgs/WrenchStamped`` contacts, read with ``rosbags``
-  (``pip install "spatialjax[ros]"``); the rules are in the docstring of
-  ``spatialjax.identification.logs.rosbag``.
-
-**Floating-base logs** (legged robots, humanoids) add the base pose and the
-contacts; the log is floating-base when it has a base pose:
-
-* ``base_position (N, 3)``: the base frame's origin in the world, m;
-  ``base_quaternion (N, 4)``: its orientation ``R_world_base`` as a unit
-  quaternion, scalar first ``w x y z`` (each within ``1e-3`` of unit norm;
-  normalised by [prepare_log][spatialjax.identification.prepare_log]). The free
-  flyer's ``q = [base_position, base_quaternion]`` in the model's convention.
-* optional ``base_velocity (N, 6)``: the base twist ``[ω; v]`` in the base
-  frame (the free flyer's ``v``; an IMU's rate and an estimator's velocity).
-* optional ``contact_frames (k,)``: names of model frames where the
-  environment touches the robot (feet); with them, optionally
-  ``contact_wrenches (N, k, 6)``: the wrench ``[n; f]`` the environment exerts
-  on the robot at each frame, in the frame's own axes about its origin (what
-  a force/torque sensor there measures; zero rows while the contact is open;
-  N·m and N), and optionally ``contact (N, k)`` booleans, True while the
-  frame touches. Without wrenches the contacts are the schedule of the
-  null-space method ([floating_base_rows][spatialjax.identification.floating_base_rows]).
-
-In ``.npz`` these are arrays of those names (``contact`` of dtype bool,
-``contact_frames`` strings). In CSV: ``base_x, base_y, base_z`` and
-``base_qw, base_qx, base_qy, base_qz``; optionally ``base_wx, base_wy,
-base_wz, base_vx, base_vy, base_vz``; per contact frame ``<frame>`` (in the
-order the frames first appear) ``contact_<frame>`` (0 or 1) and/or the six
-``wrench_nx_<frame>, wrench_ny_<frame>, wrench_nz_<frame>, wrench_fx_<frame>,
-wrench_fy_<frame>, wrench_fz_<frame>`` (for every frame or none).
-
-Every problem with a log raises [`LogError`][spatialjax.identification.LogError] (a ``ValueError``)
-naming the file and the column: a missing or unknown column, a NaN or infinite value
-(with its first sample index), a line with the wrong number of fields,
-inconsistent array shapes, a non-finite or not strictly increasing ``t``,
-duplicate joint names; for floating-base logs also a quaternion off unit norm
-(naming the sample), contacts without a base pose, duplicate contact frames.
+Samples are rows, joints columns: ``t (N,)`` s, ``q (N, n)`` rad or m, ``tau (N, n)``
+N·m or N, optional ``dq``, ``ddq``; a floating-base log adds the base pose
+(``R_world_base`` as ``w x y z``), twist ``[ω; v]`` in the base frame and contacts.
+Every problem raises [`LogError`][spatialjax.identification.LogError] naming the file and
+column. File formats: docs page ``identification.md#write-the-log``.
 """
 
 from __future__ import annotations
@@ -379,25 +325,23 @@ def _check_floating(t, fields, source):
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class RobotLog:
-    """One robot log (see the module docstring): float64 NumPy arrays, rows = samples.
+    """One robot log: float64 NumPy arrays, rows = samples.
 
     Attributes:
       t: ``(N,)`` sample times in s, finite and strictly increasing.
       q: ``(N, n)`` joint positions (rad, or m for prismatic joints), each
         within ``±1e6`` (``MAX_JOINT_VALUE``).
-      tau: ``(N, n)`` joint torques (N·m, or N), the motor side as measured.
-      dq: ``(N, n)`` joint velocities, or None (hardware logs usually lack
-        them: [`prepare_log`][spatialjax.identification.prepare_log] differentiates).
+      tau: ``(N, n)`` joint torques (N·m, or N).
+      dq: ``(N, n)`` joint velocities, or None.
       ddq: ``(N, n)`` joint accelerations, or None.
-      joint_names: ``n`` unique joint names (the column order; a sequence of
-        strings, not one string; no leading or trailing white space), or None
-        (then the columns are the model's movable joints in order).
+      joint_names: ``n`` unique joint names (the column order), or None (the
+        model's movable joints in order).
       base_position: ``(N, 3)`` base origin in the world (m), or None (a
         fixed-base log).
       base_quaternion: ``(N, 4)`` base orientation ``R_world_base``, ``w x y
         z``, each within ``1e-3`` of unit norm; given with ``base_position``.
       base_velocity: ``(N, 6)`` base twist ``[ω; v]`` in the base frame
-        (rad/s, m/s), or None (then differentiated from the pose).
+        (rad/s, m/s), or None.
       contact_frames: ``k`` unique names of model frames that touch the
         environment (feet), or None.
       contact_wrenches: ``(N, k, 6)`` wrench ``[n; f]`` the environment exerts
@@ -407,11 +351,9 @@ class RobotLog:
       notes: what the reader decided (a bag's time base, merged or ignored
         joints); not saved with the log.
 
-    The constructor checks shapes, finiteness, time order and names and
-    raises [`LogError`][spatialjax.identification.LogError] (source ``"RobotLog"``); floating arrays
-    are stored as float64 (exact), integer arrays are refused. The floating-base
-    fields (module docstring) need ``base_position`` and ``base_quaternion``;
-    contact wrenches and schedules need ``contact_frames``.
+    The constructor raises [`LogError`][spatialjax.identification.LogError] on bad shapes,
+    values, time order or names; integer arrays are refused. Contact wrenches and
+    schedules need ``contact_frames``.
     """
 
     t: np.ndarray
@@ -483,10 +425,7 @@ class RobotLog:
         )
 
     def save(self, path, *, overwrite: bool = False) -> Path:
-        """Write the log to ``path`` as ``.npz`` or ``.csv`` (by suffix; see the module docstring).
-
-        The file is written to a temporary file in the same folder and moved
-        into place, so a failed write leaves nothing behind.
+        """Write the log to ``path`` as ``.npz`` or ``.csv`` (by suffix), atomically.
 
         Args:
           path: destination; its suffix picks the format.
@@ -498,9 +437,8 @@ class RobotLog:
         Raises:
           FileExistsError: ``path`` exists and ``overwrite`` is False.
           FileNotFoundError: ``path``'s folder does not exist (naming ``path``).
-          OSError: the write failed (naming ``path``, not the temporary file).
-          ValueError: an unknown suffix, or a CSV for a log without joint names
-            (the CSV column rule needs them).
+          OSError: the write failed (naming ``path``).
+          ValueError: an unknown suffix, or a CSV for a log without joint names.
         """
         path = Path(path)
         suffix = path.suffix.lower()
@@ -849,51 +787,41 @@ def load_log(
     base_frame: str | None = None,
     wrench_topics: str | Sequence[str] | None = "auto",
 ) -> RobotLog:
-    """Read a robot log: a ``.npz`` or ``.csv`` file or a ROS bag (formats: the module docstring).
+    """Read a robot log: a ``.npz`` or ``.csv`` file or a ROS bag.
+
+    Formats: docs page ``identification.md#write-the-log``; bags:
+    ``identification.md#from-a-ros-bag``.
 
     Args:
-      path: the file; its suffix (``.npz`` or ``.csv``) picks the reader; a ROS
-        bag is a ``.bag`` (ROS 1), ``.mcap`` or ``.db3`` file or a folder with
-        ``metadata.yaml`` (ROS 2), read with ``rosbags`` (``pip install
-        "spatialjax[ros]"``; the rules are in ``spatialjax.identification.logs.rosbag``'s
-        docstring and the guide's "From a ROS bag").
+      path: the file; ``.npz`` or ``.csv``, or a ROS bag (``.bag``, ``.mcap``,
+        ``.db3`` or a ROS 2 folder with ``metadata.yaml``; needs
+        ``pip install "spatialjax[ros]"``).
       topic: bags only: the ``sensor_msgs/JointState`` topic (default: the only
         one, else ``/joint_states``).
-      joints: bags only: the joints to read (default: every joint on the
-        topic); those on the topic but not here are left out, with a note.
+      joints: bags only: the joints to read (default: every joint on the topic).
       base_topic: bags only: the base pose's ``nav_msgs/Odometry``,
         ``geometry_msgs/PoseStamped`` or ``tf2_msgs/TFMessage`` topic;
-        ``"auto"`` (default): the only Odometry topic, if any; None: none (a
-        fixed-base log).
+        ``"auto"`` (default): the only Odometry topic, if any; None: none.
       base_frame: bags only, a TFMessage ``base_topic``: the base's
         ``child_frame_id`` (default: the topic's only child frame).
       wrench_topics: bags only, with a base pose: the
-        ``geometry_msgs/WrenchStamped`` topics of the contacts (each message's
-        ``header.frame_id`` names the contact frame); ``"auto"`` (default): all
-        of them.
+        ``geometry_msgs/WrenchStamped`` topics of the contacts; ``"auto"``
+        (default): all of them.
 
     Returns:
       [`RobotLog`][spatialjax.identification.RobotLog] with float64 arrays (a CSV's joints in the
-      order of its ``q_`` columns, a bag's in order of first appearance); a bag's ``notes`` say
-      which times were used and what was merged, interpolated or left out.
+      order of its ``q_`` columns, a bag's in order of first appearance).
 
     Raises:
       FileNotFoundError: no such file.
       ImportError: a bag without ``rosbags`` installed (naming the extra).
-      BagOptionError: (a ``LogError``) a bag option that does not suit the bag: its
-        ``argument`` names it, the message lists the bag's topics or frames.
+      BagOptionError: (a ``LogError``) a bag option that does not suit the bag,
+        named in ``argument``.
       LogError: a problem with the file or its content, naming the file and
-        the column: another suffix than ``.npz``/``.csv``, an empty,
-        truncated or corrupted ``.npz``, a single ``numpy.save`` array under
-        an ``.npz`` name, a missing or unknown column, duplicate column,
-        NaN/inf or a joint value beyond ``±1e6`` with the first sample index,
-        a line with the wrong number of fields, shapes that disagree,
-        non-finite or non-increasing ``t``, duplicate joint names; a base
-        quaternion off unit norm, contacts without a base pose, a CSV
-        contact value other than 0 or 1. A CSV's UTF-8 byte-order mark is
-        skipped. Irregular intervals are accepted
-        ([resample_log][spatialjax.identification.resample_log] makes them
-        uniform).
+        the column (unknown suffix, corrupted file, missing or unknown column,
+        NaN/inf with the first sample index, wrong field count, shapes that
+        disagree, non-increasing ``t``, duplicate names, a quaternion off unit
+        norm, contacts without a base pose).
     """
     from .rosbag import is_bag, read_bag
 

@@ -1,80 +1,9 @@
-r"""Write identified bodies and joints back into the user's model file.
+"""Write identified bodies and joints back into the user's model file (URDF or MJCF).
 
-[write_identified_model][spatialjax.identification.write_identified_model] dispatches on the format:
-[write_identified_urdf][spatialjax.identification.write_identified_urdf] and
-[write_identified_mjcf][spatialjax.identification.write_identified_mjcf].
-
-A [`Model`][spatialjax.multibody.Model] body is a *composite*: the child link of
-a moving joint plus every link rigidly attached to it (by ``fixed`` joints and
-by joints locked at a value), their inertias moved into the body frame and
-summed (the composite-body rule, Featherstone, *Rigid Body Dynamics
-Algorithms*, 2008, §6.2, eq. 2.63 for the parallel-axis shift). Identification
-returns one 10-vector per body, about the body frame origin in body axes
-(Pinocchio order ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``). A URDF,
-however, stores one ``<inertial>`` per *link*, so the identified composite
-has to be split between the links it was made of. The rule:
-
-1. The *remainder* ``π_r = π_body − Σ π_attached`` (the attached links'
-   inertials as they are in the file, moved into the body frame at the
-   attachment pose, locked joints at their locked value) is what the joint's
-   child link must carry for the composite to come out right. If it is fully
-   physically consistent (``m > 0``, ``I_c ⪰ 0``, triangle inequality:
-   Wensing, Kim & Slotine, RA-L 2017;
-   [`spatialjax.physical_consistency`][spatialjax.physical_consistency] in float64 with its default
-   tolerance), the child link gets the remainder and the attached links keep their inertials
-   (``mode = "remainder"``).
-2. Otherwise the whole composite goes to the child link (expressed in that
-   link's frame, which is the body frame) and every attached link's
-   ``<inertial>`` is removed, so that no mass is counted twice
-   (``mode = "composite"``; ``links_cleared`` lists them).
-3. A body with nothing massive attached gets its identified body as is
-   (``mode = "single"``).
-
-Links fixed to the world (not part of any moving body) are never touched.
-Every byte outside the rewritten ``<inertial>`` elements is kept: the values
-are edited in place through the ``spatialjax check --fix`` machinery
-(each link's ``rewrite`` in the file's [`ModelDescription`][spatialjax.io.ModelDescription], which
-holds the bytes and the elements' spans: the source is parsed once; the inertial frame's
-``rpy`` is kept and the inertia written in it), a link without an
-``<inertial>`` gets one inserted, and unchanged numbers keep their original
-text. Loading the output with the same ``locked_joints`` (spatialjax's
-``Model.from_urdf``, or Pinocchio's ``buildModelFromUrdf`` +
-``buildReducedModel`` at the same joint values) gives the identified bodies
-back up to float64 round-off; the writer re-reads its output and reports the
-largest deviation (``max_reload_error``).
-
-**MJCF** ([write_identified_mjcf][spatialjax.identification.write_identified_mjcf]) follows the same
-split with MuJoCo's conventions (https://mujoco.readthedocs.io/en/stable/XMLreference.html): a
-body's ``<inertial>`` is in its body frame (``pos`` the CoM, ``quat`` + ``diaginertia`` the
-principal axes and moments, or ``fullinertia = "Ixx Iyy Izz Ixy Ixz Iyz"`` about the CoM in body
-axes), while a Model body's frame is the MJCF body frame translated to its joint's ``pos``: the
-identified body is moved back with the frame placements. An existing ``<inertial>`` keeps its form
-(a ``diaginertia`` keeps its orientation while it stays principal, else a ``quat`` is written); a
-body without one gets ``<inertial pos mass
-fullinertia>`` inserted (MuJoCo then stops inferring it from the geoms:
-``inertiafromgeom="auto"``). Welded bodies (no joint) merged into a Model body
-keep their ``<inertial>`` (``remainder``) or get mass 0 (``composite``); a
-welded body without ``<inertial>`` whose geoms MuJoCo would turn into mass gets
-a massless ``<inertial>``, since the identified composite already holds its
-mass. ``<compiler inertiafromgeom="true">`` (MuJoCo ignores every
-``<inertial>``) is changed to ``"auto"`` and reported in ``notes``, as are
-``balanceinertia``, ``boundmass`` and ``boundinertia``, which can change the
-written values at compile time.
-
-**Joint parameters** (``joint_params``: ``{"armature", "damping",
-"friction"}`` arrays over the one-DoF joints, e.g.
-[JointModel.joint_parameters][spatialjax.multibody.JointModel.joint_parameters]):
-MJCF: the ``<joint>`` attributes ``armature``, ``damping`` (its first,
-linear, number; MuJoCo 4's higher-order terms are kept) and ``frictionloss``,
-edited in place or added to the element (an attribute on the element
-overrides its default class). URDF: ``<dynamics damping= friction=>``,
-edited or added. URDF has no armature: it is written only where the file
-carries Drake's extension for that joint (``<transmission>`` … ``<actuator>``
-``<drake:rotor_inertia value=…>``, rewritten as ``armature / ρ²`` with the
-file's ``drake:gear_ratio`` ``ρ``); otherwise it stays in the report
-(``joints[i]["armature"]``, ``"written": false``). NaN entries leave the
-file's value. Loading the output gives the identified values back
-(``max_joint_error``).
+A model body is a composite of a moving joint's child link and the links rigidly
+attached to it; identified 10-vectors ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+(about the body frame origin, body axes) are split back into the file's links.
+Derivation: docs page ``identification-methods.md#model-writer``.
 """
 
 from __future__ import annotations
@@ -119,16 +48,9 @@ def _metrics_jit():
 def body_metrics(P, P0=None) -> dict:
     """Consistency margins of bodies ``P (k, 10)`` and their geodesic distances to ``P0``.
 
-    [`spatialjax.physical_consistency`][spatialjax.physical_consistency] and
-    [`spatialjax.geodesic_distance`][spatialjax.geodesic_distance] (Lee, Wensing & Park 2020; NaN
-    where ``J`` is not positive definite) in float64, under one ``jit`` on a batch
-    padded to at least 32 bodies, so that one compilation serves the command
-    line's report and this module's remainder checks.
-
-    Returns:
-      NumPy arrays: ``consistent`` (k,), ``principal_moments`` (k, 3),
-      ``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``,
-      ``geodesic`` (k,).
+    Float64, one ``jit`` on a batch padded to at least 32 bodies. Returns NumPy
+    arrays ``consistent`` (k,), ``principal_moments`` (k, 3), ``min_eig_inertia_com``,
+    ``triangle_margin``, ``min_eig_pseudo_inertia``, ``geodesic`` (k,).
     """
     from ..._util import bucket
     from ..._util import x64 as _x64
@@ -301,46 +223,33 @@ def write_identified_urdf(
 ) -> dict:
     """Write the URDF ``source`` to ``out_path``, the identified bodies' ``<inertial>`` rewritten.
 
-    See the module docstring for how a composite body is split between its
-    links. Computed in float64 NumPy whatever the inputs' dtype. The source is
-    parsed once (not at all when ``source`` is its description) and the output
-    once, to check it.
+    Computed in float64 NumPy. How a composite body is split between its links:
+    docs page ``identification-methods.md#model-writer``.
 
     Args:
       source: the URDF the model was read from: its path, or its
-        [`ModelDescription`][spatialjax.io.ModelDescription]
-        ([`spatialjax.io.read_description`][spatialjax.io.read_description]), whose bytes are
-        edited without reading the file again.
+        [`ModelDescription`][spatialjax.io.ModelDescription] (not read again).
       model: the [`Model`][spatialjax.multibody.Model] read from ``source``
-        by ``Model.from_urdf`` or ``Model.from_description`` (with the ``locked_joints`` used for
-        the identification; their values are in ``model.frame_placements``).
+        (with the ``locked_joints`` used for the identification).
       inertia: identified bodies, a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of
         batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
-        its body frame origin in body axes. Every body needs a positive mass
-        (a URDF inertial cannot hold a first moment without mass).
+        its body frame origin in body axes, every mass positive.
       out_path: the file to write (atomically: a temporary file renamed).
       joint_params: optional ``{"armature" | "damping" | "friction": (n_joints,)}``
-        identified joint parameters (module docstring; NaN keeps the file's):
-        written as ``<dynamics damping= friction=>``; armature only where the
-        joint has Drake's ``drake:rotor_inertia``, else reported.
+        (NaN keeps the file's): written as ``<dynamics damping= friction=>``;
+        armature only where the joint has Drake's ``drake:rotor_inertia``.
       overwrite: replace ``out_path`` if it exists. The input itself is never
         overwritten.
 
     Returns:
-      A JSON-able report: ``source``, ``output``, ``bodies`` (one dict per
-      model body: ``body``, ``joint``, ``link`` (the child link written),
-      ``mode`` (``"single"``, ``"remainder"`` or ``"composite"``),
-      ``links_kept``, ``links_cleared``, ``remainder_consistent``,
-      ``remainder_margins``, ``note``), ``untouched`` (world-fixed links) and
-      ``max_reload_error`` (largest ``|π_reloaded − π_identified|`` relative
-      to the body's largest parameter, after re-reading the output); with
-      ``joint_params`` also ``joints`` (per joint: ``joint`` and, per field
-      given, ``{"file": old, "identified": new, "written": bool}``) and
-      ``max_joint_error`` (largest relative difference of the re-read values).
+      A JSON-able report: ``source``, ``output``, ``bodies`` (per model body:
+      ``body``, ``joint``, ``link``, ``mode`` (``"single"``, ``"remainder"`` or
+      ``"composite"``), ``links_kept``, ``links_cleared``, ``remainder_consistent``,
+      ``remainder_margins``, ``note``), ``untouched``, ``max_reload_error``; with
+      ``joint_params`` also ``joints`` and ``max_joint_error``.
 
     Raises:
-      TypeError: ``model`` is not a Model (e.g. an array of parameters), or
-        ``joint_params`` not a dict.
+      TypeError: ``model`` is not a Model, or ``joint_params`` not a dict.
       ValueError: ``source`` is not a URDF, ``model`` was not read from it,
         ``inertia`` has the wrong shape, non-finite values or a body with
         ``m ≤ 0``, ``joint_params`` with an unknown field, the wrong shape or
@@ -634,37 +543,41 @@ def _has_geoms(el) -> bool:
 
 
 def write_identified_mjcf(
-    source, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
+    source,
+    model,
+    inertia,
+    out_path,
+    *,
+    joint_params=None,
+    overwrite: bool = False,
+    tendon_params=None,
 ) -> dict:
     """Write an MJCF file with the identified bodies' ``<inertial>`` and joints rewritten.
 
-    Every byte outside the edited ``<inertial>`` elements and joint attributes
-    is kept (see the module docstring for the MuJoCo conventions, welded
-    bodies, ``inertiafromgeom`` and the joint attributes). Loaded with
-    ``mujoco.MjModel.from_xml_path``, the output simulates the identified
-    robot: ``body_mass``, ``body_ipos``, ``body_inertia``/``body_iquat``,
-    ``dof_armature``, ``dof_damping`` and ``dof_frictionloss`` are the
-    identified values (up to MuJoCo's own compile-time options, reported in
-    ``notes``). Computed in float64 NumPy.
+    Every byte outside the edited elements and attributes is kept; loaded with
+    MuJoCo the output has the identified ``body_mass``, ``body_ipos``,
+    ``body_inertia``/``body_iquat``, ``dof_armature``, ``dof_damping`` and
+    ``dof_frictionloss``. Computed in float64 NumPy. Conventions: docs page
+    ``identification-methods.md#model-writer``.
 
     Args:
       source: the MJCF file the model was read from: its path, or its
-        [`ModelDescription`][spatialjax.io.ModelDescription]
-        ([`spatialjax.io.read_description`][spatialjax.io.read_description]), whose bytes are
-        edited without reading the file again.
+        [`ModelDescription`][spatialjax.io.ModelDescription] (not read again).
       model: the [Model][spatialjax.multibody.Model] read from ``source``
-        by ``Model.from_mjcf`` or ``Model.from_description`` (with the ``locked_joints`` used).
+        (with the ``locked_joints`` used).
       inertia: identified bodies, a [RigidBodyInertia][spatialjax.RigidBodyInertia] of
         batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
         its body frame origin in body axes; every mass positive.
       out_path: the file to write (atomically: a temporary file renamed).
       joint_params: optional ``{"armature" | "damping" | "friction": (n_joints,)}``
-        over the one-DoF joints in the model's order (``friction`` is written
-        as ``frictionloss``; NaN keeps the file's value):
-        [JointModel.joint_parameters][spatialjax.multibody.JointModel.joint_parameters]
-        gives it from a fit.
+        over the one-DoF joints in model order (``friction`` written as
+        ``frictionloss``; NaN keeps the file's value).
       overwrite: replace ``out_path`` if it exists. The input itself is never
         overwritten.
+      tendon_params: optional ``{tendon: {"armature" | "viscous" | "coulomb": value}}``
+        written on the file's ``<tendon><fixed name=tendon>`` as ``armature``,
+        ``damping`` and ``frictionloss`` (a coupled motor of a
+        [Transmission][spatialjax.multibody.Transmission]; NaN keeps the file's value).
 
     Returns:
       A JSON-able report: ``source``, ``output``, ``format`` (``"mjcf"``),
@@ -673,7 +586,8 @@ def write_identified_mjcf(
       ``links_massless`` (welded bodies given a massless ``<inertial>``),
       ``inserted`` (an ``<inertial>`` was added), ``note``), ``joints`` (per
       one-DoF joint and field given: ``{"file", "identified", "written"}``),
-      ``notes`` (compiler options), ``max_reload_error`` and
+      ``tendons`` (per tendon written: ``{"file", "identified", "written"}`` per
+      attribute), ``notes`` (compiler options), ``max_reload_error`` and
       ``max_joint_error`` (the output re-read by ``Model.from_mjcf``'s reader
       against what was written).
 
@@ -682,6 +596,7 @@ def write_identified_mjcf(
         ``inertia`` has the wrong shape, non-finite values or a mass ``≤ 0``,
         ``joint_params`` with an unknown field, the wrong shape or a negative
         value, a joint whose ``springdamper`` overrides the damping written,
+        a ``tendon_params`` tendon the file lacks or a negative value,
         an actuator with its own ``armature``/``damping`` (MuJoCo 4: they add
         to the joint's) when those are written, or ``out_path`` is the source file.
       TypeError: ``joint_params`` not a dict.
@@ -707,6 +622,14 @@ def write_identified_mjcf(
     edits += body_edits
     joint_edits, joints_report = _mjcf_joint_edits(model, by_joint, jp)
     edits += joint_edits
+    tendons_report = []
+    if tendon_params:
+        from ...io._mjcf_tendons import read_fixed_tendons, tendon_edits
+
+        t_edits, tendons_report = tendon_edits(
+            read_fixed_tendons(root, desc.path), tendon_params, "write_identified_mjcf"
+        )
+        edits += t_edits
 
     new_data = apply_edits(data, edits)
     _write_atomic(out, new_data)
@@ -720,6 +643,7 @@ def write_identified_mjcf(
         "format": "mjcf",
         "bodies": bodies,
         "joints": joints_report,
+        "tendons": tendons_report,
         "notes": notes,
         "max_reload_error": _reload_error(back_links, names, frames, p_id),
     }
@@ -950,7 +874,14 @@ WRITERS = {"urdf": write_identified_urdf, "mjcf": write_identified_mjcf}
 
 
 def write_identified_model(
-    source, model, inertia, out_path, *, joint_params=None, overwrite: bool = False
+    source,
+    model,
+    inertia,
+    out_path,
+    *,
+    joint_params=None,
+    overwrite: bool = False,
+    tendon_params=None,
 ) -> dict:
     """Write the identified robot back in the format of ``source``: URDF or MJCF.
 
@@ -963,6 +894,7 @@ def write_identified_model(
       source: the model file the model was read from, or its
         [`ModelDescription`][spatialjax.io.ModelDescription].
       model, inertia, out_path, joint_params, overwrite: as the writer's.
+      tendon_params: an MJCF's fixed tendons (``write_identified_mjcf``); an error for a URDF.
 
     Returns:
       The writer's JSON-able report.
@@ -998,4 +930,11 @@ def write_identified_model(
             f"write_identified_model: {desc.path} is {desc.format.upper()}; only URDF and MJCF "
             "models can be written back"
         )
-    return writer(desc, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite)
+    if tendon_params and desc.format != "mjcf":
+        raise ValueError(
+            f"write_identified_model: tendon_params: {desc.path} is {desc.format.upper()}, which "
+            "has no tendons"
+        )
+    extra = {"tendon_params": tendon_params} if tendon_params else {}
+    return writer(desc, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite,
+                  **extra)  # fmt: skip

@@ -1,18 +1,8 @@
-r"""What ``identify_robot`` returns: the result and its report.
+"""What ``identify_robot`` returns: ``RobotIdentification``, the typed ``IdentificationReport``.
 
-* ``RobotIdentification``: the identified bodies and joint parameters
-  (armature, friction), the report, the warnings and notes, and ``write``,
-  which writes the fitted model file (URDF or MJCF, the source's format).
-* ``IdentificationReport`` and its sections (frozen dataclasses): the
-  typed report. ``to_dict()`` gives the JSON form (the keys are the field
-  names, nested sections as objects, tuples as lists), ``to_json()`` the
-  text with NaN and infinities written as ``null``. The schema is documented
-  in ``docs/identification-report.md``, which a test checks against these
-  classes.
-* ``summary_table``: the tables printed at the end of a run, from the
-  typed report.
-* ``jsonable``, ``number_text``, ``vector_text``,
-  ``range_text``: the formatting helpers the command line shares.
+``to_dict()`` gives the JSON form (field names as keys), ``to_json()`` the text with
+NaN and infinities as ``null``; the schema is docs page ``identification-report.md``.
+``summary_table`` and the ``*_text`` helpers format what the command line prints.
 """
 
 from __future__ import annotations
@@ -122,15 +112,12 @@ class Samples(Section):
 class ErrorFigures(Section):
     """Relative torque errors ``‖τ̂ − τ‖ / ‖τ‖`` (None where ``‖τ‖ = 0``).
 
-    For a floating base the "torques" are the equations of each sample (the
-    base's six rows ``base_nx … base_fz``, then the joints'; projected onto the
-    contacts' null space without measured wrenches), and ``base`` and
-    ``joint`` give the errors over each group apart.
+    For a floating base the "torques" are each sample's equations (base rows first).
 
     Attributes:
       overall: over the samples and the channels (equations) fitted.
       per_joint: ``{joint: e}`` over the samples of one joint (floating base:
-        of one equation, the base rows' first).
+        of one equation).
       base: over the base rows (floating base; None for a fixed base).
       joint: over the joint rows fitted (floating base; None for a fixed base).
     """
@@ -348,7 +335,8 @@ class Link(Section):
 
 @dataclasses.dataclass(frozen=True)
 class JointParameters(Section):
-    """One joint's joint-model coefficients (``JointModel``), each ``{kind: value}``.
+    """One joint's (or motor's) joint-model coefficients (``JointModel``), each
+    ``{kind: value}``.
 
     Kinds and the file attributes they become: ``armature`` (kg·m²; MJCF
     ``armature``), ``viscous`` (N·m·s/rad; MJCF ``damping``, URDF ``<dynamics
@@ -366,7 +354,11 @@ class JointParameters(Section):
       confounded: ``{kind: [[link, parameter], ...]}`` for the kinds that share a
         base parameter with link parameters (the priors decide the split).
       rest_fraction: the share of the training samples left out of this
-        joint's row because it rests (static friction), 0 without the rule.
+        joint's row because it rests (static friction), 0 without the rule;
+        through a transmission, the largest share among the motor's joints.
+      transmission: through a transmission, the motor's joints and coefficients
+        ``{joint: T_mj}`` (``θ̇_m = Σ T_mj q̇_j``; ``joint`` is then the motor's name
+        and the values are in the motor's units); None without one.
     """
 
     joint: str
@@ -377,6 +369,7 @@ class JointParameters(Section):
     data_share: Mapping[str, float | None]
     confounded: Mapping[str, tuple[tuple[str, str], ...]]
     rest_fraction: float
+    transmission: Mapping[str, float] | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -433,25 +426,20 @@ class FloatingBase(Section):
     ([floating_base_rows][spatialjax.identification.floating_base_rows]).
 
     Attributes:
-      method: ``"wrenches"`` (measured contact wrenches: all ``6 + n``
-        equations) or ``"projection"`` (onto the contacts' null space).
+      method: ``"wrenches"`` or ``"projection"``.
       contact_frames: the contact frames.
       contact_type: ``"point"`` or ``"surface"``.
-      schedule: ``"logged"`` (the log's ``contact``), ``"detected"`` (from the
-        frames' speed) or ``"all closed"`` (wrenches without a schedule).
+      schedule: ``"logged"``, ``"detected"`` (from the frames' speed) or
+        ``"all closed"``.
       contact_speed: the detection's speed, m/s (None unless ``"detected"``).
       rows_per_sample: ``{min, max, mean}`` independent equations per training sample.
       equations: independent equations of the training part, in all.
-      rows: the names of each sample's rows: ``base_nx … base_fz``, the joints,
-        and (``"wrenches"``) the same with ``@contact``: the contacts' part.
-      closed: ``{frame: share}`` of the training samples on which each contact
-        counts as closed.
-      unknown_torques: joints whose torque the equations treat as unknown (left
-        out by the user, or without signal).
-      wrench_check: the base rows' measured side (the contact wrenches) against
-        the prior's prediction: ``scale``, ``scale_interval``, ``rms_ratio``,
-        ``explained``, ``verdict`` as a torque channel's (None without
-        wrenches).
+      rows: the names of each sample's rows (``base_nx … base_fz``, the joints,
+        and for ``"wrenches"`` the same with ``@contact``).
+      closed: ``{frame: share}`` of the training samples with each contact closed.
+      unknown_torques: joints whose torque the equations treat as unknown.
+      wrench_check: the contact wrenches against the prior's prediction, as a
+        torque channel's check (None without wrenches).
     """
 
     method: str
@@ -533,8 +521,6 @@ class IdentificationReport(Section):
       noise_weights: ``{joint: 1 / (σ̂_j² τ_j)}`` (0 for a channel left out).
       links: one entry per moving body.
       total_mass: the summed masses.
-      friction: ``{joint: {viscous, coulomb, offset}}`` of the fit (None: not fitted).
-      friction_least_squares: the same for least squares.
       joint_parameters: one entry per joint: armature, viscous, Coulomb,
         offset of the fit, least squares and the file, and what decided them.
       errors: torque errors of fit, least squares and prior.
@@ -564,8 +550,6 @@ class IdentificationReport(Section):
     noise_weights: Mapping[str, float]
     links: tuple[Link, ...]
     total_mass: TotalMass
-    friction: Mapping[str, Mapping[str, float | None]]
-    friction_least_squares: Mapping[str, Mapping[str, float | None]]
     joint_parameters: tuple[JointParameters, ...]
     errors: Errors
     validation: tuple[Validation, ...]
@@ -632,33 +616,33 @@ class RobotIdentification:
       body_names: the moving bodies (each joint's child link), model order.
       params: ``{"fit" | "least_squares" | "prior" | "model": (nb, 10)}``
         body 10-vectors (``prior`` after repair; ``model`` as in the model).
-      friction: ``{"fit" | "least_squares": (n_joints, 3)}`` ``[viscous,
-        coulomb, offset]`` per joint, NaN for kinds not fitted.
       report: the [IdentificationReport][spatialjax.identification.IdentificationReport]
         (schema: the identification guide): settings, sampling, positions,
         samples, repairs, channels, weights, links (with plausibility),
-        friction, errors, validation, identifiability, fit status, times;
+        joint parameters, errors, validation, identifiability, fit status, times;
         ``report.to_dict()`` and ``to_json()`` give its JSON form.
-      warnings: plain-words warnings (positions, scale or sign of a channel,
-        flagged links).
-      notes: plain-words notes (repaired links, excluded channels).
+      warnings: plain-words warnings.
+      notes: plain-words notes.
       model: the [Model][spatialjax.multibody.Model] identified (what
         [write][spatialjax.identification.RobotIdentification.write] writes back).
       joint_parameters: ``{"fit" | "least_squares": (n_joints, 4)}``
         ``[armature, viscous, coulomb, offset]`` per joint
         ([JointModel.as_table][spatialjax.multibody.JointModel.as_table]), NaN
-        for kinds not fitted and for the joints of a channel left out.
+        for kinds not fitted and for the joints of a channel left out; per motor
+        (``joint_model.motors(model)``, its units) through a transmission.
+      joint_model: the [JointModel][spatialjax.multibody.JointModel] fitted (None:
+        one motor per joint).
     """
 
     joints: tuple[str, ...]
     body_names: tuple[str, ...]
     params: Mapping[str, np.ndarray]
-    friction: Mapping[str, np.ndarray]
     report: IdentificationReport
     warnings: tuple[str, ...]
     notes: tuple[str, ...]
     model: Any
     joint_parameters: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    joint_model: Any = None
 
     def to_json(self, *, indent: int | None = 1) -> str:
         """The report as JSON (NaN and infinities written as ``null``)."""
@@ -674,31 +658,19 @@ class RobotIdentification:
     def write(self, out_path, *, source, overwrite: bool = False) -> dict:
         """Write the fitted bodies and joint parameters into a copy of the model file ``source``.
 
-        The output format is the source's (read from its root element); every
-        byte outside the rewritten elements and attributes is kept.
-        [write_identified_model][spatialjax.identification.write_identified_model]
-        writes it: URDF (the links' ``<inertial>``, the joints' ``<dynamics
-        damping= friction=>``; URDF has no armature: it is written only where
-        the file carries Drake's ``drake:rotor_inertia``, and the report's
-        ``joints`` say where it went) or MJCF (the bodies' ``<inertial>``, the
-        joints' ``armature``, ``damping``, ``frictionloss``). The fitted
-        viscous friction is written as ``damping``, Coulomb as ``friction``
-        (MJCF ``frictionloss``); the offset has no attribute. Joint parameters
-        that were not fitted keep the file's values.
+        The format is the source's (URDF or MJCF); every byte outside the rewritten
+        elements and attributes is kept; joint parameters not fitted keep the file's
+        values. See [write_identified_model][spatialjax.identification.write_identified_model].
 
         Args:
-          out_path: the file to write; a name whose suffix says another format
-            (``.urdf`` for an MJCF source, ``.xml``/``.mjcf`` for a URDF
-            source, ``.sdf``) is refused.
+          out_path: the file to write; a suffix of another format is refused.
           source: the model file ``model`` was read from (with the same
-            ``locked_joints``), or its [`ModelDescription`][spatialjax.io.ModelDescription]
-            (``spatialjax.io.read_description``), which is not read again.
+            ``locked_joints``), or its [`ModelDescription`][spatialjax.io.ModelDescription].
           overwrite: replace ``out_path`` if it exists (``source`` itself is
             never overwritten).
 
         Returns:
-          The writer's JSON-able report (that of
-          [write_identified_model][spatialjax.identification.write_identified_model]).
+          The writer's JSON-able report.
 
         Raises:
           ValueError: ``source`` is in a format that cannot be written back
@@ -718,9 +690,34 @@ class RobotIdentification:
         problem = output_format_problem(out_path, desc.format, desc.path)
         if problem:
             raise ValueError(f"out_path: {problem}")
+        tendons = self.tendon_parameters()
+        if tendons and desc.format != "mjcf":
+            raise ValueError(
+                f"source: {desc.path} is {desc.format.upper()}, which has no coupled transmission: "
+                f"the motors {', '.join(tendons)} drive several joints; write an MJCF with fixed "
+                "tendons of those names (MuJoCo's URDF import, then add the tendons)"
+            )
+        extra = {"tendon_params": tendons} if tendons else {}
         return write_identified_model(desc, self.model, self.params["fit"], out_path,
                                       joint_params=self.file_joint_parameters(),
-                                      overwrite=overwrite)  # fmt: skip
+                                      overwrite=overwrite, **extra)  # fmt: skip
+
+    def tendon_parameters(self) -> dict:
+        """``{motor: {"armature" | "viscous" | "coulomb": value}}`` of the fit for the motors
+        that drive several joints (MJCF fixed tendons of those names); ``{}`` without."""
+        from ...multibody.joint_model import JOINT_KINDS
+
+        table = self.joint_parameters.get("fit")
+        jm = self.joint_model
+        if table is None or jm is None or jm.transmission is None:
+            return {}
+        motors = jm.motors(self.model)
+        return {
+            motors[m]: {k: float(table[m, JOINT_KINDS.index(k)])
+                        for k in ("armature", "viscous", "coulomb")
+                        if not np.isnan(table[m, JOINT_KINDS.index(k)])}
+            for m in jm.coupled_motors(self.model)
+        }  # fmt: skip
 
     def file_joint_parameters(self) -> dict:
         """``{"armature" | "damping" | "friction": (n_joints,)}`` of the fit, the writers' form.
@@ -731,6 +728,14 @@ class RobotIdentification:
         table = self.joint_parameters.get("fit")
         if table is None:
             return {}
+        jm = self.joint_model
+        if jm is not None and jm.transmission is not None:  # the joints' own motors
+            import spatialjax.multibody as mb
+
+            every = mb.JointModel(transmission=jm.transmission)
+            table = np.asarray(table, np.float64)
+            per_joint = every.joint_parameters(self.model, table.reshape(-1))
+            table = np.stack([per_joint[f] for f in ("armature", "damping", "friction")], 1)
         out = {}
         for c, field in enumerate(("armature", "damping", "friction")):
             col = np.asarray(table, np.float64)[:, c]

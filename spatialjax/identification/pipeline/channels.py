@@ -88,8 +88,8 @@ def channel_stage(
             "no torque channel is left to fit: "
             + "; ".join(f"{c.joint}: {c.reason}" for c in checks),
         )
-    fjoint = np.array([joints.index(j) for j, _ in jm.names(model)], int)
-    kept = used[fjoint] if fjoint.size else np.zeros(0, bool)
+    # a column stays where one of the rows it acts on is fitted
+    kept = np.asarray((jm.column_rows(model) & used[None, :]).any(axis=1), bool)
     warnings, notes = channel_messages(checks, opts.scale)
     if base is not None:
         from .floating_base import base_warnings

@@ -151,7 +151,7 @@ def _joint_prior(model, data: TrainingData, opts: Options):
         return None
     if opts.gamma == 0:
         vals = jm.file_values(model)
-        return JointPrior(vals, np.zeros_like(vals), np.full(jm.n_joints(model), np.nan), math.inf)
+        return JointPrior(vals, np.zeros_like(vals), np.full(jm.n_motors(model), np.nan), math.inf)
     spread = opts.prior_spread if opts.gamma is None else math.sqrt(2.0 / opts.gamma)
     try:
         return joint_prior(model, data.q, jm, spread=spread)

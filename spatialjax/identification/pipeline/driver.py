@@ -1,87 +1,8 @@
-r"""Whole-robot identification from a joint log, every stage: ``identify_robot``.
+"""Whole-robot identification from a joint log, every stage: ``identify_robot``.
 
-The stages (each a function of this package over the state the previous ones
-returned, and each reported through ``progress``):
-
-1. **prior** (``prior.py``): the model's bodies as the log-det prior; bodies
-   that are not strictly inside the consistent set are repaired
-   ([repair_prior][spatialjax.identification.repair_prior]) or, with
-   ``repair_prior_bodies=False``, refused, naming the link.
-2. **sampling** (``sampling.py``): each log's joints matched to the model's;
-   its positions checked against the joint limits (a log in degrees is
-   refused, naming the joint), their encoder steps and peak velocities
-   reported; a log whose time steps are irregular resampled onto a uniform
-   grid by ``t`` (linear interpolation of ``q``, ``q̇``, ``τ``), at ``rate`` or
-   at the median interval.
-3. **filter** (``filtering.py``): the last ``holdout`` fraction of the log is
-   held out; both parts are filtered, differentiated and decimated separately
-   ([prepare_log][spatialjax.identification.prepare_log]), so nothing of the
-   held-out samples reaches the fit.
-4. **regressor** (``regressor.py``): ``τ = Y(q, q̇, q̈) π + Y_J(q̇, q̈) φ`` (RNEA
-   regressor, Atkeson, An & Hollerbach 1986; the joint model's armature,
-   viscous, Coulomb and offset columns:
-   [JointModel][spatialjax.multibody.JointModel]); with a low-pass, its
-   columns go through the torques' filter before decimation (parallel
-   filtering, Gautier 1997:
-   [parallel_filter][spatialjax.identification.parallel_filter]). With
-   ``free``, the bodies not listed are held at the model's values: their
-   torques are subtracted and their columns dropped. A floating base's rows
-   are [floating_base_rows][spatialjax.identification.floating_base_rows]'
-   (the branch is ``floating.py``).
-5. **torques** (``channels.py``): each channel's signal, scale and sign
-   against the prior's prediction; channels without signal, and those in
-   ``exclude_torque``, leave the data term (weight 0); ``torque_scale``
-   multiplies a channel before everything.
-6. **least squares** (``least_squares.py``): ordinary least squares on the
-   same columns and samples, and the weights of the data term. With Coulomb
-   friction modelled, the samples where a joint rests leave that joint's row
-   ([moving_samples][spatialjax.identification.moving_samples]:
-   ``|q̇_j| ≤ max(3 σ̂_v, 0.05 rms q̇_j)``): static friction, and MuJoCo's
-   ``frictionloss`` constraint, is not ``F_c sign(q̇)`` there. A floating
-   base's joint equation is dropped at those samples before the contacts are
-   projected out (``floating_base_rows``' ``unknown``), in the regressor stage.
-7. **fit** (``fit.py``): [fit_torques][spatialjax.identification.fit_torques]
-   with the (repaired) prior, the joint-model signs (armature, viscous and
-   Coulomb ``≥ 0``), the armature's weak Gaussian prior around the file's
-   value ([joint_prior][spatialjax.identification.joint_prior]), and the data
-   weights below.
-8. **validate** (``validate.py``): torque errors ``‖τ̂ − τ‖ / ‖τ‖`` of the
-   fit, least squares and the prior (the file's bodies and joint parameters)
-   on the training part, the held-out part and every ``validate`` log
-   (filtered on its own), identifiability (which joint-model columns share a
-   base parameter with the links: a fixed base's first armature always), and
-   per-link plausibility.
-
-The arguments are checked once, before any stage (``options.py``).
-
-**Weights of the data term** (``sample_weighting``). ``fit_torques``'
-default weights ``1/σ̂_j²`` make the data term a χ² that counts every sample
-as independent. Filtered residuals are not: a zero-phase low-pass at
-``f_c`` leaves about ``N · 2 f_c / f_s`` independent samples, and model error
-on real robots (friction shape, cables, an unmodelled payload, sensor drift)
-is coloured, so the data would outweigh the prior by the residuals'
-correlation time, and the excess goes into the directions the torques barely
-see. ``"autocorrelation"`` (default) weighs joint ``j`` by ``1 / (σ̂_j² τ_j)``
-with ``τ_j`` the integrated autocorrelation time of its least-squares
-residuals ([correlation_time][spatialjax.identification.correlation_time]):
-the data term counts ``N / τ_j`` effective samples per joint, the likelihood
-of residuals correlated over ``τ_j`` samples. ``"bandwidth"`` takes only the
-filter into account: ``τ = f_s / (2 f_c)`` at the rate ``f_s`` after
-decimation (a signal band-limited to ``f_c`` carries ``2 f_c`` independent
-values per second; ``τ = 1`` without a low-pass). ``"independent"`` is
-``τ_j = 1`` (the weights of ``fit_torques``). ``σ̂_j²`` is the least-squares
-residual energy of joint ``j`` over ``N − r/n_used`` (``r`` the rank),
-floored at ``eps · mean(τ_j²)``. ``γ`` keeps ``fit_torques``' rule,
-``2 / s²``.
-
-References:
-  C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of inertial
-  parameters of manipulator loads and links", IJRR 5(3), 1986.
-  M. Gautier, "Dynamic identification of robots with power model", ICRA 1997.
-  P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
-  T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
-  identification: a convex programming approach", IEEE T-RO 36(2), 2020.
-  A. D. Sokal, "Monte Carlo methods in statistical mechanics", 1997, §3.
+Stages prior, sampling, filter, regressor, torques, least squares, fit, validate,
+each reported through ``progress``; computed in float64 (NumPy) with the model's
+dtype for the regressor. Derivation: docs page ``identification-methods.md#pipeline``.
 """
 
 from __future__ import annotations
@@ -105,7 +26,7 @@ from .channels import Channels, channel_stage
 from .consistent_fit import Fitted, fit_stage
 from .filtering import Filtered, filter_stage
 from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
-from .options import IdentifyOptions, Options, options_with, resolve, warn_deprecated
+from .options import IdentifyOptions, Options, options_with, resolve
 from .prior import Prior, prior_stage
 from .regression import Regressors, regressor_stage
 from .sampling import Sampled, sampling_stage
@@ -148,9 +69,9 @@ def _fixed_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,
     tau_prior = regs.Y[0] @ prior.prior.reshape(-1)
     channels = clock.run("torques", channel_stage, model, raw_train, regs.tau[0], tau_prior,
                          regs.dq[0], opts, ddq=regs.ddq[0])  # fmt: skip
+    moving = rest_rule(regs.dq[0], opts.joint_model, model)
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
-                         channels, q=regs.q[0], moving=rest_rule(regs.dq[0], opts.joint_model),
-                         rows=None)  # fmt: skip
+                         channels, q=regs.q[0], moving=moving, rows=None)  # fmt: skip
     return regs, channels, data
 
 
@@ -158,10 +79,7 @@ def _floating_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,
                           filtered: Filtered, opts: Options) -> tuple:  # fmt: skip
     """The regressor and torque stages of a floating base, and the training data.
 
-    The channels are the ``6 + n`` equations of each sample
-    (``floating_base_rows``); the joints whose torque is unknown (left out
-    by the user, or without signal) are known before the rows are formed,
-    and each row's samples are ``floating.row_moving``'s.
+    The channels are the ``6 + n`` equations of each sample (``floating_base_rows``).
     """
     from ..logs.channel_checks import excluded_channels
     from . import floating_base as floating
@@ -180,30 +98,24 @@ def _floating_base_stages(model, clock: _Clock, prior: Prior, sampled: Sampled,
     return regs, channels, data
 
 
-def _friction_part(model, opts: Options, coefficients) -> np.ndarray:
-    """The friction kinds' coefficients (``opts.joint_model.friction``'s layout)."""
-    from ...multibody.joint_model import JOINT_KINDS
-
-    table = opts.joint_model.as_table(model, coefficients)
-    return table[:, [JOINT_KINDS.index(k) for k in opts.joint_model.friction.kinds]].reshape(-1)
-
-
 def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
                       validated: Validated) -> tuple:  # fmt: skip
-    """One ``JointParameters`` per joint."""
+    """One ``JointParameters`` per motor (per joint without a transmission)."""
     import spatialjax.multibody as mb
 
     from ...multibody.joint_model import JOINT_KINDS
 
     jm = opts.joint_model
+    motors, T = jm.motors(model), jm.matrix(model)
     fit, lsq = jm.as_table(model, fitted.friction), jm.as_table(model, ls.friction)
     share = (jm.as_table(model, validated.joint_share) if validated.joint_share is not None
              else np.full_like(fit, np.nan))  # fmt: skip
-    file = mb.JointModel().as_table(model, mb.JointModel().file_values(model))
+    every = mb.JointModel(transmission=jm.transmission)
+    file = every.as_table(model, every.file_values(model))
     jp = fitted.joint_prior
-    std = np.full(len(opts.joints), np.nan)
+    std = np.full(len(motors), np.nan)
     if jp is not None and "armature" in jm.kinds:
-        w = np.asarray(jp.weights).reshape(len(opts.joints), -1)[:, jm.kinds.index("armature")]
+        w = np.asarray(jp.weights).reshape(len(motors), -1)[:, jm.kinds.index("armature")]
         std = np.where(w > 0, 1.0 / np.sqrt(np.where(w > 0, w, 1.0)), np.nan)
     conf: dict = {}
     for (j, kind), partners in validated.identifiability.confounded:
@@ -211,18 +123,23 @@ def _joint_parameters(model, opts: Options, ls: LeastSquares, fitted: Fitted,
     rest = ls.rest_fraction if ls.rest_fraction is not None else np.zeros(len(opts.joints))
     if opts.floating_base and ls.rest_fraction is not None:  # per row: base rows first
         rest = rest[6 : 6 + len(opts.joints)]
+    rest = np.max(np.where(T != 0, np.asarray(rest)[None, :], 0.0), axis=1)  # per motor
 
     def row(x) -> dict:
         return {k: (None if np.isnan(v) else float(v)) for k, v in zip(JOINT_KINDS, x, strict=True)}
 
     out = []
-    for i, j in enumerate(opts.joints):
+    for i, j in enumerate(motors):
         f = row(file[i])
         f["offset"] = None
+        drives = None
+        if jm.transmission is not None:
+            drives = {opts.joints[c]: float(T[i, c]) for c in np.flatnonzero(T[i])}
         out.append(JointParameters(
             joint=j, fit=row(fit[i]), least_squares=row(lsq[i]), file=f,
             armature_prior_std=None if np.isnan(std[i]) else float(std[i]),
             data_share=row(share[i]), confounded=conf.get(j, {}), rest_fraction=float(rest[i]),
+            transmission=drives,
         ))  # fmt: skip
     return tuple(out)
 
@@ -248,7 +165,6 @@ def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled:
             filtered: Filtered, regs: Regressors, channels: Channels, ls: LeastSquares,
             fitted: Fitted, validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report (``settings``: the options as given)."""
-    fm = opts.joint_model.friction
     n_used = ls.samples_used
     # the data term's channels: the joints, or a floating base's rows
     channel_names = regs.rows[0].row_names if opts.floating_base else opts.joints
@@ -269,8 +185,6 @@ def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled:
         effective_samples=per_joint(n_used / ls.correlation_time),
         noise_weights=per_joint(ls.weights), links=validated.links,
         total_mass=validated.total_mass,
-        friction=fm.to_dict(model, _friction_part(model, opts, fitted.friction)),
-        friction_least_squares=fm.to_dict(model, _friction_part(model, opts, ls.friction)),
         joint_parameters=_joint_parameters(model, opts, ls, fitted, validated),
         errors=validated.errors,
         validation=validated.validation, identifiability=validated.identifiability,
@@ -292,54 +206,39 @@ def identify_robot(
     progress: Callable[[str, str, Sequence[str]], None] | None = None,
     **changes,
 ) -> RobotIdentification:
-    r"""Identify a robot's links and joint parameters from a joint-torque log.
+    """Identify a robot's links and joint parameters from a joint-torque log.
 
-    The stages and the weights of the data term are described in the
-    identification guide (and this module's docstring). Computed in float64
-    with NumPy and the model's dtype for the regressor (load the model with
-    ``dtype="float64"`` under ``jax.enable_x64``).
-
-    A floating-base robot (a model with a free flyer, loaded with
-    ``floating_base=True``; a log with a base pose and contacts) is identified
-    from the ``6 + n`` equations of each sample
-    ([floating_base_rows][spatialjax.identification.floating_base_rows]): with
-    the log's contact wrenches, or projected onto the closed contacts' null
-    space. Every row is then a channel of the data term (its own noise level,
-    correlation time and weight, times its ``multiplicity``); the errors are
-    reported over each sample's equations, the base rows and the joint rows
-    apart, and the report gains a ``floating_base`` section.
+    Computed in float64 with NumPy and the model's dtype for the regressor (load
+    the model with ``dtype="float64"`` under ``jax.enable_x64``). A floating-base
+    robot is identified from the ``6 + n`` equations of each sample
+    ([floating_base_rows][spatialjax.identification.floating_base_rows]) and the
+    report gains a ``floating_base`` section. Stages and weights: docs page
+    ``identification-methods.md#pipeline``.
 
     Args:
       model: a [Model][spatialjax.multibody.Model] whose movable joints are
-        the log's (lock the others when loading it:
-        [match_joints][spatialjax.identification.match_joints] says which);
-        its bodies are the prior, its joint limits bound the log's positions.
-        Floating-base (a free flyer) exactly when the log has a base pose.
+        the log's ([match_joints][spatialjax.identification.match_joints] says
+        which to lock); its bodies are the prior, its joint limits bound the
+        log's positions. Floating-base exactly when the log has a base pose.
       log: the [RobotLog][spatialjax.identification.RobotLog];
         ``joint_names`` None means the model's joints in order, else they are
-        matched by name (reordered). A floating-base log needs
-        ``contact_frames`` (``()`` for a robot without contacts).
+        matched by name. A floating-base log needs ``contact_frames`` (``()``
+        for a robot without contacts).
       options: the [IdentifyOptions][spatialjax.identification.IdentifyOptions]
-        (default: ``IdentifyOptions()``, every default).
-      validate: other logs of the same robot, evaluated (not fitted), each
-        checked, resampled and filtered on its own.
+        (default: every default).
+      validate: other logs of the same robot, evaluated (not fitted).
       progress: optional ``progress(stage, text, lines)`` called after each
-        stage (``STAGES``: prior, sampling, filter, regressor, torques, least
-        squares, fit, validate) with a one-line summary and detail lines.
+        stage (``STAGES``) with a one-line summary and detail lines.
       **changes: options by name, applied to ``options``
-        (``identify_robot(model, log, lowpass=20, holdout=0.3)``); each is a
-        field of ``IdentifyOptions``, checked as it is.
+        (``identify_robot(model, log, lowpass=20, holdout=0.3)``).
 
     Returns:
       The [RobotIdentification][spatialjax.identification.RobotIdentification].
 
     Raises:
-      IdentifyError: an option, an argument or a log that cannot be used, naming it in ``.argument``
-        (an option's name, ``"log"``, ``"validate[k]"`` for a log, e.g. one whose positions leave
-        the joint limits, naming the joint, or a floating-base log without base pose or with contact
-        frames the model lacks, naming them; ``"model"`` for a fixed-base model with a floating-base
-        log; ``"prior"`` for a model body, naming the link; ``"contact_method"`` for ``"wrenches"``
-        without wrenches).
+      IdentifyError: an option, an argument or a log that cannot be used, naming it in
+        ``.argument`` (an option's name, ``"log"``, ``"validate[k]"``, ``"model"``,
+        ``"prior"``, ``"contact_method"``).
       IdentifyTypeError: ``model`` not a Model, ``log`` not a RobotLog, a
         keyword that is no option (also a ``TypeError``).
 
@@ -352,12 +251,10 @@ def identify_robot(
       (20.0, 0.25)
 
     References:
-      P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
-      T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
-      K. Ayusawa, G. Venture, Y. Nakamura, IJRR 33(3), 2014 (floating base).
+      Wensing, Kim & Slotine, IEEE RA-L 3(1), 2017; Lee, Wensing & Park, IEEE
+      T-RO 36(2), 2020; Ayusawa, Venture & Nakamura, IJRR 33(3), 2014.
     """
     given = options_with(options, changes)
-    warn_deprecated(given, stacklevel=2)
     opts = resolve(model, log, given)
     clock = _Clock(progress)
     prior = clock.run("prior", prior_stage, model, opts)
@@ -380,12 +277,11 @@ def identify_robot(
         body_names=opts.body_names,
         params={"fit": fitted.params, "least_squares": ls.params, "prior": prior.prior,
                 "model": prior.model},
-        friction={"fit": jm.as_table(model, fitted.friction)[:, 1:],
-                  "least_squares": jm.as_table(model, ls.friction)[:, 1:]},
         report=report,
         warnings=report.warnings,
         notes=report.notes,
         model=model,
+        joint_model=jm,
         joint_parameters={"fit": jm.as_table(model, fitted.friction),
                           "least_squares": jm.as_table(model, ls.friction)},
     )  # fmt: skip

@@ -58,9 +58,9 @@ def check_contacts(model, arg: str, log, opts: Options) -> None:
         )
 
 
-def full_rate_regressors(model, prepared, g, kinds) -> tuple[np.ndarray, np.ndarray]:
-    """``(Y (M, nv, 10 nb), F (M, nv, ne))`` at ``prepared.state()`` (``F``: the joint
-    model's columns of ``kinds``, zero on the free flyer's rows), ``REGRESSOR_CHUNK`` samples
+def full_rate_regressors(model, prepared, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
+    """``(Y (M, nv, 10 nb), F (M, nv, ne))`` at ``prepared.state()`` (``F``: the columns of
+    the ``joint_model``, zero on the free flyer's rows), ``REGRESSOR_CHUNK`` samples
     at a time (one compiled program: the last chunk is padded)."""
     import jax.numpy as jnp
 
@@ -72,7 +72,7 @@ def full_rate_regressors(model, prepared, g, kinds) -> tuple[np.ndarray, np.ndar
     for i in range(0, M, K):
         idx = np.minimum(np.arange(i, i + K), M - 1)  # padded with the last sample
         y, f = joint_regressors(
-            model, *(jnp.asarray(x[idx], model.dtype) for x in (q, v, a)), g, kinds
+            model, *(jnp.asarray(x[idx], model.dtype) for x in (q, v, a)), g, joint_model
         )
         n = min(K, M - i)
         if Y is None or F is None:
@@ -109,7 +109,7 @@ def rows_of_part(model, g, opts: Options, p, *, decimate: int, unknown: tuple[st
     """
     from ..fitting.floating_rows import floating_base_rows
 
-    Y, F = full_rate_regressors(model, p, g, opts.joint_model.kinds)
+    Y, F = full_rate_regressors(model, p, g, opts.joint_model)
     return floating_base_rows(
         model, p, Y, F if F.shape[-1] else None, decimate=decimate,
         method=opts.contact_method, contact_type=opts.contact_type,

@@ -133,11 +133,23 @@ def training_data(Y, F, tau, held, prior: Prior, channels: Channels, *, q=None, 
     )  # fmt: skip
 
 
-def rest_rule(dq: np.ndarray, joint_model) -> np.ndarray | None:
-    """``(N, nv)`` ``moving_samples(dq)`` when ``joint_model`` has Coulomb friction, else None."""
+def rest_rule(dq: np.ndarray, joint_model, model=None) -> np.ndarray | None:
+    """``(N, nv)`` ``moving_samples(dq)`` when ``joint_model`` has Coulomb friction, else None.
+
+    Through a transmission (``model`` then needed) the rule is the motors': a joint's row
+    keeps the samples where every motor that drives it moves (``moving_samples`` of the
+    motor velocities ``dq Tᵀ``).
+    """
     from ..priors.joint_prior import moving_samples
 
-    return moving_samples(dq) if "coulomb" in joint_model.kinds else None
+    if "coulomb" not in joint_model.kinds:
+        return None
+    if joint_model.transmission is None:
+        return moving_samples(dq)
+    T = joint_model.matrix(model)
+    motor_moving = moving_samples(np.asarray(dq, np.float64) @ T.T)  # (N, n_motors)
+    drives = T != 0  # (n_motors, n_joints)
+    return np.all(motor_moving[:, :, None] | ~drives[None], axis=1)
 
 
 def _rank(X: np.ndarray, rows: np.ndarray) -> int:

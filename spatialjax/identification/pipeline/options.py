@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -32,7 +31,6 @@ from ..fitting.robot_fit import PRIOR_SPREAD
 from ..priors.prior_repair import REPAIR_FLOOR
 
 if TYPE_CHECKING:
-    from ...multibody.friction import FrictionModel
     from ...multibody.joint_model import JointModel
 
 #: Stage names, in order, as passed to ``progress``.
@@ -77,9 +75,9 @@ class IdentifyOptions:
         [JointModel][spatialjax.multibody.JointModel], its kinds as a tuple or
         a string (``"armature,viscous,coulomb,offset"``, ``"none"``). Default:
         all four. The armature gets a weak prior around the model file's value.
-      friction: deprecated: friction kinds (a
-        [FrictionModel][spatialjax.multibody.FrictionModel], a tuple or a
-        string), fitted with the armature; not with ``joint_model``.
+        With a ``transmission`` ([Transmission][spatialjax.multibody.Transmission]:
+        ``JointModel(kinds, transmission=Transmission.from_csv("T.csv"))``) the kinds are
+        fitted and reported per motor, in the motor's units (fixed base only).
       gamma: the prior's weight ``γ ≥ 0`` (default None: ``2 / prior_spread²``).
       prior_spread: ``s > 0`` of the default ``γ``.
       holdout: the last fraction ``[0, 1)`` of the log held out for validation.
@@ -121,7 +119,6 @@ class IdentifyOptions:
     lowpass: float | str | None = "auto"
     decimate: int | str = "auto"
     joint_model: Any = None
-    friction: Any = None
     gamma: float | None = None
     prior_spread: float = PRIOR_SPREAD
     holdout: float = DEFAULT_HOLDOUT
@@ -155,9 +152,7 @@ class IdentifyOptions:
         for name in IdentifyOptions.names():
             v = getattr(self, name)
             if name == "joint_model":
-                v = resolve_joint_model(v, self.friction)[0].kinds
-            elif name == "friction" and v is not None:
-                v = v.kinds
+                v = resolve_joint_model(v).kinds
             elif isinstance(v, Mapping):
                 v = dict(v)
             out[name] = list(v) if isinstance(v, tuple) else v
@@ -244,8 +239,8 @@ def _checked(o: IdentifyOptions) -> dict[str, Any]:
         raise IdentifyError("free", "expected at least one link name, got none")
     out |= _check_prior(o.gamma, o.prior_spread, o.repair_floor)
     out |= _check_contacts(o.contact_method, o.contact_type, o.contact_speed)
-    jm, out["friction"] = resolve_joint_model(o.joint_model, o.friction)
-    out["joint_model"] = None if o.joint_model is None else jm  # None: the default (or friction's)
+    jm = resolve_joint_model(o.joint_model)
+    out["joint_model"] = None if o.joint_model is None else jm  # None: the default
     return out
 
 
@@ -333,7 +328,7 @@ class Options(IdentifyOptions):
 
 
 def _parsed(kind, value, name: str):
-    """``value`` as a ``kind`` (``FrictionModel`` or ``JointModel``): one already, a
+    """``value`` as a ``kind`` (``JointModel``): one already, a
     comma-separated text (``kind.parse``) or a sequence of kinds; ``IdentifyError`` naming
     ``name`` otherwise."""
     if isinstance(value, kind):
@@ -349,30 +344,32 @@ def _parsed(kind, value, name: str):
         raise IdentifyError(name, str(e).partition(": ")[2] or str(e)) from None
 
 
-def resolve_joint_model(joint_model, friction) -> tuple[JointModel, FrictionModel | None]:
-    """``(JointModel, friction as given)`` from ``joint_model`` and the deprecated ``friction``.
-
-    ``joint_model`` None and ``friction`` None: all four kinds. ``friction``
-    alone: its friction kinds with the armature (``JointModel.from_friction``).
+def resolve_joint_model(joint_model) -> JointModel:
+    """The JointModel of ``identify_robot``'s ``joint_model``: None is all four kinds.
 
     Raises:
-      IdentifyError: ``"joint_model"`` or ``"friction"`` that cannot be read, or both given.
+      IdentifyError: a ``"joint_model"`` that cannot be read.
     """
-    from ...multibody import FrictionModel, JointModel
+    from ...multibody import JointModel
 
-    if friction is None:
-        jm = (
-            JointModel() if joint_model is None else _parsed(JointModel, joint_model, "joint_model")
-        )
-        return jm, None
-    if joint_model is not None:
+    return JointModel() if joint_model is None else _parsed(JointModel, joint_model, "joint_model")
+
+
+def _check_transmission(model, jm, floating: bool) -> None:
+    """A joint model's transmission over the model's joints (``IdentifyError`` naming
+    ``joint_model``, with the file, row and column of a CSV)."""
+    from ...multibody.transmission import TransmissionError
+
+    if jm.transmission is None:
+        return
+    if floating:
         raise IdentifyError(
-            "friction",
-            "pass `joint_model` only (friction is deprecated: joint_model's kinds are armature, "
-            "viscous, coulomb and offset)",
+            "joint_model", "a transmission with a floating base is not supported (fixed base only)"
         )
-    fm = _parsed(FrictionModel, friction, "friction")
-    return JointModel.from_friction(fm), fm
+    try:
+        jm.complete_transmission(model)
+    except TransmissionError as e:
+        raise IdentifyError("joint_model", f"transmission: {e}") from None
 
 
 def _check_free(free, body_names) -> np.ndarray:
@@ -450,20 +447,7 @@ def resolve(model, log, options: IdentifyOptions) -> Options:
     scale = _check_joint_names(options, joints)
     free_mask = _check_free(options.free, body_names)
     given = {name: getattr(options, name) for name in IdentifyOptions.names()}
-    given["joint_model"] = resolve_joint_model(options.joint_model, options.friction)[0]
+    given["joint_model"] = resolve_joint_model(options.joint_model)
+    _check_transmission(model, given["joint_model"], floating)
     return Options(**given, joints=joints, body_names=body_names, body_joints=body_joints,
                    floating_base=floating, free_mask=free_mask, scale=scale)  # fmt: skip
-
-
-def warn_deprecated(options: IdentifyOptions, stacklevel: int) -> None:
-    """The ``DeprecationWarning`` of ``friction``, when it is given."""
-    if options.friction is None:
-        return
-    jm = resolve_joint_model(None, options.friction)[0]
-    warnings.warn(
-        f"identify_robot: friction= is deprecated; it now fits joint_model={jm.kinds} (the "
-        "armature is fitted by default); pass joint_model= (a JointModel or its kinds, e.g. "
-        f"{tuple(k for k in jm.kinds if k != 'armature')} without the armature)",
-        DeprecationWarning,
-        stacklevel=stacklevel + 1,
-    )

@@ -108,28 +108,27 @@ class Regressors:
         return text, (self.description,)
 
 
-@functools.partial(jax.jit, static_argnames=("kinds",))
-def joint_regressors(model, q, dq, ddq, g, kinds):
-    """Joint-torque and joint-model regressors, one compiled program per model shape and kinds.
+@functools.partial(jax.jit, static_argnames=("joint_model",))
+def joint_regressors(model, q, dq, ddq, g, joint_model):
+    """Joint-torque and joint-model regressors, one compiled program per model shape and
+    joint model (its kinds and transmission: a hashable, static argument).
 
     Also what the floating-base stage forms at the log's full rate
     (``floating.full_rate_regressors``).
     """
     import spatialjax.multibody as mb
 
-    return mb.joint_torque_regressor(model, q, dq, ddq, g), mb.JointModel(kinds).regressor(
-        model, dq, ddq
-    )
+    return mb.joint_torque_regressor(model, q, dq, ddq, g), joint_model.regressor(model, dq, ddq)
 
 
-def _part(model, g, kinds, part: str, p, lowpass, K: int, holdout: float, arg: str):
+def _part(model, g, joint_model, part: str, p, lowpass, K: int, holdout: float, arg: str):
     """``(Y, F, tau, dq, q, ddq)`` of one prepared part, parallel-filtered and decimated."""
     import jax.numpy as jnp
 
     from ..logs.preprocess import parallel_filter
 
     Yp, Fp = joint_regressors(model, *(jnp.asarray(getattr(p, k), model.dtype)
-                                  for k in ("q", "dq", "ddq")), g, kinds)  # fmt: skip
+                                  for k in ("q", "dq", "ddq")), g, joint_model)  # fmt: skip
     Yp, Fp = np.asarray(Yp, np.float64), np.asarray(Fp, np.float64)
     if lowpass:
         try:
@@ -204,7 +203,7 @@ def regressor_stage(model, filtered: Filtered, opts: Options, unknown=()) -> Reg
         _part(
             model,
             g,
-            opts.joint_model.kinds,
+            opts.joint_model,
             part,
             p,
             lowpass,

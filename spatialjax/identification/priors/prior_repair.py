@@ -1,15 +1,7 @@
-r"""Priors for the log-det divergence: [`repair_prior`][spatialjax.identification.repair_prior].
+"""Priors for the log-det divergence: [`repair_prior`][spatialjax.identification.repair_prior].
 
-The log-det divergence ``D(J ‖ J0)`` of [`fit_torques`][spatialjax.identification.fit_torques]
-needs every prior body strictly inside the physically consistent set,
-``J0 ≻ 0`` (Lee, Wensing & Park 2020). With ``m > 0``,
-``J0 = T diag(S_c, m) Tᵀ`` (``T`` the shift to the centre of mass), so
-``J0 ≻ 0`` exactly when the second-moment matrix about the centre of mass,
-``S_c = ½ tr(I_c) 1 − I_c``, is positive definite: its eigenvalues, the
-principal second moments ``σ_i = ∫ x_i² dm`` along the principal axes, are
-all positive. Model files often break this (a principal moment of inertia
-that violates the triangle inequality gives a negative ``σ``; a point mass
-gives ``σ = 0``).
+``D(J ‖ J0)`` needs ``J0 ≻ 0`` (Lee, Wensing & Park 2020): ``m > 0`` and positive
+principal second moments ``σ_i = ∫ x_i² dm`` about the centre of mass.
 """
 
 from __future__ import annotations
@@ -87,18 +79,13 @@ class PriorRepair:
 def repair_prior(
     params, names=None, *, floor: float = REPAIR_FLOOR
 ) -> tuple[np.ndarray, tuple[PriorRepair, ...]]:
-    r"""Bodies strictly inside the consistent set, for use as a log-det prior.
+    """Bodies strictly inside the consistent set, for use as a log-det prior.
 
-    A body with ``m > 0`` whose principal second moments about its centre of
-    mass are all positive (``J ≻ 0``) is returned unchanged, bit for bit. In
-    the others, the principal second moments below ``floor · σ_max`` are
-    raised to it (``σ_max`` the largest), keeping the mass, the centre of mass
-    and the principal axes: this is the nearest body in the Frobenius norm of
-    ``S_c`` whose moments respect the floor, the clipping that
-    [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent] (``reference="com"``) applies,
-    with a floor set relative to the body's own moments so that the repaired prior
-    is well inside the set rather than on its boundary (the log-det divergence
-    grows as ``1/σ`` near it).
+    A body with ``m > 0`` and positive principal second moments about its centre
+    of mass is returned unchanged. In the others the second moments below
+    ``floor · σ_max`` are raised to it, keeping the mass, the centre of mass and
+    the principal axes (the clipping of
+    [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent], ``reference="com"``).
 
     Args:
       params: ``(nb, 10)`` float parameters (``[m, hx, hy, hz, Ixx, Ixy, Iyy,
@@ -108,14 +95,11 @@ def repair_prior(
 
     Returns:
       ``(params', repairs)``: the ``(nb, 10)`` float64 parameters and one
-      [`PriorRepair`][spatialjax.identification.PriorRepair] per repaired body (empty when none
-      needed it).
+      [`PriorRepair`][spatialjax.identification.PriorRepair] per repaired body.
 
     Raises:
-      PriorError: a body with ``m ≤ 0`` (a massless link has no mass
-        distribution to be near: give it an inertial, or lock its joint) or
-        with no positive second moment (a point mass: no extent to scale the
-        floor by); naming the body. Also non-finite parameters.
+      PriorError: a body with ``m ≤ 0`` or with no positive second moment (a
+        point mass), naming the body; also non-finite parameters.
       ValueError: ``params`` not ``(nb, 10)``, ``names`` of another length,
         ``floor`` outside ``(0, 1)``.
 
