@@ -1,23 +1,8 @@
 """Input checks of arrays and numbers, shared by every package of spatialjax.
 
-Two tiers (lineax's and equinox's):
-
-* **trace time**: shape and dtype mistakes raise ``ArgumentError`` / ``ArgumentTypeError``
-  when the function is called (or traced under ``jit``/``vmap``), naming the
-  argument, what was expected and what was received (``as_float_array``,
-  ``same_dtype``, ``broadcast_batch``, ``resolve_float_dtype``);
-* **eager, on concrete values only** (``is_concrete``): values that no
-  input may have, whatever it means (NaN or infinity, a negative weight, a
-  non-positive step), raise at the user's call with the first offending
-  entry (``require_finite``, ``require_nonnegative``,
-  ``positive_number``); under a trace nothing is checked and the
-  functions report such problems in their results instead.
-
-Checks about one package's own concepts stay in that package (the
-identification's prior, γ and noise weights in
-``spatialjax.identification.fitting.inputs``); whether inertial parameters are a
-physical body is ``physical_consistency`` (flags, jit-safe) and ``validate``
-(eager, listing every failing body).
+Trace-time shape and dtype checks raise ``ArgumentError``/``ArgumentTypeError``
+naming the argument; value checks run eagerly on concrete input only. Docs page
+``spatial.md#input-checks``.
 """
 
 from __future__ import annotations
@@ -46,15 +31,15 @@ def _shape_error(name: str, trailing: tuple, shape: tuple) -> ArgumentError:
 def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
     """Return ``x`` as a floating JAX array whose trailing axes equal ``trailing``.
 
-    Python ``int``/``float`` scalars are accepted as weakly typed floats: they
-    take the dtype of the arrays they are combined with (as in ``2.0 * x``).
-    Integer, boolean or complex *arrays* raise ``TypeError``: a float is never
-    invented from integer data silently.
+    Python scalars are weakly typed floats; integer, boolean or complex arrays are refused.
 
     Args:
       x: array-like input.
       name: argument name used in error messages.
       trailing: required trailing shape, e.g. ``(3, 3)``; leading axes are free.
+
+    Returns:
+      The floating JAX array.
 
     Raises:
       TypeError: ``x`` is not a floating-point array.

@@ -1,34 +1,9 @@
 r"""The inertial 10-vector layout, written once: ``π ↔ (m, h, I)``, ``I ↔ S``, ``J ↔ π``.
 
-A body's inertial parameters about the origin ``Bo`` of a frame B, in B
-(Pinocchio's ``Inertia.toDynamicParameters`` order):
-
-$$
-π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
-$$
-
-``h = m c`` is the first moment, ``I`` the rotational inertia about ``Bo``,
-packed as the 6-vector ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (row ``a``,
-column ``b`` of the upper triangle in the order of ``I6_ROWS`` and
-``I6_COLS``). Derived forms, all about ``Bo`` in B:
-
-* second moment ``S = ∫ρ r rᵀ = ½ tr(I) 1 − I``, ``I = tr(S) 1 − S``
-  (Wensing, Kim & Slotine 2017);
-* pseudo-inertia ``J = [[S, h], [hᵀ, m]]`` (4×4, Wensing et al. 2017),
-  linear in ``π``: ``J = Σᵢ πᵢ Eᵢ`` with the constant basis
-  ``PSEUDO_INERTIA_BASIS``.
-
-Every function takes an array module ``xp`` (``jax.numpy``, the default, or
-``numpy``) so that NumPy code (eager input checks) uses the same tables, except
-the two one-body conversions to and from mass, centre of mass and inertia about
-it (``mass_com_inertia``, ``params_from_mass_com_inertia``), which are
-NumPy float64 for eager code (priors, write-back). This module depends on
-nothing else in the package.
-
-References:
-  P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
-  physically consistent inertial parameter identification: a statistical
-  perspective on the mass distribution", IEEE RA-L 3(1), 2017.
+``π = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the frame origin, in
+its axes (Pinocchio order); ``S = ½ tr(I) 1 − I``; ``J = [[S, h], [hᵀ, m]]``
+(Wensing, Kim & Slotine 2017). Functions take an array module ``xp`` (``jax.numpy``
+or ``numpy``). Docs page ``spatial.md#inertial-parameters``.
 """
 
 from __future__ import annotations

@@ -93,41 +93,17 @@ _COM_SHIFT_MAX = 100.0  # m|c|² / max|λ(J)| above which reference="com" falls 
 def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBodyInertia:
     r"""Closest fully consistent body, by eigenvalue clipping of the pseudo-inertia.
 
-    Bodies that are already fully consistent (``physical_consistency(inertia,
-    tol=0).fully_consistent``) are returned bit-for-bit unchanged. The others
-    are replaced by the Frobenius-norm projection of their pseudo-inertia onto
-    ``{J ⪰ eps·s·1}`` (exact: clip the eigenvalues at ``eps·s``), so the result
-    always has ``J ≻ 0`` and ``m ≥ eps·s > 0``:
-
-    * ``reference="com"`` (default): ``J`` about the centre of mass,
-      ``J_c = diag(S_c, m)`` with ``S_c = S − m c cᵀ``. Clipping acts on
-      ``S_c``'s eigenvalues and on ``m`` separately: the CoM ``c = h/m`` and
-      the principal axes are kept, only the principal second moments
-      ``σᵢ = ½(λj + λk − λi)`` below ``eps·s`` are raised to it (and a mass
-      below ``eps·s`` is raised to it). ``s = max(|m|, max|σ|)``. A body with
-      ``m == 0`` has no CoM and uses ``reference="origin"``; so does a body
-      whose CoM is not physically meaningful: ``m |c|² = |h|²/|m|`` above
-      ``100 · max|λ(J)|``. For any body with ``S_c ⪰ 0``, ``m |c|² ≤ λ_max(S)
-      ≤ max|λ(J)|``; a first moment a hundred times too large for the mass is
-      what least squares returns for links of rank-deficient data (e.g.
-      ``m ≈ 1e-16`` kg with ``h ≈ 1e-4`` kg m), whose CoM ``h/m`` would lie
-      ~1e12 m away and make the projection meaningless.
-    * ``reference="origin"``: ``J`` about the frame origin, ``s = max|λ(J)|``
-      (``1`` if ``J == 0``). Mass and CoM may change.
-
-    The metric mixes units (kg m² in ``S``, kg in ``m``) as ``J`` itself does;
-    "nearest" is with respect to ``‖J' − J‖_F`` in the chosen reference frame.
+    Fully consistent bodies are returned unchanged; the others get the
+    Frobenius-norm projection of their pseudo-inertia onto ``{J ⪰ eps·s·1}``
+    (``J ≻ 0``, ``m > 0``). ``reference="com"`` keeps the CoM and principal
+    axes (falling back to ``"origin"`` for ``m == 0`` or a meaningless CoM);
+    ``"origin"`` may change mass and CoM. Docs page ``spatial.md#nearest-consistent``.
 
     Args:
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] (or ``(..., 10)``
         parameters), any batch shape.
-      eps: relative floor ``> 0``; ``None`` is ``1000 · finfo(dtype).eps``
-        (``2.2e-13`` float64, ``1.2e-4`` float32), large enough that the
-        output passes ``physical_consistency`` with its default ``tol`` at any
-        distance of the CoM from the origin, and with ``tol=0`` when the CoM is
-        within a few body sizes of it (farther, rounding the shifted parameters
-        to the dtype costs about ``eps · |m| |c|²``, which the default ``tol``
-        allows for).
+      eps: relative floor ``> 0``; ``None`` is ``1000 · finfo(dtype).eps``, so the
+        output passes ``physical_consistency`` with its default ``tol``.
       reference: ``"com"`` or ``"origin"``, the frame in which ``J`` is clipped.
 
     Returns:
@@ -136,11 +112,8 @@ def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBod
       eigenvalues are repeated.
 
     Raises:
-      ValueError: a body has a NaN or infinite parameter, when ``inertia`` is
-        concrete (the message names each body's index and the offending
-        parameters). Under ``jit``/``vmap`` no check is possible: such bodies
-        come back with all ten parameters NaN (``physical_consistency(out).finite``
-        is ``False`` there) and the other bodies are unaffected.
+      ValueError: a NaN or infinite parameter, on concrete input (naming each
+        body); under ``jit`` such bodies come back all NaN.
     """
     inertia = as_inertia(inertia)
     if reference not in ("com", "origin"):

@@ -1,32 +1,8 @@
 """One pytree base for every public type (transforms, inertias, reports, results).
 
-A public type is a frozen dataclass decorated with ``pytree_dataclass``
-and derived from ``Pytree``. That gives it, in one place:
-
-* **pytree registration with key paths**: every field is a child (a *data*
-  field) unless the class lists it in ``_meta_fields`` (static, hashable,
-  part of the tree structure). ``jax.tree_util.tree_flatten_with_path``
-  names the children ``.E``, ``.r``, ``.params``, ``.inertia.params``, ...
-* **an unflatten that skips validation**: JAX rebuilds objects from arbitrary
-  leaves (tracers, ``None`` or integer axis specs, ``jax.tree.map(jnp.shape,
-  X)``, float0 tangents), so the constructor's checks run only when a user
-  builds an object, never when JAX does;
-* **value equality**: ``X == Y`` is ``True`` iff both have the same type,
-  the same static fields and, leaf by leaf, the same shape, dtype and values
-  (``numpy.array_equal`` semantics, so ``NaN != NaN``). It returns a Python
-  ``bool`` (it is equality of objects, not an elementwise comparison) and
-  raises ``TypeError`` on traced values, where no Python ``bool`` exists;
-  compare fields with ``jnp`` inside ``jit``. Instances are not hashable;
-* **a short repr**: ``Plx(batch_shape=(3,), dtype=float32)``; objects whose
-  leaves are not arrays (axis specs, shapes) show their fields instead;
-* **batch indexing**: ``X[0]``, ``X[:, 1:]``, ``X[mask]``, ``X[None]``
-  index the leading batch axes of every field and keep the trailing core
-  axes (each class gives its fields' core ranks in ``_core_ndims``).
-
-Axis specs: an object whose data fields are all Python ``int`` or ``None``
-(or such objects, for nested types) is built without checks, so that
-``jax.vmap(f, in_axes=(Plx(0, None),))`` works. Any other non-array field
-(``Plx(1.0, 2.0)``) is refused by ``field_array`` with a ``TypeError``.
+``pytree_dataclass`` + ``Pytree`` give key-path registration (``_meta_fields``
+static), an unflatten without validation, value equality returning a Python
+``bool``, a short repr and batch indexing. Docs page ``spatial.md#pytrees``.
 """
 
 from __future__ import annotations
@@ -67,9 +43,7 @@ def _is_axis_spec(value: Any) -> bool:
 def field_array(value: Any, name: str, trailing: Sequence[int] = ()) -> jax.Array:
     """A data field as a floating JAX array with trailing shape ``trailing``.
 
-    Like ``as_float_array`` but Python scalars and
-    ``None`` are refused: a field is an array (or a list of floats), never a
-    bare number, which would otherwise pass as a batch of shape ``()``.
+    Like ``as_float_array`` but Python scalars and ``None`` are refused.
 
     Raises:
       TypeError: ``value`` is a Python scalar, ``None`` or not floating point.

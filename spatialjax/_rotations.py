@@ -1,17 +1,8 @@
 r"""Rotation helpers: skew, Featherstone coordinate rotations, quaternions, SO(3) exp/log.
 
-Conventions (as in the conventions table of the documentation, ``docs/conventions.md``):
-
-* ``skew(v) @ u == cross(v, u)``.
-* An *active* rotation matrix ``R_AB`` has B's axes as columns, expressed in A;
-  it maps B-coordinates to A-coordinates. ``quat_to_matrix``,
-  ``matrix_to_quat``, ``so3_exp`` and ``so3_log`` all speak about ``R_AB``.
-* Featherstone's *coordinate* rotation ``E = R_AB.T`` maps A-coordinates to
-  B-coordinates. ``rotx``, ``roty``, ``rotz`` return ``E`` (Featherstone,
-  RBDA table 2.2), i.e. the transpose of the active rotation by the same angle.
-* Quaternions are ``(..., 4)`` scalar first, ``wxyz``; ``xyzw`` only through
-  [`quat_wxyz_to_xyzw`][spatialjax.quat_wxyz_to_xyzw] /
-  [`quat_xyzw_to_wxyz`][spatialjax.quat_xyzw_to_wxyz].
+``skew(v) @ u == cross(v, u)``; active rotations ``R_AB`` (B's axes in A);
+``rotx``/``roty``/``rotz`` return Featherstone's coordinate rotation ``E = R_AB.T``
+(RBDA table 2.2); quaternions ``wxyz``. Docs page ``conventions.md``.
 """
 
 from __future__ import annotations
@@ -93,17 +84,8 @@ def quat_to_matrix(q):
     R = 1 + 2 w\,[v]_\times + 2 [v]_\times^2 \quad\text{with } q/\|q\|
     $$
 
-    The quaternion is normalised first, so any non-zero ``q`` is accepted,
-    whatever its norm (``1e-300`` to ``1e300`` in float64, ``1e-37`` to
-    ``1e37`` in float32): it is divided by its largest-magnitude component
-    before ``q · q`` is formed, so the sum neither underflows nor overflows.
-    The derivative is finite for every non-zero ``q`` (and scales like
-    ``1/‖q‖``, as it must for a function of ``q/‖q‖``).
-
-    A zero quaternion has no rotation: called on concrete values,
-    ``quat_to_matrix`` raises ``ValueError`` naming the index of every zero
-    quaternion; under ``jit``/``vmap`` (traced values, no check possible) its
-    matrix is all NaN, and the other entries of the batch are unaffected.
+    Any non-zero ``q`` is normalised first (no underflow or overflow at any
+    scale); under ``jit`` a zero quaternion gives an all-NaN matrix.
 
     Args:
       q: ``(..., 4)`` scalar-first quaternion ``[w, x, y, z]``.
@@ -148,10 +130,7 @@ def _quat_to_matrix(q):
 def matrix_to_quat(R):
     """Unit ``wxyz`` quaternion of an active rotation matrix, with ``w >= 0``.
 
-    Shepperd's method: the branch with the largest pivot is selected per
-    batch element with ``jnp.where``, so the result is accurate for every
-    rotation including angle π, and gradients are finite everywhere. The sign
-    is fixed so that ``w >= 0`` (the angle lies in ``[0, π]``).
+    Shepperd's method (accurate at every angle, finite gradients).
 
     Args:
       R: ``(..., 3, 3)`` rotation matrix (active, ``R_AB``).
@@ -209,8 +188,7 @@ def so3_exp(omega):
         + \frac{1-\cos\theta}{\theta^2}[\omega]_\times^2,\quad \theta = \|\omega\|
     $$
 
-    Finite value and gradients at ``ω = 0`` (Taylor branch behind a double
-    ``jnp.where``).
+    Finite value and gradients at ``ω = 0``.
 
     Args:
       omega: ``(..., 3)`` rotation vector (axis times angle, radians).
@@ -235,11 +213,8 @@ def _so3_exp(omega):
 def so3_log(R):
     """Axis-angle vector ``ω`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
 
-    Computed through [`matrix_to_quat`][spatialjax.matrix_to_quat] (``w >= 0``) and
-    ``θ = 2 atan2(‖v‖, w)``, which is accurate at every angle, including π
-    where the trace formula loses all precision. Gradients are finite at the
-    identity (Taylor branch) and at π. At exactly π both ``ω`` and ``-ω`` are
-    valid logs; which one is returned is unspecified.
+    Through [`matrix_to_quat`][spatialjax.matrix_to_quat] and ``θ = 2 atan2(‖v‖, w)``:
+    accurate at every angle, finite gradients; at exactly π the sign is unspecified.
 
     Args:
       R: ``(..., 3, 3)`` active rotation matrix.

@@ -1,23 +1,8 @@
 r"""Inertias of uniform-density primitive shapes (solids and thin shells).
 
-Every function returns a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] about the
-shape's centre (which is its centre of mass), in the shape's own axes, so the
-first moment is zero and the inertia is diagonal. Place a shape elsewhere with
-``RigidBodyInertia.transform`` (e.g. ``box(...).transform(X_BS.inverse())``)
-and join shapes with ``+``.
-
-The inertias are computed from the diagonal second moment
-``S = diag(∫ρx², ∫ρy², ∫ρz²)`` and ``I = tr(S) 1 − S`` (Wensing, Kim & Slotine,
-RA-L 2017, the second moment and the pseudo-inertia),
-which keeps every formula a one-liner per axis. Dimensions are *full* side
-lengths for boxes and cylinder/capsule lengths, and radii or semi-axes
-otherwise.
-
-All functions broadcast ``mass`` against the dimensions (any leading batch
-shape), preserve the dtype (Python scalars adopt the dtype of the array
-arguments), and work under ``jit``/``vmap``/``grad``. Negative or non-finite
-mass or dimensions raise ``ValueError`` when the values are concrete (not
-traced); under ``jit`` they are not checked and the result is meaningless.
+Each about the shape's centre of mass, in its own axes; full side lengths for
+boxes and cylinder/capsule lengths, radii or semi-axes otherwise; ``mass``
+broadcasts against the dimensions. Formulas: docs page ``spatial.md#shapes``.
 """
 
 from __future__ import annotations
@@ -142,16 +127,8 @@ def cylinder(mass, radius, length) -> RigidBodyInertia:
 def capsule(mass, radius, length) -> RigidBodyInertia:
     r"""Solid capsule along z: a cylinder of ``length`` capped by two hemispheres.
 
-    Total height ``length + 2 radius``. The mass is split by volume,
-    ``m_cyl = m · 3L / (3L + 4r)`` and ``m_hem = m · 4r / (3L + 4r)`` (both
-    hemispheres together), and each hemisphere's centre of mass sits exactly
-    ``3r/8`` beyond the cylinder's end face:
-
-    $$
-    I_{zz} = m_{cyl} \frac{r^2}{2} + m_{hem} \frac{2 r^2}{5},\qquad
-    I_{xx} = I_{yy} = m_{cyl}\Big(\frac{r^2}{4} + \frac{L^2}{12}\Big)
-           + m_{hem}\Big(\frac{2 r^2}{5} + \frac{L^2}{4} + \frac{3 L r}{8}\Big).
-    $$
+    Total height ``length + 2 radius``; mass split by volume (docs page
+    ``spatial.md#shapes``).
 
     ``length = 0`` is a ball; ``radius = 0`` a thin rod.
 
@@ -176,11 +153,7 @@ def capsule(mass, radius, length) -> RigidBodyInertia:
 def box_shell(mass, size) -> RigidBodyInertia:
     r"""Thin-walled hollow box: the six faces with uniform areal density.
 
-    With ``A = 2(ab + bc + ca)`` and ``Pᵢ`` the area of the two faces normal to
-    axis ``i`` (``P_x = 2bc``), the second moments are
-    ``Sᵢ = m sᵢ² (1/12 + Pᵢ / (6A))`` (the two faces normal to ``i`` sit at
-    ``±sᵢ/2``, the other four spread uniformly along ``i``). A cube of side
-    ``s`` gives ``I = 5/18 m s²``. A zero-area box is a point mass.
+    A cube of side ``s`` gives ``I = 5/18 m s²``; a zero-area box is a point mass.
 
     Args:
       mass: ``(...)`` mass.
@@ -233,12 +206,8 @@ def _poly(coef, x):
 def _u_integrals(alpha, beta):
     r"""``I0 = ∫₀¹ √(α(1−u²) + βu²) du`` and ``I2 = ∫₀¹ u² √(…) du`` in closed form (α, β ≥ 0).
 
-    ``β ≥ α``: with ``κ = α/β``, ``z = 1 − κ``, ``T(z) = atanh(√z)/√z``:
-    ``I0 = √β (1 + κT)/2``, ``I2 = √β ((1+z) − κ²T)/(8z)``.
-    ``α > β``: with ``λ = β/α``, ``ζ = 1 − λ``, ``Q = asin(√ζ)/√ζ``:
-    ``I0 = √α (√λ + Q)/2``, ``I2 = √α (Q − (1−2ζ)√λ)/(8ζ)``.
-    Power series replace the closed forms for ``z, ζ < 0.1`` (cancellation);
-    every branch sees safe arguments (double ``where``) so gradients stay finite.
+    ``atanh`` form for ``β ≥ α``, ``asin`` form otherwise, power series near
+    ``α = β``; gradients finite (double ``where``). Docs page ``spatial.md#shapes``.
     """
     caseB = beta >= alpha
     one = jnp.ones_like(alpha)
@@ -310,31 +279,9 @@ def _shell_ratios(polar, a, b, num_points):
 def ellipsoid_shell(mass, semi_axes, *, num_points: int = 128) -> RigidBodyInertia:
     r"""Thin ellipsoidal shell with uniform *surface* density (mass ∝ area).
 
-    ``Sᵢ = m ∫ xᵢ² dA / ∫ dA`` over the surface ``x²/a² + y²/b² + z²/c² = 1``
-    (no closed form exists for a general ellipsoid; the integrals are elliptic).
-    With ``u = cos θ`` and ``φ`` the longitude about a *polar* axis, the area
-    element is ``dA = √(α(φ)(1 − u²) + β u²) du dφ``; the ``u`` integrals are
-    done in closed form (``atanh``/``asin``, power series near the spherical
-    case), the ``φ`` integral by the periodic trapezoid rule, which converges
-    geometrically in ``num_points`` at a rate set by the ratio ``ρ`` of the two
-    semi-axes orthogonal to the polar axis (exact when ``ρ = 1``). The polar
-    axis is the shortest or the longest semi-axis, whichever makes ``ρ``
-    larger (so ``ρ ≥ √(shortest/longest)``).
-
-    Measured relative error of the inertia with the default
-    ``num_points=128`` (float64): ≤ 3e-16 against adaptive
-    ``scipy.integrate.quad`` for semi-axes (1, 0.5, 0.25), (1, 0.1, 0.01),
-    (1, 1, 0.01), (5, 1, 0.05) and 2e-14 for (1, 0.03, 0.001); against
-    ``num_points=4096``, 3e-13 for (1, 0.01, 1e-4) and 9e-14 for
-    (1, 1e-3, 1e-6). Spheroids (two equal semi-axes, including flat discs and
-    needles) and the sphere (``2/3 m r² 1``) are exact to rounding. Cost:
-    ``num_points + 1`` closed-form evaluations per body. Semi-axes below
-    ``eps · longest`` are raised to it (degenerate discs and segments stay
-    finite); all-zero semi-axes give a point mass.
-
-    This is *not* the limit of a solid ellipsoid minus a scaled copy
-    (a homoeoid, whose thickness varies over the surface): the two agree
-    only for a sphere.
+    ``Sᵢ = m ∫ xᵢ² dA / ∫ dA``: closed-form integrals in latitude, the
+    periodic trapezoid rule in longitude (exact for spheroids). Not a solid
+    ellipsoid minus a scaled copy. Docs page ``spatial.md#shapes``.
 
     Args:
       mass: ``(...)`` mass.

@@ -1,19 +1,8 @@
 """Split batched inputs over several devices along the batch axis.
 
-Every batched spatialjax function is a per-item computation over the leading
-batch axes, so it needs no special code to run on several devices: give it
-arrays sharded along the first batch axis (a ``jax.sharding.NamedSharding``
-with ``PartitionSpec("batch")``) and XLA's sharding propagation runs each
-device's slice on that device and returns results sharded the same way, under
-``jax.jit`` and eagerly. These two helpers build the mesh and place a pytree
-(arrays, ``Plx``/``Plxb``, ``RigidBodyInertia``, tuples of them) on it.
-
-Multi-host: start every process with ``jax.distributed.initialize()``; then
-``jax.devices()`` lists the devices of all hosts and [`batch_mesh`][spatialjax.batch_mesh] spans
-them. Each process holds only its own part of the batch, so build the global
-arrays with ``jax.make_array_from_process_local_data(sharding, local_part)``
-(``sharding = batch_sharding(mesh)``) instead of [`shard_batch`][spatialjax.shard_batch], which
-places arrays that every process holds in full.
+Arrays sharded along the first batch axis (``PartitionSpec("batch")``) run each
+device's slice on that device under ``jit``. Multi-host: docs page
+``spatial.md#multi-host``.
 """
 
 from __future__ import annotations
@@ -54,10 +43,7 @@ def batch_sharding(mesh: Mesh | None = None, axis_name: str = "batch") -> NamedS
 def shard_batch(tree, mesh: Mesh | None = None, *, axis_name: str = "batch"):
     """Place every array leaf of ``tree`` with its first axis split over ``mesh[axis_name]``.
 
-    Leaves with no axis (scalars) are replicated on every device of the mesh.
-    The first axis of every other leaf must be a multiple of the number of
-    devices along ``axis_name`` (pad the batch, or choose a mesh that divides
-    it). Values and dtypes are unchanged.
+    Scalars are replicated; other leaves' first axis must divide over the devices.
 
     Args:
       tree: a pytree of arrays, e.g. ``(X, m)`` with ``X`` a ``Plx`` of batch

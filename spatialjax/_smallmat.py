@@ -1,37 +1,8 @@
 """Small-matrix kernels over leading batch axes, written for XLA (3×3, 4×4, tiny SPD).
 
-One module for every written-out small-matrix kernel of the package:
-
-* products, cross products, ``hat``/``vee`` (the skew matrix and back) and joins
-  (``mv``, ``mm``, ``cross``, ``stack_last``, ...);
-* symmetric eigenvalues of a 3×3 (closed form) and a 4×4 (cyclic Jacobi),
-  ``eigvalsh_upper``;
-* factorisations of tiny symmetric matrices: the ``LDLᵀ`` pivots of a 4×4
-  (``ldl_pivots4``), a modified Cholesky, triangular inverse and solve
-  (``modified_cholesky``, ``lower_inverse``, ``cho_solve``).
-
-Hot paths are written for XLA:CPU's loop emitter (the figures behind these
-choices are in ``benchmarks/README.md``, "The findings that shaped the code"):
-
-* products are sums of broadcast multiplies of slices
-  (``A[..., :, k, None] * B[..., None, k, :]``), never a ``jnp.sum`` over a
-  tiny axis: such a reduction is emitted as a separate kernel, several times
-  slower than the loop fusion of the written-out products;
-* results are assembled with ``jnp.where`` on a constant mask
-  (``stack_last``, ``join_last``), never with ``jnp.stack`` /
-  ``jnp.concatenate``: a concatenate inside a fused loop is emitted as a
-  branch per element (and splits the loop into two kernels); with selects the
-  operation stays one loop fusion.
-
-Inside ``fit``'s loops every body has a 10×10 Hessian and a 4×4
-pseudo-inertia: LAPACK calls on such matrices cost microseconds each *per
-body* on CPU (one custom call per matrix), while the element-wise
-factorisations here run as a few XLA loops over the whole batch, which is
-faster for batches of bodies. Matrices up to ``UNROLL_MAX`` are unrolled at
-trace time (everything fuses); larger ones loop over columns with
-``fori_loop`` so the compiled program stays small.
-
-All functions broadcast leading axes NumPy-style.
+Products, cross products, ``hat``/``vee``, symmetric eigenvalues (3×3 closed
+form, 4×4 cyclic Jacobi) and factorisations of tiny SPD matrices; all broadcast
+leading axes. Design: docs page ``spatial.md#small-matrix-kernels``.
 """
 
 from __future__ import annotations
@@ -168,19 +139,8 @@ _JACOBI_SWEEPS = {False: 4, True: 5}
 def _jacobi_diagonal(A, sweeps):
     """Diagonal of ``A (..., n, n)`` after ``sweeps`` cyclic Jacobi sweeps, as ``(..., 1)`` slices.
 
-    Written on scalar slices (no ``eigh`` custom call, no per-item LAPACK
-    dispatch). Each rotation zeroes ``a_pq`` with the stable small angle
-    ``t = tan θ = sign(θ) / (|θ| + sqrt(θ² + 1))``, ``θ = (a_qq − a_pp) / (2 a_pq)``
-    (Golub & Van Loan, Alg. 8.5.2), written ``t = ±2 a_pq / (|d| + sqrt(d² + 4 a_pq²))``
-    with ``d = a_qq − a_pp`` (one division, no guard but ``d = a_pq = 0``). The
-    caller scales ``A`` to entries of order one (no overflow of ``d²``).
-    Absolute error ``O(eps ‖A‖)``, as LAPACK's.
-
-    The sweeps run in a ``fori_loop`` whose body (one sweep, its rotations
-    unrolled) is traced and compiled once: unrolling all sweeps makes XLA emit
-    many kernels per sweep and compile several times longer for every new
-    batch shape, with the same arithmetic in the same order (the figures are in
-    ``benchmarks/README.md``).
+    Golub & Van Loan Alg. 8.5.2 on scalar slices; the caller scales ``A`` to entries of
+    order one. Docs page ``spatial.md#small-matrix-kernels``.
     """
     n = A.shape[-1]
     keys = [(i, j) for i in range(n) for j in range(i, n)]
@@ -245,17 +205,8 @@ _CUBIC_NEWTON = {False: 2, True: 3}
 def _eigvalsh3(a00, a01, a02, a11, a12, a22):
     """Ascending eigenvalues of a symmetric 3×3 given as ``(..., 1)`` slices, in closed form.
 
-    Smith's (1961) trigonometric form gives the eigenvalue ``μ`` that is
-    isolated from the other two by at least ``√3 p`` (the largest when
-    ``det ≥ 0``, else the smallest); here it is the root of the normalised
-    characteristic cubic, found by Newton, accurate to ``O(eps)`` even at
-    repeated eigenvalues (it is a simple root). The other two are ``m₂ ± g/2`` with
-    ``m₂ = (tr − μ)/2`` and ``g²/2 = ‖P (A − m₂) P‖_F²``, ``P = 1 − v vᵀ``,
-    ``v`` the eigenvector of ``μ`` (largest cross product of two rows of
-    ``A − μ``): a sum of squares, so a near-repeated pair keeps an ``O(eps‖A‖)``
-    gap (the invariants alone give ``O(√eps)``). Computed on ``A − (tr/3) 1``
-    divided by its largest entry, so tiny and huge scales neither underflow
-    nor overflow. A diagonal ``A`` returns its sorted diagonal exactly.
+    Smith (1961) with a Newton-refined isolated root; accurate to ``O(eps ‖A‖)`` at
+    repeated eigenvalues. Docs page ``spatial.md#small-matrix-kernels``.
     """
     q = (a00 + a11 + a22) / 3
     b = [a00 - q, a01, a02, a11 - q, a12, a22 - q]
@@ -364,13 +315,9 @@ def eigvalsh_upper(*upper):
         (``a00, a01, a02, a11, a12, a22`` for ``n = 3``; 10 for ``n = 4``),
         each ``(..., 1)``; batch axes broadcast.
 
-    Same values as ``jnp.linalg.eigvalsh`` to ``O(eps ‖A‖)``, as written-out
-    elementwise loops over the batch instead of one LAPACK call per item
-    (faster on CPU; figures in ``benchmarks/README.md``): closed form for
-    ``n = 3`` (``_eigvalsh3``), fixed-count cyclic Jacobi for ``n = 4``
-    (``_jacobi_diagonal``). The derivative is ``eigvalsh``'s,
-    ``dλᵢ = vᵢᵀ dA vᵢ`` (eigenvectors from ``jnp.linalg.eigh``, in the JVP
-    only), finite at repeated eigenvalues.
+    Returns:
+      ``(..., n)``: ``jnp.linalg.eigvalsh``'s values to ``O(eps ‖A‖)``, with its
+      derivative ``dλᵢ = vᵢᵀ dA vᵢ``.
     """
     if len(upper) not in (6, 10):
         raise ValueError(

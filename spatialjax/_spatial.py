@@ -1,17 +1,8 @@
 r"""Spatial cross products (RBDA section 2.9, eqs. 2.31-2.33).
 
-For a motion ``v = [ω; v_o]`` (angular first):
-
-$$
-v\times = \begin{bmatrix} ω_\times & 0 \\ v_{o\times} & ω_\times \end{bmatrix},
-\qquad v\times^* = -(v\times)^T
-= \begin{bmatrix} ω_\times & v_{o\times} \\ 0 & ω_\times \end{bmatrix}.
-$$
-
-``motion_cross(v, m)`` is the derivative of a motion ``m`` moving with velocity ``v``;
-``force_cross(v, f)`` the same for a force. Without their second argument they return the
-6×6 matrices ``v×`` and ``v×*`` (Featherstone's ``crm`` and ``crf``, kept as deprecated
-aliases).
+``motion_cross(v, m)`` is ``v × m`` for motions ``[ω; v_o]``, ``force_cross(v, f)``
+is ``v ×* f = −(v×)ᵀ f`` for forces ``[n; f]``; without their second argument they
+return the 6×6 matrices ``v×`` and ``v×*`` (Featherstone's ``crm`` and ``crf``).
 """
 
 from __future__ import annotations
@@ -27,8 +18,7 @@ def motion_cross(v, m=None):
     """Spatial motion cross product ``v × m``, or the 6×6 matrix ``v×`` without ``m``.
 
     ``v × m = [ω × m_ω; ω × m_v + v_o × m_ω]`` for ``v = [ω; v_o]`` and ``m = [m_ω; m_v]``
-    (RBDA eq. 2.31), computed without building the matrix; ``motion_cross(v) @ m`` gives the
-    same vector.
+    (RBDA eq. 2.31), computed without building the matrix.
 
     Args:
       v: motion ``(..., 6)``, ``[ω; v_o]``.
@@ -42,9 +32,6 @@ def motion_cross(v, m=None):
     Raises:
       ValueError: a last axis is not 6 or the batch shapes do not broadcast.
       TypeError: non-float input, or ``v`` and ``m`` of different dtypes.
-
-    References:
-      R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer, 2008, section 2.9.
 
     Examples:
       >>> import jax.numpy as jnp
@@ -69,8 +56,7 @@ def force_cross(v, f=None):
     """Spatial force cross product ``v ×* f``, or the 6×6 matrix ``v×* = -(v×)ᵀ`` without ``f``.
 
     ``v ×* f = [ω × n + v_o × f_l; ω × f_l]`` for ``v = [ω; v_o]`` and ``f = [n; f_l]``
-    (RBDA eq. 2.32), computed without building the matrix; ``force_cross(v) @ f`` gives the
-    same vector.
+    (RBDA eq. 2.32), computed without building the matrix.
 
     Args:
       v: motion ``(..., 6)``, ``[ω; v_o]``.
@@ -83,9 +69,6 @@ def force_cross(v, f=None):
     Raises:
       ValueError: a last axis is not 6 or the batch shapes do not broadcast.
       TypeError: non-float input, or ``v`` and ``f`` of different dtypes.
-
-    References:
-      R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer, 2008, section 2.9.
 
     Examples:
       >>> import jax.numpy as jnp

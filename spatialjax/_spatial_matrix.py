@@ -1,24 +1,7 @@
 r"""General 6×6 spatial matrices: exact frame changes and ``[v; ω]`` <-> ``[ω; v]`` reordering.
 
-Added-mass matrices, articulated-body inertias and other motion-to-force maps
-are not rigid-body inertias (they have no 10-parameter form), but they change
-frame by the same congruence (Featherstone, RBDA 2008, §2.13, eq. 2.66):
-
-$$
-M_B = X^{*} M_A X^{-1} = X^{-T} M_A X^{-1}
-$$
-
-for a motion transform ``X`` mapping A-coordinates to B-coordinates. The
-implementation works on the four 3×3 blocks of ``M`` and never forms a 6×6
-product: for ``X = Plx(E, r)`` and ``R = skew(r)``,
-
-$$
-X^{-T} \begin{bmatrix} A & B \\ C & D \end{bmatrix} X^{-1}
-= \begin{bmatrix}
-    E (A + B R - R C - R D R) E^T & E (B - R D) E^T \\
-    E (C + D R) E^T & E D E^T
-  \end{bmatrix}.
-$$
+``M_B = X⁻ᵀ M_A X⁻¹`` (RBDA 2008 §2.13, eq. 2.66) on the 3×3 blocks; docs page
+``spatial.md#spatial-matrices``.
 """
 
 from __future__ import annotations
@@ -64,16 +47,8 @@ def transform_spatial_matrix(M, X, *, inverse: bool = False):
     * ``inverse=True``: ``M_A = Xᵀ M_B X``, the opposite direction, without
       inverting ``X``.
 
-    Both keep ``½ vᵀ M v`` (kinetic energy) and the power ``fᵀ v``
-    invariant: ``v_Aᵀ M_A v_A == v_Bᵀ M_B v_B`` for ``v_B = X v_A``. The
-    congruence is exact for *any* 6×6 ``M`` (symmetry is not assumed; a
-    non-symmetric ``M`` is transformed by the same formula and stays
-    non-symmetric), and for a rigid-body inertia it equals
-    ``RigidBodyInertia.transform``.
-
-    Ordering is Featherstone's ``[ω; v]`` (angular first). Convert Gazebo/SDF or
-    Pinocchio-style ``[v; ω]`` matrices with [`swap_linear_angular`][spatialjax.swap_linear_angular]
-    first.
+    Exact for any 6×6 ``M`` (symmetric or not); ``[ω; v]`` order (convert
+    ``[v; ω]`` matrices with [`swap_linear_angular`][spatialjax.swap_linear_angular]).
 
     Args:
       M: ``(..., 6, 6)`` matrix mapping motion ``[ω; v]`` to force ``[n; f]``.
@@ -118,14 +93,9 @@ def transform_spatial_matrix(M, X, *, inverse: bool = False):
 def swap_linear_angular(M):
     """Reorder a 6×6 matrix between ``[v; ω]`` and ``[ω; v]`` (self-inverse).
 
-    Returns ``P M P`` with ``P = [[0, 1], [1, 0]]``: the diagonal blocks swap
-    places and so do the off-diagonal ones, ``[[A, B], [C, D]] -> [[D, C], [B, A]]``.
-    Use it for Gazebo/SDF ``<fluid_added_mass>``, Pinocchio's
-    ``Inertia.matrix()`` and other linear-first matrices; the point about
-    which the matrix is taken and the axes are unchanged.
-
-    For 6-vectors use [`swap_linear_angular_vector`][spatialjax.swap_linear_angular_vector] (a
-    ``(6, 6)`` array is otherwise ambiguous between one matrix and six vectors).
+    ``[[A, B], [C, D]] -> [[D, C], [B, A]]`` (e.g. Gazebo ``<fluid_added_mass>``,
+    Pinocchio's ``Inertia.matrix()``). For 6-vectors use
+    [`swap_linear_angular_vector`][spatialjax.swap_linear_angular_vector].
 
     Args:
       M: ``(..., 6, 6)``.

@@ -1,50 +1,8 @@
 r"""Plücker transforms in both associativity conventions (Featherstone, RBDA 2008, §2.8).
 
-Two pytree types describe the change of coordinates of spatial vectors from a
-frame A to a frame B. Motion vectors are ``[ω; v]`` (angular first), force
-vectors ``[n; f]`` (moment first).
-
-``Plx(E, r)`` (Featherstone, RBDL; *left-associative*)
-    ``E``: coordinate rotation A -> B (``E = R_AB.T``); ``r``: B's origin
-    relative to A's, in A coordinates. Motion matrix
-
-    $$
-    X = \begin{bmatrix} E & 0 \\ -E\,r_\times & E \end{bmatrix}
-    $$
-
-    ``X1 @ X2`` is the matrix product: apply ``X2`` first, then ``X1``, and
-    ``plx(E1, r1) plx(E2, r2) = plx(E1 E2, E2ᵀ r1 + r2)``.
-
-``Plxb(E, r)`` (TDS, brax; *right-associative*)
-    The pose of a child frame B in a parent A: ``E = R_AB`` (B's axes in A),
-    ``r``: B's origin in A coordinates. Motion matrix (A -> B coordinates)
-
-    $$
-    Y = \begin{bmatrix} E^T & 0 \\ -E^T r_\times & E^T \end{bmatrix}
-    $$
-
-    ``Y1 @ Y2`` is pose composition ``plxb(E1 E2, r1 + E1 r2)`` (``Y2`` is a
-    frame given in ``Y1``'s frame); its motion matrix is
-    ``Y2.as_matrix() @ Y1.as_matrix()``.
-
-``Plxb(E, r)`` and ``Plx(E.T, r)`` are the same physical transform
-(``to_plx`` / ``to_plxb``). All ``apply_*`` methods and ``compose`` work on
-the ``(E, r)`` form and never build a 6×6 matrix. Every ``as_*`` form and
-every ``apply_*`` maps *A-coordinates to B-coordinates*; the ``inverse_*``
-methods map B to A.
-
-Both are pytrees (``spatialjax._pytree``): the constructor checks ``E``
-and ``r`` and broadcasts them to one batch shape, so ``jax.vmap``,
-``jax.lax.scan``, ``shard_batch`` and indexing see equal leading axes;
-``X == Y`` compares values (a Python ``bool``). ``Plx(0, None)`` (every field
-an ``int`` or ``None``) is a ``vmap``/``scan`` axis spec, not a transform.
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008: §2.8
-  (Plücker transforms, eq. 2.24) and the compact ``plx(E, r)`` arithmetic of
-  its chapter 2 (products, inverse and vector maps on ``(E, r)``). The
-  right-associative ``plxb`` form is the pose convention of Tiny
-  Differentiable Simulator and brax (``base.Transform``).
+``Plx(E, r)``: left-associative, ``E = R_AB.T``; ``Plxb(E, r)``: right-associative
+pose (TDS, brax), ``E = R_AB``. Every ``as_*``/``apply_*`` maps A- to B-coordinates.
+Docs page ``spatial.md#transforms``.
 """
 
 from __future__ import annotations
@@ -261,14 +219,10 @@ class Plx(_PluckerBase):
       r: ``(..., 3)`` position of B's origin relative to A's origin, in A
         coordinates.
 
-    The motion matrix is ``[[E, 0], [-E skew(r), E]]`` (RBDA eq. 2.24,
-    ``plx(E, r)``); ``X1 @ X2 == Plx(E1 E2, E2ᵀ r1 + r2)`` is the 6×6 matrix
-    product (apply ``X2`` first).
-
-    ``E`` and ``r`` must be floating arrays of one dtype whose batch shapes
-    broadcast; both are stored broadcast to ``batch_shape``. Python
-    numbers are refused (``Plx(1.0, 2.0)`` raises ``TypeError``) except the
-    all-``int``/``None`` axis specs of ``jax.vmap`` (``Plx(0, None)``).
+    Motion matrix ``[[E, 0], [-E skew(r), E]]`` (RBDA eq. 2.24); ``X1 @ X2 ==
+    Plx(E1 E2, E2ᵀ r1 + r2)`` (apply ``X2`` first). ``E`` and ``r``: floating
+    arrays of one dtype, broadcast to ``batch_shape`` (Python numbers refused
+    with ``TypeError``, except ``vmap`` axis specs such as ``Plx(0, None)``).
 
     Examples:
       >>> import jax.numpy as jnp
@@ -347,12 +301,9 @@ class Plxb(_PluckerBase):
       E: ``(..., 3, 3)`` active rotation ``R_AB`` (B's axes in A coordinates).
       r: ``(..., 3)`` position of B's origin in A coordinates.
 
-    As a spatial transform it maps A-coordinates to B-coordinates with motion
-    matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]`` (``plx(Eᵀ, r)`` of RBDA eq. 2.24).
-    Fields are checked and broadcast as for [`Plx`][spatialjax.Plx].
-    ``Y1 @ Y2 == Plxb(E1 E2, r1 + E1 r2)`` is pose composition (``Y2`` given
-    in ``Y1``'s child frame), and ``(Y1 @ Y2).as_matrix() ==
-    Y2.as_matrix() @ Y1.as_matrix()``.
+    Maps A- to B-coordinates with motion matrix ``[[Eᵀ, 0], [-Eᵀ skew(r), Eᵀ]]``;
+    ``Y1 @ Y2 == Plxb(E1 E2, r1 + E1 r2)`` is pose composition. Fields as for
+    [`Plx`][spatialjax.Plx].
     """
 
     E: jax.Array

@@ -77,14 +77,9 @@ def read_description(
 ) -> ModelDescription:
     """Parse a model file once into its description: the tree, every link's inertial, the bytes.
 
-    One XML parse gives everything the model and the write-back need: the
-    format (from the root element), the links with their inertials (each with
-    its ``rewrite``), the joints with their poses, axes, dynamics and limits,
-    the named frames, the file's bytes and its root element with the byte
-    spans of every element. [`Model.from_description`][spatialjax.multibody.Model.from_description]
-    builds a model from it and
+    [`Model.from_description`][spatialjax.multibody.Model.from_description] and
     [write_identified_model][spatialjax.identification.write_identified_model]
-    edits the bytes through its spans, so neither reads the file again.
+    use it without reading the file again (docs page ``model-files.md#reading``).
 
     Args:
       path: the model file.
@@ -210,15 +205,9 @@ def load_sdf_added_mass(path, *, about: str = "origin", dtype=None):
     Args:
       path: an SDFormat file.
       about: how to read the file's matrix. ``"origin"`` (default, the SDF
-        1.10 specification: "about the link's origin") takes it as given about
-        the link origin in the link's axes, so only the order changes.
-        ``"com"`` takes it as given about the CoM in the inertial frame C's
-        axes (the reading of Gazebo's ``gz::math::Inertial::SpatialMatrix`` in
-        gz-math, which adds the added mass to the body matrix about the CoM)
-        and moves it exactly to the link origin with
-        ``transform_spatial_matrix``: ``M_B = X_CBᵀ M_C X_CB`` with ``X_CB``
-        the motion transform from B to C coordinates (never by adding an
-        ``m c× c×ᵀ`` term, which only holds for a rigid body's isotropic mass).
+        1.10 specification) about the link origin in its axes; ``"com"`` about
+        the CoM in the inertial frame's axes (gz-math's reading), moved exactly
+        to the link origin with ``transform_spatial_matrix``.
       dtype: as in [`load_inertials`][spatialjax.io.load_inertials].
 
     Returns:

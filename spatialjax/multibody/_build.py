@@ -1,30 +1,7 @@
 """From a model file's description to the arguments of a [`Model`][spatialjax.multibody.Model].
 
-``Model.from_urdf``, ``from_sdf`` and ``from_mjcf`` read their file once
-with the format's reader of ``spatialjax.io`` (a format-neutral
-description: links with their inertials, joints with their poses, axes,
-dynamics and limits, named frames; see ``spatialjax/io/_description.py``) and
-build the model from it here, whatever the format:
-
-* Bodies are numbered depth first from the root (a joint's body, then its
-  whole subtree, Pinocchio's ``parseRootTree`` order), the children of a link
-  in the byte order of their joint names (``siblings_by_name``: URDF, SDF) or
-  in document order (MJCF), so ``parents[i] < i``.
-* A movable joint's body frame is its joint frame ``J``: the placement is
-  ``T_PJ`` composed with the pose of the parent link in its body, and the child
-  link frame sits at ``T_JC`` in the body (``frame_placements``).
-* ``fixed`` joints, MJCF bodies without a joint and the joints named in
-  ``locked_joints`` (frozen at the given value) are merged into the parent
-  body: the child link's inertia is moved to the parent body's frame with the
-  parallel-axis rule and added (the composite-body rule, Featherstone RBDA
-  2008 §6.2). Links merged into the world (the root link without
-  ``floating_base``, or ``"world"``) carry no dynamics.
-* ``floating_base=True`` attaches the root link with a free flyer
-  (``"root_joint"``).
-* Frames: every link frame, then every named frame of the description, each
-  on the body its link was merged into.
-
-Parsing and merging are done in float64 NumPy; ``build_model`` casts once.
+Depth-first body numbering, joint frames as body frames, fixed and locked
+joints merged (RBDA §6.2): docs page ``model-files.md#building-the-model``.
 """
 
 from __future__ import annotations
@@ -105,14 +82,15 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
 
     Args:
       desc: a ``ModelDescription`` read with ``tree=True``.
-      locked_joints: ``{joint name: value}`` (rad or m) of movable joints to
-        freeze and merge.
+      locked_joints: ``{joint name: value}`` (rad or m) of joints to freeze and merge.
       floating_base: attach the root link to the world with a free flyer.
+
+    Returns:
+      ``{argument: value}`` for ``build_model``.
 
     Raises:
       ValueError: ``floating_base`` with a tree rooted at the world, a bad
-        ``locked_joints`` entry; a ``ModelFileError`` for a model with no moving
-        body (SDF, MJCF).
+        ``locked_joints`` entry; ``ModelFileError``: no moving body (SDF, MJCF).
       TypeError: ``locked_joints`` not a mapping ``{name: value}``.
     """
     if floating_base and all(link.name != desc.root for link in desc.links):  # root: the world

@@ -1,44 +1,8 @@
 r"""The kinematic-tree ``Model`` pytree and its Pinocchio ``q``/``v`` converters.
 
-A model is a tree of ``nbodies`` rigid bodies, each connected to its parent
-(or to the world) by one joint. Fixed joints (and joints locked at a value)
-are *merged*: the child link's inertia is added to its parent body's, so
-every body of a model has a moving joint. Bodies are topologically ordered
-(a parent comes before its children); ``parents[i] == -1`` for a body whose
-joint connects it to the world.
-
-Frames. Body ``i``'s frame is its joint's frame after the joint moved (the
-URDF child-link frame of the joint, as in Pinocchio). ``placements[i]`` is
-the pose of the joint frame *at zero joint value* in the parent body's frame
-(in the world for a root): a [`Plxb`][spatialjax.Plxb] with ``E = R_λi``
-(joint frame axes in parent coordinates) and ``r`` the joint frame origin in
-parent coordinates. The joint motion is then applied in the joint frame.
-
-Joint types and their coordinates (per body; ``q`` then ``v`` entries):
-
-============== ===================================== ===================================
-type           ``q``                                 ``v``
-============== ===================================== ===================================
-``revolute``   angle θ (rad) about ``axes[i]``       θ̇
-``continuous`` angle θ (rad), unbounded              θ̇ (Pinocchio: ``q = [cos θ, sin θ]``)
-``prismatic``  displacement d (m) along ``axes[i]``  ḋ
-``free_flyer`` ``[x, y, z, qw, qx, qy, qz]``: body   ``[ω; v]``: body spatial velocity in
-               origin in the world, then the body's  the body frame (angular first;
-               orientation as a ``wxyz`` quaternion  ``v`` is the velocity of the body
-               (``R_world_body``)                    origin in body axes)
-============== ===================================== ===================================
-
-A free flyer can only be the joint of body 0 (the root). ``q`` and ``v``
-concatenate the bodies' entries in body order. Generalised forces ``tau`` and
-accelerations ``a`` use ``v``'s ordering; for a free flyer they are the
-body-frame wrench ``[n; f]`` and the body-frame spatial acceleration
-``[ω̇; v̇]``.
-
-Pinocchio orders a free flyer's ``q`` as ``[x, y, z, qx, qy, qz, qw]`` and
-its ``v`` (and ``a``, ``tau``) as ``[v; ω]`` (linear first, local frame);
-continuous joints take two ``q`` entries ``[cos θ, sin θ]``.
-[`Model.q_to_pinocchio`][spatialjax.multibody.Model.q_to_pinocchio],
-[`Model.v_to_pinocchio`][spatialjax.multibody.Model.v_to_pinocchio] and their inverses convert.
+Bodies in topological order (``parents[i] < i``, ``-1``: the world); body frames
+are joint frames; ``q``/``v`` per joint type (free flyer ``[p, wxyz]``, ``[ω; v]``
+in the body frame). Conventions: docs page ``dynamics.md#model``.
 """
 
 from __future__ import annotations
@@ -84,12 +48,8 @@ _STRUCTURE_FIELDS = (
 class ModelStructure:
     """The static fields of a [Model][spatialjax.multibody.Model] in one hashable object.
 
-    ``jit`` keys its compiled programs on a model's static data; gathered here,
-    they are hashed once, when the model is built, instead of on every call that
-    passes the model as an argument (the dispatch cost this saves is measured in
-    ``benchmarks/README.md``, "One state").
-    Equal structures compare equal (the same robot loaded twice shares compiled
-    programs); read the fields through the model (``model.parents`` ...).
+    Hashed once when the model is built; equal structures compare equal (the same
+    robot loaded twice shares compiled programs). Read the fields through the model.
 
     Attributes:
       name, parents, joint_types, joint_names, body_names, levels, frame_names,
@@ -140,63 +100,43 @@ class ModelStructure:
 
 @dataclasses.dataclass(frozen=True, init=False)
 class Model:
-    """A kinematic tree of rigid bodies (see the module docstring for conventions).
+    """A kinematic tree of rigid bodies (conventions: docs page ``dynamics.md#model``).
 
-    The static fields, ``name`` to ``frame_bodies`` (read-only properties over the one
-    static pytree field ``structure``, a ``ModelStructure`` hashed once when the model is
-    built), are part of what ``jit`` specialises on; the numeric fields, ``placements`` to
-    ``effort_limit``, are pytree leaves that ``grad`` and ``vmap`` go through. The joint
-    dynamics and limits (``armature`` to ``effort_limit``) are in ``v``'s order unless said;
-    a free flyer's entries are 0 and ±inf; what the file does not give is 0 for
-    ``armature``, ``damping``, ``friction`` and ±inf for the limits.
-
-    Many robots with different numeric fields batch with ``jax.vmap`` over a
-    model whose leaves carry a leading axis (``jax.tree.map`` to stack them);
-    the algorithms themselves take one model.
+    The static fields (``name`` to ``frame_bodies``, read-only properties over
+    ``structure``) are what ``jit`` specialises on; the numeric fields
+    (``placements`` to ``effort_limit``) are pytree leaves. Joint dynamics and
+    limits are in ``v``'s order unless said; a free flyer's entries are 0 and ±inf.
+    Batch robots with ``jax.vmap`` over a model whose leaves carry a leading axis.
 
     Attributes:
-      structure: the static fields below, ``name`` to ``frame_bodies``, as one
-        hashable ``ModelStructure`` (the model's only static pytree field; the
-        names are read-only properties over it).
+      structure: the static fields as one hashable ``ModelStructure``.
       name: robot name.
-      parents: ``parents[i]`` is body ``i``'s parent body, ``-1`` for the world;
-        topological order (``parents[i] < i``).
-      joint_types: one of ``"revolute"``, ``"continuous"``, ``"prismatic"``,
-        ``"free_flyer"`` per body (a free flyer only for body 0).
+      parents: ``parents[i]`` is body ``i``'s parent body, ``-1`` for the world
+        (``parents[i] < i``).
+      joint_types: ``"revolute"``, ``"continuous"``, ``"prismatic"`` or
+        ``"free_flyer"`` (body 0 only) per body.
       joint_names: the joint of each body (URDF joint names).
       body_names: the URDF link that is each body's frame.
-      levels: bodies grouped by depth (``levels[0]``: the bodies whose parent is
-        the world); each level is processed in one vectorised step.
-      frame_names: every frame of the source file: each URDF or SDF link
-        (merged ones included) in file order, then SDF ``<frame>`` elements;
-        each MJCF body, then each named MJCF ``<site>``. Look one up with
-        [`frame`][spatialjax.multibody.Model.frame] /
-        [`frame_index`][spatialjax.multibody.Model.frame_index].
+      levels: bodies grouped by depth (``levels[0]``: children of the world).
+      frame_names: every frame of the source file: URDF/SDF links (merged ones
+        included) then SDF ``<frame>`` elements; MJCF bodies then named sites.
       frame_bodies: the body each frame is attached to (``-1``: the world).
       placements: [`Plxb`][spatialjax.Plxb] of batch ``(nbodies,)``: pose of
         each joint frame at zero joint value in its parent body's frame.
       axes: ``(nbodies, 3)`` unit joint axis in the joint frame (zeros for a
         free flyer).
-      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch ``(nbodies,)``:
-        each body's inertia (merged links included) about its frame's origin,
-        in its axes, Pinocchio 10-vector order.
-      frame_placements: [`Plxb`][spatialjax.Plxb] of batch ``(nframes,)``:
-        pose of each frame in its body's frame (in the world for body ``-1``).
-      armature: ``(nv,)`` rotor inertia reflected to each dof (kg m², kg):
-        added to the mass matrix diagonal (``M + diag(armature)``) and to
-        [`rnea`][spatialjax.multibody.rnea.rnea] (``τ += armature · a``), and to
-        ``D_i`` in the ABA, as MuJoCo's and Pinocchio's ``armature``.
-      damping: ``(nv,)`` viscous damping (N m s/rad, N s/m): the passive force
-        ``−damping · v`` enters [`forward_dynamics`][spatialjax.multibody.forward_dynamics]
-        only (as MuJoCo's ``qfrc_passive``; ``rnea`` is Pinocchio's and
-        excludes it).
-      friction: ``(nv,)`` Coulomb (dry) friction magnitude (N m, N; URDF
-        ``<dynamics friction>``, MJCF ``frictionloss``): stored, not applied by
-        any algorithm here (it is a set-valued force; see
-        [`JointModel`][spatialjax.multibody.JointModel] for identification).
-      lower: ``(nq,)`` lower position limits (rad, m) in ``q``'s order; −inf for
-        continuous joints, a free flyer and unlimited joints.
-      upper: ``(nq,)`` upper position limits, as ``lower`` (+inf where none).
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch
+        ``(nbodies,)`` about each body frame's origin, in its axes.
+      frame_placements: [`Plxb`][spatialjax.Plxb] of batch ``(nframes,)``: pose
+        of each frame in its body's frame (in the world for body ``-1``).
+      armature: ``(nv,)`` reflected rotor inertia (kg m², kg), added to the mass
+        matrix diagonal, to ``rnea`` and to the ABA (as MuJoCo and Pinocchio).
+      damping: ``(nv,)`` viscous damping (N m s/rad, N s/m); ``−damping · v``
+        enters [`forward_dynamics`][spatialjax.multibody.forward_dynamics] only.
+      friction: ``(nv,)`` Coulomb friction (N m, N); stored, applied by no
+        algorithm (see [`JointModel`][spatialjax.multibody.JointModel]).
+      lower: ``(nq,)`` lower position limits (rad, m), −inf where none.
+      upper: ``(nq,)`` upper position limits, +inf where none.
       velocity_limit: ``(nv,)`` maximum ``|v|`` (inf: none).
       effort_limit: ``(nv,)`` maximum ``|τ|`` (inf: none).
     """
@@ -230,11 +170,8 @@ class Model:
         structure: ModelStructure | None = None,
         **static,
     ):
-        """Fields as listed; the static ones as ``structure`` or by name.
-
-        Static fields given by name (``name=...``, ``parents=...`` ...) replace those
-        of ``structure``, so ``dataclasses.replace(model, name="x")`` works as for
-        any other field; ``levels`` follows ``parents`` unless given.
+        """Fields as listed; the static ones as ``structure`` or by name (by name wins;
+        ``levels`` follows ``parents`` unless given).
         """
         unknown = set(static) - set(_STRUCTURE_FIELDS)
         if unknown:
@@ -305,33 +242,26 @@ class Model:
     ) -> Model:
         """Read the kinematic tree of a URDF file.
 
-        Links become bodies; ``revolute``, ``continuous`` and ``prismatic``
-        joints move them; ``fixed`` joints and the joints named in
-        ``locked_joints`` are merged (the child link's inertia, moved to the
-        parent body's frame with the parallel-axis rule, is added to the
-        parent's: the composite-body rule of RBDA §6.2). Bodies are numbered as
-        Pinocchio's ``buildModelFromUrdf`` numbers its joints (depth first,
-        siblings by joint name), so ``body i`` is Pinocchio joint ``i + 1``.
+        ``fixed`` joints and ``locked_joints`` are merged into the parent body
+        (composite-body rule, RBDA §6.2). Bodies are numbered as Pinocchio's
+        ``buildModelFromUrdf`` numbers its joints: body ``i`` is Pinocchio joint ``i + 1``.
 
         Args:
           path: the URDF file.
           locked_joints: ``{joint name: value}`` (rad or m) of movable joints to
-            freeze at that value and merge (e.g. a Panda's fingers).
-          floating_base: attach the root link to the world with a free flyer
-            (``q = [p, wxyz]``, ``v = [ω; v]`` body frame); otherwise the root
-            link is fixed to the world, and it and every link rigidly attached
-            to it are world frames (their inertia does not enter the dynamics).
+            freeze at that value and merge.
+          floating_base: attach the root link with a free flyer; otherwise the root
+            link and the links rigidly attached to it are world frames.
           dtype: float dtype of the numeric leaves (default JAX's default float).
-            Parsing and merging are done in float64 NumPy and cast once.
+
+        Returns:
+          The [`Model`][spatialjax.multibody.Model].
 
         Raises:
-          spatialjax.io.ModelFileError: malformed file, a kinematic loop (a link
-            that is the child of two joints, or no root), two or more root
-            links, an unknown link name, or an unsupported joint type
-            (``floating``, ``planar``), naming the file, line and joint.
+          spatialjax.io.ModelFileError: malformed file, a loop, several roots, an
+            unknown link or an unsupported joint type, naming file, line and joint.
           ValueError: a name in ``locked_joints`` that is no movable joint.
-          TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
-            names is refused); ``dtype`` other than float32 or float64.
+          TypeError: ``locked_joints`` not a mapping; ``dtype`` not float32/float64.
         """
         desc = read_description(path, "urdf")
         return cls.from_description(
@@ -342,33 +272,26 @@ class Model:
     def from_mjcf(cls, path, *, locked_joints=None, dtype=None) -> Model:
         """Read the kinematic tree of an MJCF (MuJoCo) file.
 
-        Bodies nested in ``<worldbody>`` become bodies; ``hinge`` joints are
-        revolute, ``slide`` prismatic, ``free``/``<freejoint/>`` a free flyer
-        (root bodies only). A body without a joint is welded (merged) into its
-        parent; the joints in ``locked_joints`` are frozen and merged likewise
-        (composite-body rule, RBDA §6.2). Bodies are numbered depth first in
-        document order (MuJoCo's and Pinocchio's ``buildModelFromMJCF`` order).
-
-        Frames: a body's frame is its MJCF body frame translated to its
-        joint's ``pos`` (the MJCF frame itself when ``pos`` is zero), so that
-        the joint axis passes through the origin; ``frame_placements`` hold
-        every MJCF body frame. A body without ``<inertial>`` is massless here
-        (MuJoCo infers it from the geoms). See
-        ``spatialjax/io/_mjcf.py`` for the attributes read.
+        ``hinge`` is revolute, ``slide`` prismatic, ``free`` a free flyer (root only);
+        jointless bodies and ``locked_joints`` are merged (RBDA §6.2). Bodies are
+        numbered depth first in document order (MuJoCo's order); a body's frame is its
+        MJCF frame moved to its joint's ``pos``. A body without ``<inertial>`` is
+        massless. Docs page ``model-files.md#mjcf``.
 
         Args:
           path: the MJCF file.
-          locked_joints: ``{joint name: value}`` (rad or m) of hinge/slide joints
-            to freeze at that value and merge.
+          locked_joints: ``{joint name: value}`` (rad or m) of hinge/slide joints to
+            freeze at that value and merge.
           dtype: float dtype of the numeric leaves (default JAX's default float).
 
+        Returns:
+          The [`Model`][spatialjax.multibody.Model].
+
         Raises:
-          spatialjax.io.ModelFileError: malformed file, a ``ball`` or unknown
-            joint type, a body with several joints, a free joint below the
-            root, naming the file, line and joint.
+          spatialjax.io.ModelFileError: malformed file, a ``ball`` or unknown joint,
+            several joints on a body, a free joint below the root.
           ValueError: a name in ``locked_joints`` that is no hinge/slide joint.
-          TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
-            names is refused); ``dtype`` other than float32 or float64.
+          TypeError: ``locked_joints`` not a mapping; ``dtype`` not float32/float64.
         """
         desc = read_description(path, "mjcf")
         return cls.from_description(desc, locked_joints=locked_joints, dtype=dtype)
@@ -385,33 +308,26 @@ class Model:
     ) -> Model:
         """Read the kinematic tree of one ``<model>`` of an SDFormat file.
 
-        Links become bodies; ``revolute``, ``continuous`` and ``prismatic``
-        joints move them; ``fixed`` joints and the joints in ``locked_joints``
-        are merged (composite-body rule, RBDA §6.2). Poses follow SDFormat 1.7+
-        ``relative_to`` semantics; the axis ``<xyz expressed_in=...>``. Bodies
-        are numbered depth first from the root link, siblings by joint name.
-
-        Frames: a body's frame is its joint's frame (the child link frame
-        with the default joint ``<pose>``); ``frame_placements`` hold every
-        link frame. See ``spatialjax/io/_sdf.py``.
+        ``fixed`` joints and ``locked_joints`` are merged (RBDA §6.2); poses follow
+        SDFormat 1.7+ ``relative_to``; bodies are numbered depth first from the root,
+        siblings by joint name. Docs page ``model-files.md#sdformat``.
 
         Args:
           path: the SDFormat file.
           model_name: the ``<model>`` to read when the file has several.
           locked_joints: ``{joint name: value}`` (rad or m) of movable joints to
             freeze at that value and merge.
-          floating_base: attach the root link to the world with a free flyer;
-            otherwise the root link's frame is the world (or, when joints have
-            ``<parent>world``, the model frame is).
+          floating_base: attach the root link with a free flyer.
           dtype: float dtype of the numeric leaves (default JAX's default float).
 
+        Returns:
+          The [`Model`][spatialjax.multibody.Model].
+
         Raises:
-          spatialjax.io.ModelFileError: malformed file, two roots, a loop, an
-            unknown frame in ``relative_to``/``expressed_in``, or an unsupported
-            joint type (``ball``, ``universal``, ...), naming file, line and joint.
+          spatialjax.io.ModelFileError: malformed file, two roots, a loop, an unknown
+            frame, an unsupported joint type, naming file, line and joint.
           ValueError: an unknown ``model_name`` or name in ``locked_joints``.
-          TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
-            names is refused); ``dtype`` other than float32 or float64.
+          TypeError: ``locked_joints`` not a mapping; ``dtype`` not float32/float64.
         """
         desc = read_description(path, "sdf", model_name=model_name)
         return cls.from_description(
@@ -422,22 +338,16 @@ class Model:
     def from_description(
         cls, description, *, locked_joints=None, floating_base: bool = False, dtype=None
     ) -> Model:
-        """Build the model of a file's description (read by ``spatialjax.io.read_description``).
+        """Build the model of a description read by ``spatialjax.io.read_description``.
 
-        The same model as ``from_urdf`` / ``from_mjcf`` / ``from_sdf`` of the
-        file (see them for the numbering, the frames and the merging of fixed
-        and locked joints), without reading the file again: one description
-        gives the model with and without ``locked_joints`` and the write-back
-        of identified bodies
-        ([write_identified_model][spatialjax.identification.write_identified_model]).
+        The same model as ``from_urdf`` / ``from_mjcf`` / ``from_sdf`` of the file,
+        without reading it again.
 
         Args:
-          description: a [`ModelDescription`][spatialjax.io.ModelDescription]
-            from ``read_description``.
+          description: a [`ModelDescription`][spatialjax.io.ModelDescription].
           locked_joints: ``{joint name: value}`` (rad or m) of movable joints to
             freeze at that value and merge.
-          floating_base: attach the root link to the world with a free flyer
-            (URDF, SDFormat; an MJCF model has its own ``<freejoint>``).
+          floating_base: attach the root link with a free flyer (URDF, SDFormat).
           dtype: float dtype of the numeric leaves (default JAX's default float).
 
         Returns:
@@ -445,7 +355,7 @@ class Model:
 
         Raises:
           TypeError: ``description`` not a ``ModelDescription`` with a tree;
-            ``locked_joints`` not a mapping; ``dtype`` other than float32 or float64.
+            ``locked_joints`` not a mapping; ``dtype`` not float32/float64.
           ValueError: a name in ``locked_joints`` that is no movable joint,
             ``floating_base`` for a tree rooted at the world.
           spatialjax.io.ModelFileError: a model without a moving body (MJCF, SDFormat).
@@ -461,10 +371,7 @@ class Model:
           ...     '</inertial></link><joint name="hinge" type="continuous"><parent link="base"/>'
           ...     '<child link="arm"/></joint></robot>'
           ... )
-          >>> desc = read_description(path)
-          >>> Model.from_description(desc).joint_names
-          ('hinge',)
-          >>> Model.from_description(desc, floating_base=True).joint_names
+          >>> Model.from_description(read_description(path), floating_base=True).joint_names
           ('root_joint', 'hinge')
         """
         from ..io import ModelDescription
@@ -520,9 +427,7 @@ class Model:
         """Index of frame ``name`` in ``frame_names`` / ``frame_placements``.
 
         Raises:
-          ValueError: no frame of that name (the message lists the closest
-            frame names), or a name that two frames share (MJCF allows a site
-            named as a body).
+          ValueError: no such frame (lists the closest names), or a shared name.
         """
         if not isinstance(name, str):
             raise TypeError(f"frame: expected a frame name (str), got {type(name).__name__}")
@@ -641,9 +546,8 @@ class Model:
     def v_to_pinocchio(self, v) -> jax.Array:
         """``v`` (or ``a``, ``tau``) -> Pinocchio's order: free flyer ``[ω; v]`` -> ``[v; ω]``.
 
-        The permutation is its own inverse, so this equals
-        [`v_from_pinocchio`][spatialjax.multibody.Model.v_from_pinocchio]. Rows and columns of a
-        mass matrix convert with ``M[..., p, :][..., :, p]`` where ``p = model.v_permutation()``.
+        Its own inverse; a mass matrix converts with ``M[..., p, :][..., :, p]``,
+        ``p = model.v_permutation()``.
         """
         v = self._check_last(v, self.nv, "v")
         return v[..., self._v_perm()]
@@ -691,8 +595,7 @@ def _node_defs():
 
 
 def _flatten_model(m: Model):
-    """The 13 arrays in one flat tuple and the structure: one flatten call per model, not
-    one per nested ``Plxb``/``RigidBodyInertia`` (``benchmarks/README.md``, "One state")."""
+    """The 13 arrays in one flat tuple and the structure (one flatten call per model)."""
     P, F = m.placements, m.frame_placements
     leaves = (P.E, P.r, m.axes, m.inertia.params, F.E, F.r)
     return leaves + tuple(getattr(m, k) for k in _JOINT_FIELDS), m.structure
@@ -790,12 +693,9 @@ def build_model(
 ) -> Model:
     """Assemble a [`Model`][spatialjax.multibody.Model] (internal; loaders call it).
 
-    The numeric arguments are anything ``np.asarray`` reads as float64 (arrays or
-    lists of per-body rows); they are reshaped here to ``(nbodies, 3, 3)``,
-    ``(nbodies, 3)``, ``(nbodies, 10)``, ``(nframes, 3, 3)`` and ``(nframes, 3)``.
-    ``joint_dynamics``: ``{field: per-body values}`` for the fields of
-    ``JOINT_DYNAMICS_DEFAULTS`` (one value per body's joint; a free flyer's
-    is ignored), missing fields and ``None`` values taking the default.
+    Numeric arguments are float64 array-likes of per-body (per-frame) rows;
+    ``joint_dynamics`` is ``{field: per-body values}`` over ``JOINT_DYNAMICS_DEFAULTS``
+    (missing fields and ``None`` take the default).
     """
     dtype = resolve_float_dtype(dtype)
     parents = tuple(int(p) for p in parents)
@@ -841,13 +741,10 @@ def chain_model(
     floating_base: bool = False,
     dtype=None,
 ) -> Model:
-    """A serial chain of ``n`` revolute-z links (tests, examples).
+    """A serial chain of ``n`` revolute-z links, each a uniform rod of ``mass`` along x.
 
-    Joint ``i > 0`` sits ``length`` along the parent's x axis; each link is a
-    uniform thin rod of ``mass`` from its origin to ``(length, 0, 0)``
-    (inertia about the CoM ``m L²/12`` about y and z, ``m L²/1200`` about x).
-    With ``floating_base`` the first link carries a free flyer and the
-    remaining ``n - 1`` joints are revolute.
+    Joint ``i > 0`` sits ``length`` along the parent's x axis; with
+    ``floating_base`` the first link carries a free flyer.
     """
     if n < 1:
         raise ValueError(f"n: expected at least one link, got {n}")

@@ -25,11 +25,9 @@ from ._model import Model
 def coriolis_matrix(model: Model, q, v) -> jax.Array:
     """Coriolis matrix ``C(q, v)`` with ``C v = h(q, v) − g(q)`` and ``Ṁ − 2C`` skew.
 
-    Pinocchio's ``computeCoriolisMatrix`` convention (Echeandia & Wensing 2021):
-    ``C = Σ_i J_iᵀ (I_i J̇_i + B_i J_i)`` in world coordinates with the body Coriolis
-    matrix ``B_i = ½ [(v_i ×*) I_i − I_i (v_i ×) + (I_i v_i) ×̄]``, summed over
-    subtrees. Rows and columns in ``v``'s order (free flyer ``[ω; v]`` in the body
-    frame; Pinocchio's with ``C[..., p, :][..., :, p]``, ``p = model.v_permutation()``).
+    Pinocchio's ``computeCoriolisMatrix`` convention (Echeandia & Wensing 2021).
+    Rows and columns in ``v``'s order (Pinocchio's: ``C[..., p, :][..., :, p]``,
+    ``p = model.v_permutation()``).
 
     Args:
       model: the tree.

@@ -50,18 +50,21 @@ def _joint(jm, name):
 def from_pinocchio(pin_model, *, dtype=None) -> Model:
     """Convert a ``pinocchio.Model`` (joints, placements, inertias, body frames).
 
-    Pinocchio joint ``i ≥ 1`` becomes body ``i - 1`` with the same placement
-    (``jointPlacements[i]``: pose of the joint frame in the parent joint's
-    frame) and inertia (``inertias[i].toDynamicParameters()``, about the joint
-    frame's origin). Bodies attached to the universe (Pinocchio joint 0) carry
-    no dynamics and are dropped. Frames of type ``BODY`` become the model's
-    frames. ``armature``, ``damping``, ``friction``, the position, velocity
-    and effort limits are copied (Pinocchio's ``±numeric_limits::max`` "no
-    limit" becomes ±inf; continuous joints get none).
+    Pinocchio joint ``i ≥ 1`` becomes body ``i - 1`` with its ``jointPlacements[i]``
+    and ``inertias[i]``; bodies on the universe are dropped; ``BODY`` frames become
+    the model's frames; joint dynamics and limits are copied (Pinocchio's
+    ``±max`` "no limit" becomes ±inf).
+
+    Args:
+      pin_model: a ``pinocchio.Model``.
+      dtype: the model's float dtype (default: JAX's default float).
+
+    Returns:
+      The [`Model`][spatialjax.multibody.Model].
 
     Raises:
-      ValueError: a joint type other than revolute (aligned or not, bounded or
-        continuous), prismatic, or a free flyer at the root.
+      ValueError: a joint type other than revolute, prismatic, or a free flyer at
+        the root.
       ImportError: Pinocchio is not installed.
     """
     import pinocchio as pin
@@ -147,33 +150,10 @@ def _mj_name(mj_model, kind, i):
 def from_mujoco(mj_model, *, dtype=None) -> Model:
     r"""Convert a compiled ``mujoco.MjModel`` (its kinematic tree and body inertias).
 
-    MuJoCo body ``b ≥ 1`` with one joint becomes a spatialjax body (MuJoCo's
-    body order, depth first, is kept); a body without a joint is welded into
-    its parent (composite inertia, RBDA §6.2), and bodies welded to the world
-    carry no dynamics. Fields read (MuJoCo documentation, ``mjModel``):
-    ``body_parentid``, ``body_pos``, ``body_quat`` (``wxyz``; the body frame
-    ``B`` in its parent body's frame at the reference configuration
-    ``qpos0``), ``body_jntnum``/``body_jntadr``, ``jnt_type``, ``jnt_pos`` and
-    ``jnt_axis`` (in ``B``), ``qpos0``, ``body_mass``, ``body_ipos``,
-    ``body_iquat`` and ``body_inertia`` (principal moments about the centre
-    of mass, in the inertial frame ``(body_iquat, body_ipos)`` of ``B``).
-
-    Conventions, as [`Model.from_mjcf`][spatialjax.multibody.Model.from_mjcf]: the spatialjax body
-    frame of a ``hinge`` or ``slide`` body is ``B`` translated to the joint's ``jnt_pos``
-    (same axes), so the joint axis passes through its origin;
-    ``frame_placements`` holds every MuJoCo body frame ``B`` (``frame_names``:
-    the MuJoCo body names), then every named site (``site_bodyid``,
-    ``site_pos``, ``site_quat``). MuJoCo measures a hinge or slide from ``qpos0``
-    (the joint's ``ref``); the placement is rotated (translated) by
-    ``−qpos0`` so that spatialjax's ``q`` equals MuJoCo's ``qpos`` for these
-    joints. A ``free`` joint (only as the first body, a child of the world)
-    becomes the free flyer with the identity placement: its ``q`` is MuJoCo's
-    ``qpos`` ``[x, y, z, qw, qx, qy, qz]``, but its velocity differs: MuJoCo's
-    ``qvel`` is ``[ṗ (world axes); ω (body axes)]`` where spatialjax's ``v``
-    is ``[ω; Rᵀṗ]`` (body axes). A hinge's or slide's ``dof_armature``,
-    ``dof_damping``, ``dof_frictionloss`` and (when ``jnt_limited``)
-    ``jnt_range`` become ``armature``, ``damping``, ``friction``,
-    ``lower``/``upper``; springs, actuators and geoms are not read.
+    MuJoCo's body order is kept; jointless bodies are welded into their parent. A
+    hinge's or slide's ``q`` equals MuJoCo's ``qpos``; a free joint's ``v`` is
+    ``[ω; Rᵀṗ]`` (body axes) where MuJoCo's ``qvel`` is ``[ṗ; ω]``. Fields read
+    and frames: docs page ``model-files.md#from-mujoco``.
 
     Args:
       mj_model: a ``mujoco.MjModel`` (e.g. ``mujoco.MjModel.from_xml_path``).

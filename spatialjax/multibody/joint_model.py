@@ -1,57 +1,10 @@
-r"""The joint model: armature, viscous and Coulomb friction and an offset per joint.
+r"""The joint model: armature, viscous and Coulomb friction and an offset per joint or motor.
 
-Per one-degree-of-freedom joint ``j`` (body order; a free flyer has none) the
-measured joint torque is the rigid-body torque plus
-
-$$τ_{J,j} = I_{a,j}\, \ddot q_j + b_j\, \dot q_j + F_{c,j}\, \mathrm{sign}(\dot q_j) + o_j,$$
-
-all four linear in their coefficients, so they are extra columns of the
-identification regressor (``τ = Y(q, q̇, q̈) π + Y_J(q̇, q̈) φ``).
-
-**Per motor, through a transmission.** With ``transmission=``
-([Transmission][spatialjax.multibody.Transmission], the motor-from-joint velocity
-matrix ``T``, ``θ̇ = T q̇``) the four kinds belong to the motors, in the motors' units:
-``τ_J = Tᵀ (I_a ∘ T q̈ + b ∘ T q̇ + F_c ∘ sign(T q̇) + o)``. A motor's columns are
-``T_m q̈``, ``T_m q̇``, ``sign(T_m q̇)``, ``1`` times ``T_mᵀ`` (its row of ``T``) over the
-joint rows. Joints that no motor drives get their own motor (ratio 1, named after
-the joint), so without coupling this is the per-joint model. This is MuJoCo's fixed
-tendon (its ``armature``, ``damping``, ``frictionloss``) and Drake's
-``JointActuator`` rotor inertia and gear ratio generalised to several joints. Each kind is a
-field of [Model][spatialjax.multibody.Model] and an attribute of the model files
-(``KIND_FIELDS``, ``MJCF_ATTRIBUTES``, ``URDF_ATTRIBUTES`` in this module):
-
-* ``armature``: the rotor inertia reflected through the gear, ``ρ² I_r``
-  (kg·m², kg for a prismatic joint). Model ``armature``; MJCF ``armature``;
-  URDF none (Drake's extension ``drake:rotor_inertia`` carries it).
-* ``viscous``: viscous damping ``b`` (N·m·s/rad). Model ``damping``; MJCF
-  ``damping`` (its linear term); URDF ``<dynamics damping>``.
-* ``coulomb``: Coulomb friction ``F_c`` (N·m). Model ``friction``; MJCF
-  ``frictionloss``; URDF ``<dynamics friction>``.
-* ``offset``: a torque-sensor bias ``o`` (N·m). No field, no attribute.
-
-``armature``, ``viscous`` and ``coulomb`` are ``≥ 0``; the offset has either
-sign. ``sign(0) = 0``. The coefficients are joint-major, kinds in
-``JOINT_KINDS`` order: ``φ = [I_a1, b_1, F_c1, o_1, I_a2, …]`` for all four.
-Each column is ``q̈_j``, ``q̇_j``, ``sign(q̇_j)`` or ``1`` on joint ``j``'s row
-(zero elsewhere, and on a free flyer's six rows).
-
-Semantics in MuJoCo: ``armature`` is added to the mass matrix diagonal and
-``damping`` acts through ``qfrc_passive`` (``−b q̇``), both exactly as above;
-``frictionloss`` is a soft constraint that equals ``F_c sign(q̇)`` while the
-joint slides, but near rest (within the constraint's regularisation, and while
-it sticks) its force lies anywhere in ``[−F_c, F_c]``: neither it nor real
-static friction is ``F_c sign(q̇)`` there (see
-[moving_samples][spatialjax.identification.moving_samples]). Pinocchio's
-``rnea`` adds ``armature · a``; its ``damping`` and ``friction`` are stored only.
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, 2008, §9.2 (gears; the
-  rotor inertia reflected as ``ρ² I_r`` on the joint-space inertia diagonal).
-  C. Gaz, M. Cognetti, A. Oliva, P. Robuffo Giordano, A. De Luca, "Dynamic
-  identification of the Franka Emika Panda robot with retrieval of feasible
-  parameters using penalty-based optimization", IEEE RA-L 4(4), 2019.
-  E. Todorov, T. Erez, Y. Tassa, "MuJoCo: a physics engine for model-based
-  control", IROS 2012 (soft constraints, friction loss).
+``τ_J = Tᵀ (I_a ∘ T q̈ + b ∘ T q̇ + F_c ∘ sign(T q̇) + o)`` with ``T`` the
+transmission (identity without one): extra, linear columns of the
+identification regressor; coefficients motor-major, kinds in ``JOINT_KINDS``
+order; ``sign(0) = 0``. Units, model-file attributes and MuJoCo semantics:
+docs page ``dynamics.md#joint-model`` (Featherstone 2008 §9.2; Gaz et al. 2019).
 """
 
 from __future__ import annotations
@@ -91,17 +44,15 @@ _NONNEGATIVE = {"armature": True, "viscous": True, "coulomb": True, "offset": Fa
 
 @dataclasses.dataclass(frozen=True)
 class JointModel:
-    """Which joint-model kinds each motor has (module docstring), and their columns.
+    """Which joint-model kinds each motor has, and their columns.
 
-    Without a transmission every one-DoF joint is its own motor (ratio 1), and
-    "motor" below is "joint".
+    Without a transmission every one-DoF joint is its own motor (ratio 1). Docs
+    page ``dynamics.md#joint-model``.
 
     Attributes:
-      kinds: a subset of ``JOINT_KINDS``, stored in that order; ``()`` is
-        no joint model.
+      kinds: a subset of ``JOINT_KINDS``, stored in that order; ``()``: none.
       transmission: None (one motor per joint) or a
-        [Transmission][spatialjax.multibody.Transmission]: the motor-from-joint matrix
-        ``T``; the joints it leaves without a motor get their own (ratio 1).
+        [Transmission][spatialjax.multibody.Transmission].
 
     Raises:
       TypeError: ``kinds`` not a tuple of names, ``transmission`` not a Transmission.
@@ -112,9 +63,6 @@ class JointModel:
       ('armature', 'coulomb')
       >>> JointModel.parse("viscous,coulomb").kinds
       ('viscous', 'coulomb')
-      >>> wrist = Transmission(("m6",), ("j5", "j6"), [[1.0, 1.0]])
-      >>> JointModel(("viscous",), transmission=wrist).transmission.motors
-      ('m6',)
     """
 
     kinds: tuple[str, ...] = JOINT_KINDS
@@ -220,12 +168,10 @@ class JointModel:
     def file_values(self, model) -> np.ndarray:
         """``(n_columns,)`` float64: the model's own values of each column's coefficient.
 
-        ``model.armature``, ``model.damping`` and ``model.friction`` (what the
-        model file gave: MJCF ``armature``/``damping``/``frictionloss``, URDF
-        ``<dynamics>``, 0 where absent); the offset has no field (0). Through a
-        transmission: the transmission's own values (an MJCF tendon's) where it
-        has them, else for a motor on one joint with ratio ``r`` the joint's value
-        in motor units (``/r²`` for armature and damping, ``/|r|`` for Coulomb), else 0.
+        ``model.armature``, ``damping``, ``friction`` (0 where the file gave none; the
+        offset 0). Through a transmission: its own file values, else for a motor on one
+        joint with ratio ``r`` the joint's value in motor units (``/r²`` armature and
+        damping, ``/|r|`` Coulomb), else 0.
         """
         off = 6 if model.floating_base else 0
         T = self.matrix(model)
@@ -303,14 +249,10 @@ class JointModel:
     def joint_parameters(self, model, coefficients) -> dict:
         """``{Model field: (n_joints,) float64}`` of the modelled kinds that have a field.
 
-        The form [write_identified_model][spatialjax.identification.write_identified_model]
-        takes: ``"armature"``, ``"damping"`` (viscous), ``"friction"``
-        (Coulomb; MJCF ``frictionloss``), each present only when its kind is
-        modelled. NaN coefficients (a joint left out of a fit) stay NaN. Through a
-        transmission, a joint with its own motor (one that drives it alone, ratio
-        ``r``) gets that motor's values in joint units (``r²`` armature and damping,
-        ``|r|`` Coulomb), a joint without one NaN; the coupled motors' values are
-        theirs ([coupled_motors][spatialjax.multibody.JointModel.coupled_motors]).
+        ``"armature"``, ``"damping"`` (viscous), ``"friction"`` (Coulomb), the form
+        [write_identified_model][spatialjax.identification.write_identified_model] takes;
+        NaN stays NaN. Through a transmission a joint driven alone by a motor of ratio
+        ``r`` gets its values in joint units (``r²``, ``|r|``), other joints NaN.
         """
         table = self.as_table(model, coefficients)
         T = self.matrix(model)
@@ -338,10 +280,7 @@ class JointModel:
 
 @functools.partial(jax.jit, static_argnames=("kinds", "T"))
 def _joint_kernel(model, v, a, kinds, T):
-    """The joint-model columns on checked ``v``, ``a``: per motor ``m`` and kind,
-    ``T_m a`` (armature), ``T_m v`` (viscous), ``sign(T_m v)`` (Coulomb) or ``1``
-    (offset) times ``T_mᵀ`` on the joint rows (after a free flyer's six), motor-major;
-    ``T`` None is the identity (a tuple of rows otherwise: a static argument)."""
+    """The joint-model columns on checked ``v``, ``a``, motor-major (``T`` None: identity)."""
     off = 6 if model.floating_base else 0
     n1 = model.nv - off
     v, a = jnp.broadcast_arrays(v, a)

@@ -1,10 +1,7 @@
 r"""Forward kinematics: world poses, body velocities and accelerations, frame poses.
 
-Conventions: motion vectors ``[ω; v]`` in each body's frame, world poses as
-[`Plxb`][spatialjax.Plxb] (``E = R_world_body``, ``r`` = body origin in the
-world); ``q``/``v`` as in [`Model`][spatialjax.multibody.Model]. Batched over
-any leading axes, ``jit``/``vmap``/``grad``-able, float32 or float64 (the
-model's dtype).
+Motion vectors ``[ω; v]`` in each body's frame; world poses as
+[`Plxb`][spatialjax.Plxb] (``E = R_world_body``, ``r`` = body origin in the world).
 
 References:
   R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
@@ -50,19 +47,15 @@ class Kinematics(NamedTuple):
 def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto") -> Kinematics:
     """World pose of every body, and body velocities/accelerations when ``v``/``a`` are given.
 
-    Forward loop of RBDA Table 5.1: ``X_world_i = X_world_λ X_λi(q_i)``,
-    ``v_i = X_i v_λ + S_i q̇_i``, ``a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i``
-    (RBDA eqs. 5.7-5.8 style, body coordinates), with ``v_world = a_world = 0``.
+    Forward loop of RBDA Table 5.1 in body coordinates, ``v_world = a_world = 0``.
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration ([`Model`][spatialjax.multibody.Model] for the order).
       v: ``(..., nv)`` generalised velocity, optional.
       a: ``(..., nv)`` generalised acceleration, optional (needs ``v``).
-      method: ``"auto"`` (default: ``"loop"`` for at most 12 bodies and 16
-        states, else ``"scan"``), ``"scan"`` (a ``lax.scan`` over bodies),
-        ``"levels"`` (one vectorised step per tree depth) or ``"loop"`` (one
-        unrolled step per body); docs page ``dynamics.md#tree-sweeps``.
+      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``
+        (docs page ``dynamics.md#tree-sweeps``).
 
     Returns:
       A [`Kinematics`][spatialjax.multibody.Kinematics] with batch axes ``broadcast(q, v, a)``

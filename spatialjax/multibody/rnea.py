@@ -101,16 +101,10 @@ def rnea(
 ) -> jax.Array:
     """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
 
-    Forward loop as in [`forward_kinematics`][spatialjax.multibody.forward_kinematics] with the
-    base accelerating at ``a_0 = [0; −g]`` (world coordinates), then
-    ``f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i`` and, leaves to root,
-    ``τ_i = S_iᵀ f_i``, ``f_λ += X_iᵀ f_i``. For a floating base the first six
-    entries are the free flyer's generalised force, the body-frame wrench
-    ``[n; f]`` that the base would need (Pinocchio's ``tau[:6]`` reordered
-    ``[f; n]`` -> ``[n; f]``:
-    [`Model.v_from_pinocchio`][spatialjax.multibody.Model.v_from_pinocchio]). Joint armature adds
-    ``model.armature · a``; damping and Coulomb friction are not included. This is Pinocchio's
-    ``rnea(model, data, q, v, a, fext)``.
+    Base acceleration ``a_0 = [0; −g]``, ``f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i``,
+    ``τ_i = S_iᵀ f_i``. A free flyer's entries are the body-frame wrench ``[n; f]``
+    (Pinocchio's ``[f; n]``). Adds ``armature · a``; no damping or Coulomb friction.
+    Pinocchio's ``rnea(model, data, q, v, a, fext)``.
 
     Args:
       model: the tree.
@@ -183,10 +177,7 @@ def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.
 def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto") -> jax.Array:
     """Bias forces ``h(q, v) = C(q, v) v + g(q)``: ``rnea`` with ``a = 0``.
 
-    The generalised force that holds the joints at zero acceleration against
-    gravity and the velocity-product (Coriolis and centrifugal) forces;
-    Pinocchio's ``nonLinearEffects``. ``M(q) a + h(q, v) = τ`` (RBDA eq. 6.1
-    with ``C`` as [`coriolis_matrix`][spatialjax.multibody.coriolis_matrix]).
+    Pinocchio's ``nonLinearEffects``; ``M(q) a + h(q, v) = τ`` (RBDA eq. 6.1).
 
     Args:
       model, q, v, gravity, method: as in [`rnea`][spatialjax.multibody.rnea.rnea].
@@ -216,9 +207,7 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
 def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> jax.Array:
     """Generalised gravity ``g(q)``: [`rnea`][spatialjax.multibody.rnea.rnea] with ``v = a = 0``.
 
-    The generalised force that holds the robot still against gravity;
-    Pinocchio's ``computeGeneralizedGravity``. ``gravity`` is the
-    gravitational acceleration (``None``: ``(0, 0, -9.81)``).
+    Pinocchio's ``computeGeneralizedGravity``.
 
     Args:
       model, q, gravity, method: as in [`rnea`][spatialjax.multibody.rnea.rnea].

@@ -1,35 +1,9 @@
 r"""Coupled transmissions: motors that drive combinations of joints.
 
-A [Transmission][spatialjax.multibody.Transmission] is the motor-from-joint velocity
-matrix ``T``: motor ``m`` turns at ``θ̇_m = Σ_j T_mj q̇_j`` (a gear ``r`` on one
-joint is the row ``r e_j``; a wrist whose motor 6 turns at ``r_6 (q̇_5 + q̇_6)`` is the
-row ``r_6 (e_5 + e_6)``; a differential ankle is two rows over the same two joints).
-Power is conserved, so a motor torque ``τ_m`` reaches the joints as ``Tᵀ τ_m``: a
-joint model identified per motor through ``T``
-([JointModel][spatialjax.multibody.JointModel] with ``transmission=``) adds
-
-$$τ_J = T^\top\bigl(I_a ∘ T\ddot q + b ∘ T\dot q + F_c ∘ \mathrm{sign}(T\dot q) + o\bigr)$$
-
-to the joint torques, each coefficient in its motor's units (rotor inertia
-kg·m², N·m·s/rad, N·m at the motor shaft when ``T`` holds the gear ratios).
-
-**Joints without a motor row.** ``T`` has one row per motor; every one-DoF joint of
-the model whose column of ``T`` is zero (no motor drives it) gets an identity row: its
-own motor, named after the joint, ratio 1. So a file that lists only the coupled
-motors describes the whole robot, and ``T`` is square in the common case (one motor
-per joint).
-
-MuJoCo's ``<tendon><fixed>`` is the same object: its length is ``L = Σ coef_j q_j``,
-its ``armature`` adds ``Jᵀ I_a J`` to the mass matrix, its ``damping`` the passive
-force ``−Jᵀ b L̇`` and its ``frictionloss`` a soft constraint on ``L̇`` (``Jᵀ F_c
-sign(L̇)`` while it slides), with ``J`` the row of coefficients; so a fixed tendon is
-a motor row ([read_mjcf_transmission][spatialjax.multibody.read_mjcf_transmission]).
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, 2008, §9.2 (gears and the
-  reflected rotor inertia).
-  E. Todorov, T. Erez, Y. Tassa, "MuJoCo: a physics engine for model-based control",
-  IROS 2012 (tendons, passive forces, friction loss).
+``T`` is the motor-from-joint velocity matrix (``θ̇ = T q̇``, rows motors,
+columns joints); motor torques reach the joints as ``Tᵀ τ_m``; joints no motor
+drives get their own (ratio 1). MuJoCo's fixed tendon is a motor row. Docs page
+``dynamics.md#transmissions`` (Featherstone 2008 §9.2; Todorov et al. 2012).
 """
 
 from __future__ import annotations
@@ -67,18 +41,16 @@ class TransmissionError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Transmission:
-    """The motor-from-joint velocity matrix ``T`` (module docstring), with names.
+    """The motor-from-joint velocity matrix ``T`` (docs page ``dynamics.md#transmissions``).
 
     Attributes:
       motors: ``(n_motors,)`` distinct motor names, one per row.
-      joints: ``(n,)`` distinct joint names, one per column (joints of the model not
-        listed have a zero column: their own motor, ratio 1, is added by
-        [complete][spatialjax.multibody.Transmission.complete]).
-      matrix: ``n_motors`` rows of ``n`` finite numbers, ``θ̇ = T q̇``; no zero row.
-        Stored as a tuple of tuples (hashable: the model is a static argument).
-      values: optional ``{kind: (n_motors,)}`` file values per motor (``"armature"``,
-        ``"viscous"``, ``"coulomb"``; e.g. an MJCF tendon's ``armature``, ``damping``,
-        ``frictionloss``), the armature prior's centre and the reports' ``file``.
+      joints: ``(n,)`` distinct joint names, one per column (other joints of the
+        model get their own motor in [complete][spatialjax.multibody.Transmission.complete]).
+      matrix: ``n_motors`` rows of ``n`` finite numbers, ``θ̇ = T q̇``; no zero row
+        (a tuple of tuples: hashable).
+      values: optional ``{kind: (n_motors,)}`` file values per motor
+        (``"armature"``, ``"viscous"``, ``"coulomb"``).
       source: where it was read (for messages), or None.
 
     Raises:
@@ -167,14 +139,10 @@ class Transmission:
     def from_mjcf(cls, path, model) -> Transmission | None:
         """The ``<tendon><fixed>`` elements of an MJCF file as motor rows (None: none).
 
-        Each named fixed tendon is a motor of that name, its row the tendon's ``coef``
-        per joint (``L̇ = Σ coef q̇``), its file values the tendon's ``armature``,
-        ``damping`` (viscous) and ``frictionloss`` (Coulomb; class defaults applied,
-        MuJoCo's 0 where absent). A joint that a tendon couples keeps its own motor
-        (ratio 1, named after it) when the file gives it ``armature``, ``damping`` or
-        ``frictionloss`` (MuJoCo applies the joint's and the tendon's), and joints no
-        tendon couples get theirs as for every transmission
-        ([complete][spatialjax.multibody.Transmission.complete]).
+        Each named fixed tendon is a motor, its row the tendon's ``coef`` per joint, its
+        file values its ``armature``, ``damping``, ``frictionloss`` (class defaults
+        applied). A coupled joint with its own ``armature``/``damping``/``frictionloss``
+        keeps its own motor too (MuJoCo applies both).
 
         Args:
           path: the MJCF file ``model`` was read from, or its
@@ -211,7 +179,7 @@ class Transmission:
         """Read a CSV: header ``motor,<joint names...>``, one row per motor,
         ``θ̇_motor = Σ coefficient × q̇_joint`` (a gear's ratio on its joint's column; an
         empty cell or a missing joint column is 0). Joints of the model with no motor get
-        their own (module docstring).
+        their own (docs page ``dynamics.md#transmissions``).
 
         Args:
           path: the CSV file.

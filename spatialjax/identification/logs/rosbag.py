@@ -1,39 +1,9 @@
 r"""ROS bags as robot logs: ``sensor_msgs/JointState`` (and a base pose, contact wrenches) to a
 [`RobotLog`][spatialjax.identification.RobotLog], and an inventory of what a log holds.
 
-Read with the pure-Python ``rosbags`` library (no ROS installation; ``pip install
-"spatialjax[ros]"``), imported when a bag is read. A bag is a ROS 2 bag (a folder with
-``metadata.yaml``, or one of its ``.mcap`` or ``.db3`` storage files) or a ROS 1 ``.bag``.
-
-**Joints.** The ``sensor_msgs/JointState`` topic is the only one of that type in the bag, else
-``/joint_states``; ``topic=`` chooses another. Joints are matched by name. Messages may carry a
-subset of the joints (an arm and its gripper published apart on one topic): each joint's samples
-are its own messages; the time line is that of the joint published most often (the first such
-in order of appearance); a joint published at other instants is interpolated linearly onto it and
-the time line is cut to the span every joint covers (both stated in the log's ``notes``).
-``position`` (rad or m) and ``effort`` (N·m or N) are required for every joint read (a joint
-without effort is refused, naming ``tau_<joint>``; ``joints=`` reads a subset); ``velocity`` is
-kept only when every message carries it for every joint read, else ``dq`` is None and
-[`prepare_log`][spatialjax.identification.prepare_log] differentiates ``q`` (as for ``.npz``).
-
-**Time.** The header stamps, unless one of them is zero on a topic (a publisher that leaves them
-unset): that topic's recording (receive) times are used instead. ``t = 0`` at the first joint
-sample; the base pose and the wrenches are on the same clock. The notes say which times were used.
-
-**Floating base.** The base pose ``R_world_base``, ``p_world_base`` comes from a
-``nav_msgs/Odometry`` topic (``pose.pose``; found by itself when it is the only one), a
-``geometry_msgs/PoseStamped`` topic or a ``tf2_msgs/TFMessage`` topic (``/tf``: the transforms
-whose ``child_frame_id`` is ``base_frame``, as they are, not chained), chosen with
-``base_topic=``. ROS quaternions ``x, y, z, w`` become ``w x y z`` (scalar first). With a base
-pose, every ``geometry_msgs/WrenchStamped`` topic (or those in ``wrench_topics=``) is a contact:
-its messages' ``header.frame_id`` names the contact frame, and the measured ``torque`` and
-``force`` become the ``[n; f]`` wrench in that frame, about its origin. The pose is interpolated
-linearly (quaternion components, kept in one hemisphere) and the wrenches linearly onto the joint
-time line, cut to the span they cover.
-
-Every problem raises [`LogError`][spatialjax.identification.LogError] naming the bag; a bad
-option raises ``BagOptionError`` (a ``LogError``) whose ``argument`` names the option and whose
-message lists what the bag offers.
+Read with ``rosbags`` (``pip install "spatialjax[ros]"``, imported when a bag is read);
+ROS quaternions ``xyzw`` become ``wxyz``; wrenches ``[n; f]`` in the message's frame.
+Topics, time lines and interpolation: docs page ``identification-methods.md#ros-bags``.
 """
 
 from __future__ import annotations
@@ -529,10 +499,8 @@ def read_bag(
 def still_joints(log: RobotLog, tolerance: float = STILL_RANGE) -> dict[str, float]:
     """The joints a log holds still (a gripper): ``{name: median position}`` (rad or m).
 
-    A joint is held still when its positions span at most ``tolerance``
-    (``max − min``). Lock such joints at their logged value
-    (``match_joints(log, model, lock=still_joints(log))``): a joint that does
-    not move gives no information on the bodies beyond it.
+    Still: positions spanning at most ``tolerance``. Lock them with
+    ``match_joints(log, model, lock=still_joints(log))``.
 
     Args:
       log: a [RobotLog][spatialjax.identification.RobotLog] with joint names.
@@ -658,8 +626,7 @@ def _seconds(x: float) -> str:
 def describe_log(path, *, topic: str | None = None) -> LogInventory:
     """What a robot log holds: a bag's topics with message counts, rates and gaps, and its joints.
 
-    Reads a ROS bag's recording times (and its JointState topic's joint names)
-    without converting it, or a ``.npz``/``.csv`` log through
+    A bag is not converted; ``.npz``/``.csv`` logs are read by
     [load_log][spatialjax.identification.load_log].
 
     Args:
