@@ -47,3 +47,8 @@ class ArgumentTypeError(TypeError):
 
     def __reduce__(self):
         return type(self), (self.argument, self.detail)
+
+
+# shown as spatialjax.ArgumentError in tracebacks and reprs (the public name)
+ArgumentError.__module__ = "spatialjax"
+ArgumentTypeError.__module__ = "spatialjax"
