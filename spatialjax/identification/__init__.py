@@ -3,12 +3,9 @@
 * [`body_regressor`][spatialjax.identification.body_regressor] — ``Y (..., 6, 10)`` with ``Y @ π``
   the Newton–Euler body wrench ``[n; f]`` (Pinocchio's ``bodyRegressor`` in ``[ω; v]`` order).
 * [`fit`][spatialjax.identification.fit] — weighted least squares plus the log-det Bregman
-  regulariser, always returning ``J ≻ 0``, batched over bodies, on optax.
-* [`Barrier`][spatialjax.identification.Barrier],
-  [`LogCholesky`][spatialjax.identification.LogCholesky] — the two solvers of
-  [`fit`][spatialjax.identification.fit], with their optimiser
-  [`LBFGS`][spatialjax.identification.LBFGS] or [`Adam`][spatialjax.identification.Adam]
-  (lineax-style options).
+  regulariser, always returning ``J ≻ 0``, batched over bodies.
+* [`InteriorPoint`][spatialjax.identification.InteriorPoint] — the solver of
+  [`fit`][spatialjax.identification.fit] and of the whole-robot fits (lineax-style options).
 * [`FitResult`][spatialjax.identification.FitResult] — what [`fit`][spatialjax.identification.fit]
   returns; [`FitStatus`][spatialjax.identification.FitStatus] — its per-body status codes.
 
@@ -126,20 +123,12 @@ from ._robot_result import Identifiability as Identifiability
 from ._robot_result import RobotFitResult as RobotFitResult
 from ._simulate import perturb_inertia as perturb_inertia
 from ._simulate import simulate_log as simulate_log
-from ._solvers import LBFGS as LBFGS
-from ._solvers import Adam as Adam
-from ._solvers import Barrier as Barrier
 from ._solvers import InteriorPoint as InteriorPoint
-from ._solvers import LogCholesky as LogCholesky
 from ._status import FitStatus as FitStatus
 
 __all__ = [
-    "LBFGS",
-    "Adam",
-    "Barrier",
     "FitResult",
     "FitStatus",
-    "LogCholesky",
     "body_regressor",
     "fit",
     # robot data

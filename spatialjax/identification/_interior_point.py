@@ -38,10 +38,11 @@ from .. import _params
 from .._params import PSEUDO_INERTIA_BASIS
 from .._smallmat import ldl_pivots4
 from . import _reduction as reduction
-from ._optim import MU_DECREASE, NU
 from ._solvers import InteriorPoint
 
 LINE_SEARCH_STEPS = 40
+NU = 4.0  # barrier parameter of −log det on 4×4 matrices (per body)
+MU_DECREASE = 10.0  # μ divided by this along the central path
 #: ``InteriorPoint``'s default cap on Newton iterations.
 MAX_ITERS = InteriorPoint.max_iters
 _E = np.asarray(PSEUDO_INERTIA_BASIS)  # (10, 4, 4)
@@ -277,6 +278,16 @@ def start_and_solve(A, bvec, P: RobotProblem, prior_pi, rtol, atol, max_iters) -
     else:
         x0 = pis0
     return _solve(P, x0, nb, rtol, atol, max_iters)
+
+
+def solve_body(R, xc, k, logdet0, gamma, pi0, rtol, atol, max_iters) -> LoopState:
+    """The loop on ONE body without extra coefficients (``fit``): data ``‖R(π − x_c)‖²``,
+    ``k (10,)`` and ``logdet0 ()`` of the prior, the start ``pi0 (10,)`` (strictly feasible)."""
+    dtype = R.dtype
+    empty = jnp.zeros((0,), dtype)
+    zero = jnp.zeros((), dtype)
+    P = RobotProblem(R, xc, zero, k[None], logdet0[None], gamma, empty > 0, empty, empty)
+    return _solve(P, pi0, 1, rtol, atol, max_iters)
 
 
 @functools.partial(jax.jit, static_argnames=("rtol", "max_iters"))
