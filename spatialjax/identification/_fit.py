@@ -90,7 +90,7 @@ def _valid_inputs(Y, f, w, prior_pi, gamma, given):
     swapped for a trivial problem, and the flags. ``Y`` and ``w`` are swapped only where they
     are bad themselves: shared by every body (unbatched under the vmap, see ``_fit_batch``),
     they stay shared; a body bad for any other reason keeps a valid ``Y`` and ``w``, its ``f``
-    is zeroed and its loops stop at once.
+    is zeroed and its loop stops at once.
     """
     unit = jnp.asarray(_UNIT_BODY, Y.dtype)
     has_prior, has_gamma = given[0], given[1]
@@ -256,12 +256,13 @@ def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, rtol, max_iters):
     return jax.tree.map(lambda x: x.reshape(tuple(batch) + x.shape[1:]), out)
 
 
-#: XLA:CPU options for fit's own program. Its ~700 small kernels (loop bodies of a few ops on
-#: 10-vectors per body) dominate the compile time, and XLA:CPU's older loop emitters compile
-#: them faster than its MLIR fusion emitters (figures in benchmarks/README.md) with the same
-#: run time and results equal to the last bit or two. Only for a direct call of ``fit``; under
-#: a caller's ``jit`` the caller's options apply.
-_CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+#: XLA:CPU options for fit's own program. Its many small kernels (ops on 10-vectors and 4×4
+#: matrices per body) dominate the compile time, and the run is milliseconds: XLA:CPU's older
+#: loop emitters compile them faster than its MLIR fusion emitters, and LLVM's optimisations
+#: (``xla_backend_optimization_level``, as in ``fit_torques``) buy no measurable run time
+#: (figures in benchmarks/README.md); results equal to the last bit or two. Only for a
+#: direct call of ``fit``; under a caller's ``jit`` the caller's options apply.
+_CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 _fit_program = cpu_program(
     _fit_batch, static_argnames=("batch", "rtol", "max_iters"), compiler_options=_CPU_OPTIONS
 )

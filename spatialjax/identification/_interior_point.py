@@ -1,4 +1,4 @@
-r"""The whole-robot fit's solver: a primal interior-point Newton method (``InteriorPoint``).
+r"""The solver of every inertial fit: a primal interior-point Newton method (``InteriorPoint``).
 
 Minimises, over ``x = [π_1, …, π_nb, φ]`` (``nb`` body 10-vectors in the
 ``_params`` layout, then ``ne`` extra coefficients such as friction),
@@ -17,7 +17,9 @@ data enter only through the reduced ``R``, ``x_c``, ``ρ²``
 (``_reduction``), so an iteration costs ``O(p³)`` whatever the number of
 samples.
 
-Public names in a private module: ``fit_torques`` calls them
+``fit`` runs the same loop on one body at a time (``solve_body``: ``nb = 1``, no
+extra coefficients, ``vmap``-ped over the bodies), ``fit_torques`` on a whole robot
+(``start_and_solve``). Public names in a private module: the fits call them
 module-qualified (``interior_point.start_and_solve``).
 
 References:

@@ -92,7 +92,7 @@ def neg_logdet_hessian(J):
     """``∇²_π(−log det J) = [tr(J⁻¹ E_i J⁻¹ E_j)]_{ij}`` (``10 × 10``) for ``J ≻ 0``.
 
     Closed form (``J⁻¹`` from a written-out Cholesky factor): much cheaper
-    inside the loops than differentiating ``log det`` twice.
+    inside the loop than differentiating ``log det`` twice.
     """
     Linv = lower_inverse(modified_cholesky(J, jnp.finfo(J.dtype).tiny))
     Jinv = Linv.T @ Linv
