@@ -29,8 +29,8 @@ def _check_int(owner: str, name: str, value, lo: int) -> None:
 def _check_rtol(owner: str, rtol) -> None:
     if rtol is None:
         return
-    ok = isinstance(rtol, numbers.Real) and not isinstance(rtol, bool) and math.isfinite(rtol)
-    if not ok or not 0 < rtol < 1:
+    ok = isinstance(rtol, numbers.Real) and not isinstance(rtol, bool)
+    if not ok or not (math.isfinite(float(rtol)) and 0.0 < float(rtol) < 1.0):
         raise ValueError(f"{owner}: rtol: expected a float in (0, 1), got {rtol!r}")
 
 
