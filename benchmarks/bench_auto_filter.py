@@ -77,7 +77,7 @@ from _harness.report import write_json_and_text  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import identification as sid  # noqa: E402
 from spatialjax._util import enable_compilation_cache  # noqa: E402
-from spatialjax.identification._filter_choice import NYQUIST_MARGIN  # noqa: E402
+from spatialjax.identification.logs.filter_choice import NYQUIST_MARGIN  # noqa: E402
 
 #: (robot, rate Hz, encoder bits, dq column, excitation bandwidth Hz, duration s)
 DESIGN = (
@@ -254,7 +254,7 @@ def run_setting(model, log, lowpass, decimate, validate):
                                  validate=[validate] if validate is not None else ())  # fmt: skip
     except sid.IdentifyError as e:
         return {"lowpass": lowpass, "decimate": decimate, "status": f"refused: {e}"}
-    rep = res.report
+    rep = res.report.to_dict()
     out = {
         "lowpass": lowpass,
         "decimate": decimate,
@@ -376,7 +376,9 @@ def run_log(i, point, fixed_grid, say) -> dict:
             continue
         row, res = got
         row["setting"] = setting
-        row["exact"] = exact_error(pm, res.params["fit"], res.friction["fit"], parts["validate"])
+        row["exact"] = exact_error(
+            pm, res.params["fit"], res.joint_parameters["fit"][:, 1:], parts["validate"]
+        )
         ratio = np.asarray(row["mass_fit"]) / truth["masses"]
         row["mass_ratio"] = ratio.tolist()
         row["mass_spread"] = float(np.max(np.abs(np.log(ratio))))

@@ -55,7 +55,7 @@ import scipy.optimize  # noqa: E402
 import spatialjax as sj  # noqa: E402
 import spatialjax.identification as sid  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
-from spatialjax.identification import _design  # noqa: E402
+from spatialjax.identification.design import excitation as _design  # noqa: E402
 
 ROBOTS = {
     "panda": (
@@ -296,7 +296,9 @@ def run_robot(name, args, say):
                                    torque_noise=noise, include_derivatives=True)  # fmt: skip
             Y = mb.joint_torque_regressor(model, jnp.asarray(q), jnp.asarray(dq),
                                           jnp.asarray(ddq))  # fmt: skip
-            E = mb.friction_regressor(model, jnp.asarray(dq))
+            E = mb.JointModel(("viscous", "coulomb", "offset")).regressor(
+                model, jnp.asarray(dq), jnp.asarray(ddq)
+            )
             res = sid.fit_torques(Y, jnp.asarray(log.tau), prior=model.inertia, extra=E,
                                   extra_nonnegative=np.tile([True, True, False], n))  # fmt: skip
             est = sj.RigidBodyInertia(jnp.asarray(res.inertia.params).reshape(-1, 10))

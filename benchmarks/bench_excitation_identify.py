@@ -31,7 +31,7 @@ import bench_excitation as B  # noqa: E402
 import spatialjax as sj  # noqa: E402
 import spatialjax.identification as sid  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
-from spatialjax.identification import _design  # noqa: E402
+from spatialjax.identification.design import excitation as _design  # noqa: E402
 
 
 def main(argv=None):
@@ -83,7 +83,9 @@ def main(argv=None):
                 res = sid.identify_robot(model, log, holdout=0.0)
                 est = sj.RigidBodyInertia(jnp.asarray(res.params["fit"]))
                 geo = float(np.mean(np.asarray(sj.geodesic_distance(truth, est))))
-                x = np.concatenate([res.params["fit"].ravel(), res.friction["fit"].ravel()])
+                x = np.concatenate(
+                    [res.params["fit"].ravel(), res.joint_parameters["fit"][:, 1:].ravel()]
+                )
                 row[label] = (
                     geo,
                     float(np.linalg.norm(Xt @ x - tau_test) / np.linalg.norm(tau_test)),

@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import bench_excitation as B  # noqa: E402
 
 import spatialjax.multibody as mb  # noqa: E402
-from spatialjax.identification import _design  # noqa: E402
+from spatialjax.identification.design import excitation as _design  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

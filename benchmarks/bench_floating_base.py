@@ -381,14 +381,14 @@ def identify(log, model, method: str, *, lowpass=LOWPASS, decimate=DECIMATE):
     t0 = time.perf_counter()
     p = prepare_log(log, lowpass=lowpass)
     q, v, a = (jnp.asarray(x) for x in p.state())
-    fm = mb.FrictionModel()
+    fm = mb.JointModel(("viscous", "coulomb", "offset"))
     reg = jax.jit(mb.joint_torque_regressor)
     chunk = 2048  # bounded memory: the regressor of a long log is large (samples × 18 × 130)
     Y = np.concatenate(
         [np.asarray(reg(model, q[i : i + chunk], v[i : i + chunk], a[i : i + chunk]))
          for i in range(0, len(q), chunk)]
     )  # fmt: skip
-    E = np.asarray(fm.regressor(model, v))
+    E = np.asarray(fm.regressor(model, v, a))
     rows = floating_base_rows(model, p, Y, E, decimate=decimate, method=method)
     del Y, E
     times["rows_s"] = time.perf_counter() - t0

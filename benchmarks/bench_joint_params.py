@@ -261,7 +261,7 @@ def identify_pipeline(model, log, *, lowpass=20.0, decimate=1):
     t0 = time.perf_counter()
     res = sid.identify_robot(model, log, lowpass=lowpass, decimate=decimate)
     t = time.perf_counter() - t0
-    rep = res.report
+    rep = res.report.to_dict()
     conf = {f"{d['joint']}/{k}": [f"{b}/{n}" for b, n in v]
             for d in rep["joint_parameters"] for k, v in d["confounded"].items()}  # fmt: skip
     return {

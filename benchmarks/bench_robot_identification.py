@@ -57,7 +57,7 @@ import spatialjax as sj  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import _params  # noqa: E402
 from spatialjax.identification import fit_torques, least_squares_torques  # noqa: E402
-from spatialjax.identification._interior_point import solve_reduced  # noqa: E402
+from spatialjax.identification.fitting.interior_point import solve_reduced  # noqa: E402
 
 LOCKED = {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}
 SIGMA = 0.05
@@ -100,7 +100,9 @@ def make_problem(n: int, seed: int):
     tau = tau + fric[:, 0] * v + fric[:, 1] * np.sign(v) + fric[:, 2]
     tau = tau + SIGMA * rng.standard_normal(tau.shape)
     Y = jax.block_until_ready(mb.joint_torque_regressor(model, q, v, a))
-    E = jax.block_until_ready(mb.friction_regressor(model, v))
+    E = jax.block_until_ready(
+        mb.JointModel(("viscous", "coulomb", "offset")).regressor(model, v, a)
+    )
     return model, Y, E, tau, np.concatenate([true.reshape(-1), fric.reshape(-1)])
 
 

@@ -44,10 +44,10 @@ jax.config.update("jax_enable_x64", True)
 import numpy as np  # noqa: E402
 from _harness.report import write_json_and_text  # noqa: E402
 
-import spatialjax.identification._pipeline as pipeline  # noqa: E402
+import spatialjax.identification.pipeline as pipeline  # noqa: E402
 import spatialjax.multibody as mb  # noqa: E402
 from spatialjax import identification as sid  # noqa: E402
-from spatialjax.identification._report import jsonable  # noqa: E402
+from spatialjax.identification.output.report import jsonable  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the simulator the tests use

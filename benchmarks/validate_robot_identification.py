@@ -173,7 +173,8 @@ def load(robot: Robot):
 
 @jax.jit
 def _regressors(model, q, v, a):
-    return mb.joint_torque_regressor(model, q, v, a, method="scan"), mb.friction_regressor(model, v)
+    E = mb.JointModel(("viscous", "coulomb", "offset")).regressor(model, v, a)
+    return mb.joint_torque_regressor(model, q, v, a, method="scan"), E
 
 
 def simulate(model, robot: Robot, key, truth, friction, duration):
@@ -278,7 +279,7 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
     nb, nv = model.nbodies, model.nv
     prior = model.inertia
     prior32 = sj.RigidBodyInertia(jnp.asarray(prior.params, jnp.float32))
-    nonneg = mb.FrictionModel().nonnegative(model)
+    nonneg = mb.JointModel(("viscous", "coulomb", "offset")).nonnegative(model)
     say(
         f"\n## {robot.name}: {nv} joints, {nb} links ({', '.join(model.body_names)}); "
         f"torque noise {robot.torque_noise} N·m"
@@ -310,15 +311,18 @@ def run_robot(robot: Robot, seeds, duration, say, *, measure_timing: bool = True
             joint_model=("viscous", "coulomb", "offset"),
         )
         t_id = time.perf_counter() - t_id
-        rep = result.report
+        rep = result.report.to_dict()
         # the regressors identify_robot fitted and scored on, rebuilt (see split_and_process)
         (p, Ytr, Etr), (pte, Yte, Ete) = split_and_process(model, log, HOLDOUT)
         ((pf, Yf, Ef),) = split_and_process(model, fresh_log, 0.0)
         train_tau, test_tau = np.asarray(p.tau), np.asarray(pte.tau)
         tau_fresh_true = predict(Yf, Ef, *x_true)
 
-        pi_fit, phi_fit = result.params["fit"], result.friction["fit"]
-        pi_ls, phi_ls = result.params["least_squares"], result.friction["least_squares"]
+        pi_fit, phi_fit = result.params["fit"], result.joint_parameters["fit"][:, 1:]
+        pi_ls, phi_ls = (
+            result.params["least_squares"],
+            result.joint_parameters["least_squares"][:, 1:],
+        )
         ls = sj.RigidBodyInertia(jnp.asarray(pi_ls))
         ls_ok = np.asarray(sj.physical_consistency(ls).fully_consistent)
         ls_proj = sj.nearest_consistent(ls)  # reference="com": keeps the LS CoM h/m

@@ -86,7 +86,7 @@ from spatialjax._cli.demo_robot import (  # noqa: E402
     panda_model,
 )
 from spatialjax._util import enable_compilation_cache  # noqa: E402
-from spatialjax.identification._report import jsonable  # noqa: E402  (NaN -> null)
+from spatialjax.identification.output.report import jsonable  # noqa: E402  (NaN -> null)
 
 DURATION = 20.0
 HOLDOUT = 0.3
@@ -193,7 +193,7 @@ def scenario_log(s: Seed, name: str):
 
 
 def score(res, truth: sj.RigidBodyInertia) -> dict:
-    rep = res.report
+    rep = res.report.to_dict()
     nb = truth.params.shape[0]
 
     def geo(p):
@@ -217,7 +217,7 @@ def score(res, truth: sj.RigidBodyInertia) -> dict:
         "gamma": rep["gamma"],
         "fit_status": rep["fit_status"],
         "warnings": list(res.warnings),
-        "friction_fit": np.asarray(res.friction["fit"]).tolist(),
+        "friction_fit": np.asarray(res.joint_parameters["fit"][:, 1:]).tolist(),
     }
 
 

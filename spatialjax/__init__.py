@@ -11,6 +11,8 @@ from . import multibody as multibody
 from ._consistency import ConsistencyReport as ConsistencyReport
 from ._consistency import is_physically_consistent as is_physically_consistent
 from ._consistency import physical_consistency as physical_consistency
+from ._errors import ArgumentError as ArgumentError
+from ._errors import ArgumentTypeError as ArgumentTypeError
 from ._inertia import RigidBodyInertia as RigidBodyInertia
 from ._inertia import inertia_to_second_moment as inertia_to_second_moment
 from ._inertia import parallel_axis as parallel_axis
@@ -41,8 +43,6 @@ from ._shapes import sphere as sphere
 from ._sharding import batch_mesh as batch_mesh
 from ._sharding import batch_sharding as batch_sharding
 from ._sharding import shard_batch as shard_batch
-from ._spatial import crf as crf  # deprecated alias of force_cross(v), not in __all__
-from ._spatial import crm as crm  # deprecated alias of motion_cross(v), not in __all__
 from ._spatial import force_cross as force_cross
 from ._spatial import motion_cross as motion_cross
 from ._spatial_matrix import swap_linear_angular as swap_linear_angular
@@ -54,6 +54,8 @@ from ._validate import validate as validate
 from ._version import __version__ as __version__
 
 __all__ = [
+    "ArgumentError",
+    "ArgumentTypeError",
     "ConsistencyReport",
     "Plx",
     "Plxb",

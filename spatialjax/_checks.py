@@ -2,7 +2,7 @@
 
 Two tiers (lineax's and equinox's):
 
-* **trace time**: shape and dtype mistakes raise ``ValueError`` / ``TypeError``
+* **trace time**: shape and dtype mistakes raise ``ArgumentError`` / ``ArgumentTypeError``
   when the function is called (or traced under ``jit``/``vmap``), naming the
   argument, what was expected and what was received (``as_float_array``,
   ``same_dtype``, ``broadcast_batch``, ``resolve_float_dtype``);
@@ -15,7 +15,7 @@ Two tiers (lineax's and equinox's):
 
 Checks about one package's own concepts stay in that package (the
 identification's prior, γ and noise weights in
-``spatialjax.identification._inputs``); whether inertial parameters are a
+``spatialjax.identification.fitting.inputs``); whether inertial parameters are a
 physical body is ``physical_consistency`` (flags, jit-safe) and ``validate``
 (eager, listing every failing body).
 """
@@ -29,6 +29,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._errors import ArgumentError, ArgumentTypeError
+
 #: Floating dtypes JAX arrays can have (``jnp.issubdtype(d, jnp.floating)``), as a set so
 #: the check on every call is one hash lookup instead of an ``issubdtype`` call.
 FLOATING_DTYPES = frozenset(
@@ -36,9 +38,9 @@ FLOATING_DTYPES = frozenset(
 )
 
 
-def _shape_error(name: str, trailing: tuple, shape: tuple) -> ValueError:
+def _shape_error(name: str, trailing: tuple, shape: tuple) -> ArgumentError:
     want = "(..., " + ", ".join(str(t) for t in trailing) + ")" if trailing else "(...)"
-    return ValueError(f"{name}: expected shape {want}, got shape {shape}")
+    return ArgumentError(name, f"expected shape {want}, got shape {shape}")
 
 
 def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
@@ -71,15 +73,16 @@ def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
     elif not hasattr(x, "dtype"):
         x = np.asarray(x)
         if x.dtype.kind in "iu" or x.dtype == object:
-            raise TypeError(
-                f"{name}: expected a floating-point array, got a sequence converting to "
-                f"dtype {x.dtype}; write the numbers as floats or pass a float array"
+            raise ArgumentTypeError(
+                name,
+                f"expected a floating-point array, got a sequence converting to "
+                f"dtype {x.dtype}; write the numbers as floats or pass a float array",
             )
         x = jnp.asarray(x)
     dtype = np.dtype(x.dtype)  # pyright: ignore[reportAttributeAccessIssue]  (x is an array here)
     if not jnp.issubdtype(dtype, jnp.floating):
-        raise TypeError(
-            f"{name}: expected a floating-point array (float32 or float64), got dtype {dtype}"
+        raise ArgumentTypeError(
+            name, f"expected a floating-point array (float32 or float64), got dtype {dtype}"
         )
     x = jnp.asarray(x)
     trailing = tuple(trailing)
@@ -103,9 +106,10 @@ def same_dtype(**arrays) -> np.dtype:
     name0, a0 = items[0]
     for name, a in items[1:]:
         if a.dtype != a0.dtype:
-            raise TypeError(
-                f"{name} has dtype {a.dtype} but {name0} has dtype {a0.dtype}; "
-                "convert one explicitly (spatialjax never upcasts or downcasts silently)"
+            raise ArgumentTypeError(
+                name,
+                f"dtype {a.dtype} differs from {name0}'s dtype {a0.dtype}; "
+                "convert one explicitly (spatialjax never upcasts or downcasts silently)",
             )
     return a0.dtype
 
@@ -117,9 +121,10 @@ def broadcast_batch(name_a: str, shape_a, name_b: str, shape_b) -> tuple[int, ..
     try:
         return tuple(np.broadcast_shapes(tuple(shape_a), tuple(shape_b)))
     except ValueError:
-        raise ValueError(
+        raise ArgumentError(
+            name_b,
             f"batch shapes do not broadcast: {name_a} has batch shape {tuple(shape_a)}, "
-            f"{name_b} has batch shape {tuple(shape_b)}"
+            f"{name_b} has batch shape {tuple(shape_b)}",
         ) from None
 
 
@@ -135,11 +140,14 @@ def resolve_float_dtype(dtype, name: str = "dtype") -> np.dtype:
         return np.dtype(jnp.zeros(()).dtype)
     dtype = np.dtype(dtype)
     if dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"{name}: expected a floating dtype (float32 or float64), got {dtype}")
+        raise ArgumentTypeError(
+            name, f"expected a floating dtype (float32 or float64), got {dtype}"
+        )
     if dtype == np.float64 and not jax.config.read("jax_enable_x64"):
-        raise ValueError(
-            f"{name}: float64 requested but JAX is in 32-bit mode; call "
-            "jax.config.update('jax_enable_x64', True) first"
+        raise ArgumentError(
+            name,
+            "float64 requested but JAX is in 32-bit mode; call "
+            "jax.config.update('jax_enable_x64', True) first",
         )
     return dtype
 
@@ -177,12 +185,13 @@ def require_finite(x, name: str, axes: str | None = None) -> None:
     idx = first_bad(bad)
     if axes is None:
         where = f" at index {idx}" if idx else ""
-        raise ValueError(f"{name}: expected finite values, got {a[idx]}{where}")
+        raise ArgumentError(name, f"expected finite values, got {a[idx]}{where}")
     words = axes.split("/")
     parts = ", ".join(f"{w} {i}" for w, i in zip(words, idx[-len(words) :], strict=True))
-    raise ValueError(
-        f"{name}: expected finite values, got {a[idx]} at {parts} (index {idx}); remove or "
-        "repair those samples"
+    raise ArgumentError(
+        name,
+        f"expected finite values, got {a[idx]} at {parts} (index {idx}); remove or "
+        "repair those samples",
     )
 
 
@@ -197,7 +206,7 @@ def require_nonnegative(x, name: str, what: str = "values") -> None:
     if np.any(neg):
         idx = first_bad(neg)
         where = f" at index {idx}" if idx else ""
-        raise ValueError(f"{name}: expected non-negative {what}, got a negative value{where}")
+        raise ArgumentError(name, f"expected non-negative {what}, got a negative value{where}")
 
 
 def positive_number(x, name: str) -> float:
@@ -208,7 +217,7 @@ def positive_number(x, name: str) -> float:
       ValueError: ``x`` is not finite or not positive.
     """
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {type(x).__name__} {x!r}")
+        raise ArgumentTypeError(name, f"expected a number, got {type(x).__name__} {x!r}")
     if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"{name}: expected a finite number > 0, got {x!r}")
+        raise ArgumentError(name, f"expected a finite number > 0, got {x!r}")
     return float(x)

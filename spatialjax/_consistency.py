@@ -1,37 +1,9 @@
-r"""Physical consistency of rigid-body inertial parameters (Wensing, Kim & Slotine, RA-L 2017).
+"""Physical consistency of rigid-body inertial parameters (Wensing, Kim & Slotine, RA-L 2017).
 
-A 10-vector of inertial parameters (mass ``m``, first moment ``h = m c``,
-inertia ``I_o`` about the frame origin) is realisable by a non-negative mass
-density iff it is *fully physically consistent*:
-
-* ``m > 0``;
-* ``I_c ⪰ 0``: the inertia about the centre of mass is positive semi-definite;
-* the triangle inequality on the principal moments ``λ1 ≤ λ2 ≤ λ3`` of
-  ``I_c``: ``λ1 + λ2 ≥ λ3``. Equivalently the central second moment
-  ``S_c = ½ tr(I_c) 1 − I_c`` is PSD, whose eigenvalues are
-  ``½ (λj + λk − λi)``; so ``triangle_margin = λ1 + λ2 − λ3 = 2 λmin(S_c)``.
-  (It implies ``I_c ⪰ 0``: adding two of the inequalities gives ``2 λk ≥ 0``.)
-
-and, for ``m > 0``, this holds iff the pseudo-inertia ``J = [[S, h], [hᵀ, m]]``
-is PSD (the Schur complement of ``m``: ``J = T diag(S_c, m) Tᵀ`` with
-``T = [[1, c], [0, 1]]``).
-
-References:
-  P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
-  physically consistent inertial parameter identification: a statistical
-  perspective on the mass distribution", IEEE Robotics and Automation
-  Letters 3(1), 2017 (pseudo-inertia ``J``, the LMI ``J ⪰ 0`` and the
-  triangle inequality). R. Featherstone, Rigid Body Dynamics Algorithms,
-  Springer 2008, Sec. 2.13 (``mcI`` and the parallel-axis theorem, eq. 2.63).
-
-Three tiers, as in lineax/equinox:
-
-* [`physical_consistency`][spatialjax.physical_consistency] /
-  [`is_physically_consistent`][spatialjax.is_physically_consistent]: flags and margins,
-  jit/vmap/grad-safe, never raise on values;
-* [`validate`][spatialjax.validate]: eager, raises ``ValueError`` with the failing body indices,
-  the failed conditions, mass, CoM, principal moments and margins;
-* [`nearest_consistent`][spatialjax.nearest_consistent]: a projection onto the fully consistent set.
+Fully consistent: ``m > 0``, ``I_c ⪰ 0`` and the triangle inequality of the principal
+moments, equivalently ``J ⪰ 0``. Flags (``physical_consistency``), eager checks
+(``validate``) and a projection (``nearest_consistent``).
+Derivation: docs page ``spatial.md#physical-consistency``.
 """
 
 from __future__ import annotations
@@ -224,51 +196,20 @@ def _flags(p, tol, dtype):
 
 
 def physical_consistency(inertia, tol=None) -> ConsistencyReport:
-    r"""Consistency flags and margins of a (batched) rigid-body inertia; never raises on values.
+    """Consistency flags and margins of a (batched) rigid-body inertia; never raises on values.
 
-    Works under ``jit``/``vmap``/``grad`` for any batch shape; the margins are
-    differentiable wherever the eigenvalues involved are distinct (at
-    repeated eigenvalues the derivative of ``min`` is one-sided but finite).
-
-    The CoM-based quantities use ``c = h / m`` whenever ``m ≠ 0`` (the identity
-    ``J = T diag(S_c, m) Tᵀ`` holds for any non-zero mass, so the flags stay
-    meaningful for negative masses) and ``c = 0``, ``I_c = I_o`` when ``m == 0``
-    (as [`RigidBodyInertia.com`][spatialjax.RigidBodyInertia.com] and
-    [`RigidBodyInertia.inertia_com`][spatialjax.RigidBodyInertia.inertia_com]). Finite inputs with
-    ``m > 0`` never produce NaN; non-finite inputs give ``finite = False`` and
-    ``fully_consistent = False``.
-
-    The verdict does not depend on where the frame origin is: ``I_c ⪰ 0`` and
-    the triangle inequality are judged on the moments about the CoM, with a
-    tolerance relative to them, plus the rounding allowance of computing
-    ``I_c`` from origin-frame numbers (``I_c = I_o + m c× c×`` loses about
-    ``eps · |m| |c|²`` whatever the algorithm, because the inputs themselves
-    carry that rounding). So a body and the same body translated by ``d``
-    get the same flags as long as ``8 eps |m| d²`` stays below the margin
-    being judged: for a margin of 15 % of the largest moment, up to about
-    100 body sizes (rms diameters) in float32 and 10⁶ in float64.
-    ``J ⪰ 0`` is decided the same way, through the factorisation
-    ``J = T diag(S_c, m) Tᵀ`` with ``T = [[1, c], [0, 1]]`` (the ``LDLᵀ``
-    of ``J`` with ``m`` as first pivot; Wensing, Kim & Slotine 2017):
-    the smallest eigenvalue of ``J`` about the origin, reported as
-    ``min_eig_pseudo_inertia``, shrinks like ``1/d²`` for a body far from
-    the origin and cannot resolve the sign once ``eps · |m| d²`` exceeds it.
+    Works under ``jit``/``vmap``/``grad`` for any batch shape. CoM quantities use
+    ``c = h / m`` for ``m ≠ 0`` and ``c = 0`` for ``m == 0``; non-finite inputs give
+    ``finite = False``. The verdict does not depend on where the frame origin is
+    (docs page ``spatial.md#physical-consistency``).
 
     Args:
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] (or a ``(..., 10)``
         parameter array) with batch shape ``(...)``.
-      tol: *relative* tolerance ``≥ 0``. ``inertia_psd`` and
-        ``triangle_inequality`` accept margins down to
-        ``−(tol · inertia_scale + tol_shift · |m| |c|²)`` with
-        ``inertia_scale = ‖I_c‖_F`` (the moments about the CoM; Frobenius,
-        so that [`is_physically_consistent`][spatialjax.is_physically_consistent] needs no
-        eigenvalues) and ``tol_shift = min(tol, 8 · finfo(dtype).eps)``, the rounding of the
-        shift from the frame origin to the CoM (capped, so that a generous
-        ``tol`` does not grow with the distance of the CoM from the origin).
-        ``m > 0`` is always strict. ``None`` (default) is
-        ``default_tol`` of the dtype; ``0.0`` is the exact test on the
-        computed numbers. For every ``tol``,
-        ``fully_consistent == finite & mass_positive & pseudo_inertia_psd``.
+      tol: relative tolerance ``≥ 0``: ``inertia_psd`` and ``triangle_inequality``
+        accept margins down to ``−(tol · ‖I_c‖_F + tol_shift · |m| |c|²)``,
+        ``tol_shift = min(tol, 8 · eps)``; ``m > 0`` is always strict. ``None``
+        (default) is ``default_tol`` of the dtype; ``0.0`` the exact test.
 
     Returns:
       [`ConsistencyReport`][spatialjax.ConsistencyReport] with fields of shape ``(...)``
@@ -333,16 +274,10 @@ def _consistency_report(p, tol) -> ConsistencyReport:
 
 
 def is_physically_consistent(inertia, tol=None):
-    """``(...)`` bool array: fully physically consistent (see ``physical_consistency``).
+    """``(...)`` bool array: fully physically consistent, without eigenvalues.
 
-    Same definition, thresholds and verdicts as
-    ``physical_consistency(inertia, tol).fully_consistent``, computed without
-    eigenvalues: ``I_c ⪰ 0`` and the triangle inequality (``S_c ⪰ 0``) are
-    decided by pivoted ``LDLᵀ`` factorisations of the shifted 3×3 matrices
-    ``I_c + t 1`` and ``S_c + (t/2) 1`` (``t`` the tolerance of
-    [`physical_consistency`][spatialjax.physical_consistency]). The two paths can differ only for
-    bodies whose margin lies within rounding (``≈ eps · ‖I_c‖``) of ``−t``. Use
-    [`physical_consistency`][spatialjax.physical_consistency] for the margins.
+    Same thresholds and verdicts as ``physical_consistency(inertia, tol).fully_consistent``
+    up to rounding, by pivoted ``LDLᵀ`` of the shifted ``I_c`` and ``S_c``.
 
     Args:
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or ``(..., 10)`` parameters.

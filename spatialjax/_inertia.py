@@ -1,29 +1,9 @@
-r"""Rigid-body inertial parameters (Featherstone RBDA 2008, §2.13; Wensing, Kim & Slotine 2017).
+"""Rigid-body inertial parameters (Featherstone RBDA 2008, §2.13; Wensing, Kim & Slotine 2017).
 
-A body's inertial parameters about the origin ``Bo`` of a frame B, expressed in
-B, are stored as the 10-vector (Pinocchio order; the layout is written once,
-in ``spatialjax._params``)
-
-$$
-π = [m,\ h_x, h_y, h_z,\ I_{xx}, I_{xy}, I_{yy}, I_{xz}, I_{yz}, I_{zz}]
-$$
-
-with ``h = m c_BoBcm_B`` (first moment) and ``I = I_BBo_B`` (rotational inertia
-about ``Bo``). Equivalent forms, all in B about ``Bo``:
-
-* second moment ``S = ∫ρ r rᵀ = ½ tr(I) 1 − I`` and ``I = tr(S) 1 − S`` (Wensing et al. 2017);
-* pseudo-inertia ``J = [[S, h], [hᵀ, m]] = ∫ρ r̃ r̃ᵀ`` (4×4; Wensing et al. 2017);
-* spatial inertia ``M = [[I, skew(h)], [skew(h)ᵀ, m 1]]`` (6×6, ``[ω; v]``, RBDA eq. 2.63).
-
-Changing frames uses the pseudo-inertia sandwich ``J_B = T_BA J_A T_BAᵀ``
-(points map as ``r̃_B = T_BA r̃_A``, so ``∫ρ r̃ r̃ᵀ`` transforms by congruence),
-which equals the 6×6 congruence ``X* M X⁻¹`` of RBDA eq. 2.66.
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008, §2.13.
-  P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
-  physically consistent inertial parameter identification: a statistical
-  perspective on the mass distribution", IEEE RA-L 3(1), 2017.
+About the origin ``Bo`` of a frame B, in B: ``π = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz,
+Iyz, Izz]`` (Pinocchio order), ``h = m c``, ``I`` about ``Bo``; frames change by the
+pseudo-inertia congruence ``J_B = T_BA J_A T_BAᵀ``.
+Derivation: docs page ``spatial.md#inertial-parameters``.
 """
 
 from __future__ import annotations
@@ -119,16 +99,9 @@ def _sandwich_kernel(T, J):
 def _sandwich_params(E, r, p, transposed):
     """10-vector of ``J_B = T J Tᵀ`` for ``T = [[R, t], [0, 1]]``, in closed form.
 
-    ``R = E``, ``t = −E r`` for a ``Plx(E, r)``; ``R = Eᵀ``, ``t = −Eᵀ r`` for
-    a ``Plxb(E, r)`` (``transposed``). With ``u = R h`` and ``h_B = u + m t``:
-    ``S_B = R S Rᵀ + u tᵀ + t h_Bᵀ`` (``= R S Rᵀ + u tᵀ + t uᵀ + m t tᵀ``) and
-    ``I_B = tr(S_B) 1 − S_B``. Batch axes of ``E``, ``r``, ``p`` broadcast.
-
-    Written for XLA:CPU's loop emitter: every per-item quantity is a ``(...)``
-    array of scalars (entries read as ``x[..., i, j]``, no trailing axis of
-    size 1), and the ten results are joined by ``_smallmat.stack_last``
-    into one fused loop over the batch. Reading entries as ``(..., 1)`` slices
-    instead makes the same loop slower (``benchmarks/README.md``).
+    ``R = E``, ``t = −E r`` for a ``Plx(E, r)``; ``R = Eᵀ``, ``t = −Eᵀ r`` for a
+    ``Plxb(E, r)`` (``transposed``). ``S_B = R S Rᵀ + u tᵀ + t h_Bᵀ`` with ``u = R h``,
+    ``h_B = u + m t``, ``I_B = tr(S_B) 1 − S_B``. Batch axes of ``E``, ``r``, ``p`` broadcast.
     """
     if transposed:
         R = [[E[..., b, a] for b in range(3)] for a in range(3)]

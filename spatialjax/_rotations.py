@@ -17,6 +17,7 @@ Conventions (as in the conventions table of the documentation, ``docs/convention
 from __future__ import annotations
 
 import functools
+import math
 
 import jax
 import jax.numpy as jnp
@@ -276,3 +277,100 @@ def quat_xyzw_to_wxyz(q):
     """Reorder a scalar-last quaternion to scalar-first (spatialjax, brax, MJX, jaxlie)."""
     q = as_float_array(q, "q", (4,))
     return jnp.concatenate([q[..., 3:], q[..., :3]], axis=-1)
+
+
+# ----------------------------------------------------------------- NumPy, float64, eager
+# The only NumPy rotation helpers of the package. The functions above are jitted: each new
+# shape compiles and every call dispatches, which a model file's reader would pay per
+# <origin>/<pose>/quat (hundreds of 3×3 values, read once, eagerly, from exact decimal text)
+# and the Model builder per joint. The readers (spatialjax.io), the Model builder and the
+# interop converters use these float64 NumPy twins instead; they follow the same conventions
+# (active rotations R_AB, scalar-first quaternions).
+
+
+def axis_rotation(axis, angle) -> np.ndarray:
+    """Active rotation by ``angle`` (rad) about the unit 3-vector ``axis`` (Rodrigues), float64.
+
+    Examples:
+      >>> axis_rotation((0.0, 0.0, 1.0), np.pi / 2).round(12) @ np.array([1.0, 0.0, 0.0])
+      array([0., 1., 0.])
+    """
+    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
+
+
+def rot_axis(axis: int, angle: float) -> np.ndarray:
+    """Active rotation by ``angle`` (rad) about coordinate axis 0, 1 or 2 (x, y, z), float64.
+
+    The entries are exactly ``cos`` and ``± sin`` (no Rodrigues round-off).
+
+    Examples:
+      >>> rot_axis(2, np.pi / 2).round(12) @ np.array([1.0, 0.0, 0.0])
+      array([0., 1., 0.])
+    """
+    c, s = np.cos(angle), np.sin(angle)
+    i, j = [(1, 2), (2, 0), (0, 1)][axis]
+    R = np.eye(3)
+    R[i, i] = R[j, j] = c
+    R[i, j], R[j, i] = -s, s
+    return R
+
+
+def rpy_to_matrix(rpy) -> np.ndarray:
+    """URDF/SDF roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z), float64.
+
+    The active rotation ``R_BBi`` whose columns are the rotated frame's axes
+    (urdfdom ``Rotation::setFromRPY``; Pinocchio ``pin.rpy.rpyToMatrix``).
+
+    Examples:
+      >>> rpy_to_matrix((0.0, 0.0, np.pi / 2)).round(12)[:, 0]  # x axis turned to y
+      array([0., 1., 0.])
+    """
+    r, p, y = (float(v) for v in rpy)
+    return rot_axis(2, y) @ rot_axis(1, p) @ rot_axis(0, r)
+
+
+def quat_wxyz_to_matrix(q) -> np.ndarray:
+    """Active rotations of scalar-first quaternions ``(..., 4)`` (normalised here): ``(..., 3, 3)``.
+
+    Examples:
+      >>> quat_wxyz_to_matrix([np.cos(np.pi / 4), 0.0, 0.0, np.sin(np.pi / 4)]).round(12)[:, 0]
+      array([0., 1., 0.])
+    """
+    q = np.asarray(q, dtype=np.float64)
+    w, x, y, z = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
+    rows = [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ]
+    return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
+
+
+def matrix_to_quat_wxyz(R) -> np.ndarray:
+    """Unit scalar-first quaternion (``w >= 0``) of an active rotation ``(3, 3)`` (Shepperd).
+
+    Examples:
+      >>> matrix_to_quat_wxyz(np.diag([1.0, -1.0, -1.0]))  # half a turn about x
+      array([0., 1., 0., 0.])
+    """
+    R = np.asarray(R, dtype=np.float64)
+    t = np.array(
+        [
+            1 + R[0, 0] + R[1, 1] + R[2, 2],
+            1 + R[0, 0] - R[1, 1] - R[2, 2],
+            1 - R[0, 0] + R[1, 1] - R[2, 2],
+            1 - R[0, 0] - R[1, 1] + R[2, 2],
+        ]
+    )
+    k = int(np.argmax(t))
+    if k == 0:
+        q = [t[0], R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]
+    elif k == 1:
+        q = [R[2, 1] - R[1, 2], t[1], R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]]
+    elif k == 2:
+        q = [R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], t[2], R[1, 2] + R[2, 1]]
+    else:
+        q = [R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], t[3]]
+    q = np.array(q) * (0.5 / np.sqrt(t[k]))
+    return -q if q[0] < 0 else q

@@ -16,8 +16,6 @@ aliases).
 
 from __future__ import annotations
 
-import warnings
-
 import jax
 import jax.numpy as jnp
 
@@ -103,26 +101,6 @@ def force_cross(v, f=None):
     same_dtype(v=v, f=f)
     broadcast_batch("v", v.shape[:-1], "f", f.shape[:-1])
     return _force_cross(v, f)
-
-
-def crm(v):
-    """Deprecated alias of ``motion_cross`` ``(v)``: the 6×6 motion cross-product matrix."""
-    warnings.warn(
-        "spatialjax.crm is deprecated; use spatialjax.motion_cross(v) (the same 6x6 matrix)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return motion_cross(v)
-
-
-def crf(v):
-    """Deprecated alias of ``force_cross`` ``(v)``: the 6×6 force cross-product matrix."""
-    warnings.warn(
-        "spatialjax.crf is deprecated; use spatialjax.force_cross(v) (the same 6x6 matrix)",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return force_cross(v)
 
 
 # kernels: one jitted program each (an eager call is one dispatch); inputs checked above

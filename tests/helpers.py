@@ -1,7 +1,7 @@
 """Shared test helpers: batch shapes, independent NumPy references, the guide's report schema,
 the example-robot-data cases and the conversions to Pinocchio's and MuJoCo's conventions.
 
-No spatialjax code: the schema is read from docs/identification.md itself; the robot helpers
+No spatialjax code: the schema is read from docs/identification-report.md itself; the robot helpers
 take a model and read only its sizes. Test modules import from here, never from each other.
 """
 
@@ -79,13 +79,12 @@ def robots_dir() -> Path | None:
 
 
 def report_schema_in_the_guide() -> dict[str, set[str]]:
-    """``{path: keys}`` of the tables under "The report's schema" in docs/identification.md."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "identification.md").read_text(
+    """``{path: keys}`` of the tables of docs/identification-report.md, one per ``##`` section."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "identification-report.md").read_text(
         encoding="utf-8"
     )
-    section = text.split("### The report's schema", 1)[1].split("\n## ", 1)[0]
     out = {}
-    for block in section.split("\n#### ")[1:]:
+    for block in text.split("\n## ")[1:]:
         heading, _, body = block.partition("\n")
         paths = re.findall(r"`([^`]+)`", heading) or [""]
         keys = set(re.findall(r"^\| `(\w+)` \|", body, re.M))
@@ -115,7 +114,10 @@ def _keys_at(report, path: str) -> set[str] | None:
 
 
 def check_report_against_the_guide(report) -> None:
-    """Every documented object of ``report`` has exactly the documented keys (tests reuse it)."""
+    """Every documented object of ``report`` (a typed report, or its JSON form) has exactly the
+    documented keys (tests reuse it)."""
+    if hasattr(report, "to_dict"):
+        report = report.to_dict()
     for path, keys in report_schema_in_the_guide().items():
         actual = _keys_at(report, path)
         if actual is None or path == "output":  # absent (no repairs, no --out) or the writer's

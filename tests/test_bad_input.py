@@ -175,15 +175,15 @@ def test_float32_float64_mix_is_refused(cls):
         cls(E.astype(jnp.float32), r)
     X64 = cls(E, r)
     X32 = cls(E.astype(jnp.float32), r.astype(jnp.float32))
-    with raises(TypeError, "m has dtype float32", "float64", "convert one explicitly"):
+    with raises(TypeError, "m: dtype float32", "float64", "convert one explicitly"):
         X64.apply_motion(jnp.zeros(6, jnp.float32))
-    with raises(TypeError, "f has dtype float64", "float32"):
+    with raises(TypeError, "f: dtype float64", "float32"):
         X32.apply_force(jnp.zeros(6, jnp.float64))
-    with raises(TypeError, "other.E has dtype float32", "self.E has dtype float64"):
+    with raises(TypeError, "other.E: dtype float32", "self.E's dtype float64"):
         X64 @ X32
-    with raises(TypeError, "m has dtype float32", "v has dtype float64"):
+    with raises(TypeError, "m: dtype float32", "v's dtype float64"):
         motion_cross(jnp.zeros(6), jnp.zeros(6, jnp.float32))
-    with raises(TypeError, "f has dtype float32", "v has dtype float64"):
+    with raises(TypeError, "f: dtype float32", "v's dtype float64"):
         force_cross(jnp.zeros(6), jnp.zeros(6, jnp.float32))
 
 

@@ -1,4 +1,4 @@
-"""identification._channels: scale, sign and swaps of torque channels, judged where they can be.
+"""identification.logs.channel_checks: scale, sign and swaps of torque channels, where judged.
 
 Reference values: closed forms on synthetic channels (a channel ``k p + noise``
 of known signal-to-noise ratio explains ``SNR / (1 + SNR)`` of its variance;
@@ -18,7 +18,7 @@ import pytest
 from helpers import pinocchio_log, robots_dir
 
 from spatialjax import identification as ident
-from spatialjax.identification._channels import (
+from spatialjax.identification.logs.channel_checks import (
     SCALE_LIMIT,
     channel_messages,
     channel_summary,
@@ -174,7 +174,7 @@ def test_a_prediction_near_zero_is_not_judged():
     assert notes == [
         f"j: the model predicts almost no torque on this joint (rms ratio {c.rms_ratio:.3g}; "
         f"its prediction explains {100 * c.explained:.3g} % of the measured torque's variance "
-        "after friction): scale and sign not checked"
+        "after friction): scale and sign not judged"
     ]
 
 
@@ -248,20 +248,20 @@ def test_messages_and_report_fields():
     assert checks[3].verdict == "not judged" and checks[3].excluded  # a constant channel
 
 
-def test_summary_counts_what_was_not_checked():
+def test_summary_counts_what_was_not_judged():
     p = _smooth(2, 8)
     rng = np.random.default_rng(8)
     m = p.copy()
     m[:, 1] = rng.standard_normal(N)  # follows nothing the prior predicts
     checks = check_channels(["a", "b"], m, m, p)
-    assert channel_summary(checks) == "scales and signs agree where checked (1 not checked)"
+    assert channel_summary(checks) == "scales and signs agree where judged (1 not judged)"
     assert channel_summary(checks[:1]) == "scales and signs agree"
     # a joint on which the prior predicts nothing at all (no moving mass beyond it)
     (c,) = check_channels(["z"], m[:, :1], m[:, :1], np.zeros((N, 1)))
     assert np.isnan(c.scale) and c.verdict == "not judged"
     assert channel_messages([c]) == (
         [],
-        ["z: the prior predicts no torque on this joint: scale and sign not checked"],
+        ["z: the prior predicts no torque on this joint: scale and sign not judged"],
     )
 
 

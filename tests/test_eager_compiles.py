@@ -64,7 +64,7 @@ def test_second_eager_call_compiles_nothing(compiles, method):
         "rnea": lambda: mb.rnea(model, q, v, a, method=method),
         "mass_matrix": lambda: mb.mass_matrix(model, q, method=method),
         "joint_torque_regressor": lambda: mb.joint_torque_regressor(model, q, v, a, method=method),
-        "friction_regressor": lambda: mb.friction_regressor(model, v),
+        "joint_model": lambda: mb.JointModel().regressor(model, v, a),
         "forward_dynamics": lambda: mb.forward_dynamics(model, q, v, a),
         "forward_dynamics crba": lambda: mb.forward_dynamics(model, q, v, a, method="crba"),
         "nonlinear_effects": lambda: mb.nonlinear_effects(model, q, v, method=method),

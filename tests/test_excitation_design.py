@@ -23,11 +23,11 @@ from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
 from spatialjax.identification import (
-    _design,
     design_excitation,
     fourier_trajectory,
     identifiability,
 )
+from spatialjax.identification.design import excitation as _design
 
 jax.config.update("jax_enable_x64", True)
 
@@ -94,7 +94,7 @@ def test_condition_number_matches_numpy(chain, design):
     """On the design's base columns; a maximal independent set (identifiability's rank)."""
     Y = mb.joint_torque_regressor(chain, design.q, design.dq, design.ddq)
     v = np.where(np.abs(design.dq) <= 1e-12 * np.abs(design.dq).max(0), 0.0, design.dq)
-    E = mb.friction_regressor(chain, v)
+    E = mb.JointModel(("viscous", "coulomb", "offset")).regressor(chain, v, np.zeros_like(v))
     X = np.concatenate([np.asarray(Y), np.asarray(E)], -1).reshape(-1, 26)
     assert design.rank == design.base_columns.size == int(identifiability(Y, extra=E).rank)
     Xb = X[:, design.base_columns]

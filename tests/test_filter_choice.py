@@ -202,11 +202,14 @@ def test_given_values_are_honoured():
     ],
 )
 def test_bad_arguments_are_named(kwargs, exc, words):
+    """An ``IdentifyError`` (``IdentifyTypeError`` for a wrong type) whose ``argument`` is the
+    keyword at fault (the first word); the message says what was expected and given."""
     t, q, _ = _sines(duration=2.0)
     with pytest.raises(exc) as e:
         ident.choose_filter(_log(t, q), **kwargs)
-    for w in words:
-        assert w in str(e.value), (w, str(e.value))
+    assert isinstance(e.value, ident.IdentifyError) and e.value.argument == words[0]
+    for w in words[1:]:
+        assert w in e.value.detail, (w, str(e.value))
 
 
 def test_bad_logs_are_named():
@@ -215,10 +218,12 @@ def test_bad_logs_are_named():
         ident.choose_filter({"t": t, "q": q})
     jittered = t.copy()
     jittered[100:] += 0.5e-3  # one interval 50 % longer than the others
-    with pytest.raises(ValueError, match=r"log: not uniformly sampled: t\[100\].*resample_log"):
+    with pytest.raises(ident.IdentifyError, match=r"^log: not uniformly sampled: t\[100\]") as e:
         ident.choose_filter(_log(jittered, q))
-    with pytest.raises(ValueError, match="log: 40 samples are too few"):
+    assert e.value.argument == "log" and "resample_log" in e.value.detail
+    with pytest.raises(ident.IdentifyError) as e:
         ident.choose_filter(_log(t[:40], q[:40]))
+    assert e.value.argument == "log" and e.value.detail.startswith("40 samples are too few")
     # a short log with the cut-off given needs no spectrum
     assert ident.choose_filter(_log(t[:40], q[:40]), lowpass=50.0).lowpass == 50.0
 
@@ -319,7 +324,7 @@ def test_identify_robot_with_the_choice_gets_the_masses_no_filter_does_not():
     r_raw = raw.params["fit"][:, 0] / masses
     assert np.all((0.8 <= r_auto) & (r_auto <= 1.25)), (choice.reason, r_auto)
     assert not np.all((0.8 <= r_raw) & (r_raw <= 1.25)), r_raw
-    e_auto = auto.report["errors"]["fit"]["holdout"]["overall"]
-    e_raw = raw.report["errors"]["fit"]["holdout"]["overall"]
+    e_auto = auto.report.to_dict()["errors"]["fit"]["holdout"]["overall"]
+    e_raw = raw.report.to_dict()["errors"]["fit"]["holdout"]["overall"]
     assert e_auto < e_raw / 5 and math.isfinite(e_auto)
-    assert e_auto < auto.report["errors"]["prior"]["holdout"]["overall"]
+    assert e_auto < auto.report.to_dict()["errors"]["prior"]["holdout"]["overall"]

@@ -1,6 +1,6 @@
 """The derivatives of the fits' Newton steps, written out, against ``jax.grad``/``jax.hessian``.
 
-The interior point (``_interior_point``) of ``fit`` (one body, ``nb = 1``) and of
+The interior point (``fitting.interior_point``) of ``fit`` (one body, ``nb = 1``) and of
 ``fit_torques`` (a robot, with extra coefficients kept ``≥ 0``) takes Newton steps with
 the closed-form gradient and Hessian of ``F_μ = ‖R(x − x_c)‖² + ρ² + γ Σ D(J_i ‖ J0_i)
 + Σ w_j (φ_j − φ0_j)² − μ (Σ log det J_i + Σ log φ_j)`` (``barrier_grad_hess``), and
@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from spatialjax._params import pseudo_inertia
-from spatialjax.identification import _interior_point as ip
-from spatialjax.identification._objective import Problem, hessian_pi, prior_terms
-from spatialjax.identification._regressor import body_regressor
+from spatialjax.identification.fitting import interior_point as ip
+from spatialjax.identification.fitting.body_regressor import body_regressor
+from spatialjax.identification.fitting.objective import Problem, hessian_pi, prior_terms
 
 
 def _rel_err(actual, expected) -> float:

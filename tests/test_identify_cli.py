@@ -29,9 +29,19 @@ from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
 from spatialjax import _cli as cli
+from spatialjax import identification as ident
+from spatialjax._cli._args import InputError
 from spatialjax._cli.identify import main
 from spatialjax._util import x64
-from spatialjax.multibody import FRICTION_KINDS, JOINT_KINDS
+from spatialjax.multibody import JOINT_KINDS
+
+FRICTION_KINDS = ("viscous", "coulomb", "offset")
+
+
+def _joint_fits(rep) -> dict:
+    """``{joint: {kind: fitted value or None}}`` of a report's ``joint_parameters``."""
+    return {d["joint"]: d["fit"] for d in rep["joint_parameters"]}
+
 
 pin = pytest.importorskip("pinocchio")
 
@@ -160,11 +170,16 @@ def test_toy_arm_csv_log_friction_subset_no_holdout(tmp_path, capsys):
     assert "training (no hold-out)" in stdout
     rep = json.loads(report.read_text())
     assert rep["joints"] == ["j1", "j2"] and rep["locked_joints"] == locked
-    assert rep["options"]["joint_model"] == ["viscous"] and rep["options"]["friction"] is None
+    assert rep["options"]["joint_model"] == ["viscous"] and "friction" not in rep["options"]
     assert rep["settings"]["joint_model"] == ["viscous"]
     for j in ("j1", "j2"):
-        f = rep["friction"][j]
-        assert f["coulomb"] is None and f["offset"] is None and f["viscous"] >= 0
+        f = _joint_fits(rep)[j]
+        assert (
+            f["armature"] is None
+            and f["coulomb"] is None
+            and f["offset"] is None
+            and f["viscous"] >= 0
+        )
     for who in ("fit", "least_squares", "prior"):
         assert rep["errors"][who]["holdout"] is None
         assert rep["errors"][who]["train"]["overall"] > 0
@@ -186,7 +201,8 @@ def test_report_fields(panda_run):
     check_report_against_the_guide(rep)  # every key documented, the command's own included
     assert rep["joints"] == list(ARM)
     assert rep["locked_joints"] == LOCK
-    assert rep["options"]["joint_model"] == list(JOINT_KINDS) and rep["options"]["friction"] is None
+    assert rep["options"]["joint_model"] is None and "friction" not in rep["options"]  # as given
+    assert rep["settings"]["joint_model"] == list(JOINT_KINDS)  # the library's default
     assert rep["options"]["decimate"] == 5 and rep["options"]["lowpass"] == 30
     s = rep["samples"]
     # 8 s at 1 kHz, the last quarter held out, each part filtered and decimated by 5 on its own
@@ -213,9 +229,9 @@ def test_report_fields(panda_run):
         assert len(d["data_share"]) == 10
         assert all(x is not None for x in d["data_share"])  # finite (NaN is written null)
         assert all(0.0 <= x <= 1.0 for x in d["data_share"])  # fractions of prior variance
-    assert set(rep["friction"]) == set(ARM)
+    assert "friction" not in rep and set(_joint_fits(rep)) == set(ARM)
     for j in ARM:
-        assert set(rep["friction"][j]) == set(FRICTION_KINDS)
+        assert set(_joint_fits(rep)[j]) == set(JOINT_KINDS)
     for who in ("fit", "least_squares", "prior"):
         for part in ("train", "holdout"):
             e = rep["errors"][who][part]
@@ -244,7 +260,7 @@ def test_report_fields(panda_run):
 @pytest.mark.slow
 def test_friction_is_recovered(panda_run):
     rep = panda_run["report"]
-    fit = np.array([[rep["friction"][j][k] for k in FRICTION_KINDS] for j in ARM])
+    fit = np.array([[_joint_fits(rep)[j][k] for k in FRICTION_KINDS] for j in ARM])
     # viscous and Coulomb are well excited: within 30 % + 0.05 N·m(·s) of the truth
     np.testing.assert_allclose(fit[:, :2], FRICTION[:, :2], rtol=0.3, atol=0.05)
 
@@ -312,7 +328,7 @@ def test_errors_recomputed_from_the_report(panda_run, panda_log):
         q0[pm.idx_qs[pm.getJointId(name)]] = value
     pm = pin.buildReducedModel(pm, [pm.getJointId(n) for n in LOCK], q0)
     pd = pm.createData()
-    fr = np.array([[rep["friction"][j][k] for k in FRICTION_KINDS] for j in ARM])
+    fr = np.array([[_joint_fits(rep)[j][k] for k in FRICTION_KINDS] for j in ARM])
     arm = np.array([d["fit"]["armature"] for d in rep["joint_parameters"]])
     pred = np.array([pin.rnea(pm, pd, q[k], dq[k], ddq[k]) for k in range(q.shape[0])])
     pred += arm * ddq + fr[:, 0] * dq + fr[:, 1] * np.sign(dq) + fr[:, 2]
@@ -349,7 +365,7 @@ def test_held_out_samples_never_reach_the_fit(panda_run, panda_log, tmp_path):
     for d, e in zip(rep["links"], ref["links"], strict=True):
         assert d["fit"]["params"] == e["fit"]["params"]
         assert d["least_squares"]["params"] == e["least_squares"]["params"]
-    assert rep["friction"] == ref["friction"]
+    assert rep["joint_parameters"] == ref["joint_parameters"]
     assert rep["errors"]["fit"]["train"] == ref["errors"]["fit"]["train"]
     assert (
         rep["errors"]["fit"]["holdout"]["overall"] > 2 * ref["errors"]["fit"]["holdout"]["overall"]
@@ -456,8 +472,7 @@ def test_bad_csv_log(case, small_log, tmp_path, capsys):
         ("--lowpass", "fast", "expected 'auto' or 'none' or a number"),
         ("--decimate", "fast", "expected 'auto' or an integer >= 1"),
         ("--gamma", "-1", "> 0"),
-        ("--friction", "viscous,stiction", "subset of viscous,coulomb,offset"),
-        ("--friction", "viscous,viscous", "repeated"),
+        ("--joint-model", "viscous,viscous", "repeated"),
         ("--joint-model", "armature,stiction", "subset of armature,viscous,coulomb,offset"),
         ("--joint-model", "armature,,viscous", "an empty kind"),
         ("--lock", "panda_joint1", "NAME=VALUE"),
@@ -472,36 +487,25 @@ def test_bad_option_values(option, value, message, panda_log, capsys):
     assert f"argument {option}:" in err and message in err, err
 
 
-def test_friction_none_and_subsets_parse():
-    from spatialjax._cli.identify import _friction, _joint_model
+def test_joint_model_none_and_subsets_parse():
+    from spatialjax._cli.identify import _joint_model
 
-    assert _friction("none") == ()
-    assert _friction("offset,viscous") == ("viscous", "offset")
-    assert _friction("coulomb") == ("coulomb",)
+    assert _joint_model("offset,viscous") == ("viscous", "offset")
     assert _joint_model("none") == ()
     assert _joint_model("coulomb,armature") == ("armature", "coulomb")
 
 
-def test_deprecated_friction_is_the_joint_model_with_armature(panda_log, tmp_path, capsys):
-    """``--friction TERMS`` is ``--joint-model armature,TERMS``, with a warning; not both."""
-    from spatialjax._cli.identify import joint_kinds
+def test_joint_kinds_default_and_no_friction_flag(capsys):
+    """``--joint-model`` is the one flag (default all four kinds); ``--friction`` is gone."""
+    from spatialjax._cli.identify import add_arguments, joint_kinds
 
     parser = argparse.ArgumentParser()
-    from spatialjax._cli.identify import add_arguments
-
     add_arguments(parser)
-    args = parser.parse_args(["m.urdf", "l.npz", "--friction", "coulomb"])
-    assert joint_kinds(args) == ("armature", "coulomb")
     assert joint_kinds(parser.parse_args(["m.urdf", "l.npz"])) == JOINT_KINDS
     assert joint_kinds(parser.parse_args(["m.urdf", "l.npz", "--joint-model", "none"])) == ()
-    bad = tmp_path / "bad.npz"
-    bad.write_text("garbage")
-    status, _, err = _run(capsys, [_panda(), bad, "--friction", "viscous"])
-    assert status == 2
-    assert "--friction is deprecated; use --joint-model armature,viscous" in err
-    status, _, err = _run(capsys, [_panda(), panda_log[0], "--friction", "viscous",
-                                   "--joint-model", "viscous"])  # fmt: skip
-    assert status == 2 and "--friction and --joint-model: give --joint-model only" in err
+    with pytest.raises(SystemExit):
+        parser.parse_args(["m.urdf", "l.npz", "--friction", "coulomb"])
+    assert "unrecognized arguments: --friction" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("which", ["--out", "--report"])
@@ -552,10 +556,13 @@ def test_option_values_that_do_not_suit_the_log(panda_log, tmp_path, capsys):
     path, out = panda_log[0], tmp_path / "r.json"
     status, _, err = _run(capsys, [_panda(), path, "--lowpass", "none", "--decimate", "5",
                                    "--report", out])  # fmt: skip
-    assert status == 2 and "--decimate 5" in err and "--lowpass" in err, err
+    # the library's message, every argument it names shown as its flag
+    assert status == 2 and "error: --decimate: 5 without a low-pass" in err, err
+    assert "give --lowpass (below 100 Hz" in err and "or --decimate 1" in err, err
     status, _, err = _run(capsys, [_panda(), path, "--lowpass", "200", "--decimate", "5",
                                    "--report", out])  # fmt: skip
-    assert status == 2 and "--decimate 5" in err and "Nyquist" in err, err
+    assert status == 2 and "error: --decimate: 5 puts the Nyquist" in err, err
+    assert "the --lowpass cut-off 200 Hz" in err, err
     assert not out.exists()
 
 
@@ -568,7 +575,7 @@ def test_positions_in_degrees_are_refused_naming_the_joint(panda_log, tmp_path, 
     status, stdout, err = _run(capsys, [_panda(), deg, "--report", out])
     assert status == 2 and str(deg) in err, err
     assert "joint 'panda_joint1': q spans" in err and "outside the model's limits" in err
-    assert "degrees? q × π/180 spans" in err and "pass --ignore-limits to go on" in err
+    assert "degrees? q × π/180 spans" in err and "set --ignore-limits to go on" in err
     assert "[4/11] sampling" not in stdout and not out.exists()
 
 
@@ -604,7 +611,36 @@ def test_registered_like_check():
     parser = cli.build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     p = sub.choices["identify"]
-    args = p.parse_args(["m.urdf", "l.npz", "--lock", "a=1", "--lock", "b=-2"])
+    args = p.parse_args(["m.urdf", "l.npz", "--lock", "a=1", "--lock", "b=-2",
+                         "--torque-scale", "j1=-2", "--weighting", "bandwidth"])  # fmt: skip
     assert args.lock == [("a", 1.0), ("b", -2.0)]
-    assert args.joint_model is None and args.friction is None  # the library's default: all
+    # the library's options: each flag's dest is an IdentifyOptions field
+    from spatialjax._cli.identify import identify_options
+
+    opts = identify_options(args)
+    assert opts.torque_scale == {"j1": -2.0} and opts.sample_weighting == "bandwidth"
+    assert opts.holdout == 0.2 and opts.lowpass == "auto" and opts.joint_model is None
+    assert args._flags["sample_weighting"] == "--weighting"
+    assert args._flags["repair_prior_bodies"] == "--strict-prior"
+    assert args.joint_model is None and not hasattr(args, "friction")  # the default: all
     assert args.holdout == 0.2 and args.decimate == "auto"
+
+
+def test_library_errors_are_named_by_the_parsers_flags():
+    """The library's ``IdentifyError.argument`` is an option's ``dest``: the command names it by
+    the flag the parser has for it (``--weighting`` for ``sample_weighting``), the log by its
+    file, and never edits the library's text."""
+    from spatialjax._cli._args import UsageError
+    from spatialjax._cli.identify import library_error
+
+    parser = argparse.ArgumentParser()
+    from spatialjax._cli.identify import add_arguments
+
+    add_arguments(parser)
+    args = parser.parse_args(["m.urdf", "l.npz", "--validate", "v0.npz", "v1.npz"])
+    e = library_error(ident.IdentifyError("sample_weighting", "see `max_gap`"), args)
+    assert isinstance(e, UsageError) and str(e) == "--weighting: see --max-gap (log l.npz)"
+    e = library_error(ident.IdentifyError("validate[1]", "too short"), args)
+    assert isinstance(e, InputError) and str(e) == "--validate v1.npz: too short"
+    e = library_error(ident.IdentifyError("log", "set `ignore_limits` to go on"), args)
+    assert isinstance(e, InputError) and str(e) == "l.npz: set --ignore-limits to go on"

@@ -20,7 +20,7 @@ from helpers import random_inertia_params
 from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
-from spatialjax.identification._export import write_identified_urdf
+from spatialjax.identification.output.model_writer import write_identified_urdf
 
 pin = pytest.importorskip("pinocchio")
 

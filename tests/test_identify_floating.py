@@ -184,7 +184,7 @@ def test_a_floating_base_fits_the_joint_model_with_the_links(walker, method):
         log = dataclasses.replace(log, contact_wrenches=None)
     with x64():
         res = ident.identify_robot(model, log)
-    report = res.report
+    report = res.report.to_dict()
     check_report_against_the_guide(report)
     assert report["floating_base"]["method"] == method
     assert report["settings"]["joint_model"] == ["armature", "viscous", "coulomb", "offset"]

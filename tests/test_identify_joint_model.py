@@ -89,33 +89,31 @@ def arm(tmp_path_factory):
 def test_joint_parameters_are_recovered(arm):
     res = arm["res"]
     fit = res.joint_parameters["fit"]  # [armature, viscous, coulomb, offset] per joint
-    assert fit.shape == (2, 4) and res.friction["fit"].shape == (2, 3)
-    np.testing.assert_array_equal(res.friction["fit"], fit[:, 1:])
+    assert fit.shape == (2, 4) and not hasattr(res, "friction")
     np.testing.assert_allclose(fit[:, 1:3], FRICTION[:, :2], rtol=0.05)
     np.testing.assert_allclose(fit[:, 3], FRICTION[:, 2], atol=0.01)
     # the elbow's armature is the data's; the shoulder's shares a base parameter with the upper
     # arm's moment about the axis: the links' prior error (20 % of 0.02 + m d²) goes to it
     np.testing.assert_allclose(fit[1, 0], ARMATURE[1], rtol=0.1)
     np.testing.assert_allclose(fit[0, 0], ARMATURE[0], atol=0.03)
-    e = res.report["errors"]
+    e = res.report.to_dict()["errors"]
     assert e["fit"]["holdout"]["overall"] < 0.3 * e["prior"]["holdout"]["overall"]
 
 
 def test_report_joint_parameters_confounded_and_rest(arm):
     res, model = arm["res"], arm["model"]
-    rep = res.report
+    rep = res.report.to_dict()
     check_report_against_the_guide(rep)
     assert rep["settings"]["joint_model"] == list(mb.JOINT_KINDS)
-    assert rep["settings"]["friction"] == ["viscous", "coulomb", "offset"]
+    assert "friction" not in rep["settings"] and "friction" not in rep
     jp = {d["joint"]: d for d in rep["joint_parameters"]}
     assert list(jp) == ["shoulder", "elbow"]
     fit = res.joint_parameters["fit"]
-    for i, (name, d) in enumerate(jp.items()):
+    for i, d in enumerate(jp.values()):
         assert d["fit"] == dict(zip(mb.JOINT_KINDS, fit[i].tolist(), strict=True))
         assert d["file"] == {"armature": 0.0, "viscous": 0.0, "coulomb": 0.0, "offset": None}
         assert 0.0 < d["rest_fraction"] < 0.3  # reversals: the joint rests a few % of the time
         assert d["data_share"]["viscous"] == pytest.approx(1.0, abs=1e-3)
-        assert rep["friction"][name] == {k: d["fit"][k] for k in ("viscous", "coulomb", "offset")}
     # the shoulder's armature and the upper arm's Iyy: one base parameter, the split reported
     assert ("upper", "Iyy") in {tuple(p) for p in jp["shoulder"]["confounded"]["armature"]}
     assert "armature" not in jp["elbow"]["confounded"]
@@ -173,13 +171,13 @@ def test_joint_model_subsets_and_none(arm):
     with x64():
         res = sid.identify_robot(model, log, joint_model=("viscous", "coulomb"), **KW)
     assert np.isnan(res.joint_parameters["fit"][:, [0, 3]]).all()
-    assert res.report["identifiability"]["n_columns"] == 20 + 4
+    assert res.report.to_dict()["identifiability"]["n_columns"] == 20 + 4
     assert res.file_joint_parameters().keys() == {"damping", "friction"}
     with x64():
         bare = sid.identify_robot(model, log, joint_model="none", **KW)
     assert np.isnan(bare.joint_parameters["fit"]).all() and bare.file_joint_parameters() == {}
-    assert all(d["rest_fraction"] == 0.0 for d in bare.report["joint_parameters"])
-    assert bare.report["identifiability"]["confounded"] == []
+    assert all(d["rest_fraction"] == 0.0 for d in bare.report.to_dict()["joint_parameters"])
+    assert bare.report.to_dict()["identifiability"]["confounded"] == []
 
 
 def test_command_writes_the_fitted_mjcf(arm, tmp_path):
@@ -194,9 +192,8 @@ def test_command_writes_the_fitted_mjcf(arm, tmp_path):
     assert "samples at rest left out of their joint's row" in text
     assert "note: shoulder: its armature shares a base parameter" in text
     rep = json.loads(report.read_text())
-    assert rep["output"]["format"] == "mjcf" and rep["options"]["joint_model"] == list(
-        mb.JOINT_KINDS
-    )
+    assert rep["output"]["format"] == "mjcf" and rep["options"]["joint_model"] is None
+    assert rep["settings"]["joint_model"] == list(mb.JOINT_KINDS)  # not given: all four
     want = arm["res"].joint_parameters["fit"]
     got = np.array([[d["fit"][k] for k in mb.JOINT_KINDS] for d in rep["joint_parameters"]])
     np.testing.assert_allclose(got, want, rtol=1e-9)

@@ -77,7 +77,7 @@ def test_tiago_log_end_to_end_with_default_options(tmp_path, capsys):
     }
     assert ch["torso_lift_joint"]["scale_interval"][1] < 0.1  # well below 1/3
     assert "[7/11] torques: 5 of 8 channels fitted; 4 scale/sign warning(s)" in out
-    assert "arm_1_joint: the prior's prediction explains only" in out  # not checked, said so
+    assert "arm_1_joint: the prior's prediction explains only" in out  # not judged, said so
     assert "swapped" not in out
     # every fitted body is consistent; the links whose mass moved > 2x are flagged
     assert all(d["fit"]["consistent"] for d in rep["links"])

@@ -20,30 +20,23 @@ from helpers import REPORT_COMMAND_KEYS, report_schema_in_the_guide
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._util import x64
-from spatialjax.identification._pipeline.channels import channel_stage
-from spatialjax.identification._pipeline.filtering import filter_stage
-from spatialjax.identification._pipeline.least_squares import (
+from spatialjax.identification.logs.positions import check_positions, encoder_step
+from spatialjax.identification.output.report import schema
+from spatialjax.identification.pipeline.channels import channel_stage
+from spatialjax.identification.pipeline.filtering import filter_stage
+from spatialjax.identification.pipeline.least_squares import (
     least_squares_stage,
     training_data,
 )
-from spatialjax.identification._pipeline.options import check_options
-from spatialjax.identification._pipeline.prior import prior_stage
-from spatialjax.identification._pipeline.regressor import regressor_stage
-from spatialjax.identification._pipeline.sampling import sampling_stage
-from spatialjax.identification._positions import check_positions, encoder_step
-from spatialjax.identification._prior import REPAIR_FLOOR
-from spatialjax.identification._report import schema
-from spatialjax.identification._robot_fit import PRIOR_SPREAD
+from spatialjax.identification.pipeline.options import resolve
+from spatialjax.identification.pipeline.prior import prior_stage
+from spatialjax.identification.pipeline.regression import regressor_stage
+from spatialjax.identification.pipeline.sampling import sampling_stage
 
 ROOT = Path(__file__).resolve().parents[1]
 FIX = ROOT / "tests" / "fixtures"
 TOY_LOCK = {"j3": 0.3, "j4": 0.05}
-DEFAULTS = dict(
-    lowpass=None, decimate=1, friction=None, gamma=None, prior_spread=PRIOR_SPREAD, holdout=0.2,
-    sample_weighting="autocorrelation", repair_prior_bodies=True, repair_floor=REPAIR_FLOOR,
-    exclude_torque=(), torque_scale=None, free=None, rate=None, max_gap=None,
-    gravity=(0.0, 0.0, -9.81), ignore_limits=False, joint_model=None,
-)  # fmt: skip
+DEFAULTS = dict(lowpass=None, decimate=1)
 
 
 @pytest.fixture(scope="module")
@@ -60,52 +53,98 @@ def toy():
 
 
 def _opts(model, log, **kw):
-    return check_options(model, log, **{**DEFAULTS, **kw})
+    return resolve(model, log, ident.IdentifyOptions(**{**DEFAULTS, **kw}))
 
 
 # ------------------------------------------------------------------------ options
 @pytest.mark.parametrize(
-    ("kw", "match"),
+    ("kw", "argument"),
     [
-        ({"prior_spread": 0.0}, r"prior_spread: expected a number > 0, got 0.0"),
-        ({"repair_floor": 1.5}, r"repair_floor: expected a number in \(0, 1\), got 1.5"),
-        ({"gravity": (0.0, -9.81)}, r"gravity: expected 3 finite numbers"),
-        ({"gravity": (0.0, 0.0, math.nan)}, r"gravity: expected 3 finite numbers"),
-        ({"ignore_limits": "yes"}, r"ignore_limits: expected True or False, got 'yes'"),
+        ({"prior_spread": 0.0}, "prior_spread"),
+        ({"repair_floor": 1.5}, "repair_floor"),
+        ({"gravity": (0.0, -9.81)}, "gravity"),
+        ({"gravity": (0.0, 0.0, math.nan)}, "gravity"),
+        ({"ignore_limits": "yes"}, "ignore_limits"),
+        ({"holdout": 1.0}, "holdout"),
+        ({"lowpass": -3.0}, "lowpass"),
+        ({"decimate": 0}, "decimate"),
+        ({"gamma": -1.0}, "gamma"),
+        ({"rate": 0.0}, "rate"),
+        ({"max_gap": math.inf}, "max_gap"),
+        ({"sample_weighting": "equal"}, "sample_weighting"),
+        ({"torque_scale": {"j1": 0.0}}, "torque_scale"),
+        ({"exclude_torque": "j1"}, "exclude_torque"),
+        ({"free": []}, "free"),
+        ({"contact_type": "line"}, "contact_type"),
+        ({"contact_speed": -1.0}, "contact_speed"),
     ],
 )
-def test_options_are_checked_before_any_stage(toy, kw, match):
+def test_options_are_checked_when_built_naming_the_option(toy, kw, argument):
+    """Each option is checked when the options are built (before any stage), and again through
+    identify_robot's keywords: the error carries the option's name."""
     model, log, _ = toy
-    with pytest.raises(ident.IdentifyError, match=match):
+    with pytest.raises(ident.IdentifyError) as e:
+        ident.IdentifyOptions(**kw)
+    assert e.value.argument == argument
+    with pytest.raises(ident.IdentifyError) as e:
         ident.identify_robot(model, log, **kw)
+    assert e.value.argument == argument
+
+
+def test_option_messages_read_with_either_name():
+    """The message is ``argument: detail``; ``render`` gives it under the caller's names (the
+    command line's flags), other arguments named in the detail too."""
+    with pytest.raises(ident.IdentifyError) as e:
+        ident.IdentifyOptions(ignore_limits="yes")
+    assert str(e.value) == "ignore_limits: expected True or False, got 'yes'"
+    assert e.value.render(lambda n: "--" + n.replace("_", "-")).startswith("--ignore-limits: ")
+    err = ident.IdentifyError("decimate", "5 without a low-pass; give `lowpass`")
+    assert str(err) == "decimate: 5 without a low-pass; give lowpass"
+    assert err.render(lambda n: f"--{n}") == "--decimate: 5 without a low-pass; give --lowpass"
+
+
+def test_unknown_keyword_and_options_object(toy):
+    """A keyword that is no option is a TypeError naming it; options and keywords combine."""
+    model, log, _ = toy
+    with pytest.raises(TypeError) as e:
+        ident.identify_robot(model, log, lowpas=20.0)
+    assert isinstance(e.value, ident.IdentifyError) and e.value.argument == "lowpas"
+    with pytest.raises(ident.IdentifyError) as e:  # the keyword applies to the object's values
+        ident.identify_robot(model, log, ident.IdentifyOptions(lowpass=20.0), holdout=2.0)
+    assert e.value.argument == "holdout"
+    with pytest.raises(ident.IdentifyError) as e:
+        ident.identify_robot(model, log, ident.IdentifyOptions(free=["nope"]))
+    assert e.value.argument == "free" and "'nope' is no moving body" in str(e.value)
 
 
 def test_options_resolve_the_per_joint_and_per_body_arguments(toy):
     model, log, _ = toy
     o = _opts(model, log, torque_scale={"j2": -2.0}, free=["b"], joint_model="viscous")
-    np.testing.assert_array_equal(o.torque_scale, [1.0, -2.0])
+    np.testing.assert_array_equal(o.scale, [1.0, -2.0])
     np.testing.assert_array_equal(o.free_mask, [False, True])
-    assert o.friction.kinds == ("viscous",) and o.gravity == (0.0, 0.0, -9.81)
+    assert o.joint_model.kinds == ("viscous",) and o.gravity == (0.0, 0.0, -9.81)
+    assert o.torque_scale == {"j2": -2.0} and o.free == ("b",)
+    with pytest.raises(ident.IdentifyError) as e:
+        _opts(model, log, exclude_torque=["j9"])
+    assert e.value.argument == "exclude_torque"
 
 
-def test_joint_model_option_and_the_deprecated_friction(toy):
-    """``joint_model`` takes a JointModel, kinds or text; ``friction`` (deprecated) adds the
-    armature to its kinds; both at once, or an unknown kind, name the argument."""
+def test_joint_model_option(toy):
+    """``joint_model`` takes a JointModel, kinds or text; an unknown kind names the argument;
+    ``friction=`` is no keyword of ``identify_robot``."""
     model, log, _ = toy
     assert _opts(model, log).joint_model.kinds == mb.JOINT_KINDS  # default: all four
     o = _opts(model, log, joint_model="coulomb,armature")
-    assert o.joint_model.kinds == ("armature", "coulomb") and o.friction.kinds == ("coulomb",)
+    assert o.joint_model.kinds == ("armature", "coulomb")
     assert _opts(model, log, joint_model="none").joint_model.kinds == ()
-    assert _opts(model, log, joint_model=mb.JointModel(("viscous",))).friction.kinds == ("viscous",)
-    o = _opts(model, log, friction="viscous")
-    assert o.joint_model.kinds == ("armature", "viscous") and o.friction.kinds == ("viscous",)
-    with pytest.raises(ident.IdentifyError, match=r"^friction: pass joint_model only"):
-        _opts(model, log, friction="viscous", joint_model="viscous")
-    with pytest.raises(ident.IdentifyError, match=r"^joint_model: .*'stiction'"):
+    assert _opts(model, log, joint_model=mb.JointModel(("viscous",))).joint_model.kinds == (
+        "viscous",
+    )
+    with pytest.raises(ident.IdentifyError, match=r"^joint_model: .*'stiction'") as e:
         _opts(model, log, joint_model="armature,stiction")
-    with pytest.warns(DeprecationWarning, match=r"friction= is deprecated.*'armature', 'viscous'"):
-        with pytest.raises(ident.IdentifyError, match="holdout"):  # warned before any check
-            ident.identify_robot(model, log, friction=("viscous",), holdout=2.0)
+    assert e.value.argument == "joint_model"
+    with pytest.raises(TypeError, match="friction"):
+        ident.identify_robot(model, log, friction=("viscous",))
 
 
 # ------------------------------------------------------------------------ stages alone
@@ -273,9 +312,10 @@ def test_positions_in_degrees_are_refused_naming_the_joint(toy):
     assert e.value.argument == "log"
     assert f"joint 'j1': q spans [{lo:.4g}, {hi:.4g}], outside the model's limits [-3, 3]" in msg
     assert "degrees? q × π/180 spans" in msg and "joint 'j2'" in msg
-    assert "ignore_limits=True" in msg
-    with pytest.raises(ident.IdentifyError, match=r"validate\[0\]: joint 'j1'.*degrees\?"):
+    assert msg.endswith("set ignore_limits to go on")
+    with pytest.raises(ident.IdentifyError) as e:
         ident.identify_robot(model, log, validate=[deg])
+    assert e.value.argument == "validate[0]" and "joint 'j1'" in e.value.detail
 
 
 def test_positions_slightly_past_a_limit_are_accepted_further_refused(toy):
@@ -293,7 +333,9 @@ def test_positions_slightly_past_a_limit_are_accepted_further_refused(toy):
     assert s.warnings == ()
     with pytest.raises(ident.IdentifyError, match=r"joint 'j1': q spans \[.*, 3.07\]") as e:
         sampling_stage(model, shifted(3.07), (), opts)
-    assert "degrees" not in str(e.value)  # past the limit, not twice as far: not degrees
+    assert e.value.argument == "log" and "degrees" not in str(
+        e.value
+    )  # past the limit, not twice as far: not degrees
     with pytest.raises(ident.IdentifyError, match=r"3.5\], outside the model's limits") as e:
         sampling_stage(model, shifted(3.5), (), opts)
     assert "degrees" not in str(e.value)
@@ -329,7 +371,7 @@ def test_the_guide_documents_every_field_of_the_report():
     for path, cls in schema().items():
         fields = {f.name for f in dataclasses.fields(cls)}
         documented = guide.get(path)
-        assert documented is not None, f"docs/identification.md: no table for `{path}`"
+        assert documented is not None, f"docs/identification-report.md: no table for `{path}`"
         if path == "":
             assert documented - fields == REPORT_COMMAND_KEYS, path
             documented = documented - REPORT_COMMAND_KEYS

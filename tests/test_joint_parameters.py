@@ -23,6 +23,7 @@ import spatialjax.identification as sid
 import spatialjax.multibody as mb
 from spatialjax import _params
 from spatialjax.identification import FitStatus, fit_torques, identifiability
+from spatialjax.identification.priors import joint_prior as joint_prior_module
 from spatialjax.io import ModelFileError
 
 mujoco = pytest.importorskip("mujoco")
@@ -274,11 +275,6 @@ def test_joint_model_layout_names_and_conversions():
     model = mb.chain_model(3, floating_base=True, dtype="float64")  # a free flyer + 2 joints
     jm = mb.JointModel()
     assert jm.kinds == mb.JOINT_KINDS == ("armature", "viscous", "coulomb", "offset")
-    assert jm.friction == mb.FrictionModel()
-    assert mb.JointModel.from_friction(mb.FrictionModel(("coulomb",))).kinds == (
-        "armature",
-        "coulomb",
-    )
     assert mb.JointModel.parse("offset, armature").kinds == ("armature", "offset")
     assert mb.JointModel.parse("none").kinds == ()
     assert jm.n_columns(model) == 8 and jm.names(model)[4] == (model.joint_names[2], "armature")
@@ -292,10 +288,10 @@ def test_joint_model_layout_names_and_conversions():
     np.testing.assert_array_equal(Y[6, :4], [16.0, 7.0, 1.0, 1.0])
     np.testing.assert_array_equal(Y[7, 4:], [17.0, 8.0, 1.0, 1.0])
     np.testing.assert_array_equal(Y[6, 4:], 0.0)
-    # batch shapes broadcast; the friction kinds are friction_regressor's columns
+    # batch shapes broadcast; a subset of kinds is the same columns
     Yb = np.asarray(jm.regressor(model, np.tile(v, (2, 3, 1)), a))
     assert Yb.shape == (2, 3, 8, 8)
-    F = np.asarray(mb.friction_regressor(model, v))
+    F = np.asarray(mb.JointModel(("viscous", "coulomb", "offset")).regressor(model, v, a))
     np.testing.assert_array_equal(Y[:, [1, 2, 3, 5, 6, 7]], F)
     phi = np.arange(8.0)
     table = jm.as_table(model, phi)
@@ -473,7 +469,7 @@ def test_joint_prior_rule_against_pinocchio_crba(arm, arm_file):
     with pytest.raises(ValueError, match="spread: expected a finite s > 0"):
         sid.joint_prior(arm, q, spread=0.0)
     with pytest.raises(TypeError, match="joint_model: expected a JointModel"):
-        sid.joint_prior(arm, q, mb.FrictionModel())
+        sid.joint_prior(arm, q, ("armature",))
 
 
 def test_moving_samples_threshold_and_noise_estimate():
@@ -481,7 +477,7 @@ def test_moving_samples_threshold_and_noise_estimate():
     t = np.linspace(0, 10, 10001)[:, None]
     v = np.sin(2 * np.pi * 0.3 * t) * np.array([1.0, 0.01])  # joint 2 barely moves
     noisy = v + 0.002 * rng.standard_normal(v.shape)
-    sigma = sid._joint_prior.velocity_noise(noisy)
+    sigma = joint_prior_module.velocity_noise(noisy)
     np.testing.assert_allclose(sigma, 0.002, rtol=0.05)
     mask = sid.moving_samples(noisy)
     rms = np.sqrt(np.mean(noisy**2, axis=0))

@@ -306,10 +306,12 @@ def test_projected_regressor_columns_are_s_transpose_phi():
     np.testing.assert_allclose(jnp.einsum("nkc,cn->kn", phi, pi), force, rtol=0, atol=1e-12)
 
 
-def test_friction_regressor_columns_and_sign_zero():
+def test_joint_model_friction_columns_and_sign_zero():
     model = mb.chain_model(3, floating_base=True, dtype="float64")
     v = jnp.array([1.0, 2, 3, 4, 5, 6, -0.5, 0.0])
-    Yf = np.asarray(jax.jit(mb.friction_regressor)(model, v))  # one program, not ~20 eager ops
+    jm = mb.JointModel(("viscous", "coulomb", "offset"))
+    # one program, not ~20 eager ops
+    Yf = np.asarray(jax.jit(lambda m, v: jm.regressor(m, v, jnp.zeros_like(v)))(model, v))
     assert Yf.shape == (8, 6)
     phi = jnp.array([0.1, 0.2, 0.3, 1.0, 2.0, 3.0])  # (F_v, F_c, offset) per joint
     expected = [0, 0, 0, 0, 0, 0, 0.1 * -0.5 + 0.2 * -1 + 0.3, 1.0 * 0.0 + 2.0 * 0.0 + 3.0]

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from spatialjax.identification._program import cpu_program
+from spatialjax.identification.fitting.program import cpu_program
 
 
 def _poly(x, *, power):
@@ -69,7 +69,7 @@ def test_compile_seconds_counts_compiling_only():
     block with no JAX work measure 0; nested traces are counted once."""
     import time
 
-    from spatialjax.identification._program import compile_seconds
+    from spatialjax.identification.fitting.program import compile_seconds
 
     inner = jax.jit(lambda x: jnp.sin(x) * 2.0)
     outer = jax.jit(lambda x: inner(x).sum() + jnp.linalg.norm(x))  # traces `inner` inside

@@ -354,7 +354,7 @@ def test_body_transform_broadcasts_a_shared_body_against_a_batch_of_transforms(r
         (
             lambda: Plx(jnp.eye(3, dtype=jnp.float32), jnp.zeros(3, jnp.float64)),
             TypeError,
-            r"Plx\.r has dtype float64 but Plx\.E has dtype float32",
+            r"Plx\.r: dtype float64 differs from Plx\.E's dtype float32",
         ),
         (
             lambda: Plx(jnp.zeros((4, 3, 3)), jnp.zeros((5, 3))),

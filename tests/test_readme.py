@@ -3,7 +3,7 @@
 Each ```` ```python ```` block is executed in a fresh namespace, in a temporary working directory
 (so a block that writes files leaves nothing behind). A block that raises fails the test with
 its file and first line in the test id. A docs block identical to a README block runs once.
-The blocks of the identification page each compile a fit: they are `slow` (the README's tour,
+The blocks of the identification pages each compile a fit: they are `slow` (the README's tour,
 which identifies a robot too, stays in the quick tests).
 """
 
@@ -17,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
-SLOW_PAGES = {"identification.md"}
+SLOW_PAGES = {"identification.md", "identification-python.md"}
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 
 

@@ -353,21 +353,27 @@ def test_prepare_log_reduces_noise_as_the_filter_predicts():
 
 def test_prepare_log_bad_input():
     log, _, _ = _fourier_log(duration=2.0)
-    with pytest.raises(ValueError, match=r"lowpass: expected 0 < lowpass < 500 Hz"):
-        sid.prepare_log(log, lowpass=500.0)
-    with pytest.raises(ValueError, match=r"lowpass: expected 0 < lowpass < 100 Hz .*decimate=5"):
-        sid.prepare_log(log, lowpass=120.0, decimate=5)
-    with pytest.raises(ValueError, match="decimate: 5 without lowpass"):
-        sid.prepare_log(log, decimate=5)
-    with pytest.raises(ValueError, match="decimate: expected a positive integer"):
-        sid.prepare_log(log, decimate=0)
+    cases = [
+        (dict(lowpass=500.0), "lowpass"),  # at the Nyquist frequency
+        (dict(lowpass=120.0, decimate=5), "lowpass"),  # above the decimated Nyquist frequency
+        (dict(decimate=5), "decimate"),  # decimation without a low-pass aliases the noise
+        (dict(decimate=0), "decimate"),
+    ]
+    for kwargs, argument in cases:
+        with pytest.raises(sid.IdentifyError) as e:
+            sid.prepare_log(log, **kwargs)
+        assert e.value.argument == argument, (kwargs, str(e.value))
+    with pytest.raises(sid.IdentifyError, match=r"decimated Nyquist|100 Hz") as e:
+        sid.prepare_log(log, lowpass=120.0, decimate=5)  # the message says which limit
     t = log.t.copy()
     t[100:] += 0.01
     gap = sid.RobotLog(t=t, q=log.q, tau=log.tau)
-    with pytest.raises(ValueError, match=r"not uniformly sampled: t\[100\] - t\[99\]"):
+    with pytest.raises(sid.IdentifyError, match=r"not uniformly sampled: t\[100\] - t\[99\]") as e:
         sid.prepare_log(gap, lowpass=5.0)
-    with pytest.raises(TypeError, match="log: expected a RobotLog"):
+    assert e.value.argument == "log"
+    with pytest.raises(TypeError) as e:
         sid.prepare_log(log.q)
+    assert e.value.argument == "log"  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def test_parallel_filter_matches_the_filtered_coulomb_step():

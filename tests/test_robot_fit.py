@@ -92,7 +92,7 @@ def _simulate(model, true, q, v, a):
     return (
         mb.rnea(mt, q, v, a),
         mb.joint_torque_regressor(model, q, v, a),
-        mb.friction_regressor(model, v),
+        mb.JointModel(("viscous", "coulomb", "offset")).regressor(model, v, a),
     )
 
 
@@ -255,8 +255,10 @@ def test_default_weights_and_gamma_follow_the_documented_rules(arm):
     ref = np.linalg.cond(Xw / np.linalg.norm(Xw, axis=0))
     np.testing.assert_allclose(float(res.condition_number), ref, rtol=1e-6)
     np.testing.assert_allclose(res.prior.params, arm.inertia.params)
-    # friction (n1, 3) and the same optimum as fit_torques with those weights and γ
-    assert res.friction.shape == (2, 3)
+    # joint parameters (n1, 4), armature not fitted (NaN), and the same optimum as
+    # fit_torques with those weights and γ
+    assert res.joint_parameters.shape == (2, 4)
+    assert bool(jnp.all(jnp.isnan(res.joint_parameters[:, 0])))
     ref = fit_torques(
         Y,
         tau,
@@ -267,11 +269,14 @@ def test_default_weights_and_gamma_follow_the_documented_rules(arm):
         gamma=8.0,
     )
     np.testing.assert_allclose(_x(res), _x(ref), rtol=1e-6, atol=1e-8)
-    np.testing.assert_allclose(res.friction.reshape(-1), res.extra)
+    np.testing.assert_allclose(res.joint_parameters[:, 1:].reshape(-1), res.extra)
     # a subset of friction kinds: the others come back NaN
-    sub = fit_robot(arm, q, v, a, tau, friction=("coulomb",), weights=sigma**-2.0, gamma=8.0)
-    assert sub.extra.shape == (2,) and bool(jnp.all(jnp.isnan(sub.friction[:, [0, 2]])))
-    assert bool(jnp.all(sub.friction[:, 1] >= 0))
+    sub = fit_robot(arm, q, v, a, tau, joint_model=("coulomb",), weights=sigma**-2.0, gamma=8.0)
+    assert sub.extra.shape == (2,) and bool(jnp.all(jnp.isnan(sub.joint_parameters[:, [0, 1, 3]])))
+    assert bool(jnp.all(sub.joint_parameters[:, 2] >= 0))
+    # the text form is the same model
+    txt = fit_robot(arm, q, v, a, tau, joint_model="coulomb", weights=sigma**-2.0, gamma=8.0)
+    np.testing.assert_array_equal(np.asarray(txt.extra), np.asarray(sub.extra))
 
 
 # ------------------------------------------------------------------ (3) consistency
@@ -641,10 +646,10 @@ def test_bad_inputs_raise_clear_errors(arm):
         fit_torques(Y, tau, weights=np.ones(3), **kw)
     with pytest.raises(ValueError, match=r"gamma: expected a finite γ ≥ 0"):
         fit_torques(Y, tau, gamma=-1.0, **kw)
-    with pytest.raises(TypeError, match=r"tau has dtype float32 but Y has dtype float64"):
+    with pytest.raises(TypeError, match=r"tau: dtype float32 differs from Y's dtype float64"):
         fit_torques(Y, tau.astype(np.float32), **kw)
-    with pytest.raises(ValueError, match=r"friction: expected distinct entries"):
-        fit_robot(arm, q, v, a, tau, friction=("stiction",))
+    with pytest.raises(ValueError, match=r"joint_model: expected a JointModel"):
+        fit_robot(arm, q, v, a, tau, joint_model=("stiction",))
     with pytest.raises(TypeError, match=r"model: expected a spatialjax.multibody.Model"):
         fit_robot("arm.urdf", q, v, a, tau)
 
@@ -698,7 +703,7 @@ def test_bad_solver_arguments_raise_naming_them(arm):
 
 
 def test_fit_and_fit_torques_word_the_same_mistake_alike(arm):
-    # one check each (spatialjax._checks, identification._inputs): the same message, and the
+    # one check each (spatialjax._checks, identification.fitting.inputs): the same message, and the
     # index of the bad entry in the caller's own array (a 1-d weight vector: (1,), not (0, 1))
     from spatialjax.identification import fit
 

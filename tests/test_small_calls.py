@@ -94,7 +94,7 @@ def test_bad_operands_still_raise_on_the_fast_paths(jit):
         call(lambda X, m: X.apply_motion(m), X, jnp.zeros((2, 5)))
     with raises(ValueError, "batch shapes do not broadcast", "(2,)", "(3,)"):
         call(lambda X, f: X.apply_force(f), X, jnp.zeros((3, 6)))
-    with raises(TypeError, "m has dtype float16", "Plx.E has dtype"):
+    with raises(TypeError, "m: dtype float16", "Plx.E's dtype"):
         call(lambda X, m: X.apply_motion(m), X, jnp.zeros((2, 6), jnp.float16))
     with raises(TypeError, "transform", "Plx or Plxb", "ndarray"):
         RigidBodyInertia(jnp.zeros(10)).transform(np.eye(3))

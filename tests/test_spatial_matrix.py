@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jax.test_util import check_grads
 
-from spatialjax import Plx, Plxb, RigidBodyInertia
+from spatialjax import Plx, Plxb, RigidBodyInertia, force_cross, motion_cross
 from spatialjax._spatial_matrix import (
     swap_linear_angular,
     swap_linear_angular_vector,
@@ -203,3 +203,15 @@ def test_bad_inputs():
         swap_linear_angular(np.zeros((6, 6), dtype=np.int32))
     with pytest.raises(ValueError, match=r"v: expected shape \(\.\.\., 6\)"):
         swap_linear_angular_vector(jnp.zeros((6, 3)))
+
+
+def test_matrix_form_times_vector_is_the_product():
+    """``motion_cross(v) @ m == motion_cross(v, m)``, the same for forces (RBDA eqs. 2.31-2.32)."""
+    rng = np.random.default_rng(3)
+    v, m = (jnp.asarray(rng.normal(size=(4, 6))) for _ in range(2))
+    np.testing.assert_allclose(
+        np.einsum("nij,nj->ni", motion_cross(v), m), motion_cross(v, m), atol=1e-14
+    )
+    np.testing.assert_allclose(
+        np.einsum("nij,nj->ni", force_cross(v), m), force_cross(v, m), atol=1e-14
+    )

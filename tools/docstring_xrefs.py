@@ -234,7 +234,7 @@ class Resolver:
             obj = _import_prefix(target)
         except Exception:  # noqa: BLE001
             # A private module naming its package's public API without importing it
-            # (``:func:`fit_torques``` in ``identification/_pipeline.py``, import cycles).
+            # (``:func:`fit_torques``` in ``identification/pipeline/``, import cycles).
             parts = module.split(".")
             for i in range(len(parts) - 1, 0, -1):
                 if found := self.lookup(f"{'.'.join(parts[:i])}.{target}"):

@@ -23,7 +23,11 @@ __all__ = ["SUBCOMMANDS", "build_parser", "main"]
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "info": ("spatialjax._cli.info", "print the version, the JAX devices and the conventions"),
+    "info": (
+        "spatialjax._cli.info",
+        "print the version, the JAX devices and the conventions; with LOG, what a log holds "
+        "(a ROS bag's topics, counts, rates and gaps; its joints against --model's)",
+    ),
     "demo": (
         "spatialjax._cli.demo",
         "identify a Panda's links and joint friction from a simulated torque log: URDF prior "

@@ -19,9 +19,11 @@ from typing import Any
 
 __all__ = [
     "InputError",
+    "NamedValues",
     "UsageError",
     "check_outputs",
     "count",
+    "flag_names",
     "lock",
     "name_number",
     "no_repeats",
@@ -128,6 +130,33 @@ def lock(text: str) -> tuple[str, float]:
 
 
 lock.__name__ = "--lock"
+
+
+class NamedValues(argparse.Action):
+    """A repeatable ``NAME=VALUE`` option (its ``type`` gives ``(name, value)``) kept as
+    ``{name: value}``; a name given twice is a usage error naming the option."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        name, value = values  # pyright: ignore[reportGeneralTypeIssues]  (type= gives a pair)
+        given = dict(getattr(namespace, self.dest, None) or {})
+        if name in given:
+            parser.error(f"argument {option_string}: {name!r} is given twice")
+        given[name] = value
+        setattr(namespace, self.dest, given)
+
+
+def flag_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """``{dest: flag}`` of ``parser``'s options (the longest ``--`` spelling of each).
+
+    The command line names a library argument by its flag with this table:
+    the argument's name is the option's ``dest``.
+    """
+    out = {}
+    for action in parser._actions:
+        flags = [s for s in action.option_strings if s.startswith("--")]
+        if flags and action.dest != "help":
+            out[action.dest] = max(flags, key=len)
+    return out
 
 
 # ---------------------------------------------------------------------------- checks

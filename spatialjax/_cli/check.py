@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 from .._lint import DEFAULT_LENGTH_SCALE, DEFAULT_TOL, VERDICTS
-from ..identification._report import number_text, vector_text
+from ..identification.output.report import number_text, vector_text
 from ._args import UsageError
 
 

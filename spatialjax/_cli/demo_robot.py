@@ -1,42 +1,10 @@
 """``spatialjax demo``: identify every link of a Panda arm and its joint friction from torques.
 
-The story a robotics engineer lives through, on simulated data whose truth is
-known:
-
-1. **Robot.** A Franka Emika Panda: example-robot-data's ``panda.urdf``
-   (fingers locked) when installed, else a Panda-like 7-joint chain built in
-   code with [`spatialjax.multibody.chain_model`][spatialjax.multibody.chain_model] (the Panda's
-   joint placements and link inertials, without the hand); the output says which.
-2. **Truth.** Every link's inertia perturbed from the URDF value by a
-   geodesic distance of 0.3 ([`perturb_inertia`][spatialjax.identification.perturb_inertia]:
-   consistent by construction), and joint friction ``τ_f = F_v q̇ + F_c
-   sign(q̇) + o`` with viscous ``F_v`` in 0.05–0.6 N·m·s/rad, Coulomb ``F_c``
-   in 0.2–1 N·m and offsets within ±0.2 N·m: the magnitudes Gaz et al.
-   (RA-L 2019) identified on a real Panda.
-3. **Log.** A 25 s finite-Fourier-series excitation (Swevers et al., IEEE
-   T-RA 1997: 5 harmonics of 0.1 Hz, inside the Panda's position and speed
-   limits), sampled at 1 kHz; torques from inverse dynamics with the true
-   links plus friction plus 0.03 N·m Gaussian noise; positions read by
-   18-bit encoders; no velocities or accelerations logged.
-4. **Preprocessing** as on hardware
-   ([`prepare_log`][spatialjax.identification.prepare_log]): zero-phase 4th-order
-   Butterworth at 10 Hz on ``q`` and ``τ``, central differences for ``q̇``
-   and ``q̈``; the regressor columns through the same filter as the torques
-   ([`parallel_filter`][spatialjax.identification.parallel_filter], Gautier 1997: else
-   the filtered Coulomb steps bias everything), decimation to 100 Hz, the
-   filter's edges dropped; the last 20 % of the log is held out.
-5. **Identification** on the first 80 %: the URDF prior as is, ordinary least
-   squares ([`least_squares_torques`][spatialjax.identification.least_squares_torques]) and the
-   consistent fit with the URDF as log-det prior
-   ([`fit_torques`][spatialjax.identification.fit_torques] on the same regressor:
-   what [`fit_robot`][spatialjax.identification.fit_robot] does), each with
-   viscous, Coulomb and offset friction per joint.
-6. **What to check**: held-out torque error, which links least squares makes
-   physically impossible and why, the identified masses against the truth.
-
-A persistent JAX compilation cache (``~/.cache/spatialjax/jax``; ``--no-cache``
-or ``SPATIALJAX_NO_COMPILATION_CACHE=1`` to opt out) makes runs after the
-first one start in seconds.
+Simulated data with a known truth: links perturbed from the URDF by a geodesic
+distance of 0.3, Panda-sized friction (Gaz et al., RA-L 2019), a 25 s Fourier
+excitation at 1 kHz with torque noise and 18-bit encoders; then
+[`identify_robot`][spatialjax.identification.identify_robot] with its defaults, and the
+held-out errors and masses against the truth. ``--no-cache`` skips the compilation cache.
 """
 
 from __future__ import annotations
@@ -47,6 +15,7 @@ import time
 
 import numpy as np
 
+from .._rotations import rot_axis
 from .._util import CACHE_DIR, enable_compilation_cache
 from .demo import done, stage
 
@@ -124,11 +93,6 @@ def add_arguments(parser) -> None:
     )
 
 
-def _rotx(a):
-    c, s = np.cos(a), np.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
 def panda_like_chain(dtype=None):
     """A Panda-like 7-joint arm built in code: ``chain_model`` re-shaped.
 
@@ -143,7 +107,7 @@ def panda_like_chain(dtype=None):
 
     base = mb.chain_model(7, dtype=dtype)
     dt = base.dtype
-    E = np.stack([_rotx(r) for r, _ in _PANDA_JOINTS])
+    E = np.stack([rot_axis(0, r) for r, _ in _PANDA_JOINTS])
     p = np.array([xyz for _, xyz in _PANDA_JOINTS])
     m = np.array([link[0] for link in _PANDA_LINKS])
     c = np.array([link[1] for link in _PANDA_LINKS])
@@ -305,9 +269,9 @@ def _print_errors(rep_) -> None:
         "\n  1. Held-out torque error |tau_predicted - tau_measured| / |tau_measured| (last 20 %):"
     )
     notes = {
-        "URDF prior": "the CAD/URDF links, no friction model",
-        "least squares": "ordinary least squares, links + friction",
-        "fit": "consistent fit, URDF as log-det prior, links + friction",
+        "URDF prior": "the URDF as it is: its links, its joints' damping and friction",
+        "least squares": "ordinary least squares, links + joint model",
+        "fit": "consistent fit, URDF as log-det prior, links + joint model",
     }
     keys = {"URDF prior": "prior", "least squares": "least_squares", "fit": "fit"}
     heldout = {k: rep_["errors"][v]["holdout"]["overall"] for k, v in keys.items()}
@@ -326,7 +290,6 @@ def _print_impossible(model, ls, fit, rep_) -> None:
     """Step 2: the links least squares makes physically impossible, and why; fit's links."""
     import spatialjax as sj
 
-    n = model.nv
     rep = sj.physical_consistency(ls)
     bad = [i for i in range(model.nbodies) if not bool(rep.fully_consistent[i])]
     print(
@@ -341,7 +304,8 @@ def _print_impossible(model, ls, fit, rep_) -> None:
     if bad:
         print(
             f"     Why: the torques determine only {rep_['identifiability']['rank']} of the "
-            f"{10 * model.nbodies + 3 * n} parameters (rank of the regressor with friction);\n"
+            f"{rep_['identifiability']['n_columns']} parameters (rank of the regressor with the "
+            "joint model);\n"
             "     least squares sets the rest to whatever is smallest (minimum norm), with no "
             "notion of a body.\n"
             "     Such a model fits the torques, but a simulator or controller using it "
@@ -416,7 +380,7 @@ def run(args) -> int:
     fit = sj.RigidBodyInertia(jnp.asarray(r.params["fit"]))
     _print_impossible(model, ls, fit, r.report)
     _print_masses(model, truth, ls, fit)
-    fr_err = np.abs(r.friction["fit"] - friction)
+    fr_err = np.abs(r.joint_parameters["fit"][:, 1:] - friction)
     print(
         f"\n  Friction (fit vs truth, all joints): viscous within {fr_err[:, 0].max():.3f} "
         f"N·m·s/rad, Coulomb within {fr_err[:, 1].max():.3f} N·m, offset within "

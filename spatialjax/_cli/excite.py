@@ -1,39 +1,11 @@
-r"""``spatialjax excite MODEL``: design an excitation trajectory and write it as CSV.
+"""``spatialjax excite MODEL``: design an excitation trajectory and write it as CSV.
 
-Parses the options, calls
-[`spatialjax.identification.design_excitation`][spatialjax.identification.design_excitation]
-(float64) and prints one progress line per stage and a summary; writes ``--out`` (CSV) and
-``--report`` (JSON).
-
-Joints. The model is read without locks first; the joints named by ``--lock
-NAME=VALUE`` are frozen at VALUE and merged into their parent body, as
-``spatialjax identify`` does with joints missing from its log. A joint that
-carries a URDF ``<mimic>`` (a Panda's ``panda_finger_joint2``), and the joint it
-follows, cannot be driven as independent joints: unless ``--lock`` gives them a
-value they are locked at 0 (clipped into their position limits), and the
-progress line says so. Every other movable joint is excited.
-
-Limits come from the URDF ``<limit>`` elements (``lower``, ``upper``,
-``velocity``, ``effort``); acceleration limits, which URDF lacks, from
-``--acceleration-limit`` (default: none beyond the one the velocity limit
-implies, see [`design_excitation`][spatialjax.identification.design_excitation]).
-
-The CSV has a header ``t,q_<joint>...,dq_<joint>...,ddq_<joint>...`` (the
-excited joints in model order) and one row per sample at ``--rate`` Hz, from
-``t = 0`` to the duration, starting and ending at rest; it is what
-[`spatialjax.identification.load_log`][spatialjax.identification.load_log] reads once torques are
-added.
-
-The report (``--report``, JSON; infinities as ``null``): ``model``,
-``options``, ``joints``, ``locked_joints``, ``limits`` (per joint, as used),
-``criterion`` (``name``, ``value``, ``start_value``, ``start_median``:
-the median over the random starts before optimising), ``condition_number``
-(designed and ``start``), ``rank``, ``limit_distance`` (per joint, the
-smallest distance to each hard limit), ``scale_down``, ``coefficients`` (``a``,
-``b``, ``q0``, ``base_frequency``) and ``times``.
-
-Exit status: 0 success; 2 a usage error, a model without the limits needed, or
-an output that cannot be written (nothing is written then).
+Calls [`design_excitation`][spatialjax.identification.design_excitation] (float64) on the
+model's movable joints (``--lock`` and ``<mimic>`` joints frozen), with the URDF
+``<limit>`` elements as limits; writes ``--out`` (CSV ``t,q_<joint>...,dq_<joint>...,
+ddq_<joint>...``) and ``--report`` (JSON). Exit status 0, or 2 for a usage error, missing
+limits or an unwritable output. Usage: docs page
+``identification.md#record-an-exciting-trajectory``.
 """
 
 from __future__ import annotations
@@ -47,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import _util
-from ..identification._report import jsonable
+from ..identification.output.report import jsonable
 from . import _args
 from ._args import InputError, UsageError
 

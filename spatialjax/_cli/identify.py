@@ -1,77 +1,18 @@
-r"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
+"""``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
 
 Parsing and printing around
-[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot], which holds
-the pipeline and its defaults. Stages (one progress line each, then indented ``note:``/``warning:``
-lines): read the model (URDF; MJCF and SDFormat through the kinematic-tree loaders), read the log
-(``.npz`` or ``.csv``, see
-[`spatialjax.identification.load_log`][spatialjax.identification.load_log]) and match its joints to
-the model's (joints missing from the log are locked at 0 or at ``--lock NAME=VALUE`` and merged into
-their parent body), then the library's stages: **prior** (bodies that are not strictly physically
-consistent are repaired, keeping mass and CoM, and named; ``--strict-prior`` refuses them),
-**sampling** (positions checked against the model's joint limits, a log in
-degrees named as such, ``--ignore-limits`` to go on; irregular time stamps
-resampled onto a uniform grid by ``t``, with the jitter stated), **filter**
-(zero-phase Butterworth low-pass, differentiation), **regressor** (RNEA
-regressor, Atkeson, An & Hollerbach 1986, plus the joint model's columns,
-``--joint-model``: armature, viscous, Coulomb and offset per joint,
-[JointModel][spatialjax.multibody.JointModel], filtered like the torques:
-parallel filtering, Gautier 1997), **torques** (channels without signal are
-left out; scale and sign against the prior's prediction are checked),
-**least squares** (samples where a joint rests leave its row: static
-friction), **fit** (the log-det divergence to the model's bodies as prior;
-Wensing, Kim & Slotine, RA-L 2017; Lee, Wensing & Park, T-RO 2020; the
-armature's weak prior around the file's value; each joint's data weighted by
-its residuals' correlation time, ``--weighting``), **validate** (held-out
-part, ``--validate`` logs, per-link plausibility, the joint parameters whose
-split with the links the priors decide), and the outputs (``--out`` in the
-model's own format, URDF or MJCF; ``--report`` JSON).
-
-A log with a base pose (``base_position``, ``base_quaternion``; or
-``--floating-base``) is a floating-base robot's: the model is read with a free
-flyer, and the library identifies it from the ``6 + n`` equations of each
-sample, with the log's contact wrenches or projected onto the contacts' null
-space (``--contact-method``, ``--contact-type``, ``--contact-speed``); the
-stage lines say which, and how many equations each sample gives.
-
-The last ``holdout`` fraction of the raw log is held out: the two parts are
-filtered, differentiated and decimated separately, so that nothing of the
-held-out samples reaches the fit; the fit uses the first part only.
-
-Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or over the
-samples of one joint) are given for the fit, for ordinary least squares on
-the same columns, and for the prior (the model file's bodies, no friction),
-on the training part, the held-out part and each ``--validate`` log; the
-overall figure counts the channels that were fitted.
-
-All numbers are computed in float64 (``jax.enable_x64`` inside the command).
-Every option is checked, and ``--out``/``--report`` refuse to replace an
-existing file without ``--force``, before any file is read; nothing is
-written when any stage fails, and the compilation cache folder is created
-only once the log has passed the filter stage.
-
-The report (``--report``, JSON; NaN and infinities are written as ``null``) is
-``RobotIdentification.report`` (typed: ``IdentificationReport``) with the
-command's own keys added: ``model``, ``model_format``, ``log``,
-``validation_logs``, ``locked_joints``, ``options`` (every option as given)
-and ``output`` (how ``--out`` wrote each body). Its schema is in
-``docs/identification.md`` ("The report's schema").
-
-Per-joint drive gains are not fitted: a torque channel in other units
-(``τ_meas,j = k_j τ_j``) makes the model bilinear in ``k`` and the inertias,
-so the problem is no longer convex and its global optimum no longer
-guaranteed, and the common scale of ``k`` would rest on the prior's masses
-alone. The **torques** stage instead reports each channel's scale against the
-prior's prediction and the ``--torque-scale`` that would match it.
-
-Exit status: 0 success, 2 a usage error, an unreadable model or log, a fit
-that failed, or an output that cannot be written (argparse's convention, as
-``spatialjax check``); nothing is written then.
+[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot]: one
+progress line per stage, then ``note:``/``warning:`` lines; ``--out`` (the model's
+format) and ``--report`` (JSON, docs page ``identification-report.md``) refuse to
+replace a file without ``--force``. Float64 throughout. Exit status 0, or 2 for a
+usage error, an unreadable input, a failed fit or an unwritable output (nothing is
+written then). Usage: docs page ``identification.md#run-spatialjax-identify``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -80,12 +21,16 @@ from pathlib import Path
 import numpy as np
 
 from .. import _util
-from ..identification._floating import CONTACT_SPEED, CONTACT_TYPES
-from ..identification._pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
-from ..identification._pipeline import STAGES as _STAGES
-from ..identification._pipeline.options import CONTACT_METHODS
-from ..identification._report import jsonable, number_text, output_format_problem
-from ..multibody.friction import FrictionModel
+from ..identification.fitting.floating_rows import CONTACT_SPEED, CONTACT_TYPES
+from ..identification.output.report import (
+    finite_or_none,
+    jsonable,
+    number_text,
+    output_format_problem,
+)
+from ..identification.pipeline import DEFAULT_HOLDOUT, SAMPLE_WEIGHTINGS
+from ..identification.pipeline import STAGES as _STAGES
+from ..identification.pipeline.options import CONTACT_METHODS, IdentifyOptions
 from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
 from ._args import InputError, UsageError
@@ -97,13 +42,6 @@ def _holdout(text: str) -> float:
     if not 0 <= x < 1:
         raise argparse.ArgumentTypeError(f"expected a fraction in [0, 1), got {text!r}")
     return x
-
-
-def _friction(text: str) -> tuple[str, ...]:
-    try:
-        return FrictionModel.parse(text).kinds
-    except (TypeError, ValueError) as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _joint_model(text: str) -> tuple[str, ...]:
@@ -121,13 +59,19 @@ def _torque_scale(text: str) -> tuple[str, float]:
 
 
 _holdout.__name__ = "--holdout"
-_friction.__name__ = "--friction"
 _joint_model.__name__ = "--joint-model"
 _torque_scale.__name__ = "--torque-scale"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``spatialjax identify``."""
+    """The options of ``spatialjax identify``.
+
+    Each option of the library is one ``add_argument`` whose ``dest`` is the
+    name of an [IdentifyOptions][spatialjax.identification.IdentifyOptions]
+    field (``identify_options`` reads those given; an option left at its
+    parser default leaves the library's); the flag of each ``dest`` is read
+    back from the parser to name the library's errors (``_args.flag_names``).
+    """
     parser.epilog = (
         "exit status: 0 success, 2 for a usage error, a model or log that cannot be used, a fit "
         "that failed, or an output that cannot be written (nothing is written then)"
@@ -136,10 +80,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "log",
         metavar="LOG",
-        help=".npz with t (N,), q (N, n), tau (N, n), optional dq, ddq, joint_names (n,); or a "
-        ".csv with a header (t, q_<joint>, tau_<joint>, optional dq_<joint>, ddq_<joint>); a "
-        "floating-base robot's also base_position (N, 3), base_quaternion (N, 4, w x y z), "
-        "contact_frames (k,) and contact_wrenches (N, k, 6) and/or contact (N, k)",
+        help="a ROS bag (ROS 2: a folder with metadata.yaml, or its .mcap or .db3 file; ROS 1: "
+        "a .bag; sensor_msgs/JointState, see --topic) or an .npz with t (N,), q (N, n), tau (N, "
+        "n), optional dq, ddq, joint_names (n,); or a .csv with a header (t, q_<joint>, "
+        "tau_<joint>, optional dq_<joint>, ddq_<joint>); a floating-base robot's also "
+        "base_position (N, 3), base_quaternion (N, 4, w x y z), contact_frames (k,) and "
+        "contact_wrenches (N, k, 6) and/or contact (N, k)",
     )
     parser.add_argument(
         "--lock",
@@ -171,8 +117,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     _add_fit_options(parser)
     _add_log_options(parser)
+    _add_bag_options(parser)
     _add_floating_options(parser)
     _add_output_options(parser)
+    defaults = {a.dest: a.default for a in parser._actions}
+    parser.set_defaults(_flags=_args.flag_names(parser), _defaults=defaults)
+
+
+def _add_bag_options(parser: argparse.ArgumentParser) -> None:
+    """ROS bags: the topics read (``pip install "spatialjax[ros]"``)."""
+    parser.add_argument(
+        "--topic",
+        metavar="TOPIC",
+        help="ROS bag: the sensor_msgs/JointState topic (default: the only one, else "
+        "/joint_states); joints are matched by name, those not in the model ignored, model "
+        "joints the bag holds still (a gripper) locked at their logged value",
+    )
+    parser.add_argument(
+        "--base-topic",
+        metavar="TOPIC|auto|none",
+        default="auto",
+        help="ROS bag: the base pose's nav_msgs/Odometry, geometry_msgs/PoseStamped or "
+        "tf2_msgs/TFMessage topic (auto, default: the only Odometry topic, if any; none: a "
+        "fixed-base robot)",
+    )
+    parser.add_argument(
+        "--base-frame",
+        metavar="FRAME",
+        help="ROS bag, a TFMessage --base-topic (/tf): the base's child_frame_id (default: the "
+        "topic's only child frame)",
+    )
+    parser.add_argument(
+        "--wrench-topic",
+        metavar="TOPIC",
+        action="append",
+        help="ROS bag with a base pose: a geometry_msgs/WrenchStamped topic of a contact, its "
+        "messages' frame_id naming the contact frame (repeatable; default: every WrenchStamped "
+        "topic)",
+    )
 
 
 def _add_floating_options(parser: argparse.ArgumentParser) -> None:
@@ -218,12 +200,16 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
         "reflected through the gear, gets a weak prior around the file's value)",
     )
     parser.add_argument(
-        "--friction",
-        metavar="TERMS",
-        type=_friction,
+        "--transmission",
+        metavar="T.csv",
         default=None,
-        help="deprecated: --friction TERMS is --joint-model armature,TERMS (a subset of "
-        "viscous,coulomb,offset, or none: the armature alone)",
+        help="coupled motors: a CSV with a header motor,<joint names...> and one row per motor, "
+        "motor velocity = sum of coefficient x joint velocity (a gear's ratio on its joint; a "
+        "missing joint column or an empty cell is 0); every joint that no row drives gets its "
+        "own motor (named after the joint, ratio 1). The joint model is then identified and "
+        "reported per motor, in the motor's units. Default: an MJCF model's named <tendon> "
+        "<fixed> elements (a joint they couple keeps its own motor where the file gives it "
+        "armature, damping or frictionloss), else one motor per joint",
     )
     parser.add_argument(
         "--gamma",
@@ -243,6 +229,7 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--weighting",
+        dest="sample_weighting",
         choices=SAMPLE_WEIGHTINGS,
         default="autocorrelation",
         help="how the data term counts samples: 'autocorrelation' (default) weighs each joint's "
@@ -251,7 +238,8 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--strict-prior",
-        action="store_true",
+        dest="repair_prior_bodies",
+        action="store_false",
         help="refuse a model whose moving bodies are not strictly physically consistent "
         "(default: repair them, keeping mass and CoM, and list them)",
     )
@@ -266,9 +254,8 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--torque-scale",
         metavar="NAME=K",
-        action="append",
+        action=_args.NamedValues,
         type=_torque_scale,
-        default=[],
         help="multiply joint NAME's torques by K before fitting (units, gear ratio; a "
         "negative K flips the sign; repeatable)",
     )
@@ -308,7 +295,8 @@ def _add_log_options(parser: argparse.ArgumentParser) -> None:
         "--ignore-limits",
         action="store_true",
         help="go on, with a warning, when the log's positions leave the model's joint limits "
-        "by more than 1 %% of the range (default: refuse; a log in degrees is named as such)",
+        "by more than the larger of 1 %% of the range and 3 encoder steps (default: refuse; a "
+        "log in degrees is named as such)",
     )
 
 
@@ -341,24 +329,32 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ----------------------------------------------------------------------------- planning
-def check_paths(args: argparse.Namespace) -> dict[str, str]:
-    """Checks that need no file content: inputs exist, outputs may be written.
+def check_paths(args: argparse.Namespace) -> dict:
+    """Checks before the log is read: inputs exist, outputs may be written, the model file.
+
+    The model file is parsed here, once: its description (``spatialjax.io.read_description``)
+    gives its format, the models of every stage and the write-back of ``--out``.
 
     Returns:
-      The model format (``"urdf"``, ``"mjcf"``, ``"sdf"``) under ``"format"``.
+      The model format (``"urdf"``, ``"mjcf"``, ``"sdf"``) under ``"format"`` and its
+      ``ModelDescription`` under ``"description"``.
 
     Raises:
       UsageError: naming the option.
+      InputError: a model file that cannot be read.
     """
-    from ..io import ModelFileError
-    from ..io._load import detect_format
+    from ..io import ModelFileError, read_description
 
-    for what, p in (("MODEL", args.model), ("LOG", args.log)):
-        if not Path(p).is_file():
+    if not Path(args.model).is_file():
+        raise UsageError(f"MODEL {args.model}: no such file")
+    for what, p in [("LOG", args.log)] + [("--validate", p) for p in args.validate or ()]:
+        if Path(p).is_dir() and not (Path(p) / "metadata.yaml").is_file():
+            raise UsageError(f"{what} {p}: a folder without metadata.yaml (not a ROS 2 bag)")
+        if not Path(p).exists():
             raise UsageError(f"{what} {p}: no such file")
-    for p in args.validate or ():
-        if not Path(p).is_file():
-            raise UsageError(f"--validate {p}: no such file")
+    _check_bag_options(args)
+    if args.transmission is not None and not Path(args.transmission).is_file():
+        raise UsageError(f"--transmission {args.transmission}: no such file")
     _args.no_repeats(args.lock, "--lock")
     _args.check_outputs(
         {"--out": args.out, "--report": args.report},
@@ -366,9 +362,10 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
         args.force,
     )
     try:
-        fmt = detect_format(args.model)
+        desc = read_description(args.model)
     except ModelFileError as e:
         raise InputError(str(e)) from None
+    fmt = desc.format
     if args.out is not None and fmt not in ("urdf", "mjcf"):
         raise UsageError(
             f"--out {args.out}: only URDF and MJCF models can be written back; {args.model} is "
@@ -378,19 +375,32 @@ def check_paths(args: argparse.Namespace) -> dict[str, str]:
         problem = output_format_problem(args.out, fmt, args.model)
         if problem:
             raise UsageError(f"--out {problem}")
-    if args.friction is not None and args.joint_model is not None:
-        raise UsageError(
-            "--friction and --joint-model: give --joint-model only (--friction is deprecated)"
-        )
-    return {"format": fmt}
+    return {"format": fmt, "description": desc}
+
+
+def _check_bag_options(args: argparse.Namespace) -> None:
+    """Refuse the bag options for a log that is no ROS bag."""
+    from ..identification.logs.rosbag import is_bag
+
+    given = [opt for opt, v, default in (("--topic", args.topic, None),
+             ("--base-topic", args.base_topic, "auto"), ("--base-frame", args.base_frame, None),
+             ("--wrench-topic", args.wrench_topic, None)) if v != default]  # fmt: skip
+    if given and not is_bag(args.log):
+        raise UsageError(f"{given[0]}: applies to a ROS bag, and LOG {args.log} is not one")
+
+
+def _bag_options(args, joints) -> dict:
+    """``load_log``'s keyword arguments for a bag: the options and the model's joints."""
+    base = None if args.base_topic.lower() == "none" else args.base_topic
+    wrenches = "auto" if args.wrench_topic is None else tuple(args.wrench_topic)
+    return dict(topic=args.topic, joints=joints, base_topic=base, base_frame=args.base_frame,
+                wrench_topics=wrenches)  # fmt: skip
 
 
 def joint_kinds(args: argparse.Namespace) -> tuple[str, ...]:
-    """The joint-model kinds of ``--joint-model`` or the deprecated ``--friction``."""
+    """The joint-model kinds of ``--joint-model`` (default: all four)."""
     if args.joint_model is not None:
         return tuple(args.joint_model)
-    if args.friction is not None:
-        return JointModel.from_friction(FrictionModel(tuple(args.friction))).kinds
     return JOINT_KINDS
 
 
@@ -418,12 +428,14 @@ class _Progress:
         self.t0 = time.perf_counter()
 
 
-def _load_model(path, fmt, locked, floating: bool = False):
+def _load_model(desc, locked, floating: bool = False):
+    """The model of the file's description (no second read); an MJCF's free joint is its own."""
     import spatialjax.multibody as mb
 
-    loader = {"urdf": mb.Model.from_urdf, "mjcf": mb.Model.from_mjcf, "sdf": mb.Model.from_sdf}
-    kw = {"floating_base": True} if floating else {}
-    return loader[fmt](path, locked_joints=locked or None, dtype="float64", **kw)
+    floating = floating and desc.format != "mjcf"
+    return mb.Model.from_description(
+        desc, locked_joints=locked or None, floating_base=floating, dtype="float64"
+    )
 
 
 def _default_joint_names(log, model, lock: dict, path):
@@ -454,10 +466,17 @@ def _default_joint_names(log, model, lock: dict, path):
     return dataclasses.replace(log, joint_names=tuple(names))
 
 
-def _read_log(ident, path):
+def _read_log(ident, path, options=None):
+    """The log at ``path`` (``options``: a bag's ``load_log`` keywords, see ``_bag_options``)."""
+    from ..identification.logs.rosbag import BagOptionError, is_bag
+
     try:
-        return ident.load_log(path)
-    except (ident.LogError, OSError, ValueError) as e:
+        return ident.load_log(path, **(options or {})) if is_bag(path) else ident.load_log(path)
+    except BagOptionError as e:
+        flag = {"topic": "--topic", "base_topic": "--base-topic", "base_frame": "--base-frame",
+                "wrench_topics": "--wrench-topic", "joints": "MODEL"}[e.argument]  # fmt: skip
+        raise UsageError(f"{flag}: {path}: {e.detail}") from None
+    except (ident.LogError, OSError, ValueError, ImportError) as e:
         raise InputError(f"{path}: {e}" if str(path) not in str(e) else str(e)) from None
 
 
@@ -479,67 +498,85 @@ def _check_lock_limits(full, lock: dict) -> None:
             )
 
 
-def _options(args) -> dict:
-    return {
-        "lock": dict(args.lock),
-        "lowpass": args.lowpass,
-        "decimate": args.decimate,
-        "joint_model": list(joint_kinds(args)),
-        "friction": None if args.friction is None else list(args.friction),
-        "gamma": args.gamma,
-        "holdout": args.holdout,
-        "weighting": args.weighting,
-        "strict_prior": args.strict_prior,
-        "exclude_torque": list(args.exclude_torque),
-        "torque_scale": dict(args.torque_scale),
-        "free": args.free,
-        "validate": args.validate,
-        "rate": args.rate,
-        "max_gap": args.max_gap,
-        "ignore_limits": args.ignore_limits,
-        "floating_base": args.floating_base,
-        "contact_method": args.contact_method,
-        "contact_type": args.contact_type,
-        "contact_speed": args.contact_speed,
-        "out": args.out,
-        "report": args.report,
-        "force": args.force,
-        "no_cache": args.no_cache,
-        "cache_dir": args.cache_dir,
-    }
+def identify_options(args: argparse.Namespace) -> IdentifyOptions:
+    """The library's options from the command line: each field of ``IdentifyOptions`` from
+    the argument of the same ``dest``; an option left at the parser's default leaves the
+    library's default.
+
+    Raises:
+      IdentifyError: a value the library refuses (``library_error`` names the flag).
+    """
+    given = {name: getattr(args, name) for name in IdentifyOptions.names()
+             if hasattr(args, name) and getattr(args, name) != args._defaults[name]}  # fmt: skip
+    return IdentifyOptions(**given)
 
 
-def _argument_error(e, args) -> Exception:
-    """An ``IdentifyError`` of the library as an error naming the option or the file."""
-    arg = e.argument
-    if arg == "log" or arg.startswith("validate["):
-        detail = e.detail.replace("larger max_gap", "larger --max-gap")
-        detail = detail.replace("pass ignore_limits=True", "pass --ignore-limits")
-        if arg == "log":
-            return InputError(f"{args.log}: {detail}")
-        k = int(arg[len("validate[") : -1])
-        return InputError(f"--validate {args.validate[k]}: {detail}")
-    if arg == "prior":
-        hint = " (--strict-prior refuses it; drop it to repair)" if args.strict_prior else ""
-        return InputError(f"{args.model}: {e.detail}{hint}")
-    if arg == "model":
-        return InputError(f"{args.model}: {e.detail}")
-    flags = {"sample_weighting": "--weighting"}
-    opt = flags[arg] if arg in flags else "--" + str(arg).replace("_", "-")
-    value = {
-        "--lowpass": args.lowpass,
-        "--decimate": args.decimate,
-        "--holdout": args.holdout,
-        "--rate": args.rate,
-        "--max-gap": args.max_gap,
-        "--gamma": args.gamma,
-    }.get(opt)
-    shown = f" {value:g}" if isinstance(value, (int, float)) else ""
-    detail = e.detail
-    for name in ("lowpass", "decimate", "holdout", "rate"):
-        detail = detail.replace(f"{name}=", f"--{name} ").replace(f" {name} ", f" --{name} ")
-        detail = detail.replace(f"pass {name}", f"pass --{name}")
-    return UsageError(f"{opt}{shown}: {detail} (log {args.log})")
+def _transmission(args, desc, model, progress):
+    """The ``--transmission`` CSV, else an MJCF model's fixed tendons, else None; a line
+    saying which.
+
+    Raises:
+      InputError: a CSV or tendon that cannot be used (file, row and column named).
+    """
+    import spatialjax.multibody as mb
+
+    try:
+        if args.transmission is not None:
+            t = mb.Transmission.from_csv(args.transmission)
+            how = f"--transmission {args.transmission}"
+        elif desc.format == "mjcf":
+            t = mb.Transmission.from_mjcf(desc, model)
+            how = f"{args.model}: fixed tendons"
+        else:
+            return None
+        if t is not None:
+            full = mb.JointModel(transmission=t).complete_transmission(model)
+    except mb.TransmissionError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(f"--transmission {args.transmission}: {e.strerror or e}") from None
+    if t is None:
+        return None
+    T = full.array()
+    rows = [
+        f"{m} = " + " + ".join(f"{T[i, c]:g} {j}" for c, j in enumerate(full.joints) if T[i, c])
+        for i, m in enumerate(full.motors)
+        if np.count_nonzero(T[i]) > 1 or m not in full.joints
+    ]  # fmt: skip
+    print(f"  transmission ({how}): {len(full.motors)} motors; " + "; ".join(rows),
+          file=progress.out)  # fmt: skip
+    return t
+
+
+def command_options(args: argparse.Namespace) -> dict:
+    """Every command-line option as given, by ``dest`` (the report's ``options``)."""
+    return {k: v for k, v in vars(args).items()
+            if not k.startswith("_") and k not in ("command", "model", "log")}  # fmt: skip
+
+
+def library_error(e, args) -> Exception:
+    """An ``IdentifyError`` of the library as the command's error, every argument it names
+    shown as the command line names it: its flag (from the parser), the log or model file.
+
+    ``InputError`` for the model, the prior and the logs; ``UsageError`` for an option.
+    """
+    validate = list(args.validate or ())
+
+    def name(argument: str) -> str:
+        if argument == "log":
+            return str(args.log)
+        if argument.startswith("validate[") and argument.endswith("]"):
+            return f"--validate {validate[int(argument[len('validate[') : -1])]}"
+        if argument in ("model", "prior"):
+            return str(args.model)
+        return args._flags.get(argument, argument)
+
+    text = e.render(name)
+    if e.argument == "prior" and not args.repair_prior_bodies:
+        return InputError(f"{text} (--strict-prior refuses it; drop it to repair)")
+    if e.argument in ("log", "model", "prior") or e.argument.startswith("validate["):
+        return InputError(text)
+    return UsageError(f"{text} (log {args.log})")
 
 
 def _cache_after_filter(args, report):
@@ -586,14 +623,15 @@ def _floating(args, log) -> bool:
     return floating
 
 
-def _read_model(args, fmt: str, progress: _Progress, floating: bool = False):
-    """The model as the file gives it (no locks; a free flyer at its root when
-    ``floating``), checked: ``--lock`` in limits."""
+def _read_model(args, desc, progress: _Progress, floating: bool = False):
+    """The model as the file (its description) gives it (no locks; a free flyer at its root
+    when ``floating``), checked: ``--lock`` in limits."""
     from ..io import ModelFileError
 
+    fmt = desc.format
     progress.start()
     try:
-        full = _load_model(args.model, fmt, None, floating)
+        full = _load_model(desc, None, floating)
     except (ModelFileError, ValueError) as e:
         raise InputError(str(e)) from None
     if not floating and (full.floating_base or "free_flyer" in full.joint_types):
@@ -612,49 +650,77 @@ def _read_model(args, fmt: str, progress: _Progress, floating: bool = False):
     return full
 
 
-def _match(ident, log, full, args):
+def _match(ident, log, full, args, lock):
     """``match_joints`` of the main log, its errors as the option or the file at fault."""
     try:
-        return ident.match_joints(log, full, lock=dict(args.lock))
+        return ident.match_joints(log, full, lock=lock)
     except ident.LogError as e:
         raise InputError(str(e)) from None
-    except ValueError as e:
-        msg = str(e)
-        if msg.startswith("lock:"):
-            raise UsageError("--lock: " + msg[len("lock:") :].strip()) from None
-        if "no joint left" in msg:
-            raise UsageError(
-                f"--lock: locks every joint that {args.log} drives; leave at least one free"
-            ) from None
-        col = "joint_names" if log.joint_names is not None else "q"
-        raise InputError(f"{args.log}: column {col!r}: {msg.removeprefix('log: ')}") from None
+    except ident.IdentifyError as e:
+        if e.argument == "log":  # the log's joints: named by its column
+            col = "joint_names" if log.joint_names is not None else "q"
+            raise InputError(f"{args.log}: column {col!r}: {e.detail}") from None
+        raise library_error(e, args) from None
 
 
-def _read_logs(args, fmt: str, full, progress: _Progress, log=None):
+def _bag_read_options(args, desc):
+    """A bag's ``load_log`` options, with the model's movable joints as ``joints`` (the bag's
+    other joints are ignored); None for a ``.npz``/``.csv`` log."""
+    from ..identification.logs.rosbag import is_bag
+    from ..io import ModelFileError
+
+    if not is_bag(args.log):
+        return None
+    try:
+        model = _load_model(desc, None)
+    except (ModelFileError, ValueError) as e:
+        raise InputError(str(e)) from None
+    movable = [j for j, ty in zip(model.joint_names, model.joint_types, strict=True)
+               if ty != "free_flyer"]  # fmt: skip
+    return _bag_options(args, movable)
+
+
+def _held_still(log, args, bag) -> dict:
+    """A bag's joints held still (a gripper) that ``--lock`` does not name: ``{joint: value}``."""
+    from ..identification.logs.rosbag import still_joints
+
+    if bag is None:
+        return {}
+    lock = dict(args.lock)
+    return {k: v for k, v in still_joints(log).items() if k not in lock}
+
+
+def _read_logs(args, desc, full, progress: _Progress, log=None, bag=None):
     """``(model, log, validation logs, locked)``: the logs matched to the model's joints.
 
-    The joints the log lacks are locked (at 0 or ``--lock``) and the model is read again
-    with them locked. ``log``: the main log, already read (else it is read here).
+    The joints the log lacks are locked (at 0 or ``--lock``), and so are the joints a
+    bag holds still (at their logged value), and the model is built again from the file's
+    description with them locked. ``log``: the main log, already read (else it is read here);
+    ``bag``: a bag's ``load_log`` options (None for another log). Each log is matched once,
+    here: the sampling stage takes the logs as matched.
     """
     from spatialjax import identification as ident
 
     from ..io import ModelFileError
 
-    log = _read_log(ident, args.log) if log is None else log
+    log = _read_log(ident, args.log, bag) if log is None else log
     log = _default_joint_names(log, full, dict(args.lock), args.log)
-    match = _match(ident, log, full, args)
+    still = _held_still(log, args, bag)
+    lock = {**dict(args.lock), **still}
+    match = _match(ident, log, full, args, lock)
     locked = dict(match.locked)
     try:
-        model = _load_model(args.model, fmt, locked, full.floating_base)
+        model = _load_model(desc, locked, full.floating_base)
     except (ModelFileError, ValueError) as e:
         raise InputError(str(e)) from None
     log = match.apply(log)
     others = []
     for path in args.validate or ():
-        other = _default_joint_names(_read_log(ident, path), full, dict(args.lock), path)
+        other = _read_log(ident, path, bag)
+        other = _default_joint_names(other, full, dict(args.lock), path)
         try:
-            m2 = ident.match_joints(other, full, lock=dict(args.lock))
-        except ValueError as e:
+            m2 = ident.match_joints(other, full, lock=lock)
+        except ident.IdentifyError as e:
             raise InputError(f"--validate {path}: {e}") from None
         if tuple(m2.joint_names) != tuple(match.joint_names):
             raise InputError(
@@ -672,6 +738,8 @@ def _read_logs(args, fmt: str, full, progress: _Progress, log=None):
         + (f"; locked {lock_text}" if locked else "")
         + f": {model.nbodies} moving bodies"
         + (f"; {len(others)} validation log(s)" if others else ""),
+        [f"note: {n}" for n in log.notes]
+        + [f"note: {k} held still in the log: locked at {v:g}" for k, v in still.items()],
     )
     return model, log, others, locked
 
@@ -694,69 +762,67 @@ def _base_text(log) -> str:
     return f"; base pose{vel}, {contacts}"
 
 
-def identify(args: argparse.Namespace, fmt: str, progress: _Progress):
-    """Read the model and the log(s), lock what the log lacks, run
-    [identify_robot][spatialjax.identification.identify_robot]; returns its result."""
+def identify(args: argparse.Namespace, desc, progress: _Progress):
+    """Build the model from the file's description, read the log(s), lock what the log lacks,
+    run [identify_robot][spatialjax.identification.identify_robot].
+
+    Returns:
+      ``(result, command)``: its result, and the report's command keys
+      (``model``, ``model_format``, ``log``, ``validation_logs``,
+      ``locked_joints``, ``options``), which ``_write_outputs`` adds to the
+      JSON report with ``output``.
+    """
     import spatialjax.multibody as mb
     from spatialjax import identification as ident
 
-    log = _read_log(ident, args.log)
-    full = _read_model(args, fmt, progress, _floating(args, log))
-    model, log, others, locked = _read_logs(args, fmt, full, progress, log)
-    contact = {k: getattr(args, k) for k in ("contact_method", "contact_type", "contact_speed")
-               if getattr(args, k) is not None}  # fmt: skip
     try:
-        result = ident.identify_robot(
-            model,
-            log,
-            lowpass=args.lowpass,
-            decimate=args.decimate,
-            joint_model=mb.JointModel(joint_kinds(args)),
-            gamma=args.gamma,
-            holdout=args.holdout,
-            sample_weighting=args.weighting,
-            repair_prior_bodies=not args.strict_prior,
-            exclude_torque=tuple(args.exclude_torque),
-            torque_scale=dict(args.torque_scale),
-            free=args.free,
-            validate=others,
-            rate=args.rate,
-            max_gap=args.max_gap,
-            ignore_limits=args.ignore_limits,
-            progress=_cache_after_filter(args, progress.done),
-            **contact,
-        )
+        options = identify_options(args)
     except ident.IdentifyError as e:
-        raise _argument_error(e, args) from None
-    result.report.update(
-        model=str(args.model),
-        model_format=fmt,
-        log=str(args.log),
-        validation_logs=list(args.validate or ()),
-        locked_joints=locked,
-        options=_options(args),
-        output=None,
-    )
-    return result
+        raise library_error(e, args) from None
+    fmt = desc.format
+    bag = _bag_read_options(args, desc)
+    log = _read_log(ident, args.log, bag)
+    full = _read_model(args, desc, progress, _floating(args, log))
+    model, log, others, locked = _read_logs(args, desc, full, progress, log, bag)
+    transmission = _transmission(args, desc, model, progress)
+    if transmission is not None:
+        jm = mb.JointModel(joint_kinds(args), transmission=transmission)
+        options = dataclasses.replace(options, joint_model=jm)
+    try:
+        progress_ = _cache_after_filter(args, progress.done)
+        result = ident.identify_robot(model, log, options, validate=others, progress=progress_)
+    except ident.IdentifyError as e:
+        raise library_error(e, args) from None
+    command = {
+        "model": str(args.model),
+        "model_format": fmt,
+        "log": str(args.log),
+        "validation_logs": list(args.validate or ()),
+        "locked_joints": locked,
+        "options": command_options(args),
+    }
+    return result, command
 
 
 # ------------------------------------------------------------------------------- output
-def _write_outputs(args, result, progress: _Progress) -> None:
+def _write_outputs(args, result, desc, command: dict, progress: _Progress) -> None:
     """Write ``--out`` and ``--report``: both to temporary files first, then renamed.
 
-    A failure while writing leaves no output (and no existing file) changed.
+    ``--out`` edits the model file's bytes through its description ``desc`` (not read
+    again; the output is read back once, to check it). The JSON report is the library's
+    report, then ``command``'s keys and ``output`` (the writer's report, or None). A failure
+    while writing leaves no output (and no existing file) changed.
     """
-    report = result.report
+    out = None
     tmps: list[tuple[Path, Path]] = []
     try:
         if args.out is not None:
             tmp = _util.temp_beside(args.out, "identify")
             tmps.append((tmp, Path(args.out)))
-            rep = result.write(tmp, source=args.model, overwrite=True)
-            rep["output"] = str(args.out)
-            report["output"] = rep
+            out = {**result.write(tmp, source=desc, overwrite=True), "output": str(args.out)}
         if args.report is not None:
-            text = json.dumps(jsonable(report), indent=1, allow_nan=False) + "\n"
+            document = {**result.report.to_dict(), **command, "output": out}
+            text = json.dumps(jsonable(document), indent=1, allow_nan=False) + "\n"
             tmp = _util.temp_beside(args.report, "identify")
             tmps.append((tmp, Path(args.report)))
             tmp.write_text(text, encoding="utf-8")
@@ -766,7 +832,6 @@ def _write_outputs(args, result, progress: _Progress) -> None:
         for tmp, _ in tmps:
             tmp.unlink(missing_ok=True)
     written = [str(p) for _, p in tmps]
-    out = report.get("output")
     text = ", ".join(written) if written else "nothing (no --out, no --report)"
     if out:
         text = text.replace(str(args.out), f"{args.out} ({_written_text(out)})", 1)
@@ -825,17 +890,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
     progress = _Progress(sys.stdout)
-    if args.friction is not None:
-        print(
-            f"spatialjax identify: warning: --friction is deprecated; use --joint-model "
-            f"{','.join(joint_kinds(args)) or 'none'} (the same: the armature is fitted by "
-            "default; leave it out of --joint-model to fit friction only)",
-            file=sys.stderr,
-        )
     try:
         with x64():
-            result = identify(args, plan["format"], progress)
-            _write_outputs(args, result, progress)
+            result, command = identify(args, plan["description"], progress)
+            _write_outputs(args, result, plan["description"], command, progress)
     except (UsageError, InputError, ModelFileError) as e:
         print(f"spatialjax identify: error: {e}", file=sys.stderr)
         return 2
@@ -843,14 +901,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"spatialjax identify: error: cannot write: {e}", file=sys.stderr)
         return 2
     rep = result.report
-    idf, times = rep["identifiability"], rep["times"]
+    idf, times = rep.identifiability, rep.times
+    cond = finite_or_none(idf.condition_number) if idf.condition_number is not None else None
     print()
     print(result.summary())
     print(
-        f"\ngamma {rep['gamma']:.3g}; rank {idf['rank']} of {idf['n_columns']} columns "
-        f"(base-regressor condition number {number_text(idf['condition_number'], '.3g')}); "
-        f"compile {times['compile_s']:.2f} s, "
-        f"solve {times['solve_s']:.3f} s"
+        f"\ngamma {rep.gamma:.3g}; rank {idf.rank} of {idf.n_columns} columns "
+        f"(base-regressor condition number {number_text(cond, '.3g')}); "
+        f"compile {times.compile_s:.2f} s, solve {times.solve_s:.3f} s"
     )
     for w in result.warnings:
         print(f"spatialjax identify: warning: {w}", file=sys.stderr)

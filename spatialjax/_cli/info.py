@@ -1,8 +1,16 @@
-"""``spatialjax info``: version, devices and the convention table."""
+"""``spatialjax info [LOG] [--model MODEL]``: version, devices and the convention table, or
+what a log holds.
+
+Without LOG: the versions, the JAX devices and ``CONVENTIONS``. With LOG (a ROS bag, ``.npz``
+or ``.csv``): [describe_log][spatialjax.identification.describe_log]'s inventory (topics, message
+counts, rates and gaps, the joints), and with ``--model`` the joints against the model's movable
+joints. Exit status 2 for a log or model that cannot be read.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 CONVENTIONS = """\
 motion vector      [w; v]  angular first            (..., 6)
@@ -18,13 +26,60 @@ pseudo-inertia     J = [[S, h], [h^T, m]],  S = tr(I)/2 1 - I
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """``info`` takes no options."""
-    del parser
+    """``info [LOG] [--model MODEL] [--topic TOPIC]``."""
+    parser.add_argument(
+        "log",
+        metavar="LOG",
+        nargs="?",
+        help="a ROS bag (a folder with metadata.yaml, .mcap, .db3, .bag), .npz or .csv log: list "
+        "its topics, message counts, rates and gaps, and its joints",
+    )
+    parser.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="with LOG: a URDF (or MJCF, SDFormat) whose movable joints the log's are matched to",
+    )
+    parser.add_argument(
+        "--topic", metavar="TOPIC", help="with a bag: the JointState topic (default: as identify)"
+    )
+
+
+def _describe(args: argparse.Namespace) -> int:
+    """Print the inventory of ``args.log`` (and its joints against ``--model``)."""
+    from ..identification import LogError, describe_log
+
+    try:
+        inventory = describe_log(args.log, topic=args.topic)
+    except (LogError, OSError, ImportError, ValueError) as e:
+        print(f"spatialjax info: error: {args.log}: {e}", file=sys.stderr)
+        return 2
+    movable = None
+    if args.model is not None:
+        from .._util import x64
+        from ..io import ModelFileError, read_description
+        from .identify import _load_model
+
+        try:
+            with x64():
+                model = _load_model(read_description(args.model), None)
+        except (ModelFileError, OSError, ValueError) as e:
+            print(f"spatialjax info: error: --model {args.model}: {e}", file=sys.stderr)
+            return 2
+        movable = [j for j, ty in zip(model.joint_names, model.joint_types, strict=True)
+                   if ty != "free_flyer"]  # fmt: skip
+    print("\n".join(inventory.lines(movable)))
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the versions, the devices and ``CONVENTIONS``."""
-    del args
+    """Print the versions, the devices and ``CONVENTIONS``, or describe ``LOG``."""
+    if args.log is not None:
+        return _describe(args)
+    if args.model is not None or args.topic is not None:
+        print(
+            "spatialjax info: error: --model and --topic describe a LOG; give one", file=sys.stderr
+        )
+        return 2
     import jax
 
     import spatialjax

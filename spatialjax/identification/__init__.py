@@ -18,7 +18,9 @@ regressor's conditioning inside the joint limits),
 [`simulate_log`][spatialjax.identification.simulate_log],
 [`RobotLog`][spatialjax.identification.RobotLog] with
 [`load_log`][spatialjax.identification.load_log] / ``RobotLog.save`` (``.npz``/``.csv``),
-[`LogError`][spatialjax.identification.LogError],
+[`LogError`][spatialjax.identification.LogError], ROS bags through the same ``load_log``
+(``pip install "spatialjax[ros]"``), [`describe_log`][spatialjax.identification.describe_log]
+(what a log holds), [`still_joints`][spatialjax.identification.still_joints],
 [`match_joints`][spatialjax.identification.match_joints] /
 [`JointMatch`][spatialjax.identification.JointMatch], and
 [`resample_log`][spatialjax.identification.resample_log] /
@@ -49,9 +51,11 @@ Whole robots (joint torques):
 The pipeline: [identify_robot][spatialjax.identification.identify_robot] — every
 stage of ``spatialjax identify`` (prior, sampling with the positions checked
 against the joint limits, filter, regressor, torques, least squares, fit,
-validate), returning a [RobotIdentification][spatialjax.identification.RobotIdentification]
-with its report (typed:
-[IdentificationReport][spatialjax.identification.IdentificationReport]) and
+validate), with its options in one
+[IdentifyOptions][spatialjax.identification.IdentifyOptions] and its errors an
+[IdentifyError][spatialjax.identification.IdentifyError] naming the argument, returning a
+[RobotIdentification][spatialjax.identification.RobotIdentification] with its report
+([IdentificationReport][spatialjax.identification.IdentificationReport]) and
 ``write(out_path, source=...)``, the fitted model file.
 
 Joint parameters: [joint_prior][spatialjax.identification.joint_prior] /
@@ -78,53 +82,60 @@ the joints' ``armature``, ``damping``, ``frictionloss``;
 format.
 """
 
-from ._correlation import correlation_time as correlation_time
-from ._design import ExcitationDesign as ExcitationDesign
-from ._design import design_excitation as design_excitation
-from ._excitation import excitation_trajectory as excitation_trajectory
-from ._excitation import fourier_trajectory as fourier_trajectory
-from ._export import write_identified_mjcf as write_identified_mjcf
-from ._export import write_identified_model as write_identified_model
-from ._export import write_identified_urdf as write_identified_urdf
-from ._filter_choice import FilterChoice as FilterChoice
-from ._filter_choice import choose_filter as choose_filter
-from ._fit import fit as fit
-from ._floating import CONTACT_TYPES as CONTACT_TYPES
-from ._floating import FloatingBaseRows as FloatingBaseRows
-from ._floating import floating_base_rows as floating_base_rows
-from ._identifiability import identifiability as identifiability
-from ._identifiability import parameter_names as parameter_names
-from ._joint_prior import JointPrior as JointPrior
-from ._joint_prior import joint_prior as joint_prior
-from ._joint_prior import moving_samples as moving_samples
-from ._log import JointMatch as JointMatch
-from ._log import LogError as LogError
-from ._log import RobotLog as RobotLog
-from ._log import load_log as load_log
-from ._log import match_joints as match_joints
-from ._pipeline import IdentifyError as IdentifyError
-from ._pipeline import identify_robot as identify_robot
-from ._preprocess import PreparedLog as PreparedLog
-from ._preprocess import parallel_filter as parallel_filter
-from ._preprocess import prepare_log as prepare_log
-from ._prior import PriorError as PriorError
-from ._prior import PriorRepair as PriorRepair
-from ._prior import repair_prior as repair_prior
-from ._regressor import body_regressor as body_regressor
-from ._report import IdentificationReport as IdentificationReport
-from ._report import RobotIdentification as RobotIdentification
-from ._resample import SamplingReport as SamplingReport
-from ._resample import resample_log as resample_log
-from ._result import FitResult as FitResult
-from ._robot_fit import fit_robot as fit_robot
-from ._robot_fit import fit_torques as fit_torques
-from ._robot_fit import least_squares_torques as least_squares_torques
-from ._robot_result import Identifiability as Identifiability
-from ._robot_result import RobotFitResult as RobotFitResult
-from ._simulate import perturb_inertia as perturb_inertia
-from ._simulate import simulate_log as simulate_log
-from ._solvers import InteriorPoint as InteriorPoint
-from ._status import FitStatus as FitStatus
+from .design.excitation import ExcitationDesign as ExcitationDesign
+from .design.excitation import design_excitation as design_excitation
+from .design.simulate import perturb_inertia as perturb_inertia
+from .design.simulate import simulate_log as simulate_log
+from .design.trajectory import excitation_trajectory as excitation_trajectory
+from .design.trajectory import fourier_trajectory as fourier_trajectory
+from .errors import IdentifyError as IdentifyError
+from .errors import IdentifyTypeError as IdentifyTypeError
+from .fitting.body_fit import fit as fit
+from .fitting.body_regressor import body_regressor as body_regressor
+from .fitting.body_result import FitResult as FitResult
+from .fitting.floating_rows import CONTACT_TYPES as CONTACT_TYPES
+from .fitting.floating_rows import FloatingBaseRows as FloatingBaseRows
+from .fitting.floating_rows import floating_base_rows as floating_base_rows
+from .fitting.identifiability import identifiability as identifiability
+from .fitting.identifiability import parameter_names as parameter_names
+from .fitting.robot_fit import fit_robot as fit_robot
+from .fitting.robot_fit import fit_torques as fit_torques
+from .fitting.robot_fit import least_squares_torques as least_squares_torques
+from .fitting.robot_result import Identifiability as Identifiability
+from .fitting.robot_result import RobotFitResult as RobotFitResult
+from .fitting.solvers import InteriorPoint as InteriorPoint
+from .fitting.status import FitStatus as FitStatus
+from .logs.correlation import correlation_time as correlation_time
+from .logs.filter_choice import FilterChoice as FilterChoice
+from .logs.filter_choice import choose_filter as choose_filter
+from .logs.preprocess import PreparedLog as PreparedLog
+from .logs.preprocess import parallel_filter as parallel_filter
+from .logs.preprocess import prepare_log as prepare_log
+from .logs.resample import SamplingReport as SamplingReport
+from .logs.resample import resample_log as resample_log
+from .logs.robot_log import JointMatch as JointMatch
+from .logs.robot_log import LogError as LogError
+from .logs.robot_log import RobotLog as RobotLog
+from .logs.robot_log import load_log as load_log
+from .logs.robot_log import match_joints as match_joints
+from .logs.rosbag import BagOptionError as BagOptionError
+from .logs.rosbag import LogInventory as LogInventory
+from .logs.rosbag import TopicSummary as TopicSummary
+from .logs.rosbag import describe_log as describe_log
+from .logs.rosbag import still_joints as still_joints
+from .output.model_writer import write_identified_mjcf as write_identified_mjcf
+from .output.model_writer import write_identified_model as write_identified_model
+from .output.model_writer import write_identified_urdf as write_identified_urdf
+from .output.report import IdentificationReport as IdentificationReport
+from .output.report import RobotIdentification as RobotIdentification
+from .pipeline import IdentifyOptions as IdentifyOptions
+from .pipeline import identify_robot as identify_robot
+from .priors.joint_prior import JointPrior as JointPrior
+from .priors.joint_prior import joint_prior as joint_prior
+from .priors.joint_prior import moving_samples as moving_samples
+from .priors.prior_repair import PriorError as PriorError
+from .priors.prior_repair import PriorRepair as PriorRepair
+from .priors.prior_repair import repair_prior as repair_prior
 
 __all__ = [
     "FitResult",
@@ -148,6 +159,11 @@ __all__ = [
     "resample_log",
     "SamplingReport",
     "simulate_log",
+    "BagOptionError",
+    "LogInventory",
+    "TopicSummary",
+    "describe_log",
+    "still_joints",
     # whole-robot identification (robot-fit)
     "Identifiability",
     "InteriorPoint",
@@ -165,6 +181,8 @@ __all__ = [
     "FilterChoice",
     "IdentificationReport",
     "IdentifyError",
+    "IdentifyOptions",
+    "IdentifyTypeError",
     "PriorError",
     "PriorRepair",
     "RobotIdentification",

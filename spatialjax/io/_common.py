@@ -165,69 +165,7 @@ def format_number(x: float) -> str:
 
 
 # ------------------------------------------------------------------------ rotations
-
-
-def axis_rotation(axis, angle) -> np.ndarray:
-    """Active rotation by ``angle`` (rad) about the unit 3-vector ``axis`` (Rodrigues), float64."""
-    K = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]], [-axis[1], axis[0], 0.0]])
-    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * (K @ K)
-
-
-def rot_axis(axis: int, angle: float) -> np.ndarray:
-    """Active rotation by ``angle`` about coordinate axis 0, 1 or 2 (float64)."""
-    c, s = np.cos(angle), np.sin(angle)
-    i, j = [(1, 2), (2, 0), (0, 1)][axis]
-    R = np.eye(3)
-    R[i, i] = R[j, j] = c
-    R[i, j], R[j, i] = -s, s
-    return R
-
-
-def rpy_to_matrix(rpy) -> np.ndarray:
-    """URDF/SDF roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z).
-
-    The active rotation ``R_BBi`` whose columns are the rotated frame's axes
-    (urdfdom ``Rotation::setFromRPY``; Pinocchio ``pin.rpy.rpyToMatrix``).
-    """
-    r, p, y = (float(v) for v in rpy)
-    return rot_axis(2, y) @ rot_axis(1, p) @ rot_axis(0, r)
-
-
-def quat_wxyz_to_matrix(q) -> np.ndarray:
-    """Active rotation of a (normalised) scalar-first quaternion."""
-    q = np.asarray(q, dtype=np.float64)
-    w, x, y, z = q / np.linalg.norm(q)
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
-def matrix_to_quat_wxyz(R) -> np.ndarray:
-    """Unit scalar-first quaternion (``w >= 0``) of an active rotation (Shepperd)."""
-    R = np.asarray(R, dtype=np.float64)
-    t = np.array(
-        [
-            1 + R[0, 0] + R[1, 1] + R[2, 2],
-            1 + R[0, 0] - R[1, 1] - R[2, 2],
-            1 - R[0, 0] + R[1, 1] - R[2, 2],
-            1 - R[0, 0] - R[1, 1] + R[2, 2],
-        ]
-    )
-    k = int(np.argmax(t))
-    if k == 0:
-        q = [t[0], R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]]
-    elif k == 1:
-        q = [R[2, 1] - R[1, 2], t[1], R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]]
-    elif k == 2:
-        q = [R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], t[2], R[1, 2] + R[2, 1]]
-    else:
-        q = [R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1], t[3]]
-    q = np.array(q) * (0.5 / np.sqrt(t[k]))
-    return -q if q[0] < 0 else q
+# (the NumPy rotation helpers live in spatialjax/_rotations.py, beside the JAX ones)
 
 
 def principal_axes(I: np.ndarray, R_ref: np.ndarray | None = None):

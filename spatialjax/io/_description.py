@@ -2,11 +2,11 @@
 
 One reader per format (``_urdf.py``, ``_sdf.py``, ``_mjcf.py``) parses the
 file once into a ``ModelDescription``. Its ``inertials`` feed
-[`spatialjax.io.read_model`][spatialjax.io.read_model] (and through it ``spatialjax check`` and the
-URDF write-back); its tree (links, joints, frames) feeds
-``spatialjax.multibody.Model.from_urdf`` / ``from_sdf`` / ``from_mjcf``, which
-build the model from it with one format-neutral builder
-(``spatialjax.multibody._build``).
+[`spatialjax.io.read_model`][spatialjax.io.read_model] (and through it ``spatialjax check``); its
+tree (links with their inertials, joints, frames, the bytes and the elements' byte spans) feeds
+``spatialjax.multibody.Model.from_description`` (and ``from_urdf`` / ``from_sdf`` /
+``from_mjcf``), which build the model from it with one format-neutral builder
+(``spatialjax.multibody._build``), and the write-back of identified models.
 
 Frames and poses. Every pose ``(R, p)`` is the active rotation ``R_AB`` and
 the translation ``p_AoBo_A`` of a frame ``B`` in a frame ``A`` (float64
@@ -101,12 +101,15 @@ class FrameDescription:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class ModelDescription:
-    """Everything one reader took from one model file.
+    """Everything one reader took from one model file, from one parse.
 
-    A reader asked for the inertials only (``tree=False``, what
-    [`spatialjax.io.read_model`][spatialjax.io.read_model] needs) fills ``inertials`` and leaves the
-    tree empty; asked for the tree (``tree=True``, what ``Model.from_*``
-    needs) it fills the tree and leaves ``inertials`` ``None``.
+    [`read_description`][spatialjax.io.read_description] returns it with the
+    tree (``inertials`` ``None``: every link carries its own inertial): what
+    [`Model.from_description`][spatialjax.multibody.Model.from_description] builds a model from and
+    what [write_identified_model][spatialjax.identification.write_identified_model] edits the
+    ``source`` bytes through (the elements' byte spans), without reading the file again. A reader
+    asked for the inertials only (what [`spatialjax.io.read_model`][spatialjax.io.read_model]
+    needs) fills ``inertials`` and leaves the tree empty.
 
     Attributes:
       path: the file.
@@ -122,8 +125,9 @@ class ModelDescription:
         not in document order (MJCF).
       frames: the named frames other than the links.
       root: the root link, or ``"world"`` (no link) when joints attach links to the world.
-      source: the file's bytes (the elements' byte spans index them; URDF and
-        MJCF trees).
+      source: the file's bytes (the elements' byte spans index them).
+      element: the file's root element (``spatialjax.io._xml.XNode``, with the
+        byte spans of every element), for write-back; or None.
     """
 
     path: str
@@ -136,7 +140,8 @@ class ModelDescription:
     frames: tuple[FrameDescription, ...] = ()
     root: str = ""
     siblings_by_name: bool = True
-    source: bytes = b""
+    source: bytes = dataclasses.field(default=b"", repr=False)
+    element: Any = dataclasses.field(default=None, repr=False)
 
 
 def parent_joints(path, joints, child_field: str) -> dict:

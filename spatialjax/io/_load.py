@@ -25,9 +25,16 @@ _EXPECTED = {
 }
 
 
-def _parse(path):
+def _parse(path, fmt: str | None = None):
+    """``(bytes, root element, (format, reader))``: one parse; the root must be ``fmt``'s."""
     data = read_bytes(path)
     root = parse_xml(data, path)
+    if fmt is not None:
+        tag, what = _EXPECTED[fmt]
+        if root.tag != tag:
+            raise ModelFileError(
+                path, f"expected {what} (root element <{tag}>), got <{root.tag}>", line=root.line
+            )
     tag = root.tag.rsplit(":", 1)[-1]
     if tag not in _READERS:
         ext = Path(str(path)).suffix
@@ -65,26 +72,61 @@ def read_model(path) -> ModelInertials:
     return cast(ModelInertials, reader(root, path, data).inertials)
 
 
-def read_tree(path, fmt: str, **options) -> ModelDescription:
-    """Parse a file of format ``fmt`` once into its description with the tree (``Model.from_*``).
+def read_description(
+    path, fmt: str | None = None, *, model_name: str | None = None
+) -> ModelDescription:
+    """Parse a model file once into its description: the tree, every link's inertial, the bytes.
+
+    One XML parse gives everything the model and the write-back need: the
+    format (from the root element), the links with their inertials (each with
+    its ``rewrite``), the joints with their poses, axes, dynamics and limits,
+    the named frames, the file's bytes and its root element with the byte
+    spans of every element. [`Model.from_description`][spatialjax.multibody.Model.from_description]
+    builds a model from it and
+    [write_identified_model][spatialjax.identification.write_identified_model]
+    edits the bytes through its spans, so neither reads the file again.
 
     Args:
       path: the model file.
       fmt: ``"urdf"``, ``"sdf"`` or ``"mjcf"``: the root element must be that
-        format's (exactly, without a namespace prefix).
-      **options: the reader's options (SDF: ``model_name``).
+        format's, exactly (no namespace prefix); default: any of the three,
+        from the root element.
+      model_name: SDFormat only: the ``<model>`` to read when the file has several.
+
+    Returns:
+      A [`ModelDescription`][spatialjax.io.ModelDescription] with its tree
+      (``inertials`` is ``None``: each link carries its own).
 
     Raises:
-      ModelFileError: another format, or a malformed file or tree.
+      ModelFileError: not XML, an unknown format or not ``fmt``, a malformed
+        file or tree (names file, line, link and field).
+      ValueError: ``fmt`` unknown; ``model_name`` for a file that is not
+        SDFormat, or a name that is no model of the file.
+
+    Examples:
+      >>> import pathlib, tempfile
+      >>> from spatialjax.io import read_description
+      >>> path = pathlib.Path(tempfile.mkdtemp()) / "pendulum.urdf"
+      >>> _ = path.write_text(
+      ...     '<robot name="pendulum"><link name="base"/><link name="arm"><inertial>'
+      ...     '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+      ...     '</inertial></link><joint name="hinge" type="continuous"><parent link="base"/>'
+      ...     '<child link="arm"/></joint></robot>'
+      ... )
+      >>> desc = read_description(path)
+      >>> desc.format, [j.name for j in desc.joints], desc.links[1].inertial.mass
+      ('urdf', ['hinge'], 2.0)
     """
-    data = read_bytes(path)
-    root = parse_xml(data, path)
-    tag, what = _EXPECTED[fmt]
-    if root.tag != tag:
-        raise ModelFileError(
-            path, f"expected {what} (root element <{tag}>), got <{root.tag}>", line=root.line
+    if fmt is not None and fmt not in _EXPECTED:
+        raise ValueError(f"fmt: expected 'urdf', 'sdf', 'mjcf' or None, got {fmt!r}")
+    data, root, (found, reader) = _parse(path, fmt)
+    if model_name is not None and found != "sdf":
+        raise ValueError(
+            f"model_name: {model_name!r} given, but {path} is {found.upper()}, which holds one "
+            "model (only SDFormat files hold several)"
         )
-    return _READERS[tag][1](root, path, data, tree=True, **options)
+    options = {"model_name": model_name} if found == "sdf" else {}
+    return reader(root, path, data, tree=True, **options)
 
 
 def _strict_check(model: ModelInertials):

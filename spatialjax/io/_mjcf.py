@@ -1,88 +1,9 @@
-r"""MJCF (MuJoCo) reader: the bodies' inertials and the kinematic tree, in one parse.
+"""MJCF (MuJoCo) reader: the bodies' inertials and the kinematic tree, in one parse.
 
-Per body (https://mujoco.readthedocs.io/en/stable/XMLreference.html#body-inertial):
-
-    <inertial pos="x y z" mass="m" diaginertia="a b c"/>          <!-- principal form -->
-    <inertial pos="x y z" quat="w x y z" mass="m" diaginertia="a b c"/>
-    <inertial pos="x y z" mass="m" fullinertia="Ixx Iyy Izz Ixy Ixz Iyz"/>
-
-* ``pos`` (required) is the CoM ``c_BoBcm_B`` in the body frame.
-* The inertial frame's orientation ``R_BBi`` is given by at most one of
-  ``quat`` (``w x y z``, normalised), ``axisangle`` (``x y z angle``),
-  ``euler`` (three angles applied in the order of the compiler's
-  ``eulerseq``; a lower-case axis rotates about the *moving* frame, so it
-  post-multiplies, an upper-case axis about the *fixed* parent frame, so it
-  pre-multiplies: the default ``"xyz"`` is ``R = Rx(a) Ry(b) Rz(c)``),
-  ``xyaxes`` (x axis, then y orthogonalised; ``z = x × y``) or ``zaxis`` (the
-  minimal rotation taking ẑ to the given axis). ``euler`` and ``axisangle``
-  angles are in the compiler's ``angle`` unit, which defaults to **degrees**
-  in MJCF; ``<compiler angle="radian">`` switches to radians. When several
-  ``<compiler>`` elements set an attribute, the last one wins (as in MuJoCo).
-* ``diaginertia`` is the inertia about the CoM in the inertial frame's axes;
-  ``fullinertia`` is the full matrix about the CoM in the *body* frame, in the
-  order ``M11 M22 M33 M12 M13 M23`` (MuJoCo forbids an orientation beside it
-  other than a ``quat``, which it overwrites: it is ignored here too).
-
-Bodies without an ``<inertial>`` get their inertia from their geoms at
-compile time; they are not read (the notes count them). Compiler options
-that change inertias (``inertiafromgeom="true"``, ``balanceinertia``,
-``boundmass``, ``boundinertia``) are reported in the notes, as are
-``<include>``, ``<attach>`` and ``<replicate>`` meta-elements, which are not
-expanded. Unnamed bodies are called ``"<body N>"`` with N their MuJoCo body
-id (depth-first order, world = 0).
-
-The tree (``tree=True``, for
-[`spatialjax.multibody.Model.from_mjcf`][spatialjax.multibody.Model.from_mjcf]):
-
-    <body name="B" pos="x y z" quat="w x y z">   <!-- or euler/axisangle/xyaxes/zaxis -->
-      <joint name="j" type="hinge|slide|free|ball" pos="x y z" axis="0 0 1"/>
-      <inertial pos="..." mass="..." diaginertia="..."/>
-      <body ...> ... </body>
-    </body>
-
-* A body's ``pos`` and orientation place its frame ``B`` in its parent's
-  frame. ``hinge`` (revolute) is a rotation about ``axis`` (body axes) through
-  the point ``pos`` of ``B``; ``slide`` (prismatic) a translation along
-  ``axis``; ``free`` (or ``<freejoint/>``) a free flyer, allowed only on a
-  child of ``<worldbody>``. Joint dynamics: ``armature``, ``damping`` and
-  ``frictionloss`` (Coulomb) become the [`Model`][spatialjax.multibody.Model]
-  fields of the same meaning (``friction`` for ``frictionloss``; of MuJoCo
-  4's ``damping="linear [c2 c3]"`` the linear coefficient: the higher-order
-  terms are not represented, and an actuator's own ``armature``/``damping``,
-  which MuJoCo 4 adds to its joint's, is not read); ``range``
-  gives ``lower``/``upper`` when the joint is limited (``limited="true"``, or
-  ``"auto"`` with ``<compiler autolimits="true">``, MuJoCo's default), in
-  degrees for hinges unless ``<compiler angle="radian">``. MJCF has no
-  velocity or effort limit on a joint (inf; actuator ``forcerange`` is not
-  read). A free joint's dynamics are not read (0). Joint attributes missing
-  on the element are taken from the default classes
-  (``<default class=...><joint .../>``, the joint's ``class``, else the
-  nearest enclosing body's ``childclass``, else the main default), then from
-  MuJoCo's defaults (``type="hinge"``, ``pos="0 0 0"``, ``axis="0 0 1"``).
-* **Joint frame.** A hinge or slide joint's frame is ``B`` translated to the
-  joint's ``pos`` (same axes as ``B``), so that the axis passes through its
-  origin; ``B`` sits at ``-pos`` in it (the joint frame Pinocchio's
-  ``buildModelFromMJCF`` uses). A body without a joint is welded to its
-  parent (a ``fixed`` joint without a name); a free joint's body frame is
-  ``B``, and its ``pos``/``quat`` in the file are MuJoCo's ``qpos0`` (the
-  initial pose), not a placement. The children of ``<worldbody>`` hang from
-  ``"world"``.
-* **Frames**: every named ``<site>`` in document order, placed by its own
-  ``pos`` and orientation (``quat``, ``euler``, ``axisangle``, ``xyaxes``,
-  ``zaxis``) or ``fromto`` (the midpoint, ``z`` along ``from − to``) in its
-  body's frame ``B``; a site directly in ``<worldbody>`` is a world frame.
-  Unnamed sites are not frames; a site's ``pos``/orientation set only through
-  a default class are not read.
-* ``<frame pos=... quat=...>`` (MuJoCo 3.2+; ``mj_saveLastXML`` writes them
-  for the static bodies it fused) is a coordinate frame, not a body: the
-  bodies, sites and joints inside it are placed in it (their poses composed
-  with the frame's, nested frames in turn), and its ``childclass`` applies to
-  them.
-* A body without ``<inertial>`` is massless in the tree (MuJoCo would infer
-  its inertia from its geoms at compile time, which this reader does not do).
-  ``<include>``, ``<attach>`` and ``<replicate>`` are not expanded: in the
-  tree they raise [`ModelFileError`][spatialjax.io.ModelFileError], as do ``ball`` joints, bodies
-  with several joints and two bodies of the same name.
+``<inertial>`` ``pos`` and orientation in the body frame (angles in the compiler's
+unit, degrees by default), ``diaginertia`` about the CoM in the inertial frame,
+joint attributes from the default classes; ``<include>``, ``<attach>`` and
+``<replicate>`` are not expanded. Conventions: docs page ``model-files.md#mjcf``.
 """
 
 from __future__ import annotations
@@ -91,21 +12,18 @@ import math
 
 import numpy as np
 
+from .._rotations import axis_rotation, matrix_to_quat_wxyz, quat_wxyz_to_matrix, rot_axis
 from ._common import (
     Ctx,
     ModelFileError,
     ModelInertials,
-    axis_rotation,
     format_number,
     joint_axis,
     joint_value,
     make_link,
-    matrix_to_quat_wxyz,
     new_values_in_frame,
     parse_numbers,
     principal_axes,
-    quat_wxyz_to_matrix,
-    rot_axis,
     sym3,
     updated_vector_text,
 )
@@ -432,6 +350,7 @@ def _read_mjcf_tree(root: XNode, path, data: bytes, degree, eulerseq, notes) -> 
         root="world",
         siblings_by_name=False,
         source=data,
+        element=root,
     )
 
 

@@ -1,83 +1,15 @@
 """SDFormat reader (SDF 1.4 to 1.11): the links' inertials and one model's tree, in one parse.
 
-Per link (http://sdformat.org/spec?elem=link):
-
-    <inertial>
-      <pose>x y z roll pitch yaw</pose>      <!-- X_BBi: CoM frame C in the link frame L -->
-      <mass>m</mass>
-      <inertia><ixx/><ixy/><ixz/><iyy/><iyz/><izz/></inertia>   <!-- about Co, in C's axes -->
-      <fluid_added_mass><xx/>..<rr/></fluid_added_mass>          <!-- optional, SDF >= 1.10 -->
-    </inertial>
-
-* The pose rotation is roll-pitch-yaw about fixed axes,
-  ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (as URDF), in radians unless
-  ``degrees="true"``; with ``rotation_format="quat_xyzw"`` the pose holds 7
-  numbers ``x y z qx qy qz qw``. Only poses relative to the link itself are
-  supported (``relative_to``/``frame`` empty or naming the link).
-* Defaults follow the specification: ``<mass>`` 1, ``<pose>`` zero,
-  ``<inertia>`` the unit matrix; a link with no ``<inertial>`` at all has
-  these defaults too (status ``"sdf-default"``), which is what libsdformat
-  and Gazebo simulate. Each default used for a missing ``<mass>`` or
-  ``<inertia>`` is listed in the notes. Inside ``<inertia>`` all six entries
-  are required by the specification and a missing one is an error.
-* ``<fluid_added_mass>``: 21 entries (default 0) of a symmetric 6×6 matrix in
-  the ``[x, y, z, p, q, r]`` (linear, then angular) order, which SDF 1.10
-  describes as "about the link's origin". It is returned as written in
-  ``LinkInertial.added_mass``; see
-  [`spatialjax.io.load_sdf_added_mass`][spatialjax.io.load_sdf_added_mass].
-* ``<inertial auto="true">`` (SDF 1.11, computed by libsdformat from the
-  collision geometry) has no values to check: the link is skipped with a note.
-
-Links of nested models and of several models in one file are named with
-SDF's scoping, ``model::link``; a file with a single model keeps plain link
-names.
-
-The tree of one ``<model>`` (``tree=True``, for
-[`spatialjax.multibody.Model.from_sdf`][spatialjax.multibody.Model.from_sdf]):
-
-    <joint name="j" type="revolute|continuous|prismatic|fixed">
-      <parent>P</parent>  <child>C</child>          <!-- P may be "world" -->
-      <pose relative_to="F">x y z r p y</pose>       <!-- default: relative to C -->
-      <axis><xyz expressed_in="F">0 0 1</xyz></axis> <!-- default: in the joint frame -->
-    </joint>
-
-* Poses follow SDFormat 1.7+ frame semantics
-  (http://sdformat.org/tutorials?tut=pose_frame_semantics): a ``<link>``'s and
-  a ``<frame>``'s ``<pose>`` is relative to the model frame (a frame's to its
-  ``attached_to`` frame) unless ``relative_to`` names another frame (a link,
-  joint, frame or ``__model__``); a ``<joint>``'s ``<pose>`` is relative to its
-  child link. The legacy ``frame`` attribute is read as ``relative_to``. The
-  model's own ``<pose>`` is ignored (it places the model in a world, not its
-  links in each other). Each joint is described by its pose in its parent
-  link and its child link's pose in it.
-* The axis ``<xyz>`` is in the joint frame, or in the frame named by
-  ``expressed_in`` (``__model__``: the model frame); SDF < 1.7's
-  ``<use_parent_model_frame>true`` means the model frame.
-* **Frames**: every ``<frame>`` of the model, on the link it is attached to
-  (through ``attached_to`` chains of frames and joints; a joint means its
-  child link, ``__model__`` the root) and placed by its resolved pose.
-* Joint dynamics and limits: ``<axis><dynamics><damping>``/``<friction>`` and
-  ``<axis><limit><lower>``/``<upper>``/``<velocity>``/``<effort>`` become the
-  [`Model`][spatialjax.multibody.Model] fields ``damping``, ``friction``,
-  ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (a negative
-  velocity or effort, SDFormat's ``-1`` default, means none: inf). SDFormat
-  has no armature: it is 0 unless the joint carries Drake's extension
-  ``<drake:rotor_inertia>I_r</drake:rotor_inertia>`` (and optionally
-  ``<drake:gear_ratio>ρ</drake:gear_ratio>``, default 1), read as the
-  reflected rotor inertia ``armature = ρ² I_r`` as Drake's SDFormat parser does.
-* Other joint types (``ball``, ``universal``, ``screw``, ``revolute2``,
-  ``gearbox``) raise [`ModelFileError`][spatialjax.io.ModelFileError] naming file, line and joint.
-* The tree has one root: the single link that is no joint's child, or
-  ``world`` when joints have ``<parent>world`` (then the world is the model
-  frame and every link must descend from it). Links keep their plain names;
-  nested ``<model>`` and ``<include>`` are not supported; a link with
-  ``<inertial auto="true">`` is read like any other.
+Inertials about the CoM frame's origin in its axes, placed by ``<pose>`` (with
+``relative_to`` frames resolved); one ``<model>``'s links and joints.
+Conventions: docs page ``model-files.md#sdformat``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._rotations import quat_wxyz_to_matrix, rpy_to_matrix
 from ._common import (
     JOINT_DYNAMICS_FIELDS,
     Ctx,
@@ -90,9 +22,7 @@ from ._common import (
     make_link,
     new_values_in_frame,
     parse_numbers,
-    quat_wxyz_to_matrix,
     reflected_inertia,
-    rpy_to_matrix,
     sym3,
     updated_vector_text,
 )
@@ -448,6 +378,8 @@ def _read_sdf_tree(root, path, data, models, model_name) -> ModelDescription:
         joints=tuple(tree),
         frames=tuple(extra),
         root=root_link,
+        source=data,
+        element=root,
     )
 
 

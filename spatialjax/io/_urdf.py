@@ -1,54 +1,16 @@
 """URDF reader: the links' inertials and the kinematic tree, in one parse.
 
-URDF (ROS ``urdfdom``) writes, per link:
-
-    <inertial>
-      <origin xyz="x y z" rpy="roll pitch yaw"/>   <!-- optional, default 0 -->
-      <mass value="m"/>                            <!-- required -->
-      <inertia ixx=".." ixy=".." ixz=".." iyy=".." iyz=".." izz=".."/>  <!-- all six required -->
-    </inertial>
-
-``origin`` is the pose ``X_BBi`` of the inertial frame Bi in the link frame B:
-``xyz`` is the CoM ``c_BoBcm_B`` and ``rpy`` the rotation
-``R_BBi = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, then y, then z;
-urdfdom ``Rotation::setFromRPY``). The inertia is about the CoM in Bi's axes
-(``I_BBcm_Bi``), with the products of inertia in the tensor convention
-(``ixy = −∫ρ x y``). Units are SI (kg, m, kg m²).
-
-A link without ``<inertial>`` is a massless frame (urdfdom leaves the link's
-inertial empty; Pinocchio and Drake give it zero mass).
-
-Link names, and joint names, must be unique (urdfdom's ``parseURDF`` rejects
-a duplicate, and so does Pinocchio): a duplicate is a
-[`ModelFileError`][spatialjax.io.ModelFileError] naming both lines.
-
-Joints (``tree=True``, for
-[`spatialjax.multibody.Model.from_urdf`][spatialjax.multibody.Model.from_urdf]):
-
-    <joint name="j" type="revolute|continuous|prismatic|fixed">
-      <parent link="P"/>  <child link="C"/>
-      <origin xyz="x y z" rpy="r p y"/>   <!-- pose of the joint frame (= C's frame) in P -->
-      <axis xyz="1 0 0"/>                 <!-- in the joint frame; default x -->
-      <dynamics damping="d" friction="f"/>     <!-- viscous (N m s/rad), Coulomb (N m) -->
-      <limit lower="l" upper="u" velocity="v" effort="e"/>
-    </joint>
-
-The joint frame is ``T_PJ = (Rz(y) Ry(p) Rx(r), xyz)`` and the child frame is
-the joint frame (``T_JC`` the identity). An attribute of ``<dynamics>`` or
-``<limit>`` that is absent leaves the field at its default (0 for
-``damping``/``friction``, ±inf for the limits; urdfdom would read a missing
-``lower``/``upper`` as 0). Continuous joints have no position limits. URDF has
-no armature (0). Siblings are ordered by the byte order of their joint names
-(the order of ``urdfdom``'s joint map, hence Pinocchio's
-``buildModelFromUrdf`` numbering). ``<mimic>`` is ignored (the joint stays
-independent, as in Pinocchio); ``<transmission>``, ``<gazebo>`` and other
-elements are ignored.
+``<inertial>`` about the CoM in the inertial frame's axes (``rpy`` is
+``Rz(yaw) Ry(pitch) Rx(roll)``), products of inertia in the tensor convention;
+joints' frames are their child links' frames. Conventions: docs page
+``model-files.md#urdf``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._rotations import rpy_to_matrix
 from ._common import (
     JOINT_DYNAMICS_FIELDS,
     Ctx,
@@ -61,7 +23,6 @@ from ._common import (
     new_values_in_frame,
     parse_numbers,
     reflected_inertia,
-    rpy_to_matrix,
     sym3,
     updated_vector_text,
 )
@@ -299,4 +260,5 @@ def _read_urdf_tree(root: XNode, path, data: bytes) -> ModelDescription:
         joints=tuple(joints),
         root=roots[0],
         source=data,
+        element=root,
     )

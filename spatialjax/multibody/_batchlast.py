@@ -1,22 +1,9 @@
-r"""Batch-last kernels: spatial algebra on ``(bodies, components..., N)`` arrays.
+"""Batch-last kernels: spatial algebra on ``(bodies, components..., N)`` arrays.
 
-Inside the multibody algorithms every array is laid out ``(bodies,
-components..., N)``: the flattened batch ``N`` is the LAST (contiguous) axis
-and the small 3/6/10 component axes come before it, so every formula here is
-an elementwise loop over ``N`` that XLA fuses and vectorises (XLA:CPU
-vectorises poorly over 3- and 6-long minor axes; ``benchmarks/README.md``,
-"Multibody sweeps"). Model leaves get a trailing axis of 1 to broadcast
-against ``N`` (``n``). Products are written out (no reduce ops).
-
-Conventions: motion vectors ``[ω; v]``, forces ``[n; f]``; a child's pose in
-its parent is ``(E, r)`` with ``E = R_parent_child`` and ``r`` the child's
-origin in parent coordinates; inertias are 10-vectors
-``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the frame origin.
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
-  §2.9-2.10 and eqs. 2.24, 2.31-2.32, 2.63 (spatial transforms, cross
-  products and inertia).
+The flattened batch ``N`` is the last axis; model leaves get a trailing axis of 1.
+Motion ``[ω; v]``, force ``[n; f]``; a child's pose in its parent is ``(E, r)``,
+``E = R_parent_child``; inertias are 10-vectors ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz,
+Izz]`` about the frame origin (Featherstone 2008, §2.9-2.10, eqs. 2.31-2.32, 2.63).
 """
 
 from __future__ import annotations

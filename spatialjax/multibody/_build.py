@@ -34,8 +34,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._rotations import axis_rotation
 from ..io import ModelFileError
-from ..io._common import axis_rotation
 
 #: the error for a description that yields no moving body, per format (URDF: none)
 _NO_MOVABLE = {

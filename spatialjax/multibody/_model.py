@@ -54,7 +54,7 @@ import numpy as np
 from .._checks import resolve_float_dtype
 from .._inertia import RigidBodyInertia
 from .._transforms import Plxb
-from ..io._load import read_tree
+from ..io._load import read_description
 from ._build import model_arguments
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "free_flyer")
@@ -193,7 +193,7 @@ class Model:
       friction: ``(nv,)`` Coulomb (dry) friction magnitude (N m, N; URDF
         ``<dynamics friction>``, MJCF ``frictionloss``): stored, not applied by
         any algorithm here (it is a set-valued force; see
-        [`friction_regressor`][spatialjax.multibody.friction_regressor] for identification).
+        [`JointModel`][spatialjax.multibody.JointModel] for identification).
       lower: ``(nq,)`` lower position limits (rad, m) in ``q``'s order; −inf for
         continuous joints, a free flyer and unlimited joints.
       upper: ``(nq,)`` upper position limits, as ``lower`` (+inf where none).
@@ -333,9 +333,10 @@ class Model:
           TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
             names is refused); ``dtype`` other than float32 or float64.
         """
-        desc = read_tree(path, "urdf")
-        args = model_arguments(desc, locked_joints=locked_joints, floating_base=floating_base)
-        return build_model(**args, dtype=dtype)
+        desc = read_description(path, "urdf")
+        return cls.from_description(
+            desc, locked_joints=locked_joints, floating_base=floating_base, dtype=dtype
+        )
 
     @classmethod
     def from_mjcf(cls, path, *, locked_joints=None, dtype=None) -> Model:
@@ -369,8 +370,8 @@ class Model:
           TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
             names is refused); ``dtype`` other than float32 or float64.
         """
-        desc = read_tree(path, "mjcf")
-        return build_model(**model_arguments(desc, locked_joints=locked_joints), dtype=dtype)
+        desc = read_description(path, "mjcf")
+        return cls.from_description(desc, locked_joints=locked_joints, dtype=dtype)
 
     @classmethod
     def from_sdf(
@@ -412,8 +413,71 @@ class Model:
           TypeError: ``locked_joints`` not a mapping ``{name: value}`` (a list of
             names is refused); ``dtype`` other than float32 or float64.
         """
-        desc = read_tree(path, "sdf", model_name=model_name)
-        args = model_arguments(desc, locked_joints=locked_joints, floating_base=floating_base)
+        desc = read_description(path, "sdf", model_name=model_name)
+        return cls.from_description(
+            desc, locked_joints=locked_joints, floating_base=floating_base, dtype=dtype
+        )
+
+    @classmethod
+    def from_description(
+        cls, description, *, locked_joints=None, floating_base: bool = False, dtype=None
+    ) -> Model:
+        """Build the model of a file's description (read by ``spatialjax.io.read_description``).
+
+        The same model as ``from_urdf`` / ``from_mjcf`` / ``from_sdf`` of the
+        file (see them for the numbering, the frames and the merging of fixed
+        and locked joints), without reading the file again: one description
+        gives the model with and without ``locked_joints`` and the write-back
+        of identified bodies
+        ([write_identified_model][spatialjax.identification.write_identified_model]).
+
+        Args:
+          description: a [`ModelDescription`][spatialjax.io.ModelDescription]
+            from ``read_description``.
+          locked_joints: ``{joint name: value}`` (rad or m) of movable joints to
+            freeze at that value and merge.
+          floating_base: attach the root link to the world with a free flyer
+            (URDF, SDFormat; an MJCF model has its own ``<freejoint>``).
+          dtype: float dtype of the numeric leaves (default JAX's default float).
+
+        Returns:
+          The [`Model`][spatialjax.multibody.Model].
+
+        Raises:
+          TypeError: ``description`` not a ``ModelDescription`` with a tree;
+            ``locked_joints`` not a mapping; ``dtype`` other than float32 or float64.
+          ValueError: a name in ``locked_joints`` that is no movable joint,
+            ``floating_base`` for a tree rooted at the world.
+          spatialjax.io.ModelFileError: a model without a moving body (MJCF, SDFormat).
+
+        Examples:
+          >>> import pathlib, tempfile
+          >>> from spatialjax.io import read_description
+          >>> from spatialjax.multibody import Model
+          >>> path = pathlib.Path(tempfile.mkdtemp()) / "pendulum.urdf"
+          >>> _ = path.write_text(
+          ...     '<robot name="pendulum"><link name="base"/><link name="arm"><inertial>'
+          ...     '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>'
+          ...     '</inertial></link><joint name="hinge" type="continuous"><parent link="base"/>'
+          ...     '<child link="arm"/></joint></robot>'
+          ... )
+          >>> desc = read_description(path)
+          >>> Model.from_description(desc).joint_names
+          ('hinge',)
+          >>> Model.from_description(desc, floating_base=True).joint_names
+          ('root_joint', 'hinge')
+        """
+        from ..io import ModelDescription
+
+        if not isinstance(description, ModelDescription) or not description.links:
+            raise TypeError(
+                "description: expected the ModelDescription of spatialjax.io.read_description, "
+                f"got {type(description).__name__}"
+                + (" without a tree (read_model's)" if isinstance(description, ModelDescription)
+                   else "")
+            )  # fmt: skip
+        args = model_arguments(description, locked_joints=locked_joints,
+                               floating_base=floating_base)  # fmt: skip
         return build_model(**args, dtype=dtype)
 
     # ------------------------------------------------------------------ sizes

@@ -1,41 +1,9 @@
-r"""One state of a small tree: world-frame dynamics with few, small operations.
+"""One state of a small tree: world-frame dynamics with few, small operations.
 
-What the algorithms run when a call sweeps ONE state of a small model (a
-controller step, a ``lax.scan`` step, a ``jax.vmap`` body; ``method="auto"``,
-``_sweep.one_state``). Every quantity is written
-in one frame, world axes about a common origin (the world's; a free-flyer
-root's origin for a floating base, exact far from the world's origin), so that
-the recursions of RBDA Table 5.1 and Table 6.2 become sums over a body's
-ancestors or its subtree: one product with a static 0/1 matrix each, no
-per-body coordinate transform.
-
-* world poses ``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i``;
-* motion subspace columns ``S_d = [z; (p − o) × z]`` (revolute, ``z`` the
-  joint axis in world axes), ``[0; z]`` (prismatic), a free flyer's six
-  ``[R_0 e_k; 0]``, ``[0; R_0 e_k]``;
-* body velocities ``v_i = Σ_{d ⪯ i} S_d q̇_d`` and accelerations
-  ``a_i = a_g + Σ_{d ⪯ i} (S_d q̈_d + v_{body(d)} × S_d q̇_d)`` (the columns
-  move with their body: ``Ṡ_d = v × S_d``), ``a_g = [0; −g]``;
-* body forces ``f_i = I_i a_i + v_i ×* I_i v_i``, subtree sums
-  ``F_i = Σ_{i ⪯ k} f_k``, ``τ_d = S_dᵀ F_{body(d)}`` (RNEA);
-* composite inertias ``I^c_i = Σ_{i ⪯ k} I_k`` and
-  ``H_ed = S_eᵀ I^c_{body(d)} S_d`` for ``body(e) ⪯ body(d)`` (CRBA).
-
-Why this form (``benchmarks/README.md``, "One state"): XLA:CPU runs a program's
-kernels (thunks) one after the other in the calling thread only when every
-buffer they touch is at most 512 bytes (or the program has at most 8 of them,
-or they form a chain); otherwise its thunk executor hands every fan-out of
-ready kernels to other threads and waits for them, which on a shared machine
-cost more than the arithmetic. So the arrays here are kept small: per-body
-pieces (mass ``(nb,)``, first moment ``(nb, 3)``, rotational inertia
-``(nb, 3, 3)``), never a ``(nb, 10)`` or ``(nb, 6, 6)`` stack; and the program
-is a few dozen kernels (the batch-last sweeps of ``_sweep`` are written for
-many states at once and compile to several times as many).
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
-  Table 5.1 (RNEA), Table 6.2 and §6.2 (CRBA), §2.9-2.12 (spatial vectors in
-  one frame, ``Ṡ = v × S``), §4.5 (free flyer).
+What the algorithms run for ONE state of a small model (``method="auto"``,
+``_sweep.one_state``): every quantity in world axes about a common origin (the
+world's, or a free-flyer root's), so the recursions of RBDA Tables 5.1 and 6.2
+become sums over ancestors or subtrees. Derivation: docs page ``dynamics.md#one-state``.
 """
 
 from __future__ import annotations
@@ -75,11 +43,7 @@ def _layout(parents: tuple, joint_types: tuple):
 
 
 def _cross_rows(a, b):
-    """``a × b`` of vectors stored as rows, ``(..., 3)`` (written out, joined with ``jnp.stack``).
-
-    Not ``_batchlast``'s cross product (components on the axis before the batch) nor
-    ``_smallmat.cross`` (joined with selects: with it these programs compile to more kernels).
-    """
+    """``a × b`` of vectors stored as rows, ``(..., 3)`` (written out, ``jnp.stack``)."""
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
     b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
     return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
@@ -89,22 +53,14 @@ def _cross_rows(a, b):
 def poses(model: Model, q):
     """World poses of one state: ``q (nq,)`` -> ``R (nb, 3, 3)``, ``p (nb, 3)``.
 
-    ``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i`` with the fewest operations:
-    ``E_i = P + sin θ · P K + (1 − cos θ) · P K²`` (Rodrigues with ``K = [a]×``;
-    the products fold to constants when the model is closed over) and one 3x3
-    matrix product per body (``spatialjax.multibody._sweep.poses_one``, what
-    ``forward_kinematics`` of one state runs: the same operations, so that a
-    program calling several functions of one state computes the poses once).
+    The operations of ``_sweep.poses_one`` (Rodrigues terms, one 3x3 product per body).
     """
     R, p = sweep.poses_one(model, q[:, None])
     return R[..., 0], p[..., 0]
 
 
 def _crm_rows(v, m):
-    """Motion cross products ``v × m`` of ``(n, 6)`` rows ``[ω; v]`` (RBDA eq. 2.31).
-
-    ``_batchlast``'s counterpart takes the components on the axis before the batch.
-    """
+    """Motion cross products ``v × m`` of ``(n, 6)`` rows ``[ω; v]`` (RBDA eq. 2.31)."""
     w, vl, mw, mv = v[:, :3], v[:, 3:], m[:, :3], m[:, 3:]
     return jnp.concatenate([_cross_rows(w, mw), _cross_rows(w, mv) + _cross_rows(vl, mw)], axis=-1)
 
@@ -272,17 +228,11 @@ def mass_and_bias(model: Model, q, v, g, f_ext=None):
 
 
 def frame_jacobian_world(model: Model, q, body: int, placement, reference: str):
-    """``(6, nv)`` Jacobian of a frame on ``body`` (``placement``: ``(E, r)`` in the body, or
-    ``None`` for the body frame) at one state, from the world-frame columns; rows ``[ω; v]``
-    as ``reference`` asks (what ``frame_jacobian`` runs for one state of a small model).
+    """``(6, nv)`` Jacobian of a frame on ``body`` at one state, rows ``[ω; v]``.
 
-    Column of an ancestor dof: revolute ``[z; p × z]``, prismatic ``[0; z]`` with ``z``
-    the joint axis in world axes and ``p`` the body origin; a free flyer's
-    ``[R_0 e_k; p_0 × R_0 e_k]`` and ``[0; R_0 e_k]`` (``"world"``: the velocity of the
-    body point at the world origin). ``"local_world_aligned"`` moves the linear rows to
-    the frame origin ``o`` (``v_o = v_O + ω × o``: revolute ``z × (o − p)``), ``"local"``
-    also rotates both blocks into the frame's axes. Only the ancestors' columns are
-    formed; the others are zero.
+    ``placement``: ``(E, r)`` in the body, or ``None`` for the body frame. Only the
+    ancestors' columns are formed (revolute ``[z; p × z]``, prismatic ``[0; z]``,
+    world axes); the others are zero.
     """
     R, p = poses(model, q)
     dt = q.dtype

@@ -1,42 +1,9 @@
-r"""Tree sweeps, chunking and input checks shared by the multibody algorithms.
+"""Tree sweeps, chunking and input checks shared by the multibody algorithms.
 
-Conventions (see [`Model`][spatialjax.multibody.Model] for ``q``/``v``): motion
-vectors ``[ω; v]``, forces ``[n; f]``, body quantities in the body's frame
-(Featherstone's body coordinates), world poses ``E = R_world_body``, ``r`` =
-body origin in the world. Arrays inside a sweep are batch-last
-(``spatialjax.multibody._batchlast``).
-
-Tree sweeps. ``method="auto"`` (the default) is ``"loop"`` for small models at
-small batches (at most ``_AUTO_LOOP_BODIES`` bodies and
-``_AUTO_LOOP_STATES`` states: the straight-line program has no loop to
-run and XLA fuses across bodies) and ``"scan"`` otherwise (its compile time
-does not grow with the number of bodies, and at larger batches its small
-steps run faster). ``method="scan"`` runs the per-body recursion as
-``lax.scan`` over the bodies in topological order: the step is compiled once
-(compile time does not grow with the number of bodies), per-body buffers live
-in the scan carry (a step reads its parent's row and writes its own in
-place; the RNEA backward pass is a reverse scan). The steps are kept small on
-purpose: XLA:CPU has no multi-output loop fusion, so every output row of a
-step is a loop of its own that recomputes everything it depends on. The
-velocities, the accelerations and the leaves-to-root force sums are three
-scans, and what needs no recursion (velocity-product terms, body forces,
-``τ_i = S_iᵀ f_i``) is formed for all bodies at once between them.
-``method="levels"`` processes all bodies of one depth together: the forward
-pass gathers the parents' values from the previous level, the backward pass
-scatter-adds the children's forces into their parents' level (one step per
-tree *level*: 7 for a Panda, 11 for Talos). ``method="loop"`` is the plain
-per-body recursion unrolled in Python (one traced step per body); for the
-world poses of ONE state it forms each body's pose with a 3x3 matrix product
-(``poses_one``), the form with the fewest operations. All three
-give the same results (tests compare them with Pinocchio); how they compare
-in time is in ``benchmarks/README.md`` ("Multibody sweeps"). The mass matrix
-and the regressor compute only the (joint, body) pairs of the tree and write
-them in place, chunk by chunk of about 1 MB of result (``chunk_for``),
-into the batch-first output (``chunked_blocks``).
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
-  Table 5.1 (the recursive forward and backward loops), §4.5 (free flyer).
+Motion ``[ω; v]``, forces ``[n; f]``, body quantities in the body's frame, world
+poses ``E = R_world_body`` and origins ``r``; arrays inside a sweep are batch-last
+(``_batchlast``). Sweeps follow RBDA Table 5.1 (Featherstone 2008).
+Derivation: docs page ``dynamics.md#tree-sweeps``.
 """
 
 from __future__ import annotations
@@ -61,8 +28,7 @@ _METHODS = ("auto", "levels", "loop", "scan")
 def as_input(x, name, n, model: Model):
     """Check a ``(..., n)`` state array; lists become NumPy arrays of the model's dtype.
 
-    A NumPy array is returned as it is (the kernel's ``jit`` call moves it to the
-    device): converting it here with ``jnp.asarray`` cost a second, slower transfer.
+    A NumPy array is returned as it is (the kernel's ``jit`` call moves it).
     """
     if not hasattr(x, "dtype"):
         x = np.asarray(x)
@@ -250,11 +216,7 @@ def take(x, idx):
 
 
 def rows(x, idx):
-    """``x[idx]`` on the leading axis with a static index list, as slices of its runs.
-
-    XLA:CPU runs a gather with an index array much slower than the same rows taken
-    as static slices and concatenated (``benchmarks/README.md``, "Multibody sweeps").
-    """
+    """``x[idx]`` on the leading axis with a static index list, as slices of its runs."""
     pieces = [x[lo:hi] for lo, hi in runs(idx)]
     return pieces[0] if len(pieces) == 1 else jnp.concatenate(pieces, axis=0)
 
@@ -290,9 +252,7 @@ _CHUNK_BYTES = 2**20  # target bytes of result per chunk (chunk_for)
 def chunk_for(out_bytes_per_state: int) -> int:
     """Chunk length for a result of this many bytes per state: about 1 MB per chunk.
 
-    A power of two in ``[64, _CHUNK]``: the Talos joint-torque regressor
-    (100 kB per state in float64) is swept 64 states at a time, a Panda mass
-    matrix 2048 at a time, so each chunk's intermediates stay near the cache.
+    A power of two in ``[64, _CHUNK]``.
     """
     n = _CHUNK_BYTES // max(int(out_bytes_per_state), 1)
     return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
@@ -301,10 +261,8 @@ def chunk_for(out_bytes_per_state: int) -> int:
 def chunked(core, *xs, chunk: int = _CHUNK):
     """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``chunk``.
 
-    Every output leaf comes back with the batch FIRST, ``(N, k...)``: each chunk's
-    result is transposed while it is in cache (forward kinematics and RNEA, a few
-    hundred bytes per state; the regressor and the mass matrix write their larger
-    results in place by blocks, ``chunked_blocks``). Inputs of batch 1 broadcast.
+    Every output leaf comes back with the batch FIRST, ``(N, k...)``; inputs of
+    batch 1 broadcast.
     """
 
     def batch_first(out):
@@ -474,13 +432,9 @@ def _pose_row(R, p):
 def scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
     """Forward sweep of RBDA Table 5.1 as scans over bodies (same formulas as ``forward``).
 
-    ``q (nq, N)``, ``v``/``a (nv, N)`` raw generalised coordinates; ``a0 (6, ·)``
-    the world's acceleration (``None``: zero). One scan carries the world poses
-    and the body velocities; the velocity-product terms ``v_i × S_i q̇_i`` are then
-    formed for all bodies at once and a second scan carries the accelerations
-    (see ``spatialjax.multibody.rnea._rnea_scan`` for why the steps are kept this small).
-    Returns the final carry: a dict of ``(nb + 1, k, N)`` buffers, ``T`` world
-    poses (``_pose_row``), ``V``, ``A`` (row ``nb``: the world).
+    ``q (nq, N)``, ``v``/``a (nv, N)``; ``a0 (6, ·)`` the world's acceleration
+    (``None``: zero). Returns the final carry: ``(nb + 1, k, N)`` buffers ``T``
+    (world poses, ``_pose_row``), ``V``, ``A`` (row ``nb``: the world).
     """
     ff = model.floating_base
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
@@ -551,15 +505,8 @@ def scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
 def poses_one(model: Model, q):
     """World poses of one state, ``q (nq, 1)`` -> ``(nb, 3, 3, 1)``, ``(nb, 3, 1)``.
 
-    The forward loop of ``forward`` (``R_i = R_λ E_i``, ``p_i = p_λ + R_λ r_i``)
-    with the fewest operations: ``E_i = P + sin θ · P K + (1 − cos θ) · P K²``
-    (``rodrigues_terms``) and one 3x3 matrix product per body. XLA's CPU
-    client runs a program this small in the calling thread instead of handing
-    it to a worker thread (``benchmarks/README.md``, "Batch-first matmul forms").
-    The origins follow once every rotation is known, all in one kernel:
-    ``p_i = Σ_{k ⪯ i} R_λ(k) r_k`` (``R_λ = 1`` for a root), instead of one
-    matrix-vector product per body (a program's kernels cost more than its flops
-    at one state: ``benchmarks/README.md``, "One state").
+    ``E_i = P + sin θ · P K + (1 − cos θ) · P K²`` and one 3x3 product per body;
+    the origins ``p_i = Σ_{k ⪯ i} R_λ(k) r_k`` in one kernel.
     """
     ff = model.floating_base
     P, PK, PKK, Pa, pp = rodrigues_terms(model)
@@ -639,12 +586,10 @@ def step_frame(x):
 def scan_xs(model: Model, q):
     """Per scanned body (all but a free-flyer root), stacked on a leading body axis.
 
-    ``i`` body index, ``p`` parent (the world is row ``nb``), ``s = sin θ``,
-    ``omc = 1 − cos θ`` and ``d`` (prismatic displacement) ``(nb', N)``, and the
-    model's per-body constants with a trailing axis of 1: ``P, PK, PKK (9)``
-    (``rodrigues_terms``), ``Pa``, ``pp`` (3), motion subspace ``Sw``, ``Sv``
-    (3). Also returns the full ``(Sw, Sv)`` ``(nb, 3)`` and the free-flyer root's
-    pose ``(E0, r0)`` in the world (or ``None``).
+    ``i``, parent ``p`` (the world is row ``nb``), ``s = sin θ``, ``omc = 1 − cos θ``,
+    ``d`` ``(nb', N)`` and the per-body constants ``P, PK, PKK, Pa, pp, Sw, Sv``
+    with a trailing axis of 1; also the full ``(Sw, Sv)`` ``(nb, 3)`` and the
+    free-flyer root's world pose ``(E0, r0)`` (or ``None``).
     """
     nb, dt = model.nbodies, q.dtype
     ff = model.floating_base
@@ -730,11 +675,7 @@ def world_subspaces(model, Rw, pw):
 
 @functools.lru_cache(maxsize=256)
 def subtree_runs(parents: tuple):
-    """Per body ``j``: its subtree (``j`` and its descendants) as sorted ``(lo, hi)`` index runs.
-
-    One run for a depth-first body order (the example-robot-data robots);
-    several otherwise.
-    """
+    """Per body ``j``: its subtree (``j`` and its descendants) as sorted ``(lo, hi)`` index runs."""
     anc = ancestor_mask(parents, tuple(range(len(parents))))  # anc[j, i]: j ancestor of i
     return tuple(runs(np.flatnonzero(row)) for row in anc)
 
@@ -760,26 +701,12 @@ _TRANSPOSE_ROWS = 1024
 def chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | None):
     """``pairs(fwd(*xs))`` in chunks, written in place into a zero-initialised output.
 
-    ``fwd`` maps ``(k, N)`` inputs to per-state features (a pytree of
-    ``(..., N)`` arrays: poses, velocities...). With ``places=None``, ``pairs``
-    maps those to the whole result ``(*shape, N)``; else to a list of blocks
-    ``(m_b, c..., N)``, block ``b`` going to
-    ``out[:, row_b, lo_b : lo_b + m_b, ...]`` with ``places[b] = (row_b, lo_b)``:
-    everything else stays zero, written once (the allocation's fill), not once
-    per chunk. Returns ``(N, *shape)``, the batch FIRST.
-
-    Two levels of chunks: ``fwd`` (the tree sweeps, one scan step per body,
-    whose per-step cost does not shrink with the chunk) runs on ``_CHUNK``
-    states at a time and its features are kept; ``pairs`` runs on ``chunk``
-    states of those (``chunk_for``: its results stay in cache). Each inner
-    chunk's result is materialised (``lax.optimization_barrier``; fused into
-    the transposed writes, XLA evaluated the arithmetic in the transposed
-    order, much slower), transposed and written with
-    ``dynamic_update_slice``, in place: no padded stack of chunks and no
-    final copy (for results of kilobytes per state those passes cost as much
-    as the arithmetic). At both levels the last chunk starts at ``N - chunk``
-    and recomputes part of the one before (identical values). Inputs of batch
-    1 broadcast.
+    ``fwd`` maps ``(k, N)`` inputs to per-state features; with ``places=None``
+    ``pairs`` maps them to the whole result ``(*shape, N)``, else to blocks
+    ``(m_b, c..., N)`` written at ``out[:, row_b, lo_b : lo_b + m_b, ...]``
+    (``places[b] = (row_b, lo_b)``). ``fwd`` runs on ``_CHUNK`` states at a time,
+    ``pairs`` on ``chunk`` (``chunk_for``). Returns ``(N, *shape)``, the batch
+    FIRST; inputs of batch 1 broadcast.
     """
     (n,) = np.broadcast_shapes(*(x.shape[-1:] for x in xs))
     if n == 0:  # an empty batch: nothing to sweep

@@ -1,37 +1,9 @@
-r"""Forward dynamics: the articulated-body algorithm (ABA) and ``M⁻¹ (τ − h)`` by Cholesky.
+"""Forward dynamics: the articulated-body algorithm (ABA) and ``M⁻¹ (τ − h)`` by Cholesky.
 
-Conventions: ``q``/``v``/``a``/``τ`` as in [`Model`][spatialjax.multibody.Model]
-(free flyer ``v = [ω; v]`` and ``a = [ω̇; v̇]`` in the body frame, ``τ[:6]``
-the body-frame wrench ``[n; f]``); external wrenches ``[n; f]`` act on each
-body, in its frame, about its origin (Pinocchio's ``fext`` in the LOCAL
-convention); gravity in world coordinates.
-
-What the acceleration includes:
-``(M(q) + diag(armature)) a = τ − damping ⊙ v − h(q, v) + Σ_i J_iᵀ f_ext,i``,
-with ``M`` the joint-space inertia matrix of the bodies, ``h`` the bias forces
-([`nonlinear_effects`][spatialjax.multibody.nonlinear_effects]) and ``armature``,
-``damping`` the [`Model`][spatialjax.multibody.Model] fields (MuJoCo's
-``qacc`` of ``mj_forward`` with joint armature and damping, without
-constraints; Pinocchio's ``aba`` with ``model.armature`` and ``τ − damping ⊙ v``).
-Nothing else: no Coulomb friction (``Model.friction``, MuJoCo's
-``frictionloss``, a constraint there), no joint limits, no contacts.
-
-Singular mass matrix (a subtree with no inertia along its joint, e.g. a
-massless leaf link or a zero-mass chain): both methods detect it per state
-(ABA: an articulated inertia ``D_i = S_iᵀ I^A_i S_i`` not above
-``ε · tr(I^A_i)``, ``I^A_i`` in the sweep's common frame (world axes, at the
-world's origin or, for a floating base, the root's), or a free-flyer ``I^A_0``
-whose Cholesky factor fails; CRBA:
-the Cholesky factor of ``M`` fails). Those states' accelerations are NaN
-(every entry), the other states are exact and their gradients finite; when
-the inputs are concrete (an eager call, not under ``jit``/``vmap``/``grad``)
-a ``ValueError`` is raised instead. Pinocchio's ``aba`` divides by the
-zero ``D_i`` without a check and returns inf/NaN.
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA):
-  Table 7.1 (articulated-body algorithm), §7.3 (free-floating base),
-  §6.1-6.2 (``H q̈ = τ − C``, CRBA).
+``(M(q) + diag(armature)) a = τ − damping ⊙ v − h(q, v) + Σ_i J_iᵀ f_ext,i``; free
+flyer ``v``, ``a`` and ``τ[:6]`` in the body frame, ``f_ext`` ``[n; f]`` per body in its
+frame about its origin, gravity in world coordinates (Featherstone 2008, Table 7.1).
+Derivation: docs page ``dynamics.md#forward-dynamics``.
 """
 
 from __future__ import annotations
@@ -66,38 +38,20 @@ def forward_dynamics(
     f_ext=None,
     method: str = "auto",
 ) -> jax.Array:
-    r"""Joint accelerations: ``M(q) a + h(q, v) = τ − damping ⊙ v + Σ_i J_iᵀ f_ext,i``.
+    """Joint accelerations: ``M(q) a + h(q, v) = τ − damping ⊙ v + Σ_i J_iᵀ f_ext,i``.
 
-    ``method="aba"``: Featherstone's articulated-body algorithm (RBDA Table
-    7.1, §7.3 for a free-flyer root), written in one frame for all bodies
-    (world axes; the world's origin, or the free-flyer root's): body
-    velocities ``v_i = Σ_{j ⪯ i} S_j q̇_j`` and bias accelerations
-    ``c_i = v_i × S_i q̇_i``; articulated inertias
-    ``I^A_i = I_i + Σ_children (I^A_j − U_j D_j⁻¹ U_jᵀ)`` and bias forces
-    ``p^A_i`` leaves to root (``U_i = I^A_i S_i``, ``D_i = S_iᵀ U_i``,
-    ``u_i = τ_i − S_iᵀ p^A_i``, ``D_i`` plus the joint's armature); then
-    ``q̈_i = D_i⁻¹ (u_i − U_iᵀ (a_λ + c_i))`` root to leaves, with gravity as
-    the base acceleration ``[0; −g]``; the free flyer is a six-dof joint whose
-    ``D_0`` (the root's articulated inertia in its own frame) is solved by
-    Cholesky. O(n).
-    ``method="crba"``: ``M a = τ − h`` solved by Cholesky, ``M`` from
-    [`mass_matrix`][spatialjax.multibody.mass_matrix] and ``h`` from
-    [`rnea`][spatialjax.multibody.rnea.rnea] with ``a = 0`` (and ``f_ext``); for one
-    state of a model of at most 12 bodies both come from one sweep in world
-    coordinates. ``method="auto"`` (the default) takes whichever of the two is
-    faster for the model and the batch: the Cholesky route for one state of a
-    small model and for models of at most 12 dofs, the ABA for larger ones
-    (the measurements behind the rule: ``benchmarks/README.md``). All routes give Pinocchio's
-    ``aba(model, data, q, v, tau, fext)`` (free-flyer entries reordered
-    ``[ω; v]``); the module docstring states what is included and what a
-    singular mass matrix gives.
+    ``method="aba"``: the articulated-body algorithm (RBDA Table 7.1, §7.3), O(n);
+    ``"crba"``: ``M a = τ − h`` by Cholesky; ``"auto"`` picks the faster for the model
+    and batch. All equal Pinocchio's ``aba(model, data, q, v, tau, fext)`` (free-flyer
+    entries ``[ω; v]``), armature included; no Coulomb friction, limits or contacts.
+    Derivation: docs page ``dynamics.md#forward-dynamics``.
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
       v: ``(..., nv)`` velocity.
       tau: ``(..., nv)`` generalised force (N m, N; a free flyer's six entries
-        are a body-frame wrench ``[n; f]`` on the root, usually zero).
+        are a body-frame wrench ``[n; f]`` on the root).
       gravity: ``(..., 3)`` gravitational acceleration in world coordinates;
         ``None`` (default) is ``(0, 0, -9.81)`` m/s².
       f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` acting on each
@@ -106,8 +60,7 @@ def forward_dynamics(
 
     Returns:
       ``(..., nv)`` accelerations in ``v``'s order (a free flyer's: the body
-      spatial acceleration ``[ω̇; v̇]``, gravity not included); the batch
-      axes are those of ``q``, ``v``, ``tau``, ``gravity`` and ``f_ext``
+      spatial acceleration ``[ω̇; v̇]``); the batch axes of the inputs
       broadcast. NaN in every entry of a state whose mass matrix is singular
       (under ``jit``/``vmap``/``grad``).
 
@@ -123,10 +76,6 @@ def forward_dynamics(
       >>> m = chain_model(1, length=1.0, mass=2.0)   # a rod about a vertical axis, I = 2/3
       >>> forward_dynamics(m, jnp.zeros(1), jnp.zeros(1), jnp.ones(1)).round(3).tolist()
       [1.5]
-
-    References:
-      R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008, Table 7.1
-      and §7.3 (ABA), §6.1-6.2 (``H q̈ = τ − C``).
     """
     if method not in _FD_METHODS:
         raise ValueError(f"method: expected one of {_FD_METHODS}, got {method!r}")
@@ -170,16 +119,9 @@ def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch, method="auto"):
 def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     """ABA (RBDA Table 7.1) on ``(k, N)`` inputs: ``(nv, N)`` accelerations, ``(N,)`` flags.
 
-    Written in one frame for all bodies (world axes; origin at the world's for a fixed
-    base, at the free-flyer root's origin for a floating one), as the mass matrix is:
-    the articulated inertias of the children then add to their parent's without a
-    coordinate transform (RBDA §7.2 with ``X = 1``), and the body velocities are the
-    sums ``v_i = Σ_{j ⪯ i} S_j q̇_j`` over the ancestors (one product with the static
-    ancestor mask). The free flyer is a six-dof joint with ``S_0`` the root's motion
-    transform, ``D_0 = S_0ᵀ I^A_0 S_0`` (the root's articulated inertia in its own
-    frame) solved by Cholesky (RBDA §7.3). The bodies of one tree depth (``model.levels``)
-    are swept together, one traced step per level. ``method`` is the sweep of the world
-    poses.
+    In one frame for all bodies (world axes; origin the world's, or the free-flyer
+    root's), one traced step per tree level; the free flyer's ``D_0`` by Cholesky
+    (RBDA §7.3). ``method`` is the sweep of the world poses.
     """
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     ff = model.floating_base
@@ -322,9 +264,8 @@ def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
 def _guarded_cholesky(H):
     """Cholesky factors of ``(..., n, n)`` matrices and ``(...,)`` flags of those that have one.
 
-    A matrix without a factor (singular or indefinite) is replaced by the identity
-    before factorising again, so that the flagged states' results (masked by the
-    caller) and their gradients stay finite.
+    A matrix without a factor is replaced by the identity, so that the flagged
+    states' results and gradients stay finite.
     """
     L = jnp.linalg.cholesky(H)
     ok = jnp.all(jnp.isfinite(L), axis=(-2, -1))

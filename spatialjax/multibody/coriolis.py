@@ -23,21 +23,13 @@ from ._model import Model
 
 
 def coriolis_matrix(model: Model, q, v) -> jax.Array:
-    r"""Coriolis matrix ``C(q, v)`` with ``C v = h(q, v) − g(q)`` and ``Ṁ − 2C`` skew.
+    """Coriolis matrix ``C(q, v)`` with ``C v = h(q, v) − g(q)`` and ``Ṁ − 2C`` skew.
 
-    Pinocchio's ``computeCoriolisMatrix`` convention (Echeandia & Wensing
-    2021): in world coordinates, with ``J_i`` body ``i``'s Jacobian (its
-    columns the world-frame motion subspaces ``S_d`` of the dofs that move
-    it), ``C = Σ_i J_iᵀ (I_i J̇_i + B_i J_i)``, ``J̇_i``'s columns
-    ``v_{body(d)} × S_d`` and the body Coriolis matrix
-    ``B_i = ½ [(v_i ×*) I_i − I_i (v_i ×) + (I_i v_i) ×̄]`` (``(f ×̄) m = m ×* f``),
-    so that ``B_i v_i = v_i ×* I_i v_i`` and ``İ_i − 2 B_i`` is skew. Summed
-    over subtrees: ``C[d, e] = S_dᵀ (I^c_k Ṡ_e + B^c_k S_e)`` with ``k`` the
-    deeper of body(d), body(e) when one is an ancestor of the other (zero
-    otherwise) and ``I^c``, ``B^c`` the subtree sums. Rows and columns in
-    ``v``'s order (free flyer ``[ω; v]`` in the body frame; to Pinocchio's
-    ``[v; ω]`` with ``C[..., p, :][..., :, p]``, ``p = model.v_permutation()``).
-    Gravity does not enter.
+    Pinocchio's ``computeCoriolisMatrix`` convention (Echeandia & Wensing 2021):
+    ``C = Σ_i J_iᵀ (I_i J̇_i + B_i J_i)`` in world coordinates with the body Coriolis
+    matrix ``B_i = ½ [(v_i ×*) I_i − I_i (v_i ×) + (I_i v_i) ×̄]``, summed over
+    subtrees. Rows and columns in ``v``'s order (free flyer ``[ω; v]`` in the body
+    frame; Pinocchio's with ``C[..., p, :][..., :, p]``, ``p = model.v_permutation()``).
 
     Args:
       model: the tree.
@@ -60,9 +52,6 @@ def coriolis_matrix(model: Model, q, v) -> jax.Array:
       >>> bool(jnp.allclose(coriolis_matrix(m, q, v) @ v,
       ...                   nonlinear_effects(m, q, v, gravity=(0.0, 0.0, 0.0)), atol=1e-5))
       True
-
-    References:
-      S. Echeandia, P. M. Wensing, J. Computational and Nonlinear Dynamics 16(9), 2021.
     """
     q = sweep.as_input(q, "q", model.nq, model)
     v = sweep.as_input(v, "v", model.nv, model)

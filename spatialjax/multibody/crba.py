@@ -22,20 +22,16 @@ from ._model import Model
 def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
     """Joint-space inertia matrix ``H(q)`` by the composite-rigid-body algorithm (RBDA Table 6.2).
 
-    Written in world coordinates: body inertias ``I_i⁰ = X_i⁰* I_i X_0i``
-    (``RigidBodyInertia.transform``), composite inertias ``I_i^c = Σ_{k ∈
-    subtree(i)} I_k⁰`` (in one frame a plain sum: one product with the static
-    0/1 subtree matrix), then ``H_ij = S_iᵀ I_j^c S_j`` for
-    body(i) an ancestor of (or equal to) body(j), ``H_ji = H_ij``, and zero
-    between unrelated branches (RBDA §6.2). Rows/columns in ``v``'s order (free
-    flyer ``[ω; v]``, body frame). ``model.armature`` is added to the
-    diagonal (``M + diag(armature)``, as MuJoCo's ``qM`` and Pinocchio's ``crba``).
+    In world coordinates: composite inertias ``I_i^c = Σ_{k ∈ subtree(i)} I_k⁰``,
+    ``H_ij = S_iᵀ I_j^c S_j`` for body(i) an ancestor of (or equal to) body(j).
+    Rows/columns in ``v``'s order (free flyer ``[ω; v]``, body frame);
+    ``model.armature`` on the diagonal (as MuJoCo's ``qM`` and Pinocchio's ``crba``).
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
       method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``: how the world
-        poses are computed (``spatialjax.multibody`` docstring, "Tree sweeps").
+        poses are computed (docs page ``dynamics.md#tree-sweeps``).
 
     Returns:
       ``(..., nv, nv)`` symmetric positive-definite ``H`` (for positive masses).

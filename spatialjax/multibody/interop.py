@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..io._common import axis_rotation, quat_wxyz_to_matrix
+from .._rotations import axis_rotation, quat_wxyz_to_matrix
 from ._build import link_params
 from ._model import JOINT_DYNAMICS_DEFAULTS, Model, build_model
 

@@ -1,40 +1,9 @@
-r"""Frame Jacobians, the centre of mass and its Jacobian.
+"""Frame Jacobians, the centre of mass and its Jacobian.
 
-Conventions: ``q``/``v`` as in [`Model`][spatialjax.multibody.Model] (a free
-flyer's ``v = [ω; v]`` in the root body's frame); Jacobian rows are spatial
-motion vectors **angular first**, ``[ω; v]`` (Pinocchio orders them ``[v; ω]``:
-swap the two row blocks and permute the columns with
-``model.v_permutation()`` to compare), one column per entry of ``v``. The
-frame's spatial velocity is ``J(q) @ v``, expressed according to
-``reference`` (Pinocchio's ``ReferenceFrame``):
-
-========================= ====================================================
-``reference``             rows of ``J @ v``
-========================= ====================================================
-``"world"``               ``[ω; v_O]`` in world axes, ``v_O`` the velocity of
-                          the body point at the world origin (Pinocchio
-                          ``WORLD``; the same for every frame of one body)
-``"local"``               ``[ω; v_F]`` in the frame's own axes, ``v_F`` the
-                          velocity of the frame origin (Pinocchio ``LOCAL``)
-``"local_world_aligned"`` ``[ω; v_F]`` in world axes: the angular rows of
-                          ``"world"``, the classical velocity of the frame
-                          origin (Pinocchio ``LOCAL_WORLD_ALIGNED``)
-========================= ====================================================
-
-A frame is any entry of ``model.frame_names`` (every link of a URDF or SDF
-file, merged ones included; every MJCF body frame and named site), attached
-to a body with a fixed placement ([`Model.frame`][spatialjax.multibody.Model.frame]); a body name of
-``model.body_names`` not among the frames, or a body index, names the body
-frame itself. Batched over any leading axes of ``q``; ``jit``/``vmap``/``grad``
-go through ``q`` and the model's numeric fields; float32 or float64 (the
-model's dtype).
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
-  §2.9 (spatial velocity of a body point), §4.4 (motion subspaces); the
-  column-by-column construction is that of Pinocchio's
-  ``computeJointJacobians`` (J. Carpentier et al., "The Pinocchio C++ library",
-  SII 2019).
+Jacobian rows are ``[ω; v]`` (angular first; Pinocchio's are ``[v; ω]``), one column
+per entry of ``v``; ``reference`` is ``"world"``, ``"local"`` or
+``"local_world_aligned"`` as Pinocchio's ``ReferenceFrame``. Batched over the leading
+axes of ``q``. Derivation: docs page ``dynamics.md#frame-jacobians``.
 """
 
 from __future__ import annotations
@@ -146,16 +115,13 @@ def _world_columns(model: Model, q):
 
 # ------------------------------------------------------------------ public API
 def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Array:
-    r"""Jacobian ``J(q)`` of a frame's spatial velocity, ``[ω; v] = J(q) v``.
+    """Jacobian ``J(q)`` of a frame's spatial velocity, ``[ω; v] = J(q) v``.
 
-    Column ``j`` is dof ``j``'s motion subspace (``[axis; 0]`` revolute,
-    ``[0; axis]`` prismatic, the six unit twists of a free flyer) carried to
-    the world, ``[R s_ω; R s_v + p × R s_ω]`` with ``(R, p)`` the world pose
-    of the dof's body, for the dofs of the frame's body and its ancestors
-    (zero elsewhere), then expressed as ``reference`` asks (module table):
-    ``"local_world_aligned"`` moves the linear rows to the frame origin
-    ``o_F`` (``v_F = v_O + ω × o_F``), ``"local"`` also rotates both blocks
-    into the frame's axes (``R_world_frameᵀ``).
+    Column ``j`` is dof ``j``'s motion subspace carried to the world for the dofs
+    of the frame's body and its ancestors (zero elsewhere), expressed as
+    ``reference`` asks: ``"world"`` (linear rows: the body point at the world
+    origin), ``"local_world_aligned"`` (the frame origin, world axes), ``"local"``
+    (the frame origin, frame axes).
 
     Args:
       model: the tree.

@@ -61,7 +61,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
       method: ``"auto"`` (default: ``"loop"`` for at most 12 bodies and 16
         states, else ``"scan"``), ``"scan"`` (a ``lax.scan`` over bodies),
         ``"levels"`` (one vectorised step per tree depth) or ``"loop"`` (one
-        unrolled step per body); ``spatialjax.multibody`` docstring, "Tree sweeps".
+        unrolled step per body); docs page ``dynamics.md#tree-sweeps``.
 
     Returns:
       A [`Kinematics`][spatialjax.multibody.Kinematics] with batch axes ``broadcast(q, v, a)``

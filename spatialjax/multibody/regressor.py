@@ -21,18 +21,11 @@ from .rnea import _rnea_forward
 
 
 def _projected_regressor_columns(s, w, al, x):
-    r"""``sᵀ Φ(v, a)``: the 10 columns of the body regressor ``Φ`` against a motion ``s``.
+    """``sᵀ Φ(v, a)``: the 10 columns of the body regressor ``Φ`` against a motion ``s``.
 
-    ``Φ(v, a) π = I a + v ×* I v`` is
-    [`spatialjax.identification.body_regressor`][spatialjax.identification.body_regressor] (its
-    reference in the tests).
-
-    ``s (..., 6, N)`` is a motion in the body frame (a joint's subspace moved
-    there), ``w = ω``, ``al = α``, ``x = a_v + ω × v_v`` ``(..., 3, N)`` of the
-    body. Written out per column, skipping ``Φ``'s structural zeros (``sᵀ(u × y)
-    = y · (s × u)``): mass ``s_v · x``; first moments ``x × s_ω + s_v × α +
-    (s_v × ω) × ω``; rotational inertia ``[Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
-    columns ``s_ωᵀ L(α) + tᵀ L(ω)`` with ``t = s_ω × ω``. Returns ``(..., 10, N)``.
+    ``Φ(v, a) π = I a + v ×* I v`` (``body_regressor``); ``s (..., 6, N)`` a motion
+    in the body frame, ``w = ω``, ``al = α``, ``x = a_v + ω × v_v`` ``(..., 3, N)``,
+    written out without ``Φ``'s structural zeros. Returns ``(..., 10, N)``.
     """
     sw, sv = batchlast.split(s)
     h = (
@@ -63,31 +56,20 @@ def _projected_regressor_columns(s, w, al, x):
 def joint_torque_regressor(
     model: Model, q, v, a, gravity=None, *, method: str = "auto"
 ) -> jax.Array:
-    r"""``Y(q, v, a)`` with ``Y @ π + armature ⊙ a == rnea(model, q, v, a, gravity)``.
-
-    Linear in the bodies' inertias; the joint armature (``model.armature``,
-    zero unless the file gives it) is not among the parameters.
+    """``Y(q, v, a)`` with ``Y @ π + armature ⊙ a == rnea(model, q, v, a, gravity)``.
 
     ``π = model.inertia.params.reshape(-1)``: the bodies' 10-vectors
-    ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` (about each body frame's
-    origin, in its axes; Pinocchio's ``computeJointTorqueRegressor`` order).
-    Built as ``Y[d, 10 i : 10 i + 10] = S_dᵀ X_{body(d)←i}* Φ_i(v_i, a_i)`` for
-    body(d) an ancestor of (or equal to) body ``i``, zero otherwise, with
-    ``Φ_i`` the body regressor of ``f_i = I_i a_i + v_i ×* I_i v_i`` (RBDA
-    Table 5.1; Atkeson, An & Hollerbach 1986). Evaluated in body ``i``'s frame
-    as ``(X_{i←body(d)} S_d)ᵀ Φ_i`` (``X_{d←i}* = X_{i←d}ᵀ``, RBDA §2.9):
-    the dof's motion subspace moved from the world into body ``i``'s frame
-    (``X_{i←world} S_d^world``, one motion transform per pair) against the
-    body-frame columns of ``Φ_i``, written out without their structural zeros;
-    only the non-zero (dof, body) pairs are computed.
+    ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about each body frame's origin,
+    in its axes (Pinocchio's ``computeJointTorqueRegressor`` order);
+    ``Y[d, 10 i : 10 i + 10] = S_dᵀ X_{body(d)←i}* Φ_i(v_i, a_i)`` for body(d) an
+    ancestor of (or equal to) body ``i``, zero otherwise (RBDA Table 5.1; Atkeson,
+    An & Hollerbach 1986). The armature is not among the parameters.
 
     Args:
       model, q, v, a, gravity: as in [`rnea`][spatialjax.multibody.rnea.rnea]
-        (``gravity=None``: ``(0, 0, -9.81)``; the model's inertias
-        are not used).
-      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``: how the body
-        velocities, accelerations and poses are computed (``spatialjax.multibody``
-        docstring, "Tree sweeps").
+        (the model's inertias are not used).
+      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``
+        (docs page ``dynamics.md#tree-sweeps``).
 
     Returns:
       ``(..., nv, 10 * nbodies)``.

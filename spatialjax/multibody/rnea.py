@@ -123,7 +123,7 @@ def rnea(
       f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` acting ON each
         body, in the body's frame (about its origin), or ``None``.
       method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``
-        (``spatialjax.multibody`` docstring, "Tree sweeps").
+        (docs page ``dynamics.md#tree-sweeps``).
 
     Returns:
       ``(..., nv)`` generalised forces (N m for revolute joints, N for

@@ -1,35 +1,9 @@
-r"""Configuration-space integration and differentiable rollouts.
+"""Configuration-space integration and differentiable rollouts.
 
-Conventions: ``q``/``v`` as in [`Model`][spatialjax.multibody.Model]. A free
-flyer's ``q = [p, wxyz]`` lives on SE(3) and its ``v = [ω; v]`` is the body
-twist (body frame); every other joint coordinate is a real number.
-
-* [`integrate`][spatialjax.multibody.integrate] ``(q, v, dt)``: ``q ⊕ v dt``. One-dof joints
-  ``q + v dt``; a free flyer ``T_world_body · exp(v dt)`` with the SE(3)
-  exponential of the body twist (Pinocchio's ``integrate(model, q, v * dt)``).
-* [`difference`][spatialjax.multibody.difference] ``(q0, q1)``: the ``v`` with
-  ``integrate(q0, v, 1) = q1``: ``q1 − q0`` for revolute and prismatic joints, that difference
-  wrapped to ``(−π, π]`` for continuous joints (Pinocchio's ``difference``: the shortest
-  rotation), and ``log(T0⁻¹ T1)`` for a free flyer (the rotation angle in
-  ``[0, π]``).
-* [`rollout`][spatialjax.multibody.rollout.rollout]: ``T`` steps of
-  ``v̇ = forward_dynamics(q, v, τ)``, ``q̇ = v`` (on the manifold) as one ``lax.scan``.
-  ``"semi_implicit_euler"``: ``v' = v + dt a(q, v)``, ``q' = q ⊕ v' dt`` (symplectic Euler: energy
-  error bounded, first order). ``"rk4"``: the classical Runge-Kutta tableau in
-  the Lie-algebra form of Munthe-Kaas (RKMK4): stages ``q_s = q ⊕ Θ_s`` with
-  the free flyer's stage velocities mapped by ``dexp⁻¹`` truncated after the
-  second bracket (``ξ + ½[Θ, ξ] + 1/12[Θ, [Θ, ξ]]``, enough for fourth
-  order), so the scheme is fourth order for a floating base too (for the
-  other joints it is plain RK4). Torques are held constant over a step
-  (zero-order hold, as MuJoCo's ``ctrl``).
-
-References:
-  H. Munthe-Kaas, "High order Runge-Kutta methods on manifolds", Applied
-  Numerical Mathematics 29 (1999) 115-127 (RKMK).
-  E. Hairer, C. Lubich, G. Wanner, *Geometric Numerical Integration*, 2nd ed.,
-  Springer 2006, §IV.8 (Lie group methods), §VI.3 (symplectic Euler).
-  J. Solà, J. Deray, D. Atchuthan, "A micro Lie theory for state estimation
-  in robotics", arXiv:1812.01537 (SE(3) exp, log and the ``V`` matrix).
+A free flyer's ``q = [p, wxyz]`` lives on SE(3) and its ``v = [ω; v]`` is the body
+twist; ``integrate`` is ``q ⊕ v dt``, ``difference`` its inverse, ``rollout``
+semi-implicit Euler or RKMK4 (Munthe-Kaas 1999) as one ``lax.scan``.
+Derivation: docs page ``dynamics.md#integration``.
 """
 
 from __future__ import annotations
@@ -220,18 +194,15 @@ def _batch_of(*shapes, names):
 
 # ------------------------------------------------------------------ public API
 def integrate(model: Model, q, v, dt) -> jax.Array:
-    r"""Configuration reached from ``q`` moving with constant velocity ``v`` for ``dt``.
+    """Configuration reached from ``q`` moving with constant velocity ``v`` for ``dt``.
 
-    ``q ⊕ v dt`` (module docstring): ``q + v dt`` for one-dof joints; for a
-    free flyer ``T' = T · exp(v dt)``, ``p' = p + R V(ω dt) u dt``,
-    ``quat' = quat ⊗ [cos(θ/2), sin(θ/2) ω/‖ω‖]`` (``θ = ‖ω‖ dt``), normalised.
-    Equals Pinocchio's ``integrate(model, q, v * dt)`` (in this module's ``q``
-    and ``v`` order).
+    ``q + v dt`` for one-dof joints; for a free flyer ``T' = T · exp(v dt)``
+    (quaternion normalised). Equals Pinocchio's ``integrate(model, q, v * dt)``
+    (in this module's ``q`` and ``v`` order).
 
     Args:
       model: the tree.
-      q: ``(..., nq)`` configuration (a free flyer's quaternion need not be
-        exactly unit; it is normalised).
+      q: ``(..., nq)`` configuration (a free flyer's quaternion is normalised).
       v: ``(..., nv)`` velocity (a free flyer's: the body twist ``[ω; v]``).
       dt: time step (s): a Python float or an array of the model's dtype, of
         shape ``()`` or broadcasting against the batch axes.
@@ -267,13 +238,10 @@ def _integrate_kernel(model, q, v, dt):
 
 
 def difference(model: Model, q0, q1) -> jax.Array:
-    r"""Velocity ``v`` that goes from ``q0`` to ``q1`` in unit time: ``integrate(q0, v, 1) = q1``.
+    """Velocity ``v`` that goes from ``q0`` to ``q1`` in unit time: ``integrate(q0, v, 1) = q1``.
 
-    ``q1 − q0`` for revolute and prismatic joints; wrapped to ``(−π, π]``
-    for continuous joints (then ``integrate`` reaches ``q1`` modulo 2π); for a
-    free flyer the body twist ``log(T0⁻¹ T1) = [ω; V(ω)⁻¹ R0ᵀ (p1 − p0)]``
-    with the rotation angle ``‖ω‖`` in ``[0, π]`` (Pinocchio's
-    ``difference``, rows ``[ω; v]``).
+    ``q1 − q0`` (wrapped to ``(−π, π]`` for continuous joints); a free flyer's
+    ``log(T0⁻¹ T1)``, rows ``[ω; v]`` (Pinocchio's ``difference``).
 
     Args:
       model: the tree.
@@ -333,39 +301,31 @@ def rollout(
     params: Any = None,
     method: str = "auto",
 ) -> Rollout:
-    r"""Simulate ``T`` steps of the forward dynamics from ``(q0, v0)``, as one ``lax.scan``.
+    """Simulate ``T`` steps of the forward dynamics from ``(q0, v0)``, as one ``lax.scan``.
 
-    Each step holds the torque ``τ_k`` constant and advances ``(q, v)`` by
-    ``dt`` with ``integrator`` (module docstring): ``"semi_implicit_euler"``
-    (``v' = v + dt a(q, v, τ)``, ``q' = q ⊕ v' dt``) or ``"rk4"`` (RKMK4,
-    fourth order also for a free flyer), with ``a`` from
-    [`forward_dynamics`][spatialjax.multibody.forward_dynamics] (armature and joint
-    damping included; no friction, limits or contacts). Differentiable with
-    respect to ``q0``, ``v0``, ``tau`` (or ``params``), ``dt`` and the model's
-    numeric fields (inertias...), and ``vmap``-able over all of them.
+    Each step holds ``τ_k`` constant and advances ``(q, v)`` by ``dt`` with
+    ``integrator``, ``a`` from [`forward_dynamics`][spatialjax.multibody.forward_dynamics]
+    (armature and damping included; no friction, limits or contacts).
+    Differentiable and ``vmap``-able in every input and the model's numeric fields.
 
     Args:
       model: the tree.
       q0: ``(..., nq)`` initial configuration.
       v0: ``(..., nv)`` initial velocity.
       tau: ``(..., T, nv)`` torques, one row per step; or a control function
-        ``u(t, q, v, params) -> (..., nv)`` called once per step with the time
-        ``t = k dt`` and the batched state ``q (..., nq)``, ``v (..., nv)``
+        ``u(t, q, v, params) -> (..., nv)`` called once per step at ``t = k dt``
         (then ``T`` is required).
       dt: time step (s), a float or a scalar array of the model's dtype.
-      integrator: ``"semi_implicit_euler"`` (default) or ``"rk4"``.
+      integrator: ``"semi_implicit_euler"`` (default) or ``"rk4"`` (RKMK4).
       gravity: ``(3,)`` world-frame gravity (``None``: ``(0, 0, −9.81)``).
       T: the number of steps with a control function (with an array, its
         ``T`` axis; given anyway it must match).
-      params: anything (a pytree) passed to the control function unchanged;
-        gradients flow through it.
-      method: ``forward_dynamics``'s ``method`` (``"auto"``, default; ``"aba"`` or
-        ``"crba"``).
+      params: a pytree passed to the control function unchanged.
+      method: ``forward_dynamics``'s ``method`` (``"auto"``, ``"aba"``, ``"crba"``).
 
     Returns:
       A [`Rollout`][spatialjax.multibody.Rollout] ``(q, v, tau)``; batch axes are those of ``q0``,
-      ``v0`` and ``tau`` (its leading axes) broadcast. States whose mass matrix
-      becomes singular turn NaN (``forward_dynamics`` under a trace).
+      ``v0`` and ``tau`` broadcast. States whose mass matrix becomes singular turn NaN.
 
     Raises:
       ValueError: wrong ``q0``/``v0``/``tau`` lengths, batch shapes that do

@@ -1,0 +1,1 @@
+"""Experiment design: excitation trajectories, their optimisation, and simulated logs."""

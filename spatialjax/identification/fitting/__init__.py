@@ -1,0 +1,1 @@
+"""The fit engines: single-body and whole-robot solvers, their results and identifiability."""

@@ -1,0 +1,233 @@
+"""Eager checks of the identification's own inputs (concrete arrays only).
+
+``γ``, noise weights, prior bodies, the extra columns' prior, joint-torque data
+and the friction model; under ``jit`` the problems are reported in ``status``
+([`FitStatus`][spatialjax.identification.FitStatus]) instead.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ... import _params
+from ..._checks import (
+    as_float_array,
+    broadcast_batch,
+    first_bad,
+    is_concrete,
+    require_finite,
+    require_nonnegative,
+    same_dtype,
+)
+from ..._inertia import RigidBodyInertia
+from ...multibody.joint_model import JOINT_KINDS
+
+
+def check_gamma(gamma, Y, batch, batch_name: str):
+    """``γ`` as an array of ``Y``'s dtype and the batch broadcast with its shape.
+
+    A Python number takes ``Y``'s dtype; an array must have it already. Raises
+    ``ValueError`` naming ``gamma`` for a concrete ``γ`` that is not finite and ``≥ 0``.
+    """
+    if isinstance(gamma, (int, float)) and not isinstance(gamma, bool):
+        gamma = np.asarray(float(gamma), Y.dtype)
+    gamma = as_float_array(gamma, "gamma")
+    same_dtype(Y=Y, gamma=gamma)
+    gamma = gamma.astype(Y.dtype)
+    batch = broadcast_batch(batch_name, batch, "gamma", gamma.shape)
+    if is_concrete(gamma):
+        g = np.asarray(gamma)
+        if np.any(~(np.isfinite(g) & (g >= 0))):
+            raise ValueError(f"gamma: expected a finite γ ≥ 0, got {g}")
+    return gamma, batch
+
+
+def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "weights"):
+    """Weights broadcastable to the data of shape ``(..., N, k)``, in ``dtype``, at least 2-d.
+
+    ``data``: ``"f"`` (wrenches, ``k = 6``) or ``"tau"`` (``k = nv``); ``name`` the
+    argument. Concrete weights must be finite and non-negative.
+    """
+    w = as_float_array(weights, name)
+    same_dtype(Y=jnp.zeros((), dtype), **{name: w})
+    ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
+    if ws[-1] not in (1, k) or ws[-2] not in (1, n):
+        axis = "6" if data == "f" else "nv"
+        raise ValueError(
+            f"{name}: expected a shape broadcastable to {data}'s (..., N, {axis}) = "
+            f"(..., {n}, {k}), such as (), ({k},), ({n}, 1), ({n}, {k}) or (..., {n}, {k}); "
+            f"got shape {tuple(w.shape)}"
+        )
+    require_finite(w, name)
+    require_nonnegative(w, name, "noise weights (1/σ²)" if name == "weights" else "factors")
+    return w.astype(dtype).reshape(ws)
+
+
+def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
+    """A ``ValueError`` naming the first prior body that is not fully physically consistent.
+
+    ``pi0 (..., 10)``: with ``body_axis`` its last batch axis is the robot's bodies
+    (named by ``body_names``), otherwise every batch entry is one body.
+    """
+    if not is_concrete(pi0):
+        return
+    p = np.asarray(pi0, np.float64)
+    ok = np.asarray(np.isfinite(p).all(axis=-1))
+    lam = np.full(p.shape[:-1], -np.inf)
+    J = _params.pseudo_inertia(np.where(ok[..., None], p, 0.0), np)
+    lam[ok] = np.linalg.eigvalsh(J[ok])[..., 0]
+    bad = ~(lam > 0)
+    if not np.any(bad):
+        return
+    idx = first_bad(bad)
+    if body_axis:
+        i = idx[-1]
+        who = f"body {i}" + (f" ({body_names[i]!r})" if body_names else "")
+    else:
+        who = f"body {idx}" if idx else "it"
+    where = f", index {idx}" if body_axis else ""
+    raise ValueError(
+        "prior: expected a fully consistent body (pseudo-inertia J0 positive definite, as a "
+        f"log-det prior needs); {who} is not (smallest eigenvalue of J0: {lam[idx]:.3g}"
+        f"{where}). Replace it, e.g. with spatialjax.nearest_consistent(prior) (made "
+        "strictly interior), or pass a prior of your own"
+    )
+
+
+def check_prior_bodies(prior, nb: int, dtype, body_names=None) -> jax.Array:
+    """A robot's prior: a RigidBodyInertia of batch ``(..., nb)`` in ``dtype``, every body
+    fully consistent (``require_consistent_prior``); its ``(..., nb, 10)`` parameters."""
+    if not isinstance(prior, RigidBodyInertia):
+        raise TypeError(
+            f"prior: expected a RigidBodyInertia of batch (..., nb={nb}), got "
+            f"{type(prior).__name__}"
+        )
+    pi0 = prior.params
+    if pi0.ndim < 2 or pi0.shape[-2] != nb:
+        raise ValueError(
+            f"prior: expected a RigidBodyInertia of batch shape (..., {nb}) (one body per "
+            f"10 regressor columns), got batch shape {tuple(pi0.shape[:-1])}"
+        )
+    same_dtype(Y=jnp.zeros((), dtype), prior=pi0)
+    require_consistent_prior(pi0, body_axis=True, body_names=body_names)
+    return pi0
+
+
+def check_extra_prior(extra_prior, extra_prior_weight, ne: int, has_extra: bool):
+    """``(φ0 (ne,), w (ne,))`` float64 NumPy from the optional arguments (zeros: none)."""
+    out = []
+    for name, x in (("extra_prior", extra_prior), ("extra_prior_weight", extra_prior_weight)):
+        if x is None:
+            out.append(np.zeros(ne))
+            continue
+        if not has_extra:
+            raise ValueError(f"{name}: given without extra columns")
+        try:
+            arr = np.asarray(x, np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{name}: expected {ne} numbers, got {type(x).__name__}") from None
+        if arr.shape != (ne,):
+            raise ValueError(
+                f"{name}: expected shape ({ne},) (one per extra column), got shape {arr.shape}"
+            )
+        bad = ~np.isfinite(arr) | ((arr < 0) if name == "extra_prior_weight" else False)
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            want = "a finite weight >= 0" if name == "extra_prior_weight" else "a finite value"
+            raise ValueError(f"{name}: expected {want} per column, got {arr[i]} at column {i}")
+        out.append(arr)
+    return out[0], out[1]
+
+
+def check_extra_nonnegative(extra_nonnegative, ne: int, has_extra: bool) -> np.ndarray:
+    """``(ne,)`` booleans: which extra coefficients are kept ``≥ 0`` (none where not given)."""
+    if extra_nonnegative is None:
+        return np.zeros(ne, bool)
+    if not has_extra:
+        raise ValueError("extra_nonnegative: given without extra columns")
+    nonneg = np.asarray(extra_nonnegative)
+    if nonneg.dtype != bool or nonneg.shape != (ne,):
+        raise ValueError(
+            f"extra_nonnegative: expected {ne} booleans (one per extra column), got "
+            f"{nonneg.dtype} array of shape {nonneg.shape}"
+        )
+    return nonneg
+
+
+def check_prior_spread(prior_spread) -> float:
+    """``s`` of the default ``γ = 2 / s²`` rule: a finite float ``> 0``."""
+    if not (np.isfinite(prior_spread) and prior_spread > 0):
+        raise ValueError(f"prior_spread: expected a finite s > 0, got {prior_spread}")
+    return float(prior_spread)
+
+
+def check_torque_data(Y, tau, extra, weights):
+    """Shapes and dtypes of the joint-torque data ``Y``, ``tau``, ``extra``, ``weights``.
+
+    Returns ``(Y, E, tau, w, batch, dtype, (N, nv, nb, ne))``: ``E`` is ``extra``
+    or ``(N, nv, 0)``, ``w`` the weights or ``None``, ``batch`` a tuple.
+    """
+    Y = as_float_array(Y, "Y")
+    if Y.ndim < 3:
+        raise ValueError(
+            f"Y: expected the joint-torque regressor of shape (..., N, nv, 10*nb) with a sample "
+            f"axis N, got shape {tuple(Y.shape)}"
+        )
+    N, nv, P = Y.shape[-3:]
+    if P % 10 or P == 0:
+        raise ValueError(
+            f"Y: expected 10 columns per body in the last axis (..., N, nv, 10*nb), got "
+            f"shape {tuple(Y.shape)} ({P} columns)"
+        )
+    tau = as_float_array(tau, "tau")
+    if tau.ndim < 2 or tuple(tau.shape[-2:]) != (N, nv):
+        raise ValueError(
+            f"tau: expected shape (..., N, nv) = (..., {N}, {nv}) to match Y of shape "
+            f"{tuple(Y.shape)}, got shape {tuple(tau.shape)}"
+        )
+    dtype = same_dtype(Y=Y, tau=tau)
+    batch = broadcast_batch("Y", Y.shape[:-3], "tau", tau.shape[:-2])
+    ne = 0
+    if extra is not None:
+        extra = as_float_array(extra, "extra")
+        if extra.ndim < 3 or tuple(extra.shape[-3:-1]) != (N, nv):
+            raise ValueError(
+                f"extra: expected shape (..., N, nv, ne) = (..., {N}, {nv}, ne) to match Y of "
+                f"shape {tuple(Y.shape)}, got shape {tuple(extra.shape)}"
+            )
+        same_dtype(Y=Y, extra=extra)
+        ne = extra.shape[-1]
+    require_finite(tau, "tau", "sample/joint")
+    require_finite(Y, "Y", "sample/joint/column")
+    if extra is not None:
+        require_finite(extra, "extra", "sample/joint/column")
+        batch = broadcast_batch("Y and tau", batch, "extra", extra.shape[:-3])
+        E = extra
+    else:
+        E = jnp.zeros((N, nv, 0), dtype)
+    w = None
+    if weights is not None:
+        w = check_weights(weights, N, nv, dtype, data="tau")
+        batch = broadcast_batch("Y and tau", batch, "weights", w.shape[:-2])
+    return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
+
+
+def as_joint_model(joint_model):
+    """A [JointModel][spatialjax.multibody.JointModel] from one, a comma-separated text
+    (``JointModel.parse``) or a tuple of kinds; ``ValueError`` naming ``joint_model``
+    otherwise."""
+    from ...multibody import JointModel
+
+    if isinstance(joint_model, JointModel):
+        return joint_model
+    try:
+        if isinstance(joint_model, str):
+            return JointModel.parse(joint_model)
+        return JointModel(tuple(joint_model))
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"joint_model: expected a JointModel, its kinds (distinct entries of {JOINT_KINDS}) "
+            f"or a comma-separated text, got {joint_model!r} ({str(e).removeprefix('kinds: ')})"
+        ) from None

@@ -1,0 +1,1 @@
+"""Robot logs: reading, resampling, filtering and its choice, position and channel checks."""

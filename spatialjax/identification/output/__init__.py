@@ -1,0 +1,1 @@
+"""Outputs: the typed identification report and the model-file writers."""

@@ -1,0 +1,1 @@
+"""Priors: the repair of an inconsistent inertial prior and the joint model's prior."""
