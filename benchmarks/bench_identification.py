@@ -22,7 +22,7 @@ the prior), and the objective divided by ``F`` at the projected least-squares po
 problem is parameterised (DPP) and built once; only ``problem.solve()`` is timed,
 per body, summed over bodies.
 
-``fit`` runs all bodies in one batched call, float64, both methods; compile time is measured
+``fit`` runs all bodies in one batched call, float64; compile time is measured
 with ``jax.jit(...).lower(...).compile()`` and the run time is the median of 3 calls after it
 (each waited for with ``block_until_ready``). Before that, "one-shot" times the first direct
 ``fit(...)`` call of the process (trace, compile and run: a user who calls ``fit`` once), to
@@ -59,7 +59,7 @@ from spatialjax.identification import body_regressor, fit  # noqa: E402
 
 SIGMA = np.array([0.02, 0.02, 0.03, 1.2, 1.2, 0.5])  # [n; f] noise std
 GAMMA = 0.01
-METHODS = ("log_cholesky", "barrier")
+METHODS = ("interior_point",)  # fit's one solver (InteriorPoint()); a label in the tables
 
 
 # ------------------------------------------------------------------ pseudo-inertia helpers (NumPy)
@@ -152,7 +152,7 @@ def time_fit(P, method: str, repeats: int = 3):
     gamma = jnp.asarray(GAMMA)
 
     def run(Y, f, w, prior, gamma):
-        return fit(Y, f, weights=w, prior=prior, gamma=gamma, solver=method)
+        return fit(Y, f, weights=w, prior=prior, gamma=gamma)
 
     # one-shot: a user's first direct call (trace, compile and run; no caller's jit)
     t0 = time.perf_counter()
@@ -170,7 +170,7 @@ def time_fit(P, method: str, repeats: int = 3):
 
 
 def sample_sweep(nb: int, sizes, seed: int, repeats: int, say) -> list[dict]:
-    """Compile and run time of ``fit`` (both methods) against training samples per body.
+    """Compile and run time of ``fit`` against training samples per body.
 
     Weights are passed as ``1/σ²`` of shape ``(6,)``, broadcast against every
     sample (no tiled ``(N, 6)`` copy). The data enter once, through a QR
@@ -186,7 +186,7 @@ def sample_sweep(nb: int, sizes, seed: int, repeats: int, say) -> list[dict]:
         for method in METHODS:
 
             def run(Y, f, prior, method=method):
-                return fit(Y, f, weights=w, prior=prior, gamma=gamma, solver=method)
+                return fit(Y, f, weights=w, prior=prior, gamma=gamma)
 
             c, tc = compile_jitted(run, (Y, f, P["prior"]))
             times = []

@@ -4,7 +4,7 @@ Compiling ``fit`` dominates the identification tests, so every fit there uses
 the shapes below (3 bodies x 24 samples, float64 unless a test is about
 float32) and one of a few call structures, each compiled once per process:
 
-* eager ``fit(Y, f, ...)``, one program per solver: ``fit`` broadcasts
+* eager ``fit(Y, f, ...)``, one program per solver setting: ``fit`` broadcasts
   ``weights``, ``prior`` and ``gamma`` to the batch and passes "not given" as
   a traced flag, so calls with or without weights, prior or ``gamma`` (scalar
   or batched) all share it;

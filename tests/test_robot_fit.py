@@ -21,7 +21,6 @@ import spatialjax as sj
 import spatialjax.multibody as mb
 from spatialjax import _params
 from spatialjax.identification import (
-    Barrier,
     FitStatus,
     InteriorPoint,
     RobotFitResult,
@@ -656,7 +655,7 @@ def test_bad_inputs_raise_clear_errors(arm):
 
 
 # ------------------------------------------------------------------ (8) the solver object
-def test_interior_point_holds_the_options_and_the_old_forms_warn(arm):
+def test_interior_point_holds_the_options(arm):
     (q, v, a), Y, E, tau, _ = _data(arm, noise=0.05)
     kw = dict(prior=arm.inertia, extra=E, extra_nonnegative=NONNEG)
     # two Newton iterations: the cap reaches the loop (the fit needs more to converge)
@@ -664,75 +663,43 @@ def test_interior_point_holds_the_options_and_the_old_forms_warn(arm):
     assert int(capped.iterations) == 2 and FitStatus(int(capped.status)) == FitStatus.NOT_CONVERGED
     full = fit_torques(Y, tau, **kw)
     assert int(full.iterations) > 2 and bool(full.converged)
-    # the former loose keywords and the string map onto the same object (the same program)
-    with pytest.warns(
-        DeprecationWarning,
-        match=r"fit_torques: the keywords \['max_iters'\] are deprecated.*"
-        r"solver=InteriorPoint\(max_iters=\.\.\.\)",
-    ) as record:
-        old = fit_torques(Y, tau, max_iters=2, **kw)
-    assert record[0].filename == __file__  # the warning points at the caller's line
-    np.testing.assert_array_equal(_x(old), _x(capped))
-    with pytest.warns(
-        DeprecationWarning, match=r"solver='interior_point' is deprecated.*solver=InteriorPoint\(\)"
-    ):
-        old = fit_torques(Y, tau, solver="interior_point", **kw)
-    np.testing.assert_array_equal(_x(old), _x(full))
-    with pytest.warns(
-        DeprecationWarning, match=r"fit_robot: the keywords \['max_iters', 'rtol'\]"
-    ) as record:
-        old = fit_robot(arm, q, v, a, tau, rtol=1e-12, max_iters=2)
-    assert record[0].filename == __file__
     new = fit_robot(arm, q, v, a, tau, solver=InteriorPoint(rtol=1e-12, max_iters=2))
-    np.testing.assert_array_equal(_x(old), _x(new))
-    np.testing.assert_array_equal(
-        np.asarray(old.joint_parameters), np.asarray(new.joint_parameters)
-    )
     assert int(new.iterations) == 2
-    # the defaults per dtype: the former rtol of fit_torques (and fit's, for its solvers)
+    # the defaults per dtype
     assert (
         InteriorPoint().rtol_for(np.float64) == 1e-12
         and InteriorPoint().rtol_for("float32") == 1e-6
     )
     assert InteriorPoint(rtol=1e-9).rtol_for(np.float32) == 1e-9
-    assert Barrier().rtol_for(np.float64) == 1e-10 and Barrier().rtol_for(np.float32) == 1e-5
     assert hash(InteriorPoint(rtol=1e-8)) == hash(InteriorPoint(rtol=1e-8))  # static jit args
 
 
 def test_bad_solver_arguments_raise_naming_them(arm):
     (q, v, a), Y, E, tau, _ = _data(arm)
     kw = dict(prior=arm.inertia)
-    for bad, what in ((Barrier(), r"Barrier \(Barrier is fit's solver for one body\)"),
-                      (300, "int"), (object(), "object")):  # fmt: skip
+    # no string form, no loose solver keywords (removed before 1.0)
+    for bad, what in (("interior_point", "str"), (300, "int"), (object(), "object")):
         with pytest.raises(
             TypeError, match=rf"^solver: expected InteriorPoint\(\.\.\.\).*got {what}$"
         ):
             fit_torques(Y, tau, solver=bad, **kw)
         with pytest.raises(TypeError, match=r"^solver: expected InteriorPoint"):
             fit_robot(arm, q, v, a, tau, solver=bad)
-    with pytest.raises(ValueError, match=r"solver: expected InteriorPoint.*got 'newton'"):
-        fit_torques(Y, tau, solver="newton", **kw)
-    with pytest.raises(TypeError, match=r"pass either solver=InteriorPoint\(\.\.\.\) or the dep"):
-        fit_torques(Y, tau, solver=InteriorPoint(), rtol=1e-8, **kw)
-    with pytest.raises(
-        TypeError, match=r"fit_torques\(\) got an unexpected keyword .*'_body_names'"
-    ):
-        fit_torques(Y, tau, _body_names=("a", "b"), **kw)
-    with pytest.raises(TypeError, match=r"fit_robot\(\) got an unexpected keyword .*'rtl'"):
-        fit_robot(arm, q, v, a, tau, rtl=1e-8)
+    for name in ("rtol", "max_iters", "_body_names"):
+        with pytest.raises(
+            TypeError, match=rf"fit_torques\(\) got an unexpected keyword .*'{name}'"
+        ):
+            fit_torques(Y, tau, **{name: 1}, **kw)
+        with pytest.raises(TypeError, match=rf"fit_robot\(\) got an unexpected keyword .*'{name}'"):
+            fit_robot(arm, q, v, a, tau, **{name: 1})
     for make, match in (
-        (lambda: InteriorPoint(rtol=0.0), r"InteriorPoint: rtol: expected a finite float > 0"),
+        (lambda: InteriorPoint(rtol=0.0), r"InteriorPoint: rtol: expected a float in \(0, 1\)"),
         (lambda: InteriorPoint(rtol=1.0), r"InteriorPoint: rtol: expected a float in \(0, 1\)"),
         (lambda: InteriorPoint(max_iters=0), r"InteriorPoint: max_iters: expected an int ≥ 1"),
         (lambda: InteriorPoint(max_iters=2.5), r"InteriorPoint: max_iters: expected an int ≥ 1"),
     ):
         with pytest.raises(ValueError, match=match):
             make()
-    with (
-        pytest.raises(ValueError, match=r"InteriorPoint: max_iters"),
-        pytest.warns(DeprecationWarning),
-    ):
-        fit_torques(Y, tau, max_iters=0, **kw)
 
 
 def test_fit_and_fit_torques_word_the_same_mistake_alike(arm):

@@ -80,14 +80,6 @@ def add_arguments(parser) -> None:
     )
     parser.add_argument("--seed", type=int, default=5, help="random seed (default 5)")
     parser.add_argument(
-        "--method",
-        choices=("barrier", "log_cholesky"),
-        default="barrier",
-        help="payload: solver of fit: 'barrier' (interior point directly over the 10 parameters; "
-        "fit's default) or 'log_cholesky' (unconstrained over the log-Cholesky vector, "
-        "consistent by construction); both reach the same optimum",
-    )
-    parser.add_argument(
         "--float32", action="store_true", help="payload: run in float32 (default float64)"
     )
 
@@ -272,16 +264,16 @@ def _identify(Y, f, w, args, dtype):
     t_ls = done(t0) / args.bodies
     ls = sj.RigidBodyInertia(jnp.asarray(pi_ls, dtype))
 
-    t0 = stage(f"fit (solver={args.method}), first call: compiles, then runs")
-    jax.block_until_ready(fit(Y, f, weights=w, solver=args.method))
+    t0 = stage("fit, first call: compiles, then runs")
+    jax.block_until_ready(fit(Y, f, weights=w))
     done(t0)
     t0 = stage("fit, second call (compiled)")
-    res = jax.block_until_ready(fit(Y, f, weights=w, solver=args.method))
+    res = jax.block_until_ready(fit(Y, f, weights=w))
     t_fit = done(t0)
     return ls, res, t_ls, t_fit
 
 
-def _print_one(truth, ls, res, t_ls, t_fit, chi2, method) -> None:
+def _print_one(truth, ls, res, t_ls, t_fit, chi2) -> None:
     """One payload: the table of truth, least squares and fit, the metrics and the verdict."""
     import spatialjax as sj
     from spatialjax.identification import FitStatus
@@ -293,7 +285,7 @@ def _print_one(truth, ls, res, t_ls, t_fit, chi2, method) -> None:
     )
     _row("truth", truth[0], truth[0], None, sj)
     _row("least squares", ls[0], truth[0], t_ls, sj)
-    _row(f"fit ({method})", res.inertia[0], truth[0], t_fit, sj)
+    _row("fit", res.inertia[0], truth[0], t_fit, sj)
     print()
     print(METRICS)
     status = int(res.status[0])
@@ -325,8 +317,8 @@ def _print_one(truth, ls, res, t_ls, t_fit, chi2, method) -> None:
         )
 
 
-def _print_batch(truth, ls, res, t_ls, t_fit, chi2, method) -> None:
-    """Several payloads: the share consistent and the median geodesic error of each method."""
+def _print_batch(truth, ls, res, t_ls, t_fit, chi2) -> None:
+    """Several payloads: the share consistent and the median geodesic error of each estimate."""
     import spatialjax as sj
 
     n = ls.batch_shape[0]
@@ -341,10 +333,7 @@ def _print_batch(truth, ls, res, t_ls, t_fit, chi2, method) -> None:
         f"  {'least squares':<24} {ok_ls.mean():10.1%}  "
         f"{np.median(d_ls):20.4f} (*)     {t_ls * n * 1e3:7.1f} ms"
     )
-    print(
-        f"  {'fit (' + method + ')':<24} {ok_fit.mean():10.1%}  "
-        f"{np.median(d_fit):26.4f}  {t_fit * 1e3:7.1f} ms"
-    )
+    print(f"  {'fit':<24} {ok_fit.mean():10.1%}  {np.median(d_fit):26.4f}  {t_fit * 1e3:7.1f} ms")
     print(
         f"  (*) the {(~ok_ls).sum()} inconsistent least-squares bodies of {n} projected with "
         "nearest_consistent first"
@@ -397,6 +386,6 @@ def run(args) -> int:
     ls, res, t_ls, t_fit = _identify(Y, f, w, args, dtype)
     chi2 = np.asarray(res.residual) / (6 * args.samples)
     show = _print_one if n == 1 else _print_batch
-    show(truth, ls, res, t_ls, t_fit, chi2, args.method)
+    show(truth, ls, res, t_ls, t_fit, chi2)
     print(f"\n  demo wall time {time.perf_counter() - t_start:.1f} s (fit's compilation included)")
     return 0

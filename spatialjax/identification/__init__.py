@@ -3,12 +3,9 @@
 * [`body_regressor`][spatialjax.identification.body_regressor] — ``Y (..., 6, 10)`` with ``Y @ π``
   the Newton–Euler body wrench ``[n; f]`` (Pinocchio's ``bodyRegressor`` in ``[ω; v]`` order).
 * [`fit`][spatialjax.identification.fit] — weighted least squares plus the log-det Bregman
-  regulariser, always returning ``J ≻ 0``, batched over bodies, on optax.
-* [`Barrier`][spatialjax.identification.Barrier],
-  [`LogCholesky`][spatialjax.identification.LogCholesky] — the two solvers of
-  [`fit`][spatialjax.identification.fit], with their optimiser
-  [`LBFGS`][spatialjax.identification.LBFGS] or [`Adam`][spatialjax.identification.Adam]
-  (lineax-style options).
+  regulariser, always returning ``J ≻ 0``, batched over bodies.
+* [`InteriorPoint`][spatialjax.identification.InteriorPoint] — the solver of
+  [`fit`][spatialjax.identification.fit] and of the whole-robot fits (lineax-style options).
 * [`FitResult`][spatialjax.identification.FitResult] — what [`fit`][spatialjax.identification.fit]
   returns; [`FitStatus`][spatialjax.identification.FitStatus] — its per-body status codes.
 
@@ -106,11 +103,7 @@ from .fitting.robot_fit import fit_torques as fit_torques
 from .fitting.robot_fit import least_squares_torques as least_squares_torques
 from .fitting.robot_result import Identifiability as Identifiability
 from .fitting.robot_result import RobotFitResult as RobotFitResult
-from .fitting.solvers import LBFGS as LBFGS
-from .fitting.solvers import Adam as Adam
-from .fitting.solvers import Barrier as Barrier
 from .fitting.solvers import InteriorPoint as InteriorPoint
-from .fitting.solvers import LogCholesky as LogCholesky
 from .fitting.status import FitStatus as FitStatus
 from .logs.correlation import correlation_time as correlation_time
 from .logs.filter_choice import FilterChoice as FilterChoice
@@ -145,12 +138,8 @@ from .priors.prior_repair import PriorRepair as PriorRepair
 from .priors.prior_repair import repair_prior as repair_prior
 
 __all__ = [
-    "LBFGS",
-    "Adam",
-    "Barrier",
     "FitResult",
     "FitStatus",
-    "LogCholesky",
     "body_regressor",
     "fit",
     # robot data

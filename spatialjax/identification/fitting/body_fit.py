@@ -8,15 +8,15 @@ $$
    + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
 $$
 
-by damped Newton steps (or optax's L-BFGS and Adam on request), as one
-compiled program (``jit`` of a ``vmap`` of ``while_loop``s). See
+by the primal interior-point Newton method of ``fit_torques`` (``interior_point``) on
+each body's 10 parameters, as one compiled program (``jit`` of a ``vmap`` of a
+``while_loop``). See
 [`fit`][spatialjax.identification.fit].
 """
 
 from __future__ import annotations
 
 import functools
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -34,11 +34,10 @@ from ..._checks import (
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..._projection import nearest_consistent
-from .barrier import solve_barrier
+from . import interior_point
 from .body_result import FitResult
 from .implicit import with_derivative
 from .inputs import check_gamma, check_weights, require_consistent_prior
-from .log_cholesky_method import solve_log_cholesky
 from .objective import (
     Problem,
     hessian_pi,
@@ -47,15 +46,11 @@ from .objective import (
     prior_terms,
     reduce_data,
 )
-from .optim import LoopOptions, LoopOut, newton_polish
 from .program import cpu_program
-from .solvers import INITS, LBFGS, SOLVERS, Adam, Barrier, LogCholesky
+from .solvers import InteriorPoint
 from .status import FitStatus, status_code
 
-METHODS = tuple(SOLVERS)
-OPTIMIZERS = ("lbfgs", "adam")
 GAMMA_REL = 1e-4  # default γ, relative to the data's mean curvature in the prior's metric
-NEWTON_HANDOFF = 1e-5  # relative tolerance at which the optax phase hands over to Newton
 INFLATE_REL = 1e-2  # default prior / start: S_c inflated by 1% of its mean principal value
 # m = 1, h = 0, I = 1 (J = diag(½, ½, ½, 1)): the stand-in problem of skipped bodies
 _UNIT_BODY = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
@@ -67,7 +62,7 @@ def _inflate(pi, rel=INFLATE_REL):
 
     Used on the projection of an inconsistent least-squares body (which sits
     on the boundary ``det J ≈ 0``) to make the default prior well
-    conditioned and to start both methods strictly inside the feasible set.
+    conditioned and to start the interior point strictly inside the feasible set.
     """
     m = pi[0]
     trS = 0.5 * (pi[4] + pi[6] + pi[9])
@@ -95,7 +90,7 @@ def _valid_inputs(Y, f, w, prior_pi, gamma, given):
     swapped for a trivial problem, and the flags. ``Y`` and ``w`` are swapped only where they
     are bad themselves: shared by every body (unbatched under the vmap, see ``_fit_batch``),
     they stay shared; a body bad for any other reason keeps a valid ``Y`` and ``w``, its ``f``
-    is zeroed and its loops stop at once.
+    is zeroed and its loop stops at once.
     """
     unit = jnp.asarray(_UNIT_BODY, Y.dtype)
     has_prior, has_gamma = given[0], given[1]
@@ -116,8 +111,8 @@ def _valid_inputs(Y, f, w, prior_pi, gamma, given):
     return Y, f, w, prior_pi, gamma, finite_in, invalid
 
 
-def _fit_body(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky, rtol: float):
-    """One body. The loops see stop-gradient copies of everything; derivatives come from
+def _fit_body(Y, f, w, prior_pi, gamma, given, *, rtol: float, max_iters: int):
+    """One body. The loop sees stop-gradient copies of everything; derivatives come from
     the implicit function theorem at the end (``with_derivative``), exactly through the
     data-derived defaults (least squares, default prior and γ) as well.
 
@@ -127,7 +122,7 @@ def _fit_body(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky,
 
     Bodies whose input is invalid (non-finite, negative weights, ``γ < 0``, a prior
     that is not positive definite) or carries no information at all (rank-0
-    excitation and no prior) are swapped for a trivial problem before the loops, so
+    excitation and no prior) are swapped for a trivial problem before the loop, so
     that they cost one iteration instead of holding up the batch, and come back as
     NaN with their ``FitStatus``.
     """
@@ -140,7 +135,7 @@ def _fit_body(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky,
     Y, f, w, prior_pi, gamma, finite_in, invalid = _valid_inputs(Y, f, w, prior_pi, gamma, given)
     bad = ~finite_in | invalid
 
-    # normal equations (differentiable) and the QR-reduced data term (for the loops)
+    # normal equations (differentiable) and the QR-reduced data term (for the loop)
     A = jnp.einsum("nij,ni,nik->jk", Y, w, Y)
     b = jnp.einsum("nij,ni,ni->j", Y, w, f)
     R, z, rho2 = reduce_data(sg(Y), sg(f), sg(w))
@@ -167,45 +162,26 @@ def _fit_body(Y, f, w, prior_pi, gamma, given, *, solver: Barrier | LogCholesky,
     pi_prior = jnp.where(has_prior, prior_pi, pi_proj)
     k, logdet0 = prior_terms(_params.pseudo_inertia(pi_prior))
     gamma = jnp.where(has_gamma, gamma, _default_gamma(A, pi_prior))
-    # the loops minimise F minus the residual no π can explain: ρ² and the part of z outside
+    # the loop minimises F minus the residual no π can explain: ρ² and the part of z outside
     # the excited range of R (all of z for a zero regressor, where the QR's Q is arbitrary).
-    # That constant does not move the optimum, but inside |F| it loosened every relative
+    # That constant does not move the optimum, but inside |F| it would loosen every relative
     # stopping test by its ratio to the rest: with a zero regressor and non-zero wrenches
-    # the loops stopped far from the prior, the only information there is
+    # the loop would stop far from the prior, the only information there is
     z = U @ jnp.where(keep, U.T @ z, 0.0)
     P = Problem(R, z, jnp.zeros_like(rho2), sg(k), sg(logdet0), sg(gamma))
 
-    pi0 = sg(pi_proj if solver.init == "least_squares" else pi_prior)
-    # Newton steps finish the job where γ > 0: the optax phase then stops earlier
-    newton = (solver.newton_steps > 0) & (P.gamma > 0)
-    # absolute floor of every convergence test: a few ulps of the terms summed in F − ρ²,
+    # absolute floor of the convergence tests: a few ulps of the terms summed in F − ρ²,
     # the projected data's energy ‖z‖² and γ (kᵀπ = 4 at J0, log det J0): reachable even
     # when F* − ρ² = 0 (noiseless data and a prior equal to the truth; no data and γ > 0);
-    # infinite for skipped bodies, so that every loop stops at its first test
+    # infinite for skipped bodies, so that the loop stops at its first test
     scale = z @ z + P.gamma * (4.0 + jnp.abs(P.logdet0))
     atol = jnp.where(skip, jnp.inf, 16 * eps * scale)
-    opt = solver.optimizer
-    assert solver.restart_every is not None  # resolved by the solver object (_solvers)
-    opts = LoopOptions(
-        optimizer="lbfgs" if isinstance(opt, LBFGS) else "adam",
-        learning_rate=getattr(opt, "learning_rate", 0.1),
-        memory_size=getattr(opt, "memory_size", 10),
-        rtol=jnp.where(newton, jnp.maximum(rtol, NEWTON_HANDOFF), rtol),
-        atol=atol,
-        max_iters=opt.max_iters,
-        restart_every=solver.restart_every,
+    # the interior point of fit_torques on this one body (nb = 1, no extra coefficients),
+    # from the prior; the data term ‖Rπ − z‖² = ‖R(π − π_ls)‖² (z lies in R's range)
+    out = interior_point.solve_body(
+        P.R, sg(pi_ls), P.k, P.logdet0, P.gamma, sg(pi_prior), rtol, atol, max_iters
     )
-    if isinstance(solver, LogCholesky):
-        out: LoopOut = solve_log_cholesky(P, pi0, opts)
-    else:
-        out = solve_barrier(P, pi0, opts, eps=solver.eps)
-    pi, iters, converged = out.x, out.iterations, out.converged
-
-    if solver.newton_steps > 0:
-        pi_n, n_steps, cert = newton_polish(pi, P, solver.newton_steps, rtol, atol)
-        pi = jnp.where(newton, pi_n, pi)
-        iters = iters + jnp.where(newton, n_steps, 0)
-        converged = jnp.where(newton, cert, converged)
+    pi, iters, converged = out.x, out.it, out.converged
 
     # implicit function theorem at the optimum: ∇F(π*; inputs) = 0, so
     # dπ* = −H⁻¹ d(∇F); the value stays exactly π*
@@ -256,14 +232,13 @@ def _result(Y, f, w, pi, pi_prior, k, logdet0, gamma, iters, status, skip, cond)
     )
 
 
-def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, solver):
+def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, rtol, max_iters):
     """Broadcast to the common ``batch``, flatten it, ``vmap`` one body, restore the shape.
 
     ``Y (N, 6, 10)`` and ``w (N, 6)`` without batch axes are shared by every body
     (``in_axes=None``): the QR factor of ``W^½ Y`` is computed once and each body
     only projects its own ``f`` on it (``reduce_data``), instead of one QR of an
-    ``(6N, 11)`` matrix per body (a fit of 100 bodies of 32,000 samples: 0.39 s instead
-    of 2.7 s).
+    ``(6N, 11)`` matrix per body.
     """
     nb = int(np.prod(batch, dtype=np.int64))
     n = Y.shape[-3]
@@ -276,20 +251,20 @@ def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, solver):
 
     (Y, ay), (w, aw) = maybe_shared(Y, (n, 6, 10)), maybe_shared(w, (n, 6))
     args = (Y, flat(f, (n, 6)), w, flat(prior_pi, (10,)), flat(gamma, ()))
-    rtol = solver.rtol_for(Y.dtype)
-    one = functools.partial(_fit_body, solver=solver, rtol=rtol)
+    one = functools.partial(_fit_body, rtol=rtol, max_iters=max_iters)
     out = jax.vmap(one, in_axes=(ay, 0, aw, 0, 0, None))(*args, given)
     return jax.tree.map(lambda x: x.reshape(tuple(batch) + x.shape[1:]), out)
 
 
-#: XLA:CPU options for fit's own program. Its ~700 small kernels (loop bodies of a few ops on
-#: 10-vectors per body) dominate the compile time, and XLA:CPU's older loop emitters compile
-#: them faster than its MLIR fusion emitters (figures in benchmarks/README.md) with the same
-#: run time and results equal to the last bit or two. Only for a direct call of ``fit``; under
-#: a caller's ``jit`` the caller's options apply.
-_CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False}
+#: XLA:CPU options for fit's own program. Its many small kernels (ops on 10-vectors and 4×4
+#: matrices per body) dominate the compile time, and the run is milliseconds: XLA:CPU's older
+#: loop emitters compile them faster than its MLIR fusion emitters, and LLVM's optimisations
+#: (``xla_backend_optimization_level``, as in ``fit_torques``) buy no measurable run time
+#: (figures in benchmarks/README.md); results equal to the last bit or two. Only for a
+#: direct call of ``fit``; under a caller's ``jit`` the caller's options apply.
+_CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 _fit_program = cpu_program(
-    _fit_batch, static_argnames=("batch", "solver"), compiler_options=_CPU_OPTIONS
+    _fit_batch, static_argnames=("batch", "rtol", "max_iters"), compiler_options=_CPU_OPTIONS
 )
 
 
@@ -317,71 +292,14 @@ def _require_excitation(Y, w, batch) -> None:
         )
 
 
-_LEGACY = (
-    "method",
-    "optimizer",
-    "init",
-    "rtol",
-    "max_iters",
-    "newton_steps",
-    "learning_rate",
-    "memory_size",
-    "barrier_eps",
-    "restart_every",
-)
-
-
-def _solver_from_keywords(solver, legacy: dict) -> Barrier | LogCholesky:
-    """The solver object from ``solver=`` or from the deprecated flat keywords."""
-    for name in legacy:
-        if name not in _LEGACY:
-            raise TypeError(f"fit() got an unexpected keyword argument {name!r}")
-    if legacy:
-        if solver is not None:
-            raise TypeError(
-                f"fit: pass either solver=... or the deprecated keywords {sorted(legacy)}, not both"
-            )
-        warnings.warn(
-            f"fit: the keywords {sorted(legacy)} are deprecated and will be removed; pass a "
-            "solver object instead, e.g. solver=LogCholesky(optimizer=Adam(learning_rate=0.1), "
-            "rtol=1e-8) or solver=Barrier(eps=0.0) (spatialjax.identification)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        kw = {k: v for k, v in legacy.items() if v is not None}
-        method = kw.pop("method", "barrier")
-        if method not in METHODS:
-            raise ValueError(f"method: expected one of {METHODS}, got {method!r}")
-        optimizer = kw.pop("optimizer", "lbfgs")
-        if optimizer not in OPTIMIZERS:
-            raise ValueError(f"optimizer: expected one of {OPTIMIZERS}, got {optimizer!r}")
-        if "init" in kw and kw["init"] not in INITS:
-            raise ValueError(f"init: expected one of {INITS}, got {kw['init']!r}")
-        opt_kw = {"max_iters": kw.pop("max_iters")} if "max_iters" in kw else {}
-        learning_rate = kw.pop("learning_rate", None)  # ignored by L-BFGS, as it always was
-        memory_size = kw.pop("memory_size", None)  # ignored by Adam, as it always was
-        if optimizer == "adam":
-            opt = Adam(
-                **opt_kw, **({} if learning_rate is None else {"learning_rate": learning_rate})
-            )
-        else:
-            opt = LBFGS(**opt_kw, **({} if memory_size is None else {"memory_size": memory_size}))
-        barrier_eps = kw.pop("barrier_eps", 0.0)
-        if method == "barrier":
-            kw["eps"] = barrier_eps
-        return SOLVERS[method](optimizer=opt, **kw)
+def _check_solver(solver) -> InteriorPoint:
+    """``solver``, or ``InteriorPoint()`` for ``None``; a ``TypeError`` for anything else."""
     if solver is None:
-        return Barrier()
-    if isinstance(solver, str):
-        if solver not in SOLVERS:
-            raise ValueError(
-                f"solver: expected one of {METHODS} or a solver object, got {solver!r}"
-            )
-        return SOLVERS[solver]()
-    if not isinstance(solver, (Barrier, LogCholesky)):
+        return InteriorPoint()
+    if not isinstance(solver, InteriorPoint):
         raise TypeError(
-            "solver: expected Barrier(...), LogCholesky(...), 'barrier' or 'log_cholesky', "
-            f"got {type(solver).__name__}"
+            "solver: expected InteriorPoint(...) (spatialjax.identification) or None, got "
+            f"{type(solver).__name__}"
         )
     return solver
 
@@ -393,8 +311,7 @@ def fit(
     weights=None,
     prior: RigidBodyInertia | None = None,
     gamma=None,
-    solver: Barrier | LogCholesky | str | None = None,
-    **deprecated,
+    solver: InteriorPoint | None = None,
 ) -> FitResult:
     r"""Fit physically consistent inertial parameters to measured wrenches.
 
@@ -414,35 +331,24 @@ def fit(
     once by a QR factorisation, so the cost of an iteration does not depend
     on the number of samples.
 
-    Solvers (both take line-searched Newton steps on their exact Hessian by
-    default, optax's L-BFGS or Adam on request, and follow a central path: a
-    ``−μ log det J`` term, ``μ`` divided by 10 per stage down to
-    ``4μ ≤ 0.1 rtol |F|``, keeps the iterates away from the boundary):
-
-    * [`Barrier`][spatialjax.identification.Barrier] (default): interior-point optimisation directly
-      over ``π`` with ``−μ log det(J − εI)``; every update is cut to 0.99 of the
-      distance to the boundary (fraction-to-boundary rule), then an Armijo
-      line search follows, so iterates stay strictly feasible.
-    * [`LogCholesky`][spatialjax.identification.LogCholesky]: unconstrained optimisation over the
-      log-Cholesky vector ``θ`` (consistent by construction; ``log det J = 8α + 2Σd``
-      exactly; Rucker & Wensing 2022).
-
-    Iterations are preconditioned with the exact Hessian at each restart (so
-    L-BFGS's first step is a line-searched Newton step and Adam's learning
-    rate is unit-free); a stage ends when a restart's first step changes the
-    objective by ``≤ rtol`` relative. Where ``γ > 0`` the optax phase hands
-    over at a relative change of ``1e-5`` to at most ``newton_steps`` damped
-    Newton steps on ``π`` (same boundary rule), which stop once half the
-    Newton decrement ``½ gᵀH⁻¹g`` (the estimated suboptimality) is
-    ``≤ rtol |F|``.
+    Solver: the primal interior-point Newton method of
+    [`fit_torques`][spatialjax.identification.fit_torques], configured by
+    [`InteriorPoint`][spatialjax.identification.InteriorPoint], on each body's 10
+    parameters: damped Newton steps on ``F_μ = F − μ log det J`` with the exact
+    Hessian ``2RᵀR + (γ + μ) ∇²(−log det J)``, every step cut to 0.99 of the
+    distance to the boundary ``det J = 0`` (fraction-to-boundary rule) and then
+    back-tracked (Armijo), so every iterate is strictly consistent; ``μ`` is
+    divided by 10 along the central path down to ``4μ ≤ 0.1 (rtol |F| + atol)``,
+    and a body has converged when half the Newton decrement ``½ gᵀH⁻¹g`` (the
+    estimated suboptimality) is ``≤ rtol |F| + atol`` at that ``μ`` (``atol``:
+    16 ulps of the terms summed in ``F``). The loop starts at the prior.
 
     Args:
       Y: ``(..., N, 6, 10)`` body regressors
         ([`body_regressor`][spatialjax.identification.body_regressor]) of ``N`` samples per body;
         rows ``[n; f]``. Gravity enters through ``body_regressor``'s ``gravity`` argument. A ``Y``
         without batch axes (one motion for every body), with weights also without, is
-        factorised once for all bodies: pass it unbroadcast (100 bodies of
-        32,000 samples: 0.39 s instead of 2.7 s per fit).
+        factorised once for all bodies: pass it unbroadcast.
       f: ``(..., N, 6)`` measured body wrenches ``[n; f]``.
       weights: noise weights ``w ≥ 0`` broadcastable to ``f`` (NumPy rules on
         the trailing ``(N, 6)``, leading axes broadcast with the bodies):
@@ -463,16 +369,9 @@ def fit(
         optimum may lie on the boundary ``det J = 0``, approached to
         ``rtol``); it needs an excitation of full rank 10, else the status is
         ``UNDETERMINED``.
-      solver: [`Barrier`][spatialjax.identification.Barrier] (default ``Barrier()``) or
-        [`LogCholesky`][spatialjax.identification.LogCholesky], holding the optimiser
-        ([`LBFGS`][spatialjax.identification.LBFGS] or [`Adam`][spatialjax.identification.Adam]) and
-        the tolerances; ``"barrier"`` and ``"log_cholesky"`` are short for their default objects.
-      **deprecated: the former flat keywords ``method``, ``optimizer``,
-        ``init``, ``rtol``, ``max_iters``, ``newton_steps``,
-        ``learning_rate``, ``memory_size``, ``barrier_eps``,
-        ``restart_every`` still work, with a ``DeprecationWarning``, and map
-        onto the solver objects (``method="log_cholesky", optimizer="adam"``
-        is ``solver=LogCholesky(optimizer=Adam())``).
+      solver: [`InteriorPoint`][spatialjax.identification.InteriorPoint] (default
+        ``InteriorPoint()``), holding the relative tolerance ``rtol`` (``1e-12`` float64,
+        ``1e-6`` float32) and the cap ``max_iters`` on Newton iterations.
 
     Returns:
       [`FitResult`][spatialjax.identification.FitResult] with batch shape ``(...)``. ``status``
@@ -488,7 +387,7 @@ def fit(
 
     Raises:
       ValueError: shapes of ``Y``, ``f``, ``weights``, ``prior`` or ``gamma``
-        do not fit together; an unknown solver name; (eagerly, on concrete
+        do not fit together; (eagerly, on concrete
         values only) NaN or ``inf`` in any input, negative weights or ``γ``,
         a prior that is not fully consistent, or, without a prior, a body
         whose regressor rows are all zero or weighted 0 (no excitation:
@@ -496,8 +395,7 @@ def fit(
         are reported in ``status`` instead (``UNDETERMINED``, NaN parameters,
         for a body without excitation or prior).
       TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
-        not a ``RigidBodyInertia``, a ``solver`` of the wrong type, or both
-        ``solver`` and deprecated keywords.
+        not a ``RigidBodyInertia``, a ``solver`` that is not an ``InteriorPoint``.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
@@ -505,8 +403,6 @@ def fit(
       perspective on the mass distribution", IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
       identification: a convex programming approach", IEEE T-RO 36(2), 2020.
-      C. Rucker, P. M. Wensing, "Smooth parameterization of rigid-body
-      inertia", IEEE RA-L 7(2), 2022.
       J. Nocedal, S. J. Wright, *Numerical Optimization*, 2nd ed., 2006,
       ch. 19 (interior-point methods, fraction to the boundary).
 
@@ -514,22 +410,27 @@ def fit(
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> from spatialjax.identification import FitStatus, LogCholesky, body_regressor, fit
+      >>> from spatialjax.identification import FitStatus, InteriorPoint, body_regressor, fit
       >>> t = jnp.linspace(0.0, 6.0, 24)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
       >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))  # (24, 6, 10)
       >>> body = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
       >>> truth = body * jnp.array([[1.0], [1.5], [3.0]])  # (3, 10)
       >>> Yb = jnp.broadcast_to(Y, (3, 24, 6, 10))
-      >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth))  # Barrier() by default
+      >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth))  # InteriorPoint() by default
       >>> res.consistency.fully_consistent.tolist(), res.inertia.mass.round(4).tolist()
       ([True, True, True], [2.0, 3.0, 6.0])
       >>> FitStatus.describe(res.status[0])
       'converged: certified to rtol, J ≻ 0'
-      >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth), solver=LogCholesky())
-      >>> res.inertia.mass.round(4).tolist()  # the other solver, the same optimum
-      [2.0, 3.0, 6.0]
+      >>> from spatialjax import box
+      >>> prior = box(jnp.array([1.0, 1.0, 1.0]), jnp.ones(3))  # 1 kg unit cubes: far off
+      >>> capped = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth), prior=prior,
+      ...              solver=InteriorPoint(max_iters=2))
+      >>> FitStatus(int(capped.status[0])).name  # stopped by the cap, still consistent
+      'NOT_CONVERGED'
+      >>> capped.consistency.fully_consistent.tolist()
+      [True, True, True]
     """
-    solver = _solver_from_keywords(solver, deprecated)
+    solver = _check_solver(solver)
     # ---- shapes and dtypes
     Y = as_float_array(Y, "Y", (6, 10))
     f = as_float_array(f, "f", (6,))
@@ -596,4 +497,6 @@ def fit(
     prior_pi = jnp.broadcast_to(prior_pi.astype(dtype), batch + (10,))
     gamma = jnp.broadcast_to(jnp.zeros((), dtype) if gamma is None else gamma, batch)
     args = (Y, f, w, prior_pi, gamma, given)
-    return _fit_program(*args, batch=batch, solver=solver)
+    return _fit_program(
+        *args, batch=batch, rtol=solver.rtol_for(dtype), max_iters=int(solver.max_iters)
+    )

@@ -46,11 +46,9 @@ class FitResult(Pytree):
         function theorem at the optimum; see ``fit``).
       objective: ``(...)`` final objective ``Σ w r² + γ D(J ‖ J0)``.
       residual: ``(...)`` its data-fit part ``Σ w r²``, ``r = Y π − f``.
-      iterations: ``(...)`` int32: optax iterations plus Newton steps.
-      converged: ``(...)`` bool: certified to ``rtol`` — by half the Newton
-        decrement where Newton steps ran (``γ > 0``), else by the optax
-        phase's test (a restart's first step changed the objective by
-        ``≤ rtol`` relative, at the last barrier stage).
+      iterations: ``(...)`` int32: Newton iterations of the interior point.
+      converged: ``(...)`` bool: certified to ``rtol``: half the Newton decrement
+        (the estimated suboptimality) ``≤ rtol |F| + atol`` at the last barrier weight.
       consistency: ``physical_consistency`` of ``inertia`` (flags and margins).
       condition_number: ``(...)`` ``σ_max / σ_min`` of the whitened regressor
         stacked over samples (huge or ``inf`` where the excitation is

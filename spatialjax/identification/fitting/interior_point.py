@@ -1,8 +1,10 @@
-"""The whole-robot fit's solver: a primal interior-point Newton method (``InteriorPoint``).
+"""The solver of every inertial fit: a primal interior-point Newton method (``InteriorPoint``).
 
 Minimises the data term on reduced data plus the log-det divergence to the prior
 bodies, with log barriers on ``det J_i`` and the non-negative extras, over
-``x = [π_1, …, π_nb, φ]``. ``fit_torques`` calls these module-qualified.
+``x = [π_1, …, π_nb, φ]``. ``fit_torques`` runs it on a whole robot
+(``start_and_solve``), ``fit`` on one body at a time (``solve_body``: ``nb = 1``, no
+extras, ``vmap``-ped over the bodies); both call these module-qualified.
 Derivation: docs page ``identification-methods.md#interior-point``.
 """
 
@@ -19,10 +21,11 @@ from ... import _params
 from ..._params import PSEUDO_INERTIA_BASIS
 from ..._smallmat import ldl_pivots4
 from . import reduction
-from .optim import MU_DECREASE, NU
 from .solvers import InteriorPoint
 
 LINE_SEARCH_STEPS = 40
+NU = 4.0  # barrier parameter of −log det on 4×4 matrices (per body)
+MU_DECREASE = 10.0  # μ divided by this along the central path
 #: ``InteriorPoint``'s default cap on Newton iterations.
 MAX_ITERS = InteriorPoint.max_iters
 _E = np.asarray(PSEUDO_INERTIA_BASIS)  # (10, 4, 4)
@@ -253,6 +256,16 @@ def start_and_solve(A, bvec, P: RobotProblem, prior_pi, rtol, atol, max_iters) -
     else:
         x0 = pis0
     return _solve(P, x0, nb, rtol, atol, max_iters)
+
+
+def solve_body(R, xc, k, logdet0, gamma, pi0, rtol, atol, max_iters) -> LoopState:
+    """The loop on ONE body without extra coefficients (``fit``): data ``‖R(π − x_c)‖²``,
+    ``k (10,)`` and ``logdet0 ()`` of the prior, the start ``pi0 (10,)`` (strictly feasible)."""
+    dtype = R.dtype
+    empty = jnp.zeros((0,), dtype)
+    zero = jnp.zeros((), dtype)
+    P = RobotProblem(R, xc, zero, k[None], logdet0[None], gamma, empty > 0, empty, empty)
+    return _solve(P, pi0, 1, rtol, atol, max_iters)
 
 
 @functools.partial(jax.jit, static_argnames=("rtol", "max_iters"))

@@ -76,26 +76,12 @@ def prior_terms(J0):
     return k, 2.0 * jnp.sum(jnp.log(jnp.diagonal(L)))
 
 
-def data_term(pi, P: Problem):
-    """``Σ w (Yπ − f)² = ‖Rπ − z‖² + ρ²``."""
-    r = P.R @ pi - P.z
-    return jnp.sum(r * r) + P.rho2
-
-
 def logdet_pi(pi):
     """``(log det J(π), feasible)``; ``log det`` is ``-inf``/NaN-free only where feasible."""
     d = ldl_pivots4(pseudo_inertia(pi))
     feasible = jnp.all(d > 0, axis=-1)
     safe = jnp.where(feasible[..., None], d, jnp.ones_like(d))
     return jnp.sum(jnp.log(safe), axis=-1), feasible
-
-
-def objective_pi(pi, P: Problem):
-    """``F(π)``; ``+inf`` where ``J(π)`` is not positive definite and ``γ > 0``."""
-    logdet, feasible = logdet_pi(pi)
-    reg = P.k @ pi - logdet + P.logdet0 - 4.0
-    value = data_term(pi, P) + jnp.where(P.gamma > 0, P.gamma * reg, 0.0)
-    return jnp.where(feasible | (P.gamma <= 0), value, jnp.inf)
 
 
 #: ``(10, 4, 4)`` constant ``E_i = ∂J/∂π_i`` (from the one layout in ``_params``).
@@ -106,7 +92,7 @@ def neg_logdet_hessian(J):
     """``∇²_π(−log det J) = [tr(J⁻¹ E_i J⁻¹ E_j)]_{ij}`` (``10 × 10``) for ``J ≻ 0``.
 
     Closed form (``J⁻¹`` from a written-out Cholesky factor): much cheaper
-    inside the loops than differentiating ``log det`` twice.
+    inside the loop than differentiating ``log det`` twice.
     """
     Linv = lower_inverse(modified_cholesky(J, jnp.finfo(J.dtype).tiny))
     Jinv = Linv.T @ Linv
@@ -117,8 +103,3 @@ def neg_logdet_hessian(J):
 def hessian_pi(pi, P: Problem):
     """``∇²F(π) = 2RᵀR + γ ∇²(−log det J(π))`` (``10 × 10``)."""
     return 2.0 * P.R.T @ P.R + P.gamma * neg_logdet_hessian(pseudo_inertia(pi))
-
-
-def theta_logdet(theta):
-    """``log det J(θ) = 8α + 2(d1 + d2 + d3)`` for log-Cholesky ``θ`` (exact, never ``-inf``)."""
-    return 8.0 * theta[0] + 2.0 * (theta[1] + theta[2] + theta[3])

@@ -22,7 +22,6 @@ the result) and its map over the batch (see [`fit_torques`][spatialjax.identific
 from __future__ import annotations
 
 import functools
-import warnings
 
 import jax
 import jax.numpy as jnp
@@ -45,7 +44,7 @@ from .inputs import (
 )
 from .program import cpu_program
 from .robot_result import RobotFitResult
-from .solvers import Barrier, InteriorPoint, LogCholesky
+from .solvers import InteriorPoint
 from .status import FitStatus, status_code
 
 #: Default relative spread ``s`` of the prior: ``γ = 2 / s²`` (see :func:`fit_torques`).
@@ -358,57 +357,16 @@ _lstsq_batch = cpu_program(
 
 
 # ------------------------------------------------------------------ public API
-#: the keywords ``fit_torques`` and ``fit_robot`` took before ``solver=InteriorPoint(...)``
-_DEPRECATED = ("rtol", "max_iters")
-
-
-def _interior_point_solver(solver, deprecated: dict, caller: str) -> InteriorPoint:
-    """The solver object from ``solver=`` and the deprecated ``rtol``/``max_iters`` keywords.
-
-    Warns (``DeprecationWarning``, at the caller of ``caller``) for the string form and
-    for the loose keywords.
-    """
-    for name in deprecated:
-        if name not in _DEPRECATED:
-            raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}")
-    if isinstance(solver, str):
-        if solver != "interior_point":
-            raise ValueError(
-                "solver: expected InteriorPoint(...) (spatialjax.identification) or the "
-                f"deprecated 'interior_point', got {solver!r}"
-            )
-        warnings.warn(
-            f"{caller}: solver='interior_point' is deprecated and will be removed; pass "
-            "solver=InteriorPoint() (spatialjax.identification; the same solver)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        solver = None
-    elif solver is not None and not isinstance(solver, InteriorPoint):
-        hint = (
-            f" ({type(solver).__name__} is fit's solver for one body)"
-            if isinstance(solver, (Barrier, LogCholesky))
-            else ""
-        )
+def _interior_point_solver(solver) -> InteriorPoint:
+    """``solver``, or ``InteriorPoint()`` for ``None``; a ``TypeError`` for anything else."""
+    if solver is None:
+        return InteriorPoint()
+    if not isinstance(solver, InteriorPoint):
         raise TypeError(
-            "solver: expected InteriorPoint(...) (spatialjax.identification), got "
-            f"{type(solver).__name__}{hint}"
+            "solver: expected InteriorPoint(...) (spatialjax.identification) or None, got "
+            f"{type(solver).__name__}"
         )
-    if deprecated:
-        if solver is not None:
-            raise TypeError(
-                f"{caller}: pass either solver=InteriorPoint(...) or the deprecated keywords "
-                f"{sorted(deprecated)}, not both"
-            )
-        given = ", ".join(f"{name}=..." for name in _DEPRECATED if name in deprecated)
-        warnings.warn(
-            f"{caller}: the keywords {sorted(deprecated)} are deprecated and will be removed; "
-            f"pass solver=InteriorPoint({given}) (spatialjax.identification)",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-        return InteriorPoint(**{k: v for k, v in deprecated.items() if v is not None})
-    return InteriorPoint() if solver is None else solver
+    return solver
 
 
 def _fit_torques(
@@ -480,11 +438,10 @@ def fit_torques(
     weights=None,
     gamma=None,
     prior_spread: float = PRIOR_SPREAD,
-    solver: InteriorPoint | str | None = None,
+    solver: InteriorPoint | None = None,
     extra_prior=None,
     extra_prior_weight=None,
     multiplicity=None,
-    **deprecated,
 ) -> RobotFitResult:
     r"""Physically consistent inertial parameters of a whole robot from joint torques.
 
@@ -590,8 +547,7 @@ def fit_torques(
       solver: [InteriorPoint][spatialjax.identification.InteriorPoint]
         (default ``InteriorPoint()``), holding the relative tolerance
         ``rtol`` (``1e-12`` float64, ``1e-6`` float32) and the cap
-        ``max_iters`` on Newton iterations. The string ``"interior_point"``
-        still works, with a ``DeprecationWarning``.
+        ``max_iters`` on Newton iterations.
       extra_prior: optional ``(ne,)`` prior values ``φ0`` of the extra
         coefficients (default 0), used where ``extra_prior_weight`` is positive.
       extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of a Gaussian
@@ -610,9 +566,6 @@ def fit_torques(
         onto an ``r``-dimensional subspace of ``R`` stand for ``r / R`` each
         (the ``multiplicity`` of [FloatingBaseRows][spatialjax.identification.FloatingBaseRows]);
         0 drops a row. Default: 1.
-      **deprecated: the former keywords ``rtol`` and ``max_iters`` still
-        work, with a ``DeprecationWarning``, and map onto
-        ``solver=InteriorPoint(rtol=..., max_iters=...)``.
 
     Returns:
       [`RobotFitResult`][spatialjax.identification.RobotFitResult] of batch shape ``(...)``.
@@ -625,12 +578,10 @@ def fit_torques(
         received); (eagerly) NaN/inf in ``tau``/``Y``/``extra`` naming the
         sample and joint; a prior body that is not fully consistent; negative
         weights or ``γ``; with default weights, fewer torque samples
-        ``N · nv`` than ``p + 1`` (the noise cannot be estimated); a solver
-        name other than ``"interior_point"``; invalid ``rtol``/``max_iters``.
+        ``N · nv`` than ``p + 1`` (the noise cannot be estimated).
       TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
         not a ``RigidBodyInertia``, a ``solver`` that is not an
-        ``InteriorPoint``, both ``solver`` and deprecated keywords, an unknown
-        keyword.
+        ``InteriorPoint``.
 
     References:
       P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
@@ -642,7 +593,7 @@ def fit_torques(
       ch. 19 (interior-point methods); S. Boyd, L. Vandenberghe, *Convex
       Optimization*, 2004, §9.6 and §11.3 (self-concordance, barrier method).
     """
-    solver = _interior_point_solver(solver, deprecated, "fit_torques")
+    solver = _interior_point_solver(solver)
     return _fit_torques(
         Y,
         tau,
@@ -672,8 +623,7 @@ def fit_robot(
     prior: RigidBodyInertia | None = None,
     gravity=(0.0, 0.0, -9.81),
     prior_spread: float = PRIOR_SPREAD,
-    solver: InteriorPoint | str | None = None,
-    **deprecated,
+    solver: InteriorPoint | None = None,
 ) -> RobotFitResult:
     r"""Identify every body of ``model`` (and its joint model) from a torque log.
 
@@ -701,9 +651,6 @@ def fit_robot(
       gravity: gravitational acceleration in the world frame (m/s²).
       solver: [InteriorPoint][spatialjax.identification.InteriorPoint], as in
         [fit_torques][spatialjax.identification.fit_torques].
-      **deprecated: ``rtol`` and ``max_iters``, as in
-        [fit_torques][spatialjax.identification.fit_torques] (a
-        ``DeprecationWarning``; pass ``solver=InteriorPoint(...)``).
 
     Returns:
       [`RobotFitResult`][spatialjax.identification.RobotFitResult] with ``joint_parameters``
@@ -723,7 +670,7 @@ def fit_robot(
 
     if not isinstance(model, Model):
         raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
-    solver = _interior_point_solver(solver, deprecated, "fit_robot")
+    solver = _interior_point_solver(solver)
     fm = as_joint_model(joint_model)
     tau = as_float_array(tau, "tau")
     require_finite(tau, "tau", "sample/joint")
