@@ -6,6 +6,15 @@ joint torques ``tau (N, n)`` (N·m or N), optionally velocities ``dq`` and
 accelerations ``ddq`` (N, n), with the joints named. Rows are samples,
 columns joints.
 
+``tau`` is the **joint-side** generalized force of each joint, along (about)
+its axis, signed as [rnea][spatialjax.multibody.rnea.rnea] returns it: the torque
+that produces the logged motion under gravity, friction included (what
+``rnea(q, q̇, q̈) + friction`` predicts; ``identify_robot`` fits both). A drive
+that logs the motor side (before the gear: divide by the ratio, or the motor
+current: times the torque constant) or another sign convention gives another
+channel; the torque stage reports each channel's scale and sign against the
+prior's prediction (``--torque-scale`` fixes them).
+
 File formats (chosen by the suffix):
 
 * ``.npz``: arrays ``t (N,)``, ``q (N, n)``, ``tau (N, n)``, optional
@@ -368,7 +377,10 @@ class RobotLog:
       t: ``(N,)`` sample times in s, finite and strictly increasing.
       q: ``(N, n)`` joint positions (rad, or m for prismatic joints), each
         within ``±1e6`` (``MAX_JOINT_VALUE``).
-      tau: ``(N, n)`` joint torques (N·m, or N), the motor side as measured.
+      tau: ``(N, n)`` joint torques (N·m, or N for prismatic joints): the
+        joint-side torque along each joint's axis, signed as ``rnea`` returns
+        it, with gravity and friction in it (module docstring; not the motor
+        side before the gear).
       dq: ``(N, n)`` joint velocities, or None (hardware logs usually lack
         them: [`prepare_log`][spatialjax.identification.prepare_log] differentiates).
       ddq: ``(N, n)`` joint accelerations, or None.

@@ -107,6 +107,7 @@ from .._report import (
 )
 from .._robot_fit import PRIOR_SPREAD
 from .channels import Channels, channel_stage
+from .checks import gravity_warnings
 from .filtering import Filtered, filter_stage
 from .fit import Fitted, fit_stage
 from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
@@ -287,7 +288,8 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
         fit_status=FitSummary(status=fitted.status.name, converged=fitted.converged,
                               iterations=fitted.iterations, objective=fitted.objective),
         times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
-        warnings=sampled.warnings + channels.warnings + fitted.warnings + validated.warnings,
+        warnings=gravity_warnings(opts.gravity) + sampled.warnings + channels.warnings
+        + fitted.warnings + validated.warnings,
         notes=channels.notes + validated.notes,
         floating_base=_floating_report(opts, filtered, regs, channels),
     )  # fmt: skip
@@ -387,7 +389,14 @@ def identify_robot(
       rate: resampling rate in Hz (default: the median interval's).
       max_gap: the longest interval accepted in ``t``, s (default: the
         [resample_log][spatialjax.identification.resample_log] rule).
-      gravity: world-frame gravitational acceleration ``(3,)`` (m/s²).
+      gravity: gravitational acceleration ``(3,)`` in m/s², in the world frame:
+        for a fixed base, the model's root frame (the default ``(0, 0, -9.81)``
+        is a robot standing upright with its root ``z`` up; a wall-mounted one
+        whose root ``y`` points up has ``(0, -9.81, 0)``, a tilted base its
+        own). A zero vector is refused; a norm more than 5 % off 9.81 is
+        warned about (the masses scale with ``1/|g|``), not refused. The
+        regressor stage's line states the gravity used, the report's
+        ``gravity`` holds it.
       ignore_limits: go on, with a warning, when a log's positions leave the
         model's joint limits by more than the margin (1 % of the range or 3
         encoder steps); by default that is an error (a log in degrees, of

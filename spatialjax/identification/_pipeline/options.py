@@ -72,7 +72,8 @@ class Options:
       free_mask: ``(nbodies,)`` the bodies identified.
       rate: resampling rate in Hz, or None.
       max_gap: longest interval accepted, s, or None.
-      gravity: world-frame gravity ``(3,)``, m/s².
+      gravity: world-frame gravity ``(3,)``, m/s² (the model's root frame for a
+        fixed base), never zero.
       ignore_limits: positions outside the joint limits warn instead of refusing.
       joint_model: the ``JointModel``: the joint-model columns (armature,
         viscous, Coulomb, offset) fitted with the links.
@@ -237,6 +238,14 @@ def _check_gravity(gravity) -> tuple[float, float, float]:
     if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
         raise IdentifyError(
             "gravity", f"expected 3 finite numbers (m/s², world frame), got {gravity!r}"
+        )
+    if not np.any(g):
+        raise IdentifyError(
+            "gravity",
+            "expected the gravitational acceleration (m/s², in the world frame: the model's root "
+            f"frame for a fixed base), a non-zero vector such as (0, 0, -9.81) for a robot "
+            f"standing upright or (0, -9.81, 0) for one on a wall whose root y axis points up; "
+            f"got {gravity!r}",
         )
     return (float(g[0]), float(g[1]), float(g[2]))
 
