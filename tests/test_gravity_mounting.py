@@ -116,3 +116,4 @@ def test_wall_mounted_arm_needs_its_gravity(wall, tmp_path, capsys):
     e_wrong = w["errors"]["fit"]["holdout"]["overall"]
     assert e_right < 0.01 and e_wrong > 0.5  # 0.0003 and 1.02 (seed 4)
     assert r["warnings"] == []
+    assert any("worse than zero" in x and "--gravity" in x for x in w["warnings"])

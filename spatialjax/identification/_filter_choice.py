@@ -31,6 +31,20 @@ low-frequency motion does not leak into the weak high frequencies (bins up
 to ``0.4 f_s``, where ``D`` is still 0.59 of its peak ``1/h``; it falls to
 zero at the Nyquist frequency).
 
+**Each joint's moving part.** A joint that stands still for part of the log
+(a robot that rests at its end or start, a wrist that turns only in one phase)
+would have its trajectory's power averaged with segments of noise alone,
+which lowers its band and can make it read as still. So each joint is judged
+on its moving span: the log is cut into windows of `REST_WINDOW` (0.25 s);
+a window in which the variance of the joint's position is below
+`REST_POWER` (10⁻³) of its largest window's is rest (at rest the position
+varies by its noise only, many orders of magnitude below any motion), and the
+span runs from the first moving window to the last. ``P_j`` averages the
+Welch segments inside joint ``j``'s span, all of one length: the largest
+power of two ``≤`` a quarter of the shortest span (at least an eighth of
+the log). A log whose joints all move from start to end is analysed exactly
+as before, over all its segments.
+
 **The trajectory's band** of joint ``j`` ends at ``f_b,j``, the highest
 frequency at which ``R_j`` stands at least `KNEE` (10×, 10 dB) above
 *every* bin beyond it, up to ``0.2 f_s`` (so that "beyond" spans at least an
@@ -150,6 +164,10 @@ MAX_BIN = 0.4
 N_CANDIDATES = 96
 #: Fewest samples for a spectrum (Welch segments of a quarter of them at most).
 MIN_SAMPLES = 64
+#: Length of the windows that find each joint's moving span, s.
+REST_WINDOW = 0.25
+#: A window whose position variance is below this fraction of the joint's largest is rest.
+REST_POWER = 1e-3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -166,8 +184,10 @@ class FilterChoice:
         it was given.
       reason: one line saying what was chosen and why, for the stage output.
       details: JSON-able measurements behind the choice: the rate, the
-        signal analysed (``"q"`` or ``"dq"``), per joint the band edge, noise
-        floor, resolution and predicted parameter bias, the least bias and
+        signal analysed (``"q"`` or ``"dq"``), per joint the band edge, whether
+        it moves, its moving span ``[t_first, t_last]`` in s (its spectrum's
+        samples), noise floor, resolution and predicted parameter bias, the
+        least bias and
         where it lies, the lowest cut-off the parts' lengths allow, the bias
         curve ``[[f_c, b], ...]`` and the rule's constants.
     """
@@ -328,7 +348,9 @@ def _analyse_spectra(log: RobotLog, rate: float):
     else:
         x, p, source = log.dq, 1, "dq"
         a = np.gradient(log.dq, log.t, axis=0)
-    f, P, nper = _welch(a[2:-2], rate)  # without the one-sided differences at the ends
+    # without the one-sided differences at the ends; each joint over its moving span
+    spans = moving_spans(log.q, rate)
+    f, P, nper = _span_spectra(a[2:-2], rate, np.clip(spans - 2, 0, a.shape[0] - 4))
     keep = (f > 0) & (f <= MAX_BIN * rate)
     f, P = f[keep], P[keep]
     Dp = ((np.sin(2 * np.pi * f * h) / h) ** 2) ** p
@@ -358,7 +380,55 @@ def _analyse_spectra(log: RobotLog, rate: float):
         "floor": floor,
         "resolution": res,
         "nperseg": nper,
+        "spans": spans,
     }
+
+
+def moving_spans(q: np.ndarray, rate: float) -> np.ndarray:
+    """``(n, 2)`` each joint's moving span ``[start, stop)`` in samples (module docstring).
+
+    From the first to the last window of `REST_WINDOW` seconds in which the
+    variance of ``q_j`` is at least `REST_POWER` of its largest window's;
+    the whole log for a joint that never rests at an end, or when the log has
+    fewer than four windows.
+    """
+    N, n = q.shape
+    W = max(8, int(round(REST_WINDOW * rate)))
+    spans = np.tile([0, N], (n, 1))
+    nw = N // W
+    if nw < 4:
+        return spans
+    var = q[: nw * W].reshape(nw, W, n).var(axis=1)  # (windows, joints)
+    for j in range(n):
+        live = var[:, j] >= REST_POWER * var[:, j].max()
+        k0, k1 = int(np.argmax(live)), nw - int(np.argmax(live[::-1]))
+        spans[j] = [k0 * W, N if k1 == nw else k1 * W]
+    return spans
+
+
+def _span_spectra(a: np.ndarray, rate: float, spans: np.ndarray):
+    """``(f, P, nperseg)``: each joint's Welch spectrum over the segments inside its span;
+    Welch's own over the whole of ``a`` when every span is the whole."""
+    from scipy import signal
+
+    N, n = a.shape
+    if np.all(spans[:, 0] == 0) and np.all(spans[:, 1] == N):
+        return _welch(a, rate)
+    shortest = max(int(np.min(spans[:, 1] - spans[:, 0])), N // 8, MIN_SAMPLES)
+    nper = int(2 ** math.floor(math.log2(shortest / 4)))
+    f, _, S = signal.spectrogram(
+        a, fs=rate, window="hann", nperseg=nper, noverlap=nper // 2, axis=0, scaling="density",
+        mode="psd", detrend=False,  # pyright: ignore[reportArgumentType]  (as in _welch)
+    )  # fmt: skip
+    start = np.arange(S.shape[-1]) * (nper - nper // 2)  # (segments,)
+    P = np.empty(S.shape[:2])
+    for j, (lo, hi) in enumerate(spans):
+        overlap = np.minimum(start + nper, hi) - np.maximum(start, lo)
+        inside = overlap >= nper
+        if not inside.any():  # a span shorter than a segment: the segments most inside it
+            inside = overlap >= overlap.max()
+        P[:, j] = S[:, j, inside].mean(axis=-1)
+    return f, P, nper
 
 
 def _predicted_bias(an, order: int, rate: float, fc: float | None) -> np.ndarray:
@@ -392,7 +462,10 @@ def choose_filter(
     1. *The trajectory's band*: per joint, the highest frequency at which the
        Welch spectrum stands 10× above every frequency beyond it; beyond it
        the spectrum is noise, as measured (quantisation, sensor noise,
-       vibration), and under it the noise floor continues flat.
+       vibration), and under it the noise floor continues flat. Each joint's
+       spectrum is taken over its moving span (from its first to its last
+       motion), so that a joint resting at the log's start or end is judged
+       on its motion.
     2. *The predicted bias* of the fitted parameters at a cut-off ``f_c``,
        relative, from the accelerations' spectrum: the torques are filtered
        once and the regressor twice (before differentiation, then by
@@ -551,6 +624,10 @@ def _measured_details(log: RobotLog, an, rate: float, order: int, names, moving)
         details["joints"][name] = {
             "band_edge": float(an["band_edge"][j]),
             "moving": bool(moving[j]),
+            "moving_span": [
+                float(log.t[an["spans"][j, 0]]),
+                float(log.t[an["spans"][j, 1] - 1]),
+            ],  # fmt: skip
             "noise_psd": float(an["floor"][j]),
             "noise_std": float(math.sqrt(an["floor"][j]) * unit_std),
             "resolution": an["resolution"][j],
