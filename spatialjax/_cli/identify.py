@@ -42,7 +42,10 @@ Errors ``‖τ̂ − τ‖ / ‖τ‖`` (Frobenius over samples and joints, or o
 samples of one joint) are given for the fit, for ordinary least squares on
 the same columns, and for the prior (the model file's bodies, no friction),
 on the training part, the held-out part and each ``--validate`` log; the
-overall figure counts the channels that were fitted.
+overall figure counts the channels that were fitted, and every part's errors
+leave out the rows the fit left out (a joint at rest, with Coulomb friction).
+Warnings name a held-out part mostly at rest, a joint the fit predicts worse
+than zero, and a fit far worse than the prior on a part.
 
 All numbers are computed in float64 (``jax.enable_x64`` inside the command).
 Every option is checked, and ``--out``/``--report`` refuse to replace an

@@ -48,7 +48,11 @@ returned, and each reported through ``progress``):
 8. **validate** (``validate.py``): torque errors ``‖τ̂ − τ‖ / ‖τ‖`` of the
    fit, least squares and the prior (the file's bodies and joint parameters)
    on the training part, the held-out part and every ``validate`` log
-   (filtered on its own), identifiability (which joint-model columns share a
+   (filtered on its own), on the rows the fit uses (with Coulomb friction, a
+   joint's samples at rest leave its error, judged by the training part's
+   speeds), with warnings when a part is mostly at rest, a joint is predicted
+   worse than zero or a part far worse than by the prior
+   (``checks.holdout_warnings``); identifiability (which joint-model columns share a
    base parameter with the links: a fixed base's first armature always), and
    per-link plausibility.
 
