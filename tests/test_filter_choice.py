@@ -328,3 +328,28 @@ def test_identify_robot_with_the_choice_gets_the_masses_no_filter_does_not():
     e_raw = raw.report.to_dict()["errors"]["fit"]["holdout"]["overall"]
     assert e_auto < e_raw / 5 and math.isfinite(e_auto)
     assert e_auto < auto.report.to_dict()["errors"]["prior"]["holdout"]["overall"]
+
+
+def test_a_joint_that_moves_then_rests_is_judged_on_its_moving_part():
+    """Joint b moves for the first 9 s of 60 (its sinusoids up to 2 Hz, an amplitude ramping
+    to zero over the last second), then stands still under encoder noise; joint a moves
+    throughout. Averaged over the whole log, b's trajectory drowned in the noise of 51 s of
+    rest (band edge 0, ``moving: false``); over its moving span its band is its sinusoids'."""
+    rate, step = 1000.0, 2 * np.pi / 2**16
+    t, q, _ = _sines(rate=rate, duration=60.0)
+    stop = 9.0
+    u = np.clip((t - (stop - 1.0)) / 1.0, 0.0, 1.0)
+    q[:, 1] *= 0.5 * (1 + np.cos(np.pi * u))  # 1 until 8 s, 0 from 9 s
+    q = q + np.random.default_rng(1).normal(0.0, 2e-5, q.shape)
+    q = np.round(q / step) * step
+    c = ident.choose_filter(_log(t, q))
+    a, b = c.details["joints"]["joint 0"], c.details["joints"]["joint 1"]
+    assert a["moving"] and b["moving"]
+    assert a["moving_span"] == [t[0], t[-1]]
+    assert b["moving_span"][0] == t[0] and stop - 0.5 <= b["moving_span"][1] <= stop + 0.5
+    for d in (a, b):  # the band ends at the top sinusoid, within the spectrum's resolution
+        assert F_TOP <= d["band_edge"] <= F_TOP + 3 * c.details["frequency_resolution"]
+    # the same log resting from the start of the recording: the span starts late
+    rest_first = _log(t, q[::-1].copy())
+    b = ident.choose_filter(rest_first).details["joints"]["joint 1"]
+    assert b["moving"] and t[-1] - stop - 0.5 <= b["moving_span"][0] <= t[-1] - stop + 0.5

@@ -335,7 +335,20 @@ def test_errors_recomputed_from_the_report(panda_run, panda_log):
     p2, pred = ident.parallel_filter(prep, pred, decimate=5)
     tau = np.asarray(p2.tau)
     assert tau.shape[0] == rep["samples"]["holdout"]
-    want = np.linalg.norm(pred - tau) / np.linalg.norm(tau)
+    # the rows the fit uses: a joint's samples at rest (Coulomb friction) leave its error, by
+    # the training part's rest speed max(3 σ̂, 0.05 rms q̇), σ̂ = 1.4826 MAD(Δ² q̇) / √6
+    train = ident.RobotLog(t=log.t[:6000], q=log.q[:6000], tau=log.tau[:6000],
+                           joint_names=log.joint_names)  # fmt: skip
+    pt = ident.prepare_log(train, lowpass=30.0)
+    dq_train = np.asarray(ident.parallel_filter(pt, np.zeros(pt.q.shape), decimate=5)[0].dq)
+    d2 = np.diff(dq_train, n=2, axis=0)
+    sigma = 1.4826 * np.median(np.abs(d2 - np.median(d2, axis=0)), axis=0) / np.sqrt(6.0)
+    thr = np.maximum(3 * sigma, 0.05 * np.sqrt(np.mean(dq_train**2, axis=0)))
+    rows = np.abs(np.asarray(p2.dq)) > thr
+    left = rep["errors"]["fit"]["holdout"]["rest_left_out"]
+    np.testing.assert_allclose([left[j] for j in ARM], 1 - rows.mean(axis=0), atol=1e-12)
+    err, tau = np.where(rows, pred - tau, 0.0), np.where(rows, tau, 0.0)
+    want = np.linalg.norm(err) / np.linalg.norm(tau)
     np.testing.assert_allclose(rep["errors"]["fit"]["holdout"]["overall"], want, rtol=1e-8)
 
 

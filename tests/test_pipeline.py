@@ -125,9 +125,9 @@ def test_repair_prior_refuses_what_it_cannot_repair():
     with pytest.raises(ident.PriorError, match=r"prior: link 'l2' has mass 0 kg.*massless"):
         ident.repair_prior(np.stack([_params(1.0, [0, 0, 0], np.eye(3) * 0.01), massless]),
                            ["l1", "l2"])  # fmt: skip
-    point = _params(1.0, [0.1, 0, 0], np.zeros((3, 3)))
-    with pytest.raises(ident.PriorError, match=r"link 'p' has no rotational inertia"):
-        ident.repair_prior(point[None], ["p"])
+    with pytest.raises(ident.PriorError, match=r"link 'n' has non-finite parameters"):
+        ident.repair_prior(np.full((1, 10), np.nan), ["n"])
+    point = _params(1.0, [0.1, 0, 0], np.zeros((3, 3)))  # repaired: tests/test_prior_repair.py
     with pytest.raises(ValueError, match=r"params: expected shape \(nb, 10\)"):
         ident.repair_prior(np.zeros(10))
     with pytest.raises(ValueError, match=r"floor: expected a number in \(0, 1\)"):
@@ -421,7 +421,7 @@ def test_inconsistent_prior_repaired_or_refused(toy):
     (r,) = res.report.to_dict()["prior_repairs"]
     assert r["link"] == "b"
     check_report_against_the_guide(res.report.to_dict())
-    with pytest.raises(ident.IdentifyError, match=r"prior: link 'b' is not strictly physically"):
+    with pytest.raises(ident.IdentifyError, match=r"prior: link 'b' cannot be the prior as given"):
         _run(bad, log, repair_prior_bodies=False)
     P[1] = 0.0
     massless = dataclasses.replace(model, inertia=type(model.inertia)(jax.numpy.asarray(P)))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -58,7 +59,30 @@ def _torque_scale(text: str) -> tuple[str, float]:
     return name, k
 
 
+def _gravity(text: str) -> tuple[float, float, float]:
+    """``--gravity GX,GY,GZ``: three finite numbers in m/s², not all zero."""
+    parts = [p.strip() for p in text.split(",")]
+    try:
+        g = tuple(float(p) for p in parts)
+    except ValueError:
+        g = ()
+    if len(g) != 3:
+        raise argparse.ArgumentTypeError(
+            f"expected GX,GY,GZ: three comma-separated numbers in m/s² (the model's root frame), "
+            f"got {text!r}"
+        )
+    if not all(math.isfinite(x) for x in g):
+        raise argparse.ArgumentTypeError(f"expected three finite numbers, got {text!r}")
+    if not any(g):
+        raise argparse.ArgumentTypeError(
+            f"expected the gravitational acceleration, a non-zero vector such as 0,0,-9.81 (an "
+            f"upright robot) or 0,-9.81,0 (on a wall, its root y axis up), got {text!r}"
+        )
+    return (g[0], g[1], g[2])
+
+
 _holdout.__name__ = "--holdout"
+_gravity.__name__ = "--gravity"
 _joint_model.__name__ = "--joint-model"
 _torque_scale.__name__ = "--torque-scale"
 
@@ -240,8 +264,19 @@ def _add_fit_options(parser: argparse.ArgumentParser) -> None:
         "--strict-prior",
         dest="repair_prior_bodies",
         action="store_false",
-        help="refuse a model whose moving bodies are not strictly physically consistent "
-        "(default: repair them, keeping mass and CoM, and list them)",
+        help="refuse a model whose moving bodies are not strictly physically consistent or "
+        "have less rotational inertia than any body of their mass (a point mass, a rod; "
+        "default: repair them, keeping mass and CoM, and name them)",
+    )
+    parser.add_argument(
+        "--gravity",
+        metavar="GX,GY,GZ",
+        type=_gravity,
+        default=(0.0, 0.0, -9.81),
+        help="gravitational acceleration in m/s² in the model's root frame (default "
+        "0,0,-9.81: the robot stands upright, its root z axis up; a wall-mounted arm whose "
+        "root y axis points up is 0,-9.81,0, a ceiling-mounted one 0,0,9.81); a norm more "
+        "than 5 %% off 9.81 is warned about",
     )
     parser.add_argument(
         "--exclude-torque",

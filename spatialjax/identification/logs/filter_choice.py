@@ -1,9 +1,10 @@
 """The low-pass cut-off and decimation of a robot log: ``choose_filter``.
 
 The lowest Butterworth cut-off above the trajectory's band (Welch spectrum of
-the positions, rad or m) whose predicted parameter bias is within 0.01 % of
-the least, raised for the filter's edges; decimation keeps the new Nyquist
-frequency at least twice the cut-off. Derivation: docs page
+the positions, rad or m, each joint's over its moving span) whose predicted
+parameter bias is within 0.01 % of the least, raised for the filter's edges;
+decimation keeps the new Nyquist frequency at least ``NYQUIST_MARGIN`` (5)
+times the cut-off. Derivation: docs page
 ``identification-methods.md#filter-choice`` (``#why-filter``, ``#filter-rule``).
 """
 
@@ -38,6 +39,10 @@ MAX_BIN = 0.4
 N_CANDIDATES = 96
 #: Fewest samples for a spectrum (Welch segments of a quarter of them at most).
 MIN_SAMPLES = 64
+#: Length of the windows that find each joint's moving span, s.
+REST_WINDOW = 0.25
+#: A window whose position variance is below this fraction of the joint's largest is rest.
+REST_POWER = 1e-3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,8 +59,10 @@ class FilterChoice:
         it was given.
       reason: one line saying what was chosen and why, for the stage output.
       details: JSON-able measurements behind the choice: the rate, the
-        signal analysed (``"q"`` or ``"dq"``), per joint the band edge, noise
-        floor, resolution and predicted parameter bias, the least bias and
+        signal analysed (``"q"`` or ``"dq"``), per joint the band edge, whether
+        it moves, its moving span ``[t_first, t_last]`` in s (its spectrum's
+        samples), noise floor, resolution and predicted parameter bias, the
+        least bias and
         where it lies, the lowest cut-off the parts' lengths allow, the bias
         curve ``[[f_c, b], ...]`` and the rule's constants.
     """
@@ -214,7 +221,9 @@ def _analyse_spectra(log: RobotLog, rate: float):
     else:
         x, p, source = log.dq, 1, "dq"
         a = np.gradient(log.dq, log.t, axis=0)
-    f, P, nper = _welch(a[2:-2], rate)  # without the one-sided differences at the ends
+    # without the one-sided differences at the ends; each joint over its moving span
+    spans = moving_spans(log.q, rate)
+    f, P, nper = _span_spectra(a[2:-2], rate, np.clip(spans - 2, 0, a.shape[0] - 4))
     keep = (f > 0) & (f <= MAX_BIN * rate)
     f, P = f[keep], P[keep]
     Dp = ((np.sin(2 * np.pi * f * h) / h) ** 2) ** p
@@ -244,7 +253,55 @@ def _analyse_spectra(log: RobotLog, rate: float):
         "floor": floor,
         "resolution": res,
         "nperseg": nper,
+        "spans": spans,
     }
+
+
+def moving_spans(q: np.ndarray, rate: float) -> np.ndarray:
+    """``(n, 2)`` each joint's moving span ``[start, stop)`` in samples (module docstring).
+
+    From the first to the last window of `REST_WINDOW` seconds in which the
+    variance of ``q_j`` is at least `REST_POWER` of its largest window's;
+    the whole log for a joint that never rests at an end, or when the log has
+    fewer than four windows.
+    """
+    N, n = q.shape
+    W = max(8, int(round(REST_WINDOW * rate)))
+    spans = np.tile([0, N], (n, 1))
+    nw = N // W
+    if nw < 4:
+        return spans
+    var = q[: nw * W].reshape(nw, W, n).var(axis=1)  # (windows, joints)
+    for j in range(n):
+        live = var[:, j] >= REST_POWER * var[:, j].max()
+        k0, k1 = int(np.argmax(live)), nw - int(np.argmax(live[::-1]))
+        spans[j] = [k0 * W, N if k1 == nw else k1 * W]
+    return spans
+
+
+def _span_spectra(a: np.ndarray, rate: float, spans: np.ndarray):
+    """``(f, P, nperseg)``: each joint's Welch spectrum over the segments inside its span;
+    Welch's own over the whole of ``a`` when every span is the whole."""
+    from scipy import signal
+
+    N, n = a.shape
+    if np.all(spans[:, 0] == 0) and np.all(spans[:, 1] == N):
+        return _welch(a, rate)
+    shortest = max(int(np.min(spans[:, 1] - spans[:, 0])), N // 8, MIN_SAMPLES)
+    nper = int(2 ** math.floor(math.log2(shortest / 4)))
+    f, _, S = signal.spectrogram(
+        a, fs=rate, window="hann", nperseg=nper, noverlap=nper // 2, axis=0, scaling="density",
+        mode="psd", detrend=False,  # pyright: ignore[reportArgumentType]  (as in _welch)
+    )  # fmt: skip
+    start = np.arange(S.shape[-1]) * (nper - nper // 2)  # (segments,)
+    P = np.empty(S.shape[:2])
+    for j, (lo, hi) in enumerate(spans):
+        overlap = np.minimum(start + nper, hi) - np.maximum(start, lo)
+        inside = overlap >= nper
+        if not inside.any():  # a span shorter than a segment: the segments most inside it
+            inside = overlap >= overlap.max()
+        P[:, j] = S[:, j, inside].mean(axis=-1)
+    return f, P, nper
 
 
 def _predicted_bias(an, order: int, rate: float, fc: float | None) -> np.ndarray:
@@ -272,12 +329,12 @@ def choose_filter(
     """The low-pass cut-off and decimation for identifying a robot from ``log``.
 
     A given value is checked and kept. ``"auto"`` reads them off the spectrum of
-    the log's positions (velocities when it has ``dq``): the lowest cut-off above
-    the trajectory's band whose predicted parameter bias is within 0.01 % of the
-    least, raised until the filter's edges leave a quarter of the log and of each
-    of ``parts``; the decimation keeps ``f_s / (2k) ≥ 2 f_c``. Only ``log`` is
-    read (pass the training part). Derivation: docs page
-    ``identification-methods.md#filter-rule``.
+    the log's positions (velocities when it has ``dq``), each joint's over its moving
+    span (its first to its last motion): the lowest cut-off above the trajectory's band
+    whose predicted parameter bias is within 0.01 % of the least, raised until the
+    filter's edges leave a quarter of the log and of each of ``parts``; the decimation
+    keeps ``f_s / (2k) ≥ NYQUIST_MARGIN · f_c`` (5 f_c). Only ``log`` is read (pass the
+    training part). Derivation: docs page ``identification-methods.md#filter-rule``.
 
     Args:
       log: a uniformly sampled [RobotLog][spatialjax.identification.RobotLog]
@@ -410,6 +467,10 @@ def _measured_details(log: RobotLog, an, rate: float, order: int, names, moving)
         details["joints"][name] = {
             "band_edge": float(an["band_edge"][j]),
             "moving": bool(moving[j]),
+            "moving_span": [
+                float(log.t[an["spans"][j, 0]]),
+                float(log.t[an["spans"][j, 1] - 1]),
+            ],  # fmt: skip
             "noise_psd": float(an["floor"][j]),
             "noise_std": float(math.sqrt(an["floor"][j]) * unit_std),
             "resolution": an["resolution"][j],

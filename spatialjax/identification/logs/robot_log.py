@@ -5,6 +5,9 @@ N·m or N, optional ``dq``, ``ddq``; a floating-base log adds the base pose
 (``R_world_base`` as ``w x y z``), twist ``[ω; v]`` in the base frame and contacts.
 Every problem raises [`LogError`][spatialjax.identification.LogError] naming the file and
 column. File formats: docs page ``identification.md#write-the-log``.
+``tau`` is the joint-side torque along each joint's axis, signed as
+[rnea][spatialjax.multibody.rnea.rnea] returns it, with gravity and friction in it (not
+the motor side before the gear, not a motor current).
 """
 
 from __future__ import annotations
@@ -331,7 +334,9 @@ class RobotLog:
       t: ``(N,)`` sample times in s, finite and strictly increasing.
       q: ``(N, n)`` joint positions (rad, or m for prismatic joints), each
         within ``±1e6`` (``MAX_JOINT_VALUE``).
-      tau: ``(N, n)`` joint torques (N·m, or N).
+      tau: ``(N, n)`` joint torques (N·m, or N for prismatic joints): the joint-side
+        torque along each joint's axis, signed as ``rnea`` returns it, with gravity and
+        friction in it.
       dq: ``(N, n)`` joint velocities, or None.
       ddq: ``(N, n)`` joint accelerations, or None.
       joint_names: ``n`` unique joint names (the column order), or None (the

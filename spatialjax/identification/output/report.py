@@ -120,26 +120,36 @@ class ErrorFigures(Section):
         of one equation).
       base: over the base rows (floating base; None for a fixed base).
       joint: over the joint rows fitted (floating base; None for a fixed base).
+      rest_left_out: ``{joint: share}`` of the part's samples left out of the
+        joint's error because it rests there, as the fit left them out of its
+        row (Coulomb friction modelled: static friction is not ``F_c
+        sign(q̇)``); None where every sample counts.
     """
 
     overall: float | None
     per_joint: Mapping[str, float | None]
     base: float | None = None
     joint: float | None = None
+    rest_left_out: Mapping[str, float] | None = None
 
     @classmethod
     def of(
-        cls, tau_hat: np.ndarray, tau: np.ndarray, joints, used, groups=None
+        cls, tau_hat: np.ndarray, tau: np.ndarray, joints, used, groups=None, rows=None
     ) -> ErrorFigures | None:
         """The errors of a prediction ``tau_hat (N, n)`` of ``tau``; None without samples.
 
         ``groups``: ``n`` labels ``"base"``/``"joint"`` (a floating base's
-        equations), or None.
+        equations), or None. ``rows``: ``(N, n)`` booleans, the samples of each
+        channel that count (the others, at rest, are left out), or None (all).
         """
         if tau.shape[0] == 0:
             return None
         e = tau_hat - tau
-        extra = {}
+        extra: dict = {}
+        if rows is not None:
+            e, tau = np.where(rows, e, 0.0), np.where(rows, tau, 0.0)
+            left = 1.0 - np.asarray(rows, np.float64).mean(axis=0)
+            extra["rest_left_out"] = {j: float(x) for j, x in zip(joints, left, strict=True)}
         if groups is not None:
             for name in ("base", "joint"):
                 m = np.asarray(used, bool) & (np.asarray(groups) == name)
@@ -871,14 +881,18 @@ def summary_table(report: IdentificationReport) -> str:
     # a floating base's equations: the base's six rows, then the joints'
     names = list(errs["fit"].per_joint) if floating else list(report.joints)
     head = "equation" if floating else "joint"
-    rows: list = [(head, f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")]
+    rest = errs["fit"].rest_left_out
+    rows: list = [(head, f"{label} ‖τ̂−τ‖/‖τ‖: fit", "least squares", "prior")
+                  + (("at rest, left out",) if rest else ())]  # fmt: skip
     for j in names:
         mark = " (not fitted)" if j in excluded else ""
-        rows.append((j + mark, *(_number(errs[k].per_joint[j]) for k in errs)))
+        rows.append((j + mark, *(_number(errs[k].per_joint[j]) for k in errs))
+                    + ((f"{100 * rest[j]:.0f} %",) if rest else ()))  # fmt: skip
     if floating:
         for group in ("base", "joint"):
             rows.append((f"{group} rows", *(_number(getattr(errs[k], group)) for k in errs)))
-    rows.append(("all fitted", *(_number(errs[k].overall) for k in errs)))
+    rows.append(("all fitted", *(_number(errs[k].overall) for k in errs))
+                + (("",) if rest else ()))  # fmt: skip
     lines += [""] + _table(rows)
     for k, v in enumerate(report.validation):
         e = v.errors

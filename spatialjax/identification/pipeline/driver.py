@@ -23,6 +23,7 @@ from ..output.report import (
     Times,
 )
 from .channels import Channels, channel_stage
+from .checks import gravity_warnings
 from .consistent_fit import Fitted, fit_stage
 from .filtering import Filtered, filter_stage
 from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
@@ -191,7 +192,8 @@ def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled:
         fit_status=FitSummary(status=fitted.status.name, converged=fitted.converged,
                               iterations=fitted.iterations, objective=fitted.objective),
         times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
-        warnings=sampled.warnings + channels.warnings + fitted.warnings + validated.warnings,
+        warnings=gravity_warnings(opts.gravity) + sampled.warnings + channels.warnings
+        + fitted.warnings + validated.warnings,
         notes=channels.notes + validated.notes,
         floating_base=_floating_report(opts, filtered, regs, channels),
     )  # fmt: skip

@@ -94,7 +94,10 @@ class IdentifyOptions:
       rate: resampling rate in Hz (default None: the median interval's).
       max_gap: the longest interval accepted in ``t``, s (default None: the
         [resample_log][spatialjax.identification.resample_log] rule).
-      gravity: world-frame gravitational acceleration ``(3,)``, m/s².
+      gravity: gravitational acceleration ``(3,)`` in m/s², in the world frame: for a
+        fixed base, the model's root frame (``(0, 0, -9.81)``: standing upright with the
+        root ``z`` up; ``(0, -9.81, 0)``: on a wall whose root ``y`` points up). A zero
+        vector is refused; a norm more than 5 % off 9.81 is warned about, not refused.
       ignore_limits: go on, with a warning, when a log's positions leave the
         model's joint limits by more than the margin (default: refuse).
       contact_method: floating base: ``"wrenches"``, ``"projection"`` or
@@ -283,6 +286,14 @@ def _check_gravity(gravity) -> tuple[float, float, float]:
     if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
         raise IdentifyError(
             "gravity", f"expected 3 finite numbers (m/s², world frame), got {gravity!r}"
+        )
+    if not np.any(g):
+        raise IdentifyError(
+            "gravity",
+            "expected the gravitational acceleration (m/s², in the world frame: the model's root "
+            "frame for a fixed base), a non-zero vector such as (0, 0, -9.81) for a robot "
+            "standing upright or (0, -9.81, 0) for one on a wall whose root y axis points up; "
+            f"got {gravity!r}",
         )
     return (float(g[0]), float(g[1]), float(g[2]))
 

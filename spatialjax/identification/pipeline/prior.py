@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from math import isfinite
 
 import numpy as np
 
@@ -45,8 +46,9 @@ class Prior:
         lines = tuple(
             f"repaired {r.name}: {r.reason}; principal moments "
             f"{vector_text(r.principal_moments_before)} → "
-            f"{vector_text(r.principal_moments_after)} kg m² (relative change "
-            f"{r.relative_change:.2g}); mass and CoM kept"
+            f"{vector_text(r.principal_moments_after)} kg m²"
+            + (f" (relative change {r.relative_change:.2g})" if isfinite(r.relative_change) else "")
+            + "; mass and CoM kept"
             for r in self.repairs
         )
         return text, lines
@@ -55,9 +57,14 @@ class Prior:
 def prior_stage(model, opts: Options) -> Prior:
     """The model's bodies, the free ones repaired (or refused, ``repair_prior_bodies=False``).
 
+    ``repair_prior`` repairs a body that is not strictly consistent or whose
+    rotational inertia is below any body's of its mass (a point mass, a rod, a
+    near-zero inertia), naming it.
+
     Raises:
-      IdentifyError: ``"prior"``, naming a body that cannot be repaired or,
-        with ``repair_prior_bodies=False``, one that is not strictly consistent.
+      IdentifyError: ``"prior"``, naming a massless body or, with
+        ``repair_prior_bodies=False``, one that needs repair (not strictly consistent, or
+        less rotational inertia than any body of its mass: a point mass, a rod).
     """
     nb = model.nbodies
     pi_model = np.asarray(model.inertia.params, np.float64).reshape(nb, 10)
@@ -70,8 +77,9 @@ def prior_stage(model, opts: Options) -> Prior:
             raise PriorError(
                 r.body,
                 r.name,
-                f"is not strictly physically consistent ({r.reason}); the log-det prior needs "
-                "J0 ≻ 0 (let it be repaired, or fix the model file: spatialjax check --fix)",
+                f"cannot be the prior as given ({r.reason}); the log-det prior needs J0 ≻ 0 "
+                "and a rotational inertia that a body of its mass can have (let it be repaired, "
+                "or fix the model file: spatialjax check --fix)",
             )
     except PriorError as e:
         raise e.about() from None

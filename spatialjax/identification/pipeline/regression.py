@@ -40,6 +40,7 @@ class Regressors:
         (left out by the user or without signal).
       description: the floating base's words for the stage line (``""`` for a
         fixed base).
+      gravity: the gravity in the regressors, m/s², world frame (the stage line states it).
     """
 
     Y: tuple[np.ndarray, ...]
@@ -56,6 +57,7 @@ class Regressors:
     rows: tuple = ()
     unknown: tuple[str, ...] = ()
     description: str = ""
+    gravity: tuple[float, ...] = ()
 
     @property
     def n_train(self) -> int:
@@ -92,7 +94,18 @@ class Regressors:
             + f", decimated by {self.decimate}: fit on {self.n_train} samples, "
             + f"{self.n_hold} held out"
         )
-        return text, ()
+        return text, self._gravity_lines()
+
+    def _gravity_lines(self) -> tuple[str, ...]:
+        if not self.gravity:
+            return ()
+        from .checks import gravity_text
+
+        return (
+            f"gravity {gravity_text(self.gravity)} m/s² in the world frame (a fixed base's root "
+            "frame: an upright robot's is (0, 0, -9.81); a wall, ceiling or tilted mount needs "
+            "its own, --gravity)",
+        )
 
     def _describe_rows(self) -> tuple[str, tuple[str, ...]]:
         ncol = self.Y[0].shape[-1]
@@ -105,7 +118,7 @@ class Regressors:
             + f", decimated by {self.decimate}: fit on {self.n_train} samples "
             + f"({self.rows[0].n_equations} equations), {self.n_hold} held out"
         )
-        return text, (self.description,)
+        return text, (self.description, *self._gravity_lines())
 
 
 @functools.partial(jax.jit, static_argnames=("joint_model",))
@@ -167,6 +180,7 @@ def _floating_parts(model, g, filtered: Filtered, opts: Options, unknown) -> Reg
         ddq=tuple(np.asarray(r.log.ddq, np.float64) for r in rows),
         kinds=opts.joint_model.kinds, rows=tuple(rows), unknown=tuple(unknown),
         description=floating.describe(rows[0], filtered.prepared[0], opts),
+        gravity=opts.gravity,
     )  # fmt: skip
 
 
@@ -217,7 +231,7 @@ def regressor_stage(model, filtered: Filtered, opts: Options, unknown=()) -> Reg
     n_free = int(opts.free_mask.sum())
     regs = Regressors(Y, F, tau, dq, n_free, lowpass, K,
                       Y[1].shape[0] if filtered.n_raw_hold else 0, q=q, ddq=ddq,
-                      kinds=opts.joint_model.kinds)  # fmt: skip
+                      kinds=opts.joint_model.kinds, gravity=opts.gravity)  # fmt: skip
     n_params = 10 * n_free + regs.ne
     if regs.n_train * model.nv <= n_params:
         raise IdentifyError(

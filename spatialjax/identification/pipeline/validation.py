@@ -19,7 +19,9 @@ from ..output.report import (
     Validation,
     ValidationErrors,
     finite_or_none,
+    range_text,
 )
+from .checks import error_rows, holdout_warnings, rest_shares
 from .consistent_fit import Fitted
 from .least_squares import LeastSquares, TrainingData
 from .options import Options
@@ -39,7 +41,9 @@ class Validated:
       identifiability: what the weighted data determine.
       links: one entry per moving body.
       total_mass: the summed masses.
-      warnings: the links whose mass moved more than 2×.
+      warnings: the links whose mass moved more than 2×; the held-out part or a
+        validation log mostly at rest, predicted worse than zero on a joint, or
+        far worse than by the prior (``checks.holdout_warnings``).
       n_validate: the validation logs.
       joint_share: ``(ne,)`` the data share of each joint-model column (NaN
         where not fitted).
@@ -73,9 +77,13 @@ class Validated:
             if fit is not None and fit.base is not None
             else ""
         )
+        rest = ""
+        if fit is not None and fit.rest_left_out:
+            share = range_text(100 * np.array(list(fit.rest_left_out.values())), ".0f")
+            rest = f" (samples at rest left out of each joint's error, as in the fit: {share} %)"
         return (
             f"{'held-out' if held else 'training'} torque error: fit {overall('fit'):.4f}"
-            f"{groups}, least squares {overall('least_squares'):.4f}"
+            f"{groups}, least squares {overall('least_squares'):.4f}{rest}"
             + (f"; {self.n_validate} validation log(s)" if self.n_validate else "")
             + f"; total mass {m.prior:.3f} → {m.fit:.3f} kg"
             + (f" (data share {m.data_share:.2f})" if groups and m.data_share is not None else "")
@@ -86,10 +94,12 @@ def _num(x) -> str:
     return "—" if x is None else f"{x:.4f}"
 
 
-def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
+def _errors(regs: Regressors, sets: dict, sampling, used, joints, masks=None) -> tuple:
     """``(Errors, validations)``: the errors of each parameter set on every part.
 
     For a floating base, of each sample's equations (the parts added back).
+    ``masks``: per part, the samples of each joint that count
+    (``checks.error_rows``), or None.
     """
     ne = regs.ne
     groups = None
@@ -103,7 +113,8 @@ def _errors(regs: Regressors, sets: dict, sampling, used, joints) -> tuple:
             rows = regs.rows[k]
             return ErrorFigures.of(rows.combine(pred), rows.combine(regs.tau[k]), joints, used,
                                    groups)  # fmt: skip
-        return ErrorFigures.of(pred, regs.tau[k], joints, used)
+        rows = None if masks is None else masks[k]
+        return ErrorFigures.of(pred, regs.tau[k], joints, used, rows=rows)
 
     held = len(regs.Y) - (len(sampling) - 1) == 2  # training, held-out, validation logs
     errors = Errors(**{
@@ -211,6 +222,20 @@ def _links(opts: Options, prior: Prior, ls: LeastSquares, fitted: Fitted, share)
     return tuple(links), tuple(warnings)
 
 
+def _part_warnings(regs: Regressors, data: TrainingData, ls: LeastSquares, errors, validation,
+                   opts: Options) -> tuple[str, ...]:  # fmt: skip
+    """``checks.holdout_warnings`` on the held-out part and the validation logs."""
+    used = np.asarray(data.used[6 : regs.rows[0].n_dof] if regs.rows else data.used)
+    live = ls.weights > 0
+    effective = float(np.sum(ls.samples_used[live] / ls.correlation_time[live]))
+    counts = (
+        f"{regs.n_train} samples after filtering and decimation, about {effective:.0f} "
+        f"effective over the fitted channels, for {ls.n_parameters} parameters"
+    )
+    return holdout_warnings(errors, validation, rest_shares(regs, used), joints=opts.joints,
+                            used=used, holdout=opts.holdout, counts=counts)  # fmt: skip
+
+
 def validate_stage(
     model,
     regs: Regressors,
@@ -238,9 +263,11 @@ def validate_stage(
         "least_squares": (ls.params, ls.friction),
         "prior": (prior.prior, opts.joint_model.file_values(model)),
     }
-    errors, validation = _errors(regs, sets, sampling, data.used, opts.joints)
+    errors, validation = _errors(regs, sets, sampling, data.used, opts.joints,
+                                 error_rows(regs, data))  # fmt: skip
     summary, share, total_share, notes = _identifiability(model, data, ls, fitted, prior, opts)
     links, warnings = _links(opts, prior, ls, fitted, share)
+    warnings += _part_warnings(regs, data, ls, errors, validation, opts)
     n_link = 10 * len(prior.free_names)
     joint_share = data.full_friction(share[n_link:])
     total = TotalMass(
