@@ -72,7 +72,7 @@ class Factor(NamedTuple):
 
 
 def factor(A, rtol_eig) -> Factor:
-    """``Factor`` of a positive semi-definite ``A`` (eigenvalues below ``rtol_eig`` · largest: 0)."""
+    """``Factor`` of a positive semi-definite ``A``; eigenvalues below ``rtol_eig`` × largest: 0."""
     d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), 0.0))
     # columns below √eps of the largest are rounding noise (a parameter that does not
     # enter the dynamics, computed as ~eps): dropped (zero rows and columns), not scaled up
