@@ -1,85 +1,8 @@
 """Inertial-parameter identification: body regressor and physically consistent fits.
 
-* [`body_regressor`][spatialjax.identification.body_regressor] — ``Y (..., 6, 10)`` with ``Y @ π``
-  the Newton–Euler body wrench ``[n; f]`` (Pinocchio's ``bodyRegressor`` in ``[ω; v]`` order).
-* [`fit`][spatialjax.identification.fit] — weighted least squares plus the log-det Bregman
-  regulariser, always returning ``J ≻ 0``, batched over bodies.
-* [`InteriorPoint`][spatialjax.identification.InteriorPoint] — the solver of
-  [`fit`][spatialjax.identification.fit] and of the whole-robot fits (lineax-style options).
-* [`FitResult`][spatialjax.identification.FitResult] — what [`fit`][spatialjax.identification.fit]
-  returns; [`FitStatus`][spatialjax.identification.FitStatus] — its per-body status codes.
-
-Robot data: [`fourier_trajectory`][spatialjax.identification.fourier_trajectory],
-[`excitation_trajectory`][spatialjax.identification.excitation_trajectory] (Swevers et al. 1997
-excitation), [`design_excitation`][spatialjax.identification.design_excitation] /
-[`ExcitationDesign`][spatialjax.identification.ExcitationDesign] (the coefficients optimised for the
-regressor's conditioning inside the joint limits),
-[`perturb_inertia`][spatialjax.identification.perturb_inertia],
-[`simulate_log`][spatialjax.identification.simulate_log],
-[`RobotLog`][spatialjax.identification.RobotLog] with
-[`load_log`][spatialjax.identification.load_log] / ``RobotLog.save`` (``.npz``/``.csv``),
-[`LogError`][spatialjax.identification.LogError], ROS bags through the same ``load_log``
-(``pip install "spatialjax[ros]"``), [`describe_log`][spatialjax.identification.describe_log]
-(what a log holds), [`still_joints`][spatialjax.identification.still_joints],
-[`match_joints`][spatialjax.identification.match_joints] /
-[`JointMatch`][spatialjax.identification.JointMatch], and
-[`resample_log`][spatialjax.identification.resample_log] /
-[`SamplingReport`][spatialjax.identification.SamplingReport] (irregular timestamps onto a uniform
-grid), [`prepare_log`][spatialjax.identification.prepare_log] /
-[`PreparedLog`][spatialjax.identification.PreparedLog] (low-pass, differentiation, decimation),
-[`parallel_filter`][spatialjax.identification.parallel_filter] (regressor columns filtered like the
-torques), [`choose_filter`][spatialjax.identification.choose_filter] /
-[`FilterChoice`][spatialjax.identification.FilterChoice] (the cut-off and decimation chosen from the
-log).
-
-Whole robots (joint torques):
-
-* [`fit_robot`][spatialjax.identification.fit_robot] — every link (and joint friction) of a
-  [`Model`][spatialjax.multibody.Model] from a torque log, consistent, with the
-  model's inertias as log-det prior; [`fit_torques`][spatialjax.identification.fit_torques] — the
-  same from a joint-torque regressor; [InteriorPoint][spatialjax.identification.InteriorPoint] —
-  their solver (``solver=InteriorPoint(rtol=..., max_iters=...)``);
-  [`RobotFitResult`][spatialjax.identification.RobotFitResult] — what they return.
-* [`least_squares_torques`][spatialjax.identification.least_squares_torques] — ordinary
-  (minimum-norm) least squares, the baseline.
-* [`identifiability`][spatialjax.identification.identifiability] — rank, conditioning, base columns,
-  unidentifiable directions and the prior's share per parameter
-  ([`Identifiability`][spatialjax.identification.Identifiability]);
-  [`parameter_names`][spatialjax.identification.parameter_names] — ``("panda_link3", "Ixy")``-style
-  column names.
-
-The pipeline: [identify_robot][spatialjax.identification.identify_robot] — every
-stage of ``spatialjax identify`` (prior, sampling with the positions checked
-against the joint limits, filter, regressor, torques, least squares, fit,
-validate), with its options in one
-[IdentifyOptions][spatialjax.identification.IdentifyOptions] and its errors an
-[IdentifyError][spatialjax.identification.IdentifyError] naming the argument, returning a
-[RobotIdentification][spatialjax.identification.RobotIdentification] with its report
-([IdentificationReport][spatialjax.identification.IdentificationReport]) and
-``write(out_path, source=...)``, the fitted model file.
-
-Joint parameters: [joint_prior][spatialjax.identification.joint_prior] /
-[JointPrior][spatialjax.identification.JointPrior] — the prior of a
-[JointModel][spatialjax.multibody.JointModel]'s armature and friction columns for
-[fit_torques][spatialjax.identification.fit_torques]' ``extra_prior``/``extra_prior_weight`` (the
-armature's weakly informative Gaussian prior, the split with the first links decided by the priors);
-[moving_samples][spatialjax.identification.moving_samples] — the samples where a joint slides
-(static friction excluded).
-
-Floating-base robots (legged robots, humanoids): a ``RobotLog`` with a base
-pose and contacts; ``prepare_log`` filters and differentiates the base pose;
-[floating_base_rows][spatialjax.identification.floating_base_rows] /
-[FloatingBaseRows][spatialjax.identification.FloatingBaseRows] — the ``6 + n``
-rows per sample with measured contact wrenches, or projected onto the
-contacts' null space without them, in the form ``fit_torques`` takes.
-
-Model files: [`write_identified_urdf`][spatialjax.identification.write_identified_urdf] — the input
-URDF with only the identified ``<inertial>`` elements (and ``<dynamics>``) rewritten (what
-``spatialjax identify --out`` writes);
-[write_identified_mjcf][spatialjax.identification.write_identified_mjcf] — the same for MJCF, with
-the joints' ``armature``, ``damping``, ``frictionloss``;
-[write_identified_model][spatialjax.identification.write_identified_model] — either, by the file's
-format.
+One body from wrenches (``fit``), whole robots from joint torques (``identify_robot``,
+``fit_torques``, ``fit_robot``), floating-base rows, robot logs, excitation design and model-file
+write-back; every public name is listed in the API reference, docs page ``api/identification.md``.
 """
 
 from .design.excitation import ExcitationDesign as ExcitationDesign

@@ -1,22 +1,8 @@
-"""The identification's argument errors: ``IdentifyError`` carries the argument it is about.
+"""The identification's argument errors: ``IdentifyError(argument, detail)`` names the argument.
 
-Every building block of the pipeline (``prepare_log``, ``choose_filter``,
-``resample_log``, ``match_joints``, ...) and every option check raises an
-``IdentifyError(argument, detail)`` at the place where the argument is
-known: ``argument`` is the Python keyword (``"lowpass"``, ``"holdout"``,
-``"log"``, ``"validate[1]"``), ``detail`` the message without it. A caller
-that shows the error under another name (the command line's ``--lowpass``)
-reads the two attributes; nobody parses the message. The message is
-``"{argument}: {detail}"``, and ``detail`` never repeats the argument's name
-at its start, so that it reads right after either name. A detail that
-names another argument writes it between backticks (``"set `ignore_limits`
-to go on"``): ``detail`` shows the Python keyword, and ``render`` each
-caller's own name for it.
-
-A value of the wrong type raises ``IdentifyTypeError``, which is both an
-``IdentifyError`` and a ``TypeError``; a log too short for the filter raises
-``TooShortError``, so that a stage that split the log can name the argument
-that made the part short (``holdout``, ``lowpass``) without reading the text.
+``argument`` is the Python keyword (``"lowpass"``, ``"validate[1]"``), ``detail`` the message
+without it; another argument named in ``detail`` is written between backticks so that ``render``
+shows each caller's own name for it (the command line's ``--lowpass``).
 """
 
 from __future__ import annotations
@@ -69,11 +55,7 @@ class IdentifyError(ArgumentError):
         return f"{name(self.argument)}: {detail}"
 
     def about(self, argument: str | None = None, *, context: str = "") -> IdentifyError:
-        """The same error (same class) for another ``argument`` and/or with ``context`` appended.
-
-        A stage that calls a building block on one part of the data says which
-        (``"(the held-out part: 400 samples)"``) without reading the message.
-        """
+        """The same error (same class) for another ``argument`` and/or with ``context`` appended."""
         detail = f"{self.template} {context}" if context else self.template
         cls = next(
             c for c in (IdentifyTypeError, TooShortError, IdentifyError) if isinstance(self, c)

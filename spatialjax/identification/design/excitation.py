@@ -35,23 +35,18 @@ _FRICTION = mb.JointModel(("viscous", "coulomb", "offset"))  # the columns desig
 
 # ----------------------------------------------------------------------------- model data
 def _friction_regressor_at_rest(model, dq):
-    """Friction columns ``(..., N, nv, 3 nv)`` (viscous, Coulomb, offset) of ``dq (..., N, nv)``.
-
-    Speeds below ``_REST`` times the joint's peak count as rest (Coulomb sign 0).
-    """
+    """Friction columns ``(..., N, nv, 3 nv)`` of ``dq``; below ``_REST`` of the peak: rest."""
     tol = _REST * jnp.max(jnp.abs(dq), axis=-2, keepdims=True)
     return _friction_columns(model, jnp.where(jnp.abs(dq) <= tol, 0.0, dq))
 
 
 def _friction_columns(model, dq):
-    """The viscous, Coulomb and offset columns of [JointModel][spatialjax.multibody.JointModel]
-    ``(..., N, nv, 3 nv)`` of ``dq`` (no acceleration column)."""
+    """Viscous, Coulomb and offset columns ``(..., N, nv, 3 nv)`` of ``dq``."""
     return _FRICTION.regressor(model, dq, jnp.zeros_like(dq))
 
 
 def _at_rest(dq):
-    """NumPy ``dq (..., N, nv)``, the speeds that ``_friction_regressor_at_rest`` takes as
-    rest at 0."""
+    """NumPy ``dq (..., N, nv)`` with the speeds taken as rest set to 0."""
     dq = np.asarray(dq)
     tol = _REST * np.max(np.abs(dq), axis=-2, keepdims=True)
     return np.where(np.abs(dq) <= tol, 0.0, dq).astype(dq.dtype)
@@ -151,10 +146,7 @@ def _resolve_limits(model, limits, acceleration_limit, torque_limit):
 
 
 def _grid(duration, base_frequency, grid_rate):
-    """The criterion's sample times: one period if the duration is a whole number of them.
-
-    Else ``ceil(duration · grid_rate) + 1`` times from 0 to the duration inclusive.
-    """
+    """The criterion's sample times: one period if the duration is a whole number of them."""
     periods = duration * base_frequency
     if round(periods) >= 1 and abs(periods - round(periods)) <= 1e-9 * periods:
         n = int(math.ceil(grid_rate / base_frequency - 1e-9))
@@ -249,10 +241,7 @@ _PENALTY = 1e3  # weight of the torque-limit penalty (mean squared relative exce
 
 
 def _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
-    """``(criterion + torque penalty, criterion)``, each ``(starts,)``, on the grid ``t``.
-
-    ``z (starts, n, r)``, ``u (starts, n)``; the regressor as in ``_stacked``.
-    """
+    """``(criterion + torque penalty, criterion)``, each ``(starts,)``, on the grid ``t``."""
     q, dq, ddq = jax.vmap(lambda z, u: _shape(z, u, basis, box, t, f)[1])(z, u)
     X, Y = _stacked(model, q, dq, ddq, gravity)  # (S, Ng n, p), (S, Ng, n, 10 nb)
     crit = jax.vmap(lambda X: _criterion_value(X[:, base], kind, scale))(X)
@@ -299,11 +288,7 @@ def _init_starts(z, u, steps, lr) -> _Starts:
 
 def _advance(state: _Starts, n, model, basis, box, t, f, base, scale, tau_lim, gravity, *,
              kind, steps, lr):  # fmt: skip
-    """``n`` (traced, at most ``_BLOCK_STEPS``) evaluations and Adam steps of a block of starts.
-
-    Each start keeps its best iterate. Returns the new state and the criterion at
-    each evaluation, ``(_BLOCK_STEPS, B)`` (NaN after the ``n``-th).
-    """
+    """``n`` evaluations and Adam steps of a block of starts; each keeps its best iterate."""
     opt = _adam(steps, lr)
 
     def total(z, u):
@@ -334,11 +319,7 @@ _advance_jit = jax.jit(_advance, static_argnames=("kind", "steps", "lr"))
 
 
 def _rungs(starts: int, steps: int, halving: bool) -> tuple:
-    """Successive halving: ``((evaluations, survivors), ...)``, the last rung every evaluation.
-
-    A quarter of the starts go on after ``steps // 8`` steps, a sixteenth after
-    ``steps // 2`` (Jamieson & Talwalkar 2016).
-    """
+    """Successive halving (Jamieson & Talwalkar 2016): ``((evaluations, survivors), ...)``."""
     if not halving or starts < 4 or steps < 8:
         return ((steps + 1, starts),)
     quarter, sixteenth = -(-starts // 4), -(-starts // 16)
@@ -402,9 +383,6 @@ def _optimise(model, P, *, halving=True, rungs=None, block=None) -> _Optimised:
 class ExcitationDesign:
     """What ``design_excitation`` returns: the trajectory and its report (NumPy, float64).
 
-    The trajectory (``joint_names`` to ``ddq``): replay ``q``; ``dq``, ``ddq`` are its exact
-    derivatives. The report: the rest.
-
     Attributes:
       joint_names: the ``n`` joints, model order (the columns below).
       a: ``(n, H)`` Fourier velocity amplitudes (rad/s or m/s), sine terms:
@@ -413,43 +391,31 @@ class ExcitationDesign:
       q0: ``(n,)`` the offset.
       base_frequency: Hz.
       duration: s.
-      t: ``(N,)`` sample times, ``N = round(duration · rate) + 1`` evenly
-        spaced from 0 to ``duration`` inclusive.
-      q: ``(N, n)`` positions.
-      dq: ``(N, n)`` velocities.
+      t: ``(N,)`` sample times from 0 to ``duration`` inclusive, ``N = round(duration · rate) + 1``.
+      q: ``(N, n)`` positions (replay these).
+      dq: ``(N, n)`` velocities, the exact derivative.
       ddq: ``(N, n)`` accelerations.
-      criterion: ``"condition_snr"``, ``"condition"``, ``"logdet"`` or
-        ``"aoptimal"``.
+      criterion: ``"condition_snr"``, ``"condition"``, ``"logdet"`` or ``"aoptimal"``.
       value: the criterion's value for the result on the optimisation grid.
-      start_value: its value for the random start the result came from
-        (``best_start``).
+      start_value: its value for the random start the result came from (``best_start``).
       start_values: ``(starts,)`` every start's value before optimising.
-      final_values: ``(starts,)`` every start's value after optimising (its best
-        evaluated iterate).
-      steps_taken: ``(starts,)`` the Adam steps each start took (``steps``, or fewer
-        for the starts that successive halving dropped).
+      final_values: ``(starts,)`` every start's value after optimising.
+      steps_taken: ``(starts,)`` the Adam steps each start took (fewer for those halving dropped).
       best_start: the index of the start the result came from.
-      condition_number: of the column-scaled base regressor with friction
-        columns (``base_columns``) on the output samples (``inf`` where a
-        base column is not excited).
+      condition_number: of the column-scaled base regressor with friction columns on the output
+        samples (``inf`` where a base column is not excited).
       start_condition_number: the same for the start it came from.
       rank: the number of base columns.
-      base_columns: the base columns used by the criterion (indices into
-        ``[Y | Y_f]``).
+      base_columns: the base columns used by the criterion (indices into ``[Y | Y_f]``).
       column_scale: their fixed scale ``D``.
-      limits: ``lower, upper, velocity_limit, acceleration_limit,
-        effort_limit, torque_limit`` ``(n,)`` used (``inf``: none).
+      limits: ``lower, upper, velocity_limit, acceleration_limit, effort_limit, torque_limit``
+        ``(n,)`` used (``inf``: none).
       margin: the fraction of each limit used.
-      implied_acceleration_limit: ``(n,)`` ``2π f_f H · margin · q̇_max``
-        (Bernstein's inequality).
-      limit_distance: ``(n,)`` per key ``lower, upper, velocity,
-        acceleration, torque``: the smallest distance over the output
-        samples to that hard limit (``q − lower``, ``upper − q``,
-        ``q̇_max − |q̇|``, ``q̈_max − |q̈|``, ``τ_max − |τ|`` with ``τ`` from
-        [`rnea`][spatialjax.multibody.rnea.rnea] and ``τ_max`` the effort limit);
-        ``inf`` where there is no limit. Never negative.
-      scale_down: ``(n,)`` factors (≤ 1) applied after the optimisation so
-        that the output samples keep the margin (1 where none was needed).
+      implied_acceleration_limit: ``(n,)`` ``2π f_f H · margin · q̇_max`` (Bernstein).
+      limit_distance: ``(n,)`` per key ``lower, upper, velocity, acceleration, torque``: the
+        smallest distance over the output samples to that hard limit (``inf``: no limit; never
+        negative).
+      scale_down: ``(n,)`` factors (≤ 1) applied after the optimisation to keep the margin.
       grid_rate: the optimisation's grid (Hz).
       steps: Adam steps.
       starts: number of random starts.
@@ -511,11 +477,7 @@ def _count(name, x, low):
 
 
 def _condition(model, q, dq, ddq, gravity, base):
-    """Condition number of the column-scaled regressor with friction on columns ``base``.
-
-    From the Gram matrix accumulated by blocks; from the singular values of the
-    stacked ``X_b`` where ``κ > 10⁵``.
-    """
+    """Condition number of the column-scaled regressor with friction on columns ``base``."""
     blocks = lambda: (X.reshape(-1, X.shape[-1])[:, base] for _, X, _ in _evaluate(  # noqa: E731
         model, np.asarray(q), _at_rest(dq), np.asarray(ddq), gravity))  # fmt: skip
     G = sum(Xb.T @ Xb for Xb in blocks())
@@ -802,12 +764,7 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
 
 
 def _base_columns(X, dtype=np.float64) -> np.ndarray:
-    """Base columns of a stacked regressor ``X (rows, p)`` of generic (random) data, in order.
-
-    QR without column pivoting of the column-scaled ``X`` (Gautier 1990): column
-    ``j`` is kept when ``|R_jj| > √(10 p eps)`` and its norm is above ``√eps`` of
-    the largest, so the set depends only on the model and the column order.
-    """
+    """Base columns of ``X (rows, p)`` of random data: unpivoted QR of the column-scaled ``X``."""
     eps = float(np.finfo(dtype).eps)
     norms = np.linalg.norm(X, axis=0)
     # a column below √eps of the largest is rounding noise (a parameter that does not enter
@@ -826,8 +783,7 @@ def _coefficients(z, u, basis, box, t, f):
 
 @functools.partial(jax.jit, static_argnames=("n", "starts"))
 def _draw_starts(key, basis, box, t, f, *, n, starts):
-    """Random starts ``z (starts, n, r)`` standard normal, ``u (starts, n)`` uniform in
-    ``[−½, ½]``, and their samples ``(starts, N, n)`` on the grid (one compiled program)."""
+    """Random starts ``z``, ``u`` and their samples ``(starts, N, n)`` on the grid."""
     kz, ku = jax.random.split(key)
     z = jax.random.normal(kz, (starts, n, basis.shape[1]), basis.dtype)
     u = jax.random.uniform(ku, (starts, n), basis.dtype, -0.5, 0.5)

@@ -1,9 +1,7 @@
 """Excitation trajectories for robot identification: finite Fourier series (Swevers et al. 1997).
 
-Per joint ``q = q0 + Σ_l (a_l sin(ω_f l t) − b_l cos(ω_f l t)) / (ω_f l)``,
-``ω_f = 2π f_f``; ``a``, ``b`` are velocity amplitudes (rad/s or m/s), samples
-are rows and joints columns. Derivation: docs page
-``identification-methods.md#fourier-series``.
+Samples are rows and joints columns; ``a``, ``b`` are velocity amplitudes (rad/s or m/s).
+Derivation: docs page ``identification-methods.md#fourier-series``.
 """
 
 from __future__ import annotations

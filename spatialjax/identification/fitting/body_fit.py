@@ -1,17 +1,8 @@
-r"""``fit``: physically consistent inertial parameters from wrenches, batched over bodies.
+"""``fit``: physically consistent inertial parameters from wrenches, batched over bodies.
 
-For each body it solves the convex problem (Wensing, Kim & Slotine 2017;
-Lee, Wensing & Park 2020)
-
-$$
-\min_{π:\ J(π) \succ 0}\ F(π) = \sum_{k,j} w_{kj} (Y_k π − f_k)_j^2
-   + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
-$$
-
-by the primal interior-point Newton method of ``fit_torques`` (``interior_point``) on
-each body's 10 parameters, as one compiled program (``jit`` of a ``vmap`` of a
-``while_loop``). See
-[`fit`][spatialjax.identification.fit].
+The interior-point Newton method of ``fit_torques`` (``interior_point``) on each body's 10
+parameters, as one compiled program. Derivation: docs page
+``identification-methods.md#interior-point``.
 """
 
 from __future__ import annotations
@@ -58,12 +49,7 @@ _UNIT_BODY = np.array([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0])
 
 # ------------------------------------------------------------------ one body
 def _inflate(pi, rel=INFLATE_REL):
-    """Same mass and CoM, ``S_c + rel · tr(S_c)/3 · 1``: a slightly fatter, strictly interior body.
-
-    Used on the projection of an inconsistent least-squares body (which sits
-    on the boundary ``det J ≈ 0``) to make the default prior well
-    conditioned and to start the interior point strictly inside the feasible set.
-    """
+    """Same mass and CoM, ``S_c + rel · tr(S_c)/3 · 1``: a strictly interior body."""
     m = pi[0]
     trS = 0.5 * (pi[4] + pi[6] + pi[9])
     trSc = trS - jnp.sum(pi[1:4] ** 2) / m
@@ -72,26 +58,14 @@ def _inflate(pi, rel=INFLATE_REL):
 
 
 def _default_gamma(A, pi_prior):
-    """``γ = GAMMA_REL · tr(H0⁻¹ 2A) / 10``, ``H0 = ∇²(−log det J)`` at the prior, ``2A = ∇²`` data.
-
-    The mean generalised eigenvalue of the data term's Hessian against the
-    regulariser's (a unit-free ratio): the regulariser carries a ``1e-4``
-    share of the data's curvature, measured in the prior's own metric.
-    """
+    """``γ = GAMMA_REL · tr(H0⁻¹ 2A) / 10``, ``H0 = ∇²(−log det J)`` at the prior."""
     H0 = neg_logdet_hessian(_params.pseudo_inertia(pi_prior))
     ratio = jnp.trace(jnp.linalg.solve(H0, 2.0 * A)) / 10.0
     return GAMMA_REL * jnp.where(jnp.isfinite(ratio) & (ratio > 0), ratio, 1.0)
 
 
 def _valid_inputs(Y, f, w, prior_pi, gamma, given):
-    """Value checks that must run under jit (the eager path raised already), and the swap.
-
-    Returns ``(Y, f, w, prior_pi, gamma, finite_in, invalid)``: the inputs with the bad ones
-    swapped for a trivial problem, and the flags. ``Y`` and ``w`` are swapped only where they
-    are bad themselves: shared by every body (unbatched under the vmap, see ``_fit_batch``),
-    they stay shared; a body bad for any other reason keeps a valid ``Y`` and ``w``, its ``f``
-    is zeroed and its loop stops at once.
-    """
+    """Value checks under jit; bad bodies swapped for a trivial problem (NaN result)."""
     unit = jnp.asarray(_UNIT_BODY, Y.dtype)
     has_prior, has_gamma = given[0], given[1]
     Y_finite = jnp.all(jnp.isfinite(Y))
@@ -112,20 +86,7 @@ def _valid_inputs(Y, f, w, prior_pi, gamma, given):
 
 
 def _fit_body(Y, f, w, prior_pi, gamma, given, *, rtol: float, max_iters: int):
-    """One body. The loop sees stop-gradient copies of everything; derivatives come from
-    the implicit function theorem at the end (``with_derivative``), exactly through the
-    data-derived defaults (least squares, default prior and γ) as well.
-
-    ``given = [prior given, γ given]`` (traced booleans): where not given, ``prior_pi``
-    and ``gamma`` are placeholders and the defaults are used. Passing flags instead of
-    ``None`` makes every call structure one compiled program.
-
-    Bodies whose input is invalid (non-finite, negative weights, ``γ < 0``, a prior
-    that is not positive definite) or carries no information at all (rank-0
-    excitation and no prior) are swapped for a trivial problem before the loop, so
-    that they cost one iteration instead of holding up the batch, and come back as
-    NaN with their ``FitStatus``.
-    """
+    """One body; ``given = [prior given, γ given]``; derivatives by implicit differentiation."""
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     eps = jnp.finfo(dtype).eps
@@ -233,13 +194,7 @@ def _result(Y, f, w, pi, pi_prior, k, logdet0, gamma, iters, status, skip, cond)
 
 
 def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, rtol, max_iters):
-    """Broadcast to the common ``batch``, flatten it, ``vmap`` one body, restore the shape.
-
-    ``Y (N, 6, 10)`` and ``w (N, 6)`` without batch axes are shared by every body
-    (``in_axes=None``): the QR factor of ``W^½ Y`` is computed once and each body
-    only projects its own ``f`` on it (``reduce_data``), instead of one QR of an
-    ``(6N, 11)`` matrix per body.
-    """
+    """Flatten ``batch``, ``vmap`` one body (unbatched ``Y``, ``w`` shared), restore the shape."""
     nb = int(np.prod(batch, dtype=np.int64))
     n = Y.shape[-3]
 
@@ -270,12 +225,7 @@ _fit_program = cpu_program(
 
 # ------------------------------------------------------------------ public API
 def _require_excitation(Y, w, batch) -> None:
-    """Eager check (concrete inputs, no prior): every body's data carry some information.
-
-    A body whose regressor rows are all zero (or weighted 0) has no data term, and without a
-    prior the log-det term has no ``J0``: nothing defines the body, and the jitted fit could
-    only return NaN with status ``UNDETERMINED``.
-    """
+    """Eager check without a prior: every body's regressor rows carry some information."""
     if not is_concrete(Y) or (w is not None and not is_concrete(w)):
         return
     energy = np.einsum("...ij,...ij->...i", np.asarray(Y), np.asarray(Y))  # (..., N, 6)
@@ -322,113 +272,61 @@ def fit(
        + γ \bigl(\mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4\bigr)
     $$
 
-    (weighted least squares plus the entropic / log-det Bregman divergence to
-    a prior pseudo-inertia ``J0``; Lee, Wensing & Park 2020). The problem is
-    convex in ``π``; the result always has ``J(π) ≻ 0``, i.e. it is fully
-    physically consistent (Wensing, Kim & Slotine 2017). All bodies run in one
-    compiled program (``jit`` of a ``vmap`` over ``while_loop``s); ``fit``
-    also works under ``jax.vmap`` and ``jax.jit``. The data term is reduced
-    once by a QR factorisation, so the cost of an iteration does not depend
-    on the number of samples.
-
-    Solver: the primal interior-point Newton method of
-    [`fit_torques`][spatialjax.identification.fit_torques], configured by
-    [`InteriorPoint`][spatialjax.identification.InteriorPoint], on each body's 10
-    parameters: damped Newton steps on ``F_μ = F − μ log det J`` with the exact
-    Hessian ``2RᵀR + (γ + μ) ∇²(−log det J)``, every step cut to 0.99 of the
-    distance to the boundary ``det J = 0`` (fraction-to-boundary rule) and then
-    back-tracked (Armijo), so every iterate is strictly consistent; ``μ`` is
-    divided by 10 along the central path down to ``4μ ≤ 0.1 (rtol |F| + atol)``,
-    and a body has converged when half the Newton decrement ``½ gᵀH⁻¹g`` (the
-    estimated suboptimality) is ``≤ rtol |F| + atol`` at that ``μ`` (``atol``:
-    16 ulps of the terms summed in ``F``). The loop starts at the prior.
+    (weighted least squares plus the log-det Bregman divergence to a prior pseudo-inertia
+    ``J0``; Lee, Wensing & Park 2020). The problem is convex in ``π``; the result always has
+    ``J(π) ≻ 0``, fully physically consistent (Wensing, Kim & Slotine 2017). All bodies run in one
+    compiled program; ``fit`` also works under ``jax.vmap`` and ``jax.jit``. Solver: docs page
+    ``identification-methods.md#interior-point``.
 
     Args:
       Y: ``(..., N, 6, 10)`` body regressors
-        ([`body_regressor`][spatialjax.identification.body_regressor]) of ``N`` samples per body;
-        rows ``[n; f]``. Gravity enters through ``body_regressor``'s ``gravity`` argument. A ``Y``
-        without batch axes (one motion for every body), with weights also without, is
-        factorised once for all bodies: pass it unbroadcast.
+        ([`body_regressor`][spatialjax.identification.body_regressor]), rows ``[n; f]``. A ``Y``
+        without batch axes (one motion for every body), with weights also without, is factorised
+        once for all bodies: pass it unbroadcast.
       f: ``(..., N, 6)`` measured body wrenches ``[n; f]``.
-      weights: noise weights ``w ≥ 0`` broadcastable to ``f`` (NumPy rules on
-        the trailing ``(N, 6)``, leading axes broadcast with the bodies):
-        ``()``, ``(6,)``, ``(N, 1)``, ``(N, 6)``, ``(..., N, 6)``, … For
-        Gaussian noise of standard deviation ``σ`` use ``w = 1/σ²``.
-        Default: all ones.
-      prior: ``RigidBodyInertia`` (batch broadcastable to the bodies) giving
-        ``J0``; must be fully consistent (``J0 ≻ 0``). Default: the
-        weighted least-squares solution (minimum-norm where the excitation
-        is rank-deficient) if it is consistent, else its
-        ``nearest_consistent`` projection with ``S_c`` inflated by 1 % of its
-        mean principal value (strictly interior, well conditioned).
-      gamma: ``γ ≥ 0``, scalar or ``(...)``. Default: ``1e-4`` times the mean
-        generalised eigenvalue of the data term's Hessian against the
-        regulariser's at ``J0`` (``tr(H0⁻¹ 2YᵀWY)/10``), a unit-free choice
-        that leaves the fit to the data but decides unexcited directions.
-        ``γ = 0`` gives the consistent weighted least-squares fit (its
-        optimum may lie on the boundary ``det J = 0``, approached to
-        ``rtol``); it needs an excitation of full rank 10, else the status is
-        ``UNDETERMINED``.
+      weights: noise weights ``w ≥ 0`` broadcastable to ``f`` (``()``, ``(6,)``, ``(N, 1)``,
+        ``(N, 6)``, ``(..., N, 6)``); ``w = 1/σ²`` for Gaussian noise. Default: all ones.
+      prior: ``RigidBodyInertia`` (batch broadcastable to the bodies) giving ``J0``, fully
+        consistent. Default: the weighted least-squares solution if it is consistent, else its
+        ``nearest_consistent`` projection with ``S_c`` inflated by 1 % of its mean principal value.
+      gamma: ``γ ≥ 0``, scalar or ``(...)``. Default: ``1e-4 · tr(H0⁻¹ 2YᵀWY)/10``, the mean
+        generalised eigenvalue of the data term's Hessian against the regulariser's at ``J0``.
+        ``γ = 0`` is the consistent weighted least-squares fit; it needs an excitation of full
+        rank 10, else the status is ``UNDETERMINED``.
       solver: [`InteriorPoint`][spatialjax.identification.InteriorPoint] (default
-        ``InteriorPoint()``), holding the relative tolerance ``rtol`` (``1e-12`` float64,
-        ``1e-6`` float32) and the cap ``max_iters`` on Newton iterations.
+        ``InteriorPoint()``).
 
     Returns:
-      [`FitResult`][spatialjax.identification.FitResult] with batch shape ``(...)``. ``status``
-      ([`FitStatus`][spatialjax.identification.FitStatus]) says per body whether and why not it
-      converged; ``converged`` is ``status == FitStatus.CONVERGED``, and ``inertia`` is
-      NaN only where the status is an input error or ``UNDETERMINED`` with no
-      excitation at all. ``inertia`` is differentiable with respect to ``Y``,
-      ``f``, ``weights``, ``prior`` and ``gamma`` (forward and reverse mode)
-      by the implicit function theorem at the computed optimum, including the
-      dependence of the default prior and ``γ`` on the data. Exact where the
-      optimum is interior (always for ``γ > 0``) and the fit converged; the
-      optimiser's iterations themselves are not differentiated.
+      [`FitResult`][spatialjax.identification.FitResult] with batch shape ``(...)``; ``status``
+      ([`FitStatus`][spatialjax.identification.FitStatus]) per body, ``inertia`` NaN only for an
+      input error or ``UNDETERMINED`` without excitation. ``inertia`` is differentiable with
+      respect to ``Y``, ``f``, ``weights``, ``prior`` and ``gamma`` by the implicit function
+      theorem at the optimum (the default prior and ``γ`` included).
 
     Raises:
-      ValueError: shapes of ``Y``, ``f``, ``weights``, ``prior`` or ``gamma``
-        do not fit together; (eagerly, on concrete
-        values only) NaN or ``inf`` in any input, negative weights or ``γ``,
-        a prior that is not fully consistent, or, without a prior, a body
-        whose regressor rows are all zero or weighted 0 (no excitation:
-        nothing would define it). Under ``jit``/``vmap`` these value problems
-        are reported in ``status`` instead (``UNDETERMINED``, NaN parameters,
-        for a body without excitation or prior).
-      TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
-        not a ``RigidBodyInertia``, a ``solver`` that is not an ``InteriorPoint``.
+      ValueError: shapes of ``Y``, ``f``, ``weights``, ``prior`` or ``gamma`` that do not fit
+        together; (eagerly, on concrete values) NaN or ``inf``, negative weights or ``γ``, a prior
+        that is not fully consistent, or, without a prior, a body with no excitation. Under
+        ``jit``/``vmap`` these are reported in ``status`` instead.
+      TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is not a
+        ``RigidBodyInertia``, a ``solver`` that is not an ``InteriorPoint``.
 
     References:
-      P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
-      physically consistent inertial parameter identification: a statistical
-      perspective on the mass distribution", IEEE RA-L 3(1), 2017.
-      T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
-      identification: a convex programming approach", IEEE T-RO 36(2), 2020.
-      J. Nocedal, S. J. Wright, *Numerical Optimization*, 2nd ed., 2006,
-      ch. 19 (interior-point methods, fraction to the boundary).
-
-    Three bodies (the same body at three scales), 24 noiseless samples each:
+      P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
+      T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> from spatialjax.identification import FitStatus, InteriorPoint, body_regressor, fit
+      >>> from spatialjax.identification import FitStatus, body_regressor, fit
       >>> t = jnp.linspace(0.0, 6.0, 24)[:, None] * (1.0 + 0.37 * jnp.arange(6.0))
       >>> Y = body_regressor(jnp.sin(t), (1.0 + 0.37 * jnp.arange(6.0)) * jnp.cos(t))  # (24, 6, 10)
       >>> body = jnp.array([2.0, 0.2, 0.0, 0.0, 0.1, 0.0, 0.2, 0.0, 0.0, 0.2])
-      >>> truth = body * jnp.array([[1.0], [1.5], [3.0]])  # (3, 10)
-      >>> Yb = jnp.broadcast_to(Y, (3, 24, 6, 10))
-      >>> res = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth))  # InteriorPoint() by default
+      >>> truth = body * jnp.array([[1.0], [1.5], [3.0]])  # three bodies, (3, 10)
+      >>> res = fit(Y, jnp.einsum("nij,bj->bni", Y, truth))
       >>> res.consistency.fully_consistent.tolist(), res.inertia.mass.round(4).tolist()
       ([True, True, True], [2.0, 3.0, 6.0])
       >>> FitStatus.describe(res.status[0])
       'converged: certified to rtol, J ≻ 0'
-      >>> from spatialjax import box
-      >>> prior = box(jnp.array([1.0, 1.0, 1.0]), jnp.ones(3))  # 1 kg unit cubes: far off
-      >>> capped = fit(Yb, jnp.einsum("nij,bj->bni", Y, truth), prior=prior,
-      ...              solver=InteriorPoint(max_iters=2))
-      >>> FitStatus(int(capped.status[0])).name  # stopped by the cap, still consistent
-      'NOT_CONVERGED'
-      >>> capped.consistency.fully_consistent.tolist()
-      [True, True, True]
     """
     solver = _check_solver(solver)
     # ---- shapes and dtypes

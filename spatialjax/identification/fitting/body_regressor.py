@@ -1,9 +1,6 @@
 """The Newton–Euler body regressor: the body wrench is linear in the 10 inertial parameters.
 
-``F = M A + V ×* M V = Y(V, A) π`` (Featherstone 2008, eqs. 2.63, 2.72) with
-``V = [ω; v_o]``, ``A = [α; a_o]`` and ``F = [n; f]`` about the body origin in
-body coordinates, ``π = [m, h_x, h_y, h_z, I_xx, I_xy, I_yy, I_xz, I_yz, I_zz]``,
-``h = m c``, ``I`` about the origin.
+``F = M A + V ×* M V = Y(V, A) π`` (Featherstone 2008, eqs. 2.63, 2.72), in body coordinates.
 """
 
 from __future__ import annotations

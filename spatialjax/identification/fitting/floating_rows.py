@@ -129,11 +129,9 @@ class FloatingBaseRows:
         return out
 
     def relative_errors(self, params, coefficients=None) -> dict[str, float | None]:
-        """``‖Yπ + Eφ − measured‖ / ‖measured‖`` over the base, joint and all equations.
+        """``{"base" | "joint" | "all": ‖Yπ + Eφ − measured‖ / ‖measured‖}``, parts added first.
 
-        The parts are added first (the errors of the ``R`` equations of
-        each sample, projected for "projection"). Returns ``{"base": e,
-        "joint": e, "all": e}``; None where a group's measured side is all zero.
+        None where a group's measured side is all zero.
         """
         err = self.combine(self.predict(params, coefficients) - self.measured)
         ref = self.combine(self.measured)
@@ -191,10 +189,7 @@ def _widen(closed: np.ndarray, t: np.ndarray, reach: float) -> np.ndarray:
 
 
 def contact_reach(prepared: PreparedLog) -> float:
-    """Seconds by which a detected contact is widened: the low-pass's reach (0 without one).
-
-    The length after which the impulse response's tail holds ``10⁻²`` of it.
-    """
+    """Seconds by which a detected contact is widened: the low-pass's reach (0 without one)."""
     if prepared.lowpass is None:
         return 0.0
     rate0 = prepared.rate * prepared.decimate  # the log's own rate
@@ -213,10 +208,7 @@ def _jacobians(model, q, frames):
 
 
 def contact_jacobians(model, q, frames) -> np.ndarray:
-    """``(M, k, 6, nv)`` the contact frames' Jacobians, rows ``[ω; v]`` in each frame's axes.
-
-    ``frame_jacobian(..., reference="local")`` of every frame, compiled as one program.
-    """
+    """``(M, k, 6, nv)`` the contact frames' Jacobians, rows ``[ω; v]`` in each frame's axes."""
     M, nv = q.shape[0], model.nv
     if not frames:
         return np.zeros((M, 0, 6, nv))
@@ -224,8 +216,7 @@ def contact_jacobians(model, q, frames) -> np.ndarray:
 
 
 def _projectors(Ja: np.ndarray, kept: np.ndarray):
-    """``(P, C, r)`` per sample: ``C`` onto the row space of ``Ja`` restricted to the kept
-    equations ``kept (M, nv)``, ``P = diag(kept) − C`` (onto their null space), ``r = rank``."""
+    """``(P, C, r)`` per sample: onto the null and row space of ``Ja`` on the kept rows, rank."""
     M, _, nv = Ja.shape
     Ja = Ja * kept[:, None, :]  # an unknown torque's equation is dropped, not projected
     if Ja.shape[1]:
@@ -242,12 +233,7 @@ def _projectors(Ja: np.ndarray, kept: np.ndarray):
 
 def _kept_equations(joints: tuple[str, ...], exclude: tuple[str, ...], unknown,
                     M: int) -> tuple[np.ndarray, np.ndarray | None]:  # fmt: skip
-    """``(kept (M, 6 + n), unknown (M, n) or None)``: the equations kept at each sample (the
-    base's six always; a joint's unless ``exclude`` names it or ``unknown`` marks it there).
-
-    Raises:
-      ValueError: ``unknown`` not booleans of shape ``(M, n)``.
-    """
+    """``(kept (M, 6 + n), unknown (M, n) or None)``: the equations kept at each sample."""
     n = len(joints)
     kept = np.ones((M, 6 + n), bool)
     kept[:, [6 + joints.index(j) for j in exclude]] = False
@@ -265,10 +251,7 @@ def _kept_equations(joints: tuple[str, ...], exclude: tuple[str, ...], unknown,
 
 
 def _filter_projected(prepared: PreparedLog, x: np.ndarray, project, decimate: int):
-    """``parallel_filter`` of ``project(x)`` for ``x (M, nv, c)``, a block of columns at a time.
-
-    Returns ``(log, filtered (M', K nv, c))``; the blocks bound the memory of long logs.
-    """
+    """``(log, filtered (M', K nv, c))``: ``parallel_filter`` of ``project(x)``, in blocks."""
     log, out = prepared, []
     for c in range(0, max(x.shape[-1], 1), _COLUMN_BLOCK):
         log, y = parallel_filter(
@@ -279,8 +262,7 @@ def _filter_projected(prepared: PreparedLog, x: np.ndarray, project, decimate: i
 
 
 def _check_options(method, contact_type, contact_speed, decimate) -> None:
-    """Refuse an unknown ``method`` or ``contact_type``, a ``contact_speed`` that is not a
-    positive speed and a ``decimate`` that is not a positive integer, naming the argument."""
+    """Refuse a bad ``method``, ``contact_type``, ``contact_speed`` or ``decimate``."""
     if method not in ("auto",) + METHODS:
         raise IdentifyError(
             "method", f"expected 'auto', 'wrenches' or 'projection', got {method!r}"
@@ -302,8 +284,7 @@ def _check_options(method, contact_type, contact_speed, decimate) -> None:
 
 
 def _check_floating_log(model, prepared: PreparedLog, decimate: int) -> None:
-    """Refuse a fixed-base model or log, a low-passed log that was decimated, a ``decimate``
-    above 1 without a low-pass, and a log whose joints are not the model's."""
+    """Refuse a fixed base, a decimated low-passed log, and joints that are not the model's."""
     if not getattr(model, "floating_base", False):
         raise IdentifyError(
             "model",
@@ -367,8 +348,7 @@ def _checked_contact_frames(model, prepared: PreparedLog) -> tuple[str, ...]:
 
 
 def _torque_joints(model, exclude_torque) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(joints, excluded)``: the model's joints besides the free flyer, in model order, and
-    the names of ``exclude_torque``, each checked to be one of them."""
+    """``(joints, excluded)``: the model's joints besides the free flyer, ``exclude_torque``."""
     joints = tuple(nm for nm, ty in zip(model.joint_names, model.joint_types, strict=True)
                    if ty != "free_flyer")  # fmt: skip
     if isinstance(exclude_torque, str):
@@ -400,10 +380,7 @@ def _resolved_method(method: str, wrenches) -> str:
 
 
 def _contact_schedule(prepared: PreparedLog, J, v, method: str, contact_speed) -> np.ndarray:
-    """``(M, k)`` booleans, the contacts closed at each sample: the logged schedule; without
-    one, every contact for "wrenches" (no measured wrench dropped), else those whose origin
-    moves slower than ``contact_speed`` (``J (M, k, 6, nv)``, ``v (M, nv)``), widened by the
-    low-pass's reach."""
+    """``(M, k)`` contacts closed: logged, all (wrenches), or detected by speed and widened."""
     if prepared.contact is not None:
         return np.asarray(prepared.contact, bool)
     if method == "wrenches":
@@ -413,8 +390,7 @@ def _contact_schedule(prepared: PreparedLog, J, v, method: str, contact_speed) -
 
 
 def _measured_side(prepared: PreparedLog, J, closed, method: str) -> np.ndarray:
-    """``(M, nv)`` the measured side as logged: ``Sᵀτ``, plus ``Σ_c J_cᵀ w_c`` over the
-    closed contacts for "wrenches"."""
+    """``(M, nv)`` the measured side: ``Sᵀτ`` (+ ``Σ_c J_cᵀ w_c`` for "wrenches")."""
     M = prepared.q.shape[0]
     tau = prepared.tau if prepared.raw_tau is None else prepared.raw_tau
     m = np.concatenate([np.zeros((M, 6)), tau], axis=1)  # Sᵀτ
@@ -427,15 +403,7 @@ def _measured_side(prepared: PreparedLog, J, closed, method: str) -> np.ndarray:
 
 
 class _RowOperators(NamedTuple):
-    """Per sample: the operators that form the parts' rows and what each row stands for.
-
-    Attributes:
-      ops: ``(P,)`` for "projection", ``(P, I − P)`` for "wrenches", each ``(M, nv, nv)``.
-      parts: the parts' names, ``("free",)`` or ``("free", "contact")``.
-      share: per part, ``(M,)`` the independent equations per kept row.
-      rank: ``(M,)`` independent equations of each sample.
-      diagonal: ``(M, nv)`` the diagonal of the parts' sum.
-    """
+    """Per sample: the parts' operators ``ops``, ``parts``, ``share``, ``rank``, ``diagonal``."""
 
     ops: tuple[np.ndarray, ...]
     parts: tuple[str, ...]
@@ -445,8 +413,7 @@ class _RowOperators(NamedTuple):
 
 
 def _row_operators(J, closed, kept, method: str, contact_type: str) -> _RowOperators:
-    """The projectors of the closed contacts' rows of ``J (M, k, 6, nv)`` (three linear rows
-    per point contact, six per surface contact) on the ``kept (M, nv)`` equations."""
+    """The closed contacts' projectors (3 rows per point, 6 per surface) on the kept rows."""
     M, nv = J.shape[0], J.shape[-1]
     rows = slice(3, 6) if contact_type == "point" else slice(0, 6)
     Ja = (J[:, :, rows] * closed[:, :, None, None]).reshape(M, -1, nv)  # open: zero rows
@@ -470,8 +437,7 @@ def _row_operators(J, closed, kept, method: str, contact_type: str) -> _RowOpera
 
 
 def _project(ops, x: np.ndarray) -> np.ndarray:
-    """``(M', nv, c) -> (M', K nv, c)``: ``x`` through each of the ``K`` operators, sample
-    by sample."""
+    """``(M', nv, c) -> (M', K nv, c)``: ``x`` through each of the ``K`` operators."""
     nv = ops[0].shape[-1]
     out = np.empty((x.shape[0], len(ops) * nv, x.shape[2]))
     for k, op in enumerate(ops):
@@ -480,9 +446,7 @@ def _project(ops, x: np.ndarray) -> np.ndarray:
 
 
 def _projected_rows(prepared: PreparedLog, ops, Y, extra, m, decimate: int):
-    """``(log, Y, extra, measured)``: the columns projected sample by sample, then (with a
-    low-pass) filtered alike and decimated (exact: the filter is linear), with ``log`` the
-    samples they stand on."""
+    """``(log, Y, extra, measured)``: projected per sample, then filtered and decimated."""
     project = functools.partial(_project, ops)
     if prepared.lowpass is None:
         Er = None if extra is None else project(extra)
@@ -494,9 +458,7 @@ def _projected_rows(prepared: PreparedLog, ops, Y, extra, m, decimate: int):
 
 
 def _at_row_samples(prepared: PreparedLog, op: _RowOperators, closed, unknown, decimate: int):
-    """``(share, rank, closed, unknown, diagonal)`` at the rows' samples: as they are
-    without a low-pass, else at the filtered and decimated samples (the diagonal filtered
-    as the rows)."""
+    """``(share, rank, closed, unknown, diagonal)`` at the rows' (decimated) samples."""
     if prepared.lowpass is None:
         return op.share, op.rank, closed, unknown, op.diagonal
     _, diagonal = parallel_filter(prepared, op.diagonal[..., None], decimate=decimate)

@@ -52,16 +52,7 @@ def _prior_hessian(pi0):
 
 
 def _decoupled_share(B, F, g, tiny):
-    """``1 − C'_kk / P_kk`` for every ``k``: the prior's correlations of ``k`` removed.
-
-    ``C'`` is the posterior under the prior with row and column ``k`` decoupled, a
-    rank-two change of the precision, so ``C'_kk`` follows from ``C`` by the Woodbury
-    identity (docs page ``identification-methods.md#data-share``):
-
-        C'_kk / P_kk = c − (α²(1 − c) + (f − 1) c²) / ((f − 1)(1 + c) − α²)
-
-    with ``c = C_kk/P_kk``, ``f = (ΛCΛ)_kk/Λ_kk``, ``α = (ΛC)_kk / √(Λ_kk P_kk)``.
-    """
+    """``1 − C'_kk / P_kk`` for every ``k`` (Woodbury identity, ``identification-methods.md``)."""
     w = 1.0 / (1.0 + g)
     B2, F2 = B * B, F * F
     Pkk = jnp.maximum(jnp.sum(B2, axis=-1), tiny)
@@ -79,11 +70,7 @@ def _decoupled_share(B, F, g, tiny):
 
 
 def _alone_share(V, sv, keep, C, prior_var):
-    """Share of functionals ``C (p, m)`` (column-scaled) that the data *alone* determine.
-
-    ``P / (P + v)`` with ``v = cᵀ (2A_s)⁺ c`` when ``c`` is orthogonal to the null
-    space of ``A_s`` (at the rank threshold ``keep``), ``0`` otherwise.
-    """
+    """Share of functionals ``C (p, m)`` (column-scaled) that the data *alone* determine."""
     dtype = V.dtype
     proj2 = (V.T @ C) ** 2  # (p, m)
     total = jnp.sum(proj2, axis=0)
@@ -95,12 +82,7 @@ def _alone_share(V, sv, keep, C, prior_var):
 
 
 def _data_share(Rs, Hs, gamma, p_y, rtol, F, he, prior_extra=()):
-    """Fraction of each parameter's prior variance removed by the data, and the total mass's share.
-
-    ``Rs (p, p)`` with ``RsᵀRs = A_s``, ``Hs (p_y, p_y)`` the column-scaled prior
-    Hessian of the bodies, ``he`` that of the extras listed in ``prior_extra``,
-    ``F`` the factor of ``A_s``.
-    """
+    """Each parameter's data share and the total mass's, from the factors of ``A_s``."""
     V, keep_all, sv_max = F.V, F.keep, F.sv[0]
     dtype = Rs.dtype
     p = Rs.shape[-1]

@@ -1,8 +1,5 @@
-"""Eager checks of the identification's own inputs (concrete arrays only).
-
-``γ``, noise weights, prior bodies, the extra columns' prior, joint-torque data
-and the friction model; under ``jit`` the problems are reported in ``status``
-([`FitStatus`][spatialjax.identification.FitStatus]) instead.
+"""Eager checks of the identification's own inputs (concrete arrays only); under ``jit`` the
+problems are reported in ``status`` ([`FitStatus`][spatialjax.identification.FitStatus]).
 """
 
 from __future__ import annotations
@@ -26,11 +23,7 @@ from ...multibody.joint_model import JOINT_KINDS
 
 
 def check_gamma(gamma, Y, batch, batch_name: str):
-    """``γ`` as an array of ``Y``'s dtype and the batch broadcast with its shape.
-
-    A Python number takes ``Y``'s dtype; an array must have it already. Raises
-    ``ValueError`` naming ``gamma`` for a concrete ``γ`` that is not finite and ``≥ 0``.
-    """
+    """``γ`` in ``Y``'s dtype and the broadcast batch; ``ValueError`` unless finite and ``≥ 0``."""
     if isinstance(gamma, (int, float)) and not isinstance(gamma, bool):
         gamma = np.asarray(float(gamma), Y.dtype)
     gamma = as_float_array(gamma, "gamma")
@@ -45,11 +38,7 @@ def check_gamma(gamma, Y, batch, batch_name: str):
 
 
 def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "weights"):
-    """Weights broadcastable to the data of shape ``(..., N, k)``, in ``dtype``, at least 2-d.
-
-    ``data``: ``"f"`` (wrenches, ``k = 6``) or ``"tau"`` (``k = nv``); ``name`` the
-    argument. Concrete weights must be finite and non-negative.
-    """
+    """Weights broadcastable to ``data`` (``"f"`` or ``"tau"``), in ``dtype``; finite, ``≥ 0``."""
     w = as_float_array(weights, name)
     same_dtype(Y=jnp.zeros((), dtype), **{name: w})
     ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
@@ -66,11 +55,7 @@ def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "wei
 
 
 def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
-    """A ``ValueError`` naming the first prior body that is not fully physically consistent.
-
-    ``pi0 (..., 10)``: with ``body_axis`` its last batch axis is the robot's bodies
-    (named by ``body_names``), otherwise every batch entry is one body.
-    """
+    """A ``ValueError`` naming the first prior body ``pi0 (..., 10)`` that is not consistent."""
     if not is_concrete(pi0):
         return
     p = np.asarray(pi0, np.float64)
@@ -97,8 +82,7 @@ def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
 
 
 def check_prior_bodies(prior, nb: int, dtype, body_names=None) -> jax.Array:
-    """A robot's prior: a RigidBodyInertia of batch ``(..., nb)`` in ``dtype``, every body
-    fully consistent (``require_consistent_prior``); its ``(..., nb, 10)`` parameters."""
+    """A robot's prior ``(..., nb)``, every body consistent: its ``(..., nb, 10)`` parameters."""
     if not isinstance(prior, RigidBodyInertia):
         raise TypeError(
             f"prior: expected a RigidBodyInertia of batch (..., nb={nb}), got "
@@ -164,11 +148,7 @@ def check_prior_spread(prior_spread) -> float:
 
 
 def check_torque_data(Y, tau, extra, weights):
-    """Shapes and dtypes of the joint-torque data ``Y``, ``tau``, ``extra``, ``weights``.
-
-    Returns ``(Y, E, tau, w, batch, dtype, (N, nv, nb, ne))``: ``E`` is ``extra``
-    or ``(N, nv, 0)``, ``w`` the weights or ``None``, ``batch`` a tuple.
-    """
+    """Checked ``(Y, E, tau, w, batch, dtype, (N, nv, nb, ne))``; ``E``: ``(N, nv, 0)`` if none."""
     Y = as_float_array(Y, "Y")
     if Y.ndim < 3:
         raise ValueError(
@@ -215,9 +195,7 @@ def check_torque_data(Y, tau, extra, weights):
 
 
 def as_joint_model(joint_model):
-    """A [JointModel][spatialjax.multibody.JointModel] from one, a comma-separated text
-    (``JointModel.parse``) or a tuple of kinds; ``ValueError`` naming ``joint_model``
-    otherwise."""
+    """A ``JointModel`` from one, a comma-separated text or kinds (else ``ValueError``)."""
     from ...multibody import JointModel
 
     if isinstance(joint_model, JointModel):

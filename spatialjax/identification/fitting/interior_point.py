@@ -1,11 +1,8 @@
 """The solver of every inertial fit: a primal interior-point Newton method (``InteriorPoint``).
 
-Minimises the data term on reduced data plus the log-det divergence to the prior
-bodies, with log barriers on ``det J_i`` and the non-negative extras, over
-``x = [π_1, …, π_nb, φ]``. ``fit_torques`` runs it on a whole robot
-(``start_and_solve``), ``fit`` on one body at a time (``solve_body``: ``nb = 1``, no
-extras, ``vmap``-ped over the bodies); both call these module-qualified.
-Derivation: docs page ``identification-methods.md#interior-point``.
+``start_and_solve`` runs it on a whole robot (``fit_torques``), ``solve_body`` on one body
+(``fit``), over ``x = [π_1, …, π_nb, φ]``. Derivation: docs page
+``identification-methods.md#interior-point``.
 """
 
 from __future__ import annotations
@@ -237,11 +234,7 @@ def atol_floor(rho2, gamma, logdet0):
 
 
 def start_and_solve(A, bvec, P: RobotProblem, prior_pi, rtol, atol, max_iters) -> LoopState:
-    """Strictly feasible start (the prior bodies; extras by least squares), then the Newton loop.
-
-    ``A``, ``bvec``: the weighted normal equations ``(p, p)``, ``(p,)``; ``prior_pi``:
-    the prior bodies ``(nb, 10)``.
-    """
+    """Strictly feasible start (the prior bodies; extras by least squares), then the Newton loop."""
     nb = prior_pi.shape[0]
     p = A.shape[0]
     pis0 = prior_pi.reshape(-1)
@@ -259,8 +252,7 @@ def start_and_solve(A, bvec, P: RobotProblem, prior_pi, rtol, atol, max_iters) -
 
 
 def solve_body(R, xc, k, logdet0, gamma, pi0, rtol, atol, max_iters) -> LoopState:
-    """The loop on ONE body without extra coefficients (``fit``): data ``‖R(π − x_c)‖²``,
-    ``k (10,)`` and ``logdet0 ()`` of the prior, the start ``pi0 (10,)`` (strictly feasible)."""
+    """The loop on one body without extra coefficients (``fit``), from ``pi0 (10,)``."""
     dtype = R.dtype
     empty = jnp.zeros((0,), dtype)
     zero = jnp.zeros((), dtype)
@@ -270,8 +262,7 @@ def solve_body(R, xc, k, logdet0, gamma, pi0, rtol, atol, max_iters) -> LoopStat
 
 @functools.partial(jax.jit, static_argnames=("rtol", "max_iters"))
 def solve_reduced(R, xc, rho2, prior_pi, gamma, nonneg, *, rtol, max_iters=MAX_ITERS):
-    """The fit on already reduced data ``‖R(x − x_c)‖² + ρ²`` (benchmarks): ``(x, iterations,
-    converged)``. Same start and loop as ``fit_torques``."""
+    """The fit on reduced data ``‖R(x − x_c)‖² + ρ²``: ``(x, iterations, converged)``."""
     k, logdet0, _ = divergence_terms(prior_pi)
     zeros = jnp.zeros(nonneg.shape, R.dtype)
     P = RobotProblem(R, xc, rho2, k, logdet0, gamma, nonneg, zeros, zeros)

@@ -72,8 +72,7 @@ def _on_duration(event, duration_secs, **_):
 
 @functools.cache
 def _listening() -> bool:
-    """Register one listener for the process (jax before 0.8.1 has no public way to remove
-    one); ``True`` where it receives time spans (jax ≥ 0.5), ``False`` for durations."""
+    """Register one listener for the process; ``True`` where it receives time spans (jax ≥ 0.5)."""
     monitoring = jax.monitoring
     if hasattr(monitoring, "register_event_time_span_listener"):
         monitoring.register_event_time_span_listener(_on_span)

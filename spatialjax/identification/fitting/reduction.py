@@ -1,9 +1,7 @@
 """A whole robot's torque data reduced to ``p × p``: normal equations and their factor.
 
-``A = XᵀWX``, ``b = XᵀWτ`` of the stacked regressor ``X = [Y | E]`` in one pass,
-then a column-scaled eigen-factorisation ``A = D V Λ Vᵀ D``; the fits call these
-module-qualified (``reduction.gram``). Derivation: docs page
-``identification-methods.md#normal-equations``.
+``A = XᵀWX``, ``b = XᵀWτ`` of ``X = [Y | E]``, then ``A = D V Λ Vᵀ D`` column-scaled.
+Derivation: docs page ``identification-methods.md#normal-equations``.
 """
 
 from __future__ import annotations
@@ -74,10 +72,7 @@ class Factor(NamedTuple):
 
 
 def factor(A, rtol_eig) -> Factor:
-    """``Factor`` of a numerically positive semi-definite ``A`` (eigenvalues clamped ≥ 0).
-
-    Eigenvalues below ``rtol_eig`` times the largest count as zero (``rank_rtol``).
-    """
+    """``Factor`` of a positive semi-definite ``A``; eigenvalues below ``rtol_eig`` × largest: 0."""
     d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), 0.0))
     # columns below √eps of the largest are rounding noise (a parameter that does not
     # enter the dynamics, computed as ~eps): dropped (zero rows and columns), not scaled up
@@ -94,12 +89,9 @@ def factor(A, rtol_eig) -> Factor:
 
 
 def base_condition(F: Factor):
-    """Condition number of the column-scaled base regressor, and its base column order.
+    """``(cond, pivots)``: the column-scaled base regressor's condition number, base columns first.
 
-    Greedy column pivoting (Businger & Golub 1965) as a pivoted Cholesky of
-    ``A_s``, ties within ``√eps`` going to the lowest column index. Returns
-    ``σ_max / σ_min`` of the ``rank`` base columns of ``X D⁻¹`` (``inf`` for rank 0)
-    and the ``(p,)`` int32 pivots, base columns first.
+    Greedy column pivoting (Businger & Golub 1965) as a pivoted Cholesky of ``A_s``.
     """
     dtype = F.sv.dtype
     p = F.sv.shape[-1]

@@ -1,22 +1,9 @@
-r"""Whole-robot inertial identification from joint torques: ``fit_torques``, ``fit_robot``.
+"""Whole-robot inertial identification from joint torques: ``fit_torques``, ``fit_robot``.
 
-One convex problem per robot (Wensing, Kim & Slotine 2017; Lee, Wensing &
-Park 2020) over ``x = [π_1, …, π_nb, φ]`` (``nb`` body 10-vectors in the
-``_params`` layout, then ``ne`` extra coefficients such as friction):
-
-$$
-\min_x\ F(x) = \sum_{k,j} w_{kj} (Y_k x − τ_k)_j^2
-   + γ \sum_i \bigl(\mathrm{tr}(J_{0,i}^{-1} J_i) − \log\det J_i
-   + \log\det J_{0,i} − 4\bigr)
-\quad\text{s.t.}\quad J_i ≻ 0,\ φ_j ≥ 0\ (j ∈ \text{nonnegative}).
-$$
-
-The data are reduced to the ``p × p`` normal equations (``reduction``) and
-the problem is solved by a primal interior-point Newton method on the full
-``x`` (``interior_point``, configured by ``InteriorPoint``); the arguments
-are checked by ``inputs``. This module holds the public functions, one
-robot's fit (default weights and ``γ``, the implicit-function derivative,
-the result) and its map over the batch (see [`fit_torques`][spatialjax.identification.fit_torques]).
+One convex problem per robot over ``x = [π_1, …, π_nb, φ]`` (body 10-vectors, then extra
+coefficients such as friction), reduced to normal equations (``reduction``) and solved by the
+interior-point Newton method (``interior_point``). Derivation: docs page
+``identification-methods.md#interior-point``.
 """
 
 from __future__ import annotations
@@ -61,13 +48,7 @@ _UNIT_BODY = (1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0)
 
 # ------------------------------------------------------------------ one robot, in steps
 def _guard_inputs(Y, E, tau, w, prior_pi, gamma, has_gamma, sample_weights):
-    """Value checks that must run under ``jit`` (the eager path raised already), and the swap.
-
-    Returns ``(A0, b0, prior_pi, finite_in, invalid, bad)``: the normal equations of the
-    sample-weighted data (unweighted by the noise) and the prior bodies, replaced by a
-    trivial problem (identity, zero, unit bodies) where the inputs are bad, so that such a
-    fit costs one iteration and comes back as NaN with its status.
-    """
+    """Value checks under ``jit``; bad inputs swapped for a trivial problem that returns NaN."""
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     p = Y.shape[-1] + E.shape[-1]
@@ -86,11 +67,7 @@ def _guard_inputs(Y, E, tau, w, prior_pi, gamma, has_gamma, sample_weights):
 
 
 def _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol):
-    """Per-joint noise variance ``σ̂_j² (nv,)`` of the default weights' rule (``fit_torques``).
-
-    From the ordinary-least-squares residuals on the samples, divided by ``N (1 − r/(N·nv))``
-    (``r``: the numerical rank), floored at ``eps · mean(τ_j²)``; 1 for a swapped-out fit.
-    """
+    """Per-joint noise variance ``σ̂_j² (nv,)`` of the default weights (1 where ``bad``)."""
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     eps = jnp.finfo(dtype).eps
@@ -108,13 +85,7 @@ def _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol):
 
 
 def _weighted_reduction(Y, E, tau, wc, bad, rank_rtol):
-    """The weighted normal equations and what the loop needs of them.
-
-    Returns ``(A, bvec, R, x_wls, rho2, rank, cond)``: ``A``, ``bvec`` differentiable
-    (the implicit-function derivative goes through them); ``R``, the weighted
-    least-squares solution ``x_wls`` and its residual ``ρ²`` (on the samples) for the
-    loop; the rank and the base regressor's condition number for the result.
-    """
+    """The weighted normal equations: ``(A, bvec, R, x_wls, rho2, rank, cond)``."""
     sg = jax.lax.stop_gradient
     p = Y.shape[-1] + E.shape[-1]
     A, bvec = reduction.gram(Y, E, tau, wc)
@@ -129,12 +100,7 @@ def _weighted_reduction(Y, E, tau, wc, bad, rank_rtol):
 
 
 def _implicit_derivative(x, A, bvec, P, mu, k, gamma, nb):
-    """The optimum ``x`` with its derivative attached (implicit function theorem).
-
-    ``∇F_μ(x*; inputs) = 0``, so ``dx* = −H⁻¹ d(∇F_μ)``; the value stays exactly ``x*``.
-    ``A``, ``bvec``, ``k`` and ``gamma`` carry the inputs' derivatives, ``P`` (the
-    loop's problem) stop-gradient copies.
-    """
+    """The optimum ``x`` with its implicit-function-theorem derivative attached."""
     pis, phi = interior_point.split_params(x, nb)
     g_data = 2.0 * (A @ x - bvec)
     ldg = jax.grad(lambda q: jnp.sum(interior_point.logdets(q)[0]))(pis)
@@ -164,11 +130,7 @@ def _fit_one_robot(
     prior_spread,
     sample_weights,
 ):
-    """One robot: ``Y (N, nv, 10 nb)``, ``E (N, nv, ne)``, ``tau (N, nv)``, sample weights ``w``.
-
-    ``given = [weights given, γ given]``. Derivatives: the loop sees stop-gradient
-    copies; the result carries the implicit-function-theorem derivative.
-    """
+    """One robot: ``Y (N, nv, 10 nb)``, ``E (N, nv, ne)``, ``tau (N, nv)``, weights ``w``."""
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     nb = Y.shape[-1] // 10
@@ -292,23 +254,14 @@ def _flatten_batch(args, cores, axes, batch):
 
 # ------------------------------------------------------------------ least squares
 def least_squares_torques(Y, tau, *, extra=None, weights=None):
-    r"""Ordinary (weighted, minimum-norm) least squares on the joint-torque regressor.
+    """Ordinary (weighted, minimum-norm) least squares on the joint-torque regressor.
 
-    Solves ``min_x Σ_{k,j} w_kj ((Y_k π + E_k φ) − τ_k)_j²`` with
-    ``x = [π; φ]`` by the normal equations. Where the stacked regressor is
-    rank-deficient (always for a real robot: some inertial parameters never
-    enter the joint torques) the solution of minimum norm of the
-    *column-scaled* coefficients ``D x`` is returned (``D``: the column
-    norms of ``√W X``; columns below ``√eps`` times the largest are dropped),
-    so that the choice among the equivalent solutions does not depend on
-    units; singular values of the column-scaled regressor below
-    ``√(10 p eps) σ_max`` count as zero, and dropped columns (parameters that
-    never enter the dynamics) get 0. No physical consistency is imposed: this
-    is the baseline that
-    [`fit_torques`][spatialjax.identification.fit_torques] improves on. The regressor, torques and
-    weights are each scaled to a largest entry of 1 before the normal equations are
-    formed (the result is scaled back), so data of any magnitude that
-    float64 holds are solved, not squared into overflow.
+    Solves ``min_x Σ_{k,j} w_kj ((Y_k π + E_k φ) − τ_k)_j²`` with ``x = [π; φ]`` by the normal
+    equations. Where the regressor is rank-deficient (always for a real robot) the solution of
+    minimum norm of the column-scaled coefficients is returned, and parameters that never enter
+    the dynamics get 0. No physical consistency is imposed: this is the baseline of
+    [`fit_torques`][spatialjax.identification.fit_torques]. Rank rule: docs page
+    ``identification-methods.md#normal-equations``.
 
     Args:
       Y: ``(..., N, nv, 10 nb)`` joint-torque regressor
@@ -318,8 +271,8 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
       weights: optional weights broadcastable to ``(..., N, nv)`` (default 1).
 
     Returns:
-      ``(pi (..., 10 nb), extra (..., ne))``; ``pi.reshape(..., nb, 10)`` gives
-      the bodies' 10-vectors (``_params`` order).
+      ``(pi (..., 10 nb), extra (..., ne))``; ``pi.reshape(..., nb, 10)`` gives the bodies'
+      10-vectors.
     """
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
     w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, w.shape[:-2] + (N, nv))
@@ -385,8 +338,7 @@ def _fit_torques(
     multiplicity=None,
     body_names: tuple | None = None,
 ) -> RobotFitResult:
-    """``fit_torques`` with its solver object resolved; ``body_names`` name the prior's bodies
-    in its errors (``fit_robot`` passes the model's)."""
+    """``fit_torques`` with its solver resolved; ``body_names`` name the prior's bodies."""
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
     if multiplicity is not None:
         m = check_weights(multiplicity, N, nv, dtype, data="tau", name="multiplicity")
@@ -458,140 +410,54 @@ def fit_torques(
     D(J ‖ J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4,
     $$
 
-    with ``J_i = J(π_i)`` the 4×4 pseudo-inertia of body ``i`` (``_params``
-    layout), ``k`` the samples, ``j`` the joints and ``E`` the ``extra``
-    columns (plus ``Σ_j w_j (φ_j − φ0_j)²`` with ``extra_prior_weight``). ``D``
-    is the log-det (Bregman) divergence: twice the Kullback–Leibler divergence
-    between the zero-mean Gaussians of covariances ``J`` and ``J0``; for
-    ``J = J0^{½}(1 + Δ)J0^{½}`` it is ``½‖Δ‖_F² + O(Δ³)``. Every returned body has ``J ≻ 0`` (fully
-    physically consistent), whatever the data.
-
-    **Defaults** (rules, not constants tuned to a trajectory):
-
-    * ``weights``: ``w_kj = 1/σ̂_j²`` per joint, with ``σ̂_j²`` the
-      ordinary-least-squares residual energy of joint ``j`` divided by
-      ``N (1 − r/(N·nv))`` (``r``: numerical rank of the stacked regressor;
-      the degrees-of-freedom correction, shared by all joints), floored at
-      ``eps · mean(τ_j²)``. The data term is then a χ² whose expected value
-      at the truth is about ``N·nv``; ``σ̂`` is reported as ``noise_std``.
-      Note that samples at 1 kHz are correlated (filtered noise, unmodelled
-      dynamics), which makes the data look more informative than ``N``
-      independent samples: raise ``prior_spread``'s weight (lower
-      ``prior_spread``) or pass ``gamma`` to compensate.
-    * ``gamma``: ``γ = 2 / s²`` with ``s = prior_spread`` (default 0.5): the
-      prior is read as a Gaussian belief that each eigenvalue of
-      ``J0^{-½} J J0^{-½}`` is ``1 ± s``; ``D ≈ ½‖Δ‖²`` so the prior's
-      ``−2 log p = ‖Δ‖²/s² = (2/s²) D``, the same units as the χ² data term.
-      ``s = 0.5`` (CAD/URDF inertias right to within about ±50 %: CAD
-      commonly misses cables, motors, reducers and the reflected rotor
-      inertia) gives ``γ = 8``. The rule assumes weights are ``1/σ²``; with
-      other weights pass ``gamma`` yourself.
-    * ``prior``: required here; [`fit_robot`][spatialjax.identification.fit_robot] uses the model's
-      inertias.
-
-    **Solver**: the data are reduced to ``p = 10 nb + ne`` dimensions by the
-    normal equations ``A = XᵀWX``, ``b = XᵀWτ`` (``X = [Y | E]``; two passes
-    over the samples: unweighted for the least-squares noise estimate, then
-    weighted), column-scaled and eigen-decomposed into ``R = √Λ Vᵀ D`` and
-    ``z`` with ``Σ w r² = ‖Rx − z‖² + ρ²`` (``ρ²``, the weighted
-    least-squares residual, is computed on the samples), so an iteration
-    costs ``O(p³)`` whatever ``N``. The normal equations square the
-    regressor's condition number; in float64 this costs nothing measurable
-    (the optimum agrees with Clarabel on the QR-reduced data to ~1e-8), and
-    directions the Gram matrix cannot resolve (singular values of the
-    column-scaled regressor below ``√(10 p eps)``; 1e-2 relative in
-    float32) are left to the prior. Then a primal interior-point Newton
-    method on the full ``x`` minimises ``F_μ = F − μ(Σ_i log det J_i + Σ_j
-    log φ_j)`` with the exact Hessian ``2RᵀR + (γ + μ) blockdiag ∇²(−log
-    det J_i) + diag(μ/φ_j²)``, a fraction-to-boundary rule (0.99 of the
-    largest step keeping every ``J_i ≻ 0`` and ``φ_j > 0``), and
-    back-tracking (Armijo) line search; ``μ`` is divided by 10 whenever half
-    the Newton decrement is ``≤ ν μ`` (``ν = 4 nb + #nonnegative``, the
-    barrier parameter), down to ``ν μ ≤ 0.1 (rtol |F| + atol)``; converged when
-    half the Newton decrement at that ``μ`` is ``≤ rtol |F| + atol``
-    (``atol``: 16 ulps of the summed terms). Everything runs as one jitted
-    ``lax.while_loop``, ``vmap``-ped over the batch. Newton's method fits
-    this problem: ``p ≈ 100``, the objective is a quadratic plus
-    self-concordant barriers, so damped Newton converges in tens of
-    iterations regardless of the data's conditioning, where first-order
-    methods crawl along poorly excited directions.
-
-    Known limitation: where the prior's weight is negligible against the data
-    and the data ask for an inconsistent body (e.g. weights far above the
-    actual ``1/σ²``, or ``γ ≪ 1`` on noisy data), the optimum lies within
-    ~1e-8 of ``det J = 0``; the Newton system's condition number then
-    reaches ~1e16 and the loop may stop at ``max_iters`` with status
-    ``NOT_CONVERGED`` (the bodies are still consistent, the objective a
-    fraction of a percent above the optimum). The default weights and ``γ``
-    keep the fit away from that regime on the data tested.
+    with ``J_i`` the 4×4 pseudo-inertia of body ``i``, ``k`` the samples, ``j`` the joints and
+    ``E`` the ``extra`` columns (plus ``Σ_j w_j (φ_j − φ0_j)²`` with ``extra_prior_weight``).
+    Every returned body has ``J ≻ 0``, whatever the data. Default weights ``1/σ̂_j²`` (least-squares
+    residuals per joint) and ``γ = 2 / prior_spread²``; the rules, the solver and its convergence
+    test: docs page ``identification-methods.md#fit-torques-defaults``.
 
     Args:
-      Y: ``(..., N, nv, 10 nb)`` joint-torque regressor (``Y @ π`` is the
-        inverse dynamics; [`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]).
+      Y: ``(..., N, nv, 10 nb)`` joint-torque regressor
+        ([`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]).
       tau: ``(..., N, nv)`` measured joint torques.
-      prior: ``RigidBodyInertia`` of batch ``(..., nb)``: the prior bodies
-        ``J0_i`` (each must be fully consistent, ``J0 ≻ 0``).
-      extra: optional ``(..., N, nv, ne)`` extra regressor columns (the joint model's,
-        [`JointModel.regressor`][spatialjax.multibody.JointModel.regressor]).
-      extra_nonnegative: optional ``(ne,)`` booleans: which extra coefficients
-        are constrained ``≥ 0`` (armature, viscous and Coulomb friction), kept
-        so by the interior point's barrier ``−μ log φ_j`` (``μ → 0``).
-        Default: none.
-      weights: optional ``w ≥ 0`` broadcastable to ``(..., N, nv)``, inverse
-        noise variances ``1/σ²`` (or bootstrap counts times those). Default:
-        the per-joint rule above.
-      gamma: ``γ ≥ 0``, scalar or ``(...)``. Default ``2 / prior_spread²``.
-        ``γ = 0`` is the consistent (constrained) least-squares fit; it is
-        ``UNDETERMINED`` where the regressor is rank-deficient.
+      prior: ``RigidBodyInertia`` of batch ``(..., nb)``: the prior bodies ``J0_i`` (each fully
+        consistent, ``J0 ≻ 0``).
+      extra: optional ``(..., N, nv, ne)`` extra regressor columns
+        ([`JointModel.regressor`][spatialjax.multibody.JointModel.regressor]).
+      extra_nonnegative: optional ``(ne,)`` booleans: the extra coefficients constrained ``≥ 0``
+        (armature, viscous and Coulomb friction). Default: none.
+      weights: optional ``w ≥ 0`` broadcastable to ``(..., N, nv)``, inverse noise variances
+        ``1/σ²``. Default: ``1/σ̂_j²`` per joint.
+      gamma: ``γ ≥ 0``, scalar or ``(...)``. Default ``2 / prior_spread²``. ``γ = 0`` is the
+        consistent least-squares fit, ``UNDETERMINED`` where the regressor is rank-deficient.
       prior_spread: ``s > 0`` of the default ``γ`` rule.
-      solver: [InteriorPoint][spatialjax.identification.InteriorPoint]
-        (default ``InteriorPoint()``), holding the relative tolerance
-        ``rtol`` (``1e-12`` float64, ``1e-6`` float32) and the cap
-        ``max_iters`` on Newton iterations.
-      extra_prior: optional ``(ne,)`` prior values ``φ0`` of the extra
-        coefficients (default 0), used where ``extra_prior_weight`` is positive.
-      extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of a Gaussian
-        prior on the extra coefficients: ``Σ_j w_j (φ_j − φ0_j)²`` is added
-        to ``F`` (in the data term's units: ``w_j = 1/σ_j²`` for a prior
-        ``φ_j ~ N(φ0_j, σ_j²)`` when the weights are ``1/σ²``). Default: none
-        (0: the coefficient is decided by the data alone).
-        [joint_prior][spatialjax.identification.joint_prior] gives the rule for
-        armature columns, which share a base parameter with a body (the first
-        joint's armature and its link's moment about the axis).
-      multiplicity: optional factors ``m ≥ 0`` broadcastable to ``(..., N,
-        nv)``: the number of independent equations each row stands for. They
-        multiply the weights (default or given), and the default rule then
-        estimates ``σ̂_j²`` as the ``m``-weighted mean residual energy of
-        row ``j``, so the data term counts ``Σ m`` equations. Rows projected
-        onto an ``r``-dimensional subspace of ``R`` stand for ``r / R`` each
-        (the ``multiplicity`` of [FloatingBaseRows][spatialjax.identification.FloatingBaseRows]);
-        0 drops a row. Default: 1.
+      solver: [InteriorPoint][spatialjax.identification.InteriorPoint] (default
+        ``InteriorPoint()``).
+      extra_prior: optional ``(ne,)`` prior values ``φ0`` of the extra coefficients (default 0).
+      extra_prior_weight: optional ``(ne,)`` weights ``w_j ≥ 0`` of the Gaussian prior
+        ``Σ_j w_j (φ_j − φ0_j)²`` on the extra coefficients, in the data term's units
+        (``1/σ_j²`` for ``φ_j ~ N(φ0_j, σ_j²)``); default none
+        ([joint_prior][spatialjax.identification.joint_prior] gives the armature's).
+      multiplicity: optional factors ``m ≥ 0`` broadcastable to ``(..., N, nv)``: the number of
+        independent equations each row stands for (the ``multiplicity`` of
+        [FloatingBaseRows][spatialjax.identification.FloatingBaseRows]); they multiply the
+        weights, 0 drops a row. Default: 1.
 
     Returns:
-      [`RobotFitResult`][spatialjax.identification.RobotFitResult] of batch shape ``(...)``.
-      Differentiable with respect to ``Y``, ``tau``, ``extra``, ``weights``, ``prior`` and
-      ``gamma`` by the implicit function theorem at the computed optimum
-      (the default weights are treated as constants).
+      [`RobotFitResult`][spatialjax.identification.RobotFitResult] of batch shape ``(...)``,
+      differentiable with respect to ``Y``, ``tau``, ``extra``, ``weights``, ``prior`` and
+      ``gamma`` (implicit function theorem; the default weights are constants).
 
     Raises:
-      ValueError: shapes that do not fit together (named, with what was
-        received); (eagerly) NaN/inf in ``tau``/``Y``/``extra`` naming the
-        sample and joint; a prior body that is not fully consistent; negative
-        weights or ``γ``; with default weights, fewer torque samples
-        ``N · nv`` than ``p + 1`` (the noise cannot be estimated).
-      TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is
-        not a ``RigidBodyInertia``, a ``solver`` that is not an
-        ``InteriorPoint``.
+      ValueError: shapes that do not fit together; (eagerly) NaN/inf in ``tau``/``Y``/``extra``
+        naming the sample and joint; a prior body that is not fully consistent; negative
+        weights or ``γ``; with default weights, ``N · nv ≤ p`` torque samples.
+      TypeError: non-float inputs, mixed float32/float64, a ``prior`` that is not a
+        ``RigidBodyInertia``, a ``solver`` that is not an ``InteriorPoint``.
 
     References:
-      P. M. Wensing, S. Kim, J.-J. E. Slotine, "Linear matrix inequalities for
-      physically consistent inertial parameter identification: a statistical
-      perspective on the mass distribution", IEEE RA-L 3(1), 2017.
-      T. Lee, P. M. Wensing, F. C. Park, "Geometric robot dynamic
-      identification: a convex programming approach", IEEE T-RO 36(2), 2020.
-      J. Nocedal, S. J. Wright, *Numerical Optimization*, 2nd ed., 2006,
-      ch. 19 (interior-point methods); S. Boyd, L. Vandenberghe, *Convex
-      Optimization*, 2004, §9.6 and §11.3 (self-concordance, barrier method).
+      P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
+      T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
     """
     solver = _interior_point_solver(solver)
     return _fit_torques(
@@ -625,46 +491,35 @@ def fit_robot(
     prior_spread: float = PRIOR_SPREAD,
     solver: InteriorPoint | None = None,
 ) -> RobotFitResult:
-    r"""Identify every body of ``model`` (and its joint model) from a torque log.
+    """Identify every body of ``model`` (and its joint model) from a torque log.
 
-    Builds ``Y = joint_torque_regressor(model, q, v, a, gravity)`` and the
-    columns of ``joint_model`` ([JointModel][spatialjax.multibody.JointModel]: per
-    one-DoF joint ``τ_J = I_a a + F_v v + F_c sign(v) + o``; ``I_a, F_v, F_c ≥ 0``, offset
-    free; ``Y`` has no armature: the model's ``armature`` is not used), then
+    Builds ``Y = joint_torque_regressor(model, q, v, a, gravity)`` and the columns of
+    ``joint_model`` ([JointModel][spatialjax.multibody.JointModel]: per one-DoF joint
+    ``τ_J = I_a a + F_v v + F_c sign(v) + o``; the model's own ``armature`` is not used), then
     calls [`fit_torques`][spatialjax.identification.fit_torques] with the model's inertias as the
-    default prior. See [`fit_torques`][spatialjax.identification.fit_torques] for the objective, the
-    default weights (``1/σ̂_j²`` from least-squares residuals) and ``γ`` (``2/s²``, ``s =
-    0.5``).
+    default prior.
 
     Args:
-      model: [`Model`][spatialjax.multibody.Model] (its ``inertia`` is the
-        default prior; joints locked in the model stay locked).
-      q: ``(..., N, nq)`` positions; ``v``, ``a``, ``tau``: ``(..., N, nv)``
-        velocities, accelerations and measured torques (model conventions).
-      joint_model: a [`JointModel`][spatialjax.multibody.JointModel], its kinds (any
-        subset of ``("armature", "viscous", "coulomb", "offset")``) or a comma-separated
-        text (``"none"``); default the three friction kinds, ``()`` fits no joint model.
-      weights, gamma, prior_spread: as in [`fit_torques`][spatialjax.identification.fit_torques].
-      prior: ``RigidBodyInertia`` of batch ``(..., nb)``; default
-        ``model.inertia`` (each body must be fully consistent: a massless or
-        inconsistent URDF link raises, naming the link).
+      model: [`Model`][spatialjax.multibody.Model] (joints locked in it stay locked).
+      q: ``(..., N, nq)`` positions; ``v``, ``a``, ``tau``: ``(..., N, nv)`` velocities,
+        accelerations and measured torques (model conventions).
+      joint_model: a [`JointModel`][spatialjax.multibody.JointModel], its kinds (any subset of
+        ``("armature", "viscous", "coulomb", "offset")``) or a comma-separated text
+        (``"none"``); ``()`` fits no joint model.
+      weights, gamma, prior_spread, solver: as in
+        [`fit_torques`][spatialjax.identification.fit_torques].
+      prior: ``RigidBodyInertia`` of batch ``(..., nb)``; default ``model.inertia`` (each body
+        fully consistent: a massless URDF link raises, naming it).
       gravity: gravitational acceleration in the world frame (m/s²).
-      solver: [InteriorPoint][spatialjax.identification.InteriorPoint], as in
-        [fit_torques][spatialjax.identification.fit_torques].
 
     Returns:
       [`RobotFitResult`][spatialjax.identification.RobotFitResult] with ``joint_parameters``
-      ``(..., n1, 4)`` ``[armature, viscous, coulomb, offset]`` per one-DoF joint in body
-      order (NaN for kinds not fitted).
+      ``(..., n1, 4)`` ``[armature, viscous, coulomb, offset]`` per one-DoF joint in body order
+      (NaN for kinds not fitted).
 
     Raises:
-      ValueError: a ``joint_model`` that is not one (naming it), and as
-        [fit_torques][spatialjax.identification.fit_torques].
+      ValueError: a ``joint_model`` that is not one (naming it), and as ``fit_torques``.
       TypeError: ``model`` not a Model, and as ``fit_torques``.
-
-    References:
-      P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
-      T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
     """
     from ...multibody import JOINT_KINDS, Model, joint_torque_regressor
 

@@ -16,36 +16,27 @@ from .body_result import check_fields
 class RobotFitResult(Pytree):
     """What ``fit_torques`` and ``fit_robot`` return, for a batch ``(...)`` of fits.
 
-    A frozen pytree dataclass: ``res[i]`` is fit ``i`` of the batch, ``==``
-    compares values. ``batch_shape`` is the shape of ``objective``; the body axis
-    ``nb`` and the joint axis of ``noise_std`` are core axes.
+    A frozen pytree dataclass: ``res[i]`` is fit ``i`` of the batch; the body axis ``nb`` and the
+    joint axis of ``noise_std`` are core axes.
 
     Attributes:
-      inertia: ``RigidBodyInertia`` of batch ``(..., nb)``: the identified
-        bodies, each about its body frame's origin in its axes (the convention of
-        [`joint_torque_regressor`][spatialjax.multibody.joint_torque_regressor]),
-        ``J ≻ 0`` unless the status is an input error (then NaN).
-      extra: ``(..., ne)`` identified coefficients of the extra columns
-        (the joint model's for [`fit_robot`][spatialjax.identification.fit_robot], in
+      inertia: ``RigidBodyInertia`` of batch ``(..., nb)``: the identified bodies, each about its
+        body frame's origin in its axes, ``J ≻ 0`` unless the status is an input error (NaN).
+      extra: ``(..., ne)`` identified coefficients of the extra columns (for ``fit_robot``, in
         [`JointModel.regressor`][spatialjax.multibody.JointModel.regressor] order).
       joint_parameters: ``(..., n1, 4)`` per one-DoF joint ``[armature, viscous, coulomb,
-        offset]`` with NaN for the kinds not fitted
-        ([`fit_robot`][spatialjax.identification.fit_robot]); ``None`` from
-        [`fit_torques`][spatialjax.identification.fit_torques].
+        offset]``, NaN for the kinds not fitted (``fit_robot``); ``None`` from ``fit_torques``.
       objective: ``(...)`` ``F = Σ w r² + γ Σ_i D(J_i ‖ J0_i)`` at the result.
       residual: ``(...)`` its data part ``Σ w r²``.
-      iterations: ``(...)`` int32 Newton iterations of the interior-point loop.
+      iterations: ``(...)`` int32 Newton iterations.
       converged: ``(...)`` bool, ``status == FitStatus.CONVERGED``.
       status: ``(...)`` int32 [`FitStatus`][spatialjax.identification.FitStatus] code.
       gamma: ``(...)`` the prior weight ``γ`` used.
       prior: ``RigidBodyInertia`` ``(..., nb)``: the prior ``J0`` used.
-      noise_std: ``(..., nv)`` per-joint noise standard deviation ``σ̂_j``
-        from the ordinary-least-squares residuals.
+      noise_std: ``(..., nv)`` per-joint noise standard deviation ``σ̂_j`` (least squares).
       consistency: ``physical_consistency`` of ``inertia`` (batch ``(..., nb)``).
-      rank: ``(...)`` int32 numerical rank of the column-scaled stacked
-        (weighted) regressor ``[Y | extra]``.
-      condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled
-        (weighted) *base* regressor, as ``Identifiability.condition_number``.
+      rank: ``(...)`` int32 numerical rank of the column-scaled weighted ``[Y | extra]``.
+      condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled weighted *base* regressor.
     """
 
     inertia: RigidBodyInertia

@@ -1,14 +1,7 @@
 """``InteriorPoint``: the solver object of the inertial fits (lineax style).
 
-One small frozen object holds the options of the one engine, the primal
-interior-point Newton method (``interior_point``), for both problems:
-
-    fit(Y, f, weights=w, solver=InteriorPoint(rtol=1e-10))           # one body per problem
-    fit_torques(Y, tau, prior=J0, solver=InteriorPoint(max_iters=50))  # a whole robot
-
-``rtol=None`` stands for a default per dtype (``rtol_for``). The object is
-hashable; the fits pass its values to ``jit`` as static arguments, so equal
-objects share one compiled program.
+A frozen, hashable object of options (``rtol``, ``max_iters``); the fits pass its values to
+``jit`` as static arguments, so equal objects share one compiled program.
 """
 
 from __future__ import annotations
@@ -38,20 +31,18 @@ def _check_rtol(owner: str, rtol) -> None:
 class InteriorPoint:
     """Primal interior-point Newton method, the solver of every inertial fit.
 
-    The solver of [fit][spatialjax.identification.fit] (each body's 10
-    parameters, batched over bodies), [fit_torques][spatialjax.identification.fit_torques]
-    and [fit_robot][spatialjax.identification.fit_robot] (a whole robot): damped
-    Newton steps on all ``10 nb + ne`` parameters at once with the exact Hessian of
-    ``F − μ(Σ_i log det J_i + Σ_j log φ_j)``, a fraction-to-boundary rule
-    and an Armijo line search, ``μ`` divided by 10 along the central path
-    (Nocedal & Wright 2006, ch. 19; Boyd & Vandenberghe 2004, §11.3);
-    ``fit`` and ``fit_torques`` document the stopping tests.
+    The solver of [fit][spatialjax.identification.fit],
+    [fit_torques][spatialjax.identification.fit_torques] and
+    [fit_robot][spatialjax.identification.fit_robot]: damped Newton steps with the exact Hessian
+    on ``F − μ(Σ_i log det J_i + Σ_j log φ_j)``, ``μ`` divided by 10 along the central path
+    (Nocedal & Wright 2006, ch. 19). Stopping tests: docs page
+    ``identification-methods.md#fit-torques-defaults``.
 
     Attributes:
-      rtol: relative tolerance on the objective, in ``(0, 1)``; ``None``:
-        ``1e-12`` (float64) or ``1e-6`` (float32).
-      max_iters: cap on Newton iterations (``≥ 1``); a fit stopped by it has
-        status ``NOT_CONVERGED``.
+      rtol: relative tolerance on the objective, in ``(0, 1)``; ``None``: ``1e-12`` (float64)
+        or ``1e-6`` (float32).
+      max_iters: cap on Newton iterations (``≥ 1``); a fit stopped by it has status
+        ``NOT_CONVERGED``.
 
     Raises:
       ValueError: ``rtol`` outside ``(0, 1)`` or ``max_iters`` not an int ``≥ 1``.

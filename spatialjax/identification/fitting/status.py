@@ -10,35 +10,23 @@ import jax.numpy as jnp
 class FitStatus(enum.IntEnum):
     """Status codes of [`fit`][spatialjax.identification.fit] (``FitResult.status``, int32).
 
-    ``fit`` runs under ``jit``, so value problems it cannot raise on are reported
-    per body in ``FitResult.status`` (the lineax / equinox habit: solvers return
-    a result code instead of raising deep inside). ``converged`` is true exactly
-    where ``status == CONVERGED``. Called eagerly on concrete arrays, ``fit``
-    raises a ``ValueError`` for the input problems instead (codes 3 and 4 then
-    only occur under ``jit``/``vmap``). Compare with the members, which are
-    ``int``s: ``res.status == FitStatus.CONVERGED``; ``FitStatus(int(code))``
-    names a scalar code and ``FitStatus.describe(code)`` explains it.
+    Under ``jit`` value problems are reported per body in ``status`` instead of raised (eager
+    calls on concrete arrays raise a ``ValueError`` for codes 3 and 4). ``converged`` is true
+    exactly where ``status == CONVERGED``; ``FitStatus.describe(code)`` explains a code.
 
     Members (highest priority first where several apply: 3, 4, 2, 5, 1):
 
     * ``CONVERGED`` (0): certified to ``rtol``; ``J(π) ≻ 0``.
-    * ``NOT_CONVERGED`` (1): the optimiser stopped (iteration cap, or no
-      further decrease) before the certificate; the body is consistent
-      (``J ≻ 0``) but may be short of the optimum: raise the solver's
+    * ``NOT_CONVERGED`` (1): stopped (iteration cap, or no further decrease) before the
+      certificate; the body is consistent but may be short of the optimum: raise
       ``max_iters`` or loosen ``rtol``.
-    * ``UNDETERMINED`` (2): the data do not determine the body and nothing
-      else does: ``γ = 0`` with a rank-deficient excitation (some parameter
-      combinations are unexcited, ``condition_number = inf``), so the
-      minimisers form a continuum and the returned one is arbitrary (possibly
-      on the boundary ``det J = 0``); or an excitation of rank 0 (zero
-      regressor or zero weights) without a ``prior``, where ``inertia`` is NaN.
-      Pass ``γ > 0`` (the default) and/or a ``prior``.
-    * ``NONFINITE_INPUT`` (3): NaN or ``inf`` in ``Y``, ``f``, ``weights``,
-      ``prior`` or ``gamma`` of this body; ``inertia`` is NaN.
-    * ``INVALID_INPUT`` (4): a negative weight, ``γ < 0``, or a ``prior``
-      whose pseudo-inertia is not positive definite; ``inertia`` is NaN.
-    * ``NUMERICAL_FAILURE`` (5): valid input, but the solver produced a
-      non-finite value (not expected; please report it with the data).
+    * ``UNDETERMINED`` (2): nothing determines the body: ``γ = 0`` with a rank-deficient
+      excitation (the returned minimiser is arbitrary), or an excitation of rank 0 without a
+      ``prior`` (``inertia`` NaN). Pass ``γ > 0`` (the default) and/or a ``prior``.
+    * ``NONFINITE_INPUT`` (3): NaN or ``inf`` in this body's inputs; ``inertia`` is NaN.
+    * ``INVALID_INPUT`` (4): a negative weight, ``γ < 0``, or a ``prior`` whose pseudo-inertia
+      is not positive definite; ``inertia`` is NaN.
+    * ``NUMERICAL_FAILURE`` (5): valid input, but the solver produced a non-finite value.
     """
 
     CONVERGED = 0
@@ -74,11 +62,7 @@ _MESSAGES = {
 
 
 def status_code(*, nonfinite_input, invalid_input, undetermined, numerical_failure, not_converged):
-    """``int32`` ``FitStatus`` codes from the per-fit failure flags (traced booleans).
-
-    Highest priority first: a non-finite input, an invalid input, an undetermined
-    problem, a numerical failure, then no convergence; ``CONVERGED`` where none holds.
-    """
+    """``int32`` ``FitStatus`` codes from the per-fit failure flags, highest priority first."""
     return jnp.select(
         [nonfinite_input, invalid_input, undetermined, numerical_failure, not_converged],
         [

@@ -1,8 +1,7 @@
 """Effective number of independent samples in a time series: ``correlation_time``.
 
-``N / τ`` with ``τ = 1 + 2 Σ_{k≥1} ρ(k)`` the integrated autocorrelation time,
-estimated with Sokal's automatic window (Sokal 1997). Samples are rows, in time
-order. Derivation: docs page ``identification-methods.md#correlation-time``.
+Sokal's automatic window (Sokal 1997); samples are rows, in time order. Derivation: docs page
+``identification-methods.md#correlation-time``.
 """
 
 from __future__ import annotations

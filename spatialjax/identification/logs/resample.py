@@ -34,9 +34,7 @@ class SamplingReport:
       median_interval: median interval, s.
       max_interval: longest interval, s.
       off_share: fraction of the intervals more than 10 % off the median.
-      resampled: whether the log was interpolated (False: it was uniform to
-        ``1e-6`` relative and no other rate was asked for, and it is returned
-        unchanged).
+      resampled: whether the log was interpolated (False: returned unchanged).
       rate: the sample rate of the returned log, Hz.
       n_out: samples of the returned log.
     """

@@ -232,12 +232,7 @@ def _check_finite_column(x, column, t, source):
 
 
 def continuous_quaternions(quat: np.ndarray) -> np.ndarray:
-    """Quaternions ``(N, 4)`` with signs flipped so that ``q_k · q_{k−1} ≥ 0`` for every ``k``.
-
-    ``q`` and ``−q`` are the same rotation; a sequence that jumps between the
-    two hemispheres is continuous as a rotation but not as a 4-vector, which
-    interpolating and filtering the components need.
-    """
+    """Quaternions ``(N, 4)`` with signs flipped so that ``q_k · q_{k−1} ≥ 0`` for every ``k``."""
     d = np.sum(quat[1:] * quat[:-1], axis=1)
     flips = np.concatenate([[1.0], np.cumprod(np.where(d < 0, -1.0, 1.0))])
     return quat * flips[:, None]
@@ -598,16 +593,7 @@ def _csv_rows(path: Path):
 
 @dataclasses.dataclass
 class _CsvColumns:
-    """Where each CSV column goes (column indices).
-
-    Attributes:
-      groups: ``{kind: {joint: index}}`` for ``q``, ``tau``, ``dq``, ``ddq``.
-      joint_order: the joints in the order of their ``q_`` columns.
-      base: ``{base column: index}`` (pose and velocity).
-      contact_cols: ``{frame: index}`` of ``contact_<frame>``.
-      wrench_cols: ``{(frame, part): index}`` of ``wrench_<part>_<frame>``.
-      frame_order: the contact frames in order of first appearance.
-    """
+    """Where each CSV column goes: ``groups``, ``joint_order``, ``base``, contacts, wrenches."""
 
     groups: dict
     joint_order: list
@@ -899,31 +885,26 @@ class JointMatch:
 def match_joints(log: RobotLog, model, lock: Mapping[str, float] | None = None) -> JointMatch:
     """Map a log's joints onto a model's movable (one-degree-of-freedom) joints.
 
-    A log with ``joint_names=None`` must have exactly the model's movable
-    joints, in model order. Otherwise every log joint must be a movable joint
-    of ``model``; model joints absent from the log are locked at 0 or at the
-    value in ``lock``; joints named in ``lock`` that the log has are locked
-    too and their columns dropped.
+    A log with ``joint_names=None`` must have exactly the model's movable joints, in model order.
+    Otherwise every log joint must be a movable joint of ``model``; model joints absent from the
+    log are locked at 0 or at the value in ``lock``; log joints named in ``lock`` are locked too
+    and their columns dropped.
 
     Args:
       log: the [`RobotLog`][spatialjax.identification.RobotLog].
-      model: a [Model][spatialjax.multibody.Model] loaded without locked
-        joints (so that all its movable joints can be matched); floating-base
+      model: a [Model][spatialjax.multibody.Model] loaded without locked joints; floating-base
         (a free flyer) exactly when the log has a base pose.
       lock: ``{joint name: value}`` (rad or m) for joints to lock.
 
     Returns:
-      [JointMatch][spatialjax.identification.JointMatch]; ``match.apply(log)``
-      reorders the log's columns (and keeps its base pose and contacts).
+      [JointMatch][spatialjax.identification.JointMatch]; ``match.apply(log)`` reorders the
+      log's columns (and keeps its base pose and contacts).
 
     Raises:
-      IdentifyError: naming the argument (``.argument``): ``"model"``, a
-        floating-base model with a log without base pose; ``"log"``, a
-        fixed-base model with a log that has one, a log joint that is no
-        movable joint of the model (naming it and listing the model's), or a
-        nameless log whose column count differs from the model's; ``"lock"``,
-        a name that is no movable joint, a value that is not a finite number,
-        or locks that leave the log no joint.
+      IdentifyError: naming the argument (``.argument``): ``"model"`` or ``"log"`` when one has a
+        base pose and the other not, a log joint that is no movable joint of the model, or a
+        nameless log with the wrong column count; ``"lock"``, a name that is no movable joint, a
+        value that is not a finite number, or locks that leave the log no joint.
     """
     floating = bool(getattr(model, "floating_base", False))
     if floating and not log.floating_base:

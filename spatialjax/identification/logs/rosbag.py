@@ -58,8 +58,7 @@ class BagOptionError(LogError):
 
 
 def is_bag(path) -> bool:
-    """Whether ``path`` names a ROS bag: a ``.bag``/``.mcap``/``.db3`` file or a folder with
-    ``metadata.yaml``."""
+    """Whether ``path`` names a ROS bag: a ``.bag``/``.mcap``/``.db3`` file or a ROS 2 folder."""
     p = Path(path)
     return p.suffix.lower() in BAG_SUFFIXES or (p.is_dir() and (p / "metadata.yaml").is_file())
 
@@ -451,9 +450,8 @@ def read_bag(
 ):
     """A bag's arrays for [load_log][spatialjax.identification.load_log] (which checks them).
 
-    Returns:
-      ``(t, {"q", "tau", "dq", "ddq"}, joint_names, floating fields, notes)``; ``t`` in s from the
-      first joint sample.
+    ``(t, {"q", "tau", "dq", "ddq"}, joint_names, floating fields, notes)``, ``t`` in s from the
+    first joint sample.
     """
     path = Path(path)
     reader = _open(path)
@@ -587,8 +585,7 @@ class LogInventory:
     joint_names: tuple[str, ...]
 
     def lines(self, model_joints: Sequence[str] | None = None) -> list[str]:
-        """The inventory as text lines; with ``model_joints`` (a model's movable
-        joints) also the joints against the model's."""
+        """The inventory as text lines (with ``model_joints``, the joints against the model's)."""
         out = [f"{self.source}: {self.kind}, {self.duration:.6g} s, {len(self.topics)} topic(s)"]
         width = max([len(tp.name) for tp in self.topics] + [5])
         twidth = max([len(tp.msgtype) for tp in self.topics] + [4])

@@ -48,8 +48,7 @@ def _metrics_jit():
 def body_metrics(P, P0=None) -> dict:
     """Consistency margins of bodies ``P (k, 10)`` and their geodesic distances to ``P0``.
 
-    Float64, one ``jit`` on a batch padded to at least 32 bodies. Returns NumPy
-    arrays ``consistent`` (k,), ``principal_moments`` (k, 3), ``min_eig_inertia_com``,
+    Returns NumPy arrays ``consistent`` (k,), ``principal_moments`` (k, 3), ``min_eig_inertia_com``,
     ``triangle_margin``, ``min_eig_pseudo_inertia``, ``geodesic`` (k,).
     """
     from ..._util import bucket
@@ -223,37 +222,31 @@ def write_identified_urdf(
 ) -> dict:
     """Write the URDF ``source`` to ``out_path``, the identified bodies' ``<inertial>`` rewritten.
 
-    Computed in float64 NumPy. How a composite body is split between its links:
-    docs page ``identification-methods.md#model-writer``.
+    How a composite body is split between its links: docs page
+    ``identification-methods.md#model-writer``.
 
     Args:
       source: the URDF the model was read from: its path, or its
         [`ModelDescription`][spatialjax.io.ModelDescription] (not read again).
-      model: the [`Model`][spatialjax.multibody.Model] read from ``source``
-        (with the ``locked_joints`` used for the identification).
-      inertia: identified bodies, a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of
-        batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
-        its body frame origin in body axes, every mass positive.
+      model: the [`Model`][spatialjax.multibody.Model] read from ``source`` (with the
+        ``locked_joints`` used for the identification).
+      inertia: identified bodies, a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch
+        ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about its body frame origin in
+        body axes, every mass positive.
       out_path: the file to write (atomically: a temporary file renamed).
-      joint_params: optional ``{"armature" | "damping" | "friction": (n_joints,)}``
-        (NaN keeps the file's): written as ``<dynamics damping= friction=>``;
-        armature only where the joint has Drake's ``drake:rotor_inertia``.
-      overwrite: replace ``out_path`` if it exists. The input itself is never
-        overwritten.
+      joint_params: optional ``{"armature" | "damping" | "friction": (n_joints,)}`` (NaN keeps the
+        file's): written as ``<dynamics damping= friction=>``; armature only where the joint has
+        Drake's ``drake:rotor_inertia``.
+      overwrite: replace ``out_path`` if it exists (the input is never overwritten).
 
     Returns:
-      A JSON-able report: ``source``, ``output``, ``bodies`` (per model body:
-      ``body``, ``joint``, ``link``, ``mode`` (``"single"``, ``"remainder"`` or
-      ``"composite"``), ``links_kept``, ``links_cleared``, ``remainder_consistent``,
-      ``remainder_margins``, ``note``), ``untouched``, ``max_reload_error``; with
-      ``joint_params`` also ``joints`` and ``max_joint_error``.
+      A JSON-able report (keys: docs page ``identification-report.md``, section ``output``).
 
     Raises:
       TypeError: ``model`` is not a Model, or ``joint_params`` not a dict.
-      ValueError: ``source`` is not a URDF, ``model`` was not read from it,
-        ``inertia`` has the wrong shape, non-finite values or a body with
-        ``m ≤ 0``, ``joint_params`` with an unknown field, the wrong shape or
-        a negative value, or ``out_path`` is the source file.
+      ValueError: ``source`` is not a URDF, ``model`` was not read from it, ``inertia`` has the
+        wrong shape, non-finite values or a body with ``m ≤ 0``, ``joint_params`` with an unknown
+        field, the wrong shape or a negative value, or ``out_path`` is the source file.
       FileExistsError: ``out_path`` exists and ``overwrite`` is false.
       spatialjax.io.ModelFileError: ``source`` is malformed.
     """
@@ -343,8 +336,7 @@ def _frame_poses(model):
 
 
 def _checked_remainders(massive: list, remainders: list) -> dict:
-    """``{body: (consistent, margins)}`` of the remainders of the bodies with massive attached
-    links (``massive[b]`` non-empty), checked in one batch."""
+    """``{body: (consistent, margins)}`` of the remainders of bodies with massive attached links."""
     with_att = [b for b in range(len(massive)) if massive[b]]
     rem = np.array([remainders[b] for b in with_att]).reshape(-1, 10)
     ok_all, margins_all = _consistent(rem)
@@ -352,8 +344,7 @@ def _checked_remainders(massive: list, remainders: list) -> dict:
 
 
 def _split_mode(entry: dict, p_body, p_rem, massive, checked_b, names):
-    """``(mode, the child's 10-vector, cleared link names)`` for one body (module doc's rule);
-    records the remainder's consistency in ``entry``."""
+    """``(mode, the child's 10-vector, cleared link names)`` of one body; fills ``entry``."""
     if not massive:
         entry["remainder_consistent"] = entry["remainder_margins"] = None
         return "single", p_body, []
@@ -366,8 +357,7 @@ def _split_mode(entry: dict, p_body, p_rem, massive, checked_b, names):
 
 
 def _reload_error(back_links: dict, names, frames, p_id) -> float:
-    """Largest ``|π_reloaded − π_identified|`` relative to each body's largest parameter, the
-    bodies recomposed from the re-read links (``{name: inertial}``, massless ones left out)."""
+    """Largest ``|π_reloaded − π_identified|`` relative to each body's largest parameter."""
     fb, FR, Fp = frames
     from ...multibody._build import link_params
 
@@ -381,9 +371,7 @@ def _reload_error(back_links: dict, names, frames, p_id) -> float:
 
 
 def _urdf_plan(model, links, names, p_id, frames):
-    """Per body ``(child link, attached links, massive ones, remainder)`` and the remainders'
-    consistency: the attached links are the file's links with an ``<inertial>`` fixed to the
-    body other than its joint's child."""
+    """Per body ``(child link, attached links, massive ones, remainder)`` and their consistency."""
     from ...multibody._build import link_params
 
     fb, FR, Fp = frames
@@ -515,7 +503,7 @@ def _v_index(model, b: int) -> int:
 
 
 def _joint_reload_error(back_desc, joints_report) -> float:
-    """Largest relative difference between written and re-read (``back_desc``) joint parameters."""
+    """Largest relative difference between written and re-read joint parameters."""
     back = {j.name: j.dynamics for j in back_desc.joints if j.name is not None}
     worst = 0.0
     for entry in joints_report:
@@ -554,55 +542,40 @@ def write_identified_mjcf(
 ) -> dict:
     """Write an MJCF file with the identified bodies' ``<inertial>`` and joints rewritten.
 
-    Every byte outside the edited elements and attributes is kept; loaded with
-    MuJoCo the output has the identified ``body_mass``, ``body_ipos``,
-    ``body_inertia``/``body_iquat``, ``dof_armature``, ``dof_damping`` and
-    ``dof_frictionloss``. Computed in float64 NumPy. Conventions: docs page
+    Every byte outside the edited elements and attributes is kept; loaded with MuJoCo the output
+    has the identified ``body_mass``, ``body_ipos``, ``body_inertia``/``body_iquat``,
+    ``dof_armature``, ``dof_damping`` and ``dof_frictionloss``. Conventions: docs page
     ``identification-methods.md#model-writer``.
 
     Args:
       source: the MJCF file the model was read from: its path, or its
         [`ModelDescription`][spatialjax.io.ModelDescription] (not read again).
-      model: the [Model][spatialjax.multibody.Model] read from ``source``
-        (with the ``locked_joints`` used).
-      inertia: identified bodies, a [RigidBodyInertia][spatialjax.RigidBodyInertia] of
-        batch ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about
-        its body frame origin in body axes; every mass positive.
+      model: the [Model][spatialjax.multibody.Model] read from ``source`` (with the
+        ``locked_joints`` used).
+      inertia: identified bodies, a [RigidBodyInertia][spatialjax.RigidBodyInertia] of batch
+        ``(model.nbodies,)`` (or an ``(nbodies, 10)`` array), each about its body frame origin in
+        body axes; every mass positive.
       out_path: the file to write (atomically: a temporary file renamed).
-      joint_params: optional ``{"armature" | "damping" | "friction": (n_joints,)}``
-        over the one-DoF joints in model order (``friction`` written as
-        ``frictionloss``; NaN keeps the file's value).
-      overwrite: replace ``out_path`` if it exists. The input itself is never
-        overwritten.
-      tendon_params: optional ``{tendon: {"armature" | "viscous" | "coulomb": value}}``
-        written on the file's ``<tendon><fixed name=tendon>`` as ``armature``,
-        ``damping`` and ``frictionloss`` (a coupled motor of a
-        [Transmission][spatialjax.multibody.Transmission]; NaN keeps the file's value).
+      joint_params: optional ``{"armature" | "damping" | "friction": (n_joints,)}`` over the
+        one-DoF joints in model order (``friction`` written as ``frictionloss``; NaN keeps the
+        file's value).
+      overwrite: replace ``out_path`` if it exists (the input is never overwritten).
+      tendon_params: optional ``{tendon: {"armature" | "viscous" | "coulomb": value}}`` written on
+        the file's ``<tendon><fixed name=tendon>`` as ``armature``, ``damping`` and
+        ``frictionloss`` (a coupled motor of a [Transmission][spatialjax.multibody.Transmission]).
 
     Returns:
-      A JSON-able report: ``source``, ``output``, ``format`` (``"mjcf"``),
-      ``bodies`` (per model body: ``body``, ``joint``, ``link`` (the MJCF body
-      written), ``mode``, ``links_kept``, ``links_cleared``,
-      ``links_massless`` (welded bodies given a massless ``<inertial>``),
-      ``inserted`` (an ``<inertial>`` was added), ``note``), ``joints`` (per
-      one-DoF joint and field given: ``{"file", "identified", "written"}``),
-      ``tendons`` (per tendon written: ``{"file", "identified", "written"}`` per
-      attribute), ``notes`` (compiler options), ``max_reload_error`` and
-      ``max_joint_error`` (the output re-read by ``Model.from_mjcf``'s reader
-      against what was written).
+      A JSON-able report (keys: docs page ``identification-report.md``, section ``output``).
 
     Raises:
-      ValueError: ``source`` is not MJCF, ``model`` was not read from it,
-        ``inertia`` has the wrong shape, non-finite values or a mass ``≤ 0``,
-        ``joint_params`` with an unknown field, the wrong shape or a negative
-        value, a joint whose ``springdamper`` overrides the damping written,
-        a ``tendon_params`` tendon the file lacks or a negative value,
-        an actuator with its own ``armature``/``damping`` (MuJoCo 4: they add
-        to the joint's) when those are written, or ``out_path`` is the source file.
+      ValueError: ``source`` is not MJCF, ``model`` was not read from it, ``inertia`` has the
+        wrong shape, non-finite values or a mass ``≤ 0``, ``joint_params`` with an unknown field,
+        the wrong shape or a negative value, a joint whose ``springdamper`` overrides the damping
+        written, a ``tendon_params`` tendon the file lacks or a negative value, an actuator with
+        its own ``armature``/``damping`` when those are written, or ``out_path`` is the source.
       TypeError: ``joint_params`` not a dict.
       FileExistsError: ``out_path`` exists and ``overwrite`` is false.
-      spatialjax.io.ModelFileError: ``source`` is malformed or not expandable
-        (``<include>``).
+      spatialjax.io.ModelFileError: ``source`` is malformed or not expandable (``<include>``).
     """
     from ..._util import write_atomic as _write_atomic
     from ...io._load import read_description
@@ -652,8 +625,7 @@ def write_identified_mjcf(
 
 
 def _mjcf_inputs(source, model, inertia, joint_params, out_path, overwrite):
-    """``(tree description, body names, {joint name: joint}, (nb, 10) bodies, joint params,
-    out path)``, checked."""
+    """``(description, body names, {joint name: joint}, (nb, 10) bodies, joint params, out)``."""
     fn = "write_identified_mjcf"
     _check_model(model, fn)
     desc = _description(source, fn)
@@ -682,8 +654,7 @@ def _mjcf_inputs(source, model, inertia, joint_params, out_path, overwrite):
 
 
 def _mjcf_compiler_edits(root):
-    """``inertiafromgeom="true"`` turned to ``"auto"``, and notes on the compiler options
-    that can change the written inertias: ``(edits, notes)``."""
+    """``(edits, notes)``: ``inertiafromgeom="true"`` made ``"auto"``; notes on other options."""
     from ...io._xml import attr_value_edit
 
     edits: list = []
@@ -705,8 +676,7 @@ def _mjcf_compiler_edits(root):
 
 
 def _mjcf_plan(model, links, names, p_id, frames):
-    """Per body ``(child body, welded bodies, massive ones, welded bodies without <inertial>
-    but with geoms, remainder)`` and the remainders' consistency."""
+    """Per body ``(child, welded, massive, geoms without <inertial>, remainder)``, consistency."""
     from ...multibody._build import link_params
 
     fb, FR, Fp = frames
@@ -790,8 +760,7 @@ def _mjcf_body_edits(model, links, data, names, p_id, frames, plan, checked):
 
 
 def _mjcf_joint_edits(model, by_joint, jp):
-    """Edits writing ``jp`` into the ``<joint>`` attributes ``armature``, ``damping`` (its
-    linear term) and ``frictionloss``, and the per-joint report."""
+    """Edits writing ``jp`` into the ``<joint>`` attributes, and the per-joint report."""
     from ...io._common import format_number, updated_vector_text
     from ...io._xml import attr_value_edit
 
@@ -848,8 +817,7 @@ def _insert_inertial(body_el, data, m, c, I_c, insert_child_edit):
 
 
 def _check_actuators(root, jp, path, fn) -> None:
-    """Refuse actuators that carry their own armature or damping (MuJoCo 4) when those are
-    written: MuJoCo adds them to the joint's, so the identified total would count twice."""
+    """Refuse actuators with their own armature or damping (added to the joint's) when written."""
     fields = [f for f in ("armature", "damping") if f in jp]
     if not fields:
         return

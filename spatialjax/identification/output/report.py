@@ -1,7 +1,8 @@
 """What ``identify_robot`` returns: ``RobotIdentification``, the typed ``IdentificationReport``.
 
-``to_dict()`` gives the JSON form (field names as keys), ``to_json()`` the text with
-NaN and infinities as ``null``; the schema is docs page ``identification-report.md``.
+``to_dict()`` gives the JSON form (field names as keys), ``to_json()`` the text with NaN and
+infinities as ``null``. Each section's docstring starts with its path in the report
+(``schema()``); its keys are documented there, docs page ``identification-report.md``.
 ``summary_table`` and the ``*_text`` helpers format what the command line prints.
 """
 
@@ -91,15 +92,7 @@ class Section:
 
 @dataclasses.dataclass(frozen=True)
 class Samples(Section):
-    """Sample counts.
-
-    Attributes:
-      raw: samples of the log after resampling.
-      raw_holdout: the last ``raw_holdout`` of them are held out.
-      after_decimation: training + held-out samples after filtering and decimation.
-      train: samples the fit uses.
-      holdout: held-out samples after filtering and decimation.
-    """
+    """``samples``: sample counts."""
 
     raw: int
     raw_holdout: int
@@ -110,21 +103,8 @@ class Samples(Section):
 
 @dataclasses.dataclass(frozen=True)
 class ErrorFigures(Section):
-    """Relative torque errors ``‖τ̂ − τ‖ / ‖τ‖`` (None where ``‖τ‖ = 0``).
-
-    For a floating base the "torques" are each sample's equations (base rows first).
-
-    Attributes:
-      overall: over the samples and the channels (equations) fitted.
-      per_joint: ``{joint: e}`` over the samples of one joint (floating base:
-        of one equation).
-      base: over the base rows (floating base; None for a fixed base).
-      joint: over the joint rows fitted (floating base; None for a fixed base).
-      rest_left_out: ``{joint: share}`` of the part's samples left out of the
-        joint's error because it rests there, as the fit left them out of its
-        row (Coulomb friction modelled: static friction is not ``F_c
-        sign(q̇)``); None where every sample counts.
-    """
+    """``errors.<set>.<part>``: relative torque errors ``‖τ̂ − τ‖ / ‖τ‖`` (``rest_left_out``:
+    the share of each joint's samples left out because it rests, as in the fit)."""
 
     overall: float | None
     per_joint: Mapping[str, float | None]
@@ -136,11 +116,10 @@ class ErrorFigures(Section):
     def of(
         cls, tau_hat: np.ndarray, tau: np.ndarray, joints, used, groups=None, rows=None
     ) -> ErrorFigures | None:
-        """The errors of a prediction ``tau_hat (N, n)`` of ``tau``; None without samples.
+        """The errors of ``tau_hat (N, n)`` against ``tau``; None without samples.
 
-        ``groups``: ``n`` labels ``"base"``/``"joint"`` (a floating base's
-        equations), or None. ``rows``: ``(N, n)`` booleans, the samples of each
-        channel that count (the others, at rest, are left out), or None (all).
+        ``groups``: ``n`` labels ``"base"``/``"joint"`` (a floating base's equations), or None.
+        ``rows``: ``(N, n)`` booleans, the samples of each channel that count, or None (all).
         """
         if tau.shape[0] == 0:
             return None
@@ -168,12 +147,7 @@ def _relative(err: np.ndarray, ref: np.ndarray) -> float | None:
 
 @dataclasses.dataclass(frozen=True)
 class PartErrors(Section):
-    """One parameter set's errors on the training and the held-out part.
-
-    Attributes:
-      train: on the training part.
-      holdout: on the held-out part (None without a held-out part).
-    """
+    """``errors.<set>``: one parameter set's errors on the training and held-out part."""
 
     train: ErrorFigures | None
     holdout: ErrorFigures | None
@@ -181,13 +155,7 @@ class PartErrors(Section):
 
 @dataclasses.dataclass(frozen=True)
 class Errors(Section):
-    """Errors of the fit, of ordinary least squares and of the prior (no friction).
-
-    Attributes:
-      fit: the physically consistent fit.
-      least_squares: ordinary least squares on the same columns.
-      prior: the (repaired) model bodies.
-    """
+    """``errors``: errors of the fit, of least squares and of the prior."""
 
     fit: PartErrors
     least_squares: PartErrors
@@ -196,13 +164,7 @@ class Errors(Section):
 
 @dataclasses.dataclass(frozen=True)
 class ValidationErrors(Section):
-    """Errors on one validation log.
-
-    Attributes:
-      fit: the fit's.
-      least_squares: least squares'.
-      prior: the prior's.
-    """
+    """``validation[].errors``: errors on one validation log."""
 
     fit: ErrorFigures | None
     least_squares: ErrorFigures | None
@@ -211,13 +173,7 @@ class ValidationErrors(Section):
 
 @dataclasses.dataclass(frozen=True)
 class Validation(Section):
-    """One ``validate`` log, evaluated (not fitted).
-
-    Attributes:
-      samples: its samples after filtering and decimation.
-      sampling: its ``SamplingReport``.
-      errors: the errors on it.
-    """
+    """``validation[]``: one ``validate`` log, evaluated (not fitted)."""
 
     samples: int
     sampling: Any
@@ -226,13 +182,7 @@ class Validation(Section):
 
 @dataclasses.dataclass(frozen=True)
 class Margins(Section):
-    """Consistency margins of a body (``physical_consistency``).
-
-    Attributes:
-      min_eig_inertia_com: smallest eigenvalue of the inertia about the CoM.
-      triangle_margin: ``λ1 + λ2 − λ3`` of the principal moments.
-      min_eig_pseudo_inertia: smallest eigenvalue of the pseudo-inertia ``J``.
-    """
+    """``links[].fit.margins``: consistency margins of a body."""
 
     min_eig_inertia_com: float
     triangle_margin: float
@@ -241,16 +191,10 @@ class Margins(Section):
 
 @dataclasses.dataclass(frozen=True)
 class Body(Section):
-    """One body's parameters and consistency.
+    """``links[].prior``: a body's parameters and consistency.
 
-    Attributes:
-      params: the 10-vector ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
-        about the body frame's origin in its axes.
-      mass: kg.
-      com: centre of mass in the body frame, m (None for a zero mass).
-      principal_moments: of the inertia about the CoM, ascending, kg m².
-      consistent: fully physically consistent.
-      margins: the consistency margins.
+    ``params``: ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the body frame's origin,
+    in its axes; mass kg, CoM m, moments kg m².
     """
 
     params: tuple[float, ...]
@@ -281,26 +225,14 @@ class Body(Section):
 
 @dataclasses.dataclass(frozen=True)
 class FittedBody(Body):
-    """A fitted body: ``Body`` and its distance to the prior.
-
-    Attributes:
-      geodesic_to_prior: ``geodesic_distance`` to the prior
-        body (None where ``J`` is not positive definite).
-    """
+    """``links[].fit``: a ``Body`` and its ``geodesic_to_prior``."""
 
     geodesic_to_prior: float | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class Plausibility(Section):
-    """A fitted body against its prior.
-
-    Attributes:
-      mass_ratio: fitted mass / prior mass.
-      com_shift: distance between the fitted and the prior CoM, m.
-      data_share_mass: the data share of the mass.
-      flagged: the mass moved more than ``MASS_FLAG_RATIO`` (2×) either way.
-    """
+    """``links[].plausibility``: a fitted body against its prior."""
 
     mass_ratio: float
     com_shift: float
@@ -320,18 +252,7 @@ class Plausibility(Section):
 
 @dataclasses.dataclass(frozen=True)
 class Link(Section):
-    """One moving body (its joint's child link with everything rigidly attached).
-
-    Attributes:
-      link: the joint's child link.
-      joint: the joint.
-      free: identified (True) or held at the model's values.
-      fit: the fitted body.
-      least_squares: the least-squares body.
-      prior: the prior body.
-      data_share: per parameter, the fraction of its prior variance the data remove.
-      plausibility: the fit against the prior.
-    """
+    """``links[]``: one moving body (its joint's child link and what is rigidly attached)."""
 
     link: str
     joint: str
@@ -345,30 +266,9 @@ class Link(Section):
 
 @dataclasses.dataclass(frozen=True)
 class JointParameters(Section):
-    """One joint's (or motor's) joint-model coefficients (``JointModel``), each
-    ``{kind: value}``.
+    """``joint_parameters[]``: one joint's (or motor's) coefficients, each ``{kind: value}``.
 
-    Kinds and the file attributes they become: ``armature`` (kg·m²; MJCF
-    ``armature``), ``viscous`` (N·m·s/rad; MJCF ``damping``, URDF ``<dynamics
-    damping>``), ``coulomb`` (N·m; MJCF ``frictionloss``, URDF ``<dynamics
-    friction>``), ``offset`` (N·m; none). Prismatic joints: kg, N·s/m, N, N.
-
-    Attributes:
-      joint: the joint.
-      fit: the fit's coefficients (None: not fitted).
-      least_squares: least squares' (None: not fitted).
-      file: the model file's values (offset None: no file has one).
-      armature_prior_std: ``σ_a`` of the armature's Gaussian prior (None: no prior).
-      data_share: per kind fitted, the fraction of its prior variance the data
-        remove (1 for a kind without prior that the data determine).
-      confounded: ``{kind: [[link, parameter], ...]}`` for the kinds that share a
-        base parameter with link parameters (the priors decide the split).
-      rest_fraction: the share of the training samples left out of this
-        joint's row because it rests (static friction), 0 without the rule;
-        through a transmission, the largest share among the motor's joints.
-      transmission: through a transmission, the motor's joints and coefficients
-        ``{joint: T_mj}`` (``θ̇_m = Σ T_mj q̇_j``; ``joint`` is then the motor's name
-        and the values are in the motor's units); None without one.
+    Kinds ``armature``, ``viscous``, ``coulomb``, ``offset`` (units and file attributes: schema).
     """
 
     joint: str
@@ -384,17 +284,7 @@ class JointParameters(Section):
 
 @dataclasses.dataclass(frozen=True)
 class TotalMass(Section):
-    """Sum of the moving bodies' masses, kg.
-
-    Attributes:
-      fit: of the fit.
-      least_squares: of least squares.
-      prior: of the prior.
-      data_share: the data share of the sum, as a link mass's (what the data
-        alone determine): 1 for a floating base, whose six base rows carry it;
-        0 for a fixed base of revolute joints, which never sees it (None when
-        not computed).
-    """
+    """``total_mass``: sum of the moving bodies' masses, kg."""
 
     fit: float
     least_squares: float
@@ -404,21 +294,7 @@ class TotalMass(Section):
 
 @dataclasses.dataclass(frozen=True)
 class IdentifiabilitySummary(Section):
-    """What the weighted data determine (``identifiability``).
-
-    Attributes:
-      rank: numerical rank of the column-scaled weighted regressor.
-      n_columns: 10 per identified body + friction columns.
-      condition_number: of the base regressor (None: nothing excited).
-      base_columns: indices of a set of independent columns.
-      base_parameters: their ``[link or joint, parameter]`` names.
-      n_unidentifiable: ``n_columns − rank``.
-      prior_decided: ``[link, parameter]`` pairs with data share < 0.5.
-      confounded: ``[[joint, kind], [[link, parameter], ...]]`` for each
-        joint-model column that shares a base parameter with link parameters
-        (``Identifiability.confounded``): the data fix the combination, the
-        priors decide the split.
-    """
+    """``identifiability``: what the weighted data determine."""
 
     rank: int
     n_columns: int
@@ -432,25 +308,7 @@ class IdentifiabilitySummary(Section):
 
 @dataclasses.dataclass(frozen=True)
 class FloatingBase(Section):
-    """How a floating-base log was used
-    ([floating_base_rows][spatialjax.identification.floating_base_rows]).
-
-    Attributes:
-      method: ``"wrenches"`` or ``"projection"``.
-      contact_frames: the contact frames.
-      contact_type: ``"point"`` or ``"surface"``.
-      schedule: ``"logged"``, ``"detected"`` (from the frames' speed) or
-        ``"all closed"``.
-      contact_speed: the detection's speed, m/s (None unless ``"detected"``).
-      rows_per_sample: ``{min, max, mean}`` independent equations per training sample.
-      equations: independent equations of the training part, in all.
-      rows: the names of each sample's rows (``base_nx … base_fz``, the joints,
-        and for ``"wrenches"`` the same with ``@contact``).
-      closed: ``{frame: share}`` of the training samples with each contact closed.
-      unknown_torques: joints whose torque the equations treat as unknown.
-      wrench_check: the contact wrenches against the prior's prediction, as a
-        torque channel's check (None without wrenches).
-    """
+    """``floating_base``: how a floating-base log was used."""
 
     method: str
     contact_frames: tuple[str, ...]
@@ -467,14 +325,7 @@ class FloatingBase(Section):
 
 @dataclasses.dataclass(frozen=True)
 class FitSummary(Section):
-    """How the fit ended.
-
-    Attributes:
-      status: the ``FitStatus`` name.
-      converged: whether it converged.
-      iterations: its iterations.
-      objective: the objective at the result.
-    """
+    """``fit_status``: how the fit ended."""
 
     status: str
     converged: bool
@@ -484,13 +335,7 @@ class FitSummary(Section):
 
 @dataclasses.dataclass(frozen=True)
 class Times(Section):
-    """Wall-clock times, s.
-
-    Attributes:
-      compile_s: JAX's tracing, lowering and compiling during the fit's call.
-      solve_s: the rest of that call.
-      stages_s: ``{stage: seconds}``.
-    """
+    """``times``: wall-clock times, s."""
 
     compile_s: float
     solve_s: float
@@ -501,28 +346,21 @@ class Times(Section):
 class IdentificationReport(Section):
     """The report of [identify_robot][spatialjax.identification.identify_robot], typed.
 
-    ``RobotIdentification.report`` is one; ``to_dict()`` and ``to_json()``
-    give its JSON form.
-
-    Each field is a key of the JSON report; the schema, with units, is in the
-    identification guide ("The report's schema").
+    ``RobotIdentification.report`` is one; ``to_dict()`` and ``to_json()`` give its JSON form.
+    Each field is a key of the JSON report; the schema, with units: docs page
+    ``identification-report.md``.
 
     Attributes:
       joints: the identified joints, model order.
       links_identified: the links identified (``free``, or all).
       gravity: the world-frame gravity, m/s².
-      settings: the options as given
-        ([IdentifyOptions][spatialjax.identification.IdentifyOptions]; the
-        cut-off and decimation used are in ``filter``).
-      sampling: the main log's
-        [SamplingReport][spatialjax.identification.SamplingReport].
-      positions: one ``PositionCheck`` per joint: range, limits, resolution, velocity.
-      filter: the low-pass cut-off and decimation, given or chosen from the
-        training part, and why
+      settings: the options given ([IdentifyOptions][spatialjax.identification.IdentifyOptions]).
+      sampling: the main log's [SamplingReport][spatialjax.identification.SamplingReport].
+      positions: one ``PositionCheck`` per joint.
+      filter: the cut-off and decimation used
         ([FilterChoice][spatialjax.identification.FilterChoice]).
       samples: sample counts.
-      prior_repairs: one [PriorRepair][spatialjax.identification.PriorRepair] per
-        repaired prior body.
+      prior_repairs: one [PriorRepair][spatialjax.identification.PriorRepair] per repaired body.
       channels: one ``ChannelCheck`` per torque channel.
       gamma: the log-det weight used.
       noise_std: ``{joint: σ̂_j}`` (floating base: per row, ``floating_base.rows``).
@@ -531,8 +369,7 @@ class IdentificationReport(Section):
       noise_weights: ``{joint: 1 / (σ̂_j² τ_j)}`` (0 for a channel left out).
       links: one entry per moving body.
       total_mass: the summed masses.
-      joint_parameters: one entry per joint: armature, viscous, Coulomb,
-        offset of the fit, least squares and the file, and what decided them.
+      joint_parameters: one entry per joint (per motor with a transmission).
       errors: torque errors of fit, least squares and prior.
       validation: one entry per ``validate`` log.
       identifiability: rank, conditioning, base and prior-decided parameters.
@@ -576,12 +413,10 @@ class IdentificationReport(Section):
 
 
 def schema() -> dict[str, type]:
-    """The report's sections whose keys are their dataclass fields, by their path in the report.
+    """The report's sections (dataclasses) by their path in the report.
 
-    A path joins keys with ``.``; ``[]`` marks each element of a list, ``<set>`` and
-    ``<part>`` any key of an object (``errors.<set>.<part>`` is ``errors.fit.train`` and
-    the others). ``""`` is the top level. The identification guide's schema tables
-    follow these paths; a test reads the guide against them.
+    Paths join keys with ``.``; ``[]`` marks each element of a list, ``<set>`` and ``<part>`` any
+    key of an object; ``""`` is the top level.
     """
     from ..logs.filter_choice import FilterChoice
     from ..logs.positions import PositionCheck
@@ -617,31 +452,23 @@ def schema() -> dict[str, type]:
 # ------------------------------------------------------------------------------ the result
 @dataclasses.dataclass(frozen=True)
 class RobotIdentification:
-    """Everything [identify_robot][spatialjax.identification.identify_robot] measured.
-
-    Arrays are float64.
+    """Everything [identify_robot][spatialjax.identification.identify_robot] measured (float64).
 
     Attributes:
       joints: the identified joints, model order.
       body_names: the moving bodies (each joint's child link), model order.
-      params: ``{"fit" | "least_squares" | "prior" | "model": (nb, 10)}``
-        body 10-vectors (``prior`` after repair; ``model`` as in the model).
-      report: the [IdentificationReport][spatialjax.identification.IdentificationReport]
-        (schema: the identification guide): settings, sampling, positions,
-        samples, repairs, channels, weights, links (with plausibility),
-        joint parameters, errors, validation, identifiability, fit status, times;
-        ``report.to_dict()`` and ``to_json()`` give its JSON form.
+      params: ``{"fit" | "least_squares" | "prior" | "model": (nb, 10)}`` body 10-vectors
+        (``prior`` after repair).
+      report: the [IdentificationReport][spatialjax.identification.IdentificationReport].
       warnings: plain-words warnings.
       notes: plain-words notes.
-      model: the [Model][spatialjax.multibody.Model] identified (what
-        [write][spatialjax.identification.RobotIdentification.write] writes back).
+      model: the [Model][spatialjax.multibody.Model] identified.
       joint_parameters: ``{"fit" | "least_squares": (n_joints, 4)}``
         ``[armature, viscous, coulomb, offset]`` per joint
-        ([JointModel.as_table][spatialjax.multibody.JointModel.as_table]), NaN
-        for kinds not fitted and for the joints of a channel left out; per motor
-        (``joint_model.motors(model)``, its units) through a transmission.
-      joint_model: the [JointModel][spatialjax.multibody.JointModel] fitted (None:
-        one motor per joint).
+        ([JointModel.as_table][spatialjax.multibody.JointModel.as_table]), NaN for kinds not
+        fitted and for a channel left out; per motor (its units) through a transmission.
+      joint_model: the [JointModel][spatialjax.multibody.JointModel] fitted (None: one motor per
+        joint).
     """
 
     joints: tuple[str, ...]
@@ -668,24 +495,22 @@ class RobotIdentification:
     def write(self, out_path, *, source, overwrite: bool = False) -> dict:
         """Write the fitted bodies and joint parameters into a copy of the model file ``source``.
 
-        The format is the source's (URDF or MJCF); every byte outside the rewritten
-        elements and attributes is kept; joint parameters not fitted keep the file's
-        values. See [write_identified_model][spatialjax.identification.write_identified_model].
+        The format is the source's (URDF or MJCF); every byte outside the rewritten elements is
+        kept; joint parameters not fitted keep the file's values
+        ([write_identified_model][spatialjax.identification.write_identified_model]).
 
         Args:
           out_path: the file to write; a suffix of another format is refused.
-          source: the model file ``model`` was read from (with the same
-            ``locked_joints``), or its [`ModelDescription`][spatialjax.io.ModelDescription].
-          overwrite: replace ``out_path`` if it exists (``source`` itself is
-            never overwritten).
+          source: the model file ``model`` was read from (with the same ``locked_joints``), or its
+            [`ModelDescription`][spatialjax.io.ModelDescription].
+          overwrite: replace ``out_path`` if it exists (``source`` is never overwritten).
 
         Returns:
           The writer's JSON-able report.
 
         Raises:
-          ValueError: ``source`` is in a format that cannot be written back
-            (SDFormat), is not the file ``model`` was read from, or
-            ``out_path`` names another format.
+          ValueError: ``source`` cannot be written back (SDFormat), is not the file ``model`` was
+            read from, or ``out_path`` names another format.
           FileExistsError: ``out_path`` exists and ``overwrite`` is false.
         """
         from ...io import ModelDescription, read_description
@@ -713,8 +538,7 @@ class RobotIdentification:
                                       overwrite=overwrite, **extra)  # fmt: skip
 
     def tendon_parameters(self) -> dict:
-        """``{motor: {"armature" | "viscous" | "coulomb": value}}`` of the fit for the motors
-        that drive several joints (MJCF fixed tendons of those names); ``{}`` without."""
+        """``{motor: {kind: value}}`` of the fit for motors driving several joints, or ``{}``."""
         from ...multibody.joint_model import JOINT_KINDS
 
         table = self.joint_parameters.get("fit")
@@ -730,11 +554,7 @@ class RobotIdentification:
         }  # fmt: skip
 
     def file_joint_parameters(self) -> dict:
-        """``{"armature" | "damping" | "friction": (n_joints,)}`` of the fit, the writers' form.
-
-        Only the kinds fitted (NaN where a joint's channel was left out: the
-        writers keep the file's value there); ``{}`` without a joint model.
-        """
+        """The fit's ``{"armature" | "damping" | "friction": (n_joints,)}``, NaN: the file's."""
         table = self.joint_parameters.get("fit")
         if table is None:
             return {}
@@ -761,12 +581,8 @@ FORMAT_SUFFIXES = {".urdf": "urdf", ".xml": "mjcf", ".mjcf": "mjcf", ".sdf": "sd
 def output_format_problem(out_path, fmt: str, source=None) -> str | None:
     """Why ``out_path`` cannot hold a model written in ``fmt`` (its source's format), or None.
 
-    The output is written in the source's format. A name whose suffixes say
-    another format is refused: ``fitted.xml`` from a URDF would be a URDF that
-    MuJoCo reads as URDF (without armature, damping or friction loss).
-    Accepted: a name without such a suffix, one that names ``fmt``
-    (``robot.urdf.xml`` for a URDF), or the suffix of ``source`` itself (a
-    URDF named ``robot.xml``).
+    Refused: a suffix naming another format (``fitted.xml`` from a URDF). Accepted: no such
+    suffix, one naming ``fmt`` (``robot.urdf.xml``), or ``source``'s own suffix.
     """
     from pathlib import Path
 
@@ -858,8 +674,7 @@ def _overall(e: ErrorFigures | None) -> str:
 
 
 def summary_table(report: IdentificationReport) -> str:
-    """The tables printed at the end: per link, per joint's joint model (when fitted), then the
-    per-joint errors (and per validation log).
+    """The printed tables: per link, per joint's joint model (when fitted), per-joint errors.
 
     Args:
       report: ``RobotIdentification.report``.
@@ -904,5 +719,5 @@ def summary_table(report: IdentificationReport) -> str:
 
 
 def _number(x) -> str:
-    """``x`` to four decimals, ``—`` for None or NaN (as the JSON report writes them)."""
+    """``x`` to four decimals, ``—`` for None or NaN."""
     return number_text(None if x is None else finite_or_none(x), ".4f")

@@ -1,11 +1,7 @@
-"""Priors of the joint-model columns and the samples friction describes:
-[joint_prior][spatialjax.identification.joint_prior],
-[moving_samples][spatialjax.identification.moving_samples].
+"""Priors of the joint-model columns (``joint_prior``) and the samples of moving joints.
 
-Armature: a Gaussian prior of spread ``s · max(I_a0, M̄)``; friction kinds: none.
-Through a transmission the prior is the motor's (its file value, and ``M̄`` of the
-largest joint it drives over its largest squared ratio).
-Derivation: docs page ``identification-methods.md#armature-prior`` (and ``#samples-at-rest``).
+Armature: a Gaussian prior of spread ``s · max(I_a0, M̄)``; friction kinds: none. Derivation:
+docs page ``identification-methods.md#armature-prior`` (and ``#samples-at-rest``).
 """
 
 from __future__ import annotations
