@@ -21,14 +21,7 @@ from ._errors import ArgumentError
 
 
 def skew(v):
-    """Cross-product matrix: ``skew(v) @ u == cross(v, u)``.
-
-    Args:
-      v: ``(..., 3)`` vector.
-
-    Returns:
-      ``(..., 3, 3)`` skew-symmetric matrix ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
-    """
+    """Cross-product matrix ``(..., 3, 3)`` of ``v (..., 3)``: ``skew(v) @ u == cross(v, u)``."""
     return _skew(as_float_array(v, "v", (3,)))
 
 
@@ -53,16 +46,10 @@ def _axis_kernel(theta, *, i, j):
 
 
 def rotx(theta):
-    """Featherstone coordinate rotation about x: ``[[1,0,0],[0,c,s],[0,-s,c]]``.
+    """Featherstone coordinate rotation about x: ``[[1,0,0],[0,c,s],[0,-s,c]]``, ``(..., 3, 3)``.
 
-    For a frame B rotated by ``theta`` about A's x axis, ``rotx(theta)`` maps
+    For a frame B rotated by ``theta`` (rad, ``(...)``) about A's x axis, maps
     A-coordinates to B-coordinates (``E = R_AB.T``; RBDA eq. 2.21).
-
-    Args:
-      theta: ``(...)`` angle in radians.
-
-    Returns:
-      ``(..., 3, 3)``.
     """
     return _axis_rotation(theta, "theta", 1, 2)
 
@@ -78,20 +65,10 @@ def rotz(theta):
 
 
 def quat_to_matrix(q):
-    r"""Active rotation matrix ``R_AB`` of a ``wxyz`` quaternion.
+    """Active rotation matrix ``R_AB`` ``(..., 3, 3)`` of a ``wxyz`` quaternion ``(..., 4)``.
 
-    $$
-    R = 1 + 2 w\,[v]_\times + 2 [v]_\times^2 \quad\text{with } q/\|q\|
-    $$
-
-    Any non-zero ``q`` is normalised first (no underflow or overflow at any
-    scale); under ``jit`` a zero quaternion gives an all-NaN matrix.
-
-    Args:
-      q: ``(..., 4)`` scalar-first quaternion ``[w, x, y, z]``.
-
-    Returns:
-      ``(..., 3, 3)`` active rotation (B-coordinates to A-coordinates).
+    ``R = 1 + 2 w [v]× + 2 [v]×²`` of ``q / ‖q‖`` (any non-zero scale); under ``jit`` a
+    zero quaternion gives an all-NaN matrix.
 
     Raises:
       ValueError: a zero quaternion, when ``q`` is concrete.
@@ -128,15 +105,9 @@ def _quat_to_matrix(q):
 
 
 def matrix_to_quat(R):
-    """Unit ``wxyz`` quaternion of an active rotation matrix, with ``w >= 0``.
+    """Unit ``wxyz`` quaternion ``(..., 4)``, ``w >= 0``, of an active rotation ``R (..., 3, 3)``.
 
     Shepperd's method (accurate at every angle, finite gradients).
-
-    Args:
-      R: ``(..., 3, 3)`` rotation matrix (active, ``R_AB``).
-
-    Returns:
-      ``(..., 4)`` quaternion ``[w, x, y, z]``.
     """
     return _matrix_to_quat(as_float_array(R, "R", (3, 3)))
 
@@ -168,10 +139,7 @@ def _matrix_to_quat(R):
 
 
 def _sinc_terms(theta_sq):
-    """``(sin θ/θ, (1-cos θ)/θ²)`` from ``θ²``, with a Taylor branch near 0.
-
-    Double ``jnp.where`` keeps gradients finite at θ = 0.
-    """
+    """``(sin θ/θ, (1-cos θ)/θ²)`` from ``θ²``, finite gradients at 0."""
     small = theta_sq < 1e-6
     safe_sq = jnp.where(small, jnp.ones_like(theta_sq), theta_sq)
     th = jnp.sqrt(safe_sq)
@@ -181,20 +149,9 @@ def _sinc_terms(theta_sq):
 
 
 def so3_exp(omega):
-    r"""Active rotation ``R = exp([ω]×)`` of an axis-angle vector (Rodrigues).
+    """Active rotation ``R = exp([ω]×)`` ``(..., 3, 3)`` of a rotation vector ``ω (..., 3)`` (rad).
 
-    $$
-    R = 1 + \frac{\sin\theta}{\theta}[\omega]_\times
-        + \frac{1-\cos\theta}{\theta^2}[\omega]_\times^2,\quad \theta = \|\omega\|
-    $$
-
-    Finite value and gradients at ``ω = 0``.
-
-    Args:
-      omega: ``(..., 3)`` rotation vector (axis times angle, radians).
-
-    Returns:
-      ``(..., 3, 3)`` active rotation matrix.
+    Rodrigues' formula; finite value and gradients at ``ω = 0``.
     """
     return _so3_exp(as_float_array(omega, "omega", (3,)))
 
@@ -211,16 +168,10 @@ def _so3_exp(omega):
 
 
 def so3_log(R):
-    """Axis-angle vector ``ω`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
+    """Rotation vector ``ω (..., 3)`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
 
-    Through [`matrix_to_quat`][spatialjax.matrix_to_quat] and ``θ = 2 atan2(‖v‖, w)``:
-    accurate at every angle, finite gradients; at exactly π the sign is unspecified.
-
-    Args:
-      R: ``(..., 3, 3)`` active rotation matrix.
-
-    Returns:
-      ``(..., 3)`` rotation vector.
+    Through [`matrix_to_quat`][spatialjax.matrix_to_quat]: accurate at every angle, finite
+    gradients; at exactly π the sign is unspecified.
     """
     return _so3_log(as_float_array(R, "R", (3, 3)))
 
@@ -279,8 +230,6 @@ def axis_rotation(axis, angle) -> np.ndarray:
 def rot_axis(axis: int, angle: float) -> np.ndarray:
     """Active rotation by ``angle`` (rad) about coordinate axis 0, 1 or 2 (x, y, z), float64.
 
-    The entries are exactly ``cos`` and ``± sin`` (no Rodrigues round-off).
-
     Examples:
       >>> rot_axis(2, np.pi / 2).round(12) @ np.array([1.0, 0.0, 0.0])
       array([0., 1., 0.])
@@ -294,10 +243,7 @@ def rot_axis(axis: int, angle: float) -> np.ndarray:
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
-    """URDF/SDF roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z), float64.
-
-    The active rotation ``R_BBi`` whose columns are the rotated frame's axes
-    (urdfdom ``Rotation::setFromRPY``; Pinocchio ``pin.rpy.rpyToMatrix``).
+    """URDF/SDF roll-pitch-yaw: active ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes), float64.
 
     Examples:
       >>> rpy_to_matrix((0.0, 0.0, np.pi / 2)).round(12)[:, 0]  # x axis turned to y
