@@ -21,15 +21,26 @@ from ._transforms import Plx, Plxb
 
 
 def inertia_to_second_moment(I):
-    """Second moment ``S = ½ tr(I) 1 − I`` of a rotational inertia ``I`` (``(..., 3, 3)``).
+    """Second moment ``S = ½ tr(I) 1 − I`` (Wensing, Kim & Slotine 2017), same point and axes.
 
-    About the same point, in the same axes (Wensing, Kim & Slotine 2017).
+    Args:
+      I: ``(..., 3, 3)`` rotational inertia.
+
+    Returns:
+      ``(..., 3, 3)`` second moment of mass.
     """
     return _to_second_moment(as_float_array(I, "I", (3, 3)))
 
 
 def second_moment_to_inertia(S):
-    """Rotational inertia ``I = tr(S) 1 − S`` of a second moment ``S`` (``(..., 3, 3)``)."""
+    """Rotational inertia ``I = tr(S) 1 − S`` about the same point.
+
+    Args:
+      S: ``(..., 3, 3)`` second moment of mass ``∫ρ r rᵀ``.
+
+    Returns:
+      ``(..., 3, 3)`` rotational inertia.
+    """
     return _to_inertia(as_float_array(S, "S", (3, 3)))
 
 

@@ -21,7 +21,14 @@ from ._errors import ArgumentError
 
 
 def skew(v):
-    """Cross-product matrix ``(..., 3, 3)`` of ``v (..., 3)``: ``skew(v) @ u == cross(v, u)``."""
+    """Cross-product matrix: ``skew(v) @ u == cross(v, u)``.
+
+    Args:
+      v: ``(..., 3)`` vector.
+
+    Returns:
+      ``(..., 3, 3)`` skew-symmetric matrix.
+    """
     return _skew(as_float_array(v, "v", (3,)))
 
 
@@ -46,10 +53,16 @@ def _axis_kernel(theta, *, i, j):
 
 
 def rotx(theta):
-    """Featherstone coordinate rotation about x: ``[[1,0,0],[0,c,s],[0,-s,c]]``, ``(..., 3, 3)``.
+    """Featherstone coordinate rotation about x: ``[[1,0,0],[0,c,s],[0,-s,c]]``.
 
-    For a frame B rotated by ``theta`` (rad, ``(...)``) about A's x axis, maps
-    A-coordinates to B-coordinates (``E = R_AB.T``; RBDA eq. 2.21).
+    For a frame B rotated by ``theta`` about A's x axis, maps A- to B-coordinates
+    (``E = R_AB.T``; RBDA eq. 2.21).
+
+    Args:
+      theta: ``(...)`` angle in radians.
+
+    Returns:
+      ``(..., 3, 3)``.
     """
     return _axis_rotation(theta, "theta", 1, 2)
 
@@ -65,10 +78,16 @@ def rotz(theta):
 
 
 def quat_to_matrix(q):
-    """Active rotation matrix ``R_AB`` ``(..., 3, 3)`` of a ``wxyz`` quaternion ``(..., 4)``.
+    """Active rotation matrix ``R_AB`` of a ``wxyz`` quaternion.
 
     ``R = 1 + 2 w [v]× + 2 [v]×²`` of ``q / ‖q‖`` (any non-zero scale); under ``jit`` a
     zero quaternion gives an all-NaN matrix.
+
+    Args:
+      q: ``(..., 4)`` scalar-first quaternion ``[w, x, y, z]``.
+
+    Returns:
+      ``(..., 3, 3)`` active rotation (B-coordinates to A-coordinates).
 
     Raises:
       ValueError: a zero quaternion, when ``q`` is concrete.
@@ -105,9 +124,13 @@ def _quat_to_matrix(q):
 
 
 def matrix_to_quat(R):
-    """Unit ``wxyz`` quaternion ``(..., 4)``, ``w >= 0``, of an active rotation ``R (..., 3, 3)``.
+    """Unit ``wxyz`` quaternion, ``w >= 0``, of an active rotation (Shepperd's method).
 
-    Shepperd's method (accurate at every angle, finite gradients).
+    Args:
+      R: ``(..., 3, 3)`` rotation matrix ``R_AB``.
+
+    Returns:
+      ``(..., 4)`` quaternion ``[w, x, y, z]``.
     """
     return _matrix_to_quat(as_float_array(R, "R", (3, 3)))
 
@@ -149,9 +172,13 @@ def _sinc_terms(theta_sq):
 
 
 def so3_exp(omega):
-    """Active rotation ``R = exp([ω]×)`` ``(..., 3, 3)`` of a rotation vector ``ω (..., 3)`` (rad).
+    """Active rotation ``R = exp([ω]×)`` (Rodrigues); finite value and gradients at ``ω = 0``.
 
-    Rodrigues' formula; finite value and gradients at ``ω = 0``.
+    Args:
+      omega: ``(..., 3)`` rotation vector (axis times angle, radians).
+
+    Returns:
+      ``(..., 3, 3)`` active rotation matrix.
     """
     return _so3_exp(as_float_array(omega, "omega", (3,)))
 
@@ -168,10 +195,16 @@ def _so3_exp(omega):
 
 
 def so3_log(R):
-    """Rotation vector ``ω (..., 3)`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
+    """Rotation vector ``ω`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
 
-    Through [`matrix_to_quat`][spatialjax.matrix_to_quat]: accurate at every angle, finite
-    gradients; at exactly π the sign is unspecified.
+    Through [`matrix_to_quat`][spatialjax.matrix_to_quat]: finite gradients; at exactly π
+    the sign is unspecified.
+
+    Args:
+      R: ``(..., 3, 3)`` active rotation matrix.
+
+    Returns:
+      ``(..., 3)`` rotation vector.
     """
     return _so3_log(as_float_array(R, "R", (3, 3)))
 
