@@ -29,21 +29,10 @@ def _shape_error(name: str, trailing: tuple, shape: tuple) -> ArgumentError:
 
 
 def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
-    """Return ``x`` as a floating JAX array whose trailing axes equal ``trailing``.
+    """``x`` as a floating JAX array whose trailing axes equal ``trailing`` (leading axes free).
 
-    Python scalars are weakly typed floats; integer, boolean or complex arrays are refused.
-
-    Args:
-      x: array-like input.
-      name: argument name used in error messages.
-      trailing: required trailing shape, e.g. ``(3, 3)``; leading axes are free.
-
-    Returns:
-      The floating JAX array.
-
-    Raises:
-      TypeError: ``x`` is not a floating-point array.
-      ValueError: the trailing shape does not match.
+    Python scalars are weakly typed floats; integer, boolean or complex arrays are refused
+    (``TypeError``); a wrong trailing shape raises ``ValueError``; both name ``name``.
     """
     if isinstance(x, jax.Array):  # fast path (also tracers): no conversion, same checks
         dtype = x.dtype
@@ -78,11 +67,7 @@ def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
 
 
 def same_dtype(**arrays) -> np.dtype:
-    """Check that all arrays share one floating dtype and return it.
-
-    Mixing float32 and float64 would silently upcast under NumPy promotion,
-    so it is refused with a ``TypeError`` naming both arguments.
-    """
+    """The one floating dtype of all ``arrays``; mixing float32 and float64 raises ``TypeError``."""
     # Python scalars are weakly typed: they adopt the other operands' dtype under
     # JAX promotion (like ``2.0 * x``), so only strongly typed arrays must agree.
     items = [(n, a) for n, a in arrays.items() if not getattr(a, "weak_type", False)]
@@ -114,12 +99,10 @@ def broadcast_batch(name_a: str, shape_a, name_b: str, shape_b) -> tuple[int, ..
 
 
 def resolve_float_dtype(dtype, name: str = "dtype") -> np.dtype:
-    """``dtype`` as a NumPy float dtype that JAX can hold now; ``None`` gives JAX's default float.
+    """``dtype`` as a NumPy float dtype JAX can hold now; ``None`` gives JAX's default float.
 
-    Raises ``TypeError`` naming ``name`` for any dtype other than float32 and float64
-    (float16 and bfloat16 cannot hold the models' inertias to useful precision), and
-    ``ValueError`` for float64 while JAX is in 32-bit mode (where arrays would silently
-    become float32).
+    ``TypeError`` for anything but float32/float64; ``ValueError`` for float64 while JAX is
+    in 32-bit mode.
     """
     if dtype is None:
         return np.dtype(jnp.zeros(()).dtype)
@@ -138,11 +121,7 @@ def resolve_float_dtype(dtype, name: str = "dtype") -> np.dtype:
 
 
 def is_concrete(tree) -> bool:
-    """True when no leaf of ``tree`` is a tracer of ``jit``/``vmap``/``grad``: values can be read.
-
-    Eager checks on values (NaN, signs, ranges) run only then; under a trace the
-    functions report such problems in their results instead.
-    """
+    """True when no leaf of ``tree`` is a tracer: values can be read (eager checks run)."""
     tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
     return not any(isinstance(leaf, tracer) for leaf in jax.tree_util.tree_leaves(tree))
 
@@ -156,10 +135,8 @@ def first_bad(mask) -> tuple[int, ...]:
 def require_finite(x, name: str, axes: str | None = None) -> None:
     """A ``ValueError`` naming the first NaN or infinite entry of ``x`` (concrete ``x`` only).
 
-    The message gives the value and its index (``"Y: expected finite values, got nan at
-    index (1, 2)"``). ``axes`` names the trailing axes, ``"/"``-separated
-    (``"sample/joint"``): the entry is then also placed in words (``"at sample 17, joint
-    1"``) and the caller told to remove or repair those samples.
+    ``axes`` names the trailing axes, ``"/"``-separated (``"sample/joint"``), to place the
+    entry in words.
     """
     if not is_concrete(x):
         return
@@ -181,10 +158,7 @@ def require_finite(x, name: str, axes: str | None = None) -> None:
 
 
 def require_nonnegative(x, name: str, what: str = "values") -> None:
-    """A ``ValueError`` naming the first negative entry of ``x`` (concrete ``x`` only).
-
-    ``what`` says what the entries are (``"noise weights (1/σ²)"``).
-    """
+    """A ``ValueError`` naming the first negative entry of ``x`` (concrete ``x`` only)."""
     if not is_concrete(x):
         return
     neg = np.asarray(x) < 0

@@ -33,25 +33,20 @@ _SHIFT_ULPS = 8
 class ConsistencyReport(Pytree):
     """Flags and margins returned by ``physical_consistency`` (a pytree; fields ``(...)``).
 
-    A frozen pytree dataclass (``spatialjax._pytree``): fields are read by
-    name (``report.fully_consistent``), ``report[i]`` indexes the batch,
-    ``==`` compares values. Built by [`physical_consistency`][spatialjax.physical_consistency]; the
-    constructor only checks that every field is an array.
-
     Attributes:
       finite: all ten parameters are finite.
       mass_positive: ``m > 0`` (strict; no tolerance).
       inertia_psd: ``min_eig_inertia_com ≥ −(tol · inertia_scale + tol_shift · |m| |c|²)``.
       triangle_inequality: ``triangle_margin ≥ −(tol · inertia_scale + tol_shift · |m| |c|²)``.
-      pseudo_inertia_psd: ``J ⪰ 0`` decided through ``J = T diag(S_c, m) Tᵀ``: ``m > 0``,
-        ``inertia_psd`` and ``triangle_inequality`` (``m == 0``: ``h == 0`` instead of ``m > 0``).
+      pseudo_inertia_psd: ``J ⪰ 0``: ``m > 0`` (``h == 0`` when ``m == 0``), ``inertia_psd``
+        and ``triangle_inequality``.
       fully_consistent: ``finite & mass_positive & inertia_psd & triangle_inequality``.
       min_eig_inertia_com: smallest eigenvalue ``λ1`` of ``I_c`` (kg m²).
-      triangle_margin: ``λ1 + λ2 − λ3 = min_i (λj + λk − λi) = 2 λmin(S_c)`` (kg m²).
-      min_eig_pseudo_inertia: smallest eigenvalue of ``J`` about the frame origin (the LMI
-        margin; its size, not its sign, depends on the frame).
+      triangle_margin: ``λ1 + λ2 − λ3 = 2 λmin(S_c)`` (kg m²).
+      min_eig_pseudo_inertia: smallest eigenvalue of ``J`` about the frame origin (its size,
+        not its sign, depends on the frame).
       principal_moments: ``(..., 3)`` eigenvalues of ``I_c``, ascending.
-      inertia_scale: ``‖I_c‖_F = √(Σ λᵢ²)``, the size of the moments about the CoM (kg m²).
+      inertia_scale: ``‖I_c‖_F`` (kg m²).
       pseudo_inertia_scale: ``max|λ(J)|``.
     """
 
@@ -92,12 +87,7 @@ def as_inertia(x) -> RigidBodyInertia:
 
 
 def default_tol(dtype) -> float:
-    """Default relative tolerance of the consistency flags: ``100 · finfo(dtype).eps``.
-
-    ``2.2e-14`` for float64, ``1.2e-5`` for float32: a few hundred roundings of
-    the parameters, so that bodies exactly on the boundary (point masses, rods,
-    laminas, two point masses) are accepted.
-    """
+    """Default relative tolerance of the consistency flags: ``100 · finfo(dtype).eps``."""
     return float(_TOL_ULPS * np.finfo(np.dtype(dtype)).eps)
 
 
@@ -125,12 +115,7 @@ def _shift_size(p):
 
 
 def _scale_and_threshold(Ic, mc2, tol, dtype):
-    """``(‖I_c‖_F, tol ‖I_c‖_F + min(tol, 8 eps) |m| |c|²)``, shared by both flag paths.
-
-    Judged about the CoM: the tolerance is relative to the CoM moments, plus the rounding of
-    the shift from the origin (not ``tol · m|c|²``: that let a body 100 sizes away pass in
-    float32 with its triangle inequality violated by half).
-    """
+    """``(‖I_c‖_F, tol ‖I_c‖_F + min(tol, 8 eps) |m| |c|²)``, shared by both flag paths."""
     xx, xy, xz, yy, yz, zz = (x[..., 0] for x in Ic)
     scale = jnp.sqrt(xx * xx + yy * yy + zz * zz + 2.0 * (xy * xy + xz * xz + yz * yz))
     tol_shift = jnp.minimum(tol, jnp.asarray(_SHIFT_ULPS * jnp.finfo(dtype).eps, dtype))
@@ -138,15 +123,7 @@ def _scale_and_threshold(Ic, mc2, tol, dtype):
 
 
 def _psd3(a00, a01, a02, a11, a12, a22):
-    """``A ⪰ 0`` for a symmetric 3×3 from its upper triangle, without eigenvalues.
-
-    ``LDLᵀ`` with diagonal (complete) pivoting: the largest remaining diagonal entry is the
-    next pivot, so the Schur complements are formed without cancellation beyond
-    ``eps · ‖A‖`` and a matrix with two tiny eigenvalues (a rod) is still decided correctly
-    (a 3×3 determinant would lose them). ``A ⪰ 0`` iff every pivot is ``≥ 0``, where a zero
-    pivot requires its whole remaining row to be zero (Higham, Accuracy and Stability of
-    Numerical Algorithms, 2nd ed., Sec. 10.3). NaN gives ``False``.
-    """
+    """``A ⪰ 0`` for a symmetric 3×3 upper triangle by fully pivoted ``LDLᵀ`` (Higham §10.3)."""
     # first pivot: the largest diagonal entry, moved to the front (p, q, r)
     k1 = (a11 > a00) & (a11 >= a22)
     k2 = (a22 > a00) & (a22 > a11)
@@ -176,12 +153,7 @@ def _psd3(a00, a01, a02, a11, a12, a22):
 
 
 def _flags(p, tol, dtype):
-    """``(finite, mass_positive, inertia_psd, triangle, pseudo_psd, fully)`` without eigenvalues.
-
-    Same definitions and thresholds as [`physical_consistency`][spatialjax.physical_consistency]:
-    ``λmin(I_c) ≥ −t`` iff ``I_c + t 1 ⪰ 0`` and ``λ1 + λ2 − λ3 = 2 λmin(S_c) ≥ −t`` iff
-    ``S_c + (t/2) 1 ⪰ 0`` with ``S_c = ½ tr(I_c) 1 − I_c``; each decided by ``_psd3``.
-    """
+    """``(finite, mass_positive, inertia_psd, triangle, pseudo_psd, fully)`` without eigenvalues."""
     m = p[..., 0]
     finite = jnp.all(jnp.isfinite(p), axis=-1)
     Ic = _inertia_com_upper(p)
@@ -200,22 +172,18 @@ def _flags(p, tol, dtype):
 def physical_consistency(inertia, tol=None) -> ConsistencyReport:
     """Consistency flags and margins of a (batched) rigid-body inertia; never raises on values.
 
-    Works under ``jit``/``vmap``/``grad`` for any batch shape. CoM quantities use
-    ``c = h / m`` for ``m ≠ 0`` and ``c = 0`` for ``m == 0``; non-finite inputs give
-    ``finite = False``. The verdict does not depend on where the frame origin is
-    (docs page ``spatial.md#physical-consistency``).
+    Works under ``jit``/``vmap``/``grad``. ``c = 0`` where ``m == 0``; non-finite inputs
+    give ``finite = False``; the verdict does not depend on the frame origin (docs page
+    ``spatial.md#physical-consistency``).
 
     Args:
-      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] (or a ``(..., 10)``
-        parameter array) with batch shape ``(...)``.
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or ``(..., 10)`` parameters.
       tol: relative tolerance ``≥ 0``: ``inertia_psd`` and ``triangle_inequality``
-        accept margins down to ``−(tol · ‖I_c‖_F + tol_shift · |m| |c|²)``,
-        ``tol_shift = min(tol, 8 · eps)``; ``m > 0`` is always strict. ``None``
-        (default) is ``default_tol`` of the dtype; ``0.0`` the exact test.
+        accept margins down to ``−(tol · ‖I_c‖_F + min(tol, 8 eps) · |m| |c|²)``;
+        ``m > 0`` is always strict. ``None`` (default): ``default_tol`` of the dtype.
 
     Returns:
-      [`ConsistencyReport`][spatialjax.ConsistencyReport] with fields of shape ``(...)``
-      (``principal_moments``: ``(..., 3)``).
+      [`ConsistencyReport`][spatialjax.ConsistencyReport] with fields of shape ``(...)``.
 
     Examples:
       >>> import jax.numpy as jnp
@@ -278,8 +246,7 @@ def _consistency_report(p, tol) -> ConsistencyReport:
 def is_physically_consistent(inertia, tol=None):
     """``(...)`` bool array: fully physically consistent, without eigenvalues.
 
-    Same thresholds and verdicts as ``physical_consistency(inertia, tol).fully_consistent``
-    up to rounding, by pivoted ``LDLᵀ`` of the shifted ``I_c`` and ``S_c``.
+    Same verdict as ``physical_consistency(inertia, tol).fully_consistent`` up to rounding.
 
     Args:
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or ``(..., 10)`` parameters.

@@ -1,10 +1,7 @@
 """The errors spatialjax raises on bad input, each naming the argument it is about.
 
-``ArgumentError`` (a ``ValueError``) is a value, shape or range that no call may have;
-``ArgumentTypeError`` (a ``TypeError``) is an input of the wrong kind or dtype. Both carry
-``argument`` (the parameter's name as the caller wrote it, e.g. ``"q"`` or ``"lowpass"``) and
-``detail`` (what was expected and what was received), and print as ``"argument: detail"``.
-A command-line front end maps ``argument`` to its flag without reading the message.
+Both carry ``argument`` and ``detail`` and print as ``"argument: detail"``; docs page
+``conventions.md#errors``.
 """
 
 from __future__ import annotations

@@ -21,10 +21,7 @@ from ._transforms import Plx, Plxb
 
 
 def inertia_to_second_moment(I):
-    """Second moment ``S = ½ tr(I) 1 − I`` from a rotational inertia about the same point.
-
-    (Wensing, Kim & Slotine 2017.) Both matrices are about the same reference point
-    and in the same axes.
+    """Second moment ``S = ½ tr(I) 1 − I`` (Wensing, Kim & Slotine 2017), same point and axes.
 
     Args:
       I: ``(..., 3, 3)`` rotational inertia.
@@ -36,31 +33,27 @@ def inertia_to_second_moment(I):
 
 
 def second_moment_to_inertia(S):
-    """Rotational inertia ``I = tr(S) 1 − S`` from a second moment (Wensing et al. 2017).
+    """Rotational inertia ``I = tr(S) 1 − S`` about the same point.
 
     Args:
       S: ``(..., 3, 3)`` second moment of mass ``∫ρ r rᵀ``.
 
     Returns:
-      ``(..., 3, 3)`` rotational inertia about the same point.
+      ``(..., 3, 3)`` rotational inertia.
     """
     return _to_inertia(as_float_array(S, "S", (3, 3)))
 
 
 def parallel_axis(I_c, m, p):
-    r"""Inertia about a point at offset ``p`` from the CoM: ``I_p = I_c − m p× p×``.
-
-    The parallel axis theorem (RBDA eq. 2.63 written for the rotational block).
+    """Inertia about a point at offset ``p`` from the CoM: ``I_p = I_c − m p× p×`` (RBDA eq. 2.63).
 
     Args:
       I_c: ``(..., 3, 3)`` rotational inertia about the centre of mass.
-      m: ``(...)`` mass.
-      p: ``(..., 3)`` position of the new reference point relative to the CoM
-        (``Δp = p − c``), in the same axes as ``I_c``.
+      m: ``(...)`` mass (pass ``-m`` to move back towards the CoM).
+      p: ``(..., 3)`` the new reference point relative to the CoM, in ``I_c``'s axes.
 
     Returns:
-      ``(..., 3, 3)`` inertia about the point. To move back towards the CoM
-      use ``I_c = I_p + m p× p×`` (i.e. pass ``-m``).
+      ``(..., 3, 3)`` inertia about the point.
     """
     I_c = as_float_array(I_c, "I_c", (3, 3))
     m = as_float_array(m, "m")
@@ -73,8 +66,8 @@ def pseudo_inertia_sandwich(T_ba, J_a):
     """``J_b = T_ba J_a T_baᵀ``: the pseudo-inertia in another frame (Wensing et al. 2017).
 
     Args:
-      T_ba: ``(..., 4, 4)`` homogeneous transform mapping points from frame a
-        to frame b (``Plx.as_homogeneous()`` gives it for a transform A -> B).
+      T_ba: ``(..., 4, 4)`` homogeneous transform mapping points from frame a to frame b
+        (``Plx.as_homogeneous()``).
       J_a: ``(..., 4, 4)`` pseudo-inertia expressed in a.
 
     Returns:
@@ -98,12 +91,7 @@ def _sandwich_kernel(T, J):
 
 
 def _sandwich_params(E, r, p, transposed):
-    """10-vector of ``J_B = T J Tᵀ`` for ``T = [[R, t], [0, 1]]``, in closed form.
-
-    ``R = E``, ``t = −E r`` for a ``Plx(E, r)``; ``R = Eᵀ``, ``t = −Eᵀ r`` for a
-    ``Plxb(E, r)`` (``transposed``). ``S_B = R S Rᵀ + u tᵀ + t h_Bᵀ`` with ``u = R h``,
-    ``h_B = u + m t``, ``I_B = tr(S_B) 1 − S_B``. Batch axes of ``E``, ``r``, ``p`` broadcast.
-    """
+    """10-vector of ``J_B = T J Tᵀ`` for ``T = [[R, t], [0, 1]]`` (``transposed``: a Plxb)."""
     if transposed:
         R = [[E[..., b, a] for b in range(3)] for a in range(3)]
     else:
@@ -249,12 +237,8 @@ class RigidBodyInertia(Pytree):
         Izz]`` (Pinocchio's ``toDynamicParameters`` order): mass, first moment
         ``h = m c_BoBcm_B`` and inertia ``I_BBo_B`` about the frame origin.
 
-    ``RigidBodyInertia(params)`` needs a floating ``(..., 10)`` array (a
-    Python number such as ``RigidBodyInertia(3.0)`` raises ``TypeError``;
-    ``RigidBodyInertia(0)`` is a ``vmap`` axis spec). It is a pytree with
-    value equality, batch indexing and a short repr (``spatialjax._pytree``).
-    Constructors check shapes and dtypes only; values (positive mass,
-    positive semi-definite inertia, triangle inequality) are checked by
+    ``params`` must be a floating array (a Python number raises ``TypeError``).
+    Constructors check shapes and dtypes only; values are checked by
     ``physical_consistency`` (jit-safe flags) and ``validate`` (eager).
 
     Examples:
@@ -296,21 +280,16 @@ class RigidBodyInertia(Pytree):
 
     @classmethod
     def from_mass_com_inertia(cls, m, c, I_c) -> RigidBodyInertia:
-        """Featherstone's ``mcI``: mass, CoM and inertia about the CoM.
+        """Featherstone's ``mcI``: mass, CoM and inertia about the CoM (values not checked).
 
         Args:
           m: ``(...)`` mass.
           c: ``(..., 3)`` CoM position ``c_BoBcm_B``.
-          I_c: ``(..., 3, 3)`` inertia about the CoM in B's axes
-            (``I_BBcm_B``); its symmetric part is used.
+          I_c: ``(..., 3, 3)`` inertia about the CoM in B's axes (``I_BBcm_B``); its
+            symmetric part is used.
 
         Returns:
           The body about ``Bo``: ``h = m c``, ``I_o = I_c − m c× c×``.
-
-        Values are not checked here (a negative mass or an inertia violating
-        the triangle inequality is accepted as given): check them with
-        [`spatialjax.validate`][spatialjax.validate] (eager, raises) or
-        [`spatialjax.physical_consistency`][spatialjax.physical_consistency] (jit-safe flags).
         """
         m = as_float_array(m, "m")
         c = as_float_array(c, "c", (3,))
@@ -329,9 +308,8 @@ class RigidBodyInertia(Pytree):
     def from_matrix(cls, M6) -> RigidBodyInertia:
         """From a 6×6 spatial inertia ``[[I, skew(h)], [skew(h)ᵀ, m 1]]`` about the origin.
 
-        ``[ω; v]`` order. ``h`` is read from the skew part of the upper-right
-        block, ``m`` as the mean of the lower-right diagonal; use
-        ``transform_spatial_matrix`` for general (e.g. added-mass) matrices.
+        ``[ω; v]`` order; ``m`` is the mean of the lower-right diagonal; general (e.g.
+        added-mass) matrices go through ``transform_spatial_matrix``.
         """
         return cls(_from_spatial_matrix(as_float_array(M6, "M6", (6, 6))))
 
@@ -344,14 +322,7 @@ class RigidBodyInertia(Pytree):
 
     @classmethod
     def from_point_masses(cls, masses, positions) -> RigidBodyInertia:
-        """Body made of point masses (``m = Σ mᵢ``, ``h = Σ mᵢ pᵢ``).
-
-        ``I = Σ mᵢ (|pᵢ|² 1 − pᵢ pᵢᵀ)`` about the origin.
-
-        Args:
-          masses: ``(..., N)`` point masses.
-          positions: ``(..., N, 3)`` their positions in B, relative to ``Bo``.
-        """
+        """Body of point masses ``(..., N)`` at ``positions (..., N, 3)`` in B, from ``Bo``."""
         masses = as_float_array(masses, "masses")
         positions = as_float_array(positions, "positions", (3,))
         same_dtype(masses=masses, positions=positions)
@@ -405,10 +376,7 @@ class RigidBodyInertia(Pytree):
         return _inertia_origin(self.params)
 
     def inertia_com(self):
-        """``(..., 3, 3)`` rotational inertia about the CoM in B's axes: ``I_o + h× h× / m``.
-
-        Undefined for ``m == 0``; returns ``I_o`` there.
-        """
+        """``(..., 3, 3)`` inertia about the CoM, B axes: ``I_o + h× h× / m`` (``I_o`` if m = 0)."""
         return _inertia_com(self.params)
 
     def second_moment(self):
@@ -431,16 +399,10 @@ class RigidBodyInertia(Pytree):
 
     # ------------------------------------------------------------------- operations
     def transform(self, X) -> RigidBodyInertia:
-        r"""Re-express the body given in frame A in frame B, for ``X`` mapping A -> B.
+        """Re-express the body given in frame A in frame B, for ``X`` (``Plx`` or ``Plxb``) A -> B.
 
-        ``M_B = X* M_A X⁻¹``, computed with the pseudo-inertia sandwich
-        ``J_B = T J_A Tᵀ`` in closed form (``T = X.as_homogeneous() = [[R, t],
-        [0, 1]]``), never with 6×6 products:
-        ``S_B = R S Rᵀ + R h tᵀ + t hᵀ Rᵀ + m t tᵀ``, ``h_B = R h + m t``.
-
-        Args:
-          X: a ``Plx`` (``R = E``, ``t = −E r``) or a ``Plxb`` (``R = Eᵀ``,
-            ``t = −Eᵀ r``) mapping A-coordinates to B-coordinates.
+        ``M_B = X* M_A X⁻¹``, computed as the pseudo-inertia sandwich ``J_B = T J_A Tᵀ``
+        with ``T = X.as_homogeneous()`` in closed form.
         """
         if isinstance(X, Plx):
             kernel = _transform_plx

@@ -1,20 +1,8 @@
-r"""Log-Cholesky parameters of the pseudo-inertia (Rucker & Wensing, RA-L 2022).
+"""Log-Cholesky parameters of the pseudo-inertia (Rucker & Wensing, RA-L 2022).
 
-$$
-θ = [α, d_1, d_2, d_3, s_{12}, s_{23}, s_{13}, t_1, t_2, t_3],\qquad J = U U^T,
-U = e^{α}\begin{bmatrix} e^{d_1} & s_{12} & s_{13} & t_1 \\ 0 & e^{d_2} & s_{23} & t_2 \\
-                        0 & 0 & e^{d_3} & t_3 \\ 0 & 0 & 0 & 1 \end{bmatrix}
-$$
-
-(Pinocchio's ``LogCholeskyParameters`` order). Hence ``m = e^{2α}``, ``c = t``
-and ``S_c = m L Lᵀ`` with ``L`` the upper-left 3×3 of ``U / e^α``: every
-``θ ∈ R¹⁰`` is a fully physically consistent body with ``J ≻ 0``, and every
-such body has exactly one ``θ``.
-
-References:
-  C. Rucker, P. M. Wensing, "Smooth parameterization of rigid-body inertia",
-  IEEE RA-L 7(2), 2022 (the log-Cholesky map ``θ -> J``); its inverse here is
-  solved from the bottom-right corner of ``S_c / m = L Lᵀ``.
+``θ = [α, d1, d2, d3, s12, s23, s13, t1, t2, t3]`` (Pinocchio order), ``J = U Uᵀ``,
+``m = e^{2α}``, ``c = t``: every ``θ`` is a body with ``J ≻ 0`` and every such body has
+one ``θ``. Derivation: docs page ``spatial.md#log-cholesky``.
 """
 
 from __future__ import annotations
@@ -65,12 +53,10 @@ def _to_vector(theta):
 
 
 def vector_to_log_cholesky(pi):
-    """Inverse of ``log_cholesky_to_vector`` (Pinocchio has only the forward map).
+    """Inverse of ``log_cholesky_to_vector``; requires ``J ≻ 0`` (``m > 0``, ``S_c ≻ 0``).
 
-    Requires ``m > 0`` and ``S_c = S − m c cᵀ ≻ 0`` (pseudo-inertia positive
-    definite). For inputs outside that set the logarithms or square roots of
-    non-positive numbers make the affected entries NaN; check with
-    ``physical_consistency`` or use ``nearest_consistent`` first.
+    Outside that set the affected entries are NaN: check with ``physical_consistency``
+    or use ``nearest_consistent`` first.
 
     Args:
       pi: ``(..., 10)`` inertial parameters (Pinocchio order, about the origin).

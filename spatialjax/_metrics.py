@@ -1,8 +1,6 @@
-r"""Distances between pseudo-inertias (Lee, Wensing & Park 2020; Lee & Park 2018).
+"""Distances between pseudo-inertias (Lee, Wensing & Park 2020; Lee & Park 2018).
 
-Both take 4×4 pseudo-inertias ``J = [[S, h], [hᵀ, m]]`` (or
-``RigidBodyInertia`` objects, whose ``pseudo_inertia()`` is used) and require
-them positive definite (fully consistent with ``Π ≻ 0``).
+Both take positive definite 4×4 pseudo-inertias ``J`` (or ``RigidBodyInertia`` objects).
 """
 
 from __future__ import annotations
@@ -27,15 +25,11 @@ def _logdet_pd(J):
 
 
 def log_det_divergence(J, J0):
-    r"""Bregman divergence of ``−log det`` (the "entropic" regulariser), ``≥ 0``.
+    """Bregman divergence of ``−log det`` (the "entropic" regulariser), ``≥ 0``.
 
-    $$
-    D(J \| J_0) = \mathrm{tr}(J_0^{-1} J) − \log\det J + \log\det J_0 − 4
-    $$
-
-    Zero iff ``J == J0``; invariant under ``J -> T J Tᵀ`` applied to both
-    (frame changes). Not symmetric in its arguments. Returns NaN where ``J`` or
-    ``J0`` is not positive definite (its Cholesky factor does not exist).
+    ``D(J ‖ J0) = tr(J0⁻¹ J) − log det J + log det J0 − 4`` (Lee, Wensing & Park, T-RO
+    2020, eq. 31): zero iff ``J == J0``, frame-invariant, not symmetric; NaN where ``J`` or
+    ``J0`` is not positive definite.
 
     Args:
       J: ``(..., 4, 4)`` pseudo-inertia (or ``RigidBodyInertia``).
@@ -43,10 +37,6 @@ def log_det_divergence(J, J0):
 
     Returns:
       ``(...)`` divergence.
-
-    References:
-      Lee, Wensing & Park, "Geometric robot dynamic identification: a convex
-      programming approach", IEEE T-RO 2020, eq. 31.
     """
     J, J0 = _as_J(J, "J"), _as_J(J0, "J0")
     same_dtype(J=J, J0=J0)
@@ -81,17 +71,11 @@ def _sum_log_sq_eig_jvp(primals, tangents):
 
 
 def geodesic_distance(J1, J2):
-    r"""Affine-invariant Riemannian distance between pseudo-inertias.
+    """Affine-invariant Riemannian distance between pseudo-inertias.
 
-    $$
-    d(J_1, J_2) = \sqrt{\tfrac12 \textstyle\sum_i \log^2 λ_i(J_1^{-1} J_2)}
-    $$
-
-    (the ½ follows Lee & Park 2018). Symmetric, invariant under a common frame
-    change ``J -> T J Tᵀ`` and under a common scaling. Gradients are finite
-    everywhere on positive definite inputs, including ``J1 == J2`` (where the
-    returned gradient is 0) and repeated eigenvalues. Returns NaN where an
-    input is not positive definite.
+    ``d = sqrt(½ Σ log² λᵢ(J1⁻¹ J2))`` (Lee & Park 2018, eq. 14): symmetric, invariant
+    under a common frame change and scaling; finite gradients on positive definite inputs
+    (0 at ``J1 == J2``); NaN where an input is not positive definite.
 
     Args:
       J1: ``(..., 4, 4)`` pseudo-inertia (or ``RigidBodyInertia``).
@@ -99,9 +83,6 @@ def geodesic_distance(J1, J2):
 
     Returns:
       ``(...)`` distance.
-
-    References:
-      Lee & Park, "Geometric robot dynamic identification", 2018, eq. 14.
     """
     J1, J2 = _as_J(J1, "J1"), _as_J(J2, "J2")
     same_dtype(J1=J1, J2=J2)

@@ -1,9 +1,7 @@
-r"""The inertial 10-vector layout, written once: ``π ↔ (m, h, I)``, ``I ↔ S``, ``J ↔ π``.
+"""The inertial 10-vector layout, written once: ``π ↔ (m, h, I)``, ``I ↔ S``, ``J ↔ π``.
 
-``π = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about the frame origin, in
-its axes (Pinocchio order); ``S = ½ tr(I) 1 − I``; ``J = [[S, h], [hᵀ, m]]``
-(Wensing, Kim & Slotine 2017). Functions take an array module ``xp`` (``jax.numpy``
-or ``numpy``). Docs page ``spatial.md#inertial-parameters``.
+Pinocchio order about the frame origin; functions take an array module ``xp``.
+Docs page ``spatial.md#inertial-parameters``.
 """
 
 from __future__ import annotations
@@ -72,10 +70,7 @@ def split(pi, xp: ModuleType = jnp):
 
 
 def pack(m, h, I, xp: ModuleType = jnp):
-    """``(..., 10)`` parameters from ``m (...)``, ``h (..., 3)``, ``I (..., 3, 3)`` (broadcast).
-
-    ``I``'s symmetric part is used.
-    """
+    """``(..., 10)`` from ``m (...)``, ``h (..., 3)``, ``I (..., 3, 3)`` (``I`` symmetrised)."""
     shape = np.broadcast_shapes(np.shape(m), np.shape(h)[:-1], np.shape(I)[:-2])
     return xp.concatenate(
         [
@@ -104,10 +99,7 @@ def from_pseudo_inertia(J, xp: ModuleType = jnp):
 
 
 def slices(pi):
-    """The ten entries of ``π`` as ``(..., 1)`` slices ``m, hx, hy, hz, xx, xy, yy, xz, yz, zz``.
-
-    For written-out kernels (``_smallmat``-style) that fuse into one loop.
-    """
+    """The ten entries of ``π`` as ``(..., 1)`` slices, for written-out kernels."""
     return tuple(pi[..., k : k + 1] for k in range(10))
 
 
@@ -119,12 +111,7 @@ def pseudo_inertia_upper(pi):
 
 
 def mass_com_inertia(p) -> tuple[float, np.ndarray, np.ndarray]:
-    """``(m, c, I_c)`` of one 10-vector with ``m ≠ 0`` (NumPy float64).
-
-    Mass, centre of mass ``c = h / m`` and the inertia about the centre of mass,
-    ``I_c = I_o − m (|c|² 1 − c cᵀ)`` (parallel-axis rule, Featherstone 2008 eq. 2.63),
-    symmetrised.
-    """
+    """``(m, c, I_c)`` of one 10-vector with ``m ≠ 0`` (NumPy float64, parallel-axis rule)."""
     m = float(p[0])
     c = np.asarray(p[1:4], dtype=np.float64) / m
     xx, xy, yy, xz, yz, zz = (float(x) for x in p[4:10])

@@ -1,7 +1,6 @@
-r"""Projection onto the fully physically consistent set: ``nearest_consistent``.
+"""Projection onto the fully physically consistent set: ``nearest_consistent``.
 
-Eigenvalue clipping of the pseudo-inertia (about the CoM or the frame origin), the Frobenius-norm
-projection onto ``{J ⪰ eps·s·1}``; see ``spatialjax._consistency`` for the conditions.
+Docs page ``spatial.md#nearest-consistent``.
 """
 
 from __future__ import annotations
@@ -21,15 +20,7 @@ from ._validate import raise_listing
 
 @jax.custom_jvp
 def _clip_eigs(A, floor):
-    r"""Frobenius projection of symmetric ``A`` onto ``{⪰ floor·1}`` (eigenvalues clipped).
-
-    Computed as ``A + V diag(max(w, floor) − w) Vᵀ`` so unclipped directions are
-    untouched. The derivative is the Daleckii–Krein formula
-    ``V (G ∘ (Vᵀ dA V)) Vᵀ`` with the divided differences
-    ``G_ij = (f(wᵢ) − f(wⱼ)) / (wᵢ − wⱼ)`` (``f'(wᵢ)`` where ``wᵢ == wⱼ``),
-    which stays finite at repeated eigenvalues (``eigh``'s own eigenvector
-    derivative does not).
-    """
+    """Frobenius projection of symmetric ``A`` onto ``{⪰ floor·1}``, Daleckii–Krein derivative."""
     w, V = jnp.linalg.eigh(A)
     bump = jnp.maximum(floor[..., None] - w, 0.0)
     return A + jnp.sum(V[..., :, None, :] * V[..., None, :, :] * bump[..., None, None, :], axis=-1)
@@ -91,25 +82,22 @@ _COM_SHIFT_MAX = 100.0  # m|c|² / max|λ(J)| above which reference="com" falls 
 
 
 def nearest_consistent(inertia, eps=None, *, reference: str = "com") -> RigidBodyInertia:
-    r"""Closest fully consistent body, by eigenvalue clipping of the pseudo-inertia.
+    """Closest fully consistent body, by eigenvalue clipping of the pseudo-inertia.
 
-    Fully consistent bodies are returned unchanged; the others get the
-    Frobenius-norm projection of their pseudo-inertia onto ``{J ⪰ eps·s·1}``
-    (``J ≻ 0``, ``m > 0``). ``reference="com"`` keeps the CoM and principal
-    axes (falling back to ``"origin"`` for ``m == 0`` or a meaningless CoM);
-    ``"origin"`` may change mass and CoM. Docs page ``spatial.md#nearest-consistent``.
+    Consistent bodies are returned unchanged; the others get the Frobenius-norm projection
+    of ``J`` onto ``{J ⪰ eps·s·1}``. ``reference="com"`` keeps the CoM and principal axes
+    (``"origin"`` for ``m == 0``); ``"origin"`` may change mass and CoM. Docs page
+    ``spatial.md#nearest-consistent``.
 
     Args:
-      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] (or ``(..., 10)``
-        parameters), any batch shape.
-      eps: relative floor ``> 0``; ``None`` is ``1000 · finfo(dtype).eps``, so the
-        output passes ``physical_consistency`` with its default ``tol``.
+      inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or ``(..., 10)`` parameters.
+      eps: relative floor ``> 0``; ``None`` is ``1000 · finfo(dtype).eps`` (passes
+        ``physical_consistency`` with its default ``tol``).
       reference: ``"com"`` or ``"origin"``, the frame in which ``J`` is clipped.
 
     Returns:
-      [`RigidBodyInertia`][spatialjax.RigidBodyInertia] with the input's batch shape and dtype.
-      Differentiable (``jit``/``vmap``/``grad``) except where clipped
-      eigenvalues are repeated.
+      [`RigidBodyInertia`][spatialjax.RigidBodyInertia], the input's batch shape and dtype;
+      differentiable except where clipped eigenvalues are repeated.
 
     Raises:
       ValueError: a NaN or infinite parameter, on concrete input (naming each

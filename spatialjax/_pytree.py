@@ -41,14 +41,7 @@ def _is_axis_spec(value: Any) -> bool:
 
 
 def field_array(value: Any, name: str, trailing: Sequence[int] = ()) -> jax.Array:
-    """A data field as a floating JAX array with trailing shape ``trailing``.
-
-    Like ``as_float_array`` but Python scalars and ``None`` are refused.
-
-    Raises:
-      TypeError: ``value`` is a Python scalar, ``None`` or not floating point.
-      ValueError: the trailing shape does not match.
-    """
+    """A data field as a floating JAX array (as ``as_float_array``; scalars and None refused)."""
     if value is None or isinstance(value, (bool, int, float, complex, str)):
         want = "(..., " + ", ".join(str(t) for t in trailing) + ")" if trailing else "(...)"
         raise ArgumentTypeError(
@@ -71,12 +64,7 @@ def _leaf_equal(a: Any, b: Any) -> bool:
 
 
 class Pytree:
-    """Mixin for frozen pytree dataclasses; see the module docstring.
-
-    Subclasses set ``_core_ndims`` (data field -> number of trailing core
-    axes; fields that are themselves ``Pytree`` objects are left out)
-    and optionally ``_meta_fields`` (static fields).
-    """
+    """Mixin for frozen pytree dataclasses (``_core_ndims`` per data field, ``_meta_fields``)."""
 
     _core_ndims: ClassVar[dict[str, int]] = {}
     _meta_fields: ClassVar[tuple[str, ...]] = ()
@@ -182,13 +170,7 @@ class Pytree:
 
 @dataclass_transform(frozen_default=True, eq_default=False)
 def pytree_dataclass(cls: type[_T]) -> type[_T]:
-    """Make ``cls`` (a ``Pytree`` subclass) a frozen dataclass registered as a pytree.
-
-    Children are the data fields, in declaration order, with
-    ``jax.tree_util.GetAttrKey`` key paths; ``_meta_fields`` go to the
-    (hashable) auxiliary data. Unflattening bypasses ``__init__`` and
-    ``__post_init__``.
-    """
+    """Make ``cls`` a frozen dataclass registered as a pytree (unflattening skips ``__init__``)."""
     if not issubclass(cls, Pytree):
         raise TypeError(f"pytree_dataclass: {cls.__name__} must derive from Pytree")
     cls = dataclasses.dataclass(frozen=True, eq=False, repr=False)(cls)

@@ -27,7 +27,7 @@ def skew(v):
       v: ``(..., 3)`` vector.
 
     Returns:
-      ``(..., 3, 3)`` skew-symmetric matrix ``[[0, -z, y], [z, 0, -x], [-y, x, 0]]``.
+      ``(..., 3, 3)`` skew-symmetric matrix.
     """
     return _skew(as_float_array(v, "v", (3,)))
 
@@ -55,8 +55,8 @@ def _axis_kernel(theta, *, i, j):
 def rotx(theta):
     """Featherstone coordinate rotation about x: ``[[1,0,0],[0,c,s],[0,-s,c]]``.
 
-    For a frame B rotated by ``theta`` about A's x axis, ``rotx(theta)`` maps
-    A-coordinates to B-coordinates (``E = R_AB.T``; RBDA eq. 2.21).
+    For a frame B rotated by ``theta`` about A's x axis, maps A- to B-coordinates
+    (``E = R_AB.T``; RBDA eq. 2.21).
 
     Args:
       theta: ``(...)`` angle in radians.
@@ -78,14 +78,10 @@ def rotz(theta):
 
 
 def quat_to_matrix(q):
-    r"""Active rotation matrix ``R_AB`` of a ``wxyz`` quaternion.
+    """Active rotation matrix ``R_AB`` of a ``wxyz`` quaternion.
 
-    $$
-    R = 1 + 2 w\,[v]_\times + 2 [v]_\times^2 \quad\text{with } q/\|q\|
-    $$
-
-    Any non-zero ``q`` is normalised first (no underflow or overflow at any
-    scale); under ``jit`` a zero quaternion gives an all-NaN matrix.
+    ``R = 1 + 2 w [v]× + 2 [v]×²`` of ``q / ‖q‖`` (any non-zero scale); under ``jit`` a
+    zero quaternion gives an all-NaN matrix.
 
     Args:
       q: ``(..., 4)`` scalar-first quaternion ``[w, x, y, z]``.
@@ -128,12 +124,10 @@ def _quat_to_matrix(q):
 
 
 def matrix_to_quat(R):
-    """Unit ``wxyz`` quaternion of an active rotation matrix, with ``w >= 0``.
-
-    Shepperd's method (accurate at every angle, finite gradients).
+    """Unit ``wxyz`` quaternion, ``w >= 0``, of an active rotation (Shepperd's method).
 
     Args:
-      R: ``(..., 3, 3)`` rotation matrix (active, ``R_AB``).
+      R: ``(..., 3, 3)`` rotation matrix ``R_AB``.
 
     Returns:
       ``(..., 4)`` quaternion ``[w, x, y, z]``.
@@ -168,10 +162,7 @@ def _matrix_to_quat(R):
 
 
 def _sinc_terms(theta_sq):
-    """``(sin θ/θ, (1-cos θ)/θ²)`` from ``θ²``, with a Taylor branch near 0.
-
-    Double ``jnp.where`` keeps gradients finite at θ = 0.
-    """
+    """``(sin θ/θ, (1-cos θ)/θ²)`` from ``θ²``, finite gradients at 0."""
     small = theta_sq < 1e-6
     safe_sq = jnp.where(small, jnp.ones_like(theta_sq), theta_sq)
     th = jnp.sqrt(safe_sq)
@@ -181,14 +172,7 @@ def _sinc_terms(theta_sq):
 
 
 def so3_exp(omega):
-    r"""Active rotation ``R = exp([ω]×)`` of an axis-angle vector (Rodrigues).
-
-    $$
-    R = 1 + \frac{\sin\theta}{\theta}[\omega]_\times
-        + \frac{1-\cos\theta}{\theta^2}[\omega]_\times^2,\quad \theta = \|\omega\|
-    $$
-
-    Finite value and gradients at ``ω = 0``.
+    """Active rotation ``R = exp([ω]×)`` (Rodrigues); finite value and gradients at ``ω = 0``.
 
     Args:
       omega: ``(..., 3)`` rotation vector (axis times angle, radians).
@@ -211,10 +195,10 @@ def _so3_exp(omega):
 
 
 def so3_log(R):
-    """Axis-angle vector ``ω`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
+    """Rotation vector ``ω`` with ``so3_exp(ω) == R`` and ``‖ω‖ ∈ [0, π]``.
 
-    Through [`matrix_to_quat`][spatialjax.matrix_to_quat] and ``θ = 2 atan2(‖v‖, w)``:
-    accurate at every angle, finite gradients; at exactly π the sign is unspecified.
+    Through [`matrix_to_quat`][spatialjax.matrix_to_quat]: finite gradients; at exactly π
+    the sign is unspecified.
 
     Args:
       R: ``(..., 3, 3)`` active rotation matrix.
@@ -279,8 +263,6 @@ def axis_rotation(axis, angle) -> np.ndarray:
 def rot_axis(axis: int, angle: float) -> np.ndarray:
     """Active rotation by ``angle`` (rad) about coordinate axis 0, 1 or 2 (x, y, z), float64.
 
-    The entries are exactly ``cos`` and ``± sin`` (no Rodrigues round-off).
-
     Examples:
       >>> rot_axis(2, np.pi / 2).round(12) @ np.array([1.0, 0.0, 0.0])
       array([0., 1., 0.])
@@ -294,10 +276,7 @@ def rot_axis(axis: int, angle: float) -> np.ndarray:
 
 
 def rpy_to_matrix(rpy) -> np.ndarray:
-    """URDF/SDF roll-pitch-yaw: ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes x, y, z), float64.
-
-    The active rotation ``R_BBi`` whose columns are the rotated frame's axes
-    (urdfdom ``Rotation::setFromRPY``; Pinocchio ``pin.rpy.rpyToMatrix``).
+    """URDF/SDF roll-pitch-yaw: active ``R = Rz(yaw) Ry(pitch) Rx(roll)`` (fixed axes), float64.
 
     Examples:
       >>> rpy_to_matrix((0.0, 0.0, np.pi / 2)).round(12)[:, 0]  # x axis turned to y

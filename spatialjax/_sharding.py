@@ -1,8 +1,6 @@
-"""Split batched inputs over several devices along the batch axis.
+"""Split batched inputs over several devices along the first batch axis.
 
-Arrays sharded along the first batch axis (``PartitionSpec("batch")``) run each
-device's slice on that device under ``jit``. Multi-host: docs page
-``spatial.md#multi-host``.
+Multi-host: docs page ``spatial.md#multi-host``.
 """
 
 from __future__ import annotations
@@ -43,17 +41,15 @@ def batch_sharding(mesh: Mesh | None = None, axis_name: str = "batch") -> NamedS
 def shard_batch(tree, mesh: Mesh | None = None, *, axis_name: str = "batch"):
     """Place every array leaf of ``tree`` with its first axis split over ``mesh[axis_name]``.
 
-    Scalars are replicated; other leaves' first axis must divide over the devices.
+    Scalars are replicated.
 
     Args:
-      tree: a pytree of arrays, e.g. ``(X, m)`` with ``X`` a ``Plx`` of batch
-        shape ``(N, ...)`` and ``m`` of shape ``(N, ..., 6)``.
+      tree: a pytree of arrays (e.g. a ``Plx`` of batch ``(N, ...)``).
       mesh: the device mesh (default [`batch_mesh`][spatialjax.batch_mesh] over all devices).
       axis_name: the mesh axis to split the batch over.
 
     Returns:
-      The same pytree with ``jax.Array`` leaves sharded by
-      [`batch_sharding`][spatialjax.batch_sharding].
+      The same pytree, leaves sharded by [`batch_sharding`][spatialjax.batch_sharding].
 
     Raises:
       ValueError: a leaf's first axis does not divide evenly over the devices.

@@ -13,12 +13,7 @@ import numpy as np
 
 
 def sum_terms(terms):
-    """Sum of a non-empty sequence (or iterable) of arrays, written out as chained adds.
-
-    Typed as its terms (``sum`` would start from the int 0) and without a reduce op, so
-    that it fuses into the surrounding loop (see above). Used by the batch-first kernels
-    here and by the batch-last ones of ``spatialjax.multibody``.
-    """
+    """Sum of a non-empty sequence of arrays as chained adds (typed as its terms; fuses)."""
     terms = list(terms)
     out = terms[0]
     for t in terms[1:]:
@@ -64,12 +59,7 @@ def cross(a, b):
 
 
 def stack_last(*parts):
-    """``jnp.concatenate(parts, -1)`` for ``(..., 1)`` parts, assembled with selects.
-
-    The parts broadcast against each other; the result has ``len(parts)``
-    entries on its last axis. Equivalent to ``jnp.concatenate`` (values and
-    derivatives) but fuses into the surrounding loop on XLA:CPU.
-    """
+    """``jnp.concatenate(parts, -1)`` for ``(..., 1)`` parts, with selects (fuses on XLA:CPU)."""
     k = len(parts)
     idx = np.arange(k)
     out = parts[-1]
@@ -80,20 +70,14 @@ def stack_last(*parts):
 
 
 def join_last(a, b):
-    """``jnp.concatenate([a, b], -1)`` for two ``(..., k)`` arrays of equal ``k``, with a select.
-
-    Batch axes broadcast. Used for ``[ω; v]`` / ``[n; f]`` spatial vectors.
-    """
+    """``jnp.concatenate([a, b], -1)`` for two ``(..., k)`` arrays, with a select."""
     first = np.array([[True], [False]])
     y = jnp.where(first, a[..., None, :], b[..., None, :])
     return y.reshape(y.shape[:-2] + (2 * a.shape[-1],))
 
 
 def hat(v):
-    """``hat(v) @ u == cross(v, u)``: the skew matrix of ``v (..., 3)`` -> ``(..., 3, 3)``.
-
-    No input checks: [`spatialjax.skew`][spatialjax.skew] is the checked public form of this kernel.
-    """
+    """``hat(v) @ u == cross(v, u)``: ``(..., 3)`` -> ``(..., 3, 3)`` (unchecked ``skew``)."""
     x, y, z = v[..., 0], v[..., 1], v[..., 2]
     o = jnp.zeros_like(x)
     return jnp.stack(
@@ -137,11 +121,7 @@ _JACOBI_SWEEPS = {False: 4, True: 5}
 
 
 def _jacobi_diagonal(A, sweeps):
-    """Diagonal of ``A (..., n, n)`` after ``sweeps`` cyclic Jacobi sweeps, as ``(..., 1)`` slices.
-
-    Golub & Van Loan Alg. 8.5.2 on scalar slices; the caller scales ``A`` to entries of
-    order one. Docs page ``spatial.md#small-matrix-kernels``.
-    """
+    """Diagonal of ``A`` after ``sweeps`` cyclic Jacobi sweeps (Golub & Van Loan 8.5.2)."""
     n = A.shape[-1]
     keys = [(i, j) for i in range(n) for j in range(i, n)]
 
@@ -203,11 +183,7 @@ _CUBIC_NEWTON = {False: 2, True: 3}
 
 
 def _eigvalsh3(a00, a01, a02, a11, a12, a22):
-    """Ascending eigenvalues of a symmetric 3×3 given as ``(..., 1)`` slices, in closed form.
-
-    Smith (1961) with a Newton-refined isolated root; accurate to ``O(eps ‖A‖)`` at
-    repeated eigenvalues. Docs page ``spatial.md#small-matrix-kernels``.
-    """
+    """Ascending eigenvalues of a symmetric 3×3 in ``(..., 1)`` slices (Smith 1961, refined)."""
     q = (a00 + a11 + a22) / 3
     b = [a00 - q, a01, a02, a11 - q, a12, a22 - q]
     amax = _maxn([jnp.abs(x) for x in b])
@@ -311,13 +287,10 @@ def eigvalsh_upper(*upper):
     """Ascending eigenvalues ``(..., n)`` of a symmetric matrix given by its upper triangle.
 
     Args:
-      *upper: the ``n (n + 1) / 2`` upper-triangle entries, row-major
-        (``a00, a01, a02, a11, a12, a22`` for ``n = 3``; 10 for ``n = 4``),
-        each ``(..., 1)``; batch axes broadcast.
+      *upper: the ``n (n + 1) / 2`` upper-triangle entries, row-major, each ``(..., 1)``.
 
     Returns:
-      ``(..., n)``: ``jnp.linalg.eigvalsh``'s values to ``O(eps ‖A‖)``, with its
-      derivative ``dλᵢ = vᵢᵀ dA vᵢ``.
+      ``(..., n)``: ``jnp.linalg.eigvalsh``'s values to ``O(eps ‖A‖)``, differentiable.
     """
     if len(upper) not in (6, 10):
         raise ValueError(
@@ -363,13 +336,7 @@ def _stack(rows):
 
 
 def modified_cholesky(A, rel_floor):
-    """Lower ``L`` with ``L Lᵀ = A`` where ``A`` is safely positive definite.
-
-    Each pivot ``d`` is replaced by ``max(|d|, rel_floor · max_i |A_ii|)`` (a
-    simple modified Cholesky in the spirit of Gill & Murray): for an
-    indefinite or singular ``A`` the result factors a nearby positive
-    definite matrix, which is what a preconditioner or a Newton step needs.
-    """
+    """Lower ``L``, ``L Lᵀ`` a nearby positive definite ``A`` (pivots floored; Gill & Murray)."""
     scale = jnp.max(jnp.abs(jnp.diagonal(A, axis1=-2, axis2=-1)), axis=-1)
     floor = jnp.where(scale > 0, rel_floor * scale, 1.0)
     n = A.shape[-1]
@@ -453,11 +420,7 @@ def cho_solve(L, b):
 
 
 def ldl_pivots4(J):
-    """Pivots ``d`` of ``J = L diag(d) Lᵀ`` for a symmetric 4×4 ``J`` (written out).
-
-    ``J ≻ 0`` iff every pivot is positive; then ``log det J = Σ log dᵢ``.
-    Unrolled so that XLA fuses it into one loop over the batch.
-    """
+    """Pivots ``d`` of ``J = L diag(d) Lᵀ`` for a symmetric 4×4 (``J ≻ 0`` iff all ``d > 0``)."""
     a = [[J[..., i, j] for j in range(4)] for i in range(4)]
     pivots = []
     for p in range(4):

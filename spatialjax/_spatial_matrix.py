@@ -37,18 +37,11 @@ def _tsandwich(E, Y):
 
 
 def transform_spatial_matrix(M, X, *, inverse: bool = False):
-    r"""Re-express a 6×6 motion-to-force matrix (inertia, added mass, ...) in another frame.
+    """Re-express a 6×6 motion-to-force matrix (inertia, added mass, ...) in another frame.
 
-    For ``X`` mapping motion vectors from A-coordinates to B-coordinates
-    (a [`Plx`][spatialjax.Plx] ``X_BA`` or a [`Plxb`][spatialjax.Plxb]),
-
-    * ``inverse=False``: ``M_B = X⁻ᵀ M_A X⁻¹`` (``= X* M_A X⁻¹``), i.e. ``M``
-      given in A (about A's origin, in A's axes) is returned in B;
-    * ``inverse=True``: ``M_A = Xᵀ M_B X``, the opposite direction, without
-      inverting ``X``.
-
-    Exact for any 6×6 ``M`` (symmetric or not); ``[ω; v]`` order (convert
-    ``[v; ω]`` matrices with [`swap_linear_angular`][spatialjax.swap_linear_angular]).
+    ``M_B = X⁻ᵀ M_A X⁻¹`` for ``X`` mapping motions from A- to B-coordinates (a
+    [`Plx`][spatialjax.Plx] ``X_BA`` or a [`Plxb`][spatialjax.Plxb]); ``inverse=True`` gives
+    ``M_A = Xᵀ M_B X`` without inverting ``X``. Exact for any 6×6 ``M``, ``[ω; v]`` order.
 
     Args:
       M: ``(..., 6, 6)`` matrix mapping motion ``[ω; v]`` to force ``[n; f]``.
@@ -94,8 +87,7 @@ def swap_linear_angular(M):
     """Reorder a 6×6 matrix between ``[v; ω]`` and ``[ω; v]`` (self-inverse).
 
     ``[[A, B], [C, D]] -> [[D, C], [B, A]]`` (e.g. Gazebo ``<fluid_added_mass>``,
-    Pinocchio's ``Inertia.matrix()``). For 6-vectors use
-    [`swap_linear_angular_vector`][spatialjax.swap_linear_angular_vector].
+    Pinocchio's ``Inertia.matrix()``).
 
     Args:
       M: ``(..., 6, 6)``.

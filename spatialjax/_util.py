@@ -1,17 +1,7 @@
 """Helpers shared across spatialjax's packages, as public names in a private module.
 
-Each is needed by more than one package (the model-file check, the
-identification write-back, the command line), so none of them is private to
-one: ``from .._util import x64`` or, module-qualified, ``_util.x64()``.
-
-* ``x64``: a context in which JAX computes in float64;
-* ``bucket``: padded batch sizes, so that one compilation serves inputs of
-  similar size;
-* ``write_atomic``, ``temp_beside``, ``replace_keeping_mode``:
-  write a file through a temporary file beside it, so that a failure leaves the
-  old file (or no file) in place;
-* ``enable_compilation_cache``: JAX's persistent compilation cache in
-  ``CACHE_DIR``, which the commands that compile fits turn on.
+``x64``, ``bucket`` (padded batch sizes), atomic file writes (``write_atomic``,
+``temp_beside``, ``replace_keeping_mode``) and ``enable_compilation_cache``.
 """
 
 from __future__ import annotations
@@ -98,10 +88,7 @@ def write_atomic(path, data: bytes) -> None:
 
 
 def enable_compilation_cache(path: str | None = None) -> str | None:
-    """Point JAX's persistent compilation cache at ``path`` (default ``CACHE_DIR``).
-
-    The folder is created if needed. Runs after the first one then skip most
-    of the compile.
+    """Point JAX's persistent compilation cache at ``path`` (default ``CACHE_DIR``, created).
 
     Returns:
       The folder used, or None when the environment variable

@@ -1,9 +1,4 @@
-r"""Eager validation of inertial parameters: ``validate`` raises with a full description.
-
-The third tier of the consistency checks (see ``spatialjax._consistency`` for the flags): called
-on concrete values at the user boundary, it raises ``ValueError`` naming every failing body, the
-failed conditions and the numbers behind them.
-"""
+"""Eager validation of inertial parameters: ``validate`` raises describing every failing body."""
 
 from __future__ import annotations
 
@@ -144,24 +139,14 @@ def _check_rotational_inertia(name, I, tol, max_listed):
 
 
 def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
-    r"""Eagerly check inertial parameters and raise ``ValueError`` describing every failure.
+    """Eagerly check inertial parameters and raise ``ValueError`` describing every failure.
 
-    Accepted forms (the trailing shape decides):
-
-    * a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] or a ``(..., 10)`` parameter array;
-    * ``(..., 4, 4)`` pseudo-inertia ``J`` — additionally checked symmetric;
-    * ``(..., 6, 6)`` spatial inertia ``[[I, skew(h)], [skew(h)ᵀ, m 1]]``
-      (``[ω; v]``) — additionally checked symmetric, with an isotropic
-      ``m 1`` block and a skew-symmetric coupling block (a general added-mass
-      matrix is rejected: it has no rigid-body form);
-    * ``(..., 3, 3)`` rotational inertia about *any* point — checked symmetric,
-      PSD and satisfying the triangle inequality (no mass to check).
-
-    The constructors of [`RigidBodyInertia`][spatialjax.RigidBodyInertia] silently take
-    the symmetric part of their inputs; use this function as the strict path.
-    Non-finite entries are reported first, then structure, then the
-    consistency conditions of [`physical_consistency`][spatialjax.physical_consistency] (same
-    ``tol`` semantics, relative; symmetry uses ``max|M − Mᵀ| ≤ tol · max|M|``).
+    The strict path (constructors take the symmetric part silently). The trailing shape
+    decides the form: ``(..., 10)`` parameters or a ``RigidBodyInertia``; ``(..., 4, 4)``
+    pseudo-inertia (also checked symmetric); ``(..., 6, 6)`` spatial inertia (also checked
+    symmetric, with an isotropic ``m 1`` block and a skew coupling block); ``(..., 3, 3)``
+    rotational inertia about any point (symmetric, PSD, triangle inequality). Same ``tol``
+    as [`physical_consistency`][spatialjax.physical_consistency].
 
     Args:
       inertia: the parameters, in one of the forms above; any batch shape.
@@ -173,11 +158,10 @@ def validate(inertia, *, tol=None, name: str = "inertia", max_listed: int = 5):
       ``inertia`` unchanged when everything holds.
 
     Raises:
-      ValueError: listing ``name[i, j]`` for every failing body (the first
-        ``max_listed`` in full: failed conditions, mass, CoM, principal
-        moments about the CoM, margins), or a wrong shape.
-      TypeError: called on traced values (inside ``jit``/``vmap``; use
-        [`physical_consistency`][spatialjax.physical_consistency] there) or with a non-float array.
+      ValueError: listing ``name[i, j]`` for every failing body (the first ``max_listed``
+        in full: failed conditions, mass, CoM, principal moments, margins), or a wrong shape.
+      TypeError: called on traced values (use ``physical_consistency`` there) or with a
+        non-float array.
 
     Examples:
       >>> import jax.numpy as jnp

@@ -1,16 +1,8 @@
 """The ``spatialjax`` command line: ``check``, ``demo``, ``excite``, ``identify``, ``info``.
 
-(And ``bench``, in a source checkout.) Each sub-command lives in its own
-module of this package, which exposes
-``add_arguments(parser)`` and ``run(args) -> int``; this module only wires
-them up and imports a sub-command's module when it is used, so that
-``--help`` and ``info`` stay fast and never import optional packages.
-The option types, the output-path checks and the one ``UsageError`` the
-commands share are in ``_args.py``; ``demo`` runs ``demo_robot.py`` or, with
-``--payload``, ``demo_payload.py``.
-
-Exit status, for every sub-command: 0 success, 1 problems found (``check``),
-2 usage errors and unreadable inputs (argparse's convention).
+Each sub-command module exposes ``add_arguments(parser)`` and ``run(args) -> int`` and is
+imported only when used. Exit status: 0 success, 1 problems found (``check``), 2 usage
+errors and unreadable inputs.
 """
 
 from __future__ import annotations

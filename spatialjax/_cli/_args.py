@@ -1,11 +1,7 @@
 """Argument types and checks shared by the ``spatialjax`` commands, and their errors.
 
-Option types for ``argparse`` (``type=_args.positive("--rate")``): each
-parses one option's text or raises ``argparse.ArgumentTypeError`` with a
-message that says what was expected and what was given (argparse prefixes the
-option). The checks that need several options or the file system
-(``check_outputs``, ``no_repeats``) raise ``UsageError``, which the commands
-print on stderr with exit status 2.
+Option types raise ``argparse.ArgumentTypeError``; checks across options or the file
+system raise ``UsageError`` (exit status 2).
 """
 
 from __future__ import annotations
@@ -85,11 +81,9 @@ def count(option: str, low: int) -> Callable[[str], int]:
 
 
 def or_words(parse: Callable[[str], Any], **words: Any) -> Callable[[str], Any]:
-    """The type of an option that takes one of ``words`` (``auto``, ``none``) or ``parse``'s value.
+    """The type of an option that takes one of ``words`` (case-insensitive) or ``parse``'s value.
 
-    ``or_words(positive("--lowpass"), auto="auto", none=None)`` reads ``auto`` as
-    ``"auto"``, ``none`` as None and anything else as a number > 0. The words are
-    matched case-insensitively; an error names them beside ``parse``'s own.
+    ``or_words(positive("--lowpass"), auto="auto", none=None)``.
     """
 
     def parse_or_word(text: str) -> Any:
@@ -146,11 +140,7 @@ class NamedValues(argparse.Action):
 
 
 def flag_names(parser: argparse.ArgumentParser) -> dict[str, str]:
-    """``{dest: flag}`` of ``parser``'s options (the longest ``--`` spelling of each).
-
-    The command line names a library argument by its flag with this table:
-    the argument's name is the option's ``dest``.
-    """
+    """``{dest: flag}`` of ``parser``'s options (the longest ``--`` spelling of each)."""
     out = {}
     for action in parser._actions:
         flags = [s for s in action.option_strings if s.startswith("--")]

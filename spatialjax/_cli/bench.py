@@ -1,10 +1,7 @@
 """``spatialjax bench``: run the benchmark harness of a source checkout.
 
-The harness (``benchmarks/_harness``, about 1,500 lines with its NumPy,
-Pinocchio and jaxlie baselines) is tooling, not part of the installed
-package. This command finds it next to the package when spatialjax runs from
-a source checkout (``pip install -e .`` or ``PYTHONPATH``) and forwards every
-argument to it; otherwise it says how to get it.
+Forwards every argument to ``benchmarks/_harness`` next to the package, or says how
+to get it.
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
 """``spatialjax check FILE...``: lint the inertials of URDF / SDFormat / MJCF files.
 
-One row per link (name, line, mass, CoM, principal moments about the CoM,
-the margins and the verdict of ``spatialjax._lint.verdict``), then one
-summary line counting the links per verdict. ``--quiet`` prints only the
-problems, what was written and the summary.
-
-``--fix OUT`` writes a copy of each FILE in which every invalid inertial is
-replaced by [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent] and every other byte is
-unchanged ([`spatialjax.io.check_file`][spatialjax.io.check_file]). With one FILE, ``OUT`` is a file
-(or an existing folder); with several it is a folder. It never overwrites an
-input, nor writes two FILEs to the same output: ``--in-place`` rewrites the
-inputs themselves instead. Every file written is named on stdout.
-
-Exit status (ruff's convention): 0 when no invalid inertial remains (none
-was found, or ``--fix``/``--in-place`` fixed them all), 1 when one remains, 2
-for a usage error or a file that cannot be read (the message names file,
-line, link and field).
+Options, outputs and exit status (0 nothing invalid remains, 1 something does,
+2 usage error or unreadable file): docs page ``model-files.md#spatialjax-check``.
 """
 
 from __future__ import annotations
@@ -252,7 +238,7 @@ def summary_line(reports: list[dict], n_files: int, n_errors: int) -> str:
 
 # ------------------------------------------------------------------------------- run
 def run(args: argparse.Namespace) -> int:
-    """Check ``args.files``; print the reports; return the exit status (see module docstring)."""
+    """Check ``args.files``; print the reports; return the exit status."""
     from .._lint import check_file
     from .._util import x64
     from ..io._common import ModelFileError

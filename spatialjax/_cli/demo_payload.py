@@ -1,27 +1,10 @@
 """``spatialjax demo --payload``: identify a robot's payload from wrist force/torque readings.
 
-The payload demo (``spatialjax demo`` runs the whole-robot demo of
-``demo_robot.py`` beside this module; ``spatialjax demo --payload`` runs this one). A
-1.6 kg gripper-like tool (a flange, a housing and two fingers built from
-uniform shapes and joined with ``+`` in the sensor frame B) is moved by a
-robot wrist through large, smooth reorientations and translations *in
-gravity*. A six-axis wrist force/torque sensor at B's origin reads the wrench
-``[n; f]`` that it applies to the tool, with the noise of an ATI Mini45-class
-sensor. The ten inertial parameters are then identified twice:
-
-* plain weighted least squares, ``min Σ w (Y π − f)²`` (what most code does);
-* [`spatialjax.identification.fit`][spatialjax.identification.fit], the same data term plus a small
-  log-det (Bregman) regulariser, constrained to ``J ≻ 0``.
-
-Gravity enters through [`body_regressor`][spatialjax.identification.body_regressor]'s
-``gravity`` argument (the gravitational acceleration in B coordinates along
-the trajectory, ``R_WBᵀ [0, 0, −9.81]``): the regressor then maps ``π`` to the
-sensor wrench ``M (a − a_g) + v ×* M v`` (Featherstone, RBDA 2008, §5.3).
-Gravity is what makes mass and centre of mass easy to identify (the weight,
-~16 N, is 200 times the force noise), so least squares and ``fit`` agree on
-them; the rotational inertia is only seen through the dynamic torques
-``I α + ω × I ω`` (a few mN·m for a tool this size, comparable to the torque
-noise), and that is where they differ.
+A 1.6 kg gripper-like tool, moved in gravity by a robot wrist, is read by a wrist
+force/torque sensor at the sensor frame B (wrench ``[n; f]``, noise of an ATI
+Mini45-class sensor); its ten parameters are identified by plain weighted least
+squares and by [`fit`][spatialjax.identification.fit] (constrained to ``J ≻ 0``).
+Docs page ``identification-python.md#one-body-from-wrenches``.
 """
 
 from __future__ import annotations
@@ -87,11 +70,8 @@ def add_arguments(parser) -> None:
 def make_payloads(rng, n, dtype):
     """``n`` gripper-like tools in the sensor frame B (a ``RigidBodyInertia`` of batch ``(n,)``).
 
-    B's z axis points out of the flange along the tool. Parts (sizes and masses
-    varied by ±20 % per payload): an aluminium flange disc (0.2 kg, r 32 mm,
-    10 mm thick, centre at z = 5 mm), a housing box (1.0 kg, 80 × 60 × 90 mm,
-    centre at (8, 0, 55) mm) and two fingers (0.2 kg each, 15 × 15 × 60 mm, at
-    x = ±25 mm, z = 130 mm; one 10 mm further out in y). Total about 1.6 kg.
+    B's z axis points out of the flange along the tool: a flange disc, a housing box and
+    two fingers, sizes and masses varied by ±20 % per payload (about 1.6 kg in all).
     """
     import jax.numpy as jnp
 
@@ -136,17 +116,13 @@ def _rot(axis: int, angle):
 def excitation(rng, n_bodies, n_samples, dtype):
     """Wrist motion in gravity: body twists ``v``, their derivatives ``a`` and ``g`` in B.
 
-    The pose is ``R_WB(t) = Rz(ψ) Ry(θ) Rx(φ)`` with each angle a sinusoid of
-    amplitude 0.9-1.2 rad at 0.15-0.4 Hz, and ``p_WB(t)`` sinusoids of 0.15 m
-    at 0.2-0.5 Hz (peak accelerations of a few rad/s² and about 1.5 m/s²,
-    an ordinary robot wrist motion). Derivatives are exact (``jax.jvp``):
-    ``ω = (R_WBᵀ Ṙ_WB)^∨`` and ``v_o = R_WBᵀ ṗ`` in B coordinates, and
-    ``a = d/dt [ω; v_o]``, the spatial body acceleration that
+    ``R_WB(t) = Rz(ψ) Ry(θ) Rx(φ)`` and ``p_WB(t)`` sinusoids; exact derivatives
+    (``jax.jvp``), ``[ω; v_o]`` in B coordinates as
     [`body_regressor`][spatialjax.identification.body_regressor] expects.
 
     Returns:
-      ``v, a`` of shape ``(n_bodies, n_samples, 6)`` (``[ω; v_o]``) and ``g``
-      of shape ``(n_bodies, n_samples, 3)``: ``R_WBᵀ [0, 0, −9.81]``.
+      ``v, a`` ``(n_bodies, n_samples, 6)`` and ``g`` ``(n_bodies, n_samples, 3)``:
+      ``R_WBᵀ [0, 0, −9.81]``.
     """
     import jax
     import jax.numpy as jnp
@@ -218,11 +194,7 @@ def _bad_options(args) -> str | None:
 
 
 def _simulate(rng, args, sigma, dtype):
-    """``(truth, Y, f, w)``: the payloads, the regressor, noisy wrench readings, their weights.
-
-    Prints the signal: RMS wrench (gravity included) and its dynamic part, and
-    the signal-to-noise ratio per axis.
-    """
+    """``(truth, Y, f, w)``: payloads, regressor, noisy wrenches, weights; prints the signal."""
     import jax.numpy as jnp
 
     from spatialjax.identification import body_regressor

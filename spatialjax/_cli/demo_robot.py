@@ -1,10 +1,8 @@
 """``spatialjax demo``: identify every link of a Panda arm and its joint friction from torques.
 
-Simulated data with a known truth: links perturbed from the URDF by a geodesic
-distance of 0.3, Panda-sized friction (Gaz et al., RA-L 2019), a 25 s Fourier
-excitation at 1 kHz with torque noise and 18-bit encoders; then
-[`identify_robot`][spatialjax.identification.identify_robot] with its defaults, and the
-held-out errors and masses against the truth. ``--no-cache`` skips the compilation cache.
+Simulated data with a known truth (links perturbed from the URDF, Panda-sized friction,
+Gaz et al., RA-L 2019), identified by
+[`identify_robot`][spatialjax.identification.identify_robot] with its defaults.
 """
 
 from __future__ import annotations
@@ -94,12 +92,7 @@ def add_arguments(parser) -> None:
 
 
 def panda_like_chain(dtype=None):
-    """A Panda-like 7-joint arm built in code: ``chain_model`` re-shaped.
-
-    The chain's placements get the Panda's joint frames (a rotation about x
-    and an offset per joint, URDF ``<origin>``) and its bodies the Panda's
-    link inertials (mass, CoM, inertia about the CoM), hand excluded.
-    """
+    """A Panda-like 7-joint arm: ``chain_model`` with the Panda's joint frames and inertials."""
     import jax.numpy as jnp
 
     import spatialjax as sj
@@ -213,12 +206,7 @@ def simulate(model, *, seed: int, duration: float):
 
 
 def identify_with_demo_settings(model, log, *, holdout: float = HOLDOUT):
-    """``identify_robot`` with its defaults (the filter chosen
-    from the log) and the demo's held-out fraction.
-
-    Returns the [`RobotIdentification`][spatialjax.identification.RobotIdentification] (the
-    held-out errors, the least-squares and fitted links, friction, status).
-    """
+    """``identify_robot`` with its defaults and the demo's held-out fraction."""
     from spatialjax import identification as sid
 
     return sid.identify_robot(model, log, holdout=holdout)

@@ -1,10 +1,7 @@
 """``spatialjax excite MODEL``: design an excitation trajectory and write it as CSV.
 
-Calls [`design_excitation`][spatialjax.identification.design_excitation] (float64) on the
-model's movable joints (``--lock`` and ``<mimic>`` joints frozen), with the URDF
-``<limit>`` elements as limits; writes ``--out`` (CSV ``t,q_<joint>...,dq_<joint>...,
-ddq_<joint>...``) and ``--report`` (JSON). Exit status 0, or 2 for a usage error, missing
-limits or an unwritable output. Usage: docs page
+[`design_excitation`][spatialjax.identification.design_excitation] on the model's movable
+joints, URDF ``<limit>`` as limits; exit status 0 or 2. Usage: docs page
 ``identification.md#record-an-exciting-trajectory``.
 """
 
@@ -148,12 +145,7 @@ def _mimic_locks(path) -> dict[str, float]:
 
 
 def _cache_after_checks(args, say):
-    """``say`` that enables the compilation cache at the first progress line.
-
-    ``design_excitation`` reports its first line once every argument is
-    checked: a run refused for its options leaves no cache folder behind, and
-    the optimisation, which most of a run compiles, comes after.
-    """
+    """``say`` that enables the compilation cache at the first progress line (arguments checked)."""
     pending = [not args.no_cache]
 
     def progress(line: str) -> None:

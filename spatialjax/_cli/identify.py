@@ -1,12 +1,8 @@
 """``spatialjax identify MODEL LOG``: whole-robot inertial identification from a joint log.
 
 Parsing and printing around
-[`spatialjax.identification.identify_robot`][spatialjax.identification.identify_robot]: one
-progress line per stage, then ``note:``/``warning:`` lines; ``--out`` (the model's
-format) and ``--report`` (JSON, docs page ``identification-report.md``) refuse to
-replace a file without ``--force``. Float64 throughout. Exit status 0, or 2 for a
-usage error, an unreadable input, a failed fit or an unwritable output (nothing is
-written then). Usage: docs page ``identification.md#run-spatialjax-identify``.
+[`identify_robot`][spatialjax.identification.identify_robot]; exit status 0, or 2 (nothing
+written). Usage: docs page ``identification.md#run-spatialjax-identify``.
 """
 
 from __future__ import annotations
@@ -88,14 +84,7 @@ _torque_scale.__name__ = "--torque-scale"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``spatialjax identify``.
-
-    Each option of the library is one ``add_argument`` whose ``dest`` is the
-    name of an [IdentifyOptions][spatialjax.identification.IdentifyOptions]
-    field (``identify_options`` reads those given; an option left at its
-    parser default leaves the library's); the flag of each ``dest`` is read
-    back from the parser to name the library's errors (``_args.flag_names``).
-    """
+    """The options of ``spatialjax identify``; each ``dest`` is an ``IdentifyOptions`` field."""
     parser.epilog = (
         "exit status: 0 success, 2 for a usage error, a model or log that cannot be used, a fit "
         "that failed, or an output that cannot be written (nothing is written then)"
@@ -367,12 +356,8 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 def check_paths(args: argparse.Namespace) -> dict:
     """Checks before the log is read: inputs exist, outputs may be written, the model file.
 
-    The model file is parsed here, once: its description (``spatialjax.io.read_description``)
-    gives its format, the models of every stage and the write-back of ``--out``.
-
     Returns:
-      The model format (``"urdf"``, ``"mjcf"``, ``"sdf"``) under ``"format"`` and its
-      ``ModelDescription`` under ``"description"``.
+      ``{"format": "urdf" | "mjcf" | "sdf", "description": ModelDescription}``.
 
     Raises:
       UsageError: naming the option.
@@ -474,12 +459,7 @@ def _load_model(desc, locked, floating: bool = False):
 
 
 def _default_joint_names(log, model, lock: dict, path):
-    """Name an unnamed log's columns: the model's movable joints, less the ``--lock`` ones.
-
-    A log without ``joint_names`` has the model's movable joints in model
-    order; when ``--lock`` names some of them, a log with exactly the others
-    (in order) is accepted too.
-    """
+    """Name an unnamed log's columns: the model's movable joints (less the ``--lock`` ones)."""
     import dataclasses
 
     if log.joint_names is not None:
@@ -534,9 +514,7 @@ def _check_lock_limits(full, lock: dict) -> None:
 
 
 def identify_options(args: argparse.Namespace) -> IdentifyOptions:
-    """The library's options from the command line: each field of ``IdentifyOptions`` from
-    the argument of the same ``dest``; an option left at the parser's default leaves the
-    library's default.
+    """The library's options from the command line (an option at its parser default: the library's).
 
     Raises:
       IdentifyError: a value the library refuses (``library_error`` names the flag).
@@ -547,12 +525,7 @@ def identify_options(args: argparse.Namespace) -> IdentifyOptions:
 
 
 def _transmission(args, desc, model, progress):
-    """The ``--transmission`` CSV, else an MJCF model's fixed tendons, else None; a line
-    saying which.
-
-    Raises:
-      InputError: a CSV or tendon that cannot be used (file, row and column named).
-    """
+    """The ``--transmission`` CSV, else an MJCF model's fixed tendons, else None; and a line."""
     import spatialjax.multibody as mb
 
     try:
@@ -590,11 +563,7 @@ def command_options(args: argparse.Namespace) -> dict:
 
 
 def library_error(e, args) -> Exception:
-    """An ``IdentifyError`` of the library as the command's error, every argument it names
-    shown as the command line names it: its flag (from the parser), the log or model file.
-
-    ``InputError`` for the model, the prior and the logs; ``UsageError`` for an option.
-    """
+    """A library ``IdentifyError`` as ``InputError`` (model, logs) or ``UsageError`` (a flag)."""
     validate = list(args.validate or ())
 
     def name(argument: str) -> str:
@@ -615,12 +584,7 @@ def library_error(e, args) -> Exception:
 
 
 def _cache_after_filter(args, report):
-    """``report`` that enables the compilation cache once the filter stage has passed.
-
-    The cache folder is created then, not before: a run refused for its log or
-    its options leaves nothing behind. The fit, which most of a run compiles,
-    comes after.
-    """
+    """``report`` that enables the compilation cache once the filter stage has passed."""
 
     def progress(stage, text, lines=()):
         report(stage, text, lines)
@@ -636,7 +600,7 @@ def _cache_after_filter(args, report):
 
 
 def _floating(args, log) -> bool:
-    """Whether the run is floating-base: the log has a base pose, or ``--floating-base``.
+    """Whether the run is floating-base (a base pose in the log, or ``--floating-base``).
 
     Raises:
       InputError: ``--floating-base`` with a log without base pose.
@@ -728,11 +692,8 @@ def _held_still(log, args, bag) -> dict:
 def _read_logs(args, desc, full, progress: _Progress, log=None, bag=None):
     """``(model, log, validation logs, locked)``: the logs matched to the model's joints.
 
-    The joints the log lacks are locked (at 0 or ``--lock``), and so are the joints a
-    bag holds still (at their logged value), and the model is built again from the file's
-    description with them locked. ``log``: the main log, already read (else it is read here);
-    ``bag``: a bag's ``load_log`` options (None for another log). Each log is matched once,
-    here: the sampling stage takes the logs as matched.
+    Joints the log lacks or a bag holds still are locked and the model rebuilt;
+    ``bag``: a bag's ``load_log`` options (None for another log).
     """
     from spatialjax import identification as ident
 
@@ -798,14 +759,10 @@ def _base_text(log) -> str:
 
 
 def identify(args: argparse.Namespace, desc, progress: _Progress):
-    """Build the model from the file's description, read the log(s), lock what the log lacks,
-    run [identify_robot][spatialjax.identification.identify_robot].
+    """Read the log(s), lock what they lack, run ``identify_robot``.
 
     Returns:
-      ``(result, command)``: its result, and the report's command keys
-      (``model``, ``model_format``, ``log``, ``validation_logs``,
-      ``locked_joints``, ``options``), which ``_write_outputs`` adds to the
-      JSON report with ``output``.
+      ``(result, command)``: the result and the report's command keys.
     """
     import spatialjax.multibody as mb
     from spatialjax import identification as ident
@@ -841,13 +798,7 @@ def identify(args: argparse.Namespace, desc, progress: _Progress):
 
 # ------------------------------------------------------------------------------- output
 def _write_outputs(args, result, desc, command: dict, progress: _Progress) -> None:
-    """Write ``--out`` and ``--report``: both to temporary files first, then renamed.
-
-    ``--out`` edits the model file's bytes through its description ``desc`` (not read
-    again; the output is read back once, to check it). The JSON report is the library's
-    report, then ``command``'s keys and ``output`` (the writer's report, or None). A failure
-    while writing leaves no output (and no existing file) changed.
-    """
+    """Write ``--out`` and ``--report`` through temporary files; a failure changes no file."""
     out = None
     tmps: list[tuple[Path, Path]] = []
     try:

@@ -1,10 +1,7 @@
-"""``spatialjax info [LOG] [--model MODEL]``: version, devices and the convention table, or
-what a log holds.
+"""``spatialjax info [LOG] [--model MODEL]``: versions, devices and conventions, or a log.
 
-Without LOG: the versions, the JAX devices and ``CONVENTIONS``. With LOG (a ROS bag, ``.npz``
-or ``.csv``): [describe_log][spatialjax.identification.describe_log]'s inventory (topics, message
-counts, rates and gaps, the joints), and with ``--model`` the joints against the model's movable
-joints. Exit status 2 for a log or model that cannot be read.
+With LOG: [describe_log][spatialjax.identification.describe_log]'s inventory, and with
+``--model`` its joints against the model's. Exit status 2 for an unreadable log or model.
 """
 
 from __future__ import annotations

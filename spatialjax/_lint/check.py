@@ -1,18 +1,7 @@
 """The library behind ``spatialjax check``: check one model file, optionally write a fixed copy.
 
-[`check_file`][spatialjax.io.check_file] returns, per link: name, line, mass, CoM, principal
-moments about the CoM, the two margins (smallest principal moment ``λ1`` and
-triangle margin ``λ1 + λ2 − λ3``) and the verdict of
-``spatialjax._lint.verdict`` (consistent, massless frame, point mass /
-pseudo-inertia not PD (degenerate, still valid), non-positive mass, not PSD,
-triangle inequality violated).
-
-With ``fix_to`` (or ``in_place=True``) it also writes the file with each
-invalid inertial replaced by [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent]
-(pseudo-inertia clipped about the CoM: CoM and principal axes kept, only the
-offending principal second moments and a non-positive mass raised) and every
-other byte unchanged. The command line (``spatialjax._cli.check``) adds the
-printing, the choice of output paths and the exit status.
+Invalid inertials are replaced by [`spatialjax.nearest_consistent`][spatialjax.nearest_consistent],
+every other byte unchanged. Docs page ``model-files.md#verdicts``.
 """
 
 from __future__ import annotations
@@ -29,13 +18,7 @@ from .verdict import DEFAULT_LENGTH_SCALE, DEFAULT_TOL
 
 
 def _fix_eps(tol: float) -> float:
-    """``eps`` for nearest_consistent that leaves fixed bodies clear of the check's tolerance.
-
-    The clipped principal second moments are ``≥ eps·s`` with
-    ``s = max(|m|, max|σ|)``, so the new triangle margin is ``≥ 2 eps s``;
-    the body's tolerance is ``≤ 4 tol s`` (``½ tr I_c = Σσ ≤ 3s`` and
-    ``m ℓ0² ≤ s``): ``eps = 10 tol`` leaves a factor 5.
-    """
+    """``eps`` for nearest_consistent: ``10 tol`` keeps fixed bodies 5× clear of the tolerance."""
     return max(10.0 * tol, 1000 * float(np.finfo(np.float64).eps))
 
 
@@ -89,26 +72,24 @@ def check_file(
 ) -> dict:
     """Check one file; optionally write the fixed file. Returns the JSON-able report.
 
-    The numbers are computed in float64 whatever JAX's global x64 setting.
+    Computed in float64 whatever JAX's global x64 setting.
 
     Args:
       path: a URDF, SDFormat or MJCF file (format from the root element).
-      tol: relative tolerance of the verdicts (see ``spatialjax._lint.verdict``).
+      tol: relative tolerance of the verdicts (docs page ``model-files.md#verdicts``).
       length_scale: size below which a body counts as a point, in the file's unit.
       fix_to: write a copy with every invalid inertial replaced here (written
-        even when nothing needed fixing, so that the copy always exists). It
-        must not be ``path`` itself: use ``in_place``.
+        even when nothing needed fixing); not ``path`` itself: use ``in_place``.
       in_place: rewrite ``path`` itself, only if something was fixed.
 
     Returns:
       The report: ``path``, ``format``, ``n_links``, ``n_invalid``,
       ``n_degenerate``, ``n_massless``, ``notes``, ``links`` (one dict per
       link) and, when a fix was asked for, ``fix`` with ``output``,
-      ``written`` (whether the file was written), ``replaced_existing``, the
-      moved ``links`` and ``n_invalid_after``.
+      ``written``, ``replaced_existing``, the moved ``links`` and ``n_invalid_after``.
 
     Raises:
-      ModelFileError: the file (or the fixed copy, which would be a bug) is malformed.
+      ModelFileError: the file is malformed.
       ValueError: ``fix_to`` is the input file, or both ``fix_to`` and ``in_place``.
     """
     if in_place and fix_to is not None:

@@ -1,48 +1,7 @@
-r"""Verdicts for the inertials of a real model: massless frames, point masses, errors.
+"""Verdicts for the inertials of a real model: massless frames, point masses, errors.
 
-[`spatialjax.physical_consistency`][spatialjax.physical_consistency] answers "is this a rigid
-body?"; a model file needs a few more notions, defined here on top of its margins
-(``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``):
-
-========================= ======= ============================================================
-verdict                   valid   condition (checked in this order)
-========================= ======= ============================================================
-massless frame            yes     ``m == 0`` and ``h == 0`` and ``I == 0`` exactly (sensor and
-                                  reference links; a URDF link without ``<inertial>``)
-non-positive mass         no      ``m ≤ 0`` (with any non-zero first moment or inertia)
-not PSD                   no      ``λ1 < −τ`` (smallest principal moment about the CoM)
-triangle inequality       no      ``λ1 + λ2 − λ3 < −τ``
-violated
-point mass (degenerate)   yes     ``max|λi| ≤ τ``: consistent, but ``I_c`` is singular
-pseudo-inertia not PD     yes     ``λ1 + λ2 − λ3 ≤ τ``: consistent, but a rod or lamina whose
-(degenerate)                      pseudo-inertia ``J`` is singular (``J ≻ 0`` iff the margin > 0)
-consistent                yes     otherwise: ``m > 0`` and ``J ≻ 0`` with room to spare
-========================= ======= ============================================================
-
-Degenerate bodies are physically realisable (``J ⪰ 0`` admits point masses,
-rods and laminas: Wensing, Kim & Slotine, RA-L 2017) but simulators or
-algorithms that need a positive definite inertia (log-det metrics,
-``to_log_cholesky``, some integrators) reject them.
-
-**Tolerance.** ``λ`` are the principal moments about the CoM and the
-tolerance scales with the body:
-
-$$
-τ = \mathrm{tol}\,\bigl(\tfrac12 \textstyle\sum_i |λ_i| + |m|\,ℓ_0^2\bigr)
-    + 100\,ε_{64}\,|m|\,|c|^2
-$$
-
-* ``½ Σ|λi|`` is the body's own inertia scale (``½ tr I_c`` for a valid body),
-  so ``tol`` is relative to the moments printed in the file;
-* ``|m| ℓ0²`` (``ℓ0 = 1 mm`` by default, in the file's length unit) is the
-  inertia of the body's mass spread over a millimetre: it gives point masses
-  a scale, so that round-off such as ``λ = −1e−20 kg m²`` on a 1 kg point mass
-  is not an error, while any real inertia is far above it;
-* ``100 ε |m| |c|²`` covers the float64 round-off of recovering ``I_c`` from
-  the parameters about the link origin (``I_c = I_o + m c× c×``).
-
-The default ``tol = 1e-9`` accepts values printed with nine or more
-significant digits as exact and nothing coarser.
+Verdicts, their order and the tolerance ``τ`` (relative to the body's own moments,
+with a 1 mm length scale for point masses): docs page ``model-files.md#verdicts``.
 """
 
 from __future__ import annotations
@@ -73,7 +32,7 @@ VERDICTS = {
 
 @dataclasses.dataclass(frozen=True)
 class Verdict:
-    """The verdict on one body (see the module docstring).
+    """The verdict on one body (docs page ``model-files.md#verdicts``).
 
     Attributes:
       code: key of [`VERDICTS`][spatialjax.io.VERDICTS] (``"consistent"``, ``"not_psd"``, ...).
@@ -83,12 +42,9 @@ class Verdict:
       mass: ``m``.
       com: ``(3,)`` CoM ``c = h / m`` (zeros when ``m == 0``).
       principal_moments: ``(3,)`` eigenvalues of ``I_c`` (ascending).
-      min_eig_inertia_com: smallest eigenvalue ``λ1`` of ``I_c`` (kg m²); this and the next
-        two are the margins of
-        [`spatialjax.physical_consistency`][spatialjax.physical_consistency].
+      min_eig_inertia_com: smallest eigenvalue ``λ1`` of ``I_c`` (kg m²).
       triangle_margin: ``λ1 + λ2 − λ3`` (kg m²).
-      min_eig_pseudo_inertia: smallest eigenvalue of the pseudo-inertia ``J`` (the LMI
-        margin).
+      min_eig_pseudo_inertia: smallest eigenvalue of the pseudo-inertia ``J``.
       tolerance: ``τ`` used for this body.
     """
 
@@ -125,7 +81,7 @@ class Verdict:
 def body_tolerance(
     mass, principal_moments, com, tol=DEFAULT_TOL, length_scale=DEFAULT_LENGTH_SCALE
 ):
-    """``τ`` of the module docstring, element-wise over a batch (NumPy float64)."""
+    """``τ`` of docs page ``model-files.md#verdicts``, element-wise (NumPy float64)."""
     mass = np.abs(np.asarray(mass, dtype=np.float64))
     lam = np.asarray(principal_moments, dtype=np.float64)
     c2 = np.sum(np.asarray(com, dtype=np.float64) ** 2, axis=-1)
@@ -149,16 +105,11 @@ def _consistency_program():
 
 
 def classify(inertia, *, tol: float = DEFAULT_TOL, length_scale: float = DEFAULT_LENGTH_SCALE):
-    """Verdicts for a batch of bodies (eager; see the module docstring).
-
-    The margins come from [`spatialjax.physical_consistency`][spatialjax.physical_consistency]
-    (computed under ``jit`` on a batch padded to 8, 32, 128, ... bodies, so that checking
-    many files compiles only a few times).
+    """Verdicts for a batch of bodies (eager; docs page ``model-files.md#verdicts``).
 
     Args:
       inertia: [`RigidBodyInertia`][spatialjax.RigidBodyInertia] with batch shape ``(n,)``
-        (float64 recommended: the margins of float32 parameters are only good
-        to ~1e-7 relative).
+        (float64 recommended: float32 margins are good to ~1e-7 relative).
       tol: relative tolerance ``≥ 0``.
       length_scale: ``ℓ0``, the length below which a body counts as a point
         (file length unit; ``1e-3`` is 1 mm in SI files).

@@ -1,38 +1,7 @@
-r"""Conversions to and from other robotics software: Pinocchio, jaxlie, brax, SDFormat/Gazebo.
+"""Conversions to and from other robotics software: Pinocchio, jaxlie, brax, SDFormat/Gazebo.
 
-[`gazebo_link_spatial_inertia`][spatialjax.interop.gazebo_link_spatial_inertia] turns an SDF/Gazebo
-``<inertial>`` (with ``<fluid_added_mass>``) into the spatial inertia about the link origin,
-exactly. ``to_pin_* / from_pin_*``, ``to_jaxlie_* / from_jaxlie_*`` and
-``to_brax_* / from_brax_*`` convert between those libraries' objects and
-spatialjax's. None of these libraries is a dependency: each converter
-imports its library when it is called and says what to install when it is
-missing (``pip install 'spatialjax[interop]'`` installs all three).
-Conventions on each side:
-
-========== ===================== ============================ ==========================
-library    pose of B in A         spatial vectors              inertia
-========== ===================== ============================ ==========================
-spatialjax ``Plxb(E=R_AB, r)``    ``[ω; v]``, ``[n; f]``       10-vector about the origin
-Pinocchio  ``pin.SE3(R_AB, p)``   ``Motion``/``Force``         ``pin.Inertia(m, c, I_c)``
-           (``aMb``)              stored ``[v; ω]``, ``[f; n]``  (``toDynamicParameters``
-                                                               is our 10-vector)
-jaxlie     ``SE3`` ``T_AB``       tangent ``(v, ω)``           --
-           (``wxyz_xyz``)
-brax       ``Transform(pos, rot)`` ``Motion(ang, vel)``,        ``Inertia(transform, i,
-           (``rot`` wxyz)         ``Force(ang, vel)``          mass)``: CoM frame, inertia
-                                                               about the CoM in that frame
-========== ===================== ============================ ==========================
-
-Directions: ``Plxb(R_AB, r).apply_motion`` maps A- to B-coordinates. It equals
-Pinocchio's ``M.actInv`` (``M.act`` maps B to A), the inverse of jaxlie's
-``T.adjoint()`` (which maps B to A in ``(v, ω)`` order) and brax's
-``Transform.do(Motion)``; brax's ``Transform.do(Force)`` goes the other way,
-B to A, like ``Plxb.inverse_apply_force``.
-
-Batches: jaxlie and brax objects are batched arrays and convert as such.
-Pinocchio objects are single; a batched spatialjax value becomes nested lists
-of them (matching the batch shape), and ``from_pin_*`` accepts a single object
-or (nested) sequences of them.
+Each converter imports its library when called (``pip install 'spatialjax[interop]'``).
+Each library's conventions and directions: docs page ``conventions.md#other-libraries``.
 """
 
 from ._brax import (

@@ -1,10 +1,7 @@
 """brax converters: ``brax.base.Transform``, ``Motion``, ``Force`` and ``Inertia``.
 
-brax's ``Transform(pos, rot)`` (``rot`` wxyz) is the pose of a frame in its
-parent, like ``Plxb``; ``Motion(ang, vel)`` and ``Force(ang, vel)`` hold
-``[ω; v]`` and ``[n; f]`` in two fields; ``Inertia`` is given in the CoM
-frame (see [`to_brax_inertia`][spatialjax.interop.to_brax_inertia]). brax is imported when a
-``to_brax_*`` converter is called.
+brax is imported when a ``to_brax_*`` converter is called; conventions: docs page
+``conventions.md#other-libraries``.
 """
 
 from __future__ import annotations
@@ -31,12 +28,10 @@ __all__ = [
 
 
 def to_brax_transform(X):
-    """``Plxb`` (or ``Plx``) -> ``brax.base.Transform(pos=r, rot=wxyz of R_AB)``.
+    """``Plxb`` (or ``Plx``) -> ``brax.base.Transform(pos=r, rot=wxyz of R_AB)`` (same pose).
 
-    brax's ``Transform`` is the pose of a frame in its parent (``Link.transform``,
-    ``State.x``): the same pose as ``Plxb``. Its ``do(Motion)`` maps parent- to
-    child-coordinates (our ``apply_motion``) and its ``do(Force)`` maps child-
-    to parent-coordinates (our ``inverse_apply_force``).
+    ``do(Motion)`` maps parent- to child-coordinates (``apply_motion``), ``do(Force)``
+    child- to parent-coordinates (``inverse_apply_force``).
     """
     base = import_optional("brax.base", "interop")
     Y = as_plxb(X)
@@ -78,21 +73,16 @@ def from_brax_force(f):
 def to_brax_inertia(inertia: RigidBodyInertia, *, principal: bool = False):
     """``RigidBodyInertia`` -> ``brax.base.Inertia`` in brax's link convention.
 
-    brax's ``System.link.inertia`` (built by ``brax.io.mjcf`` from MuJoCo's
-    ``body_ipos``, ``body_iquat``, ``body_inertia`` and ``body_mass``) holds
-    ``transform``: the pose of the inertial (CoM) frame in the link frame;
-    ``i``: the 3×3 inertia about the CoM in that frame's axes; ``mass``.
+    brax's ``System.link.inertia`` holds ``transform`` (pose of the CoM frame in the link
+    frame), ``i`` (3×3 inertia about the CoM in that frame's axes) and ``mass``; not the
+    world-frame form of ``Transform.do(Inertia)``.
 
     Args:
       inertia: about the link origin, in link axes.
       principal: ``False`` (default): ``rot`` is the identity and ``i`` the
         full inertia about the CoM in link axes. ``True``: ``rot`` is the
         principal frame and ``i`` diagonal (as brax's MJCF loader makes it);
-        the principal axes come from ``eigh`` and are not differentiable at
-        repeated moments.
-
-    This is not the world-frame form that brax's ``Transform.do(Inertia)``
-    returns (its ``transform.pos`` holds ``m c`` there).
+        not differentiable at repeated moments.
     """
     base = import_optional("brax.base", "interop")
     if not isinstance(inertia, RigidBodyInertia):
@@ -113,11 +103,7 @@ def to_brax_inertia(inertia: RigidBodyInertia, *, principal: bool = False):
 
 
 def from_brax_inertia(it) -> RigidBodyInertia:
-    """brax ``Inertia`` (link convention, see ``to_brax_inertia``) -> ``RigidBodyInertia``.
-
-    ``I_c = R i Rᵀ`` with ``R`` the rotation of ``it.transform.rot``, then the
-    parallel-axis shift to the link origin (``from_mass_com_inertia``).
-    """
+    """brax ``Inertia`` (link convention, see ``to_brax_inertia``) -> ``RigidBodyInertia``."""
     R = quat_to_matrix(jnp.asarray(it.transform.rot))
     i = jnp.asarray(it.i)
     I_c = R @ i @ jnp.swapaxes(R, -1, -2)

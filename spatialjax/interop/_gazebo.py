@@ -1,10 +1,6 @@
-r"""SDFormat / Gazebo link inertials, with fluid added mass, as Featherstone spatial inertias.
+"""SDFormat / Gazebo link inertials, with fluid added mass, as Featherstone spatial inertias.
 
-[`gazebo_link_spatial_inertia`][spatialjax.interop.gazebo_link_spatial_inertia] turns an SDF
-``<inertial>`` element (optionally with ``<fluid_added_mass>``, SDFormat specification 1.10,
-``link.sdf``) into the spatial inertia about the link origin, exactly, and
-documents how Gazebo's own sum (``gz::math::Inertial::SpatialMatrix`` in
-gz-math, used by gz-physics' DART plugin) differs from it.
+Frames and the difference from Gazebo's own sum: docs page ``conventions.md#gazebo-added-mass``.
 """
 
 from __future__ import annotations
@@ -59,54 +55,12 @@ def _com_pose(com_pose):
 def gazebo_link_spatial_inertia(
     mass, com_pose, inertia_com, fluid_added_mass=None, *, added_mass_reference: str = "com"
 ):
-    r"""Featherstone spatial inertia of an SDF link about its origin, with exact added mass.
+    """Featherstone spatial inertia of an SDF link about its origin, with exact added mass.
 
-    Frames (Drake's monogram notation): ``B`` link frame with
-    origin ``Bo``; ``Bcm`` the centre-of-mass frame whose pose in ``B`` is the
-    ``<inertial><pose>`` ``X_BBcm = (R_BBcm, c_BoBcm_B)``. SDF gives the
-    inertia ``I_BBcm_Bcm`` about ``Bcm`` in ``Bcm``'s axes.
-
-    Result, in ``[ω; v]`` order, about ``Bo``, in ``B``'s axes:
-
-    $$
-    M_B = \underbrace{\begin{bmatrix} I_{BBo\_B} & m c_\times \\
-        m c_\times^T & m 1\end{bmatrix}}_{\text{rigid body (RBDA 2.63)}}
-        + X^{*} M_a X^{-1},
-    $$
-
-    with ``I_BBo_B = R I_BBcm_Bcm Rᵀ − m c× c×`` (what DART builds from
-    ``setMoment``/``setLocalCOM``) and ``M_a`` the fluid added mass, reordered
-    from SDF's ``[v; ω]`` (``xx … xr, …, rr``: x, y, z linear then p, q, r
-    angular) and moved to ``Bo`` in ``B`` by the congruence
-    [`transform_spatial_matrix`][spatialjax.transform_spatial_matrix] — the only frame change that
-    preserves the added kinetic energy ``½ Vᵀ M_a V`` (the congruence of
-    Featherstone, RBDA 2008, eq. 2.66, applied to any symmetric 6×6 matrix).
-
-    **Where the naive sum goes wrong.** Gazebo's DART plugin adds the
-    unshifted added-mass matrix to DART's tensor about ``Bo`` (gz-physics,
-    ``dartsim`` plugin, with gz-math's ``Inertial::SpatialMatrix``); a
-    tempting correction shifts only the rotational block, ``+ CM M⁻¹ CMᵀ`` with ``M``
-    the linear and ``CM`` the angular-from-linear block (meant as
-    ``c× M c×ᵀ``). The exact shift of ``[[A, B], [C, D]]`` (``[ω; v]``, about
-    ``Bcm``, B axes, ``R = skew(−c)``) is
-    ``[[A + B R − R C − R D R, B − R D], [C + D R, D]]``: every block except the
-    linear one changes, and the rotational block depends on the coupling
-    ``B, C`` linearly, not through ``CM M⁻¹ CMᵀ``. Example (the numbers are
-    checked in ``tests/test_gazebo.py``): ``m = 2``, ``c = (0.3, −0.1, 0.2)``,
-    ``R_BBcm = 1``, ``I = diag(0.02, 0.03, 0.04)``, added mass about ``Bcm``
-    with linear ``diag(1, 4, 5)``, angular ``diag(0.1, 0.3, 0.4)`` and
-    coupling ``yr = 0.5``, ``zq = −0.6`` (kg, kg m, kg m²). The exact
-    rotational diagonal about ``Bo`` is ``(0.43, 1.44, 1.31)``; the naive sum
-    gives ``(0.22, 0.59, 0.64)`` and the rotational-block-only correction
-    ``(0.22, 0.662, 0.7025)``. Both also miss the angular–linear coupling
-    ``c× M`` of the added mass (entry ``[1, 5]``: exact ``−2.7``, both
-    ``−1.2``): largest entry error 1.5 for both, Frobenius error 3.29 (naive)
-    and 3.26 (corrected) against ``‖M_B‖_F = 11.33``. Without coupling terms
-    that correction is zero, so it is exactly as wrong as the naive sum
-    whenever ``c ≠ 0``. It is exact only for a decoupled added mass
-    ``M ⊕ A`` whose coupling block was already replaced by ``c× M`` (the
-    half-shifted form of Gazebo's ``BodyMatrix``), which is not how SDF's
-    ``<fluid_added_mass>`` is specified.
+    ``B`` is the link frame with origin ``Bo``, ``Bcm`` the centre-of-mass frame of the
+    ``<inertial><pose>``. The added mass is moved to ``Bo`` by the congruence
+    [`transform_spatial_matrix`][spatialjax.transform_spatial_matrix] (RBDA 2008, eq. 2.66);
+    derivation and Gazebo's naive sum: docs page ``conventions.md#gazebo-added-mass``.
 
     Args:
       mass: ``(...)`` link mass ``m``.
@@ -120,10 +74,9 @@ def gazebo_link_spatial_inertia(
       fluid_added_mass: optional ``(..., 6, 6)`` added mass in SDF's
         ``[v; ω]`` order.
       added_mass_reference: the point and axes ``fluid_added_mass`` is given
-        about/in: ``"com"`` (default; about ``Bcm`` in ``B``'s axes, the
-        reading of gz-math's ``Inertial::SpatialMatrix = BodyMatrix + addedMass``),
-        ``"com_frame"`` (about ``Bcm`` in ``Bcm``'s axes) or
-        ``"link"`` (about ``Bo`` in ``B``'s axes: only reordered).
+        about/in: ``"com"`` (default; about ``Bcm`` in ``B``'s axes, as gz-math's
+        ``Inertial::SpatialMatrix``), ``"com_frame"`` (about ``Bcm`` in ``Bcm``'s axes)
+        or ``"link"`` (about ``Bo`` in ``B``'s axes: only reordered).
 
     Returns:
       ``(..., 6, 6)`` spatial inertia about ``Bo`` in ``B``, ``[ω; v]`` order
@@ -139,10 +92,6 @@ def gazebo_link_spatial_inertia(
       >>> M = gazebo_link_spatial_inertia(2.0, pose, 0.1 * jnp.eye(3))
       >>> round(float(M[0, 0]), 6)  # Ixx about Bo = 0.1 + m c_z²
       0.6
-      >>> A = jnp.diag(jnp.array([1.0, 1.0, 1.0, 0.0, 0.0, 0.0]))  # 1 kg added along x, y, z
-      >>> M = gazebo_link_spatial_inertia(2.0, pose, 0.1 * jnp.eye(3), A)
-      >>> round(float(M[0, 0]), 6)  # the added mass is shifted to Bo too: + 1 · c_z²
-      0.85
     """
     if added_mass_reference not in _REFERENCES:
         raise ArgumentError(

@@ -1,9 +1,6 @@
-"""jaxlie converters: ``jaxlie.SE3`` poses and ``(v, ω)`` tangents.
+"""jaxlie converters: ``jaxlie.SE3`` poses (same pose as ``Plxb``) and ``(v, ω)`` tangents.
 
-jaxlie's ``SE3`` ``T_AB`` (``wxyz_xyz``) maps B points to A: the same pose as
-``Plxb``. Its tangents are ordered ``(v, ω)``, linear first. Both sides are
-JAX arrays, so the converters are jit-able and differentiable. jaxlie is
-imported when [`to_jaxlie_se3`][spatialjax.interop.to_jaxlie_se3] is called.
+jit-able and differentiable; jaxlie is imported when a converter is called.
 """
 
 from __future__ import annotations
@@ -19,11 +16,7 @@ __all__ = ["from_jaxlie_se3", "from_jaxlie_tangent", "to_jaxlie_se3", "to_jaxlie
 
 
 def to_jaxlie_se3(X):
-    """``Plxb`` (or ``Plx``) -> ``jaxlie.SE3`` ``T_AB`` (maps B points to A), batched.
-
-    ``jaxlie.SE3.from_rotation_and_translation(SO3(wxyz of R_AB), r)``.
-    Differentiable and jit-able (both sides are JAX arrays).
-    """
+    """``Plxb`` (or ``Plx``) -> ``jaxlie.SE3`` ``T_AB`` (maps B points to A), batched."""
     jaxlie = import_optional("jaxlie", "interop")
     Y = as_plxb(X)
     shape = Y.batch_shape

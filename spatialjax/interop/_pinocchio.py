@@ -1,11 +1,7 @@
 """Pinocchio converters: ``pin.SE3``, ``pin.Inertia``, ``pin.Motion``, ``pin.Force``.
 
-Pinocchio objects are single; a batched spatialjax value becomes nested lists
-of them (matching the batch shape), and ``from_pin_*`` accepts a single
-object or (nested) sequences of them. Pinocchio stores spatial vectors
-linear first (``[v; ω]``, ``[f; n]``); ``SE3`` ``aMb`` is the pose of B in A,
-like ``Plxb``; ``Inertia.toDynamicParameters`` is spatialjax's 10-vector.
-Pinocchio is imported when a converter is called.
+Batched values become nested lists of Pinocchio objects; conventions: docs page
+``conventions.md#other-libraries``. Pinocchio is imported when a converter is called.
 """
 
 from __future__ import annotations

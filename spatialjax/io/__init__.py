@@ -1,14 +1,7 @@
 """Read the inertial parameters of robot model files: URDF, SDFormat and MJCF.
 
-Examples:
-  >>> names, inertia = load_inertials("robot.urdf")   # doctest: +SKIP
-  >>> inertia.batch_shape == (len(names),)            # doctest: +SKIP
-  True
-
-The format is chosen by the root element; every inertial is returned about its
-link frame's origin in its axes (Pinocchio order); malformed files raise
-[`ModelFileError`][spatialjax.io.ModelFileError] naming file, line, link and field.
-Conventions of each format: docs page ``model-files.md#reading``.
+The format is chosen by the root element; every inertial is returned about its link
+frame's origin in its axes (Pinocchio order). Docs page ``model-files.md#reading``.
 """
 
 from .._lint import VERDICTS, Verdict, check_file, classify

@@ -1,10 +1,6 @@
 """Shared plumbing for the model-file readers: errors, numbers, rotations, records.
 
-The readers use only the standard library (``xml.parsers.expat``, see
-``_xml.py``) and NumPy in float64: model files are parsed once, eagerly, and
-the values are exact decimal strings, so there is nothing to jit. Conversion
-to JAX arrays (and to the caller's dtype) happens once, in
-[`spatialjax.io.load_inertials`][spatialjax.io.load_inertials].
+Standard library and float64 NumPy only: files are parsed once, eagerly.
 """
 
 from __future__ import annotations
@@ -81,9 +77,8 @@ class Ctx:
 def parse_numbers(text: str | None, ctx: Ctx, count: int | tuple[int, ...]) -> np.ndarray:
     """Parse whitespace-separated decimal numbers (float64) or raise naming the field.
 
-    Accepts the XML/xsd decimal and double lexical forms (``1``, ``-2.5e-3``,
-    ``.5``) in ASCII digits; rejects ``nan``, ``inf``, units (``1kg``),
-    digits of other scripts (``٢``) and anything else.
+    Accepts the XML/xsd decimal and double forms in ASCII digits; rejects ``nan``,
+    ``inf``, units (``1kg``) and digits of other scripts.
 
     Args:
       text: the attribute value or element text (``None``: missing).
@@ -131,10 +126,7 @@ JOINT_DYNAMICS_FIELDS = {
 
 
 def joint_value(text: str | None, ctx: Ctx, joint: str, label: str, signed: bool) -> float:
-    """One number of a joint's dynamics or limits; ``>= 0`` unless ``signed``.
-
-    ``label`` names it in the error (``"damping="``, ``"<effort>"``).
-    """
+    """One number of a joint's dynamics or limits, ``>= 0`` unless ``signed``."""
     (x,) = parse_numbers(text, ctx, 1)
     if not math.isfinite(x) or (not signed and x < 0):
         want = "a finite value" if signed else "a finite value >= 0"
@@ -143,11 +135,7 @@ def joint_value(text: str | None, ctx: Ctx, joint: str, label: str, signed: bool
 
 
 def reflected_inertia(rotor_inertia, gear_ratio, joint: str) -> float:
-    """Drake's reflected rotor inertia ``ρ² I_r`` (``drake:rotor_inertia``, ``drake:gear_ratio``).
-
-    ``rotor_inertia`` and ``gear_ratio`` are ``(text, ctx)`` pairs, or ``None``
-    (gear ratio default 1); both must be finite, the inertia ``>= 0``.
-    """
+    """Drake's reflected rotor inertia ``ρ² I_r`` (``(text, ctx)`` pairs or ``None``)."""
     text, ictx = rotor_inertia
     I_r = joint_value(text, ictx, joint, "drake:rotor_inertia ", signed=False)
     rho = 1.0
@@ -169,15 +157,10 @@ def format_number(x: float) -> str:
 
 
 def principal_axes(I: np.ndarray, R_ref: np.ndarray | None = None):
-    """Eigen-decomposition ``I = Q diag(d) Qᵀ`` with ``Q`` a rotation close to ``R_ref``.
+    """``(d, Q)`` with ``I = Q diag(d) Qᵀ`` and ``Q`` the proper rotation nearest ``R_ref``.
 
-    ``numpy.linalg.eigh`` returns the eigenvectors in an arbitrary order and
-    sign; here the columns are permuted and signed so that ``Q`` is the proper
-    rotation nearest ``R_ref`` (identity by default) among the 24 equivalent
-    choices, so a nearly diagonal inertia keeps its axes.
-
-    Returns:
-      ``(d, Q)``: principal moments ``(3,)`` and ``Q (3, 3)`` with ``det Q = +1``.
+    Of the 24 orderings and signs of ``eigh``'s columns, the one nearest ``R_ref``
+    (identity by default), so that a nearly diagonal inertia keeps its axes.
     """
     R_ref = np.eye(3) if R_ref is None else R_ref
     d, V = np.linalg.eigh(0.5 * (I + I.T))

@@ -1,20 +1,8 @@
 """The format-neutral description of a model file, which each format's reader produces.
 
-One reader per format (``_urdf.py``, ``_sdf.py``, ``_mjcf.py``) parses the
-file once into a ``ModelDescription``. Its ``inertials`` feed
-[`spatialjax.io.read_model`][spatialjax.io.read_model] (and through it ``spatialjax check``); its
-tree (links with their inertials, joints, frames, the bytes and the elements' byte spans) feeds
-``spatialjax.multibody.Model.from_description`` (and ``from_urdf`` / ``from_sdf`` /
-``from_mjcf``), which build the model from it with one format-neutral builder
-(``spatialjax.multibody._build``), and the write-back of identified models.
-
-Frames and poses. Every pose ``(R, p)`` is the active rotation ``R_AB`` and
-the translation ``p_AoBo_A`` of a frame ``B`` in a frame ``A`` (float64
-NumPy). A joint ``J`` is placed in its parent link's frame ``P`` and its child
-link's frame ``C`` in ``J``: at joint value ``q`` the child is at
-``T_PC(q) = T_PJ · T_J(q) · T_JC`` with ``T_J`` a rotation by ``q`` about
-``axis`` (revolute, continuous) or a translation ``q · axis`` (prismatic), the
-axis a unit vector in ``J``. The parent ``"world"`` is the world frame.
+A pose ``(R, p)`` is the active rotation ``R_AB`` and the translation ``p_AoBo_A`` of
+frame ``B`` in frame ``A`` (float64 NumPy); at joint value ``q`` a child link is at
+``T_PC(q) = T_PJ · T_J(q) · T_JC``. Docs page ``model-files.md#building-the-model``.
 """
 
 from __future__ import annotations
@@ -33,11 +21,10 @@ class LinkDescription:
 
     Attributes:
       name: the link name (unnamed MJCF bodies: ``"<body N>"``).
-      inertial: the [`LinkInertial`][spatialjax.io.LinkInertial] the model uses, or ``None`` for a
+      inertial: the [`LinkInertial`][spatialjax.io.LinkInertial], or ``None`` for a
         massless link (an MJCF body without ``<inertial>``).
       line: line of the element.
-      element: the link's (body's) XML element with its byte spans
-        (``spatialjax.io._xml.XNode``; URDF and MJCF), for write-back; or None.
+      element: the link's XML element with its byte spans, for write-back; or None.
     """
 
     name: str
@@ -48,11 +35,10 @@ class LinkDescription:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class JointDescription:
-    """A joint between two links (see the module docstring for the frames).
+    """A joint between two links (frames: see the module docstring).
 
     Attributes:
-      name: the joint name, or ``None`` for an MJCF body welded to its parent
-        (no joint element).
+      name: the joint name, or ``None`` for an MJCF body welded to its parent.
       type: ``"revolute"``, ``"continuous"``, ``"prismatic"``, ``"fixed"`` or
         ``"free_flyer"`` (an MJCF free joint; its parent is the world).
       parent, child: link names (``parent`` may be ``"world"``).
@@ -61,12 +47,10 @@ class JointDescription:
       axis: ``(3,)`` unit axis in the joint frame (zeros for ``free_flyer``).
       child_rotation, child_translation: pose ``(R_JC, p_JoCo_J)`` of the child
         link frame in the joint frame.
-      dynamics: ``{Model field: value}`` given by the file (``armature``,
-        ``damping``, ``friction``, ``lower``, ``upper``, ``velocity_limit``,
-        ``effort_limit``); absent fields take the model's defaults.
+      dynamics: ``{Model field: value}`` given by the file (``armature``, ``damping``,
+        ``friction``, ``lower``, ``upper``, ``velocity_limit``, ``effort_limit``).
       line: line of the joint (or welded body) element.
-      element: the joint's XML element with its byte spans (URDF and MJCF
-        hinge/slide joints), for write-back; or None.
+      element: the joint's XML element with its byte spans, for write-back; or None.
     """
 
     name: str | None
@@ -103,31 +87,25 @@ class FrameDescription:
 class ModelDescription:
     """Everything one reader took from one model file, from one parse.
 
-    [`read_description`][spatialjax.io.read_description] returns it with the
-    tree (``inertials`` ``None``: every link carries its own inertial): what
-    [`Model.from_description`][spatialjax.multibody.Model.from_description] builds a model from and
-    what [write_identified_model][spatialjax.identification.write_identified_model] edits the
-    ``source`` bytes through (the elements' byte spans), without reading the file again. A reader
-    asked for the inertials only (what [`spatialjax.io.read_model`][spatialjax.io.read_model]
-    needs) fills ``inertials`` and leaves the tree empty.
+    From [`read_description`][spatialjax.io.read_description]: the tree, ``inertials``
+    ``None`` (every link carries its own). A reader asked for the inertials only fills
+    ``inertials`` and leaves the tree empty.
 
     Attributes:
       path: the file.
       format: ``"urdf"``, ``"sdf"`` or ``"mjcf"``.
-      inertials: the [`ModelInertials`][spatialjax.io.ModelInertials] of every link checked, or
-        ``None``.
+      inertials: the [`ModelInertials`][spatialjax.io.ModelInertials] of every link, or ``None``.
       name: the robot / model name.
-      line: line of the element that holds the tree (for errors about it).
+      line: line of the element that holds the tree.
       links: every link in document order.
       joints: every joint, in document order.
-      siblings_by_name: number the children of a link in the byte order of
-        their joint names (URDF, SDF, as urdfdom's joint map and Pinocchio),
-        not in document order (MJCF).
+      siblings_by_name: number the children of a link in the byte order of their
+        joint names (URDF, SDF), not in document order (MJCF).
       frames: the named frames other than the links.
-      root: the root link, or ``"world"`` (no link) when joints attach links to the world.
+      root: the root link, or ``"world"`` when joints attach links to the world.
       source: the file's bytes (the elements' byte spans index them).
-      element: the file's root element (``spatialjax.io._xml.XNode``, with the
-        byte spans of every element), for write-back; or None.
+      element: the file's root element with every element's byte spans, for
+        write-back; or None.
     """
 
     path: str

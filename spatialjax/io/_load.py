@@ -61,9 +61,8 @@ def read_model(path) -> ModelInertials:
 
     Returns:
       A [`ModelInertials`][spatialjax.io.ModelInertials]: the format, one
-      [`LinkInertial`][spatialjax.io.LinkInertial] per link/body (name, mass, CoM, inertia about the
-      CoM in link axes, the file's inertial-frame rotation and the line), and notes about things
-      not checked. [`load_inertials`][spatialjax.io.load_inertials] is the array form.
+      [`LinkInertial`][spatialjax.io.LinkInertial] per link/body and notes about things not
+      checked. [`load_inertials`][spatialjax.io.load_inertials] is the array form.
 
     Raises:
       ModelFileError: malformed file (names file, line, link and field).
@@ -77,15 +76,10 @@ def read_description(
 ) -> ModelDescription:
     """Parse a model file once into its description: the tree, every link's inertial, the bytes.
 
-    [`Model.from_description`][spatialjax.multibody.Model.from_description] and
-    [write_identified_model][spatialjax.identification.write_identified_model]
-    use it without reading the file again (docs page ``model-files.md#reading``).
-
     Args:
       path: the model file.
       fmt: ``"urdf"``, ``"sdf"`` or ``"mjcf"``: the root element must be that
-        format's, exactly (no namespace prefix); default: any of the three,
-        from the root element.
+        format's, exactly; default: any of the three, from the root element.
       model_name: SDFormat only: the ``<model>`` to read when the file has several.
 
     Returns:
@@ -153,22 +147,18 @@ def load_inertials(path, *, dtype=None, strict: bool = False):
 
     Args:
       path: the model file (format detected from the root element).
-      dtype: float dtype of the result; default JAX's default float
-        (float32 unless x64 is enabled). Parsing is done in float64 and
-        converted once.
+      dtype: float dtype of the result; default JAX's default float (parsed in float64).
       strict: raise [`ModelFileError`][spatialjax.io.ModelFileError] for a negative mass or a
         negative moment of inertia instead of returning it.
 
     Returns:
-      ``(names, inertia)``: the link (URDF/SDF) or body (MJCF) names in
-      document order and a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch
-      shape ``(len(names),)`` holding each inertial about its link's origin,
-      in the link's axes (``[m, m c_BoBcm_B, I_BBo_B]``). URDF links without
-      ``<inertial>`` are zero (massless frames); SDF links without one carry
-      the SDF default (1 kg, unit inertia); MJCF bodies without ``<inertial>``
-      (inertia inferred from geoms) are left out: see [`read_model`][spatialjax.io.read_model]'s
-      notes. An SDF ``<fluid_added_mass>`` is not part of the rigid body: see
-      [`load_sdf_added_mass`][spatialjax.io.load_sdf_added_mass].
+      ``(names, inertia)``: the link (URDF/SDF) or body (MJCF) names in document order
+      and a [`RigidBodyInertia`][spatialjax.RigidBodyInertia] of batch shape
+      ``(len(names),)``, each about its link's origin in the link's axes. URDF links
+      without ``<inertial>`` are zero; SDF links without one carry the SDF default (1 kg,
+      unit inertia); MJCF bodies without ``<inertial>`` are left out (see
+      [`read_model`][spatialjax.io.read_model]'s notes). An SDF ``<fluid_added_mass>`` is
+      not included: see [`load_sdf_added_mass`][spatialjax.io.load_sdf_added_mass].
 
     Raises:
       ModelFileError: malformed file (names file, line, link and field).
@@ -196,24 +186,21 @@ def inertia_of(model: ModelInertials, dtype=None):
 
 
 def load_sdf_added_mass(path, *, about: str = "origin", dtype=None):
-    r"""The ``<fluid_added_mass>`` of every link of an SDFormat file, in spatialjax's convention.
+    """The ``<fluid_added_mass>`` of every link of an SDFormat file, in ``[ω; v]`` order.
 
-    SDF writes the symmetric 6×6 added-mass matrix in ``[x, y, z, p, q, r]``
-    order (linear first); it is returned re-ordered to ``[ω; v]`` (angular
-    first), so that it adds to ``RigidBodyInertia.as_matrix()``.
+    SDF's ``[x, y, z, p, q, r]`` (linear first) is reordered so that the result adds to
+    ``RigidBodyInertia.as_matrix()``.
 
     Args:
       path: an SDFormat file.
-      about: how to read the file's matrix. ``"origin"`` (default, the SDF
-        1.10 specification) about the link origin in its axes; ``"com"`` about
-        the CoM in the inertial frame's axes (gz-math's reading), moved exactly
-        to the link origin with ``transform_spatial_matrix``.
+      about: ``"origin"`` (default, SDF 1.10): the file's matrix is about the link
+        origin in its axes; ``"com"``: about the CoM in the inertial frame's axes
+        (gz-math's reading), moved exactly to the link origin.
       dtype: as in [`load_inertials`][spatialjax.io.load_inertials].
 
     Returns:
-      ``(names, added, present)``: link names (as [`load_inertials`][spatialjax.io.load_inertials]),
-      ``(n, 6, 6)`` added-mass matrices about the link origin in link axes,
-      ``[ω; v]`` order (zeros where absent) and an ``(n,)`` boolean mask of
+      ``(names, added, present)``: link names, ``(n, 6, 6)`` added-mass matrices about
+      the link origin in link axes (zeros where absent) and an ``(n,)`` boolean mask of
       the links that have a ``<fluid_added_mass>``.
 
     Raises:

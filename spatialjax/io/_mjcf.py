@@ -73,7 +73,7 @@ def _compiler(root: XNode, path):
 
 
 def euler_to_matrix(angles, seq: str) -> np.ndarray:
-    """MuJoCo's Euler convention (angles in radians): see the module docstring."""
+    """MuJoCo's Euler convention (angles in radians); docs page ``model-files.md#mjcf``."""
     R = np.eye(3)
     for ang, ch in zip(angles, seq, strict=True):
         Ri = rot_axis("xyz".index(ch.lower()), float(ang))

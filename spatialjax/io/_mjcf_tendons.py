@@ -1,10 +1,8 @@
 """MJCF fixed tendons: read them (a coupled transmission) and write their joint-model values.
 
-A ``<tendon><fixed name=... armature=... damping=... frictionloss=...>`` with
-``<joint joint=... coef=.../>`` children is a motor row ``θ̇ = Σ coef q̇_j``
-([Transmission][spatialjax.multibody.Transmission]). Its attributes come from the
-element, else its ``class`` (or the main) default's ``<tendon>``, else MuJoCo's
-default 0. Spatial tendons (``<spatial>``) are no transmission and are ignored.
+A ``<tendon><fixed>`` with ``<joint joint=... coef=.../>`` children is a motor row
+``θ̇ = Σ coef q̇_j`` ([Transmission][spatialjax.multibody.Transmission]); attributes from
+the element, else its default class, else 0. ``<spatial>`` tendons are ignored.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """A position-recording XML tree and byte-level splicing, for ``spatialjax check --fix``.
 
-``XNode`` is a minimal element tree (built with ``xml.parsers.expat``)
-that also records *where* every element and attribute value lies in the
-original bytes, so that the values of one ``<inertial>`` can be rewritten and
-every other byte of the file left untouched.
+``XNode`` records where every element and attribute value lies in the original
+bytes, so that one ``<inertial>`` can be rewritten and every other byte kept.
 """
 
 from __future__ import annotations

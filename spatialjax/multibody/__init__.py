@@ -1,11 +1,7 @@
 """Kinematic trees: robot models, batched kinematics, inverse and forward dynamics, regressors.
 
-Motion ``[ω; v]``, force ``[n; f]``, free flyer ``q = [p, wxyz]`` and ``v = [ω; v]`` in
-the body frame ([`Model`][spatialjax.multibody.Model]); one algorithm per module, each
-taking ``method="auto"``, ``"scan"``, ``"levels"`` or ``"loop"`` (same results).
-The joint model (``JointModel``: armature, friction, offset, per joint or per motor
-through a ``Transmission``) is in ``joint_model`` and ``transmission``.
-Derivation: docs page ``dynamics.md#tree-sweeps``.
+Motion ``[ω; v]``, force ``[n; f]``; each algorithm takes ``method="auto"``, ``"scan"``,
+``"levels"`` or ``"loop"`` (same results). Docs page ``dynamics.md#tree-sweeps``.
 """
 
 from ._model import JOINT_TYPES as JOINT_TYPES

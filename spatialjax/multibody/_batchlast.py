@@ -1,9 +1,7 @@
 """Batch-last kernels: spatial algebra on ``(bodies, components..., N)`` arrays.
 
-The flattened batch ``N`` is the last axis; model leaves get a trailing axis of 1.
-Motion ``[ω; v]``, force ``[n; f]``; a child's pose in its parent is ``(E, r)``,
-``E = R_parent_child``; inertias are 10-vectors ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz,
-Izz]`` about the frame origin (Featherstone 2008, §2.9-2.10, eqs. 2.31-2.32, 2.63).
+Model leaves get a trailing axis of 1; a child's pose in its parent is ``(E, r)``,
+``E = R_parent_child``; inertias are 10-vectors about the frame origin.
 """
 
 from __future__ import annotations
@@ -123,12 +121,7 @@ def inertia_times(p, m):
 
 
 def inertia_to_parent(p, R, t):
-    """10-vector of a body given in a child frame, in the parent frame (child pose ``(R, t)``).
-
-    Pseudo-inertia sandwich ``J' = T J Tᵀ`` (see ``RigidBodyInertia.transform``):
-    ``S' = R S Rᵀ + u tᵀ + t uᵀ + m t tᵀ`` with ``u = R h``, ``h' = u + m t``,
-    ``I' = tr(S') 1 − S'``.
-    """
+    """10-vector in the parent frame of a body given in a child frame at ``(R, t)`` (``T J Tᵀ``)."""
     m, h = p[..., 0:1, :], p[..., 1:4, :]
     xx, xy, yy, xz, yz, zz = (p[..., k, :] for k in range(4, 10))
     half = 0.5 * (xx + yy + zz)

@@ -78,15 +78,7 @@ def check_locked(locked_joints, desc) -> dict:
 
 
 def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
-    """The keyword arguments of ``build_model`` (but ``dtype``) for a description.
-
-    Args:
-      desc: a ``ModelDescription`` read with ``tree=True``.
-      locked_joints: ``{joint name: value}`` (rad or m) of joints to freeze and merge.
-      floating_base: attach the root link to the world with a free flyer.
-
-    Returns:
-      ``{argument: value}`` for ``build_model``.
+    """The keyword arguments of ``build_model`` (but ``dtype``) for a ``tree=True`` description.
 
     Raises:
       ValueError: ``floating_base`` with a tree rooted at the world, a bad

@@ -1,9 +1,7 @@
 """One state of a small tree: world-frame dynamics with few, small operations.
 
-What the algorithms run for ONE state of a small model (``method="auto"``,
-``_sweep.one_state``): every quantity in world axes about a common origin (the
-world's, or a free-flyer root's), so the recursions of RBDA Tables 5.1 and 6.2
-become sums over ancestors or subtrees. Derivation: docs page ``dynamics.md#one-state``.
+Every quantity in world axes about a common origin (the world's, or a free-flyer
+root's). Derivation: docs page ``dynamics.md#one-state``.
 """
 
 from __future__ import annotations
@@ -21,13 +19,7 @@ from ._model import Model
 # ----------------------------------------------------------------- structure
 @functools.lru_cache(maxsize=256)
 def _layout(parents: tuple, joint_types: tuple):
-    """Static index data of a tree (NumPy, cached per structure).
-
-    Returns ``dof_body (nv,)``; ``anc (nb, nv)`` with ``anc[i, d] = 1`` when the
-    body of dof ``d`` is ``i`` or an ancestor of ``i``; ``sub (nb, nb)`` with
-    ``sub[i, k] = 1`` when ``k`` is ``i`` or a descendant; ``upper (nv, nv)``,
-    ``True`` where ``body(e) ⪯ body(d)``.
-    """
+    """Static ``(dof_body, anc, sub, upper)`` index arrays of a tree (NumPy, cached)."""
     nb = len(parents)
     sub = np.eye(nb)
     for k in range(nb - 1, -1, -1):
@@ -51,10 +43,7 @@ def _cross_rows(a, b):
 
 # ------------------------------------------------------------------ kinematics
 def poses(model: Model, q):
-    """World poses of one state: ``q (nq,)`` -> ``R (nb, 3, 3)``, ``p (nb, 3)``.
-
-    The operations of ``_sweep.poses_one`` (Rodrigues terms, one 3x3 product per body).
-    """
+    """World poses of one state: ``q (nq,)`` -> ``R (nb, 3, 3)``, ``p (nb, 3)``."""
     R, p = sweep.poses_one(model, q[:, None])
     return R[..., 0], p[..., 0]
 
@@ -80,11 +69,7 @@ def _times(m, h, I, x):
 
 
 def subspaces(model: Model, R, p):
-    """World motion subspace columns ``S (nv, 6)`` about the common origin, and ``p`` about it.
-
-    The common origin is the free-flyer root's origin for a floating base (``p``
-    is returned relative to it), else the world's.
-    """
+    """World motion subspaces ``S (nv, 6)`` about the common origin, and ``p`` relative to it."""
     ff = model.floating_base
     if ff:
         p = p - p[0]
@@ -129,12 +114,7 @@ _SIGMA = _sigma_matrix()
 
 
 def world_inertias(params, R, p):
-    """Body inertias about the common origin, world axes: ``m (nb,)``, ``h``, ``I (nb, 3, 3)``.
-
-    The pseudo-inertia congruence (``RigidBodyInertia.transform``):
-    ``Σ' = R Σ Rᵀ + u pᵀ + p uᵀ + m p pᵀ`` with ``Σ = ½ tr(I) 1 − I``,
-    ``u = R h``, then ``h' = u + m p`` and ``I' = tr(Σ') 1 − Σ'``.
-    """
+    """Body inertias about the common origin, world axes: ``m (nb,)``, ``h``, ``I (nb, 3, 3)``."""
     m, h = params[:, 0], params[:, 1:4]
     # Σ is linear in the 10-vector: one product with a constant matrix (one kernel)
     Sb = (params @ _c(_SIGMA, params)).reshape(params.shape[0], 3, 3)
@@ -149,11 +129,7 @@ def world_inertias(params, R, p):
 
 # --------------------------------------------------------------------- dynamics
 def motion(anc, db, S, v, a, g):
-    """Body velocities and accelerations ``(nb, 6)`` about the common origin.
-
-    ``v_i = Σ_{d ⪯ i} S_d v_d``, ``a_i = a_g + Σ_{d ⪯ i} (S_d a_d + v_{body(d)} × S_d v_d)``
-    with ``a_g = [0; −g]`` (``a = None``: zero).
-    """
+    """Body velocities and accelerations ``(nb, 6)`` about the common origin (``a`` None: 0)."""
     Sq = S * v[:, None]
     V = _c(anc, v) @ Sq
     Vd = V if np.array_equal(db, np.arange(len(db))) else _c(anc[db], v) @ Sq
@@ -228,12 +204,7 @@ def mass_and_bias(model: Model, q, v, g, f_ext=None):
 
 
 def frame_jacobian_world(model: Model, q, body: int, placement, reference: str):
-    """``(6, nv)`` Jacobian of a frame on ``body`` at one state, rows ``[ω; v]``.
-
-    ``placement``: ``(E, r)`` in the body, or ``None`` for the body frame. Only the
-    ancestors' columns are formed (revolute ``[z; p × z]``, prismatic ``[0; z]``,
-    world axes); the others are zero.
-    """
+    """``(6, nv)`` Jacobian, rows ``[ω; v]``, of a frame on ``body`` (``placement`` or None)."""
     R, p = poses(model, q)
     dt = q.dtype
     types = model.joint_types

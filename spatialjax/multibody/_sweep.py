@@ -1,9 +1,7 @@
 """Tree sweeps, chunking and input checks shared by the multibody algorithms.
 
-Motion ``[ω; v]``, forces ``[n; f]``, body quantities in the body's frame, world
-poses ``E = R_world_body`` and origins ``r``; arrays inside a sweep are batch-last
-(``_batchlast``). Sweeps follow RBDA Table 5.1 (Featherstone 2008).
-Derivation: docs page ``dynamics.md#tree-sweeps``.
+Arrays inside a sweep are batch-last (``_batchlast``); sweeps follow RBDA Table 5.1.
+Docs page ``dynamics.md#tree-sweeps``.
 """
 
 from __future__ import annotations
@@ -27,10 +25,7 @@ _METHODS = ("auto", "levels", "loop", "scan")
 
 # --------------------------------------------------------------- input checking
 def as_input(x, name, n, model: Model):
-    """Check a ``(..., n)`` state array; lists become NumPy arrays of the model's dtype.
-
-    A NumPy array is returned as it is (the kernel's ``jit`` call moves it).
-    """
+    """Check a ``(..., n)`` state array; lists become NumPy arrays of the model's dtype."""
     if not hasattr(x, "dtype"):
         x = np.asarray(x)
         if x.dtype.kind in "iub" or x.dtype == object:
@@ -103,9 +98,7 @@ def resolve_method(method: str, model: Model, batch: tuple) -> str:
 
 
 def batch(**named):
-    """The broadcast batch shape of the named ``(..., n)`` arrays (``None`` skipped); raises
-    ``ArgumentError`` about the first argument whose batch shape does not broadcast with
-    those before it."""
+    """Broadcast batch shape of the named ``(..., n)`` arrays (None skipped), else ArgumentError."""
     shapes = {k: tuple(v.shape[:-1]) for k, v in named.items() if v is not None}
     try:
         return tuple(np.broadcast_shapes(*shapes.values()))
@@ -139,10 +132,7 @@ def _standard_gravity(dtype) -> np.ndarray:
 
 
 def as_gravity(gravity, model: Model):
-    """``gravity`` (``None``: ``STANDARD_GRAVITY``) as an array of the model's dtype.
-
-    Sequences become NumPy arrays (the kernel's ``jit`` call moves them to the device).
-    """
+    """``gravity`` (``None``: ``STANDARD_GRAVITY``) as an array of the model's dtype."""
     if gravity is None:
         return _standard_gravity(np.dtype(model.dtype))
     g: Any = gravity
@@ -278,20 +268,13 @@ _CHUNK_BYTES = 2**20  # target bytes of result per chunk (chunk_for)
 
 
 def chunk_for(out_bytes_per_state: int) -> int:
-    """Chunk length for a result of this many bytes per state: about 1 MB per chunk.
-
-    A power of two in ``[64, _CHUNK]``.
-    """
+    """Chunk length (a power of two in ``[64, _CHUNK]``) for about 1 MB of result per chunk."""
     n = _CHUNK_BYTES // max(int(out_bytes_per_state), 1)
     return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
 
 
 def chunked(core, *xs, chunk: int = _CHUNK):
-    """``core(*xs)`` on ``(k, N)`` inputs (last axis the batch), in chunks of ``chunk``.
-
-    Every output leaf comes back with the batch FIRST, ``(N, k...)``; inputs of
-    batch 1 broadcast.
-    """
+    """``core(*xs)`` on ``(k, N)`` inputs in chunks; outputs batch FIRST, ``(N, k...)``."""
 
     def batch_first(out):
         return jax.tree.map(lambda y: jnp.moveaxis(y, -1, 0), out)
@@ -364,12 +347,7 @@ def split_dofs(model: Model, x):
 
 
 def forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None, pose=True):
-    """Forward sweep (RBDA Table 5.1, forward loop): world poses, body ``v_i``, ``a_i``.
-
-    ``v_i = X_i v_λ + S_i q̇_i``; ``a_i = X_i a_λ + S_i q̈_i + v_i × S_i q̇_i``;
-    ``a_0`` is the world's acceleration (``[0; −g]`` for RNEA, zero for FK).
-    Returns per-group lists (body axis first) and the inverse group order.
-    """
+    """Forward sweep (RBDA Table 5.1): world poses, body ``v_i``, ``a_i``; per-group lists."""
     groups, inv = _groups(model.parents, model.levels, method)
     S = batchlast.n(body_subspaces(model)) if qd is not None else None
     N = E.shape[-1]
@@ -411,12 +389,7 @@ def forward(model, E, r, method, qd=None, qdd=None, vff=None, aff=None, a0=None,
 
 
 def backward_sum(groups, parts, E, r, transform=True):
-    """Backward sweep: add each group's (final) values into its parents' group.
-
-    With ``transform`` the values are forces moved child -> parent (``Xᵀ f``,
-    RBDA Table 5.1 backward loop); without, they are already in a common
-    (world) frame and only add.
-    """
+    """Backward sweep: add each group's values into its parents' (``transform``: ``Xᵀ f``)."""
     parts = list(parts)
     for g in range(len(groups) - 1, -1, -1):
         idx, gp, pos = groups[g]
@@ -458,12 +431,7 @@ def _pose_row(R, p):
 
 
 def scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
-    """Forward sweep of RBDA Table 5.1 as scans over bodies (same formulas as ``forward``).
-
-    ``q (nq, N)``, ``v``/``a (nv, N)``; ``a0 (6, ·)`` the world's acceleration
-    (``None``: zero). Returns the final carry: ``(nb + 1, k, N)`` buffers ``T``
-    (world poses, ``_pose_row``), ``V``, ``A`` (row ``nb``: the world).
-    """
+    """Forward sweep as scans over bodies: ``(nb + 1, k, N)`` buffers ``T``, ``V``, ``A``."""
     ff = model.floating_base
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     s0 = 1 if ff else 0
@@ -531,11 +499,7 @@ def scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
 
 
 def poses_one(model: Model, q):
-    """World poses of one state, ``q (nq, 1)`` -> ``(nb, 3, 3, 1)``, ``(nb, 3, 1)``.
-
-    ``E_i = P + sin θ · P K + (1 − cos θ) · P K²`` and one 3x3 product per body;
-    the origins ``p_i = Σ_{k ⪯ i} R_λ(k) r_k`` in one kernel.
-    """
+    """World poses of one state, ``q (nq, 1)`` -> ``(nb, 3, 3, 1)``, ``(nb, 3, 1)``."""
     ff = model.floating_base
     P, PK, PKK, Pa, pp = rodrigues_terms(model)
     x = q[:, 0]
@@ -612,13 +576,7 @@ def step_frame(x):
 
 
 def scan_xs(model: Model, q):
-    """Per scanned body (all but a free-flyer root), stacked on a leading body axis.
-
-    ``i``, parent ``p`` (the world is row ``nb``), ``s = sin θ``, ``omc = 1 − cos θ``,
-    ``d`` ``(nb', N)`` and the per-body constants ``P, PK, PKK, Pa, pp, Sw, Sv``
-    with a trailing axis of 1; also the full ``(Sw, Sv)`` ``(nb, 3)`` and the
-    free-flyer root's world pose ``(E0, r0)`` (or ``None``).
-    """
+    """Per scanned body (all but a free-flyer root): indices, joint terms and constants."""
     nb, dt = model.nbodies, q.dtype
     ff = model.floating_base
     s0 = 1 if ff else 0
@@ -727,14 +685,10 @@ _TRANSPOSE_ROWS = 1024
 
 
 def chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | None):
-    """``pairs(fwd(*xs))`` in chunks, written in place into a zero-initialised output.
+    """``pairs(fwd(*xs))`` in chunks, written in place into a zero output ``(N, *shape)``.
 
-    ``fwd`` maps ``(k, N)`` inputs to per-state features; with ``places=None``
-    ``pairs`` maps them to the whole result ``(*shape, N)``, else to blocks
-    ``(m_b, c..., N)`` written at ``out[:, row_b, lo_b : lo_b + m_b, ...]``
-    (``places[b] = (row_b, lo_b)``). ``fwd`` runs on ``_CHUNK`` states at a time,
-    ``pairs`` on ``chunk`` (``chunk_for``). Returns ``(N, *shape)``, the batch
-    FIRST; inputs of batch 1 broadcast.
+    ``places[b] = (row_b, lo_b)``: block ``b`` goes to ``out[:, row_b, lo_b : lo_b + m_b]``;
+    ``None``: ``pairs`` returns the whole result.
     """
     (n,) = np.broadcast_shapes(*(x.shape[-1:] for x in xs))
     if n == 0:  # an empty batch: nothing to sweep

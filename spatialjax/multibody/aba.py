@@ -1,9 +1,6 @@
 """Forward dynamics: the articulated-body algorithm (ABA) and ``M⁻¹ (τ − h)`` by Cholesky.
 
-``(M(q) + diag(armature)) a = τ − damping ⊙ v − h(q, v) + Σ_i J_iᵀ f_ext,i``; free
-flyer ``v``, ``a`` and ``τ[:6]`` in the body frame, ``f_ext`` ``[n; f]`` per body in its
-frame about its origin, gravity in world coordinates (Featherstone 2008, Table 7.1).
-Derivation: docs page ``dynamics.md#forward-dynamics``.
+Featherstone 2008, Table 7.1; derivation: docs page ``dynamics.md#forward-dynamics``.
 """
 
 from __future__ import annotations
@@ -41,34 +38,28 @@ def forward_dynamics(
 ) -> jax.Array:
     """Joint accelerations: ``M(q) a + h(q, v) = τ − damping ⊙ v + Σ_i J_iᵀ f_ext,i``.
 
-    ``method="aba"``: the articulated-body algorithm (RBDA Table 7.1, §7.3), O(n);
-    ``"crba"``: ``M a = τ − h`` by Cholesky; ``"auto"`` picks the faster for the model
-    and batch. All equal Pinocchio's ``aba(model, data, q, v, tau, fext)`` (free-flyer
-    entries ``[ω; v]``), armature included; no Coulomb friction, limits or contacts.
-    Derivation: docs page ``dynamics.md#forward-dynamics``.
+    ``method="aba"``: the articulated-body algorithm (RBDA Table 7.1), O(n); ``"crba"``:
+    ``M a = τ − h`` by Cholesky; ``"auto"`` picks the faster. Pinocchio's ``aba``, armature
+    included; no Coulomb friction, limits or contacts.
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
       v: ``(..., nv)`` velocity.
-      tau: ``(..., nv)`` generalised force (N m, N; a free flyer's six entries
-        are a body-frame wrench ``[n; f]`` on the root).
+      tau: ``(..., nv)`` generalised force (N m, N; a free flyer's: a body-frame wrench ``[n; f]``).
       gravity: ``(..., 3)`` gravitational acceleration in world coordinates;
         ``None`` (default) is ``(0, 0, -9.81)`` m/s².
-      f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` acting on each
-        body, in the body's frame, about its origin; ``None`` for none.
+      f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` on each body, in its
+        frame, about its origin; ``None`` for none.
       method: ``"auto"`` (default), ``"aba"`` or ``"crba"``.
 
     Returns:
-      ``(..., nv)`` accelerations in ``v``'s order (a free flyer's: the body
-      spatial acceleration ``[ω̇; v̇]``); the batch axes of the inputs
-      broadcast. NaN in every entry of a state whose mass matrix is singular
-      (under ``jit``/``vmap``/``grad``).
+      ``(..., nv)`` accelerations in ``v``'s order, batch axes of the inputs broadcast;
+      NaN for a state whose mass matrix is singular (under ``jit``/``vmap``/``grad``).
 
     Raises:
-      ValueError: ``q``/``v``/``tau``/``gravity``/``f_ext`` of the wrong
-        length or shape, batch shapes that do not broadcast, an unknown
-        ``method``, or (concrete inputs only) a singular mass matrix.
+      ValueError: an input of the wrong length or shape, batch shapes that do not
+        broadcast, an unknown ``method``, or (concrete inputs) a singular mass matrix.
       TypeError: a non-float input or a dtype other than the model's.
 
     Examples:
@@ -119,12 +110,7 @@ def _aba_kernel(model: Model, q, v, tau, g, f_ext, *, batch, method="auto"):
 
 
 def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
-    """ABA (RBDA Table 7.1) on ``(k, N)`` inputs: ``(nv, N)`` accelerations, ``(N,)`` flags.
-
-    In one frame for all bodies (world axes; origin the world's, or the free-flyer
-    root's), one traced step per tree level; the free flyer's ``D_0`` by Cholesky
-    (RBDA §7.3). ``method`` is the sweep of the world poses.
-    """
+    """ABA (RBDA Table 7.1) on ``(k, N)`` inputs: ``(nv, N)`` accelerations, ``(N,)`` flags."""
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     ff = model.floating_base
     s0 = 1 if ff else 0
@@ -264,11 +250,7 @@ def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
 
 
 def _guarded_cholesky(H):
-    """Cholesky factors of ``(..., n, n)`` matrices and ``(...,)`` flags of those that have one.
-
-    A matrix without a factor is replaced by the identity, so that the flagged
-    states' results and gradients stay finite.
-    """
+    """Cholesky factors of ``(..., n, n)`` and flags; a matrix without one gets the identity."""
     L = jnp.linalg.cholesky(H)
     ok = jnp.all(jnp.isfinite(L), axis=(-2, -1))
     ok = ok & jnp.all(jnp.diagonal(L, axis1=-2, axis2=-1) > 0, axis=-1)

@@ -1,12 +1,7 @@
-r"""The Coriolis matrix ``C(q, v)``: ``C v + g = h`` and ``Ṁ − 2C`` skew-symmetric.
+"""The Coriolis matrix ``C(q, v)``: ``C v + g = h`` and ``Ṁ − 2C`` skew-symmetric.
 
-References:
-  S. Echeandia, P. M. Wensing, "Numerical methods to compute the Coriolis
-  matrix and Christoffel symbols for rigid-body systems", J. Computational
-  and Nonlinear Dynamics 16(9), 2021 (the body Coriolis matrix ``B`` and its
-  composite form; Pinocchio's ``computeCoriolisMatrix``).
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
-  eqs. 2.31-2.32 (spatial cross products), §6.2 (composite inertias).
+Echeandia & Wensing, J. Comput. Nonlinear Dyn. 16(9), 2021 (Pinocchio's
+``computeCoriolisMatrix``); RBDA 2008 eqs. 2.31-2.32, §6.2.
 """
 
 from __future__ import annotations
@@ -25,9 +20,7 @@ from ._model import Model
 def coriolis_matrix(model: Model, q, v) -> jax.Array:
     """Coriolis matrix ``C(q, v)`` with ``C v = h(q, v) − g(q)`` and ``Ṁ − 2C`` skew.
 
-    Pinocchio's ``computeCoriolisMatrix`` convention (Echeandia & Wensing 2021).
-    Rows and columns in ``v``'s order (Pinocchio's: ``C[..., p, :][..., :, p]``,
-    ``p = model.v_permutation()``).
+    Pinocchio's ``computeCoriolisMatrix`` convention, rows and columns in ``v``'s order.
 
     Args:
       model: the tree.

@@ -1,9 +1,4 @@
-r"""Joint-space inertia matrix by the composite-rigid-body algorithm (CRBA).
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
-  Table 6.2 and §6.2.
-"""
+"""Joint-space inertia matrix by the composite-rigid-body algorithm (RBDA 2008, Table 6.2)."""
 
 from __future__ import annotations
 
@@ -22,16 +17,14 @@ from ._model import Model
 def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
     """Joint-space inertia matrix ``H(q)`` by the composite-rigid-body algorithm (RBDA Table 6.2).
 
-    In world coordinates: composite inertias ``I_i^c = Σ_{k ∈ subtree(i)} I_k⁰``,
-    ``H_ij = S_iᵀ I_j^c S_j`` for body(i) an ancestor of (or equal to) body(j).
-    Rows/columns in ``v``'s order (free flyer ``[ω; v]``, body frame);
-    ``model.armature`` on the diagonal (as MuJoCo's ``qM`` and Pinocchio's ``crba``).
+    Rows/columns in ``v``'s order; ``model.armature`` on the diagonal (as MuJoCo's ``qM``
+    and Pinocchio's ``crba``).
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
-      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``: how the world
-        poses are computed (docs page ``dynamics.md#tree-sweeps``).
+      method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"`` (docs page
+        ``dynamics.md#tree-sweeps``).
 
     Returns:
       ``(..., nv, nv)`` symmetric positive-definite ``H`` (for positive masses).

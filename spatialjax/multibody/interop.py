@@ -1,7 +1,6 @@
-"""Build a [`Model`][spatialjax.multibody.Model] from a Pinocchio or a MuJoCo model (lazy imports).
+"""Build a [`Model`][spatialjax.multibody.Model] from a Pinocchio or a MuJoCo model.
 
-Neither library is a dependency of spatialjax: each converter imports its
-library when called (``pip install spatialjax[interop]`` installs both).
+Each converter imports its library when called (``pip install spatialjax[interop]``).
 """
 
 from __future__ import annotations
@@ -50,10 +49,8 @@ def _joint(jm, name):
 def from_pinocchio(pin_model, *, dtype=None) -> Model:
     """Convert a ``pinocchio.Model`` (joints, placements, inertias, body frames).
 
-    Pinocchio joint ``i ≥ 1`` becomes body ``i - 1`` with its ``jointPlacements[i]``
-    and ``inertias[i]``; bodies on the universe are dropped; ``BODY`` frames become
-    the model's frames; joint dynamics and limits are copied (Pinocchio's
-    ``±max`` "no limit" becomes ±inf).
+    Pinocchio joint ``i ≥ 1`` becomes body ``i - 1``; bodies on the universe are dropped;
+    ``BODY`` frames become the model's frames; Pinocchio's ``±max`` limits become ±inf.
 
     Args:
       pin_model: a ``pinocchio.Model``.
@@ -63,8 +60,7 @@ def from_pinocchio(pin_model, *, dtype=None) -> Model:
       The [`Model`][spatialjax.multibody.Model].
 
     Raises:
-      ValueError: a joint type other than revolute, prismatic, or a free flyer at
-        the root.
+      ValueError: a joint type other than revolute, prismatic, or a root free flyer.
       ImportError: Pinocchio is not installed.
     """
     import pinocchio as pin
@@ -214,13 +210,7 @@ def _require_mj_model(mj_model):
 
 
 def _mj_tree(m):
-    """The spatialjax bodies of a MuJoCo model (one per body with a joint, MuJoCo's order).
-
-    Returns ``(tree, attach)``: ``tree`` holds the per-body lists ``parents``, ``types``,
-    ``jnames``, ``bnames``, ``PR``, ``Pp`` (placements), ``axes`` and ``dyn`` (joint
-    dynamics); ``attach[b] = (spatialjax body or -1, R, p)`` places MuJoCo body frame
-    ``B`` of body ``b`` in that spatialjax body's frame (-1: welded to the world).
-    """
+    """The bodies of a MuJoCo model: ``(tree, attach)``, per-body lists and frame placements."""
     attach = [(-1, np.eye(3), np.zeros(3))]
     tree = SimpleNamespace(parents=[], types=[], jnames=[], bnames=[], PR=[], Pp=[], axes=[],
                            dyn=[])  # fmt: skip
@@ -281,12 +271,7 @@ def _mj_tree(m):
 
 
 def _mj_hinge_or_slide(m, j0, jt, R_B, p_B):
-    """``(type, R, p, axis, jpos)`` of hinge or slide joint ``j0`` of a body at ``(R_B, p_B)``.
-
-    ``(R, p)`` is the placement of the joint frame (``B`` moved to ``jnt_pos``), rotated or
-    translated by ``−qpos0`` so that spatialjax's ``q`` is MuJoCo's ``qpos``; ``jpos`` is
-    ``jnt_pos`` in ``B``.
-    """
+    """``(type, R, p, axis, jpos)`` of hinge or slide ``j0``, shifted by ``−qpos0``."""
     axis = np.asarray(m.jnt_axis[j0], float)
     axis = axis / np.linalg.norm(axis)
     jpos = np.asarray(m.jnt_pos[j0], float)

@@ -121,29 +121,25 @@ def _world_columns(model: Model, q):
 def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Array:
     """Jacobian ``J(q)`` of a frame's spatial velocity, ``[ω; v] = J(q) v``.
 
-    Column ``j`` is dof ``j``'s motion subspace carried to the world for the dofs
-    of the frame's body and its ancestors (zero elsewhere), expressed as
-    ``reference`` asks: ``"world"`` (linear rows: the body point at the world
-    origin), ``"local_world_aligned"`` (the frame origin, world axes), ``"local"``
-    (the frame origin, frame axes).
+    Linear rows as ``reference`` asks: ``"world"`` (the body point at the world origin),
+    ``"local_world_aligned"`` (the frame origin, world axes), ``"local"`` (the frame
+    origin, frame axes), as Pinocchio's ``ReferenceFrame``.
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
-      frame: a name of ``model.frame_names`` (merged links, MJCF sites...),
-        else of ``model.body_names``, or a body index (the body frame).
+      frame: a name of ``model.frame_names``, else of ``model.body_names``, or a body index.
       reference: ``"world"`` (default), ``"local"`` or ``"local_world_aligned"``.
 
     Returns:
-      ``(..., 6, nv)``: rows ``[ω; v]``, columns in ``v``'s order. A frame on
-      the world (a fixed base's root link) has a zero Jacobian.
+      ``(..., 6, nv)``: rows ``[ω; v]``, columns in ``v``'s order (zero for a frame on
+      the world).
 
     Raises:
-      ValueError: an unknown frame name (the message lists the closest names),
-        a body index out of range, an unknown ``reference``, or ``q`` of the
-        wrong length.
-      TypeError: ``frame`` neither a string nor an int; a non-float ``q`` or
-        one of another dtype than the model's.
+      ValueError: an unknown frame name (listing the closest names), a body index out
+        of range, an unknown ``reference``, or ``q`` of the wrong length.
+      TypeError: ``frame`` neither a string nor an int; a non-float ``q`` or one of
+        another dtype than the model's.
 
     Examples:
       >>> import jax.numpy as jnp
@@ -201,20 +197,17 @@ def _check_mass(model: Model, name):
 
 
 def center_of_mass(model: Model, q) -> jax.Array:
-    r"""Centre of mass of the moving bodies in world coordinates.
+    """Centre of mass of the moving bodies in world coordinates.
 
-    ``c = Σ_i (m_i o_i + R_i h_i) / Σ_i m_i`` with ``(R_i, o_i)`` body ``i``'s
-    world pose and ``m_i``, ``h_i = m_i c_i`` from its 10-vector (Pinocchio's
-    ``centerOfMass``; links welded to the world are not bodies and do not
-    count).
+    ``c = Σ_i (m_i o_i + R_i h_i) / Σ_i m_i`` (Pinocchio's ``centerOfMass``; links welded
+    to the world do not count).
 
     Args:
       model: the tree.
       q: ``(..., nq)`` configuration.
 
     Returns:
-      ``(..., 3)`` centre of mass in world coordinates (m); NaN under a trace
-      when the total mass is not positive.
+      ``(..., 3)`` (m); NaN under a trace when the total mass is not positive.
 
     Raises:
       ValueError: ``q`` of the wrong length, or (concrete model) a total mass
@@ -254,12 +247,9 @@ def _com_kernel(model: Model, q):
 
 
 def center_of_mass_jacobian(model: Model, q) -> jax.Array:
-    r"""Jacobian of the centre of mass, ``ċ = J_c(q) v`` in world coordinates.
+    """Jacobian of the centre of mass, ``ċ = J_c(q) v`` in world coordinates.
 
-    Column ``j`` is ``(M_j ℓ_j + ω_j × s_j) / M`` where ``(ω_j, ℓ_j)`` is dof
-    ``j``'s world column of [`frame_jacobian`][spatialjax.multibody.frame_jacobian], ``M_j`` and
-    ``s_j`` the mass and world first moment ``Σ m_k c_k`` of the subtree the dof moves,
-    and ``M`` the total mass (Pinocchio's ``jacobianCenterOfMass``).
+    Pinocchio's ``jacobianCenterOfMass``.
 
     Args:
       model: the tree.

@@ -1,11 +1,7 @@
-r"""Forward kinematics: world poses, body velocities and accelerations, frame poses.
+"""Forward kinematics: world poses, body velocities and accelerations, frame poses.
 
-Motion vectors ``[ω; v]`` in each body's frame; world poses as
-[`Plxb`][spatialjax.Plxb] (``E = R_world_body``, ``r`` = body origin in the world).
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
-  Table 5.1 (forward loop).
+Motions ``[ω; v]`` in each body's frame; world poses as [`Plxb`][spatialjax.Plxb]
+(``E = R_world_body``, ``r`` = body origin in the world). RBDA 2008, Table 5.1.
 """
 
 from __future__ import annotations
@@ -28,15 +24,12 @@ class Kinematics(NamedTuple):
     """Result of [`forward_kinematics`][spatialjax.multibody.forward_kinematics].
 
     Attributes:
-      poses: [`Plxb`][spatialjax.Plxb] of batch ``(..., nbodies)``: each body's
-        pose in the world (``E = R_world_body``, ``r`` = body origin in world
-        coordinates). ``poses.E[..., i, :, :]`` equals Pinocchio's
-        ``data.oMi[i + 1].rotation``.
-      velocities: ``(..., nbodies, 6)`` body spatial velocity ``[ω; v]`` in the
-        body frame (``v``: velocity of the body origin), or ``None``.
-      accelerations: ``(..., nbodies, 6)`` body spatial acceleration in the body
-        frame (the derivative of the spatial velocity, not the classical
-        acceleration of the origin; gravity not included), or ``None``.
+      poses: [`Plxb`][spatialjax.Plxb] of batch ``(..., nbodies)``: each body's pose in
+        the world (Pinocchio's ``data.oMi[i + 1]``).
+      velocities: ``(..., nbodies, 6)`` body spatial velocity ``[ω; v]`` in the body
+        frame, or ``None``.
+      accelerations: ``(..., nbodies, 6)`` body spatial acceleration in the body frame
+        (not the classical acceleration of the origin; gravity not included), or ``None``.
     """
 
     poses: Plxb
@@ -47,19 +40,16 @@ class Kinematics(NamedTuple):
 def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto") -> Kinematics:
     """World pose of every body, and body velocities/accelerations when ``v``/``a`` are given.
 
-    Forward loop of RBDA Table 5.1 in body coordinates, ``v_world = a_world = 0``.
-
     Args:
       model: the tree.
-      q: ``(..., nq)`` configuration ([`Model`][spatialjax.multibody.Model] for the order).
+      q: ``(..., nq)`` configuration.
       v: ``(..., nv)`` generalised velocity, optional.
       a: ``(..., nv)`` generalised acceleration, optional (needs ``v``).
       method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``
         (docs page ``dynamics.md#tree-sweeps``).
 
     Returns:
-      A [`Kinematics`][spatialjax.multibody.Kinematics] with batch axes ``broadcast(q, v, a)``
-      first.
+      A [`Kinematics`][spatialjax.multibody.Kinematics], batch axes ``broadcast(q, v, a)``.
 
     Raises:
       ValueError: shapes that do not fit the model; on concrete input, a zero
@@ -121,8 +111,7 @@ def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
 def frame_poses(model: Model, poses: Plxb) -> Plxb:
     """World pose of every frame (``model.frame_names``) from the body poses.
 
-    ``T_world_frame = T_world_body · T_body_frame`` (``Plxb`` composition);
-    frames on the world (``frame_bodies == -1``) keep their placement.
+    ``T_world_frame = T_world_body · T_body_frame``; frames on the world keep their placement.
 
     Args:
       model: the tree.

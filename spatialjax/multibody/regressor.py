@@ -1,10 +1,6 @@
-r"""The joint-torque regressor ``Y(q, v, a)``, linear in the bodies' inertial parameters.
+"""The joint-torque regressor ``Y(q, v, a)``, linear in the bodies' inertial parameters.
 
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
-  Table 5.1. C. G. Atkeson, C. H. An, J. M. Hollerbach, "Estimation of
-  inertial parameters of manipulator loads and links", IJRR 5(3), 1986 (the
-  regressor's linearity in the 10 inertial parameters).
+RBDA 2008 Table 5.1; Atkeson, An & Hollerbach, IJRR 5(3), 1986.
 """
 
 from __future__ import annotations
@@ -21,12 +17,7 @@ from .rnea import _rnea_forward
 
 
 def _projected_regressor_columns(s, w, al, x):
-    """``sᵀ Φ(v, a)``: the 10 columns of the body regressor ``Φ`` against a motion ``s``.
-
-    ``Φ(v, a) π = I a + v ×* I v`` (``body_regressor``); ``s (..., 6, N)`` a motion
-    in the body frame, ``w = ω``, ``al = α``, ``x = a_v + ω × v_v`` ``(..., 3, N)``,
-    written out without ``Φ``'s structural zeros. Returns ``(..., 10, N)``.
-    """
+    """``sᵀ Φ(v, a)``: the 10 body-regressor columns against a motion ``s``, ``(..., 10, N)``."""
     sw, sv = batchlast.split(s)
     h = (
         batchlast.cross(x, sw)
@@ -58,12 +49,8 @@ def joint_torque_regressor(
 ) -> jax.Array:
     """``Y(q, v, a)`` with ``Y @ π + armature ⊙ a == rnea(model, q, v, a, gravity)``.
 
-    ``π = model.inertia.params.reshape(-1)``: the bodies' 10-vectors
-    ``[m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about each body frame's origin,
-    in its axes (Pinocchio's ``computeJointTorqueRegressor`` order);
-    ``Y[d, 10 i : 10 i + 10] = S_dᵀ X_{body(d)←i}* Φ_i(v_i, a_i)`` for body(d) an
-    ancestor of (or equal to) body ``i``, zero otherwise (RBDA Table 5.1; Atkeson,
-    An & Hollerbach 1986). The armature is not among the parameters.
+    ``π = model.inertia.params.reshape(-1)``, body-major 10-vectors (Pinocchio's
+    ``computeJointTorqueRegressor`` order); the armature is not among the parameters.
 
     Args:
       model, q, v, a, gravity: as in [`rnea`][spatialjax.multibody.rnea.rnea]

@@ -1,12 +1,7 @@
-r"""Inverse dynamics by the recursive Newton-Euler algorithm (RNEA).
+"""Inverse dynamics by the recursive Newton-Euler algorithm (Featherstone, RBDA 2008, Table 5.1).
 
-Conventions: motion ``[ω; v]``, force ``[n; f]`` in each body's frame;
-``q``/``v`` as in [`Model`][spatialjax.multibody.Model]; gravity in world
-coordinates, applied as a fictitious base acceleration ``[0; −g]``.
-
-References:
-  R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008 (RBDA),
-  Table 5.1 and §5.3.
+Motions ``[ω; v]`` and forces ``[n; f]`` in each body's frame; gravity in world
+coordinates, applied as a fictitious base acceleration ``[0; −g]`` (RBDA §5.3).
 """
 
 from __future__ import annotations
@@ -36,11 +31,7 @@ from ._model import Model
 
 
 def _rnea_scan(model: Model, q, v, a, g, fext=None):
-    """RNEA (RBDA Table 5.1) as three scans over bodies, ``(k, N)`` inputs -> ``(nv, N)``.
-
-    ``fext (nb, 6, N)``: external wrenches on the bodies, in their frames (subtracted
-    from the body forces), or ``None``.
-    """
+    """RNEA as three scans over bodies, ``(k, N)`` -> ``(nv, N)``; ``fext (nb, 6, N)`` or None."""
     nb, N, dt = model.nbodies, q.shape[-1], q.dtype
     ff = model.floating_base
     s0 = 1 if ff else 0
@@ -101,10 +92,9 @@ def rnea(
 ) -> jax.Array:
     """Inverse dynamics by the recursive Newton-Euler algorithm (RBDA Table 5.1).
 
-    Base acceleration ``a_0 = [0; −g]``, ``f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i``,
-    ``τ_i = S_iᵀ f_i``. A free flyer's entries are the body-frame wrench ``[n; f]``
-    (Pinocchio's ``[f; n]``). Adds ``armature · a``; no damping or Coulomb friction.
-    Pinocchio's ``rnea(model, data, q, v, a, fext)``.
+    ``f_i = I_i a_i + v_i ×* I_i v_i − f_ext,i``, ``τ_i = S_iᵀ f_i``, base acceleration
+    ``[0; −g]``; a free flyer's entries are the body-frame wrench ``[n; f]``. Adds
+    ``armature · a``; no damping or Coulomb friction. Pinocchio's ``rnea``.
 
     Args:
       model: the tree.
@@ -112,21 +102,18 @@ def rnea(
       v: ``(..., nv)`` velocity.
       a: ``(..., nv)`` acceleration.
       gravity: ``(..., 3)`` gravitational acceleration in world coordinates;
-        ``None`` (default) is ``(0, 0, -9.81)`` m/s², Pinocchio's
-        ``model.gravity``.
+        ``None`` (default) is ``(0, 0, -9.81)`` m/s².
       f_ext: ``(..., nbodies, 6)`` external wrench ``[n; f]`` acting ON each
         body, in the body's frame (about its origin), or ``None``.
       method: ``"auto"`` (default), ``"scan"``, ``"levels"`` or ``"loop"``
         (docs page ``dynamics.md#tree-sweeps``).
 
     Returns:
-      ``(..., nv)`` generalised forces (N m for revolute joints, N for
-      prismatic ones); the batch axes are those of ``q``, ``v``, ``a``,
-      ``gravity`` and ``f_ext`` broadcast.
+      ``(..., nv)`` generalised forces (N m, N), batch axes of the inputs broadcast.
 
     Raises:
-      ValueError: ``q``/``v``/``a``/``gravity``/``f_ext`` of the wrong length
-        or shape, or batch shapes that do not broadcast, or an unknown method.
+      ValueError: an input of the wrong length or shape, batch shapes that do not
+        broadcast, or an unknown method.
       TypeError: a non-float input or a dtype other than the model's.
 
     Examples:
@@ -175,9 +162,7 @@ def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.
 
 
 def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto") -> jax.Array:
-    """Bias forces ``h(q, v) = C(q, v) v + g(q)``: ``rnea`` with ``a = 0``.
-
-    Pinocchio's ``nonLinearEffects``; ``M(q) a + h(q, v) = τ`` (RBDA eq. 6.1).
+    """Bias forces ``h(q, v) = C(q, v) v + g(q)``: ``rnea`` with ``a = 0`` (``nonLinearEffects``).
 
     Args:
       model, q, v, gravity, method: as in [`rnea`][spatialjax.multibody.rnea.rnea].
@@ -206,8 +191,6 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
 
 def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> jax.Array:
     """Generalised gravity ``g(q)``: [`rnea`][spatialjax.multibody.rnea.rnea] with ``v = a = 0``.
-
-    Pinocchio's ``computeGeneralizedGravity``.
 
     Args:
       model, q, gravity, method: as in [`rnea`][spatialjax.multibody.rnea.rnea].

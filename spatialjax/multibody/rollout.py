@@ -186,8 +186,7 @@ def _as_dt(dt, model: Model, name="dt"):
 
 
 def _batch_of(*shapes, names):
-    """The broadcast of ``shapes``, or ``ArgumentError`` about the first of ``names`` whose
-    shape does not broadcast with those before it."""
+    """The broadcast of ``shapes``, or ``ArgumentError`` about the first that does not fit."""
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -201,15 +200,14 @@ def integrate(model: Model, q, v, dt) -> jax.Array:
     """Configuration reached from ``q`` moving with constant velocity ``v`` for ``dt``.
 
     ``q + v dt`` for one-dof joints; for a free flyer ``T' = T · exp(v dt)``
-    (quaternion normalised). Equals Pinocchio's ``integrate(model, q, v * dt)``
-    (in this module's ``q`` and ``v`` order).
+    (quaternion normalised); Pinocchio's ``integrate(model, q, v * dt)``.
 
     Args:
       model: the tree.
-      q: ``(..., nq)`` configuration (a free flyer's quaternion is normalised).
+      q: ``(..., nq)`` configuration.
       v: ``(..., nv)`` velocity (a free flyer's: the body twist ``[ω; v]``).
-      dt: time step (s): a Python float or an array of the model's dtype, of
-        shape ``()`` or broadcasting against the batch axes.
+      dt: time step (s): a Python float or an array of the model's dtype
+        broadcasting against the batch axes.
 
     Returns:
       ``(..., nq)`` with the batch axes of ``q``, ``v`` and ``dt`` broadcast.
@@ -222,12 +220,9 @@ def integrate(model: Model, q, v, dt) -> jax.Array:
     Examples:
       >>> import jax.numpy as jnp
       >>> from spatialjax.multibody import chain_model, integrate
-      >>> m = chain_model(1, floating_base=True)   # a free body
-      >>> q = m.neutral_configuration()             # [p, wxyz] = [0, 0, 0, 1, 0, 0, 0]
-      >>> v = jnp.array([0.0, 0.0, jnp.pi, 1.0, 0.0, 0.0])  # half a turn about z, 1 m/s along x
-      >>> q1 = integrate(m, q, v, 1.0)              # on a circle: p = (0, 2/π, 0)
-      >>> [round(float(x), 4) + 0.0 for x in q1]  # p, then wxyz
-      [0.0, 0.6366, 0.0, 0.0, 0.0, 0.0, 1.0]
+      >>> m = chain_model(2)
+      >>> integrate(m, jnp.array([0.0, 1.0]), jnp.array([1.0, -1.0]), 0.5).tolist()
+      [0.5, 0.5]
     """
     q = sweep.as_input(q, "q", model.nq, model)
     v = sweep.as_input(v, "v", model.nv, model)
@@ -280,11 +275,9 @@ class Rollout(NamedTuple):
     """Result of [`rollout`][spatialjax.multibody.rollout.rollout].
 
     Attributes:
-      q: ``(..., T + 1, nq)`` configurations at ``t = 0, dt, ..., T dt``
-        (``q[..., 0, :]`` is ``q0``).
+      q: ``(..., T + 1, nq)`` configurations at ``t = 0, dt, ..., T dt``.
       v: ``(..., T + 1, nv)`` velocities at the same times.
-      tau: ``(..., T, nv)`` the torques applied over each step (the given
-        array broadcast, or what the control function returned).
+      tau: ``(..., T, nv)`` the torques applied over each step.
     """
 
     q: jax.Array
@@ -309,34 +302,30 @@ def rollout(
 
     Each step holds ``τ_k`` constant and advances ``(q, v)`` by ``dt`` with
     ``integrator``, ``a`` from [`forward_dynamics`][spatialjax.multibody.forward_dynamics]
-    (armature and damping included; no friction, limits or contacts).
-    Differentiable and ``vmap``-able in every input and the model's numeric fields.
+    (armature and damping included; no friction, limits or contacts). Differentiable
+    and ``vmap``-able.
 
     Args:
       model: the tree.
       q0: ``(..., nq)`` initial configuration.
       v0: ``(..., nv)`` initial velocity.
       tau: ``(..., T, nv)`` torques, one row per step; or a control function
-        ``u(t, q, v, params) -> (..., nv)`` called once per step at ``t = k dt``
-        (then ``T`` is required).
+        ``u(t, q, v, params) -> (..., nv)`` called at ``t = k dt`` (then ``T`` is required).
       dt: time step (s), a float or a scalar array of the model's dtype.
       integrator: ``"semi_implicit_euler"`` (default) or ``"rk4"`` (RKMK4).
       gravity: ``(3,)`` world-frame gravity (``None``: ``(0, 0, −9.81)``).
-      T: the number of steps with a control function (with an array, its
-        ``T`` axis; given anyway it must match).
+      T: the number of steps with a control function (with an array, its ``T`` axis).
       params: a pytree passed to the control function unchanged.
       method: ``forward_dynamics``'s ``method`` (``"auto"``, ``"aba"``, ``"crba"``).
 
     Returns:
-      A [`Rollout`][spatialjax.multibody.Rollout] ``(q, v, tau)``; batch axes are those of ``q0``,
-      ``v0`` and ``tau`` broadcast. States whose mass matrix becomes singular turn NaN.
+      A [`Rollout`][spatialjax.multibody.Rollout] ``(q, v, tau)``, batch axes of ``q0``,
+      ``v0`` and ``tau`` broadcast. States with a singular mass matrix turn NaN.
 
     Raises:
-      ValueError: wrong ``q0``/``v0``/``tau`` lengths, batch shapes that do
-        not broadcast, an unknown ``integrator``, a control function without
-        ``T`` or returning the wrong shape, ``T`` not a positive int (or not
-        ``tau``'s), a ``dt`` that is not a scalar or (concrete) not positive
-        and finite.
+      ValueError: wrong ``q0``/``v0``/``tau`` lengths, batch shapes that do not
+        broadcast, an unknown ``integrator``, a bad control function output, ``T``
+        not a positive int (or not ``tau``'s), ``dt`` not a positive finite scalar.
       TypeError: non-float inputs, a dtype other than the model's, or ``tau``
         neither an array nor a callable.
 

@@ -101,9 +101,8 @@ class Transmission:
         return None if found is None else np.array(found, np.float64)
 
     def complete(self, joint_names: Sequence[str]) -> Transmission:
-        """Over exactly ``joint_names`` (the model's one-DoF joints, its order): unknown
-        joints refused, a zero column becomes the joint's own motor (named after it, ratio 1,
-        appended after the listed motors in joint order).
+        """Over exactly ``joint_names`` (the model's one-DoF joints, its order): a zero column
+        becomes the joint's own motor (named after it, ratio 1, appended in joint order).
 
         Raises:
           TransmissionError: a joint the model lacks; a motor named after a joint that
@@ -139,14 +138,13 @@ class Transmission:
     def from_mjcf(cls, path, model) -> Transmission | None:
         """The ``<tendon><fixed>`` elements of an MJCF file as motor rows (None: none).
 
-        Each named fixed tendon is a motor, its row the tendon's ``coef`` per joint, its
-        file values its ``armature``, ``damping``, ``frictionloss`` (class defaults
-        applied). A coupled joint with its own ``armature``/``damping``/``frictionloss``
+        Each named fixed tendon is a motor: its row the ``coef`` per joint, its values its
+        ``armature``, ``damping``, ``frictionloss``. A coupled joint with its own values
         keeps its own motor too (MuJoCo applies both).
 
         Args:
           path: the MJCF file ``model`` was read from, or its
-            [ModelDescription][spatialjax.io.ModelDescription] (not read again).
+            [ModelDescription][spatialjax.io.ModelDescription].
           model: the [Model][spatialjax.multibody.Model] (``Model.from_mjcf(path)``).
 
         Returns:
