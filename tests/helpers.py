@@ -17,6 +17,10 @@ import pytest
 #: mixed shape with unit axes that must broadcast).
 BATCH_SHAPES = [(), (1,), (3, 1, 2, 1)]
 
+#: The repository's root and the test fixtures (tests/fixtures), for test modules in any folder.
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
 
 def np_skew(v):
     """``np_skew(v) @ u == np.cross(v, u)`` for ``(..., 3)`` vectors."""
