@@ -146,6 +146,13 @@ NYQUIST_MARGIN = 5.0
 MAX_LOWPASS = 0.45
 #: Highest frequency of the spectrum used, as a fraction of the sample rate.
 MAX_BIN = 0.4
+#: The trajectory's band holds all but this fraction of its acceleration power above the noise
+#: floor (the criterion for a smooth trajectory, whose spectrum has no knee).
+BAND_TAIL = 1e-3
+#: Bins above this fraction of the sample rate give the noise floor of the band criterion.
+FLOOR_FROM = 0.2
+#: Names of a floating base's pose channels in the analysis (position, then the quaternion).
+BASE_CHANNELS = ("base x", "base y", "base z", "base qw", "base qx", "base qy", "base qz")
 #: Number of log-spaced candidate cut-offs.
 N_CANDIDATES = 96
 #: Fewest samples for a spectrum (Welch segments of a quarter of them at most).
@@ -319,12 +326,50 @@ def _lowest_for_parts(rate: float, order: int, shortest: int, f_hi: float) -> fl
     return hi
 
 
+def base_pose_channels(log: RobotLog) -> np.ndarray | None:
+    """``(N, 7)`` a floating-base log's pose as the pipeline differentiates it twice: the
+    position and the quaternion (signs made continuous), or None (a fixed base, or a log with
+    velocities: then only the joints' are analysed)."""
+    if log.base_position is None or log.base_quaternion is None or log.dq is not None:
+        return None
+    quat = np.array(log.base_quaternion, np.float64)
+    flip = np.cumsum(np.sum(quat[1:] * quat[:-1], axis=1) < 0) % 2 == 1
+    quat[1:][flip] *= -1.0
+    return np.concatenate([np.asarray(log.base_position, np.float64), quat], axis=1)
+
+
+def _band_by_power(R: np.ndarray, P: np.ndarray, Dp: np.ndarray, f: np.ndarray,
+                   rate: float, quantum: float = 0.0) -> float:  # fmt: skip
+    """Lowest ``f`` beyond which the trajectory holds at most `BAND_TAIL` of its acceleration
+    power (0: none). The trajectory: the bins from the lowest up to the first where ``R``
+    no longer stands `KNEE` above the noise floor (the median of the bins beyond
+    ``FLOOR_FROM f_s``, or the quantisation floor ``quantum`` when higher), less that floor;
+    isolated lines above it (a quantised slow motion's harmonics, vibration) do not count."""
+    top = f > FLOOR_FROM * rate
+    if not top.any():
+        return 0.0
+    floor = max(float(np.median(R[top])), quantum)
+    above = (R >= KNEE * floor) & ~top
+    stop = int(np.argmin(above)) if not above.all() else above.size
+    sig = np.where(np.arange(R.size) < stop, P - floor * Dp, 0.0)
+    total = float(sig.sum())
+    if not total > 0:
+        return 0.0
+    tail = np.cumsum(sig[::-1])[::-1]  # tail[k] = power at f[k] and beyond
+    beyond = np.append(tail[1:], 0.0)
+    return float(f[np.flatnonzero(beyond <= BAND_TAIL * total)[0]])
+
+
 def _analyse_spectra(log: RobotLog, rate: float):
-    """Per-joint spectra, band edges, noise and signal (module docstring)."""
+    """Per-channel spectra, band edges, noise and signal (module docstring): the joints, then
+    a floating base's pose (``base_pose_channels``)."""
     h = 1.0 / rate
+    base = base_pose_channels(log)
     if log.dq is None:
         x, p, source = log.q, 2, "q"
-        a = np.gradient(np.gradient(log.q, log.t, axis=0), log.t, axis=0)
+        if base is not None:
+            x = np.concatenate([np.asarray(x, np.float64), base], axis=1)
+        a = np.gradient(np.gradient(x, log.t, axis=0), log.t, axis=0)
     else:
         x, p, source = log.dq, 1, "dq"
         a = np.gradient(log.dq, log.t, axis=0)
@@ -338,10 +383,11 @@ def _analyse_spectra(log: RobotLog, rate: float):
     floor = np.zeros(n)
     res: list[float | None] = []
     for j in range(n):
-        fb[j] = _band_edge(R[:, j], f)
+        step = grid_step(x[:, j]) if j < log.q.shape[1] else None
+        quantum = 0.0 if step is None else step**2 / 6.0 / rate
+        fb[j] = max(_band_edge(R[:, j], f), _band_by_power(R[:, j], P[:, j], Dp, f, rate, quantum))
         beyond = f > fb[j]
         floor[j] = float(np.median(R[beyond, j])) if beyond.any() else 0.0
-        step = grid_step(x[:, j])
         res.append(step)
         if step is not None:  # quantisation noise: variance Δ²/12, white to f_s/2
             floor[j] = max(floor[j], step**2 / 6.0 / rate)
@@ -571,6 +617,7 @@ def _automatic_choice(log: RobotLog, decimate, order: int, part_sizes, rate: flo
     an = _analyse_spectra(log, rate)
     fb = an["band_edge"]
     names = log.joint_names or tuple(f"joint {j}" for j in range(log.q.shape[1]))
+    names = tuple(names) + BASE_CHANNELS[: fb.size - len(names)]
     shortest = min([log.n_samples, *part_sizes])
     f_parts = _lowest_for_parts(rate, order, shortest, f_hi)
 
