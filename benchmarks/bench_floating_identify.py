@@ -245,8 +245,8 @@ def run_one(seed: int, *, method: str, duration: float = RECIPE["duration"], ref
     log = measured_log(sim, seed, with_wrenches=method == "wrenches", **(noise or {}))
     model = mb.Model.from_urdf(fb.urdf_path(), floating_base=True, dtype="float64")
     ref = generalized_forces(fb.pin_model(truth), test)
-    out = {"seed": seed, "method": method, "duration": duration, "noise": {**RECIPE, **(noise or {})},
-           "truth": truth_kind}  # fmt: skip
+    out = {"seed": seed, "method": method, "duration": duration, "truth": truth_kind,
+           "noise": {**RECIPE, **(noise or {})}}  # fmt: skip
     out["urdf"] = scores(generalized_forces(fb.pin_model(), test), ref)
     t0 = time.perf_counter()
     res = identify_robot(model, log, contact_method=method, **(identify_kw or {}))
@@ -258,7 +258,8 @@ def run_one(seed: int, *, method: str, duration: float = RECIPE["duration"], ref
 
         pm_fit = pin.buildModelFromUrdf(str(path), pin.JointModelFreeFlyer())
     out["identify"] = scores(generalized_forces(pm_fit, test), ref)
-    out["identify_params"] = scores(generalized_forces(pin_with_params(res.params["fit"]), test), ref)
+    fit_pm = pin_with_params(res.params["fit"])
+    out["identify_params"] = scores(generalized_forces(fit_pm, test), ref)
     out["identify_ls"] = scores(
         generalized_forces(pin_with_params(res.params["least_squares"]), test), ref
     )

@@ -40,7 +40,18 @@ where the excitation ends, while a noise floor, white or coloured (a
 velocity filtered by the drive, a log resampled by linear interpolation),
 does not fall 10× from one bin to everything beyond it, nor do the Welch
 estimate's scatter (a χ² of about 14 degrees of freedom or more) or the window's
-leakage (Hann sidelobes fall 18 dB per octave). Above ``f_b,j`` the
+leakage (Hann sidelobes fall 18 dB per octave). A *smooth* trajectory (a leg's
+swing: a ``C²`` bump) has no such knee: its spectrum decays algebraically over
+decades, and the knee alone would end its band in the first bins. So the band
+ends at the knee or, when higher, at the lowest bin beyond which the trajectory
+holds at most `BAND_TAIL` (10⁻³) of its acceleration power ``P − ν |D|^{2p}``,
+counted over the contiguous bins from the lowest up to the first where ``R``
+no longer stands `KNEE` above the noise floor ``ν`` (the median of ``R`` beyond
+``0.2 f_s``, or the quantisation floor when higher): isolated lines above the
+floor (a quantised slow motion's harmonics, a vibration) do not count. A
+floating-base log's base pose (position and quaternion, signs made continuous)
+is analysed as seven more channels when the joints' positions are: the pipeline
+differentiates it twice too, and its noise enters the base acceleration. Above ``f_b,j`` the
 spectrum counts as noise ``N_j(f) = P_j(f)``, as measured; below it the
 noise is the median of ``R_j`` over the bins beyond ``f_b,j`` (or the
 quantisation floor ``Δ²/(6 f_s)`` of the resolution ``Δ`` of ``x``, when
@@ -435,10 +446,14 @@ def choose_filter(
     of the log's positions (of its velocities when it has a ``dq`` column:
     the pipeline then differentiates once, not twice):
 
-    1. *The trajectory's band*: per joint, the highest frequency at which the
-       Welch spectrum stands 10× above every frequency beyond it; beyond it
-       the spectrum is noise, as measured (quantisation, sensor noise,
-       vibration), and under it the noise floor continues flat.
+    1. *The trajectory's band*: per joint (and, for a floating base, per
+       channel of the base pose), the highest frequency at which the Welch
+       spectrum stands 10× above every frequency beyond it, or, when higher,
+       the frequency beyond which the trajectory holds at most 0.1 % of its
+       acceleration power above the noise floor (a smooth motion, which has no
+       such knee); beyond it the spectrum is noise, as measured
+       (quantisation, sensor noise, vibration), and under it the noise floor
+       continues flat.
     2. *The predicted bias* of the fitted parameters at a cut-off ``f_c``,
        relative, from the accelerations' spectrum: the torques are filtered
        once and the regressor twice (before differentiation, then by
