@@ -109,7 +109,8 @@ from .._robot_fit import PRIOR_SPREAD
 from .channels import Channels, channel_stage
 from .filtering import Filtered, filter_stage
 from .fit import Fitted, fit_stage
-from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
+from .least_squares import LeastSquares, rest_rule, training_data
+from .offsets import least_squares_with_offsets
 from .options import DEFAULT_HOLDOUT, Options, check_options, resolve_joint_model
 from .prior import Prior, prior_stage
 from .regressor import Regressors, regressor_stage
@@ -256,7 +257,8 @@ def _floating_report(opts: Options, filtered: Filtered, regs: Regressors,
 
 def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filtered,
             regs: Regressors, channels: Channels, ls: LeastSquares, fitted: Fitted,
-            validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
+            validated: Validated, times: dict,
+            offset_notes: tuple[str, ...] = ()) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report."""
     fm = opts.friction
     n_used = ls.samples_used
@@ -288,7 +290,7 @@ def _report(model, opts: Options, prior: Prior, sampled: Sampled, filtered: Filt
                               iterations=fitted.iterations, objective=fitted.objective),
         times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
         warnings=sampled.warnings + channels.warnings + fitted.warnings + validated.warnings,
-        notes=channels.notes + validated.notes,
+        notes=channels.notes + offset_notes + validated.notes,
         floating_base=_floating_report(opts, filtered, regs, channels),
     )  # fmt: skip
 
@@ -451,14 +453,15 @@ def identify_robot(
     data = training_data(regs.Y[0], regs.F[0], regs.tau[0], regs.held_torque(0, prior), prior,
                          channels, q=regs.q[0], moving=_moving(regs, opts),
                          rows=regs.rows[0] if regs.rows else None)  # fmt: skip
-    ls = clock.run("least squares", least_squares_stage, data, prior,
-                   sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
-                   rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
+    choice = clock.run("least squares", least_squares_with_offsets, model, data, prior, opts,
+                       sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
+                       rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
+    ls, data = choice.ls, choice.data
     fitted = clock.run("fit", fit_stage, model, data, ls, prior, opts)
     validated = clock.run("validate", validate_stage, model, regs, data, ls, fitted, prior,
                           sampled.sampling, opts)  # fmt: skip
     typed = _report(model, opts, prior, sampled, filtered, regs, channels, ls, fitted, validated,
-                    clock.times)  # fmt: skip
+                    clock.times, choice.notes)  # fmt: skip
     jm = opts.joint_model
     return RobotIdentification(
         joints=opts.joints,
