@@ -40,6 +40,8 @@ returned, and each reported through ``progress``):
    ``frictionloss`` constraint, is not ``F_c sign(q̇)`` there. A floating
    base's joint equation is dropped at those samples before the contacts are
    projected out (``floating_base_rows``' ``unknown``), in the regressor stage.
+   A floating base's joint offsets are kept only where the Bayesian
+   information criterion asks for them (``offsets.py``).
 7. **fit** (``fit.py``): [fit_torques][spatialjax.identification.fit_torques]
    with the (repaired) prior, the joint-model signs (armature, viscous and
    Coulomb ``≥ 0``), the armature's weak Gaussian prior around the file's
@@ -365,7 +367,11 @@ def identify_robot(
         ([joint_prior][spatialjax.identification.joint_prior]); where it shares a
         base parameter with the links (a fixed base's first joint's always),
         the priors decide the split and the report says so. A floating base's
-        joint model is fitted alike (its columns are zero on the base rows).
+        joint model is fitted alike (its columns are zero on the base rows); its
+        offsets enter by the Bayesian information criterion: where they lower
+        the weighted least-squares χ² by less than ``k ln n`` (the legs'
+        gravity terms nearly constant in stance) they are held at 0 and a note
+        says so (``_pipeline/offsets.py``).
       friction: deprecated: a [FrictionModel][spatialjax.multibody.FrictionModel]
         or a tuple of friction kinds, fitted with the armature
         (``joint_model=JointModel.from_friction(friction)``); a
