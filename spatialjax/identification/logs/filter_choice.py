@@ -1,11 +1,13 @@
 """The low-pass cut-off and decimation of a robot log: ``choose_filter``.
 
 The lowest Butterworth cut-off above the trajectory's band (Welch spectrum of
-the positions, rad or m, each joint's over its moving span) whose predicted
-parameter bias is within 0.01 % of the least, raised for the filter's edges;
-decimation keeps the new Nyquist frequency at least ``NYQUIST_MARGIN`` (5)
-times the cut-off. Derivation: docs page
-``identification-methods.md#filter-choice`` (``#why-filter``, ``#filter-rule``).
+the positions, rad or m, each joint's over its moving span, and a floating base's
+pose) whose predicted parameter bias is within 0.01 % of the least, raised for the
+filter's edges; the band ends at the spectrum's knee or, for a smooth motion without
+one, where all but ``BAND_TAIL`` of the acceleration power above the noise lies.
+Decimation keeps the new Nyquist frequency at least ``NYQUIST_MARGIN`` (5) times the
+cut-off. Derivation: docs page ``identification-methods.md#filter-choice``
+(``#why-filter``, ``#filter-rule``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ NYQUIST_MARGIN = 5.0
 MAX_LOWPASS = 0.45
 #: Highest frequency of the spectrum used, as a fraction of the sample rate.
 MAX_BIN = 0.4
+#: The trajectory's band holds all but this fraction of its acceleration power above the noise
+#: floor (the criterion for a smooth trajectory, whose spectrum has no knee).
+BAND_TAIL = 1e-3
+#: Bins above this fraction of the sample rate give the noise floor of the band criterion.
+FLOOR_FROM = 0.2
+#: Names of a floating base's pose channels in the analysis (position, then the quaternion).
+BASE_CHANNELS = ("base x", "base y", "base z", "base qw", "base qx", "base qy", "base qz")
 #: Number of log-spaced candidate cut-offs.
 N_CANDIDATES = 96
 #: Fewest samples for a spectrum (Welch segments of a quarter of them at most).
@@ -212,17 +221,55 @@ def _lowest_for_parts(rate: float, order: int, shortest: int, f_hi: float) -> fl
     return hi
 
 
+def base_pose_channels(log: RobotLog) -> np.ndarray | None:
+    """``(N, 7)`` a floating-base log's pose as the pipeline differentiates it twice: the
+    position and the quaternion (signs made continuous), or None (a fixed base, or a log with
+    velocities: then only the joints' are analysed)."""
+    if log.base_position is None or log.base_quaternion is None or log.dq is not None:
+        return None
+    quat = np.array(log.base_quaternion, np.float64)
+    flip = np.cumsum(np.sum(quat[1:] * quat[:-1], axis=1) < 0) % 2 == 1
+    quat[1:][flip] *= -1.0
+    return np.concatenate([np.asarray(log.base_position, np.float64), quat], axis=1)
+
+
+def _band_by_power(R: np.ndarray, P: np.ndarray, Dp: np.ndarray, f: np.ndarray,
+                   rate: float, quantum: float = 0.0) -> float:  # fmt: skip
+    """Lowest ``f`` beyond which the trajectory holds at most `BAND_TAIL` of its acceleration
+    power (0: none). The trajectory: the bins from the lowest up to the first where ``R``
+    no longer stands `KNEE` above the noise floor (the median of the bins beyond
+    ``FLOOR_FROM f_s``, or the quantisation floor ``quantum`` when higher), less that floor;
+    isolated lines above it (a quantised slow motion's harmonics, vibration) do not count."""
+    top = f > FLOOR_FROM * rate
+    if not top.any():
+        return 0.0
+    floor = max(float(np.median(R[top])), quantum)
+    above = (R >= KNEE * floor) & ~top
+    stop = int(np.argmin(above)) if not above.all() else above.size
+    sig = np.where(np.arange(R.size) < stop, P - floor * Dp, 0.0)
+    total = float(sig.sum())
+    if not total > 0:
+        return 0.0
+    tail = np.cumsum(sig[::-1])[::-1]  # tail[k] = power at f[k] and beyond
+    beyond = np.append(tail[1:], 0.0)
+    return float(f[np.flatnonzero(beyond <= BAND_TAIL * total)[0]])
+
+
 def _analyse_spectra(log: RobotLog, rate: float):
-    """Per-joint spectra, band edges, noise and signal (``#filter-rule``)."""
+    """Per-channel spectra, band edges, noise and signal (``#filter-rule``): the joints,
+    then a floating base's pose (``base_pose_channels``)."""
     h = 1.0 / rate
+    base = base_pose_channels(log)
     if log.dq is None:
         x, p, source = log.q, 2, "q"
-        a = np.gradient(np.gradient(log.q, log.t, axis=0), log.t, axis=0)
+        if base is not None:
+            x = np.concatenate([np.asarray(x, np.float64), base], axis=1)
+        a = np.gradient(np.gradient(x, log.t, axis=0), log.t, axis=0)
     else:
         x, p, source = log.dq, 1, "dq"
         a = np.gradient(log.dq, log.t, axis=0)
-    # without the one-sided differences at the ends; each joint over its moving span
-    spans = moving_spans(log.q, rate)
+    # without the one-sided differences at the ends; each channel over its moving span
+    spans = moving_spans(x if log.dq is None else log.q, rate)
     f, P, nper = _span_spectra(a[2:-2], rate, np.clip(spans - 2, 0, a.shape[0] - 4))
     keep = (f > 0) & (f <= MAX_BIN * rate)
     f, P = f[keep], P[keep]
@@ -233,10 +280,11 @@ def _analyse_spectra(log: RobotLog, rate: float):
     floor = np.zeros(n)
     res: list[float | None] = []
     for j in range(n):
-        fb[j] = _band_edge(R[:, j], f)
+        step = grid_step(x[:, j]) if j < log.q.shape[1] else None
+        quantum = 0.0 if step is None else step**2 / 6.0 / rate
+        fb[j] = max(_band_edge(R[:, j], f), _band_by_power(R[:, j], P[:, j], Dp, f, rate, quantum))
         beyond = f > fb[j]
         floor[j] = float(np.median(R[beyond, j])) if beyond.any() else 0.0
-        step = grid_step(x[:, j])
         res.append(step)
         if step is not None:  # quantisation noise: variance Δ²/12, white to f_s/2
             floor[j] = max(floor[j], step**2 / 6.0 / rate)
@@ -330,11 +378,13 @@ def choose_filter(
 
     A given value is checked and kept. ``"auto"`` reads them off the spectrum of
     the log's positions (velocities when it has ``dq``), each joint's over its moving
-    span (its first to its last motion): the lowest cut-off above the trajectory's band
-    whose predicted parameter bias is within 0.01 % of the least, raised until the
-    filter's edges leave a quarter of the log and of each of ``parts``; the decimation
-    keeps ``f_s / (2k) ≥ NYQUIST_MARGIN · f_c`` (5 f_c). Only ``log`` is read (pass the
-    training part). Derivation: docs page ``identification-methods.md#filter-rule``.
+    span (its first to its last motion), and a floating base's pose: the lowest cut-off
+    above the trajectory's band (its knee, or where all but 0.1 % of a smooth motion's
+    acceleration power lies) whose predicted parameter bias is within 0.01 % of the
+    least, raised until the filter's edges leave a quarter of the log and of each of
+    ``parts``; the decimation keeps ``f_s / (2k) ≥ NYQUIST_MARGIN · f_c`` (5 f_c). Only
+    ``log`` is read (pass the training part). Derivation: docs page
+    ``identification-methods.md#filter-rule``.
 
     Args:
       log: a uniformly sampled [RobotLog][spatialjax.identification.RobotLog]
@@ -492,6 +542,7 @@ def _automatic_choice(log: RobotLog, decimate, order: int, part_sizes, rate: flo
     an = _analyse_spectra(log, rate)
     fb = an["band_edge"]
     names = log.joint_names or tuple(f"joint {j}" for j in range(log.q.shape[1]))
+    names = tuple(names) + BASE_CHANNELS[: fb.size - len(names)]
     shortest = min([log.n_samples, *part_sizes])
     f_parts = _lowest_for_parts(rate, order, shortest, f_hi)
 

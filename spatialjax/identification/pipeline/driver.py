@@ -26,7 +26,8 @@ from .channels import Channels, channel_stage
 from .checks import gravity_warnings
 from .consistent_fit import Fitted, fit_stage
 from .filtering import Filtered, filter_stage
-from .least_squares import LeastSquares, least_squares_stage, rest_rule, training_data
+from .least_squares import LeastSquares, rest_rule, training_data
+from .offsets import least_squares_with_offsets
 from .options import IdentifyOptions, Options, options_with, resolve
 from .prior import Prior, prior_stage
 from .regression import Regressors, regressor_stage
@@ -164,7 +165,8 @@ def _floating_report(opts: Options, filtered: Filtered, regs: Regressors,
 
 def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled: Sampled,
             filtered: Filtered, regs: Regressors, channels: Channels, ls: LeastSquares,
-            fitted: Fitted, validated: Validated, times: dict) -> IdentificationReport:  # fmt: skip
+            fitted: Fitted, validated: Validated, times: dict,
+            offset_notes: tuple[str, ...] = ()) -> IdentificationReport:  # fmt: skip
     """Every stage's findings as the typed report (``settings``: the options as given)."""
     n_used = ls.samples_used
     # the data term's channels: the joints, or a floating base's rows
@@ -194,7 +196,7 @@ def _report(model, given: IdentifyOptions, opts: Options, prior: Prior, sampled:
         times=Times(compile_s=fitted.compile_s, solve_s=fitted.solve_s, stages_s=times),
         warnings=gravity_warnings(opts.gravity) + sampled.warnings + channels.warnings
         + fitted.warnings + validated.warnings,
-        notes=channels.notes + validated.notes,
+        notes=channels.notes + offset_notes + validated.notes,
         floating_base=_floating_report(opts, filtered, regs, channels),
     )  # fmt: skip
 
@@ -265,14 +267,16 @@ def identify_robot(
                          decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
     stages = _floating_base_stages if opts.floating_base else _fixed_base_stages
     regs, channels, data = stages(model, clock, prior, sampled, filtered, opts)
-    ls = clock.run("least squares", least_squares_stage, data, prior,
-                   sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
-                   rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
+    # a floating base's joint offsets enter by the Bayesian information criterion (offsets.py)
+    choice = clock.run("least squares", least_squares_with_offsets, model, data, prior, opts,
+                       sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
+                       rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
+    ls, data = choice.ls, choice.data
     fitted = clock.run("fit", fit_stage, model, data, ls, prior, opts)
     validated = clock.run("validate", validate_stage, model, regs, data, ls, fitted, prior,
                           sampled.sampling, opts)  # fmt: skip
     report = _report(model, given, opts, prior, sampled, filtered, regs, channels, ls, fitted,
-                     validated, clock.times)  # fmt: skip
+                     validated, clock.times, choice.notes)  # fmt: skip
     jm = opts.joint_model
     return RobotIdentification(
         joints=opts.joints,
