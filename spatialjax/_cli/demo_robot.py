@@ -362,11 +362,12 @@ def run(args) -> int:
     )
     r = identify_with_demo_settings(model, log)
     done(t0, 1)
-    _print_samples(r.report)
-    _print_errors(r.report)
+    report = r.report.to_dict()  # the report's JSON form
+    _print_samples(report)
+    _print_errors(report)
     ls = sj.RigidBodyInertia(jnp.asarray(r.params["least_squares"]))
     fit = sj.RigidBodyInertia(jnp.asarray(r.params["fit"]))
-    _print_impossible(model, ls, fit, r.report)
+    _print_impossible(model, ls, fit, report)
     _print_masses(model, truth, ls, fit)
     fr_err = np.abs(r.joint_parameters["fit"][:, 1:] - friction)
     print(
