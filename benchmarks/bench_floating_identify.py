@@ -160,9 +160,9 @@ def scores(tau_hat: np.ndarray, ref: np.ndarray) -> dict:
 def reference_rows(model, log, method: str, lowpass: float, decimate: int):
     """``floating_base_rows`` of the whole log, the links' columns only (no joint model)."""
     import jax.numpy as jnp
-    from spatialjax.identification.pipeline.floating_base import full_rate_regressors
 
     from spatialjax.identification import floating_base_rows, prepare_log
+    from spatialjax.identification.pipeline.floating_base import full_rate_regressors
 
     p = prepare_log(log, lowpass=lowpass)
     Y, _ = full_rate_regressors(model, p, jnp.asarray([0.0, 0.0, -9.81]), ())
@@ -205,9 +205,9 @@ def ols_every_tenth(model, log, method: str, lowpass: float) -> np.ndarray:
     import dataclasses
 
     import jax.numpy as jnp
-    from spatialjax.identification.pipeline.floating_base import full_rate_regressors
 
     from spatialjax.identification import floating_base_rows, prepare_log
+    from spatialjax.identification.pipeline.floating_base import full_rate_regressors
 
     p = prepare_log(log, lowpass=lowpass)
     keep = slice(p.edge, p.q.shape[0] - p.edge, 10)
