@@ -274,7 +274,7 @@ def write_identified_urdf(
     # read the output back, once: the composites and the joint values must come back
     back = read_description(out, "urdf")
     back_links = {link.name: link.inertial for link in back.links
-                  if link.inertial.status == "inertial"}  # fmt: skip
+                  if link.inertial is not None and link.inertial.status == "inertial"}  # fmt: skip
     report = {
         "source": desc.path,
         "output": str(out_path),

@@ -180,7 +180,7 @@ def _floating_parts(model, g, filtered: Filtered, opts: Options, unknown) -> Reg
         ddq=tuple(np.asarray(r.log.ddq, np.float64) for r in rows),
         kinds=opts.joint_model.kinds, rows=tuple(rows), unknown=tuple(unknown),
         description=floating.describe(rows[0], filtered.prepared[0], opts),
-        gravity=opts.gravity,
+        gravity=tuple(opts.gravity),
     )  # fmt: skip
 
 
@@ -231,7 +231,7 @@ def regressor_stage(model, filtered: Filtered, opts: Options, unknown=()) -> Reg
     n_free = int(opts.free_mask.sum())
     regs = Regressors(Y, F, tau, dq, n_free, lowpass, K,
                       Y[1].shape[0] if filtered.n_raw_hold else 0, q=q, ddq=ddq,
-                      kinds=opts.joint_model.kinds, gravity=opts.gravity)  # fmt: skip
+                      kinds=opts.joint_model.kinds, gravity=tuple(opts.gravity))  # fmt: skip
     n_params = 10 * n_free + regs.ne
     if regs.n_train * model.nv <= n_params:
         raise IdentifyError(
