@@ -85,7 +85,7 @@ def plain(urdf: str, log_path: str, holdout: float, lowpass: float, decimate: in
     n = model.nv
     rate = 1.0 / float(np.median(np.diff(t)))
     sos = signal.butter(4, lowpass, fs=rate, output="sos")
-    edge = int(np.ceil(40 * 4 * rate / lowpass / 10))  # about the filter's reach
+    edge = int(np.ceil(rate / lowpass))  # one period of the cut-off: the filter's edge effects
     n_hold = int(round(len(t) * holdout))
 
     def part(sl):
