@@ -14,14 +14,17 @@ subprocesses, alternating, ``--repeats`` rounds of:
   columns, NumPy least squares, the held-out part predicted.
 
 Every process is timed from its start to its exit (interpreter start and imports
-included). Reported: medians, the ratio cold/plain and warm/plain of each
-alternating round (what counts on a loaded machine) and their medians, the load
-average before and after, and the stage times ``identify`` wrote into its report.
+included). With ``--baseline TREE`` another source tree (the code before a
+change) is timed in the same rounds, cold and warm. Reported: medians, the ratio
+to plain of each alternating round (what counts on a loaded machine) and their
+medians, the load average before and after, and the stage times ``identify``
+wrote into its report.
 
 Usage::
 
     python benchmarks/bench_identify_cold.py --out benchmarks/results --name identify_cold_cpu
     python benchmarks/bench_identify_cold.py --samples 5000,50000 --repeats 3
+    python benchmarks/bench_identify_cold.py --tree . --baseline /path/to/main/checkout
 """
 
 from __future__ import annotations
@@ -110,6 +113,11 @@ def plain(urdf: str, log_path: str, holdout: float, lowpass: float, decimate: in
     print(f"plain: {A.shape[0] // n} training samples, held-out relative error {err:.4f}")
 
 
+def _env(tree) -> dict | None:
+    """The environment that imports spatialjax from source tree ``tree`` (None: as installed)."""
+    return None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+
+
 def _timed(argv, env=None) -> tuple[float, str]:
     t0 = time.perf_counter()
     r = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -129,36 +137,41 @@ def _case(urdf: Path, samples: int, args, tmp: Path, say) -> dict:
     """The alternating rounds on one log length."""
     log = tmp / f"log_{samples}.npz"
     make_log(urdf, log, samples, args.rate, ROBOTS[args.robot][1])
-    cache = tmp / f"cache_{samples}"
+    cache = {"": tmp / f"cache_{samples}", "_base": tmp / f"cache_base_{samples}"}
     report = tmp / "report.json"
-    first, _ = _timed(_identify_argv(urdf, log, report, cache))  # fills the cache
+    trees = {"": _env(args.tree)} | ({"_base": _env(args.baseline)} if args.baseline else {})
+    for tag, env in trees.items():  # fills the caches
+        first, _ = _timed(_identify_argv(urdf, log, report, cache[tag]), env)
     rep = json.loads(report.read_text())
     lowpass, K = rep["filter"]["lowpass"], rep["filter"]["decimate"]
     plain_argv = [sys.executable, __file__, "--plain", str(urdf), str(log), "--holdout", "0.3",
                   "--lowpass", str(lowpass), "--decimate", str(K)]  # fmt: skip
     say(f"\n## {args.robot}, {samples} samples at {args.rate:g} Hz; identify chose low-pass "
         f"{lowpass:g} Hz, decimate {K}; cache-filling run {first:.1f} s")  # fmt: skip
-    runs: dict[str, list[float]] = {"cold": [], "warm": [], "plain": []}
-    stages: dict[str, list[dict]] = {"cold": [], "warm": []}
+    kinds = [k + tag for tag in trees for k in ("cold", "warm")]
+    runs: dict[str, list[float]] = {k: [] for k in kinds + ["plain"]}
+    stages: dict[str, list[dict]] = {k: [] for k in kinds}
     for r in range(args.repeats):
-        for kind in ("cold", "warm", "plain"):
+        for kind in kinds + ["plain"]:
             if kind == "plain":
                 dt, out = _timed(plain_argv)
             else:
-                dt, _ = _timed(_identify_argv(urdf, log, report, cache if kind == "warm" else None))
+                tag = kind.removeprefix("cold").removeprefix("warm")
+                c = cache[tag] if kind.startswith("warm") else None
+                dt, _ = _timed(_identify_argv(urdf, log, report, c), trees[tag])
                 stages[kind].append(json.loads(report.read_text())["times"])
             runs[kind].append(dt)
-        say(f"  round {r}: cold {runs['cold'][-1]:.2f} s, warm {runs['warm'][-1]:.2f} s, plain "
-            f"{runs['plain'][-1]:.2f} s; cold/plain {runs['cold'][-1] / runs['plain'][-1]:.2f}x, "
-            f"warm/plain {runs['warm'][-1] / runs['plain'][-1]:.2f}x "
-            f"(load {os.getloadavg()[0]:.1f})")  # fmt: skip
-    ratio = {k: [a / b for a, b in zip(runs[k], runs["plain"], strict=True)]
-             for k in ("cold", "warm")}  # fmt: skip
+        pl = runs["plain"][-1]
+        say(f"  round {r}: " + ", ".join(f"{k} {runs[k][-1]:.2f} s ({runs[k][-1] / pl:.2f}x)"
+                                         for k in kinds)
+            + f", plain {pl:.2f} s (load {os.getloadavg()[0]:.1f})")  # fmt: skip
+    ratio = {k: [a / b for a, b in zip(runs[k], runs["plain"], strict=True)] for k in kinds}
     med = {k: statistics.median(v) for k, v in runs.items()}
-    say(f"  median: cold {med['cold']:.2f} s, warm {med['warm']:.2f} s, plain {med['plain']:.2f} "
-        f"s; median ratio cold/plain {statistics.median(ratio['cold']):.2f}x, warm/plain "
-        f"{statistics.median(ratio['warm']):.2f}x")  # fmt: skip
-    for kind in ("cold", "warm"):
+    say(
+        "  median: " + ", ".join(f"{k} {v:.2f} s" for k, v in med.items()) + "; median ratio to "
+        "plain: " + ", ".join(f"{k} {statistics.median(ratio[k]):.2f}x" for k in kinds)
+    )
+    for kind in kinds:
         st = stages[kind][len(stages[kind]) // 2]
         parts = ", ".join(f"{k} {v:.2f}" for k, v in st["stages_s"].items())
         say(f"  {kind} stages (s, the middle round): {parts}; fit compile {st['compile_s']:.2f}, "
@@ -177,6 +190,9 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--out", help="folder for NAME.json and NAME.txt")
     p.add_argument("--name", default="identify_cold_cpu")
+    p.add_argument("--tree", help="source tree of spatialjax to time (default: as imported)")
+    p.add_argument("--baseline", help="a second source tree (e.g. a checkout of main), timed "
+                   "alongside in every round as cold_base, warm_base")  # fmt: skip
     p.add_argument("--plain", nargs=2, metavar=("URDF", "LOG"), help=argparse.SUPPRESS)
     p.add_argument("--holdout", type=float, default=0.3, help=argparse.SUPPRESS)
     p.add_argument("--lowpass", type=float, help=argparse.SUPPRESS)
