@@ -119,8 +119,10 @@ def _env(tree) -> dict | None:
 
 
 def _timed(argv, env=None) -> tuple[float, str]:
+    # run from the system's temporary folder: `python -m` puts the working folder first
+    # on sys.path, which would import a checkout there instead of PYTHONPATH's tree
     t0 = time.perf_counter()
-    r = subprocess.run(argv, capture_output=True, text=True, env=env)
+    r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
     dt = time.perf_counter() - t0
     if r.returncode != 0:
         raise SystemExit(f"failed ({r.returncode}): {' '.join(argv)}\n{r.stdout}\n{r.stderr}")
