@@ -386,7 +386,7 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
 
     sos = signal.butter(prepared.order, prepared.lowpass, fs=prepared.rate, output="sos")
     keep = slice(edge, M - edge, decimate)
-    filtered = [np.asarray(signal.sosfiltfilt(sos, x, axis=0))[keep] for x in arrays]
+    filtered = [_filter_live_columns(sos, x, keep) for x in arrays]
     log = dataclasses.replace(
         prepared,
         **prepared._take(keep),
@@ -395,3 +395,19 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
         edge=2 * edge,
     )
     return (log, *filtered)
+
+
+def _filter_live_columns(sos, x: np.ndarray, keep: slice) -> np.ndarray:
+    """``sosfiltfilt(sos, x, axis=0)[keep]``, filtering only the columns that are not all zero.
+
+    A regressor is zero wherever a joint does not move a body (half of a chain's
+    ``Y``, most joint-model columns): those columns filter to exactly zero.
+    """
+    from scipy import signal
+
+    flat = x.reshape(x.shape[0], -1)
+    live = np.flatnonzero(np.any(flat != 0, axis=0))
+    out = np.zeros((len(range(*keep.indices(x.shape[0]))), flat.shape[1]))
+    if live.size:
+        out[:, live] = np.asarray(signal.sosfiltfilt(sos, flat[:, live], axis=0))[keep]
+    return out.reshape(out.shape[:1] + x.shape[1:])

@@ -8,7 +8,6 @@ Derivation: docs page ``identification-methods.md#model-writer``.
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 
@@ -23,54 +22,23 @@ __all__ = ["write_identified_mjcf", "write_identified_model", "write_identified_
 JOINT_PARAMETER_FIELDS = ("armature", "damping", "friction")
 
 
-_UNIT_BODY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0)  # padding: a consistent body
-
-
-@functools.cache
-def _metrics_jit():
-    import jax
-    import jax.numpy as jnp
-
-    from ..._consistency import physical_consistency
-    from ..._inertia import RigidBodyInertia
-    from ..._metrics import geodesic_distance
-
-    def core(P, P0):
-        rep = physical_consistency(RigidBodyInertia(P))
-        ok = rep.fully_consistent & (rep.min_eig_pseudo_inertia > 0)
-        J0 = RigidBodyInertia(P0).pseudo_inertia()
-        J = jnp.where(ok[:, None, None], RigidBodyInertia(P).pseudo_inertia(), J0)
-        return rep, jnp.where(ok, geodesic_distance(J, J0), jnp.nan)
-
-    return jax.jit(core)
-
-
 def body_metrics(P, P0=None) -> dict:
     """Consistency margins of bodies ``P (k, 10)`` and their geodesic distances to ``P0``.
 
-    Returns NumPy arrays ``consistent`` (k,), ``principal_moments`` (k, 3), ``min_eig_inertia_com``,
-    ``triangle_margin``, ``min_eig_pseudo_inertia``, ``geodesic`` (k,).
+    Float64 NumPy (``body_metrics.consistency_margins``, ``geodesic_distances``).
+    Returns NumPy arrays ``consistent`` (k,), ``principal_moments`` (k, 3),
+    ``min_eig_inertia_com``, ``triangle_margin``, ``min_eig_pseudo_inertia``,
+    ``geodesic`` (k,): NaN where a body of ``P`` is not consistent.
     """
-    from ..._util import bucket
-    from ..._util import x64 as _x64
+    from .body_metrics import consistency_margins, geodesic_distances
 
     P = np.asarray(P, np.float64).reshape(-1, 10)
     P0 = P if P0 is None else np.asarray(P0, np.float64).reshape(-1, 10)
-    k = P.shape[0]
-    n = max(32, bucket(k))
-    pad = np.tile(np.asarray(_UNIT_BODY), (n, 1))
-    A, B = pad.copy(), pad.copy()
-    A[:k], B[:k] = P, P0
-    with _x64():
-        rep, d = _metrics_jit()(A, B)
-        return {
-            "consistent": np.asarray(rep.fully_consistent)[:k],
-            "principal_moments": np.asarray(rep.principal_moments)[:k],
-            "min_eig_inertia_com": np.asarray(rep.min_eig_inertia_com)[:k],
-            "triangle_margin": np.asarray(rep.triangle_margin)[:k],
-            "min_eig_pseudo_inertia": np.asarray(rep.min_eig_pseudo_inertia)[:k],
-            "geodesic": np.asarray(d)[:k],
-        }
+    out = consistency_margins(P)
+    ok = out["consistent"] & (out["min_eig_pseudo_inertia"] > 0)
+    geo = np.full(P.shape[0], np.nan)
+    geo[ok] = geodesic_distances(P[ok], P0[ok])
+    return {**out, "geodesic": geo}
 
 
 def _consistent(P: np.ndarray) -> tuple[np.ndarray, list[dict]]:

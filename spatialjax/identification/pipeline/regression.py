@@ -134,14 +134,69 @@ def joint_regressors(model, q, dq, ddq, g, joint_model):
     return mb.joint_torque_regressor(model, q, dq, ddq, g), joint_model.regressor(model, dq, ddq)
 
 
-def _part(model, g, joint_model, part: str, p, lowpass, K: int, holdout: float, arg: str):
-    """``(Y, F, tau, dq, q, ddq)`` of one prepared part, parallel-filtered and decimated."""
+def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
+    """``(Y (M, nv, 10 nb), F (M, nv, ne))`` of ``joint_regressors`` at ``q (M, nq)``,
+    ``v, a (M, nv)``, float64, ``REGRESSOR_CHUNK`` samples at a time.
+
+    One compiled program per model and joint model, whatever ``M``: the last
+    chunk is padded with its last sample (each sample's rows are its own), so
+    the training and held-out parts, the validation logs and a second log of
+    another length reuse the first call's program (and the persistent
+    compilation cache holds it).
+    """
     import jax.numpy as jnp
 
+    from .floating_base import REGRESSOR_CHUNK as K
+
+    M = q.shape[0]
+    Y = F = None
+    for i in range(0, M, K):
+        idx = np.minimum(np.arange(i, i + K), M - 1)
+        y, f = joint_regressors(
+            model, *(jnp.asarray(x[idx], model.dtype) for x in (q, v, a)), g, joint_model
+        )
+        n = min(K, M - i)
+        if Y is None or F is None:
+            Y, F = np.empty((M,) + y.shape[1:]), np.empty((M,) + f.shape[1:])
+        Y[i : i + n], F[i : i + n] = np.asarray(y)[:n], np.asarray(f)[:n]
+    assert Y is not None and F is not None
+    return Y, F
+
+
+def mass_diagonal(model, q, joint_model) -> np.ndarray:
+    """``(M, nv)`` the diagonal of the joint-space inertia ``M(q)`` without armature, float64.
+
+    ``M_jj(q) = Y(q, 0, e_j)_j · π`` with gravity zero (RNEA at rest with a
+    unit acceleration of joint ``j``; Featherstone 2008, §5.3), ``π`` the
+    model's bodies: computed by the program of ``regressors_in_chunks`` (no
+    program of its own to compile).
+
+    Args:
+      model: a [Model][spatialjax.multibody.Model].
+      q: ``(M, nq)`` configurations.
+      joint_model: the [JointModel][spatialjax.multibody.JointModel] of the
+        regressor program to reuse (its columns are not used).
+
+    Returns:
+      ``(M, nv)``: ``M_jj`` at each configuration, the free flyer's first for a floating base.
+    """
+    import jax.numpy as jnp
+
+    q = np.asarray(q, np.float64)
+    M, nv = q.shape[0], model.nv
+    acc = np.tile(np.eye(nv), (M, 1))  # sample k, joint j at row k nv + j
+    Y, _ = regressors_in_chunks(model, np.repeat(q, nv, axis=0), np.zeros_like(acc), acc,
+                                jnp.zeros(3, model.dtype), joint_model)  # fmt: skip
+    pi = np.asarray(model.inertia.params, np.float64).reshape(-1)
+    rows = Y[np.arange(M * nv), np.tile(np.arange(nv), M)]  # (M nv, 10 nb): row j of sample k
+    return (rows @ pi).reshape(M, nv)
+
+
+def _part(model, g, joint_model, part: str, p, lowpass, K: int, holdout: float, arg: str):
+    """``(Y, F, tau, dq, q, ddq)`` of one prepared part, parallel-filtered and decimated."""
     from ..logs.preprocess import parallel_filter
 
-    Yp, Fp = joint_regressors(model, *(jnp.asarray(getattr(p, k), model.dtype)
-                                  for k in ("q", "dq", "ddq")), g, joint_model)  # fmt: skip
+    Yp, Fp = regressors_in_chunks(model, p.q, p.dq, p.ddq, g, joint_model)
     Yp, Fp = np.asarray(Yp, np.float64), np.asarray(Fp, np.float64)
     if lowpass:
         try:

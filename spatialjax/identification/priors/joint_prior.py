@@ -6,11 +6,9 @@ docs page ``identification-methods.md#armature-prior`` (and ``#samples-at-rest``
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import NamedTuple
 
-import jax.numpy as jnp
 import numpy as np
 
 from ..fitting.robot_fit import PRIOR_SPREAD
@@ -99,9 +97,9 @@ def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> 
     scale = np.full(n1, np.nan)
     if "armature" in jm.kinds:
         take = np.unique(np.linspace(0, qa.shape[0] - 1, min(PRIOR_SAMPLES, qa.shape[0])).round())
-        bare = dataclasses.replace(model, armature=jnp.zeros_like(model.armature))
-        M = np.asarray(mb.mass_matrix(bare, jnp.asarray(qa[take.astype(int)], model.dtype)))
-        mbar = np.mean(np.diagonal(M, axis1=-2, axis2=-1), axis=0)[off:]
+        from ..pipeline.regression import mass_diagonal  # the log's regressor program
+
+        mbar = np.mean(mass_diagonal(model, qa[take.astype(int)], jm), axis=0)[off:]
         if not np.all(mbar > 0):
             j = int(np.flatnonzero(~(mbar > 0))[0])
             raise ValueError(
