@@ -254,7 +254,7 @@ def test_per_motor_values_are_recovered(coupled):
         lo, hi = ACCEPT[kind]
         assert lo <= r <= hi, (m, kind, r, ratios)
     # the report: per motor, with its joints
-    entries = {e["joint"]: e for e in res.report["joint_parameters"]}
+    entries = {e["joint"]: e for e in res.report.to_dict()["joint_parameters"]}
     assert entries["wrist"]["transmission"] == {"w1": 1.0, "w2": 1.0}
     assert entries["yaw"]["transmission"] == {"yaw": 1.0}
     assert not [w for w in res.warnings if "wrist" in w]
@@ -348,7 +348,7 @@ def test_cli_reads_the_tendons_or_a_csv_and_writes_the_tendon(coupled, capsys):
     rep = json.loads((d / "r.json").read_text())
     check_report_against_the_guide(rep)
     got = {e["joint"]: e for e in rep["joint_parameters"]}
-    want = res.report["joint_parameters"]
+    want = res.report.to_dict()["joint_parameters"]
     for e in want:
         for k in ("armature", "viscous", "coulomb"):
             np.testing.assert_allclose(got[e["joint"]]["fit"][k], e["fit"][k], rtol=1e-6)
