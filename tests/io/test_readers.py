@@ -14,8 +14,9 @@ import time
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import FIXTURES, robots_dir
+from helpers import FIXTURES, raises_argument, robots_dir
 
+from spatialjax import ArgumentTypeError
 from spatialjax.io import (
     ModelFileError,
     detect_format,
@@ -139,7 +140,7 @@ def test_load_inertials_dtype_float32_and_strict():
     assert inertia.mass[names.index("negative_mass")] == -1.5
     with pytest.raises(ModelFileError, match=r"bad\.urdf:\d+: link 'negative_mass', field 'mass'"):
         load_inertials(FIX / "bad.urdf", strict=True)
-    with pytest.raises(TypeError, match="dtype"):
+    with raises_argument(ArgumentTypeError, "dtype"):
         load_inertials(FIX / "arm.urdf", dtype=jnp.int32)
 
 

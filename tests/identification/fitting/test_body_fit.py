@@ -21,8 +21,10 @@ from _fit_cases import (
     problem,
     regressor_of,
 )
+from helpers import raises_argument
 
 import spatialjax as sj
+from spatialjax import ArgumentError, ArgumentTypeError
 from spatialjax.identification import FitStatus, InteriorPoint, fit
 
 
@@ -327,24 +329,24 @@ def test_bad_input_is_rejected_with_clear_messages(rng):
         fit(Y[0, 0], f[0, 0])
     with pytest.raises(ValueError, match="N=24 samples .* but f has N=23"):
         fit(Y, f[:, :23])
-    with pytest.raises(ValueError, match="batch shapes do not broadcast"):
+    with raises_argument(ArgumentError, "f"):
         fit(Y, f[:2])
     with pytest.raises(ValueError, match="weights: expected a shape"):
         fit(Y, f, weights=jnp.ones((5, 6)))
-    with pytest.raises(ValueError, match=r"weights: .*non-negative .* at index \(3,\)"):
+    with raises_argument(ArgumentError, "weights"):
         fit(Y, f, weights=w.at[3].set(-1.0))
-    with pytest.raises(TypeError, match="dtype"):
+    with raises_argument(ArgumentTypeError, "f"):
         fit(Y, f.astype(jnp.float32))
     with pytest.raises(ValueError, match="gamma"):
         fit(Y, f, gamma=-1.0)
-    with pytest.raises(ValueError, match="batch shapes do not broadcast"):
+    with raises_argument(ArgumentError, "gamma"):
         fit(Y, f, gamma=jnp.ones(4))
     with pytest.raises(TypeError, match="prior"):
         fit(Y, f, prior=truth.params)
     bad = sj.RigidBodyInertia(truth.params.at[1, 0].set(-1.0))
     with pytest.raises(ValueError, match=r"prior: .*body \(1,\) is not"):
         fit(Y, f, prior=bad)
-    with pytest.raises(ValueError, match="batch shapes do not broadcast"):
+    with raises_argument(ArgumentError, "prior"):
         fit(Y, f, prior=box_prior(jnp.ones(2)))
     # no string forms of the solver, no loose solver keywords (removed before 1.0)
     for bad in ("interior_point", "barrier", 1e-8):
@@ -362,15 +364,13 @@ def test_non_finite_and_out_of_range_values_are_rejected_eagerly(rng):
     one = sj.RigidBodyInertia(truth.params[0].at[0].set(-1.0))
     with pytest.raises(ValueError, match=r"prior: expected a fully consistent body .* it is not"):
         fit(Y, f, prior=one)
-    with pytest.raises(
-        ValueError, match=r"Y: expected finite values, got nan at index \(1, 2, 3, 4\)"
-    ):
+    with raises_argument(ArgumentError, "Y"):
         fit(Y.at[1, 2, 3, 4].set(jnp.nan), f)
-    with pytest.raises(ValueError, match=r"f: expected finite values, .* at index \(0, 5, 1\)"):
+    with raises_argument(ArgumentError, "f"):
         fit(Y, f.at[0, 5, 1].set(jnp.inf))
-    with pytest.raises(ValueError, match=r"weights: expected finite values"):
+    with raises_argument(ArgumentError, "weights"):
         fit(Y, f, weights=w.at[2].set(jnp.nan))
-    with pytest.raises(ValueError, match=r"prior: expected finite values"):
+    with raises_argument(ArgumentError, "prior"):
         fit(Y, f, prior=sj.RigidBodyInertia(truth.params.at[0, 4].set(jnp.nan)))
     for gamma in (jnp.nan, jnp.inf, -1e-9):
         with pytest.raises(ValueError, match=r"gamma: expected a finite γ ≥ 0"):

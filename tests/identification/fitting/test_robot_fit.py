@@ -15,11 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import random_inertia_params, robots_dir
+from helpers import raises_argument, random_inertia_params, robots_dir
 
 import spatialjax as sj
 import spatialjax.multibody as mb
-from spatialjax import _params
+from spatialjax import ArgumentError, ArgumentTypeError, _params
 from spatialjax.identification import (
     FitStatus,
     InteriorPoint,
@@ -625,9 +625,7 @@ def test_bad_inputs_raise_clear_errors(arm):
         fit_torques(Y, np.zeros((N, 3)), **kw)
     bad = tau.copy()
     bad[17, 1] = np.nan
-    with pytest.raises(
-        ValueError, match=r"tau: expected finite values, got nan at sample 17, joint 1"
-    ):
+    with raises_argument(ArgumentError, "tau"):
         fit_torques(Y, bad, **kw)
     with pytest.raises(ValueError, match=r"20 torque samples \(N=10 samples × nv=2 joints\).*p=26"):
         fit_torques(Y[:10], tau[:10], extra=E[:10], **kw)
@@ -640,13 +638,13 @@ def test_bad_inputs_raise_clear_errors(arm):
         fit_torques(Y, tau, prior=arm.inertia[:1])
     with pytest.raises(ValueError, match=r"extra_nonnegative: expected 6 booleans"):
         fit_torques(Y, tau, extra=E, extra_nonnegative=[True, False], **kw)
-    with pytest.raises(ValueError, match=r"weights: expected non-negative"):
+    with raises_argument(ArgumentError, "weights"):
         fit_torques(Y, tau, weights=np.array([1.0, -1.0]), **kw)
     with pytest.raises(ValueError, match=r"weights: expected a shape broadcastable"):
         fit_torques(Y, tau, weights=np.ones(3), **kw)
     with pytest.raises(ValueError, match=r"gamma: expected a finite γ ≥ 0"):
         fit_torques(Y, tau, gamma=-1.0, **kw)
-    with pytest.raises(TypeError, match=r"tau: dtype float32 differs from Y's dtype float64"):
+    with raises_argument(ArgumentTypeError, "tau"):
         fit_torques(Y, tau.astype(np.float32), **kw)
     with pytest.raises(ValueError, match=r"joint_model: expected a JointModel"):
         fit_robot(arm, q, v, a, tau, joint_model=("stiction",))
@@ -717,16 +715,10 @@ def test_fit_and_fit_torques_word_the_same_mistake_alike(arm):
     for name, call in calls.items():
         w = np.ones(6 if name == "fit" else 2)
         w[1] = np.nan
-        with pytest.raises(
-            ValueError, match=r"^weights: expected finite values, got nan at index \(1,\)$"
-        ):
+        with raises_argument(ArgumentError, "weights"):
             call(weights=w)
         w[1] = -1.0
-        with pytest.raises(
-            ValueError,
-            match=r"^weights: expected non-negative noise weights \(1/σ²\), got a negative value "
-            r"at index \(1,\)$",
-        ):
+        with raises_argument(ArgumentError, "weights"):
             call(weights=w)
     bad = np.asarray(arm.inertia.params).copy()
     bad[1, 0] = -1.0
@@ -745,15 +737,11 @@ def test_fit_robot_names_the_callers_array_and_least_squares_survives_huge_scale
     (q, v, a), Y, E, tau, _ = _data(arm)
     qn = np.array(q)
     qn[7, 1] = np.nan
-    with pytest.raises(
-        ValueError, match=r"q: expected finite values, got nan at sample 7, column 1"
-    ):
+    with raises_argument(ArgumentError, "q"):
         fit_robot(arm, qn, v, a, tau)
     an = np.array(a)
     an[3, 0] = np.inf
-    with pytest.raises(
-        ValueError, match=r"a: expected finite values, got inf at sample 3, column 0"
-    ):
+    with raises_argument(ArgumentError, "a"):
         fit_robot(arm, q, v, an, tau)
     # least squares of data scaled by 1e±160: the same answer, scaled (was all zeros)
     pi0, e0 = least_squares_torques(Y, tau, extra=E)

@@ -16,12 +16,12 @@ import os
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import ROOT, robots_dir
+from helpers import ROOT, raises_argument, robots_dir
 
 import spatialjax as sj
 import spatialjax.identification as sid
 import spatialjax.multibody as mb
-from spatialjax import _params
+from spatialjax import ArgumentError, _params
 from spatialjax.identification import FitStatus, fit_torques, identifiability
 from spatialjax.identification.priors import joint_prior as joint_prior_module
 from spatialjax.io import ModelFileError
@@ -320,7 +320,7 @@ def test_joint_model_bad_inputs():
         mb.JointModel.parse("armature,,offset")
     with pytest.raises(ValueError, match=r"coefficients: expected shape \(\.\.\., 8\)"):
         mb.JointModel().torque(model, np.zeros(2), np.zeros(2), np.zeros(3))
-    with pytest.raises(ValueError, match=r"a: expected shape \(\.\.\., 2\)"):
+    with raises_argument(ArgumentError, "a"):
         mb.JointModel().regressor(model, np.zeros(2), np.zeros(3))
 
 
