@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._params import mass_com_inertia
+from ..errors import IdentifyError
 
 __all__ = ["write_identified_mjcf", "write_identified_model", "write_identified_urdf"]
 
@@ -894,14 +895,14 @@ def write_identified_model(
     desc = _description(source, "write_identified_model")
     writer = WRITERS.get(desc.format)
     if writer is None:
-        raise ValueError(
-            f"write_identified_model: {desc.path} is {desc.format.upper()}; only URDF and MJCF "
-            "models can be written back"
+        raise IdentifyError(
+            "source",
+            f"{desc.path} is {desc.format.upper()}; only URDF and MJCF models can be written back",
         )
     if tendon_params and desc.format != "mjcf":
-        raise ValueError(
-            f"write_identified_model: tendon_params: {desc.path} is {desc.format.upper()}, which "
-            "has no tendons"
+        raise IdentifyError(
+            "tendon_params",
+            f"{desc.path} is {desc.format.upper()}, which has no tendons",
         )
     extra = {"tendon_params": tendon_params} if tendon_params else {}
     return writer(desc, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite,
