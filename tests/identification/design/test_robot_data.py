@@ -17,7 +17,7 @@ import spatialjax as sj
 from spatialjax import ArgumentTypeError
 from spatialjax import identification as sid
 from spatialjax import multibody as mb
-from spatialjax.identification import IdentifyError, LogError
+from spatialjax.identification import IdentifyError, IdentifyTypeError, LogError
 
 ROBOTS = robots_dir()
 needs_robots = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
@@ -121,11 +121,11 @@ def test_fourier_batches_broadcast(rng):
 
 
 def test_fourier_bad_input():
-    with pytest.raises(ValueError, match="b: expected"):
+    with raises_argument(IdentifyError, "b"):
         sid.fourier_trajectory(np.ones((2, 3)), np.ones((2, 4)), np.zeros(2), 1.0, np.zeros(3))
-    with pytest.raises(ValueError, match=r"q0: expected shape \(\.\.\., 2\)"):
+    with raises_argument(IdentifyError, "q0"):
         sid.fourier_trajectory(np.ones((2, 3)), np.ones((2, 3)), np.zeros(3), 1.0, np.zeros(3))
-    with pytest.raises(ValueError, match="base_frequency"):
+    with raises_argument(IdentifyError, "base_frequency"):
         sid.fourier_trajectory(np.ones((2, 3)), np.ones((2, 3)), np.zeros(2), -1.0, np.zeros(3))
     with raises_argument(ArgumentTypeError, "a"):
         sid.fourier_trajectory(np.ones((2, 3), int), np.ones((2, 3)), np.zeros(2), 1.0, np.zeros(3))
@@ -218,11 +218,11 @@ def test_perturb_inertia_zero_is_identity_and_errors(rng):
     J0 = _bodies(rng, np.float64)
     np.testing.assert_allclose(sid.perturb_inertia(J0, 0.0, jax.random.key(0)).params, J0.params,
                                rtol=1e-10, atol=1e-14)  # fmt: skip
-    with pytest.raises(ValueError, match="relative"):
+    with raises_argument(IdentifyError, "relative"):
         sid.perturb_inertia(J0, -0.1, jax.random.key(0))
-    with pytest.raises(TypeError, match="inertia: expected a RigidBodyInertia"):
+    with raises_argument(IdentifyTypeError, "inertia"):
         sid.perturb_inertia(J0.params, 0.1, jax.random.key(0))
-    with pytest.raises(ValueError, match="key: expected one PRNG key"):
+    with raises_argument(IdentifyError, "key"):
         sid.perturb_inertia(J0, 0.1, jax.random.split(jax.random.key(0), 2))
 
 
@@ -272,7 +272,7 @@ def test_simulate_log_noise_and_encoder():
     counts = noisy.q / res
     np.testing.assert_allclose(counts, np.round(counts), atol=1e-6)
     assert np.all(np.abs(noisy.q - q) <= res / 2 * (1 + 1e-9))
-    with pytest.raises(ValueError, match="friction: expected"):
+    with raises_argument(IdentifyError, "friction"):
         sid.simulate_log(model, t, q, dq, ddq, key=jax.random.key(0), friction=np.ones((3, 3)))
     with pytest.raises(ValueError, match="torque_noise"):
         sid.simulate_log(model, t, q, dq, ddq, key=jax.random.key(0), torque_noise=-1.0)
@@ -453,7 +453,7 @@ def test_save_never_overwrites_unless_asked(tmp_path, suffix):
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary left
     log.save(path, overwrite=True)
     np.testing.assert_array_equal(sid.load_log(path).q, log.q)
-    with pytest.raises(ValueError, match="path: expected a .npz or .csv"):
+    with raises_argument(IdentifyError, "path"):
         log.save(tmp_path / "log.txt")
 
 
@@ -545,7 +545,7 @@ def test_robotlog_constructor_checks():
         sid.RobotLog(t=np.arange(2.0), q=np.array([[0, np.nan], [0, 0]]), tau=np.ones((2, 2)))
     assert (e.value.column, e.value.sample) == ("q[:, 1]", 0)
     log = sid.RobotLog(t=np.arange(2.0), q=np.ones((2, 1)), tau=np.ones((2, 1)))
-    with pytest.raises(ValueError, match="joint_names: a CSV log"):
+    with raises_argument(IdentifyError, "joint_names"):
         log.save("unused.csv")
 
 

@@ -9,7 +9,7 @@ from helpers import raises_argument
 
 import spatialjax as sj
 from spatialjax import ArgumentError
-from spatialjax.identification import FitStatus, body_regressor, fit
+from spatialjax.identification import FitStatus, IdentifyTypeError, body_regressor, fit
 
 PERM = [3, 4, 5, 0, 1, 2]  # [v; ω] <-> [ω; v]
 
@@ -138,7 +138,7 @@ def test_bad_input_shapes():
         fit(jnp.zeros((5, 6, 9)), jnp.zeros((5, 6)))
     with pytest.raises(ValueError, match="weights"):
         fit(Y, jnp.zeros((5, 6)), weights=jnp.ones((3,)))
-    with pytest.raises(TypeError, match="solver"):
+    with raises_argument(IdentifyTypeError, "solver"):
         fit(Y, jnp.zeros((5, 6)), solver="newton")
     with pytest.raises(TypeError):
         body_regressor(jnp.zeros(6, jnp.int32), jnp.zeros(6))

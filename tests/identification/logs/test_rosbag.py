@@ -20,7 +20,7 @@ from helpers import FIXTURES, raises_argument
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._util import x64
-from spatialjax.identification import LogError
+from spatialjax.identification import IdentifyError, LogError
 
 rosbags = pytest.importorskip("rosbags")
 from rosbags.rosbag1 import Writer as Writer1  # noqa: E402
@@ -406,7 +406,7 @@ def test_still_joints():
     log = ident.RobotLog(t=log.t, q=q, tau=tau, joint_names=("j1", "j2", "finger"))
     assert ident.still_joints(log) == {"finger": 0.02}
     assert ident.still_joints(log, tolerance=10.0).keys() == {"j1", "j2", "finger"}
-    with pytest.raises(ValueError, match="tolerance"):
+    with raises_argument(IdentifyError, "tolerance"):
         ident.still_joints(log, tolerance=-1.0)
 
 
