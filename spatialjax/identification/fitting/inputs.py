@@ -45,10 +45,11 @@ def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "wei
     ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
     if ws[-1] not in (1, k) or ws[-2] not in (1, n):
         axis = "6" if data == "f" else "nv"
-        raise ValueError(
-            f"{name}: expected a shape broadcastable to {data}'s (..., N, {axis}) = "
+        raise IdentifyError(
+            name,
+            f"expected a shape broadcastable to {data}'s (..., N, {axis}) = "
             f"(..., {n}, {k}), such as (), ({k},), ({n}, 1), ({n}, {k}) or (..., {n}, {k}); "
-            f"got shape {tuple(w.shape)}"
+            f"got shape {tuple(w.shape)}",
         )
     require_finite(w, name)
     require_nonnegative(w, name, "noise weights (1/σ²)" if name == "weights" else "factors")
@@ -110,20 +111,22 @@ def check_extra_prior(extra_prior, extra_prior_weight, ne: int, has_extra: bool)
             out.append(np.zeros(ne))
             continue
         if not has_extra:
-            raise ValueError(f"{name}: given without extra columns")
+            raise IdentifyError(name, "given without extra columns")
         try:
             arr = np.asarray(x, np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{name}: expected {ne} numbers, got {type(x).__name__}") from None
+            raise IdentifyTypeError(
+                name, f"expected {ne} numbers, got {type(x).__name__}"
+            ) from None
         if arr.shape != (ne,):
-            raise ValueError(
-                f"{name}: expected shape ({ne},) (one per extra column), got shape {arr.shape}"
+            raise IdentifyError(
+                name, f"expected shape ({ne},) (one per extra column), got shape {arr.shape}"
             )
         bad = ~np.isfinite(arr) | ((arr < 0) if name == "extra_prior_weight" else False)
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
             want = "a finite weight >= 0" if name == "extra_prior_weight" else "a finite value"
-            raise ValueError(f"{name}: expected {want} per column, got {arr[i]} at column {i}")
+            raise IdentifyError(name, f"expected {want} per column, got {arr[i]} at column {i}")
         out.append(arr)
     return out[0], out[1]
 

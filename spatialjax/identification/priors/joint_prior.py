@@ -193,7 +193,7 @@ def rest_threshold(
         raise IdentifyError("dq", "expected finite velocities")
     for name, x in (("fraction", fraction), ("noise_sigmas", noise_sigmas)):
         if not (math.isfinite(x) and x >= 0):
-            raise ValueError(f"{name}: expected a finite number >= 0, got {x!r}")
+            raise IdentifyError(name, f"expected a finite number >= 0, got {x!r}")
     if noise is None:
         sigma = velocity_noise(v)
     else:
