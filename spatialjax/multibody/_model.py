@@ -378,8 +378,9 @@ class Model:
         from ..io import ModelDescription
 
         if not isinstance(description, ModelDescription) or not description.links:
-            raise TypeError(
-                "description: expected the ModelDescription of spatialjax.io.read_description, "
+            raise ArgumentTypeError(
+                "description",
+                "expected the ModelDescription of spatialjax.io.read_description, "
                 f"got {type(description).__name__}"
                 + (" without a tree (read_model's)" if isinstance(description, ModelDescription)
                    else "")
@@ -486,11 +487,11 @@ class Model:
     def _check_last(self, x, n, name):
         x = jnp.asarray(x)
         if x.ndim < 1 or x.shape[-1] != n:
-            raise ValueError(
-                f"{name}: expected shape (..., {n}) for model {self.name!r}, got {tuple(x.shape)}"
+            raise ArgumentError(
+                name, f"expected shape (..., {n}) for model {self.name!r}, got {tuple(x.shape)}"
             )
         if not jnp.issubdtype(x.dtype, jnp.floating):
-            raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
+            raise ArgumentTypeError(name, f"expected a floating-point array, got dtype {x.dtype}")
         return x
 
     @property
@@ -654,9 +655,9 @@ def _joint_dynamics_arrays(joint_types, per_body) -> dict:
     for key, default in JOINT_DYNAMICS_DEFAULTS.items():
         vals = per_body.get(key)
         if vals is not None and len(vals) != len(joint_types):
-            raise ValueError(
-                f"joint_dynamics[{key!r}]: expected one value per body ({len(joint_types)}), "
-                f"got {len(vals)}"
+            raise ArgumentError(
+                f"joint_dynamics[{key!r}]",
+                f"expected one value per body ({len(joint_types)}), got {len(vals)}",
             )
         row = []
         for i, t in enumerate(joint_types):

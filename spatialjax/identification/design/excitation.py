@@ -104,9 +104,9 @@ def _resolve_limits(model, limits, acceleration_limit, torque_limit):
         if arr.ndim == 0:
             arr = np.full(n, float(arr))
         if arr.shape != (n,):
-            raise ValueError(f"{name}: expected shape ({n},) (one per joint), got {arr.shape}")
+            raise IdentifyError(name, f"expected shape ({n},) (one per joint), got {arr.shape}")
         if np.any(np.isnan(arr)):
-            raise ValueError(f"{name}: expected numbers, got NaN in {arr.tolist()}")
+            raise IdentifyError(name, f"expected numbers, got NaN in {arr.tolist()}")
         return arr
 
     lo = vec(limits.get("lower"), "limits['lower']", -np.inf)
@@ -468,17 +468,17 @@ class ExcitationDesign:
 # --------------------------------------------------------------------------- public entry
 def _positive(name, x):
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {type(x).__name__}")
+        raise IdentifyTypeError(name, f"expected a number, got {type(x).__name__}")
     if not (math.isfinite(float(x)) and float(x) > 0):
-        raise ValueError(f"{name}: expected a positive finite number, got {x!r}")
+        raise IdentifyError(name, f"expected a positive finite number, got {x!r}")
     return float(x)
 
 
 def _count(name, x, low):
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"{name}: expected an integer, got {type(x).__name__}")
+        raise IdentifyTypeError(name, f"expected an integer, got {type(x).__name__}")
     if x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
+        raise IdentifyError(name, f"expected an integer >= {low}, got {x}")
     return int(x)
 
 
@@ -717,9 +717,10 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
     band = harmonics * base_frequency
     for name, r in (("grid_rate", grid_rate), ("rate", rate)):
         if not band < r / 2:
-            raise ValueError(
-                f"{name}: expected above twice the band harmonics * base_frequency = {band:g} "
-                f"Hz, got {r:g} Hz"
+            raise IdentifyError(
+                name,
+                f"expected above twice the band harmonics * base_frequency = {band:g} "
+                f"Hz, got {r:g} Hz",
             )
     if model.floating_base:
         raise IdentifyError("model", "a floating base cannot follow a joint trajectory")

@@ -101,9 +101,9 @@ def _scalar_or_per_joint(x, name, n, nonneg=True):
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
-        raise ValueError(f"{name}: expected one number or shape ({n},), got shape {arr.shape}")
+        raise IdentifyError(name, f"expected one number or shape ({n},), got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or (nonneg and np.any(arr < 0)):
-        raise ValueError(f"{name}: expected finite values >= 0, got {arr.tolist()}")
+        raise IdentifyError(name, f"expected finite values >= 0, got {arr.tolist()}")
     return arr
 
 
@@ -165,10 +165,11 @@ def simulate_log(
     for name, x in (("t", t), ("q", q), ("dq", dq), ("ddq", ddq)):
         kind = np.asarray(x).dtype.kind if not hasattr(x, "dtype") else np.dtype(x.dtype).kind
         if kind != "f":
-            raise TypeError(
-                f"{name}: expected floating-point values, got dtype "
+            raise IdentifyTypeError(
+                name,
+                f"expected floating-point values, got dtype "
                 f"{getattr(x, 'dtype', np.asarray(x).dtype)} (convert explicitly; integer "
-                "data are not converted silently)"
+                "data are not converted silently)",
             )
     t = np.asarray(t, np.float64)
     if t.ndim != 1:
@@ -178,9 +179,9 @@ def simulate_log(
     for name, x in (("q", q), ("dq", dq), ("ddq", ddq)):
         x = jnp.asarray(x)
         if x.shape != (N, n):
-            raise ValueError(
-                f"{name}: expected shape ({N}, {n}) (N = len(t), n = model.nv), "
-                f"got shape {tuple(x.shape)}"
+            raise IdentifyError(
+                name,
+                f"expected shape ({N}, {n}) (N = len(t), n = model.nv), got shape {tuple(x.shape)}",
             )
         arrays[name] = x.astype(dtype)
     if inertia is None:

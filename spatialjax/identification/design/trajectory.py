@@ -113,17 +113,18 @@ def _limits(x, name, n, dtype, pair):
     if arr.ndim == (1 if pair else 0):
         arr = np.broadcast_to(arr, want)
     if arr.shape != want:
-        raise ValueError(
-            f"{name}: expected shape {want} ({'lower, upper per joint' if pair else 'per joint'}"
-            f"{'' if pair else ' or one number'}), got shape {arr.shape}"
+        raise IdentifyError(
+            name,
+            f"expected shape {want} ({'lower, upper per joint' if pair else 'per joint'}"
+            f"{'' if pair else ' or one number'}), got shape {arr.shape}",
         )
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: expected finite limits, got {arr.tolist()}")
+        raise IdentifyError(name, f"expected finite limits, got {arr.tolist()}")
     if pair and not np.all(arr[:, 1] > arr[:, 0]):
         bad = int(np.argmax(~(arr[:, 1] > arr[:, 0])))
-        raise ValueError(f"{name}: joint {bad} has lower {arr[bad, 0]} >= upper {arr[bad, 1]}")
+        raise IdentifyError(name, f"joint {bad} has lower {arr[bad, 0]} >= upper {arr[bad, 1]}")
     if not pair and not np.all(arr > 0):
-        raise ValueError(f"{name}: expected positive limits, got {arr.tolist()}")
+        raise IdentifyError(name, f"expected positive limits, got {arr.tolist()}")
     return jnp.asarray(arr, dtype)
 
 
@@ -190,7 +191,7 @@ def excitation_trajectory(
         if not (
             isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0
         ):
-            raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+            raise IdentifyError(name, f"expected a positive finite number, got {value!r}")
     if not 0 < margin <= 1:
         raise IdentifyError("margin", f"expected a fraction in (0, 1], got {margin!r}")
     if harmonics * base_frequency >= rate / 2:

@@ -347,9 +347,10 @@ def fit(
     dtype = Y.dtype
     n = Y.shape[-3]
     if f.shape[-2] != n:
-        raise ValueError(
+        raise IdentifyError(
+            "f",
             f"Y has N={n} samples (shape {tuple(Y.shape)}) but f has N={f.shape[-2]} "
-            f"(shape {tuple(f.shape)})"
+            f"(shape {tuple(f.shape)})",
         )
     batch = broadcast_batch("Y", Y.shape[:-3], "f", f.shape[:-2])
     require_finite(Y, "Y")

@@ -837,7 +837,7 @@ def load_log(
                         wrench_topics="auto")  # fmt: skip
         for k, v in bag_options.items():
             if v != defaults[k]:
-                raise ValueError(f"{k}: applies to ROS bags only, and {str(path)!r} is not one")
+                raise IdentifyError(k, f"applies to ROS bags only, and {str(path)!r} is not one")
         if not path.is_file():
             raise FileNotFoundError(f"path: no such file {str(path)!r}")
         t, arrays, names, floating = _read_npz(path) if suffix == ".npz" else _read_csv(path)

@@ -9,7 +9,13 @@ from helpers import raises_argument
 
 import spatialjax as sj
 from spatialjax import ArgumentError
-from spatialjax.identification import FitStatus, IdentifyTypeError, body_regressor, fit
+from spatialjax.identification import (
+    FitStatus,
+    IdentifyError,
+    IdentifyTypeError,
+    body_regressor,
+    fit,
+)
 
 PERM = [3, 4, 5, 0, 1, 2]  # [v; ω] <-> [ω; v]
 
@@ -132,11 +138,11 @@ def test_rank_deficient_excitation_still_consistent(rng):
 
 def test_bad_input_shapes():
     Y = jnp.zeros((5, 6, 10))
-    with pytest.raises(ValueError, match="f"):
+    with raises_argument(IdentifyError, "f"):
         fit(Y, jnp.zeros((4, 6)))
     with pytest.raises(ValueError):
         fit(jnp.zeros((5, 6, 9)), jnp.zeros((5, 6)))
-    with pytest.raises(ValueError, match="weights"):
+    with raises_argument(IdentifyError, "weights"):
         fit(Y, jnp.zeros((5, 6)), weights=jnp.ones((3,)))
     with raises_argument(IdentifyTypeError, "solver"):
         fit(Y, jnp.zeros((5, 6)), solver="newton")

@@ -276,13 +276,13 @@ def test_topic_choice_and_bad_topics(tmp_path):
     _small_bag(path2, "sqlite3", topics=("/a/joint_states", "/b/joint_states"))
     with pytest.raises(ident.BagOptionError) as e:
         ident.load_log(path2)
-    assert e.value.argument == "topic" and "several JointState topics" in str(e.value)
+    assert e.value.argument == "topic"
     # a fixed-base bag: its WrenchStamped topic is no contact (no base pose)
     assert not ident.load_log(path2, topic="/a/joint_states").floating_base
     with pytest.raises(ident.BagOptionError) as e:
         ident.load_log(path2, topic="/a/joint_states", wrench_topics=["/ft"])
-    assert e.value.argument == "wrench_topics" and "floating-base" in str(e.value)
-    with pytest.raises(ValueError, match="topic: applies to ROS bags only"):
+    assert e.value.argument == "wrench_topics"
+    with raises_argument(IdentifyError, "topic"):
         ident.load_log(tmp_path / "log.npz", topic="/joint_states")
 
 

@@ -113,7 +113,7 @@ def test_unknown_keyword_and_options_object(toy):
     assert e.value.argument == "holdout"
     with pytest.raises(ident.IdentifyError) as e:
         ident.identify_robot(model, log, ident.IdentifyOptions(free=["nope"]))
-    assert e.value.argument == "free" and "'nope' is no moving body" in str(e.value)
+    assert e.value.argument == "free"
 
 
 def test_options_resolve_the_per_joint_and_per_body_arguments(toy):
