@@ -108,7 +108,7 @@ def _inertial_xml(m, c, I_c) -> str:
     )
 
 
-def _as_params(inertia, nb: int, fn: str = "write_identified_urdf") -> np.ndarray:
+def _as_params(inertia, nb: int) -> np.ndarray:
     from ..._inertia import RigidBodyInertia
 
     p = inertia.params if isinstance(inertia, RigidBodyInertia) else inertia
@@ -133,7 +133,7 @@ def _as_params(inertia, nb: int, fn: str = "write_identified_urdf") -> np.ndarra
     return p
 
 
-def _check_model(model, fn: str) -> None:
+def _check_model(model) -> None:
     """A ``TypeError`` naming ``model`` when it is not a Model (e.g. an array of parameters)."""
     from ...multibody import Model
 
@@ -146,7 +146,7 @@ def _check_model(model, fn: str) -> None:
         )
 
 
-def _positive_masses(p_id, model, fn: str, what: str) -> None:
+def _positive_masses(p_id, model, what: str) -> None:
     for b in range(p_id.shape[0]):
         if not p_id[b, 0] > 0:
             raise IdentifyError(
@@ -174,7 +174,7 @@ def _one_dof(model) -> list[int]:
     return [b for b, t in enumerate(model.joint_types) if t != "free_flyer"]
 
 
-def _check_joint_params(joint_params, model, fn: str) -> dict:
+def _check_joint_params(joint_params, model) -> dict:
     """``{field: (n1,) float64}`` (NaN: keep the file's) from ``joint_params``, checked."""
     if joint_params is None:
         return {}
@@ -300,11 +300,11 @@ def write_identified_urdf(
 def _urdf_inputs(source, model, inertia, joint_params, out_path, overwrite):
     """``(source description, link names, (nb, 10) bodies, joint params, out path)``, checked."""
     fn = "write_identified_urdf"
-    _check_model(model, fn)
-    desc = _description(source, fn)
+    _check_model(model)
+    desc = _description(source)
     if desc.format != "urdf":
-        raise ValueError(
-            f"{fn}: {desc.path} is {desc.format.upper()}, not a URDF; only URDF output"
+        raise IdentifyError(
+            "source", f"{desc.path} is {desc.format.upper()}, not a URDF; only URDF output"
         )
     names = tuple(link.name for link in desc.links)
     if tuple(model.frame_names) != names:
@@ -315,13 +315,13 @@ def _urdf_inputs(source, model, inertia, joint_params, out_path, overwrite):
         )
     nb = model.nbodies
     p_id = _as_params(inertia, nb)
-    _positive_masses(p_id, model, fn, "a URDF inertial")
-    jp = _check_joint_params(joint_params, model, fn)
+    _positive_masses(p_id, model, "a URDF inertial")
+    jp = _check_joint_params(joint_params, model)
     out = _check_out(out_path, desc.path, overwrite, fn)
     return desc, names, p_id, jp, out
 
 
-def _description(source, fn: str):
+def _description(source):
     """The ``ModelDescription`` of ``source``: read (one parse) when it is a path."""
     from ...io import ModelDescription
     from ...io._load import read_description
@@ -637,11 +637,11 @@ def write_identified_mjcf(
 def _mjcf_inputs(source, model, inertia, joint_params, out_path, overwrite):
     """``(description, body names, {joint name: joint}, (nb, 10) bodies, joint params, out)``."""
     fn = "write_identified_mjcf"
-    _check_model(model, fn)
-    desc = _description(source, fn)
+    _check_model(model)
+    desc = _description(source)
     src_path = desc.path
     if desc.format != "mjcf":
-        raise ValueError(f"{fn}: {src_path} is {desc.format.upper()}, not MJCF")
+        raise IdentifyError("source", f"{src_path} is {desc.format.upper()}, not MJCF")
     names = tuple(link.name for link in desc.links)
     if tuple(model.frame_names[: len(names)]) != names:
         raise IdentifyError(
@@ -657,9 +657,9 @@ def _mjcf_inputs(source, model, inertia, joint_params, out_path, overwrite):
             f"joints {missing} are not joints of {src_path}; pass the Model read from this file",
         )
     nb = model.nbodies
-    p_id = _as_params(inertia, nb, fn)
-    _positive_masses(p_id, model, fn, "a MuJoCo body with a joint")
-    jp = _check_joint_params(joint_params, model, fn)
+    p_id = _as_params(inertia, nb)
+    _positive_masses(p_id, model, "a MuJoCo body with a joint")
+    jp = _check_joint_params(joint_params, model)
     out = _check_out(out_path, src_path, overwrite, fn)
     return desc, names, by_joint, p_id, jp, out
 
@@ -902,7 +902,7 @@ def write_identified_model(
       >>> report["format"], report["bodies"][0]["mode"], report["max_reload_error"] < 1e-15
       ('urdf', 'single', True)
     """
-    desc = _description(source, "write_identified_model")
+    desc = _description(source)
     writer = WRITERS.get(desc.format)
     if writer is None:
         raise IdentifyError(

@@ -182,7 +182,7 @@ def test_bad_arguments(tmp_path):
     other = FIX / "arm.urdf"
     with raises_argument(IdentifyError, "model"):
         write_identified_urdf(other, model, good, out)
-    with pytest.raises(ValueError, match="not a URDF"):
+    with raises_argument(IdentifyError, "source"):
         write_identified_urdf(FIX / "branch.xml", model, good, out)
     # the parameters passed where the model goes (regression: AttributeError 'frame_names')
     with raises_argument(IdentifyTypeError, "model"):

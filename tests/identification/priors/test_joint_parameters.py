@@ -684,7 +684,7 @@ def test_writers_bad_inputs(tmp_path, arm, arm_file):
                    "</model></sdf>")  # fmt: skip
     with raises_argument(IdentifyError, "source"):
         sid.write_identified_model(sdf, arm, P, new)
-    with pytest.raises(ValueError, match="not MJCF"):
+    with raises_argument(IdentifyError, "source"):
         sid.write_identified_mjcf(sdf, arm, P, new)
     assert not os.path.exists(new)
 
