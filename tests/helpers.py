@@ -84,6 +84,21 @@ def raises_argument(cls, argument: str, match: str | None = None):
     assert got == argument, f"error is about {got!r}, expected {argument!r}: {info.value}"
 
 
+@contextlib.contextmanager
+def raises_error(cls, match: str | None = None, **attributes):
+    """``pytest.raises(cls)`` that also requires the error's attributes to equal ``attributes``.
+
+    For the errors that say where, not only what: ``ModelFileError`` (``path``, ``line``,
+    ``link``, ``field``), ``LogError`` (``column``, ``sample``), ``TransmissionError`` (``row``,
+    ``column``). ``match`` only where the wording itself is what a test checks.
+    Yields pytest's ``ExceptionInfo``.
+    """
+    with pytest.raises(cls, match=match) as info:
+        yield info
+    got = {k: getattr(info.value, k, None) for k in attributes}
+    assert got == attributes, f"error has {got}, expected {attributes}: {info.value}"
+
+
 def robots_dir() -> Path | None:
     """example-robot-data's ``robots`` folder, found through the package's metadata."""
     try:

@@ -10,6 +10,7 @@ from typing import cast
 
 import numpy as np
 
+from .._errors import ArgumentError
 from ._common import ModelFileError, ModelInertials, read_bytes
 from ._description import ModelDescription
 from ._mjcf import read_mjcf
@@ -107,12 +108,13 @@ def read_description(
       ('urdf', ['hinge'], 2.0)
     """
     if fmt is not None and fmt not in _EXPECTED:
-        raise ValueError(f"fmt: expected 'urdf', 'sdf', 'mjcf' or None, got {fmt!r}")
+        raise ArgumentError("fmt", f"expected 'urdf', 'sdf', 'mjcf' or None, got {fmt!r}")
     data, root, (found, reader) = _parse(path, fmt)
     if model_name is not None and found != "sdf":
-        raise ValueError(
-            f"model_name: {model_name!r} given, but {path} is {found.upper()}, which holds one "
-            "model (only SDFormat files hold several)"
+        raise ArgumentError(
+            "model_name",
+            f"{model_name!r} given, but {path} is {found.upper()}, which holds one "
+            "model (only SDFormat files hold several)",
         )
     options = {"model_name": model_name} if found == "sdf" else {}
     return reader(root, path, data, tree=True, **options)
@@ -212,7 +214,7 @@ def load_sdf_added_mass(path, *, about: str = "origin", dtype=None):
     from .._transforms import Plxb
 
     if about not in ("origin", "com"):
-        raise ValueError(f"about: expected 'origin' or 'com', got {about!r}")
+        raise ArgumentError("about", f"expected 'origin' or 'com', got {about!r}")
     model = read_model(path)
     if model.format != "sdf":
         raise ModelFileError(path, f"expected an SDFormat file, got {model.format.upper()}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._errors import ArgumentError
 from .._rotations import quat_wxyz_to_matrix, rpy_to_matrix
 from ._common import (
     JOINT_DYNAMICS_FIELDS,
@@ -284,7 +285,9 @@ def _pick_model(root, path, models, model_name):
     else:
         found = [m for _, m in top if m.attrib.get("name") == model_name]
         if not found:
-            raise ValueError(f"model_name: no <model> named {model_name!r} in {path} ({names})")
+            raise ArgumentError(
+                "model_name", f"no <model> named {model_name!r} in {path} ({names})"
+            )
         model = found[0]
     for tag in ("model", "include"):
         nested = model.find(tag)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from .._errors import ArgumentError, ArgumentTypeError
 from .._rotations import axis_rotation
 from ..io import ModelFileError
 
@@ -35,9 +36,10 @@ def locked_mapping(locked_joints) -> dict:
     if locked_joints is None:
         return {}
     if not isinstance(locked_joints, Mapping):
-        raise TypeError(
-            "locked_joints: expected a mapping {joint name: value} (rad or m), got "
-            f"{type(locked_joints).__name__} {locked_joints!r}"
+        raise ArgumentTypeError(
+            "locked_joints",
+            "expected a mapping {joint name: value} (rad or m), got "
+            f"{type(locked_joints).__name__} {locked_joints!r}",
         )
     return dict(locked_joints)
 
@@ -54,16 +56,18 @@ def check_locked(locked_joints, desc) -> dict:
     fixed = {j.name for j in desc.joints if j.type == "fixed" and j.name is not None}
     for name, value in locked.items():
         if name in fixed:
-            raise ValueError(f"locked_joints: joint {name!r} in {desc.path} is already fixed")
+            raise ArgumentError("locked_joints", f"joint {name!r} in {desc.path} is already fixed")
         if name not in movable:
             if desc.format == "urdf":
-                raise ValueError(
-                    f"locked_joints: no joint named {name!r} in {desc.path} (movable joints: "
-                    f"{', '.join(movable)})"
+                raise ArgumentError(
+                    "locked_joints",
+                    f"no joint named {name!r} in {desc.path} (movable joints: "
+                    f"{', '.join(movable)})",
                 )
-            raise ValueError(
-                f"locked_joints: no movable joint named {name!r} in {desc.path} (movable "
-                f"joints: {', '.join(movable) or 'none'})"
+            raise ArgumentError(
+                "locked_joints",
+                f"no movable joint named {name!r} in {desc.path} (movable "
+                f"joints: {', '.join(movable) or 'none'})",
             )
         try:
             value = float(value)
@@ -86,9 +90,10 @@ def model_arguments(desc, *, locked_joints=None, floating_base=False) -> dict:
       TypeError: ``locked_joints`` not a mapping ``{name: value}``.
     """
     if floating_base and all(link.name != desc.root for link in desc.links):  # root: the world
-        raise ValueError(
-            f"floating_base: model {desc.name!r} in {desc.path} is attached to the world by "
-            "joints (<parent>world); floating_base=True needs a root link"
+        raise ArgumentError(
+            "floating_base",
+            f"model {desc.name!r} in {desc.path} is attached to the world by "
+            "joints (<parent>world); floating_base=True needs a root link",
         )
     locked = check_locked(locked_joints, desc)
     children = {}

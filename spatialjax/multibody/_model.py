@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import resolve_float_dtype
+from .._errors import ArgumentError, ArgumentTypeError
 from .._inertia import RigidBodyInertia
 from .._transforms import Plxb
 from ..io._load import read_description
@@ -377,8 +378,9 @@ class Model:
         from ..io import ModelDescription
 
         if not isinstance(description, ModelDescription) or not description.links:
-            raise TypeError(
-                "description: expected the ModelDescription of spatialjax.io.read_description, "
+            raise ArgumentTypeError(
+                "description",
+                "expected the ModelDescription of spatialjax.io.read_description, "
                 f"got {type(description).__name__}"
                 + (" without a tree (read_model's)" if isinstance(description, ModelDescription)
                    else "")
@@ -430,22 +432,26 @@ class Model:
           ValueError: no such frame (lists the closest names), or a shared name.
         """
         if not isinstance(name, str):
-            raise TypeError(f"frame: expected a frame name (str), got {type(name).__name__}")
+            raise ArgumentTypeError(
+                "frame", f"expected a frame name (str), got {type(name).__name__}"
+            )
         hits = [i for i, n in enumerate(self.frame_names) if n == name]
         if len(hits) == 1:
             return hits[0]
         if hits:
-            raise ValueError(
-                f"frame: {len(hits)} frames of model {self.name!r} are named {name!r} "
-                f"(frame indices {hits}); rename one in the model file"
+            raise ArgumentError(
+                "frame",
+                f"{len(hits)} frames of model {self.name!r} are named {name!r} "
+                f"(frame indices {hits}); rename one in the model file",
             )
         import difflib
 
         close = difflib.get_close_matches(name, self.frame_names, n=5, cutoff=0.5)
         hint = f"closest: {', '.join(map(repr, close))}" if close else "no close name"
-        raise ValueError(
-            f"frame: no frame named {name!r} in model {self.name!r} ({hint}; "
-            f"{len(self.frame_names)} frames in model.frame_names)"
+        raise ArgumentError(
+            "frame",
+            f"no frame named {name!r} in model {self.name!r} ({hint}; "
+            f"{len(self.frame_names)} frames in model.frame_names)",
         )
 
     def frame(self, name: str) -> tuple[int, Plxb]:
@@ -481,11 +487,11 @@ class Model:
     def _check_last(self, x, n, name):
         x = jnp.asarray(x)
         if x.ndim < 1 or x.shape[-1] != n:
-            raise ValueError(
-                f"{name}: expected shape (..., {n}) for model {self.name!r}, got {tuple(x.shape)}"
+            raise ArgumentError(
+                name, f"expected shape (..., {n}) for model {self.name!r}, got {tuple(x.shape)}"
             )
         if not jnp.issubdtype(x.dtype, jnp.floating):
-            raise TypeError(f"{name}: expected a floating-point array, got dtype {x.dtype}")
+            raise ArgumentTypeError(name, f"expected a floating-point array, got dtype {x.dtype}")
         return x
 
     @property
@@ -644,14 +650,14 @@ def _joint_dynamics_arrays(joint_types, per_body) -> dict:
     """Per-body joint values -> the ``(nv,)`` / ``(nq,)`` arrays of ``Model``."""
     unknown = set(per_body) - set(JOINT_DYNAMICS_DEFAULTS)
     if unknown:
-        raise ValueError(f"joint_dynamics: unknown fields {sorted(unknown)}")
+        raise ArgumentError("joint_dynamics", f"unknown fields {sorted(unknown)}")
     out = {}
     for key, default in JOINT_DYNAMICS_DEFAULTS.items():
         vals = per_body.get(key)
         if vals is not None and len(vals) != len(joint_types):
-            raise ValueError(
-                f"joint_dynamics[{key!r}]: expected one value per body ({len(joint_types)}), "
-                f"got {len(vals)}"
+            raise ArgumentError(
+                f"joint_dynamics[{key!r}]",
+                f"expected one value per body ({len(joint_types)}), got {len(vals)}",
             )
         row = []
         for i, t in enumerate(joint_types):
@@ -701,7 +707,7 @@ def build_model(
     parents = tuple(int(p) for p in parents)
     for i, p in enumerate(parents):
         if not -1 <= p < i:
-            raise ValueError(f"parents: body {i} has parent {p}; expected topological order")
+            raise ArgumentError("parents", f"body {i} has parent {p}; expected topological order")
     for i, t in enumerate(joint_types):
         if t not in JOINT_TYPES:
             raise ValueError(f"joint_types[{i}]: unknown joint type {t!r}")
@@ -747,7 +753,7 @@ def chain_model(
     ``floating_base`` the first link carries a free flyer.
     """
     if n < 1:
-        raise ValueError(f"n: expected at least one link, got {n}")
+        raise ArgumentError("n", f"expected at least one link, got {n}")
     L, m = float(length), float(mass)
     c = np.array([L / 2, 0.0, 0.0])
     I_c = np.diag([m * L * L / 1200, m * L * L / 12, m * L * L / 12])

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._errors import ArgumentError, ArgumentTypeError
 from . import _sweep as sweep
 from .transmission import Transmission
 
@@ -71,17 +72,22 @@ class JointModel:
     def __post_init__(self):
         kinds = self.kinds
         if isinstance(kinds, str) or not isinstance(kinds, (tuple, list)):
-            raise TypeError(f"kinds: expected a tuple of names from {JOINT_KINDS}, got {kinds!r}")
+            raise ArgumentTypeError(
+                "kinds", f"expected a tuple of names from {JOINT_KINDS}, got {kinds!r}"
+            )
         bad = [k for k in kinds if k not in JOINT_KINDS]
         if bad:
-            raise ValueError(f"kinds: unknown joint-model kind {bad[0]!r}; known: {JOINT_KINDS}")
+            raise ArgumentError(
+                "kinds", f"unknown joint-model kind {bad[0]!r}; known: {JOINT_KINDS}"
+            )
         if len(set(kinds)) != len(kinds):
-            raise ValueError(f"kinds: a joint-model kind is repeated in {tuple(kinds)!r}")
+            raise ArgumentError("kinds", f"a joint-model kind is repeated in {tuple(kinds)!r}")
         object.__setattr__(self, "kinds", tuple(k for k in JOINT_KINDS if k in kinds))
         if self.transmission is not None and not isinstance(self.transmission, Transmission):
-            raise TypeError(
-                "transmission: expected a spatialjax.multibody.Transmission or None, got "
-                f"{type(self.transmission).__name__}"
+            raise ArgumentTypeError(
+                "transmission",
+                "expected a spatialjax.multibody.Transmission or None, got "
+                f"{type(self.transmission).__name__}",
             )
 
     @classmethod
@@ -218,9 +224,10 @@ class JointModel:
         phi = jnp.asarray(coefficients)
         n = self.n_columns(model)
         if phi.ndim < 1 or phi.shape[-1] != n:
-            raise ValueError(
-                f"coefficients: expected shape (..., {n}) ({len(self.kinds)} per motor: "
-                f"{', '.join(self.kinds) or 'none'}), got {phi.shape}"
+            raise ArgumentError(
+                "coefficients",
+                f"expected shape (..., {n}) ({len(self.kinds)} per motor: "
+                f"{', '.join(self.kinds) or 'none'}), got {phi.shape}",
             )
         Y = self.regressor(model, v, a)
         return jnp.einsum("...jc,...c->...j", Y, phi)
@@ -231,7 +238,7 @@ class JointModel:
         phi = np.asarray(coefficients, np.float64)
         n1, nk = self.n_motors(model), len(self.kinds)
         if phi.shape[-1:] != (n1 * nk,):
-            raise ValueError(f"coefficients: expected shape (..., {n1 * nk}), got {phi.shape}")
+            raise ArgumentError("coefficients", f"expected shape (..., {n1 * nk}), got {phi.shape}")
         out = np.full(phi.shape[:-1] + (n1, len(JOINT_KINDS)), np.nan)
         sel = [JOINT_KINDS.index(k) for k in self.kinds]
         out[..., sel] = phi.reshape(phi.shape[:-1] + (n1, nk))

@@ -18,11 +18,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, raises_argument
 from helpers import robots_dir as _robots_dir
 
+from spatialjax import ArgumentError, nearest_consistent
 from spatialjax import _cli as cli
-from spatialjax import nearest_consistent
 from spatialjax._cli.check import main
 from spatialjax._inertia import RigidBodyInertia
 from spatialjax._lint import DEFAULT_TOL, VERDICTS, classify
@@ -403,7 +403,7 @@ def test_fix_of_one_file_onto_itself_is_refused(tmp_path, capsys):
     assert main([str(a), "--fix", str(a)]) == 2
     assert "is the input" in capsys.readouterr().err
     assert a.read_bytes() == before
-    with pytest.raises(ValueError, match="in_place=True"):
+    with raises_argument(ArgumentError, "fix_to", match="in_place=True"):  # what to do
         check_file(a, fix_to=tmp_path / "." / "bad.urdf")
     assert a.read_bytes() == before
 

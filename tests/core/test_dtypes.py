@@ -44,7 +44,7 @@ def test_float64_is_refused_in_32_bit_mode(urdf):
     model = mb.Model.from_urdf(urdf, dtype="float32")
     with jax.enable_x64(False):
         hint = "jax.config.update('jax_enable_x64', True)"
-        with pytest.raises(ValueError, match=_msg("astype: float64 requested", "32-bit", hint)):
+        with raises_argument(ArgumentError, "astype", match=_msg("float64 requested", hint)):
             model.astype("float64")
         with raises_argument(
             ArgumentError, "dtype", match=_msg("dtype: float64 requested", "32-bit")
@@ -58,7 +58,7 @@ def test_float64_is_refused_in_32_bit_mode(urdf):
 
 def test_non_float_dtypes_are_refused(urdf):
     model = mb.Model.from_urdf(urdf, dtype="float64")
-    with pytest.raises(TypeError, match=_msg("astype: expected a floating dtype", "int32")):
+    with raises_argument(ArgumentTypeError, "astype"):
         model.astype("int32")
     with raises_argument(ArgumentTypeError, "dtype"):
         mb.Model.from_urdf(urdf, dtype="int64")

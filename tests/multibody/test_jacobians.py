@@ -303,7 +303,7 @@ def test_bad_inputs():
         ArgumentError, "frame", match=r"no frame or body named 'tol'.*closest: 'tool'"
     ):
         mb.frame_jacobian(m, q, "tol")
-    with pytest.raises(ValueError, match=r"no frame named 'l9'.*closest"):
+    with raises_argument(ArgumentError, "frame"):
         m.frame("l9")
     with raises_argument(ArgumentError, "reference"):
         mb.frame_jacobian(m, q, "l1", reference="body")
@@ -333,7 +333,7 @@ def test_ambiguous_frame_name(tmp_path):
         'diaginertia="1 1 1"/><site name="a" pos="1 0 0"/></body></worldbody></mujoco>'
     )
     m = mb.Model.from_mjcf(path)
-    with pytest.raises(ValueError, match=r"2 frames of model '' are named 'a'"):
+    with raises_argument(ArgumentError, "frame"):
         mb.frame_jacobian(m, jnp.zeros(1), "a")
 
 

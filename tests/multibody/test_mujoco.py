@@ -15,9 +15,10 @@ from __future__ import annotations
 import jax
 import numpy as np
 import pytest
-from helpers import FIXTURES, quat_matrix, qvel_to_v
+from helpers import FIXTURES, quat_matrix, qvel_to_v, raises_argument
 
 import spatialjax.multibody as mb
+from spatialjax import ArgumentError, ArgumentTypeError
 
 mujoco = pytest.importorskip("mujoco")
 
@@ -195,21 +196,21 @@ def test_from_mujoco_float32(tmp_path):
 
 
 def test_from_mujoco_bad_input(tmp_path):
-    with pytest.raises(TypeError, match=r"mj_model: expected a mujoco\.MjModel, got str"):
+    with raises_argument(ArgumentTypeError, "mj_model"):
         mb.from_mujoco("arm.xml")
     inertial = '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
     ball = f'<mujoco><worldbody><body name="b"><joint name="jb" type="ball"/>{inertial}</body>'
     ball += "</worldbody></mujoco>"
     _, mj = _load(ball, tmp_path, "ball.xml")
-    with pytest.raises(ValueError, match=r"joint 'jb' of body 'b' is a ball joint"):
+    with raises_argument(ArgumentError, "mj_model"):
         mb.from_mujoco(mj)
     two = ball.replace('<joint name="jb" type="ball"/>', '<joint name="j1"/><joint name="j2"/>')
     _, mj = _load(two, tmp_path, "two.xml")
-    with pytest.raises(ValueError, match=r"body 'b' has 2 joints \('j1', 'j2'\)"):
+    with raises_argument(ArgumentError, "mj_model"):
         mb.from_mujoco(mj)
     welded = f'<mujoco><worldbody><body name="b">{inertial}</body></worldbody></mujoco>'
     _, mj = _load(welded, tmp_path, "welded.xml")
-    with pytest.raises(ValueError, match="the model has no joint"):
+    with raises_argument(ArgumentError, "mj_model"):
         mb.from_mujoco(mj)
 
 
@@ -220,5 +221,5 @@ def test_second_free_body_is_rejected(tmp_path):
         '<inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>\n  </worldbody>',
     )
     _, mj = _load(text, tmp_path, "two_free.xml")
-    with pytest.raises(ValueError, match=r"joint 'box_root' of body 'box' is a free joint that"):
+    with raises_argument(ArgumentError, "mj_model"):
         mb.from_mujoco(mj)

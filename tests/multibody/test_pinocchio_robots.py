@@ -19,6 +19,7 @@ from helpers import (
     ROBOTS,
     pin_model,
     raises_argument,
+    raises_error,
     random_states,
     tree_urdf,
 )
@@ -458,9 +459,7 @@ def test_auto_method_is_loop_for_small_models_and_batches_and_same_results(nbodi
 
 def test_unknown_locked_joint(tmp_path):
     p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "l2"))
-    with pytest.raises(
-        ValueError, match=r"locked_joints: no joint named 'nope'.*movable joints: j1, j2"
-    ):
+    with raises_argument(ArgumentError, "locked_joints"):
         mb.Model.from_urdf(p, locked_joints={"nope": 0.0})
     m = mb.Model.from_urdf(p, locked_joints={"j2": 0.5})
     assert m.joint_names == ("j1",) and m.frame_bodies == (-1, 0, 0)
@@ -469,10 +468,7 @@ def test_unknown_locked_joint(tmp_path):
 def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
     p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "l2")
                + _joint("j3", "l0", "l2"))  # fmt: skip
-    with pytest.raises(
-        ModelFileError,
-        match=r"r\.urdf:\d+: .*link 'l2' is the child of two joints, 'j2' .*and 'j3'.*loop",
-    ):
+    with raises_error(ModelFileError, field="joint[j3]/child/link"):
         mb.Model.from_urdf(p)
     p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1"))
     with pytest.raises(ModelFileError, match=r"2 root links \('l0' \(line 3\), 'l2' \(line 5\)\)"):
@@ -482,13 +478,10 @@ def test_urdf_loop_two_roots_and_unsupported_joint(tmp_path):
     with pytest.raises(ModelFileError, match="no root link"):
         mb.Model.from_urdf(p)
     p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "l2", "planar"))
-    with pytest.raises(
-        ModelFileError,
-        match=r"r\.urdf:7: field 'joint\[j2\]/type': joint 'j2' has type 'planar'.*not support",
-    ):
+    with raises_error(ModelFileError, line=7, field="joint[j2]/type"):
         mb.Model.from_urdf(p)
     p = _write(tmp_path, _LINKS + _joint("j1", "l0", "l1") + _joint("j2", "l1", "lx"))
-    with pytest.raises(ModelFileError, match="names child link 'lx', which is not a <link>"):
+    with raises_error(ModelFileError, field="joint[j2]/child/link"):
         mb.Model.from_urdf(p)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import optax
 
 from ... import multibody as mb
+from ..errors import IdentifyError, IdentifyTypeError
 from ..fitting import reduction
 from .trajectory import fourier_trajectory
 
@@ -82,15 +83,18 @@ def _resolve_limits(model, limits, acceleration_limit, torque_limit):
         keys = ("lower", "upper", "velocity_limit", "effort_limit")
         limits = {k: np.asarray(getattr(model, k), np.float64) for k in keys}
         if not (np.isfinite(limits["lower"]).any() or np.isfinite(limits["velocity_limit"]).any()):
-            raise ValueError(
-                "limits: the model has no joint limits; pass limits= (a mapping with lower, "
-                "upper, velocity_limit and optionally effort_limit per joint)"
+            raise IdentifyError(
+                "limits",
+                "the model has no joint limits; pass limits= (a mapping with lower, "
+                "upper, velocity_limit and optionally effort_limit per joint)",
             )
     elif not isinstance(limits, Mapping):
-        raise TypeError(f"limits: expected None or a mapping, got {type(limits).__name__}")
+        raise IdentifyTypeError(
+            "limits", f"expected None or a mapping, got {type(limits).__name__}"
+        )
     unknown = set(limits) - {"lower", "upper", "velocity_limit", "effort_limit"}
     if unknown:
-        raise ValueError(f"limits: unknown key {sorted(unknown)[0]!r} (expected lower, upper, "
+        raise IdentifyError("limits", f"unknown key {sorted(unknown)[0]!r} (expected lower, upper, "
                          "velocity_limit, effort_limit)")  # fmt: skip
 
     def vec(x, name, default):
@@ -100,9 +104,9 @@ def _resolve_limits(model, limits, acceleration_limit, torque_limit):
         if arr.ndim == 0:
             arr = np.full(n, float(arr))
         if arr.shape != (n,):
-            raise ValueError(f"{name}: expected shape ({n},) (one per joint), got {arr.shape}")
+            raise IdentifyError(name, f"expected shape ({n},) (one per joint), got {arr.shape}")
         if np.any(np.isnan(arr)):
-            raise ValueError(f"{name}: expected numbers, got NaN in {arr.tolist()}")
+            raise IdentifyError(name, f"expected numbers, got NaN in {arr.tolist()}")
         return arr
 
     lo = vec(limits.get("lower"), "limits['lower']", -np.inf)
@@ -113,27 +117,29 @@ def _resolve_limits(model, limits, acceleration_limit, torque_limit):
     names = model.joint_names
     for i, ty in enumerate(model.joint_types):
         if ty == "free_flyer":
-            raise ValueError("model: a floating base cannot follow a joint trajectory")
+            raise IdentifyError("model", "a floating base cannot follow a joint trajectory")
         if ty != "continuous" and not (np.isfinite(lo[i]) and np.isfinite(hi[i])):
-            raise ValueError(
-                f"limits: joint {names[i]!r} ({ty}) has no finite position limits "
-                f"(lower {lo[i]}, upper {hi[i]})"
+            raise IdentifyError(
+                "limits",
+                f"joint {names[i]!r} ({ty}) has no finite position limits "
+                f"(lower {lo[i]}, upper {hi[i]})",
             )
         if np.isfinite(lo[i]) and not hi[i] > lo[i]:
-            raise ValueError(f"limits: joint {names[i]!r} has lower {lo[i]} >= upper {hi[i]}")
+            raise IdentifyError("limits", f"joint {names[i]!r} has lower {lo[i]} >= upper {hi[i]}")
         if not (np.isfinite(vel[i]) and vel[i] > 0):
-            raise ValueError(
-                f"limits: joint {names[i]!r} has no positive finite velocity limit "
-                f"(got {vel[i]}); give limits={{'velocity_limit': ...}}"
+            raise IdentifyError(
+                "limits",
+                f"joint {names[i]!r} has no positive finite velocity limit "
+                f"(got {vel[i]}); give limits={{'velocity_limit': ...}}",
             )
         if not acc[i] > 0:
-            raise ValueError(f"acceleration_limit: expected > 0, got {acc[i]} ({names[i]!r})")
+            raise IdentifyError("acceleration_limit", f"expected > 0, got {acc[i]} ({names[i]!r})")
     if torque_limit is None:
         tau = None
     elif isinstance(torque_limit, str):
         if torque_limit != "effort":
-            raise ValueError(
-                f"torque_limit: expected None, 'effort' or numbers, got {torque_limit!r}"
+            raise IdentifyError(
+                "torque_limit", f"expected None, 'effort' or numbers, got {torque_limit!r}"
             )
         if not np.all(np.isfinite(eff) & (eff > 0)):
             raise ValueError(f"torque_limit='effort': the limits' effort_limit is {eff.tolist()}")
@@ -141,7 +147,7 @@ def _resolve_limits(model, limits, acceleration_limit, torque_limit):
     else:
         tau = vec(torque_limit, "torque_limit", np.inf)
         if not np.all(tau > 0):
-            raise ValueError(f"torque_limit: expected positive limits, got {tau.tolist()}")
+            raise IdentifyError("torque_limit", f"expected positive limits, got {tau.tolist()}")
     return lo, hi, vel, acc, eff, tau
 
 
@@ -462,17 +468,17 @@ class ExcitationDesign:
 # --------------------------------------------------------------------------- public entry
 def _positive(name, x):
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name}: expected a number, got {type(x).__name__}")
+        raise IdentifyTypeError(name, f"expected a number, got {type(x).__name__}")
     if not (math.isfinite(float(x)) and float(x) > 0):
-        raise ValueError(f"{name}: expected a positive finite number, got {x!r}")
+        raise IdentifyError(name, f"expected a positive finite number, got {x!r}")
     return float(x)
 
 
 def _count(name, x, low):
     if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
-        raise TypeError(f"{name}: expected an integer, got {type(x).__name__}")
+        raise IdentifyTypeError(name, f"expected an integer, got {type(x).__name__}")
     if x < low:
-        raise ValueError(f"{name}: expected an integer >= {low}, got {x}")
+        raise IdentifyError(name, f"expected an integer >= {low}, got {x}")
     return int(x)
 
 
@@ -575,7 +581,7 @@ def design_excitation(
     t_start = time.perf_counter()
     say = progress or (lambda line: None)
     if not isinstance(halving, (bool, np.bool_)):
-        raise TypeError(f"halving: expected True or False, got {type(halving).__name__}")
+        raise IdentifyTypeError("halving", f"expected True or False, got {type(halving).__name__}")
     P = _problem(model, duration=duration, key=key, harmonics=harmonics,
                  base_frequency=base_frequency, criterion=criterion, starts=starts,
                  limits=limits, acceleration_limit=acceleration_limit,
@@ -704,27 +710,29 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
     starts = _count("starts", starts, 1)
     steps = _count("steps", steps, 0)
     if criterion not in CRITERIA:
-        raise ValueError(f"criterion: expected one of {CRITERIA}, got {criterion!r}")
+        raise IdentifyError("criterion", f"expected one of {CRITERIA}, got {criterion!r}")
     margin = _positive("margin", margin)
     if not margin <= 1:
-        raise ValueError(f"margin: expected a fraction in (0, 1], got {margin!r}")
+        raise IdentifyError("margin", f"expected a fraction in (0, 1], got {margin!r}")
     band = harmonics * base_frequency
     for name, r in (("grid_rate", grid_rate), ("rate", rate)):
         if not band < r / 2:
-            raise ValueError(
-                f"{name}: expected above twice the band harmonics * base_frequency = {band:g} "
-                f"Hz, got {r:g} Hz"
+            raise IdentifyError(
+                name,
+                f"expected above twice the band harmonics * base_frequency = {band:g} "
+                f"Hz, got {r:g} Hz",
             )
     if model.floating_base:
-        raise ValueError("model: a floating base cannot follow a joint trajectory")
+        raise IdentifyError("model", "a floating base cannot follow a joint trajectory")
     lo, hi, vel, acc, eff, tau_lim = _resolve_limits(model, limits, acceleration_limit,
                                                      torque_limit)  # fmt: skip
     omega = 2.0 * math.pi * base_frequency
     basis = _rest_basis(harmonics, omega, duration)
     if basis.shape[1] == 0:
-        raise ValueError(
-            f"harmonics: {harmonics} harmonics leave no freedom once the trajectory starts and "
-            f"ends at rest (duration {duration:g} s); use more harmonics"
+        raise IdentifyError(
+            "harmonics",
+            f"{harmonics} harmonics leave no freedom once the trajectory starts and "
+            f"ends at rest (duration {duration:g} s); use more harmonics",
         )
     dtype = model.dtype
     n = model.nv
@@ -737,7 +745,7 @@ def _problem(model, *, duration, key, harmonics, base_frequency, criterion, star
     f = jnp.asarray(base_frequency, dtype)
     g = jnp.asarray(np.asarray(gravity, np.float64), dtype)
     if g.shape != (3,):
-        raise ValueError(f"gravity: expected shape (3,), got {tuple(g.shape)}")
+        raise IdentifyError("gravity", f"expected shape (3,), got {tuple(g.shape)}")
     t_grid = jnp.asarray(_grid(duration, base_frequency, grid_rate), dtype)
     n_grid = t_grid.shape[0]
     basis_j = jnp.asarray(basis, dtype)
@@ -847,9 +855,10 @@ def _fit_torque(model, a, b, q0, f, t, tau_max, g, sd):
     if worst(1.0) <= 1.0:
         return a, b, sd
     if worst(0.0) > 1.0:
-        raise ValueError(
-            "torque_limit: the trajectory's offset alone (at rest) needs more than margin * the "
-            "torque limit; raise the limits or the margin"
+        raise IdentifyError(
+            "torque_limit",
+            "the trajectory's offset alone (at rest) needs more than margin * the "
+            "torque limit; raise the limits or the margin",
         )
     lo_k, hi_k = 0.0, 1.0
     for _ in range(30):

@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import _params
 from ..._inertia import RigidBodyInertia
+from ..errors import IdentifyError, IdentifyTypeError
 from ..logs.robot_log import RobotLog
 
 __all__ = ["perturb_inertia", "simulate_log"]
@@ -27,7 +28,7 @@ def _as_key(key):
     if not jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         key = jax.random.wrap_key_data(key)
     if key.shape != ():
-        raise ValueError(f"key: expected one PRNG key, got a batch of shape {key.shape}")
+        raise IdentifyError("key", f"expected one PRNG key, got a batch of shape {key.shape}")
     return key
 
 
@@ -61,9 +62,11 @@ def perturb_inertia(inertia: RigidBodyInertia, relative, key) -> RigidBodyInerti
         batch of keys.
     """
     if not isinstance(inertia, RigidBodyInertia):
-        raise TypeError(f"inertia: expected a RigidBodyInertia, got {type(inertia).__name__}")
+        raise IdentifyTypeError(
+            "inertia", f"expected a RigidBodyInertia, got {type(inertia).__name__}"
+        )
     if isinstance(relative, (int, float)) and not (math.isfinite(relative) and relative >= 0):
-        raise ValueError(f"relative: expected a finite number >= 0, got {relative!r}")
+        raise IdentifyError("relative", f"expected a finite number >= 0, got {relative!r}")
     key = _as_key(key)
     rel = jnp.asarray(relative, inertia.dtype)
     return RigidBodyInertia(_perturb(inertia.params, rel, key))
@@ -98,9 +101,9 @@ def _scalar_or_per_joint(x, name, n, nonneg=True):
     if arr.ndim == 0:
         arr = np.full(n, float(arr))
     if arr.shape != (n,):
-        raise ValueError(f"{name}: expected one number or shape ({n},), got shape {arr.shape}")
+        raise IdentifyError(name, f"expected one number or shape ({n},), got shape {arr.shape}")
     if not np.all(np.isfinite(arr)) or (nonneg and np.any(arr < 0)):
-        raise ValueError(f"{name}: expected finite values >= 0, got {arr.tolist()}")
+        raise IdentifyError(name, f"expected finite values >= 0, got {arr.tolist()}")
     return arr
 
 
@@ -156,28 +159,29 @@ def simulate_log(
       TypeError: ``t``, ``q``, ``dq`` or ``ddq`` not floating point.
     """
     if model.floating_base:
-        raise ValueError("model: simulate_log needs a fixed-base model (joint logs only)")
+        raise IdentifyError("model", "simulate_log needs a fixed-base model (joint logs only)")
     n = model.nv
     dtype = model.dtype
     for name, x in (("t", t), ("q", q), ("dq", dq), ("ddq", ddq)):
         kind = np.asarray(x).dtype.kind if not hasattr(x, "dtype") else np.dtype(x.dtype).kind
         if kind != "f":
-            raise TypeError(
-                f"{name}: expected floating-point values, got dtype "
+            raise IdentifyTypeError(
+                name,
+                f"expected floating-point values, got dtype "
                 f"{getattr(x, 'dtype', np.asarray(x).dtype)} (convert explicitly; integer "
-                "data are not converted silently)"
+                "data are not converted silently)",
             )
     t = np.asarray(t, np.float64)
     if t.ndim != 1:
-        raise ValueError(f"t: expected shape (N,), got shape {t.shape}")
+        raise IdentifyError("t", f"expected shape (N,), got shape {t.shape}")
     N = t.shape[0]
     arrays = {}
     for name, x in (("q", q), ("dq", dq), ("ddq", ddq)):
         x = jnp.asarray(x)
         if x.shape != (N, n):
-            raise ValueError(
-                f"{name}: expected shape ({N}, {n}) (N = len(t), n = model.nv), "
-                f"got shape {tuple(x.shape)}"
+            raise IdentifyError(
+                name,
+                f"expected shape ({N}, {n}) (N = len(t), n = model.nv), got shape {tuple(x.shape)}",
             )
         arrays[name] = x.astype(dtype)
     if inertia is None:
@@ -186,8 +190,8 @@ def simulate_log(
         got = (
             inertia.batch_shape if isinstance(inertia, RigidBodyInertia) else type(inertia).__name__
         )
-        raise ValueError(
-            f"inertia: expected a RigidBodyInertia of batch ({model.nbodies},), got {got}"
+        raise IdentifyError(
+            "inertia", f"expected a RigidBodyInertia of batch ({model.nbodies},), got {got}"
         )
     sigma_tau = _scalar_or_per_joint(torque_noise, "torque_noise", n)
     res = _scalar_or_per_joint(encoder_resolution, "encoder_resolution", n)
@@ -195,9 +199,10 @@ def simulate_log(
     if friction is not None:
         fr = np.asarray(friction, np.float64)
         if fr.shape != (n, 3) or not np.all(np.isfinite(fr)):
-            raise ValueError(
-                f"friction: expected finite shape ({n}, 3) [viscous, coulomb, offset] per joint, "
-                f"got shape {fr.shape}"
+            raise IdentifyError(
+                "friction",
+                f"expected finite shape ({n}, 3) [viscous, coulomb, offset] per joint, "
+                f"got shape {fr.shape}",
             )
     else:
         fr = None

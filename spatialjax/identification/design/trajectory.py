@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import as_float_array, same_dtype
+from ..errors import IdentifyError
 
 __all__ = ["excitation_trajectory", "fourier_trajectory"]
 
@@ -55,20 +56,23 @@ def fourier_trajectory(a, b, q0, base_frequency, t):
     f = as_float_array(base_frequency, "base_frequency")
     same_dtype(a=a, b=b, q0=q0, t=t, base_frequency=f)
     if a.ndim < 2:
-        raise ValueError(f"a: expected shape (..., n_joints, H), got shape {tuple(a.shape)}")
+        raise IdentifyError("a", f"expected shape (..., n_joints, H), got shape {tuple(a.shape)}")
     if a.shape[-2:] != b.shape[-2:]:
-        raise ValueError(
-            f"b: expected the shape of a's last two axes {tuple(a.shape[-2:])} "
-            f"(n_joints, H), got shape {tuple(b.shape)}"
+        raise IdentifyError(
+            "b",
+            f"expected the shape of a's last two axes {tuple(a.shape[-2:])} "
+            f"(n_joints, H), got shape {tuple(b.shape)}",
         )
     n, H = a.shape[-2:]
     if q0.ndim < 1 or q0.shape[-1] != n:
-        raise ValueError(f"q0: expected shape (..., {n}) (n_joints), got shape {tuple(q0.shape)}")
+        raise IdentifyError(
+            "q0", f"expected shape (..., {n}) (n_joints), got shape {tuple(q0.shape)}"
+        )
     if t.ndim < 1:
-        raise ValueError(f"t: expected shape (..., N), got shape {tuple(t.shape)}")
+        raise IdentifyError("t", f"expected shape (..., N), got shape {tuple(t.shape)}")
     if isinstance(base_frequency, (int, float)) and not base_frequency > 0:
-        raise ValueError(
-            f"base_frequency: expected a positive frequency in Hz, got {base_frequency}"
+        raise IdentifyError(
+            "base_frequency", f"expected a positive frequency in Hz, got {base_frequency}"
         )
     try:
         batch = np.broadcast_shapes(
@@ -109,17 +113,18 @@ def _limits(x, name, n, dtype, pair):
     if arr.ndim == (1 if pair else 0):
         arr = np.broadcast_to(arr, want)
     if arr.shape != want:
-        raise ValueError(
-            f"{name}: expected shape {want} ({'lower, upper per joint' if pair else 'per joint'}"
-            f"{'' if pair else ' or one number'}), got shape {arr.shape}"
+        raise IdentifyError(
+            name,
+            f"expected shape {want} ({'lower, upper per joint' if pair else 'per joint'}"
+            f"{'' if pair else ' or one number'}), got shape {arr.shape}",
         )
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: expected finite limits, got {arr.tolist()}")
+        raise IdentifyError(name, f"expected finite limits, got {arr.tolist()}")
     if pair and not np.all(arr[:, 1] > arr[:, 0]):
         bad = int(np.argmax(~(arr[:, 1] > arr[:, 0])))
-        raise ValueError(f"{name}: joint {bad} has lower {arr[bad, 0]} >= upper {arr[bad, 1]}")
+        raise IdentifyError(name, f"joint {bad} has lower {arr[bad, 0]} >= upper {arr[bad, 1]}")
     if not pair and not np.all(arr > 0):
-        raise ValueError(f"{name}: expected positive limits, got {arr.tolist()}")
+        raise IdentifyError(name, f"expected positive limits, got {arr.tolist()}")
     return jnp.asarray(arr, dtype)
 
 
@@ -174,9 +179,9 @@ def excitation_trajectory(
         outside ``q_limits``.
     """
     if not (isinstance(n_joints, (int, np.integer)) and n_joints >= 1):
-        raise ValueError(f"n_joints: expected a positive integer, got {n_joints!r}")
+        raise IdentifyError("n_joints", f"expected a positive integer, got {n_joints!r}")
     if not (isinstance(harmonics, (int, np.integer)) and harmonics >= 1):
-        raise ValueError(f"harmonics: expected a positive integer, got {harmonics!r}")
+        raise IdentifyError("harmonics", f"expected a positive integer, got {harmonics!r}")
     for name, value in (
         ("duration", duration),
         ("rate", rate),
@@ -186,9 +191,9 @@ def excitation_trajectory(
         if not (
             isinstance(value, (int, float, np.floating)) and math.isfinite(value) and value > 0
         ):
-            raise ValueError(f"{name}: expected a positive finite number, got {value!r}")
+            raise IdentifyError(name, f"expected a positive finite number, got {value!r}")
     if not 0 < margin <= 1:
-        raise ValueError(f"margin: expected a fraction in (0, 1], got {margin!r}")
+        raise IdentifyError("margin", f"expected a fraction in (0, 1], got {margin!r}")
     if harmonics * base_frequency >= rate / 2:
         raise ValueError(
             f"harmonics * base_frequency = {harmonics * base_frequency:g} Hz: expected below the "
@@ -207,9 +212,9 @@ def excitation_trajectory(
     else:
         center = jnp.asarray(np.asarray(q0, np.float64).reshape(-1), dtype)
         if center.shape != (n,):
-            raise ValueError(f"q0: expected shape ({n},), got shape {np.shape(q0)}")
+            raise IdentifyError("q0", f"expected shape ({n},), got shape {np.shape(q0)}")
         if qlim is not None and not bool(jnp.all((center > qlim[:, 0]) & (center < qlim[:, 1]))):
-            raise ValueError(f"q0: expected inside q_limits, got {np.asarray(q0).tolist()}")
+            raise IdentifyError("q0", f"expected inside q_limits, got {np.asarray(q0).tolist()}")
     t = jnp.arange(N, dtype=dtype) / jnp.asarray(rate, dtype)
 
     key = jnp.asarray(key) if not isinstance(key, jax.Array) else key

@@ -25,6 +25,7 @@ from ..._checks import (
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..._projection import nearest_consistent
+from ..errors import IdentifyError, IdentifyTypeError
 from . import interior_point
 from .body_result import FitResult
 from .implicit import with_derivative
@@ -235,10 +236,11 @@ def _require_excitation(Y, w, batch) -> None:
     if np.any(info == 0):
         where = f" for body {first_bad(info == 0)}" if info.ndim else ""
         rows = "zero or weighted 0" if w is not None else "zero"
-        raise ValueError(
-            f"Y: no excitation{where}: every regressor row is {rows}, and without a prior "
+        raise IdentifyError(
+            "Y",
+            f"no excitation{where}: every regressor row is {rows}, and without a prior "
             "nothing determines the body (the fit would be NaN, UNDETERMINED); pass prior=... "
-            "or data that move the body"
+            "or data that move the body",
         )
 
 
@@ -247,9 +249,10 @@ def _check_solver(solver) -> InteriorPoint:
     if solver is None:
         return InteriorPoint()
     if not isinstance(solver, InteriorPoint):
-        raise TypeError(
-            "solver: expected InteriorPoint(...) (spatialjax.identification) or None, got "
-            f"{type(solver).__name__}"
+        raise IdentifyTypeError(
+            "solver",
+            "expected InteriorPoint(...) (spatialjax.identification) or None, got "
+            f"{type(solver).__name__}",
         )
     return solver
 
@@ -333,20 +336,21 @@ def fit(
     Y = as_float_array(Y, "Y", (6, 10))
     f = as_float_array(f, "f", (6,))
     if Y.ndim < 3:
-        raise ValueError(
-            f"Y: expected shape (..., N, 6, 10) with a sample axis N, got shape {tuple(Y.shape)}"
+        raise IdentifyError(
+            "Y", f"expected shape (..., N, 6, 10) with a sample axis N, got shape {tuple(Y.shape)}"
         )
     if f.ndim < 2:
-        raise ValueError(
-            f"f: expected shape (..., N, 6) with a sample axis N, got shape {tuple(f.shape)}"
+        raise IdentifyError(
+            "f", f"expected shape (..., N, 6) with a sample axis N, got shape {tuple(f.shape)}"
         )
     same_dtype(Y=Y, f=f)
     dtype = Y.dtype
     n = Y.shape[-3]
     if f.shape[-2] != n:
-        raise ValueError(
+        raise IdentifyError(
+            "f",
             f"Y has N={n} samples (shape {tuple(Y.shape)}) but f has N={f.shape[-2]} "
-            f"(shape {tuple(f.shape)})"
+            f"(shape {tuple(f.shape)})",
         )
     batch = broadcast_batch("Y", Y.shape[:-3], "f", f.shape[:-2])
     require_finite(Y, "Y")
@@ -359,8 +363,8 @@ def fit(
     prior_pi = None
     if prior is not None:
         if not isinstance(prior, RigidBodyInertia):
-            raise TypeError(
-                f"prior: expected a RigidBodyInertia or None, got {type(prior).__name__}"
+            raise IdentifyTypeError(
+                "prior", f"expected a RigidBodyInertia or None, got {type(prior).__name__}"
             )
         prior_pi = prior.params
         same_dtype(Y=Y, prior=prior_pi)

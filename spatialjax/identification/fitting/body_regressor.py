@@ -9,6 +9,7 @@ import jax.numpy as jnp
 
 from ... import _smallmat as la
 from ..._checks import as_float_array, broadcast_batch, same_dtype
+from ..errors import IdentifyError
 
 
 def _rotational_columns(w):
@@ -63,9 +64,10 @@ def body_regressor(v, a, gravity=None):
     if gravity is not None:
         gravity = as_float_array(gravity, "gravity")
         if gravity.shape[-1:] not in ((3,), (6,)):
-            raise ValueError(
-                f"gravity: expected shape (..., 3) (linear g in body coordinates) or (..., 6) "
-                f"(spatial [α_g; g]), got shape {tuple(gravity.shape)}"
+            raise IdentifyError(
+                "gravity",
+                f"expected shape (..., 3) (linear g in body coordinates) or (..., 6) "
+                f"(spatial [α_g; g]), got shape {tuple(gravity.shape)}",
             )
         same_dtype(v=v, gravity=gravity)
         broadcast_batch(

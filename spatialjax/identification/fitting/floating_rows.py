@@ -19,7 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..errors import IdentifyError
+from ..errors import IdentifyError, IdentifyTypeError
 from ..logs.preprocess import PreparedLog, parallel_filter, tail_samples
 
 __all__ = ["CONTACT_TYPES", "FloatingBaseRows", "floating_base_rows"]
@@ -529,8 +529,8 @@ def floating_base_rows(
       TypeError: ``prepared`` is not a PreparedLog.
     """
     if not isinstance(prepared, PreparedLog):
-        raise TypeError(
-            f"prepared: expected a PreparedLog (prepare_log), got {type(prepared).__name__}"
+        raise IdentifyTypeError(
+            "prepared", f"expected a PreparedLog (prepare_log), got {type(prepared).__name__}"
         )
     _check_options(method, contact_type, contact_speed, decimate)
     _check_floating_log(model, prepared, decimate)

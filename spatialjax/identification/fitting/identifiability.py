@@ -15,6 +15,7 @@ import numpy as np
 from ..._checks import as_float_array, is_concrete, same_dtype
 from ..._inertia import RigidBodyInertia
 from ..._params import PSEUDO_INERTIA_BASIS
+from ..errors import IdentifyError
 from . import inputs, reduction
 from .program import cpu_program
 from .robot_fit import COMPILER_OPTIONS, PRIOR_SPREAD
@@ -214,21 +215,24 @@ def identifiability(
     """
     Y = as_float_array(Y, "Y")
     if Y.ndim != 3:
-        raise ValueError(
-            f"Y: expected one stacked regressor of shape (N, nv, 10*nb), got shape "
-            f"{tuple(Y.shape)} (call identifiability per robot)"
+        raise IdentifyError(
+            "Y",
+            f"expected one stacked regressor of shape (N, nv, 10*nb), got shape "
+            f"{tuple(Y.shape)} (call identifiability per robot)",
         )
     N, nv, P = Y.shape
     tau = jnp.zeros((N, nv), Y.dtype)
     Y, E, _, w, _, dtype, (N, nv, nb, ne) = inputs.check_torque_data(Y, tau, extra, weights)
     if E.ndim != 3:
-        raise ValueError(f"extra: expected shape (N, nv, ne), got shape {tuple(E.shape)}")
+        raise IdentifyError("extra", f"expected shape (N, nv, ne), got shape {tuple(E.shape)}")
     p = 10 * nb + ne
     w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, (N, nv))
     if prior is not None:
         pi0 = inputs.check_prior_bodies(prior, nb, dtype)
         if pi0.ndim != 2:
-            raise ValueError(f"prior: expected batch shape ({nb},), got {tuple(pi0.shape[:-1])}")
+            raise IdentifyError(
+                "prior", f"expected batch shape ({nb},), got {tuple(pi0.shape[:-1])}"
+            )
     else:
         pi0 = jnp.tile(jnp.asarray([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], dtype), (nb, 1))
     if gamma is None:
@@ -237,21 +241,22 @@ def identifiability(
         g = as_float_array(gamma, "gamma")
         same_dtype(Y=Y, gamma=g)
         if g.ndim:
-            raise ValueError(f"gamma: expected a scalar, got shape {tuple(g.shape)}")
+            raise IdentifyError("gamma", f"expected a scalar, got shape {tuple(g.shape)}")
         if is_concrete(g) and not (np.isfinite(float(g)) and float(g) >= 0):
-            raise ValueError(f"gamma: expected a finite γ ≥ 0, got {float(g)}")
+            raise IdentifyError("gamma", f"expected a finite γ ≥ 0, got {float(g)}")
     if names is not None:
         names = tuple(names)
         if len(names) != p:
-            raise ValueError(f"names: expected {p} names (one per column), got {len(names)}")
+            raise IdentifyError("names", f"expected {p} names (one per column), got {len(names)}")
     rtol = reduction.rank_rtol(p, dtype) if rtol is None else float(rtol)
     he = np.zeros(ne)
     if extra_prior_weight is not None:
         he = np.asarray(extra_prior_weight, np.float64)
         if he.shape != (ne,) or not np.all(np.isfinite(he) & (he >= 0)):
-            raise ValueError(
-                f"extra_prior_weight: expected {ne} finite weights >= 0 (one per extra column), "
-                f"got {he.tolist() if he.ndim == 1 else he}"
+            raise IdentifyError(
+                "extra_prior_weight",
+                f"expected {ne} finite weights >= 0 (one per extra column), "
+                f"got {he.tolist() if he.ndim == 1 else he}",
             )
     prior_extra = tuple(int(i) for i in np.flatnonzero(he > 0)) if prior is not None else ()
     rank, cond, sv, d, piv, null, share, total = _ident(

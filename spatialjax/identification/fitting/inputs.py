@@ -20,6 +20,7 @@ from ..._checks import (
 )
 from ..._inertia import RigidBodyInertia
 from ...multibody.joint_model import JOINT_KINDS
+from ..errors import IdentifyError, IdentifyTypeError
 
 
 def check_gamma(gamma, Y, batch, batch_name: str):
@@ -33,7 +34,7 @@ def check_gamma(gamma, Y, batch, batch_name: str):
     if is_concrete(gamma):
         g = np.asarray(gamma)
         if np.any(~(np.isfinite(g) & (g >= 0))):
-            raise ValueError(f"gamma: expected a finite γ ≥ 0, got {g}")
+            raise IdentifyError("gamma", f"expected a finite γ ≥ 0, got {g}")
     return gamma, batch
 
 
@@ -44,10 +45,11 @@ def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "wei
     ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
     if ws[-1] not in (1, k) or ws[-2] not in (1, n):
         axis = "6" if data == "f" else "nv"
-        raise ValueError(
-            f"{name}: expected a shape broadcastable to {data}'s (..., N, {axis}) = "
+        raise IdentifyError(
+            name,
+            f"expected a shape broadcastable to {data}'s (..., N, {axis}) = "
             f"(..., {n}, {k}), such as (), ({k},), ({n}, 1), ({n}, {k}) or (..., {n}, {k}); "
-            f"got shape {tuple(w.shape)}"
+            f"got shape {tuple(w.shape)}",
         )
     require_finite(w, name)
     require_nonnegative(w, name, "noise weights (1/σ²)" if name == "weights" else "factors")
@@ -73,26 +75,28 @@ def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
     else:
         who = f"body {idx}" if idx else "it"
     where = f", index {idx}" if body_axis else ""
-    raise ValueError(
-        "prior: expected a fully consistent body (pseudo-inertia J0 positive definite, as a "
+    raise IdentifyError(
+        "prior",
+        "expected a fully consistent body (pseudo-inertia J0 positive definite, as a "
         f"log-det prior needs); {who} is not (smallest eigenvalue of J0: {lam[idx]:.3g}"
         f"{where}). Replace it, e.g. with spatialjax.nearest_consistent(prior) (made "
-        "strictly interior), or pass a prior of your own"
+        "strictly interior), or pass a prior of your own",
     )
 
 
 def check_prior_bodies(prior, nb: int, dtype, body_names=None) -> jax.Array:
     """A robot's prior ``(..., nb)``, every body consistent: its ``(..., nb, 10)`` parameters."""
     if not isinstance(prior, RigidBodyInertia):
-        raise TypeError(
-            f"prior: expected a RigidBodyInertia of batch (..., nb={nb}), got "
-            f"{type(prior).__name__}"
+        raise IdentifyTypeError(
+            "prior",
+            f"expected a RigidBodyInertia of batch (..., nb={nb}), got {type(prior).__name__}",
         )
     pi0 = prior.params
     if pi0.ndim < 2 or pi0.shape[-2] != nb:
-        raise ValueError(
-            f"prior: expected a RigidBodyInertia of batch shape (..., {nb}) (one body per "
-            f"10 regressor columns), got batch shape {tuple(pi0.shape[:-1])}"
+        raise IdentifyError(
+            "prior",
+            f"expected a RigidBodyInertia of batch shape (..., {nb}) (one body per "
+            f"10 regressor columns), got batch shape {tuple(pi0.shape[:-1])}",
         )
     same_dtype(Y=jnp.zeros((), dtype), prior=pi0)
     require_consistent_prior(pi0, body_axis=True, body_names=body_names)
@@ -107,20 +111,22 @@ def check_extra_prior(extra_prior, extra_prior_weight, ne: int, has_extra: bool)
             out.append(np.zeros(ne))
             continue
         if not has_extra:
-            raise ValueError(f"{name}: given without extra columns")
+            raise IdentifyError(name, "given without extra columns")
         try:
             arr = np.asarray(x, np.float64)
         except (TypeError, ValueError):
-            raise TypeError(f"{name}: expected {ne} numbers, got {type(x).__name__}") from None
+            raise IdentifyTypeError(
+                name, f"expected {ne} numbers, got {type(x).__name__}"
+            ) from None
         if arr.shape != (ne,):
-            raise ValueError(
-                f"{name}: expected shape ({ne},) (one per extra column), got shape {arr.shape}"
+            raise IdentifyError(
+                name, f"expected shape ({ne},) (one per extra column), got shape {arr.shape}"
             )
         bad = ~np.isfinite(arr) | ((arr < 0) if name == "extra_prior_weight" else False)
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
             want = "a finite weight >= 0" if name == "extra_prior_weight" else "a finite value"
-            raise ValueError(f"{name}: expected {want} per column, got {arr[i]} at column {i}")
+            raise IdentifyError(name, f"expected {want} per column, got {arr[i]} at column {i}")
         out.append(arr)
     return out[0], out[1]
 
@@ -130,12 +136,13 @@ def check_extra_nonnegative(extra_nonnegative, ne: int, has_extra: bool) -> np.n
     if extra_nonnegative is None:
         return np.zeros(ne, bool)
     if not has_extra:
-        raise ValueError("extra_nonnegative: given without extra columns")
+        raise IdentifyError("extra_nonnegative", "given without extra columns")
     nonneg = np.asarray(extra_nonnegative)
     if nonneg.dtype != bool or nonneg.shape != (ne,):
-        raise ValueError(
-            f"extra_nonnegative: expected {ne} booleans (one per extra column), got "
-            f"{nonneg.dtype} array of shape {nonneg.shape}"
+        raise IdentifyError(
+            "extra_nonnegative",
+            f"expected {ne} booleans (one per extra column), got "
+            f"{nonneg.dtype} array of shape {nonneg.shape}",
         )
     return nonneg
 
@@ -143,7 +150,7 @@ def check_extra_nonnegative(extra_nonnegative, ne: int, has_extra: bool) -> np.n
 def check_prior_spread(prior_spread) -> float:
     """``s`` of the default ``γ = 2 / s²`` rule: a finite float ``> 0``."""
     if not (np.isfinite(prior_spread) and prior_spread > 0):
-        raise ValueError(f"prior_spread: expected a finite s > 0, got {prior_spread}")
+        raise IdentifyError("prior_spread", f"expected a finite s > 0, got {prior_spread}")
     return float(prior_spread)
 
 
@@ -151,21 +158,24 @@ def check_torque_data(Y, tau, extra, weights):
     """Checked ``(Y, E, tau, w, batch, dtype, (N, nv, nb, ne))``; ``E``: ``(N, nv, 0)`` if none."""
     Y = as_float_array(Y, "Y")
     if Y.ndim < 3:
-        raise ValueError(
-            f"Y: expected the joint-torque regressor of shape (..., N, nv, 10*nb) with a sample "
-            f"axis N, got shape {tuple(Y.shape)}"
+        raise IdentifyError(
+            "Y",
+            f"expected the joint-torque regressor of shape (..., N, nv, 10*nb) with a sample "
+            f"axis N, got shape {tuple(Y.shape)}",
         )
     N, nv, P = Y.shape[-3:]
     if P % 10 or P == 0:
-        raise ValueError(
-            f"Y: expected 10 columns per body in the last axis (..., N, nv, 10*nb), got "
-            f"shape {tuple(Y.shape)} ({P} columns)"
+        raise IdentifyError(
+            "Y",
+            f"expected 10 columns per body in the last axis (..., N, nv, 10*nb), got "
+            f"shape {tuple(Y.shape)} ({P} columns)",
         )
     tau = as_float_array(tau, "tau")
     if tau.ndim < 2 or tuple(tau.shape[-2:]) != (N, nv):
-        raise ValueError(
-            f"tau: expected shape (..., N, nv) = (..., {N}, {nv}) to match Y of shape "
-            f"{tuple(Y.shape)}, got shape {tuple(tau.shape)}"
+        raise IdentifyError(
+            "tau",
+            f"expected shape (..., N, nv) = (..., {N}, {nv}) to match Y of shape "
+            f"{tuple(Y.shape)}, got shape {tuple(tau.shape)}",
         )
     dtype = same_dtype(Y=Y, tau=tau)
     batch = broadcast_batch("Y", Y.shape[:-3], "tau", tau.shape[:-2])
@@ -173,9 +183,10 @@ def check_torque_data(Y, tau, extra, weights):
     if extra is not None:
         extra = as_float_array(extra, "extra")
         if extra.ndim < 3 or tuple(extra.shape[-3:-1]) != (N, nv):
-            raise ValueError(
-                f"extra: expected shape (..., N, nv, ne) = (..., {N}, {nv}, ne) to match Y of "
-                f"shape {tuple(Y.shape)}, got shape {tuple(extra.shape)}"
+            raise IdentifyError(
+                "extra",
+                f"expected shape (..., N, nv, ne) = (..., {N}, {nv}, ne) to match Y of "
+                f"shape {tuple(Y.shape)}, got shape {tuple(extra.shape)}",
             )
         same_dtype(Y=Y, extra=extra)
         ne = extra.shape[-1]
@@ -205,7 +216,8 @@ def as_joint_model(joint_model):
             return JointModel.parse(joint_model)
         return JointModel(tuple(joint_model))
     except (TypeError, ValueError) as e:
-        raise ValueError(
-            f"joint_model: expected a JointModel, its kinds (distinct entries of {JOINT_KINDS}) "
-            f"or a comma-separated text, got {joint_model!r} ({str(e).removeprefix('kinds: ')})"
+        raise IdentifyError(
+            "joint_model",
+            f"expected a JointModel, its kinds (distinct entries of {JOINT_KINDS}) "
+            f"or a comma-separated text, got {joint_model!r} ({str(e).removeprefix('kinds: ')})",
         ) from None

@@ -17,6 +17,7 @@ import numpy as np
 from ..._checks import as_float_array, broadcast_batch, require_finite
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
+from ..errors import IdentifyError, IdentifyTypeError
 from . import interior_point, reduction
 from .implicit import with_derivative
 from .inputs import (
@@ -315,9 +316,10 @@ def _interior_point_solver(solver) -> InteriorPoint:
     if solver is None:
         return InteriorPoint()
     if not isinstance(solver, InteriorPoint):
-        raise TypeError(
-            "solver: expected InteriorPoint(...) (spatialjax.identification) or None, got "
-            f"{type(solver).__name__}"
+        raise IdentifyTypeError(
+            "solver",
+            "expected InteriorPoint(...) (spatialjax.identification) or None, got "
+            f"{type(solver).__name__}",
         )
     return solver
 
@@ -350,11 +352,12 @@ def _fit_torques(
     nonneg = check_extra_nonnegative(extra_nonnegative, ne, extra is not None)
     phi0, wphi = check_extra_prior(extra_prior, extra_prior_weight, ne, extra is not None)
     if weights is None and N * nv <= p:
-        raise ValueError(
-            f"tau: {N * nv} torque samples (N={N} samples × nv={nv} joints) but the problem has "
+        raise IdentifyError(
+            "tau",
+            f"{N * nv} torque samples (N={N} samples × nv={nv} joints) but the problem has "
             f"p={p} parameters (10 per body × {nb} bodies + {ne} extra columns): at least "
             f"{p + 1} are needed to estimate the noise level (the default weights); record a "
-            "longer log, or pass weights"
+            "longer log, or pass weights",
         )
     if gamma is not None:
         gamma, batch = check_gamma(gamma, Y, batch, "Y and tau")
@@ -524,7 +527,9 @@ def fit_robot(
     from ...multibody import JOINT_KINDS, Model, joint_torque_regressor
 
     if not isinstance(model, Model):
-        raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
+        raise IdentifyTypeError(
+            "model", f"expected a spatialjax.multibody.Model, got {type(model).__name__}"
+        )
     solver = _interior_point_solver(solver)
     fm = as_joint_model(joint_model)
     tau = as_float_array(tau, "tau")

@@ -9,6 +9,7 @@ import numpy as np
 from ..._consistency import ConsistencyReport
 from ..._inertia import RigidBodyInertia
 from ..._pytree import Pytree, pytree_dataclass
+from ..errors import IdentifyError
 from .body_result import check_fields
 
 
@@ -185,7 +186,9 @@ class Identifiability(Pytree):
                 elif c in names:
                     idx.append(names.index(c))
                 else:
-                    raise ValueError(f"columns: {c!r} is neither a column name nor an index < {p}")
+                    raise IdentifyError(
+                        "columns", f"{c!r} is neither a column name nor an index < {p}"
+                    )
         Ns = np.asarray(self.null_space, np.float64)[:, int(self.rank) :] * d[:, None]
         Ns = Ns / np.maximum(np.linalg.norm(Ns, axis=0, keepdims=True), np.finfo(float).tiny)
         out = {}

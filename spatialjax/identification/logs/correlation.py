@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import IdentifyError
+
 #: Sokal's window constant ``c``: the sum of ``ρ(k)`` stops at the first ``M ≥ c τ̂(M)``.
 WINDOW_C = 5.0
 
@@ -45,17 +47,17 @@ def correlation_time(x, *, window_c: float = WINDOW_C) -> np.ndarray:
     """
     a = np.asarray(x)
     if a.dtype.kind not in "fiu":
-        raise ValueError(f"x: expected real numbers, got dtype {a.dtype}")
+        raise IdentifyError("x", f"expected real numbers, got dtype {a.dtype}")
     a = a.astype(np.float64)
     if a.ndim not in (1, 2):
-        raise ValueError(f"x: expected shape (N,) or (N, n), got {a.shape}")
+        raise IdentifyError("x", f"expected shape (N,) or (N, n), got {a.shape}")
     if a.shape[0] < 2:
-        raise ValueError(f"x: expected at least 2 samples (rows), got {a.shape[0]}")
+        raise IdentifyError("x", f"expected at least 2 samples (rows), got {a.shape[0]}")
     if not np.all(np.isfinite(a)):
         k = int(np.flatnonzero(~np.isfinite(a).reshape(a.shape[0], -1).all(axis=1))[0])
-        raise ValueError(f"x: expected finite values, sample {k} is not")
+        raise IdentifyError("x", f"expected finite values, sample {k} is not")
     if not (isinstance(window_c, (int, float)) and np.isfinite(window_c) and window_c > 0):
-        raise ValueError(f"window_c: expected a number > 0, got {window_c!r}")
+        raise IdentifyError("window_c", f"expected a number > 0, got {window_c!r}")
     cols = a.reshape(a.shape[0], -1)
     out = np.array([_tau_one(cols[:, j], float(window_c)) for j in range(cols.shape[1])])
     return out.reshape(()) if a.ndim == 1 else out

@@ -443,11 +443,12 @@ class RobotLog:
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix not in (".npz", ".csv"):
-            raise ValueError(f"path: expected a .npz or .csv file name, got {str(path)!r}")
+            raise IdentifyError("path", f"expected a .npz or .csv file name, got {str(path)!r}")
         if suffix == ".csv" and self.joint_names is None:
-            raise ValueError(
-                "joint_names: a CSV log names its columns q_<joint>, tau_<joint>, ...; "
-                "build the RobotLog with joint_names=... to save it as CSV"
+            raise IdentifyError(
+                "joint_names",
+                "a CSV log names its columns q_<joint>, tau_<joint>, ...; "
+                "build the RobotLog with joint_names=... to save it as CSV",
             )
         if path.exists() and not overwrite:
             raise FileExistsError(f"path: {str(path)!r} exists; pass overwrite=True to replace it")
@@ -494,7 +495,7 @@ class RobotLog:
         header = ["t"] + [f"{k}_{nm}" for k in kinds for nm in names]
         for h in header:
             if "," in h or "\n" in h or '"' in h:
-                raise ValueError(f"joint_names: {h!r} cannot be a CSV column name")
+                raise IdentifyError("joint_names", f"{h!r} cannot be a CSV column name")
         blocks: list[np.ndarray] = [self.t[:, None]] + [getattr(self, k) for k in kinds]
         if self.floating_base:
             header += list(_BASE_POSE_COLUMNS)
@@ -505,7 +506,9 @@ class RobotLog:
             frames = self.contact_frames or ()
             for f in frames:
                 if "," in f or "\n" in f or '"' in f:
-                    raise ValueError(f"contact_frames: {f!r} cannot be part of a CSV column name")
+                    raise IdentifyError(
+                        "contact_frames", f"{f!r} cannot be part of a CSV column name"
+                    )
             if self.contact is not None:
                 header += [f"contact_{f}" for f in frames]
                 blocks.append(self.contact.astype(np.float64))
@@ -513,9 +516,10 @@ class RobotLog:
                 header += [f"wrench_{c}_{f}" for f in frames for c in _WRENCH_PARTS]
                 blocks.append(self.contact_wrenches.reshape(self.n_samples, -1))
             if frames and self.contact is None and self.contact_wrenches is None:
-                raise ValueError(
-                    "contact_frames: a CSV log names its contact frames through contact_<frame> "
-                    "or wrench_*_<frame> columns; without a schedule or wrenches save it as .npz"
+                raise IdentifyError(
+                    "contact_frames",
+                    "a CSV log names its contact frames through contact_<frame> "
+                    "or wrench_*_<frame> columns; without a schedule or wrenches save it as .npz",
                 )
         data = np.concatenate(blocks, axis=1)
         fh.write(",".join(header) + "\n")
@@ -833,7 +837,7 @@ def load_log(
                         wrench_topics="auto")  # fmt: skip
         for k, v in bag_options.items():
             if v != defaults[k]:
-                raise ValueError(f"{k}: applies to ROS bags only, and {str(path)!r} is not one")
+                raise IdentifyError(k, f"applies to ROS bags only, and {str(path)!r} is not one")
         if not path.is_file():
             raise FileNotFoundError(f"path: no such file {str(path)!r}")
         t, arrays, names, floating = _read_npz(path) if suffix == ".npz" else _read_csv(path)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import IdentifyError
 from .robot_log import FLOATING_KEYS, LogError, RobotLog, continuous_quaternions
 
 __all__ = [
@@ -519,9 +520,9 @@ def still_joints(log: RobotLog, tolerance: float = STILL_RANGE) -> dict[str, flo
       {'finger': 0.02}
     """
     if log.joint_names is None:
-        raise ValueError("log: needs joint_names to name its still joints")
+        raise IdentifyError("log", "needs joint_names to name its still joints")
     if not tolerance >= 0:
-        raise ValueError(f"tolerance: expected a span >= 0 (rad or m), got {tolerance!r}")
+        raise IdentifyError("tolerance", f"expected a span >= 0 (rad or m), got {tolerance!r}")
     span = np.ptp(log.q, axis=0)
     return {nm: float(np.median(log.q[:, j])) for j, nm in enumerate(log.joint_names)
             if span[j] <= tolerance}  # fmt: skip

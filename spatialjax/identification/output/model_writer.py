@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..._params import mass_com_inertia
+from ..errors import IdentifyError, IdentifyTypeError
 
 __all__ = ["write_identified_mjcf", "write_identified_model", "write_identified_urdf"]
 
@@ -75,48 +76,51 @@ def _inertial_xml(m, c, I_c) -> str:
     )
 
 
-def _as_params(inertia, nb: int, fn: str = "write_identified_urdf") -> np.ndarray:
+def _as_params(inertia, nb: int) -> np.ndarray:
     from ..._inertia import RigidBodyInertia
 
     p = inertia.params if isinstance(inertia, RigidBodyInertia) else inertia
     try:
         p = np.asarray(p, dtype=np.float64)
     except (TypeError, ValueError):
-        raise TypeError(
-            f"{fn}: inertia: expected a RigidBodyInertia or an (nbodies, 10) "
-            f"array, got {type(inertia).__name__}"
+        raise IdentifyTypeError(
+            "inertia",
+            f"expected a RigidBodyInertia or an (nbodies, 10) array, got {type(inertia).__name__}",
         ) from None
     if p.shape != (nb, 10):
-        raise ValueError(
-            f"{fn}: inertia: expected batch shape ({nb},) (one body per model "
-            f"body), i.e. parameters of shape ({nb}, 10), got {p.shape}"
+        raise IdentifyError(
+            "inertia",
+            f"expected batch shape ({nb},) (one body per model "
+            f"body), i.e. parameters of shape ({nb}, 10), got {p.shape}",
         )
     bad = ~np.all(np.isfinite(p), axis=1)
     if bad.any():
-        raise ValueError(
-            f"{fn}: inertia: bodies {np.flatnonzero(bad).tolist()} have non-finite parameters"
+        raise IdentifyError(
+            "inertia", f"bodies {np.flatnonzero(bad).tolist()} have non-finite parameters"
         )
     return p
 
 
-def _check_model(model, fn: str) -> None:
+def _check_model(model) -> None:
     """A ``TypeError`` naming ``model`` when it is not a Model (e.g. an array of parameters)."""
     from ...multibody import Model
 
     if not isinstance(model, Model):
-        raise TypeError(
-            f"{fn}: model: expected the spatialjax.multibody.Model read from source "
+        raise IdentifyTypeError(
+            "model",
+            f"expected the spatialjax.multibody.Model read from source "
             f"(Model.from_urdf(source, locked_joints=...)), got {type(model).__name__}; an "
-            "identify_robot result writes itself: result.write(out_path, source=source)"
+            "identify_robot result writes itself: result.write(out_path, source=source)",
         )
 
 
-def _positive_masses(p_id, model, fn: str, what: str) -> None:
+def _positive_masses(p_id, model, what: str) -> None:
     for b in range(p_id.shape[0]):
         if not p_id[b, 0] > 0:
-            raise ValueError(
-                f"{fn}: inertia: body {b} ({model.body_names[b]!r}) has mass "
-                f"{float(p_id[b, 0])!r}; {what} needs a positive mass"
+            raise IdentifyError(
+                "inertia",
+                f"body {b} ({model.body_names[b]!r}) has mass "
+                f"{float(p_id[b, 0])!r}; {what} needs a positive mass",
             )
 
 
@@ -124,7 +128,7 @@ def _check_out(out_path, src_path, overwrite: bool, fn: str) -> Path:
     out = Path(out_path)
     if out.exists():
         if Path(src_path).exists() and os.path.samefile(out, src_path):
-            raise ValueError(f"{fn}: out_path {str(out_path)!r} is the input file itself")
+            raise IdentifyError("out_path", f"{str(out_path)!r} is the input file itself")
         if not overwrite:
             raise FileExistsError(
                 f"{fn}: {out_path} exists; pass overwrite=True to replace it (or choose another "
@@ -138,42 +142,46 @@ def _one_dof(model) -> list[int]:
     return [b for b, t in enumerate(model.joint_types) if t != "free_flyer"]
 
 
-def _check_joint_params(joint_params, model, fn: str) -> dict:
+def _check_joint_params(joint_params, model) -> dict:
     """``{field: (n1,) float64}`` (NaN: keep the file's) from ``joint_params``, checked."""
     if joint_params is None:
         return {}
     if not isinstance(joint_params, dict):
-        raise TypeError(
-            f"{fn}: joint_params: expected a dict {{field: (n_joints,) values}} with fields from "
-            f"{JOINT_PARAMETER_FIELDS}, got {type(joint_params).__name__}"
+        raise IdentifyTypeError(
+            "joint_params",
+            f"expected a dict {{field: (n_joints,) values}} with fields from "
+            f"{JOINT_PARAMETER_FIELDS}, got {type(joint_params).__name__}",
         )
     n1 = len(_one_dof(model))
     out = {}
     for key, value in joint_params.items():
         if key not in JOINT_PARAMETER_FIELDS:
-            raise ValueError(
-                f"{fn}: joint_params: unknown field {key!r}; expected fields from "
+            raise IdentifyError(
+                "joint_params",
+                f"unknown field {key!r}; expected fields from "
                 f"{JOINT_PARAMETER_FIELDS} (damping = viscous, friction = Coulomb / MJCF "
-                "frictionloss)"
+                "frictionloss)",
             )
         try:
             arr = np.asarray(value, np.float64)
         except (TypeError, ValueError):
-            raise TypeError(
-                f"{fn}: joint_params[{key!r}]: expected {n1} numbers, got {type(value).__name__}"
+            raise IdentifyTypeError(
+                f"joint_params[{key!r}]", f"expected {n1} numbers, got {type(value).__name__}"
             ) from None
         if arr.shape != (n1,):
-            raise ValueError(
-                f"{fn}: joint_params[{key!r}]: expected shape ({n1},) (one value per one-DoF "
-                f"joint of the model, in its order), got shape {arr.shape}"
+            raise IdentifyError(
+                f"joint_params[{key!r}]",
+                f"expected shape ({n1},) (one value per one-DoF "
+                f"joint of the model, in its order), got shape {arr.shape}",
             )
         bad = ~np.isnan(arr) & ~(np.isfinite(arr) & (arr >= 0))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             joint = model.joint_names[_one_dof(model)[i]]
-            raise ValueError(
-                f"{fn}: joint_params[{key!r}]: expected finite values >= 0 (NaN: keep the "
-                f"file's), got {arr[i]} for joint {joint!r}"
+            raise IdentifyError(
+                f"joint_params[{key!r}]",
+                f"expected finite values >= 0 (NaN: keep the "
+                f"file's), got {arr[i]} for joint {joint!r}",
             )
         out[key] = arr
     return out
@@ -260,27 +268,28 @@ def write_identified_urdf(
 def _urdf_inputs(source, model, inertia, joint_params, out_path, overwrite):
     """``(source description, link names, (nb, 10) bodies, joint params, out path)``, checked."""
     fn = "write_identified_urdf"
-    _check_model(model, fn)
-    desc = _description(source, fn)
+    _check_model(model)
+    desc = _description(source)
     if desc.format != "urdf":
-        raise ValueError(
-            f"{fn}: {desc.path} is {desc.format.upper()}, not a URDF; only URDF output"
+        raise IdentifyError(
+            "source", f"{desc.path} is {desc.format.upper()}, not a URDF; only URDF output"
         )
     names = tuple(link.name for link in desc.links)
     if tuple(model.frame_names) != names:
-        raise ValueError(
-            f"{fn}: model: its frames {list(model.frame_names)} are not the links of "
-            f"{desc.path} ({list(names)}); pass the Model read from this file"
+        raise IdentifyError(
+            "model",
+            f"its frames {list(model.frame_names)} are not the links of "
+            f"{desc.path} ({list(names)}); pass the Model read from this file",
         )
     nb = model.nbodies
     p_id = _as_params(inertia, nb)
-    _positive_masses(p_id, model, fn, "a URDF inertial")
-    jp = _check_joint_params(joint_params, model, fn)
+    _positive_masses(p_id, model, "a URDF inertial")
+    jp = _check_joint_params(joint_params, model)
     out = _check_out(out_path, desc.path, overwrite, fn)
     return desc, names, p_id, jp, out
 
 
-def _description(source, fn: str):
+def _description(source):
     """The ``ModelDescription`` of ``source``: read (one parse) when it is a path."""
     from ...io import ModelDescription
     from ...io._load import read_description
@@ -288,9 +297,10 @@ def _description(source, fn: str):
     if not isinstance(source, ModelDescription):
         return read_description(source)
     if source.element is None or not source.links:
-        raise TypeError(
-            f"{fn}: source: expected a model file or the ModelDescription of "
-            "spatialjax.io.read_description (with its tree and elements), got one without them"
+        raise IdentifyTypeError(
+            "source",
+            "expected a model file or the ModelDescription of "
+            "spatialjax.io.read_description (with its tree and elements), got one without them",
         )
     return source
 
@@ -595,28 +605,29 @@ def write_identified_mjcf(
 def _mjcf_inputs(source, model, inertia, joint_params, out_path, overwrite):
     """``(description, body names, {joint name: joint}, (nb, 10) bodies, joint params, out)``."""
     fn = "write_identified_mjcf"
-    _check_model(model, fn)
-    desc = _description(source, fn)
+    _check_model(model)
+    desc = _description(source)
     src_path = desc.path
     if desc.format != "mjcf":
-        raise ValueError(f"{fn}: {src_path} is {desc.format.upper()}, not MJCF")
+        raise IdentifyError("source", f"{src_path} is {desc.format.upper()}, not MJCF")
     names = tuple(link.name for link in desc.links)
     if tuple(model.frame_names[: len(names)]) != names:
-        raise ValueError(
-            f"{fn}: model: its frames {list(model.frame_names)} do not start with the bodies of "
-            f"{src_path} ({list(names)}); pass the Model read from this file"
+        raise IdentifyError(
+            "model",
+            f"its frames {list(model.frame_names)} do not start with the bodies of "
+            f"{src_path} ({list(names)}); pass the Model read from this file",
         )
     by_joint = {j.name: j for j in desc.joints if j.name is not None}
     missing = [n for n in model.joint_names if n not in by_joint]
     if missing:
-        raise ValueError(
-            f"{fn}: model: joints {missing} are not joints of {src_path}; pass the Model read "
-            "from this file"
+        raise IdentifyError(
+            "model",
+            f"joints {missing} are not joints of {src_path}; pass the Model read from this file",
         )
     nb = model.nbodies
-    p_id = _as_params(inertia, nb, fn)
-    _positive_masses(p_id, model, fn, "a MuJoCo body with a joint")
-    jp = _check_joint_params(joint_params, model, fn)
+    p_id = _as_params(inertia, nb)
+    _positive_masses(p_id, model, "a MuJoCo body with a joint")
+    jp = _check_joint_params(joint_params, model)
     out = _check_out(out_path, src_path, overwrite, fn)
     return desc, names, by_joint, p_id, jp, out
 
@@ -859,17 +870,17 @@ def write_identified_model(
       >>> report["format"], report["bodies"][0]["mode"], report["max_reload_error"] < 1e-15
       ('urdf', 'single', True)
     """
-    desc = _description(source, "write_identified_model")
+    desc = _description(source)
     writer = WRITERS.get(desc.format)
     if writer is None:
-        raise ValueError(
-            f"write_identified_model: {desc.path} is {desc.format.upper()}; only URDF and MJCF "
-            "models can be written back"
+        raise IdentifyError(
+            "source",
+            f"{desc.path} is {desc.format.upper()}; only URDF and MJCF models can be written back",
         )
     if tendon_params and desc.format != "mjcf":
-        raise ValueError(
-            f"write_identified_model: tendon_params: {desc.path} is {desc.format.upper()}, which "
-            "has no tendons"
+        raise IdentifyError(
+            "tendon_params",
+            f"{desc.path} is {desc.format.upper()}, which has no tendons",
         )
     extra = {"tendon_params": tendon_params} if tendon_params else {}
     return writer(desc, model, inertia, out_path, joint_params=joint_params, overwrite=overwrite,

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import IdentifyError
+
 #: A link whose fitted mass differs from the prior's by more than this factor is flagged.
 MASS_FLAG_RATIO = 2.0
 
@@ -518,19 +520,21 @@ class RobotIdentification:
 
         desc = source if isinstance(source, ModelDescription) else read_description(source)
         if desc.format not in WRITERS:
-            raise ValueError(
-                f"source: {desc.path} is {desc.format.upper()}; only URDF and MJCF can be written "
-                f"back (formats: {', '.join(sorted(WRITERS))})"
+            raise IdentifyError(
+                "source",
+                f"{desc.path} is {desc.format.upper()}; only URDF and MJCF can be written "
+                f"back (formats: {', '.join(sorted(WRITERS))})",
             )
         problem = output_format_problem(out_path, desc.format, desc.path)
         if problem:
-            raise ValueError(f"out_path: {problem}")
+            raise IdentifyError("out_path", f"{problem}")
         tendons = self.tendon_parameters()
         if tendons and desc.format != "mjcf":
-            raise ValueError(
-                f"source: {desc.path} is {desc.format.upper()}, which has no coupled transmission: "
+            raise IdentifyError(
+                "source",
+                f"{desc.path} is {desc.format.upper()}, which has no coupled transmission: "
                 f"the motors {', '.join(tendons)} drive several joints; write an MJCF with fixed "
-                "tendons of those names (MuJoCo's URDF import, then add the tendons)"
+                "tendons of those names (MuJoCo's URDF import, then add the tendons)",
             )
         extra = {"tendon_params": tendons} if tendons else {}
         return write_identified_model(desc, self.model, self.params["fit"], out_path,

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..errors import IdentifyError, IdentifyTypeError
 from ..fitting.robot_fit import PRIOR_SPREAD
 
 #: ``f`` of [moving_samples][spatialjax.identification.moving_samples]: the fraction of a joint's
@@ -76,19 +77,21 @@ def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> 
     import spatialjax.multibody as mb
 
     if not isinstance(model, mb.Model):
-        raise TypeError(f"model: expected a spatialjax.multibody.Model, got {type(model).__name__}")
+        raise IdentifyTypeError(
+            "model", f"expected a spatialjax.multibody.Model, got {type(model).__name__}"
+        )
     jm = mb.JointModel() if joint_model is None else joint_model
     if not isinstance(jm, mb.JointModel):
-        raise TypeError(f"joint_model: expected a JointModel, got {type(jm).__name__}")
+        raise IdentifyTypeError("joint_model", f"expected a JointModel, got {type(jm).__name__}")
     if isinstance(spread, bool) or not (
         isinstance(spread, (int, float, np.floating)) and math.isfinite(spread) and spread > 0
     ):
-        raise ValueError(f"spread: expected a finite s > 0, got {spread!r}")
+        raise IdentifyError("spread", f"expected a finite s > 0, got {spread!r}")
     qa = np.asarray(q, np.float64)
     if qa.ndim != 2 or qa.shape[0] < 1 or qa.shape[1] != model.nq:
-        raise ValueError(f"q: expected shape (N, {model.nq}) with N >= 1, got {qa.shape}")
+        raise IdentifyError("q", f"expected shape (N, {model.nq}) with N >= 1, got {qa.shape}")
     if not np.all(np.isfinite(qa)):
-        raise ValueError("q: expected finite configurations")
+        raise IdentifyError("q", "expected finite configurations")
     values = jm.file_values(model)
     n1 = jm.n_motors(model)
     off = 6 if model.floating_base else 0
@@ -102,9 +105,10 @@ def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> 
         mbar = np.mean(mass_diagonal(model, qa[take.astype(int)], jm), axis=0)[off:]
         if not np.all(mbar > 0):
             j = int(np.flatnonzero(~(mbar > 0))[0])
-            raise ValueError(
-                f"model: joint {model.joint_names[j + (1 if off else 0)]!r} moves no inertia "
-                f"(mean M_jj = {mbar[j]:.3g}); the armature prior needs a massive chain"
+            raise IdentifyError(
+                "model",
+                f"joint {model.joint_names[j + (1 if off else 0)]!r} moves no inertia "
+                f"(mean M_jj = {mbar[j]:.3g}); the armature prior needs a massive chain",
             )
         prismatic = np.array([t == "prismatic" for t in model.joint_types[1 if off else 0 :]])
         ref = np.where(prismatic, np.max(mbar, where=prismatic, initial=0.0),
@@ -124,7 +128,7 @@ def velocity_noise(dq) -> np.ndarray:
     """
     v = np.asarray(dq, np.float64)
     if v.ndim != 2 or v.shape[0] < 3:
-        raise ValueError(f"dq: expected shape (N, nv) with N >= 3, got {v.shape}")
+        raise IdentifyError("dq", f"expected shape (N, nv) with N >= 3, got {v.shape}")
     d2 = np.diff(v, n=2, axis=0)
     mad = np.median(np.abs(d2 - np.median(d2, axis=0)), axis=0)
     return 1.4826 * mad / math.sqrt(6.0)
@@ -182,20 +186,21 @@ def rest_threshold(
     """
     v = np.asarray(dq, np.float64)
     if v.ndim != 2 or v.shape[0] < 3:
-        raise ValueError(f"dq: expected shape (N, nv) with N >= 3, got {v.shape}")
+        raise IdentifyError("dq", f"expected shape (N, nv) with N >= 3, got {v.shape}")
     if not np.all(np.isfinite(v)):
-        raise ValueError("dq: expected finite velocities")
+        raise IdentifyError("dq", "expected finite velocities")
     for name, x in (("fraction", fraction), ("noise_sigmas", noise_sigmas)):
         if not (math.isfinite(x) and x >= 0):
-            raise ValueError(f"{name}: expected a finite number >= 0, got {x!r}")
+            raise IdentifyError(name, f"expected a finite number >= 0, got {x!r}")
     if noise is None:
         sigma = velocity_noise(v)
     else:
         sigma = np.asarray(noise, np.float64)
         if sigma.shape != (v.shape[1],) or not np.all(np.isfinite(sigma) & (sigma >= 0)):
-            raise ValueError(
-                f"noise: expected {v.shape[1]} finite values >= 0 (one per joint), got "
-                f"{sigma.tolist() if sigma.ndim else sigma}"
+            raise IdentifyError(
+                "noise",
+                f"expected {v.shape[1]} finite values >= 0 (one per joint), got "
+                f"{sigma.tolist() if sigma.ndim else sigma}",
             )
     rms = np.sqrt(np.mean(v * v, axis=0))
     return np.maximum(noise_sigmas * sigma, fraction * rms)

@@ -51,9 +51,9 @@ def least_trace(mass: float, density: float = MAX_DENSITY) -> float:
       0.002309
     """
     if not (math.isfinite(mass) and mass >= 0):
-        raise ValueError(f"mass: expected a finite mass >= 0 in kg, got {mass!r}")
+        raise IdentifyError("mass", f"expected a finite mass >= 0 in kg, got {mass!r}")
     if not (math.isfinite(density) and density > 0):
-        raise ValueError(f"density: expected a density > 0 in kg/m³, got {density!r}")
+        raise IdentifyError("density", f"expected a density > 0 in kg/m³, got {density!r}")
     r = (3.0 * mass / (4.0 * math.pi * density)) ** (1.0 / 3.0)
     return 0.6 * mass * r * r
 
@@ -167,14 +167,14 @@ def repair_prior(
     """
     P = np.asarray(params, np.float64)
     if P.ndim != 2 or P.shape[-1] != 10:
-        raise ValueError(f"params: expected shape (nb, 10), got {P.shape}")
+        raise IdentifyError("params", f"expected shape (nb, 10), got {P.shape}")
     nb = P.shape[0]
     if names is not None and len(names) != nb:
-        raise ValueError(f"names: expected {nb} names, got {len(names)}")
+        raise IdentifyError("names", f"expected {nb} names, got {len(names)}")
     if not (isinstance(floor, (int, float)) and 0 < floor < 1):
-        raise ValueError(f"floor: expected a number in (0, 1), got {floor!r}")
+        raise IdentifyError("floor", f"expected a number in (0, 1), got {floor!r}")
     if not (isinstance(density, (int, float)) and math.isfinite(density) and density > 0):
-        raise ValueError(f"density: expected a density > 0 in kg/m³, got {density!r}")
+        raise IdentifyError("density", f"expected a density > 0 in kg/m³, got {density!r}")
     out = P.copy()
     repairs = []
     for b in range(nb):

@@ -19,10 +19,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import raises_argument
 from helpers import robots_dir as _robots_dir
 
 import spatialjax.multibody as mb
 from spatialjax.identification import (
+    IdentifyError,
+    IdentifyTypeError,
     design_excitation,
     fourier_trajectory,
     identifiability,
@@ -255,7 +258,7 @@ def test_torque_limit_is_kept(chain):
     *_, t, q, dq, ddq = _design._output(chain, P, P.z[0] * 5.0, P.u[0])
     tau = np.asarray(mb.rnea(chain, q, dq, ddq, P.g))
     assert np.all(np.abs(tau) <= 0.9 * np.array([60.0, 15.0]) + 1e-9)
-    with pytest.raises(ValueError, match="offset alone"):
+    with raises_argument(IdentifyError, "torque_limit", match="offset alone"):
         P = _problem(chain, "logdet", torque_limit=[1e-3, 1e-3])
         _design._output(chain, P, P.z[0], P.u[0])
 
@@ -285,9 +288,9 @@ def test_bad_input(chain, kw, match):
 
 
 def test_bad_types(chain):
-    with pytest.raises(TypeError, match="harmonics: expected an integer"):
+    with raises_argument(IdentifyTypeError, "harmonics"):
         design_excitation(chain, key=jax.random.key(0), **{**KW, "harmonics": 2.5})
-    with pytest.raises(TypeError, match="limits: expected None"):
+    with raises_argument(IdentifyTypeError, "limits"):
         design_excitation(chain, key=jax.random.key(0), **{**KW, "limits": [1.0, 2.0]})
 
 

@@ -17,6 +17,7 @@ import spatialjax as sj
 from spatialjax import ArgumentTypeError
 from spatialjax import identification as sid
 from spatialjax import multibody as mb
+from spatialjax.identification import IdentifyError, IdentifyTypeError, LogError
 
 ROBOTS = robots_dir()
 needs_robots = pytest.mark.skipif(ROBOTS is None, reason="example-robot-data is not installed")
@@ -120,11 +121,11 @@ def test_fourier_batches_broadcast(rng):
 
 
 def test_fourier_bad_input():
-    with pytest.raises(ValueError, match="b: expected"):
+    with raises_argument(IdentifyError, "b"):
         sid.fourier_trajectory(np.ones((2, 3)), np.ones((2, 4)), np.zeros(2), 1.0, np.zeros(3))
-    with pytest.raises(ValueError, match=r"q0: expected shape \(\.\.\., 2\)"):
+    with raises_argument(IdentifyError, "q0"):
         sid.fourier_trajectory(np.ones((2, 3)), np.ones((2, 3)), np.zeros(3), 1.0, np.zeros(3))
-    with pytest.raises(ValueError, match="base_frequency"):
+    with raises_argument(IdentifyError, "base_frequency"):
         sid.fourier_trajectory(np.ones((2, 3)), np.ones((2, 3)), np.zeros(2), -1.0, np.zeros(3))
     with raises_argument(ArgumentTypeError, "a"):
         sid.fourier_trajectory(np.ones((2, 3), int), np.ones((2, 3)), np.zeros(2), 1.0, np.zeros(3))
@@ -164,13 +165,13 @@ def test_excitation_respects_limits_and_is_batched():
 
 def test_excitation_bad_input():
     k = jax.random.key(0)
-    with pytest.raises(ValueError, match="duration"):
+    with raises_argument(IdentifyError, "duration"):
         sid.excitation_trajectory(2, duration=-1.0, key=k)
     with pytest.raises(ValueError, match="Nyquist"):
         sid.excitation_trajectory(2, duration=1.0, rate=10.0, base_frequency=1.0, key=k)
-    with pytest.raises(ValueError, match="q_limits: joint 1 has lower"):
+    with raises_argument(IdentifyError, "q_limits"):
         sid.excitation_trajectory(2, duration=1.0, key=k, q_limits=[[0, 1], [1, 0]])
-    with pytest.raises(ValueError, match=r"dq_limits: expected shape \(2,\)"):
+    with raises_argument(IdentifyError, "dq_limits"):
         sid.excitation_trajectory(2, duration=1.0, key=k, dq_limits=[1.0, 2.0, 3.0])
 
 
@@ -217,11 +218,11 @@ def test_perturb_inertia_zero_is_identity_and_errors(rng):
     J0 = _bodies(rng, np.float64)
     np.testing.assert_allclose(sid.perturb_inertia(J0, 0.0, jax.random.key(0)).params, J0.params,
                                rtol=1e-10, atol=1e-14)  # fmt: skip
-    with pytest.raises(ValueError, match="relative"):
+    with raises_argument(IdentifyError, "relative"):
         sid.perturb_inertia(J0, -0.1, jax.random.key(0))
-    with pytest.raises(TypeError, match="inertia: expected a RigidBodyInertia"):
+    with raises_argument(IdentifyTypeError, "inertia"):
         sid.perturb_inertia(J0.params, 0.1, jax.random.key(0))
-    with pytest.raises(ValueError, match="key: expected one PRNG key"):
+    with raises_argument(IdentifyError, "key"):
         sid.perturb_inertia(J0, 0.1, jax.random.split(jax.random.key(0), 2))
 
 
@@ -271,11 +272,11 @@ def test_simulate_log_noise_and_encoder():
     counts = noisy.q / res
     np.testing.assert_allclose(counts, np.round(counts), atol=1e-6)
     assert np.all(np.abs(noisy.q - q) <= res / 2 * (1 + 1e-9))
-    with pytest.raises(ValueError, match="friction: expected"):
+    with raises_argument(IdentifyError, "friction"):
         sid.simulate_log(model, t, q, dq, ddq, key=jax.random.key(0), friction=np.ones((3, 3)))
-    with pytest.raises(ValueError, match="torque_noise"):
+    with raises_argument(IdentifyError, "torque_noise"):
         sid.simulate_log(model, t, q, dq, ddq, key=jax.random.key(0), torque_noise=-1.0)
-    with pytest.raises(ValueError, match=r"dq: expected shape \(20000, 2\)"):
+    with raises_argument(IdentifyError, "dq"):
         sid.simulate_log(model, t, q, dq[:, :1], ddq, key=jax.random.key(0))
 
 
@@ -364,12 +365,12 @@ def test_prepare_log_bad_input():
         with pytest.raises(sid.IdentifyError) as e:
             sid.prepare_log(log, **kwargs)
         assert e.value.argument == argument, (kwargs, str(e.value))
-    with pytest.raises(sid.IdentifyError, match=r"decimated Nyquist|100 Hz") as e:
+    with raises_argument(IdentifyError, "lowpass", match=r"decimated Nyquist|100 Hz"):
         sid.prepare_log(log, lowpass=120.0, decimate=5)  # the message says which limit
     t = log.t.copy()
     t[100:] += 0.01
     gap = sid.RobotLog(t=t, q=log.q, tau=log.tau)
-    with pytest.raises(sid.IdentifyError, match=r"not uniformly sampled: t\[100\] - t\[99\]") as e:
+    with raises_argument(IdentifyError, "log") as e:
         sid.prepare_log(gap, lowpass=5.0)
     assert e.value.argument == "log"
     with pytest.raises(TypeError) as e:
@@ -399,11 +400,11 @@ def test_parallel_filter_matches_the_filtered_coulomb_step():
     est = np.linalg.lstsq(fcol, log.tau, rcond=None)[0].item()
     bad = np.linalg.lstsq(col[::5], full.tau[::5], rcond=None)[0].item()
     assert abs(est - Fc) < 1e-3 * Fc < abs(bad - Fc)
-    with pytest.raises(ValueError, match="columns\\[0\\]: expected"):
+    with raises_argument(IdentifyError, "columns[0]"):
         sid.parallel_filter(full, col[:-1])
-    with pytest.raises(ValueError, match="needs prepare_log"):
+    with raises_argument(IdentifyError, "prepared"):
         sid.parallel_filter(sid.prepare_log(sid.RobotLog(t=t, q=q, tau=tau)), col)
-    with pytest.raises(ValueError, match="decimate=5"):
+    with raises_argument(IdentifyError, "prepared"):
         sid.parallel_filter(sid.prepare_log(sid.RobotLog(t=t, q=q, tau=tau), lowpass=10.0,
                                             decimate=5), col[::5])  # fmt: skip
 
@@ -452,7 +453,7 @@ def test_save_never_overwrites_unless_asked(tmp_path, suffix):
     assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temporary left
     log.save(path, overwrite=True)
     np.testing.assert_array_equal(sid.load_log(path).q, log.q)
-    with pytest.raises(ValueError, match="path: expected a .npz or .csv"):
+    with raises_argument(IdentifyError, "path"):
         log.save(tmp_path / "log.txt")
 
 
@@ -537,12 +538,14 @@ def test_npz_log_errors_name_file_and_column(tmp_path, case):
 
 
 def test_robotlog_constructor_checks():
-    with pytest.raises(sid.LogError, match="RobotLog: column 't': not strictly increasing"):
+    with raises_argument(LogError, "log") as e:
         sid.RobotLog(t=np.array([0.0, 0.0]), q=np.ones((2, 1)), tau=np.ones((2, 1)))
-    with pytest.raises(sid.LogError, match=r"column 'q\[:, 1\]': nan at sample 0"):
+    assert (e.value.source, e.value.column, e.value.sample) == ("RobotLog", "t", 1)
+    with raises_argument(LogError, "log") as e:
         sid.RobotLog(t=np.arange(2.0), q=np.array([[0, np.nan], [0, 0]]), tau=np.ones((2, 2)))
+    assert (e.value.column, e.value.sample) == ("q[:, 1]", 0)
     log = sid.RobotLog(t=np.arange(2.0), q=np.ones((2, 1)), tau=np.ones((2, 1)))
-    with pytest.raises(ValueError, match="joint_names: a CSV log"):
+    with raises_argument(IdentifyError, "joint_names"):
         log.save("unused.csv")
 
 
@@ -570,10 +573,10 @@ def test_match_joints_maps_reorders_and_locks():
                                       locked_joints=m2.locked)  # fmt: skip
     assert locked_model.joint_names == m2.joint_names
     bad = sid.RobotLog(t=log.t, q=q[:, :2], tau=q[:, :2], joint_names=("panda_joint1", "elbow"))
-    with pytest.raises(ValueError, match="log: joint 'elbow' is no movable joint of model"):
+    with raises_argument(IdentifyError, "log"):
         sid.match_joints(bad, full)
-    with pytest.raises(ValueError, match="lock: 'wrist' is no movable joint"):
+    with raises_argument(IdentifyError, "lock"):
         sid.match_joints(log, full, lock={"wrist": 0.0})
     nameless = sid.RobotLog(t=log.t, q=q[:, :3], tau=q[:, :3])
-    with pytest.raises(ValueError, match="3 unnamed joint columns but model"):
+    with raises_argument(IdentifyError, "log"):
         sid.match_joints(nameless, full)

@@ -5,9 +5,17 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from _fit_cases import N_BODIES, N_SAMPLES, box_prior, problem, regressor_of
+from helpers import raises_argument
 
 import spatialjax as sj
-from spatialjax.identification import FitStatus, body_regressor, fit
+from spatialjax import ArgumentError
+from spatialjax.identification import (
+    FitStatus,
+    IdentifyError,
+    IdentifyTypeError,
+    body_regressor,
+    fit,
+)
 
 PERM = [3, 4, 5, 0, 1, 2]  # [v; ω] <-> [ω; v]
 
@@ -130,17 +138,17 @@ def test_rank_deficient_excitation_still_consistent(rng):
 
 def test_bad_input_shapes():
     Y = jnp.zeros((5, 6, 10))
-    with pytest.raises(ValueError, match="f"):
+    with raises_argument(IdentifyError, "f"):
         fit(Y, jnp.zeros((4, 6)))
     with pytest.raises(ValueError):
         fit(jnp.zeros((5, 6, 9)), jnp.zeros((5, 6)))
-    with pytest.raises(ValueError, match="weights"):
+    with raises_argument(IdentifyError, "weights"):
         fit(Y, jnp.zeros((5, 6)), weights=jnp.ones((3,)))
-    with pytest.raises(TypeError, match="solver"):
+    with raises_argument(IdentifyTypeError, "solver"):
         fit(Y, jnp.zeros((5, 6)), solver="newton")
     with pytest.raises(TypeError):
         body_regressor(jnp.zeros(6, jnp.int32), jnp.zeros(6))
-    with pytest.raises(ValueError, match="v"):
+    with raises_argument(ArgumentError, "v"):
         body_regressor(jnp.zeros(5), jnp.zeros(6))
 
 

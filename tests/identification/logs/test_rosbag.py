@@ -15,11 +15,12 @@ import sys
 import jax
 import numpy as np
 import pytest
-from helpers import FIXTURES
+from helpers import FIXTURES, raises_argument
 
 import spatialjax.multibody as mb
 from spatialjax import identification as ident
 from spatialjax._util import x64
+from spatialjax.identification import IdentifyError, LogError
 
 rosbags = pytest.importorskip("rosbags")
 from rosbags.rosbag1 import Writer as Writer1  # noqa: E402
@@ -275,13 +276,13 @@ def test_topic_choice_and_bad_topics(tmp_path):
     _small_bag(path2, "sqlite3", topics=("/a/joint_states", "/b/joint_states"))
     with pytest.raises(ident.BagOptionError) as e:
         ident.load_log(path2)
-    assert e.value.argument == "topic" and "several JointState topics" in str(e.value)
+    assert e.value.argument == "topic"
     # a fixed-base bag: its WrenchStamped topic is no contact (no base pose)
     assert not ident.load_log(path2, topic="/a/joint_states").floating_base
     with pytest.raises(ident.BagOptionError) as e:
         ident.load_log(path2, topic="/a/joint_states", wrench_topics=["/ft"])
-    assert e.value.argument == "wrench_topics" and "floating-base" in str(e.value)
-    with pytest.raises(ValueError, match="topic: applies to ROS bags only"):
+    assert e.value.argument == "wrench_topics"
+    with raises_argument(IdentifyError, "topic"):
         ident.load_log(tmp_path / "log.npz", topic="/joint_states")
 
 
@@ -298,9 +299,9 @@ def test_not_a_bag(tmp_path):
     with pytest.raises(FileNotFoundError):
         ident.load_log(tmp_path / "nope.mcap")
     (tmp_path / "bad.bag").write_bytes(b"not a bag")
-    with pytest.raises(ident.LogError, match="not a readable ROS bag"):
+    with raises_argument(LogError, "log"):
         ident.load_log(tmp_path / "bad.bag")
-    with pytest.raises(ident.LogError, match="expected a .npz or .csv file or a ROS bag"):
+    with raises_argument(LogError, "log"):
         ident.load_log(tmp_path)  # a folder without metadata.yaml
 
 
@@ -405,7 +406,7 @@ def test_still_joints():
     log = ident.RobotLog(t=log.t, q=q, tau=tau, joint_names=("j1", "j2", "finger"))
     assert ident.still_joints(log) == {"finger": 0.02}
     assert ident.still_joints(log, tolerance=10.0).keys() == {"j1", "j2", "finger"}
-    with pytest.raises(ValueError, match="tolerance"):
+    with raises_argument(IdentifyError, "tolerance"):
         ident.still_joints(log, tolerance=-1.0)
 
 
