@@ -26,7 +26,7 @@ from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..._projection import nearest_consistent
 from ..errors import IdentifyError, IdentifyTypeError
-from . import interior_point
+from . import interior_point, solvers
 from .body_result import FitResult
 from .implicit import with_derivative
 from .inputs import check_gamma, check_weights, require_consistent_prior
@@ -244,19 +244,6 @@ def _require_excitation(Y, w, batch) -> None:
         )
 
 
-def _check_solver(solver) -> InteriorPoint:
-    """``solver``, or ``InteriorPoint()`` for ``None``; a ``TypeError`` for anything else."""
-    if solver is None:
-        return InteriorPoint()
-    if not isinstance(solver, InteriorPoint):
-        raise IdentifyTypeError(
-            "solver",
-            "expected InteriorPoint(...) (spatialjax.identification) or None, got "
-            f"{type(solver).__name__}",
-        )
-    return solver
-
-
 def fit(
     Y,
     f,
@@ -331,7 +318,7 @@ def fit(
       >>> FitStatus.describe(res.status[0])
       'converged: certified to rtol, J ≻ 0'
     """
-    solver = _check_solver(solver)
+    solver = solvers.as_solver(solver)
     # ---- shapes and dtypes
     Y = as_float_array(Y, "Y", (6, 10))
     f = as_float_array(f, "f", (6,))

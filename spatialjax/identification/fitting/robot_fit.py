@@ -18,7 +18,7 @@ from ..._checks import as_float_array, broadcast_batch, require_finite
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..errors import IdentifyError, IdentifyTypeError
-from . import interior_point, reduction
+from . import interior_point, reduction, solvers
 from .implicit import with_derivative
 from .inputs import (
     as_joint_model,
@@ -311,17 +311,6 @@ _lstsq_batch = cpu_program(
 
 
 # ------------------------------------------------------------------ public API
-def _interior_point_solver(solver) -> InteriorPoint:
-    """``solver``, or ``InteriorPoint()`` for ``None``; a ``TypeError`` for anything else."""
-    if solver is None:
-        return InteriorPoint()
-    if not isinstance(solver, InteriorPoint):
-        raise IdentifyTypeError(
-            "solver",
-            "expected InteriorPoint(...) (spatialjax.identification) or None, got "
-            f"{type(solver).__name__}",
-        )
-    return solver
 
 
 def _fit_torques(
@@ -462,7 +451,7 @@ def fit_torques(
       P. M. Wensing, S. Kim, J.-J. E. Slotine, IEEE RA-L 3(1), 2017.
       T. Lee, P. M. Wensing, F. C. Park, IEEE T-RO 36(2), 2020.
     """
-    solver = _interior_point_solver(solver)
+    solver = solvers.as_solver(solver)
     return _fit_torques(
         Y,
         tau,
@@ -530,7 +519,7 @@ def fit_robot(
         raise IdentifyTypeError(
             "model", f"expected a spatialjax.multibody.Model, got {type(model).__name__}"
         )
-    solver = _interior_point_solver(solver)
+    solver = solvers.as_solver(solver)
     fm = as_joint_model(joint_model)
     tau = as_float_array(tau, "tau")
     require_finite(tau, "tau", "sample/joint")

@@ -69,3 +69,19 @@ class InteriorPoint:
             return float(self.rtol)
         f64, f32 = self._DEFAULT_RTOL
         return f64 if np.dtype(dtype) == np.float64 else f32
+
+
+def as_solver(solver) -> InteriorPoint:
+    """``solver``, or ``InteriorPoint()`` for ``None``; ``IdentifyTypeError`` naming ``solver``
+    for anything else (the one check of ``fit``, ``fit_torques`` and ``fit_robot``)."""
+    from ..errors import IdentifyTypeError
+
+    if solver is None:
+        return InteriorPoint()
+    if not isinstance(solver, InteriorPoint):
+        raise IdentifyTypeError(
+            "solver",
+            "expected InteriorPoint(...) (spatialjax.identification) or None, got "
+            f"{type(solver).__name__}",
+        )
+    return solver
