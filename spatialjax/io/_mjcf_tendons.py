@@ -110,8 +110,7 @@ def tendon_edits(tendons, values: dict, fn: str):
     Raises:
       ValueError: a tendon name the file lacks, a negative value.
     """
-    from ._common import format_number, updated_vector_text
-    from ._xml import attr_value_edit
+    from ._xml import scalar_attribute_edits
 
     by_name = {t.name: t for t in tendons}
     edits: list = []
@@ -123,7 +122,7 @@ def tendon_edits(tendons, values: dict, fn: str):
         t = by_name[name]
         el = t.element
         entry: dict = {"tendon": name}
-        inserts = []
+        changes = []
         for kind, new in kinds.items():
             if kind not in TENDON_ATTRIBUTES:
                 raise ValueError(f"{fn}: tendon_params[{name!r}]: unknown kind {kind!r}; "
@@ -136,15 +135,7 @@ def tendon_edits(tendons, values: dict, fn: str):
                                  f">= 0, got {new}")  # fmt: skip
             attr, old = TENDON_ATTRIBUTES[kind], t.values[kind]
             entry[attr] = {"file": old, "identified": new, "written": True}
-            if attr in el.attrib:
-                tokens = el.attrib[attr].split()
-                text = updated_vector_text(tokens[0] if tokens else None, [old], [new])
-                if text is not None:
-                    edits.append(attr_value_edit(el, attr, " ".join([text] + tokens[1:])))
-            elif new != old:  # the element's own attribute overrides its default class
-                inserts.append(f'{attr}="{format_number(new)}"')
-        if inserts:
-            pos = el.head_end - (2 if el.self_closing else 1)
-            edits.append((pos, pos, (" " + " ".join(inserts)).encode()))
+            changes.append((attr, old, new))
+        edits += scalar_attribute_edits(el, changes)
         report.append(entry)
     return edits, report

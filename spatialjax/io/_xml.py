@@ -197,8 +197,39 @@ def attr_value_edit(node: XNode, name: str, text: str) -> Edit:
 
 def attr_insert_edit(node: XNode, name: str, text: str) -> Edit:
     """Add ``name="text"`` at the end of the start tag."""
+    return attrs_insert_edit(node, [(name, text)])
+
+
+def attrs_insert_edit(node: XNode, pairs) -> Edit:
+    """Add ``name="text"`` for each ``(name, text)`` of ``pairs``, in order, at the end of the
+    start tag (one edit: edits at one position would splice in reverse order)."""
     pos = node.head_end - (2 if node.self_closing else 1)
-    return (pos, pos, f' {name}="{text}"'.encode())
+    return (pos, pos, "".join(f' {name}="{text}"' for name, text in pairs).encode())
+
+
+def scalar_attribute_edits(node: XNode, changes) -> list[Edit]:
+    """Edits writing scalar attributes of ``node``: ``changes`` is ``[(name, old, new)]``.
+
+    An attribute the element has keeps its text where the number is unchanged and is
+    rewritten otherwise (a vector's first token; the others kept). One it lacks (its value
+    ``old`` comes from a default class or the format's default) is added, in order, when
+    ``new != old``.
+    """
+    from ._common import format_number, updated_vector_text
+
+    edits: list[Edit] = []
+    inserts = []
+    for name, old, new in changes:
+        if name in node.attrib:
+            tokens = node.attrib[name].split()
+            text = updated_vector_text(tokens[0] if tokens else None, [old], [new])
+            if text is not None:
+                edits.append(attr_value_edit(node, name, " ".join([text] + tokens[1:])))
+        elif new != old:
+            inserts.append((name, format_number(new)))
+    if inserts:
+        edits.append(attrs_insert_edit(node, inserts))
+    return edits
 
 
 def attr_rename_edit(node: XNode, old: str, new: str, text: str) -> Edit:

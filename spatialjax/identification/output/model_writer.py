@@ -417,7 +417,7 @@ def _urdf_body_edits(model, links, root, data, names, p_id, plan, checked):
 def _urdf_joint_edits(desc, root, data, model, jp):
     """Edits writing ``jp`` into a URDF's ``<dynamics>`` (and Drake rotor inertias)."""
     from ...io._common import Ctx, format_number, parse_numbers
-    from ...io._xml import attr_value_edit, insert_child_edit
+    from ...io._xml import attr_value_edit, attrs_insert_edit, insert_child_edit
 
     by_name = {j.name: j for j in desc.joints}
     drake = {}  # joint -> (rotor inertia element, gear ratio)
@@ -454,10 +454,9 @@ def _urdf_joint_edits(desc, root, data, model, jp):
                     if k in d_el.attrib:
                         edits.append(attr_value_edit(d_el, k, format_number(v)))
                     else:
-                        inserts.append(f'{k}="{format_number(v)}"')
+                        inserts.append((k, format_number(v)))
                 if inserts:
-                    pos = d_el.head_end - (2 if d_el.self_closing else 1)
-                    edits.append((pos, pos, (" " + " ".join(inserts)).encode()))
+                    edits.append(attrs_insert_edit(d_el, inserts))
         if "armature" in jp and not np.isnan(jp["armature"][i]):
             a = float(jp["armature"][i])
             old = float(np.asarray(model.armature)[_v_index(model, b)])
@@ -740,8 +739,7 @@ def _mjcf_body_edits(model, links, data, names, p_id, frames, plan, checked):
 
 def _mjcf_joint_edits(model, by_joint, jp):
     """Edits writing ``jp`` into the ``<joint>`` attributes, and the per-joint report."""
-    from ...io._common import format_number, updated_vector_text
-    from ...io._xml import attr_value_edit
+    from ...io._xml import scalar_attribute_edits
 
     fn = "write_identified_mjcf"
     attr_of = {"armature": "armature", "damping": "damping", "friction": "frictionloss"}
@@ -751,7 +749,7 @@ def _mjcf_joint_edits(model, by_joint, jp):
         name = model.joint_names[b]
         el = by_joint[name].element
         entry = {"joint": name}
-        inserts = []  # attributes the element lacks: added in one edit, in this order
+        changes = []
         for field, attr in attr_of.items():
             if field not in jp or np.isnan(jp[field][i]):
                 continue
@@ -764,16 +762,8 @@ def _mjcf_joint_edits(model, by_joint, jp):
                     f"{el.attrib['springdamper']!r}, from which MuJoCo computes its damping: "
                     "the identified damping would be ignored; remove springdamper first"
                 )
-            if attr in el.attrib:
-                tokens = el.attrib[attr].split()
-                t = updated_vector_text(tokens[0] if tokens else None, [old], [new])
-                if t is not None:
-                    edits.append(attr_value_edit(el, attr, " ".join([t] + tokens[1:])))
-            elif new != old:  # the element's own attribute overrides its default class
-                inserts.append(f'{attr}="{format_number(new)}"')
-        if inserts:
-            pos = el.head_end - (2 if el.self_closing else 1)
-            edits.append((pos, pos, (" " + " ".join(inserts)).encode()))
+            changes.append((attr, old, new))
+        edits += scalar_attribute_edits(el, changes)
         joints_report.append(entry)
     return edits, joints_report
 
