@@ -38,7 +38,7 @@ from .objective import (
     prior_terms,
     reduce_data,
 )
-from .program import cpu_program
+from .program import SOLVER_OPTIONS, cpu_program
 from .solvers import InteriorPoint
 from .status import FitStatus, status_code
 
@@ -212,15 +212,8 @@ def _fit_batch(Y, f, w, prior_pi, gamma, given, *, batch, rtol, max_iters):
     return jax.tree.map(lambda x: x.reshape(tuple(batch) + x.shape[1:]), out)
 
 
-#: XLA:CPU options for fit's own program. Its many small kernels (ops on 10-vectors and 4×4
-#: matrices per body) dominate the compile time, and the run is milliseconds: XLA:CPU's older
-#: loop emitters compile them faster than its MLIR fusion emitters, and LLVM's optimisations
-#: (``xla_backend_optimization_level``, as in ``fit_torques``) buy no measurable run time
-#: (figures in benchmarks/README.md); results equal to the last bit or two. Only for a
-#: direct call of ``fit``; under a caller's ``jit`` the caller's options apply.
-_CPU_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 _fit_program = cpu_program(
-    _fit_batch, static_argnames=("batch", "rtol", "max_iters"), compiler_options=_CPU_OPTIONS
+    _fit_batch, static_argnames=("batch", "rtol", "max_iters"), compiler_options=SOLVER_OPTIONS
 )
 
 

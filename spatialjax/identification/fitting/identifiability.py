@@ -17,8 +17,8 @@ from ..._inertia import RigidBodyInertia
 from ..._params import PSEUDO_INERTIA_BASIS
 from ..errors import IdentifyError
 from . import inputs, reduction
-from .program import cpu_program
-from .robot_fit import COMPILER_OPTIONS, PRIOR_SPREAD
+from .program import SOLVER_OPTIONS, cpu_program
+from .robot_fit import PRIOR_SPREAD
 from .robot_result import Identifiability
 
 #: Names of the ten entries of a body's parameter vector (``_params`` order).
@@ -163,7 +163,7 @@ def _ident_impl(Y, E, w, pi0, gamma, he, *, rtol, has_prior, prior_extra):
 _ident = cpu_program(
     _ident_impl,
     static_argnames=("rtol", "has_prior", "prior_extra"),
-    compiler_options=COMPILER_OPTIONS,
+    compiler_options=SOLVER_OPTIONS,
 )
 
 

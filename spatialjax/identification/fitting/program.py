@@ -51,8 +51,22 @@ def cpu_program(
         return (tuned if top else plain)(*args, **kwargs)
 
     call.plain, call.tuned = plain, tuned  # pyright: ignore[reportAttributeAccessIssue]
+    call.cache_size = lambda: plain._cache_size() + tuned._cache_size()  # pyright: ignore[reportAttributeAccessIssue]
     return call
 
+
+#: XLA:CPU options of the one-shot programs of identification (the regressor over a log):
+#: XLA:CPU's loop emitters compile their many small kernels (ops on 6-vectors, 4×4 and
+#: 6×6 blocks per body) about twice as fast as its MLIR fusion emitters and run them no
+#: slower (figures: ``benchmarks/bench_identify_cold.py``).
+LOOP_EMITTERS = {"xla_cpu_use_fusion_emitters": False}
+
+#: XLA:CPU options of the solvers' programs (``fit``, ``fit_torques``,
+#: ``least_squares_torques``, ``identifiability``): the loop emitters, and no LLVM
+#: optimisation: their run time is O(p³) linear algebra in library calls and milliseconds
+#: of small kernels, so optimising buys nothing measurable while it costs most of the
+#: compile time. Results equal to the last bit or two.
+SOLVER_OPTIONS = {**LOOP_EMITTERS, "xla_backend_optimization_level": 0}
 
 _COMPILE_EVENTS = "/jax/core/compile/"  # tracing to a jaxpr, lowering to MLIR, XLA compile
 _OPEN: list[list[tuple[float, float]]] = []  # the spans collected by each open block

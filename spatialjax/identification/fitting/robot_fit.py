@@ -30,18 +30,13 @@ from .inputs import (
     check_torque_data,
     check_weights,
 )
-from .program import cpu_program
+from .program import SOLVER_OPTIONS, cpu_program
 from .robot_result import RobotFitResult
 from .solvers import InteriorPoint
 from .status import FitStatus, status_code
 
 #: Default relative spread ``s`` of the prior: ``γ = 2 / s²`` (see :func:`fit_torques`).
 PRIOR_SPREAD = 0.5
-
-#: XLA's CPU back-end optimisation level for the fit's program: the run time is spent in
-#: the data's matrix products (library calls) and O(p³) linear algebra, so LLVM's
-#: optimisations buy nothing measurable while halving the compile time.
-COMPILER_OPTIONS = {"xla_backend_optimization_level": 0}
 
 # m = 1, h = 0, I = 1: the stand-in prior body of a fit whose inputs are invalid
 _UNIT_BODY = (1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0)
@@ -230,7 +225,7 @@ def _fit_batch_impl(
 
 _FIT_STATIC = ("batch", "rtol", "max_iters", "prior_spread", "axes", "sample_weights")
 _fit_batch = cpu_program(
-    _fit_batch_impl, static_argnames=_FIT_STATIC, compiler_options=COMPILER_OPTIONS
+    _fit_batch_impl, static_argnames=_FIT_STATIC, compiler_options=SOLVER_OPTIONS
 )
 
 
@@ -306,7 +301,7 @@ def _lstsq_impl(Y, E, tau, w, *, batch, axes):
 
 
 _lstsq_batch = cpu_program(
-    _lstsq_impl, static_argnames=("batch", "axes"), compiler_options=COMPILER_OPTIONS
+    _lstsq_impl, static_argnames=("batch", "axes"), compiler_options=SOLVER_OPTIONS
 )
 
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
 
-import jax
 import numpy as np
 
+from ..fitting.program import LOOP_EMITTERS, cpu_program
 from .filtering import Filtered, part_argument, part_error
 from .options import IdentifyError, Options
 from .prior import Prior
@@ -121,17 +120,19 @@ class Regressors:
         return text, (self.description, *self._gravity_lines())
 
 
-@functools.partial(jax.jit, static_argnames=("joint_model",))
-def joint_regressors(model, q, dq, ddq, g, joint_model):
-    """Joint-torque and joint-model regressors, one compiled program per model shape and
-    joint model (its kinds and transmission: a hashable, static argument).
-
-    Also what the floating-base stage forms at the log's full rate
-    (``floating.full_rate_regressors``).
-    """
+def _joint_regressors(model, q, dq, ddq, g, joint_model):
     import spatialjax.multibody as mb
 
     return mb.joint_torque_regressor(model, q, dq, ddq, g), joint_model.regressor(model, dq, ddq)
+
+
+#: Joint-torque and joint-model regressors, one compiled program per model shape and joint
+#: model (its kinds and transmission: a hashable, static argument), compiled with
+#: ``LOOP_EMITTERS``. Also what the floating-base stage forms at the log's full rate
+#: (``floating.full_rate_regressors``).
+joint_regressors = cpu_program(
+    _joint_regressors, static_argnames=("joint_model",), compiler_options=LOOP_EMITTERS
+)
 
 
 def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
