@@ -101,5 +101,5 @@ def enable_compilation_cache(path: str | None = None) -> str | None:
     folder = os.path.expanduser(path or CACHE_DIR)
     os.makedirs(folder, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", folder)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
     return folder
