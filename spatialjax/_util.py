@@ -1,7 +1,8 @@
 """Helpers shared across spatialjax's packages, as public names in a private module.
 
 ``x64``, ``bucket`` (padded batch sizes), atomic file writes (``write_atomic``,
-``temp_beside``, ``replace_keeping_mode``) and ``enable_compilation_cache``.
+``temp_beside``, ``replace_keeping_mode``), ``enable_compilation_cache`` and
+``executable_folder``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ __all__ = [
     "CACHE_DIR",
     "bucket",
     "enable_compilation_cache",
+    "executable_folder",
     "replace_keeping_mode",
     "temp_beside",
     "write_atomic",
@@ -90,6 +92,10 @@ def write_atomic(path, data: bytes) -> None:
 def enable_compilation_cache(path: str | None = None) -> str | None:
     """Point JAX's persistent compilation cache at ``path`` (default ``CACHE_DIR``, created).
 
+    Programs that take 0.1 s or more to compile are kept; identification's
+    one-shot programs also keep their executables in ``path/executables``
+    (``executable_folder``).
+
     Returns:
       The folder used, or None when the environment variable
       ``SPATIALJAX_NO_COMPILATION_CACHE`` is set (to anything but ``0``).
@@ -102,4 +108,18 @@ def enable_compilation_cache(path: str | None = None) -> str | None:
     os.makedirs(folder, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
+    _EXECUTABLES[0] = os.path.join(folder, "executables")
     return folder
+
+
+_EXECUTABLES: list[str | None] = [None]
+
+
+def executable_folder() -> str | None:
+    """The folder of the compiled executables kept by ``enable_compilation_cache`` (None: off).
+
+    Identification's one-shot programs (``fitting.program.cpu_program``) keep
+    their compiled executables there, so that a later process loads them
+    without tracing, lowering or compiling again.
+    """
+    return _EXECUTABLES[0]

@@ -345,7 +345,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="do not use the persistent JAX compilation cache (default folder "
         "~/.cache/spatialjax/jax; also: environment SPATIALJAX_NO_COMPILATION_CACHE=1); "
-        "with the cache, a second run on a log of the same size skips most of the compile",
+        "with the cache, a second run on a log of the same size loads the compiled programs",
     )
     parser.add_argument(
         "--cache-dir", metavar="DIR", help="folder of the persistent compilation cache"

@@ -1,4 +1,5 @@
-"""``cpu_program``: a jitted function with XLA:CPU compile options where allowed;
+"""``cpu_program``: a jitted function with XLA:CPU compile options where allowed, whose
+compiled executables a later process can load (``_util.executable_folder``);
 ``compile_seconds``: the time JAX spends compiling inside a block.
 """
 
@@ -6,12 +7,17 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
+import inspect
+import os
+import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 
+from ... import _util
 from ..._checks import is_concrete
 
 
@@ -43,12 +49,16 @@ def cpu_program(
     plain = jax.jit(fn, static_argnames=names)
     tuned = jax.jit(fn, static_argnames=names, compiler_options=dict(compiler_options))
     key = tuple(sorted(compiler_options.items()))
+    signature = inspect.signature(fn)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         leaves = jax.tree_util.tree_leaves(args)
-        top = is_concrete(leaves) and _on_cpu(leaves) and _supported(key)
-        return (tuned if top else plain)(*args, **kwargs)
+        top = is_concrete(leaves) and _on_cpu(leaves)
+        if top and _util.executable_folder() is not None:
+            program = functools.partial(_tuned_if_supported, tuned, plain, key)
+            return _kept_executable(fn, program, signature, names, key, args, kwargs)
+        return (tuned if top and _supported(key) else plain)(*args, **kwargs)
 
     call.plain, call.tuned = plain, tuned  # pyright: ignore[reportAttributeAccessIssue]
     call.cache_size = lambda: plain._cache_size() + tuned._cache_size()  # pyright: ignore[reportAttributeAccessIssue]
@@ -67,6 +77,128 @@ LOOP_EMITTERS = {"xla_cpu_use_fusion_emitters": False}
 #: of small kernels, so optimising buys nothing measurable while it costs most of the
 #: compile time. Results equal to the last bit or two.
 SOLVER_OPTIONS = {**LOOP_EMITTERS, "xla_backend_optimization_level": 0}
+
+# ------------------------------------------------------------------ kept executables
+_LOADED: dict[str, Any] = {}  # key -> compiled executable, this process
+
+
+@functools.cache
+def _source_fingerprint() -> str:
+    """SHA-256 of every ``.py`` file of the installed spatialjax (its path and bytes)."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    digest = hashlib.sha256()
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, root).encode())
+            with open(path, "rb") as f:
+                digest.update(f.read())
+    return digest.hexdigest()
+
+
+@functools.cache
+def _lapack_ready() -> None:
+    """Bind XLA:CPU's LAPACK kernels, as lowering a linear-algebra op does.
+
+    jaxlib binds them when it first lowers such an op; an executable loaded
+    from disk before any such lowering would call unbound kernels (a crash).
+    """
+    jax.jit(jnp.linalg.cholesky).lower(jax.ShapeDtypeStruct((2, 2), jnp.float32))
+
+
+def _executable_key(fn, static: dict, dynamic, options) -> str | None:
+    """The key of one program: what it computes and what it runs on (None: not keyable).
+
+    The function's name, the spatialjax source, the static arguments and the
+    dynamic ones' tree structure (with its static data: a model's joints) and
+    types (pickled: every detail, not a repr), the compile options, jax and
+    jaxlib, the device, the JAX settings that change a trace, and ``XLA_FLAGS``.
+    """
+    import jaxlib
+
+    leaves, tree = jax.tree_util.tree_flatten(dynamic)
+    try:
+        types = [str(jax.typeof(x)) for x in leaves]
+        # where the arguments are, and where uncommitted ones go
+        placed = [sorted(d.id for d in x.devices()) for x in leaves if isinstance(x, jax.Array)]
+        blob = pickle.dumps(
+            (
+                fn.__module__,
+                fn.__qualname__,
+                _source_fingerprint(),
+                sorted(static.items()),
+                tree,
+                types,
+                options,
+                jax.__version__,
+                jaxlib.__version__,
+                jax.devices()[0].device_kind,
+                placed,
+                str(jax.config.jax_default_device),
+                bool(jax.config.jax_enable_x64),
+                str(jax.config.jax_default_matmul_precision),
+                str(jax.config.jax_numpy_dtype_promotion),
+                os.environ.get("XLA_FLAGS", ""),
+            )
+        )
+    except Exception:  # an argument that does not pickle: no key, the plain path
+        return None
+    return hashlib.sha256(blob).hexdigest()
+
+
+def _tuned_if_supported(tuned, plain, options):
+    """The jitted function to compile: ``tuned`` if this jaxlib knows its options."""
+    return tuned if _supported(options) else plain
+
+
+def _kept_executable(fn, program, signature, names, options, args, kwargs):
+    """``program()(*args, **kwargs)`` through an executable kept on disk.
+
+    Loaded when one with the same key is there (no trace, lowering or compile);
+    otherwise compiled and written (atomically, ``<key>.bin``). An entry that
+    does not load is compiled and written again.
+    """
+    from jax.experimental import serialize_executable
+
+    # the call as made, less its static arguments: what the executable takes
+    positional = list(signature.parameters)[: len(args)]
+    static = {n: a for n, a in zip(positional, args, strict=True) if n in names}
+    static |= {k: v for k, v in kwargs.items() if k in names}
+    dyn_args = tuple(a for n, a in zip(positional, args, strict=True) if n not in names)
+    dyn_kwargs = {k: v for k, v in kwargs.items() if k not in names}
+    key = _executable_key(fn, static, (dyn_args, dyn_kwargs), options)
+    if key is None:
+        return program()(*args, **kwargs)
+    compiled = _LOADED.get(key)
+    if compiled is None:
+        folder = _util.executable_folder()
+        assert folder is not None
+        path = os.path.join(folder, key + ".bin")
+        try:
+            with open(path, "rb") as f:
+                payload, in_tree, out_tree, ids = pickle.load(f)
+            _lapack_ready()
+            by_id = {d.id: d for d in jax.devices()}
+            compiled = serialize_executable.deserialize_and_load(
+                payload, in_tree, out_tree, execution_devices=[by_id[i] for i in ids]
+            )
+        except Exception:  # missing, truncated or from another build: compile again
+            compiled = program().lower(*args, **kwargs).compile()
+            try:
+                shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+                ids = sorted({d.id for s in shardings for d in s.device_set})
+                blob = pickle.dumps((*serialize_executable.serialize(compiled), ids))
+                os.makedirs(folder, exist_ok=True)
+                _util.write_atomic(path, blob)
+            except Exception:  # not serialisable, or a read-only or full folder: not kept
+                pass
+        _LOADED[key] = compiled
+    try:
+        return compiled(*dyn_args, **dyn_kwargs)
+    except (TypeError, ValueError):  # arguments the executable does not take (devices, layout)
+        return program()(*args, **kwargs)
+
 
 _COMPILE_EVENTS = "/jax/core/compile/"  # tracing to a jaxpr, lowering to MLIR, XLA compile
 _OPEN: list[list[tuple[float, float]]] = []  # the spans collected by each open block

@@ -171,7 +171,6 @@ def least_squares_stage(
       lowpass: the low-pass used, Hz, or None (``"bandwidth"`` weighting).
       rate: the sample rate after decimation, Hz (``"bandwidth"`` weighting).
     """
-    import jax
     import jax.numpy as jnp
 
     from ..fitting.robot_fit import least_squares_torques
@@ -182,7 +181,7 @@ def least_squares_stage(
     w = rows.astype(np.float64)
     if data.multiplicity is not None:  # floating base: the equations each row stands for
         w = w * data.multiplicity
-    pi_f, phi = jax.jit(least_squares_torques)(
+    pi_f, phi = least_squares_torques(
         jnp.asarray(Y), jnp.asarray(tau), extra=jnp.asarray(F) if nf else None,
         weights=jnp.asarray(w),
     )  # fmt: skip

@@ -77,13 +77,12 @@ def _offset_columns(model, opts: Options, data: TrainingData) -> np.ndarray:
 
 def _chi2(data: TrainingData, w: np.ndarray, columns: np.ndarray) -> float:
     """The weighted least-squares χ² of the rows with the joint-model ``columns`` kept."""
-    import jax
     import jax.numpy as jnp
 
     from ..fitting.robot_fit import least_squares_torques
 
     F = data.F[..., columns]
-    pi, phi = jax.jit(least_squares_torques)(
+    pi, phi = least_squares_torques(
         jnp.asarray(data.Y), jnp.asarray(data.tau), extra=jnp.asarray(F) if F.shape[-1] else None,
         weights=jnp.asarray(w),
     )  # fmt: skip
