@@ -1,6 +1,7 @@
 """``spatialjax identify`` in a fresh process, cold and warm, against the plain pipeline.
 
-A simulated log of a robot from example-robot-data (UR5, six joints; ``--samples``
+A simulated log of a robot from example-robot-data (``--robot``: UR5, six joints, or ANYmal C
+with its trunk fixed, twelve; ``--samples``
 at ``--rate``, default 37,500 samples at 5 kHz) is identified in FRESH
 subprocesses, alternating, ``--repeats`` rounds of:
 
@@ -39,7 +40,11 @@ import tempfile
 import time
 from pathlib import Path
 
-ROBOTS = {"ur5": ("ur_description/urdf/ur5_robot.urdf", 1.0)}  # URDF, torque noise N·m
+# URDF, torque noise N·m. ANYmal C with its trunk fixed: 12 joints, a quadruped on a stand
+ROBOTS = {
+    "ur5": ("ur_description/urdf/ur5_robot.urdf", 1.0),
+    "anymal": ("anymal_c_simple_description/urdf/anymal.urdf", 0.5),
+}
 FRICTION = (0.2, 0.5, 0.1)  # viscous, Coulomb, offset per joint
 
 

@@ -103,8 +103,15 @@ def _lapack_ready() -> None:
 
     jaxlib binds them when it first lowers such an op; an executable loaded
     from disk before any such lowering would call unbound kernels (a crash).
+    JAX's own binding call where this version has it (microseconds), else the
+    lowering of a small Cholesky factorisation (0.1 s).
     """
-    jax.jit(jnp.linalg.cholesky).lower(jax.ShapeDtypeStruct((2, 2), jnp.float32))
+    try:
+        from jax._src.lax.linalg import initialize_lapack
+    except ImportError:  # pragma: no cover - another JAX layout
+        jax.jit(jnp.linalg.cholesky).lower(jax.ShapeDtypeStruct((2, 2), jnp.float32))
+    else:
+        initialize_lapack()
 
 
 def _executable_key(fn, static: dict, dynamic, options) -> str | None:

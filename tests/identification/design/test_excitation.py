@@ -361,7 +361,7 @@ def test_cli_no_cache_folder_for_a_refused_run(tmp_path, capsys, monkeypatch):
 def test_cli_cache_folder_written(tmp_path):
     """A run with the cache (a fresh process: JAX's cache settings are process-wide) creates
     the folder; whether JAX stores a program there depends on its compile time (programs
-    under 0.5 s are not stored), so only the folder is checked."""
+    under 0.1 s are not stored), so only the folder is checked."""
     import subprocess
     import sys
 
