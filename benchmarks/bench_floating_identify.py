@@ -161,11 +161,13 @@ def reference_rows(model, log, method: str, lowpass: float, decimate: int):
     """``floating_base_rows`` of the whole log, the links' columns only (no joint model)."""
     import jax.numpy as jnp
 
+    import spatialjax.multibody as mb
     from spatialjax.identification import floating_base_rows, prepare_log
-    from spatialjax.identification.pipeline.floating_base import full_rate_regressors
+    from spatialjax.identification.pipeline.regression import regressors_in_chunks
 
     p = prepare_log(log, lowpass=lowpass)
-    Y, _ = full_rate_regressors(model, p, jnp.asarray([0.0, 0.0, -9.81]), ())
+    g = jnp.asarray([0.0, 0.0, -9.81])
+    Y, _ = regressors_in_chunks(model, *p.state(), g, mb.JointModel())
     return floating_base_rows(model, p, Y, decimate=decimate, method=method)
 
 

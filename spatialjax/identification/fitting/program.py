@@ -16,6 +16,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from ... import _util
 from ..._checks import is_concrete
@@ -162,12 +163,11 @@ def _tuned_if_supported(tuned, plain, options):
 def _kept_executable(fn, program, signature, names, options, args, kwargs):
     """``program()(*args, **kwargs)`` through an executable kept on disk.
 
-    Loaded when one with the same key is there (no trace, lowering or compile);
-    otherwise compiled and written (atomically, ``<key>.bin``). An entry that
-    does not load is compiled and written again.
+    Loaded when one with the same key is there and runs (no trace, lowering or
+    compile); otherwise compiled afresh and written (atomically, ``<key>.bin``)
+    once a copy read back from its bytes has computed the same outputs, bit for
+    bit. An entry that does not load or run is compiled and written again.
     """
-    from jax.experimental import serialize_executable
-
     # the call as made, less its static arguments: what the executable takes
     positional = list(signature.parameters)[: len(args)]
     static = {n: a for n, a in zip(positional, args, strict=True) if n in names}
@@ -177,34 +177,69 @@ def _kept_executable(fn, program, signature, names, options, args, kwargs):
     key = _executable_key(fn, static, (dyn_args, dyn_kwargs), options)
     if key is None:
         return program()(*args, **kwargs)
-    compiled = _LOADED.get(key)
-    if compiled is None:
+
+    def run(compiled):
+        return jax.block_until_ready(compiled(*dyn_args, **dyn_kwargs))
+
+    try:
+        if key in _LOADED:
+            return run(_LOADED[key])
         folder = _util.executable_folder()
         assert folder is not None
         path = os.path.join(folder, key + ".bin")
         try:
             with open(path, "rb") as f:
-                payload, in_tree, out_tree, ids = pickle.load(f)
-            _lapack_ready()
-            by_id = {d.id: d for d in jax.devices()}
-            compiled = serialize_executable.deserialize_and_load(
-                payload, in_tree, out_tree, execution_devices=[by_id[i] for i in ids]
-            )
-        except Exception:  # missing, truncated or from another build: compile again
-            compiled = program().lower(*args, **kwargs).compile()
-            try:
-                shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
-                ids = sorted({d.id for s in shardings for d in s.device_set})
-                blob = pickle.dumps((*serialize_executable.serialize(compiled), ids))
-                os.makedirs(folder, exist_ok=True)
-                _util.write_atomic(path, blob)
-            except Exception:  # not serialisable, or a read-only or full folder: not kept
-                pass
+                compiled = _load(f.read())
+            out = run(compiled)
+        except Exception:  # missing, damaged, from another build, or it does not run
+            compiled, out = _compile_and_keep(program(), args, kwargs, run, path)
         _LOADED[key] = compiled
-    try:
-        return compiled(*dyn_args, **dyn_kwargs)
+        return out
     except (TypeError, ValueError):  # arguments the executable does not take (devices, layout)
         return program()(*args, **kwargs)
+
+
+def _load(blob: bytes):
+    """The executable of an entry's bytes, on the devices it was compiled for."""
+    from jax.experimental import serialize_executable
+
+    payload, in_tree, out_tree, ids = pickle.loads(blob)
+    _lapack_ready()
+    by_id = {d.id: d for d in jax.devices()}
+    return serialize_executable.deserialize_and_load(
+        payload, in_tree, out_tree, execution_devices=[by_id[i] for i in ids]
+    )
+
+
+def _compile_and_keep(jitted, args, kwargs, run, path: str):
+    """``(compiled, its outputs)``, compiled afresh and written to ``path`` if its bytes load back.
+
+    JAX's persistent cache is bypassed: an executable XLA:CPU loaded from it
+    serialises without its kernels (the copy fails to run).
+    """
+    from jax.experimental import serialize_executable
+
+    cache_on = jax.config.jax_enable_compilation_cache
+    jax.config.update("jax_enable_compilation_cache", False)
+    try:
+        compiled = jitted.lower(*args, **kwargs).compile()
+    finally:
+        jax.config.update("jax_enable_compilation_cache", cache_on)
+    out = run(compiled)
+    try:
+        shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
+        ids = sorted({d.id for s in shardings for d in s.device_set})
+        blob = pickle.dumps((*serialize_executable.serialize(compiled), ids))
+        again = run(_load(blob))
+        same = jax.tree.map(
+            lambda a, b: np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True), out, again
+        )
+        if all(jax.tree.leaves(same)):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            _util.write_atomic(path, blob)
+    except Exception:  # not serialisable, not the same, or a read-only or full folder: not kept
+        pass
+    return compiled, out
 
 
 _COMPILE_EVENTS = "/jax/core/compile/"  # tracing to a jaxpr, lowering to MLIR, XLA compile

@@ -18,8 +18,6 @@ import numpy as np
 
 from .options import IdentifyError, Options
 
-#: Samples of the full-rate regressor computed at a time (bounds JAX's working memory).
-REGRESSOR_CHUNK = 1024
 #: ``P_jj`` below which a joint's projected equation no longer tells its torque (channel check).
 DIAGONAL_FLOOR = 1e-3
 #: Fraction of a joint's median filtered ``P_jj`` below which the channel check's ratio is
@@ -58,31 +56,6 @@ def check_contacts(model, arg: str, log, opts: Options) -> None:
         )
 
 
-def full_rate_regressors(model, prepared, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
-    """``(Y (M, nv, 10 nb), F (M, nv, ne))`` at ``prepared.state()`` (``F``: the columns of
-    the ``joint_model``, zero on the free flyer's rows), ``REGRESSOR_CHUNK`` samples
-    at a time (one compiled program: the last chunk is padded)."""
-    import jax.numpy as jnp
-
-    from .regression import joint_regressors
-
-    q, v, a = prepared.state()
-    M, K = q.shape[0], REGRESSOR_CHUNK
-    Y = F = None
-    for i in range(0, M, K):
-        idx = np.minimum(np.arange(i, i + K), M - 1)  # padded with the last sample
-        y, f = joint_regressors(
-            model, *(jnp.asarray(x[idx], model.dtype) for x in (q, v, a)), g, joint_model
-        )
-        n = min(K, M - i)
-        if Y is None or F is None:
-            Y = np.empty((M,) + y.shape[1:])
-            F = np.empty((M,) + f.shape[1:])
-        Y[i : i + n], F[i : i + n] = np.asarray(y)[:n], np.asarray(f)[:n]
-    assert Y is not None and F is not None
-    return Y, F
-
-
 def rest_samples(prepared, decimate: int) -> np.ndarray:
     """``(M, n)`` the samples of a full-rate part where each joint rests (``moving_samples``'
     rule, the fixed base's ``rest_rule``), its velocity noise estimated on the samples the
@@ -108,8 +81,9 @@ def rows_of_part(model, g, opts: Options, p, *, decimate: int, unknown: tuple[st
       IdentifyError: from ``floating_base_rows`` (the caller names the part).
     """
     from ..fitting.floating_rows import floating_base_rows
+    from .regression import regressors_in_chunks
 
-    Y, F = full_rate_regressors(model, p, g, opts.joint_model)
+    Y, F = regressors_in_chunks(model, *p.state(), g, opts.joint_model)
     return floating_base_rows(
         model, p, Y, F if F.shape[-1] else None, decimate=decimate,
         method=opts.contact_method, contact_type=opts.contact_type,

@@ -120,6 +120,10 @@ class Regressors:
         return text, (self.description, *self._gravity_lines())
 
 
+#: Samples of the full-rate regressor computed at a time (bounds JAX's working memory).
+REGRESSOR_CHUNK = 1024
+
+
 def _joint_regressors(model, q, dq, ddq, g, joint_model):
     import spatialjax.multibody as mb
 
@@ -128,8 +132,7 @@ def _joint_regressors(model, q, dq, ddq, g, joint_model):
 
 #: Joint-torque and joint-model regressors, one compiled program per model shape and joint
 #: model (its kinds and transmission: a hashable, static argument), compiled with
-#: ``LOOP_EMITTERS``. Also what the floating-base stage forms at the log's full rate
-#: (``floating.full_rate_regressors``).
+#: ``LOOP_EMITTERS``; called by ``regressors_in_chunks``.
 joint_regressors = cpu_program(
     _joint_regressors, static_argnames=("joint_model",), compiler_options=LOOP_EMITTERS
 )
@@ -137,26 +140,26 @@ joint_regressors = cpu_program(
 
 def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
     """``(Y (M, nv, 10 nb), F (M, nv, ne))`` of ``joint_regressors`` at ``q (M, nq)``,
-    ``v, a (M, nv)``, float64, ``REGRESSOR_CHUNK`` samples at a time.
+    ``v, a (M, nv)``, float64, ``REGRESSOR_CHUNK`` samples at a time (a floating
+    base's ``F`` is zero on the free flyer's rows).
 
     One compiled program per model and joint model, whatever ``M``: the last
     chunk is padded with its last sample (each sample's rows are its own), so
-    the training and held-out parts, the validation logs and a second log of
-    another length reuse the first call's program (and the persistent
-    compilation cache holds it).
+    the training and held-out parts, the validation logs, a floating base's
+    full-rate rows and a second log of another length reuse the first call's
+    program (and the persistent compilation cache holds it).
     """
     import jax.numpy as jnp
 
-    from .floating_base import REGRESSOR_CHUNK as K
-
+    K = REGRESSOR_CHUNK
     M = q.shape[0]
     Y = F = None
     for i in range(0, M, K):
-        idx = np.minimum(np.arange(i, i + K), M - 1)
-        y, f = joint_regressors(
-            model, *(jnp.asarray(x[idx], model.dtype) for x in (q, v, a)), g, joint_model
-        )
         n = min(K, M - i)
+        rows = slice(i, i + K) if n == K else np.minimum(np.arange(i, i + K), M - 1)
+        y, f = joint_regressors(
+            model, *(jnp.asarray(x[rows], model.dtype) for x in (q, v, a)), g, joint_model
+        )
         if Y is None or F is None:
             Y, F = np.empty((M,) + y.shape[1:]), np.empty((M,) + f.shape[1:])
         Y[i : i + n], F[i : i + n] = np.asarray(y)[:n], np.asarray(f)[:n]

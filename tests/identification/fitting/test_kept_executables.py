@@ -17,6 +17,7 @@ import sys
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from helpers import robots_dir
 
 from spatialjax import _util
@@ -32,7 +33,11 @@ import jax
 jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp, numpy as np
 from spatialjax import _util
-_util.enable_compilation_cache(sys.argv[1])
+if sys.argv[3] == "kept":
+    _util.enable_compilation_cache(sys.argv[1])
+else:  # JAX's persistent cache alone, every program kept
+    jax.config.update("jax_compilation_cache_dir", sys.argv[1])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 compiles = []
 original = jax.stages.Lowered.compile
 def counted(self, *a, **k):
@@ -63,10 +68,14 @@ print(json.dumps(out))
 """
 
 
-def _run(folder) -> dict:
+def _run(folder, mode="kept") -> dict:
+    robots = robots_dir()
+    if robots is None:
+        pytest.skip("needs example-robot-data (the test extra)")
+    urdf = robots / "ur_description/urdf/ur5_robot.urdf"
     env = {k: v for k, v in os.environ.items() if k != "SPATIALJAX_NO_COMPILATION_CACHE"}
     r = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, str(folder), str(robots_dir() / "ur_description/urdf/ur5_robot.urdf")],
+        [sys.executable, "-c", _SCRIPT, str(folder), str(urdf), mode],
         capture_output=True,
         text=True,
         env=env,
@@ -91,6 +100,18 @@ def test_a_later_process_loads_the_executables_and_computes_the_same(tmp_path):
     x_np = np.linalg.lstsq(X, tau.reshape(-1), rcond=None)[0]
     x = np.concatenate([second["x_ls"], second["phi_ls"]])
     np.testing.assert_allclose(X @ x, X @ x_np, rtol=1e-9, atol=1e-9 * np.abs(X @ x_np).max())
+
+
+def test_programs_first_loaded_from_jax_cache_are_kept_whole(tmp_path):
+    """An executable that XLA:CPU loaded from JAX's persistent cache serialises without its
+    kernels; the kept copy is compiled afresh, and checked by loading it back, instead."""
+    plain = _run(tmp_path, mode="jax-cache")  # fills JAX's cache (same folder as "kept")
+    kept = _run(tmp_path)  # compiles its copies: not from JAX's cache
+    loaded = _run(tmp_path)  # loads them
+    assert loaded["compiles"] == 0
+    for k in ("Y", "x_ls", "phi_ls", "fit", "extra", "rank"):
+        np.testing.assert_array_equal(kept[k], plain[k], err_msg=k)
+        np.testing.assert_array_equal(loaded[k], plain[k], err_msg=k)
 
 
 def _scaled(x, *, k):

@@ -9,8 +9,8 @@ import pytest
 
 import spatialjax.identification as sid
 import spatialjax.multibody as mb
-from spatialjax.identification.pipeline.floating_base import REGRESSOR_CHUNK
 from spatialjax.identification.pipeline.regression import (
+    REGRESSOR_CHUNK,
     joint_regressors,
     mass_diagonal,
     regressors_in_chunks,
