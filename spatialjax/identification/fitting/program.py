@@ -115,6 +115,19 @@ def _lapack_ready() -> None:
         initialize_lapack()
 
 
+@functools.cache
+def _versions() -> tuple[str, str]:
+    """jax's and jaxlib's versions."""
+    from importlib.metadata import version
+
+    return jax.__version__, version("jaxlib")
+
+
+def _setting(name: str):
+    """The current value of a JAX setting (``jax.config``)."""
+    return jax.config.values[name]
+
+
 def _executable_key(fn, static: dict, dynamic, options) -> str | None:
     """The key of one program: what it computes and what it runs on (None: not keyable).
 
@@ -123,8 +136,6 @@ def _executable_key(fn, static: dict, dynamic, options) -> str | None:
     types (pickled: every detail, not a repr), the compile options, jax and
     jaxlib, the device, the JAX settings that change a trace, and ``XLA_FLAGS``.
     """
-    import jaxlib
-
     leaves, tree = jax.tree_util.tree_flatten(dynamic)
     try:
         types = [str(jax.typeof(x)) for x in leaves]
@@ -139,14 +150,13 @@ def _executable_key(fn, static: dict, dynamic, options) -> str | None:
                 tree,
                 types,
                 options,
-                jax.__version__,
-                jaxlib.__version__,
+                _versions(),
                 jax.devices()[0].device_kind,
                 placed,
-                str(jax.config.jax_default_device),
-                bool(jax.config.jax_enable_x64),
-                str(jax.config.jax_default_matmul_precision),
-                str(jax.config.jax_numpy_dtype_promotion),
+                str(_setting("jax_default_device")),
+                bool(_setting("jax_enable_x64")),
+                str(_setting("jax_default_matmul_precision")),
+                str(_setting("jax_numpy_dtype_promotion")),
                 os.environ.get("XLA_FLAGS", ""),
             )
         )
@@ -219,7 +229,7 @@ def _compile_and_keep(jitted, args, kwargs, run, path: str):
     """
     from jax.experimental import serialize_executable
 
-    cache_on = jax.config.jax_enable_compilation_cache
+    cache_on = bool(_setting("jax_enable_compilation_cache"))
     jax.config.update("jax_enable_compilation_cache", False)
     try:
         compiled = jitted.lower(*args, **kwargs).compile()

@@ -83,7 +83,8 @@ def rows_of_part(model, g, opts: Options, p, *, decimate: int, unknown: tuple[st
     from ..fitting.floating_rows import floating_base_rows
     from .regression import regressors_in_chunks
 
-    Y, F = regressors_in_chunks(model, *p.state(), g, opts.joint_model)
+    q, v, a = p.state()
+    Y, F = regressors_in_chunks(model, q, v, a, g, opts.joint_model)
     return floating_base_rows(
         model, p, Y, F if F.shape[-1] else None, decimate=decimate,
         method=opts.contact_method, contact_type=opts.contact_type,
