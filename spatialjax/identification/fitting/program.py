@@ -116,11 +116,23 @@ def _lapack_ready() -> None:
 
 
 @functools.cache
-def _versions() -> tuple[str, str]:
-    """jax's and jaxlib's versions."""
+def _versions() -> tuple[str, ...]:
+    """jax's, jaxlib's and NumPy's versions, and the host: its CPU's instruction sets.
+
+    XLA:CPU compiles for the host's instruction sets, so an executable from
+    another machine sharing the folder (a network home) must not load here.
+    """
+    import platform
     from importlib.metadata import version
 
-    return jax.__version__, version("jaxlib")
+    flags = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith(("flags", "Features"))), "")
+    except OSError:  # not Linux: the processor's name stands for it
+        flags = platform.processor()
+    host = hashlib.sha256(f"{platform.machine()} {flags}".encode()).hexdigest()
+    return jax.__version__, version("jaxlib"), np.__version__, host
 
 
 def _setting(name: str):
@@ -133,8 +145,9 @@ def _executable_key(fn, static: dict, dynamic, options) -> str | None:
 
     The function's name, the spatialjax source, the static arguments and the
     dynamic ones' tree structure (with its static data: a model's joints) and
-    types (pickled: every detail, not a repr), the compile options, jax and
-    jaxlib, the device, the JAX settings that change a trace, and ``XLA_FLAGS``.
+    types (pickled: every detail, not a repr), the compile options, jax, jaxlib
+    and NumPy, the host's CPU, the device, the JAX settings that change a
+    trace, and ``XLA_FLAGS``.
     """
     leaves, tree = jax.tree_util.tree_flatten(dynamic)
     try:
