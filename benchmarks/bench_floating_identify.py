@@ -166,8 +166,8 @@ def reference_rows(model, log, method: str, lowpass: float, decimate: int):
     from spatialjax.identification.pipeline.regression import regressors_in_chunks
 
     p = prepare_log(log, lowpass=lowpass)
-    g = jnp.asarray([0.0, 0.0, -9.81])
-    Y, _ = regressors_in_chunks(model, *p.state(), g, mb.JointModel())
+    q, v, a = p.state()
+    Y, _ = regressors_in_chunks(model, q, v, a, jnp.asarray([0.0, 0.0, -9.81]), mb.JointModel())
     return floating_base_rows(model, p, Y, decimate=decimate, method=method)
 
 
@@ -208,15 +208,17 @@ def ols_every_tenth(model, log, method: str, lowpass: float) -> np.ndarray:
 
     import jax.numpy as jnp
 
+    import spatialjax.multibody as mb
     from spatialjax.identification import floating_base_rows, prepare_log
-    from spatialjax.identification.pipeline.floating_base import full_rate_regressors
+    from spatialjax.identification.pipeline.regression import regressors_in_chunks
 
     p = prepare_log(log, lowpass=lowpass)
     keep = slice(p.edge, p.q.shape[0] - p.edge, 10)
     fields = {k: np.asarray(getattr(p, k))[keep] for k in p.__dataclass_fields__
               if _per_sample(p, k)}  # fmt: skip
     p10 = dataclasses.replace(p, **fields, lowpass=None, rate=p.rate / 10, edge=0)
-    Y, _ = full_rate_regressors(model, p10, jnp.asarray([0.0, 0.0, -9.81]), ())
+    q, v, a = p10.state()
+    Y, _ = regressors_in_chunks(model, q, v, a, jnp.asarray([0.0, 0.0, -9.81]), mb.JointModel())
     rows = floating_base_rows(model, p10, Y, method=method)
     return least_squares_refs(rows)["ols"]
 
