@@ -45,6 +45,9 @@ def cpu_program(
 
     Calls inside a trace, on an accelerator or with a jaxlib that lacks the
     options use the plain ``jax.jit(fn)``; both give the same results to rounding.
+    While ``_util.executable_folder()`` is set (the command line's compilation
+    cache), a top-level call keeps its compiled executable there, and a later
+    process loads it instead of tracing and compiling (``_kept_executable``).
     """
     names = tuple(static_argnames)
     plain = jax.jit(fn, static_argnames=names)
@@ -88,8 +91,7 @@ def _source_fingerprint() -> str:
     """SHA-256 of every ``.py`` file of the installed spatialjax (its path and bytes)."""
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     digest = hashlib.sha256()
-    for folder, dirs, files in sorted(os.walk(root)):
-        dirs.sort()
+    for folder, _, files in sorted(os.walk(root)):
         for name in sorted(f for f in files if f.endswith(".py")):
             path = os.path.join(folder, name)
             digest.update(os.path.relpath(path, root).encode())
