@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import as_float_array, broadcast_batch, require_finite
+from ..._checks import as_float_array, broadcast_batch, is_concrete, require_finite
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..errors import IdentifyError, IdentifyTypeError
@@ -29,6 +29,8 @@ from .inputs import (
     check_prior_spread,
     check_torque_data,
     check_weights,
+    pad_samples,
+    padded_samples,
 )
 from .program import SOLVER_OPTIONS, cpu_program
 from .robot_result import RobotFitResult
@@ -62,13 +64,14 @@ def _guard_inputs(Y, E, tau, w, prior_pi, gamma, has_gamma, sample_weights):
     return A0, b0, prior_pi, finite_in, invalid, bad
 
 
-def _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol):
-    """Per-joint noise variance ``σ̂_j² (nv,)`` of the default weights (1 where ``bad``)."""
+def _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol, rows):
+    """Per-joint noise variance ``σ̂_j² (nv,)`` of the default weights (1 where ``bad``).
+
+    ``rows``: the data's ``N nv`` equations (padding rows excluded).
+    """
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     eps = jnp.finfo(dtype).eps
-    N, nv, _ = Y.shape
-    rows = N * nv
     F0 = reduction.factor(A0, rank_rtol)
     x_ls = reduction.min_norm_solve(F0, b0)
     e = reduction.joint_residuals(sg(Y), sg(E), sg(tau), sg(w), x_ls)  # (nv,)
@@ -120,13 +123,15 @@ def _fit_one_robot(
     nonneg,
     phi0,
     wphi,
+    n_rows,
     *,
     rtol,
     max_iters,
     prior_spread,
     sample_weights,
 ):
-    """One robot: ``Y (N, nv, 10 nb)``, ``E (N, nv, ne)``, ``tau (N, nv)``, weights ``w``."""
+    """One robot: ``Y (N, nv, 10 nb)``, ``E (N, nv, ne)``, ``tau (N, nv)``, weights ``w``;
+    ``n_rows``: the equations before padding (zero-weight rows past them)."""
     sg = jax.lax.stop_gradient
     dtype = Y.dtype
     nb = Y.shape[-1] // 10
@@ -139,7 +144,7 @@ def _fit_one_robot(
     rank_rtol = reduction.rank_rtol(p, dtype)
 
     # the default weights: 1/σ̂_j² per joint, times the sample weights
-    var = _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol)
+    var = _noise_variance(Y, E, tau, w, A0, b0, bad, rank_rtol, n_rows)
     c = sg(jnp.where(has_w, jnp.ones_like(var), 1.0 / var))  # joint weights
     wc = w * c  # the weights used: sample weights times joint weights
     A, bvec, R, x_wls, rho2, rank, cond = _weighted_reduction(Y, E, tau, wc, bad, rank_rtol)
@@ -200,6 +205,7 @@ def _fit_batch_impl(
     nonneg,
     phi0,
     wphi,
+    n_rows,
     *,
     batch,
     rtol,
@@ -218,8 +224,8 @@ def _fit_batch_impl(
         sample_weights=sample_weights,
     )
     flat, in_axes = _flatten_batch((Y, E, tau, w, prior_pi, gamma), _CORES, axes, batch)
-    vone = jax.vmap(one, in_axes=(*in_axes, None, None, None, None), axis_size=nbatch)
-    out = vone(*flat, given, nonneg, phi0, wphi)  # pyright: ignore[reportCallIssue]
+    vone = jax.vmap(one, in_axes=(*in_axes, None, None, None, None, None), axis_size=nbatch)
+    out = vone(*flat, given, nonneg, phi0, wphi, n_rows)  # pyright: ignore[reportCallIssue]
     return jax.tree.map(lambda v: v.reshape(tuple(batch) + v.shape[1:]), out)
 
 
@@ -231,6 +237,15 @@ _fit_batch = cpu_program(
 
 #: core ranks of ``(Y, E, tau, w, prior_pi, gamma)``
 _CORES = (3, 3, 2, 2, 2, 0)
+
+
+def _padded(Y, E, tau, w):
+    """A top-level call's data padded to ``padded_samples`` zero-weight samples (the same
+    program for logs of similar length); traced data as they are."""
+    N = Y.shape[-3]
+    if not is_concrete(jax.tree.leaves((Y, E, tau, w))) or padded_samples(N) == N:
+        return Y, E, tau, w
+    return tuple(pad_samples((Y, E, tau, w), (-3, -3, -2, -2), padded_samples(N)))
 
 
 def _flatten_batch(args, cores, axes, batch):
@@ -272,7 +287,7 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
     """
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
     w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, w.shape[:-2] + (N, nv))
-    args = (Y, E, tau, w)
+    args = _padded(Y, E, tau, w)
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=False))
     x = _lstsq_batch(*args, batch=batch, axes=axes)
     return x[..., : 10 * nb], x[..., 10 * nb :]
@@ -350,6 +365,7 @@ def _fit_torques(
     w_arr = jnp.ones((N, nv), dtype) if w is None else w
     w_arr = jnp.broadcast_to(w_arr, w_arr.shape[:-2] + (N, nv))
     g_arr = jnp.zeros((), dtype) if gamma is None else gamma
+    Y, E, tau, w_arr = _padded(Y, E, tau, w_arr)
     args = (Y, E, tau, w_arr, pi0.astype(dtype), g_arr)
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=True))
     return _fit_batch(
@@ -358,6 +374,7 @@ def _fit_torques(
         jnp.asarray(nonneg),
         jnp.asarray(phi0, dtype),
         jnp.asarray(wphi, dtype),
+        jnp.asarray(N * nv, dtype),
         batch=tuple(batch),
         rtol=solver.rtol_for(dtype),
         max_iters=int(solver.max_iters),
