@@ -26,6 +26,11 @@ Usage::
     python benchmarks/bench_identify_cold.py --out benchmarks/results --name identify_cold_cpu
     python benchmarks/bench_identify_cold.py --samples 5000,50000 --repeats 3
     python benchmarks/bench_identify_cold.py --tree . --baseline /path/to/main/checkout
+    python benchmarks/bench_identify_cold.py --sequence --samples 37500,50000,100000
+
+``--sequence``: one log of each length, identified one after the other with one
+compilation cache that starts empty (what a user trying the tool on a few logs
+meets), the tree and the baseline alternating, ``--repeats`` rounds.
 """
 
 from __future__ import annotations
@@ -189,6 +194,35 @@ def _case(urdf: Path, samples: int, args, tmp: Path, say) -> dict:
             "stages": stages, "plain_output": out.strip()}  # fmt: skip
 
 
+def _sequence(urdf: Path, args, tmp: Path, say) -> dict:
+    """``--sequence``: the logs of ``--samples`` in order, one cache per run, starting empty."""
+    lengths = [int(x) for x in args.samples.split(",")]
+    logs = [tmp / f"log_{n}.npz" for n in lengths]
+    for n, log in zip(lengths, logs, strict=True):
+        make_log(urdf, log, n, args.rate, ROBOTS[args.robot][1])
+    trees = {"": _env(args.tree)} | ({"_base": _env(args.baseline)} if args.baseline else {})
+    say(f"\n## {args.robot}: logs of {', '.join(map(str, lengths))} samples in a row, one "
+        "compilation cache starting empty")  # fmt: skip
+    runs: dict[str, list[list[float]]] = {tag: [] for tag in trees}
+    for r in range(args.repeats):
+        for tag, env in trees.items():
+            cache = tmp / f"seq_{r}{tag}"
+            times = [_timed(_identify_argv(urdf, log, tmp / "report.json", cache), env)[0]
+                     for log in logs]  # fmt: skip
+            runs[tag].append(times)
+            say(
+                f"  round {r}{' base' if tag else ''}: "
+                + ", ".join(f"{t:.2f} s" for t in times)
+                + f" (total {sum(times):.2f} s)"
+            )
+    med = {tag: [statistics.median(x[i] for x in v) for i in range(len(logs))]
+           for tag, v in runs.items()}  # fmt: skip
+    for tag, m in med.items():
+        say(f"  median{' base' if tag else ''}: " + ", ".join(f"{t:.2f} s" for t in m)
+            + f" (total {sum(m):.2f} s)")  # fmt: skip
+    return {"sequence": lengths, "times_s": runs, "median_s": med}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--robot", default="ur5", choices=sorted(ROBOTS))
@@ -200,6 +234,9 @@ def main(argv=None) -> int:
     p.add_argument("--tree", help="source tree of spatialjax to time (default: as imported)")
     p.add_argument("--baseline", help="a second source tree (e.g. a checkout of main), timed "
                    "alongside in every round as cold_base, warm_base")  # fmt: skip
+    p.add_argument(
+        "--sequence", action="store_true", help="one log of each --samples length in a row"
+    )
     p.add_argument("--plain", nargs=2, metavar=("URDF", "LOG"), help=argparse.SUPPRESS)
     p.add_argument("--holdout", type=float, default=0.3, help=argparse.SUPPRESS)
     p.add_argument("--lowpass", type=float, help=argparse.SUPPRESS)
@@ -219,7 +256,10 @@ def main(argv=None) -> int:
     say(f"# identify in a fresh process: cold, warm cache, plain pipeline; {os.cpu_count()} "
         f"CPUs, load average {load0[0]:.1f} {load0[1]:.1f} {load0[2]:.1f}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="bench_identify_cold_") as d:
-        cases = [_case(urdf, int(s), args, Path(d), say) for s in args.samples.split(",")]
+        if args.sequence:
+            cases = [_sequence(urdf, args, Path(d), say)]
+        else:
+            cases = [_case(urdf, int(s), args, Path(d), say) for s in args.samples.split(",")]
     load1 = os.getloadavg()
     say(f"load average at the end {load1[0]:.1f} {load1[1]:.1f} {load1[2]:.1f}")
     if args.out:
