@@ -102,6 +102,7 @@ def test_a_later_process_loads_the_executables_and_computes_the_same(tmp_path):
     np.testing.assert_allclose(X @ x, X @ x_np, rtol=1e-9, atol=1e-9 * np.abs(X @ x_np).max())
 
 
+@pytest.mark.slow  # three fresh processes that compile the fit (18 s)
 def test_programs_first_loaded_from_jax_cache_are_kept_whole(tmp_path):
     """An executable that XLA:CPU loaded from JAX's persistent cache serialises without its
     kernels; the kept copy is compiled afresh, and checked by loading it back, instead."""
