@@ -259,9 +259,8 @@ def identifiability(
                 f"got {he.tolist() if he.ndim == 1 else he}",
             )
     prior_extra = tuple(int(i) for i in np.flatnonzero(he > 0)) if prior is not None else ()
-    if is_concrete(jax.tree.leaves((Y, E, w))) and inputs.padded_samples(N) > N:
-        # zero-weight samples: the same program for logs of similar length, the same A
-        Y, E, w = inputs.pad_samples((Y, E, w), (-3, -3, -2), inputs.padded_samples(N))
+    # zero-weight samples: the same program for logs of similar length, the same A
+    Y, E, w = inputs.pad_samples((Y, E, w), (-3, -3, -2))
     rank, cond, sv, d, piv, null, share, total = _ident(
         Y,
         E,

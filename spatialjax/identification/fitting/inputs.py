@@ -220,20 +220,25 @@ def padded_samples(n: int) -> int:
     return -(-n // step) * step
 
 
-def pad_samples(arrays, sample_axes, n: int):
-    """Concrete ``arrays`` zero-padded along their sample axis (counted from the end) to
-    ``n`` samples, in NumPy (no program compiled per length).
+def pad_samples(arrays, sample_axes) -> tuple:
+    """A top-level call's ``arrays`` zero-padded along their sample axis (counted from the
+    end) to ``padded_samples`` of their sample count, in NumPy (no program compiled per
+    length); traced arrays (under a caller's ``jit``, ``vmap`` or ``grad``) as they are.
 
     A zero-weight row adds nothing to the normal equations, the residuals or
     the weighted sample count, so a fit on the padded data is the fit on the data.
     """
+    n = arrays[0].shape[sample_axes[0]]
+    m = padded_samples(n)
+    if m == n or not is_concrete(jax.tree.leaves(tuple(arrays))):
+        return tuple(arrays)
     out = []
     for a, axis in zip(arrays, sample_axes, strict=True):
         a = np.asarray(a)
         widths = [(0, 0)] * a.ndim
-        widths[a.ndim + axis] = (0, n - a.shape[axis])
+        widths[a.ndim + axis] = (0, m - a.shape[axis])
         out.append(np.pad(a, widths))
-    return out
+    return tuple(out)
 
 
 def as_joint_model(joint_model):

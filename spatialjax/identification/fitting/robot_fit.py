@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import as_float_array, broadcast_batch, is_concrete, require_finite
+from ..._checks import as_float_array, broadcast_batch, require_finite
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..errors import IdentifyError, IdentifyTypeError
@@ -30,7 +30,6 @@ from .inputs import (
     check_torque_data,
     check_weights,
     pad_samples,
-    padded_samples,
 )
 from .program import SOLVER_OPTIONS, cpu_program
 from .robot_result import RobotFitResult
@@ -239,15 +238,6 @@ _fit_batch = cpu_program(
 _CORES = (3, 3, 2, 2, 2, 0)
 
 
-def _padded(Y, E, tau, w):
-    """A top-level call's data padded to ``padded_samples`` zero-weight samples (the same
-    program for logs of similar length); traced data as they are."""
-    N = Y.shape[-3]
-    if not is_concrete(jax.tree.leaves((Y, E, tau, w))) or padded_samples(N) == N:
-        return Y, E, tau, w
-    return tuple(pad_samples((Y, E, tau, w), (-3, -3, -2, -2), padded_samples(N)))
-
-
 def _flatten_batch(args, cores, axes, batch):
     """Batched arguments broadcast to ``batch`` and flattened; the others shared (``None``)."""
     nbatch = int(np.prod(batch, dtype=np.int64))
@@ -287,7 +277,7 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
     """
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
     w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, w.shape[:-2] + (N, nv))
-    args = _padded(Y, E, tau, w)
+    args = pad_samples((Y, E, tau, w), (-3, -3, -2, -2))
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=False))
     x = _lstsq_batch(*args, batch=batch, axes=axes)
     return x[..., : 10 * nb], x[..., 10 * nb :]
@@ -365,7 +355,7 @@ def _fit_torques(
     w_arr = jnp.ones((N, nv), dtype) if w is None else w
     w_arr = jnp.broadcast_to(w_arr, w_arr.shape[:-2] + (N, nv))
     g_arr = jnp.zeros((), dtype) if gamma is None else gamma
-    Y, E, tau, w_arr = _padded(Y, E, tau, w_arr)
+    Y, E, tau, w_arr = pad_samples((Y, E, tau, w_arr), (-3, -3, -2, -2))
     args = (Y, E, tau, w_arr, pi0.astype(dtype), g_arr)
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=True))
     return _fit_batch(
