@@ -32,14 +32,10 @@ def np_skew(v):
     )
 
 
-def random_rotations(rng, shape):
-    """Active rotations from normalised normal quaternions (uniform on SO(3)).
-
-    ``shape`` is an int or a tuple.
-    """
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    q = rng.normal(size=shape + (4,))
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+def np_quat_to_matrix(q):
+    """Active rotation of a wxyz quaternion (normalised), textbook closed form."""
+    q = np.asarray(q, np.float64)
+    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
     w, x, y, z = (q[..., i] for i in range(4))
     return np.stack(
         [
@@ -49,6 +45,15 @@ def random_rotations(rng, shape):
         ],
         -2,
     )
+
+
+def random_rotations(rng, shape):
+    """Active rotations from normalised normal quaternions (uniform on SO(3)).
+
+    ``shape`` is an int or a tuple.
+    """
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return np_quat_to_matrix(rng.normal(size=shape + (4,)))
 
 
 def random_inertia_params(rng, n):

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import random_rotations
 from jax.test_util import check_grads
 
 from spatialjax import (
@@ -32,20 +33,6 @@ from spatialjax import (
 )
 
 B = 2  # batch of bodies
-
-
-def _rotations(rng, n):
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = q.T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
 
 
 def _points(rng):
@@ -68,7 +55,7 @@ _rng = np.random.default_rng(31415)
 MASSES, POS = _points(_rng)
 PI = jnp.asarray(_params(MASSES, POS))
 PI2 = jnp.asarray(_params(*_points(_rng)))
-E = jnp.asarray(_rotations(_rng, B))
+E = jnp.asarray(random_rotations(_rng, B))
 R_OFF = jnp.asarray(_rng.normal(size=(B, 3)))
 C_OFF = jnp.asarray(_rng.normal(size=(B, 3)))
 V = jnp.asarray(_rng.normal(size=(B, 6)))

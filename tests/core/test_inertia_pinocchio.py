@@ -17,6 +17,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import random_rotations
 
 from spatialjax import Plx, Plxb, RigidBodyInertia
 
@@ -29,20 +30,6 @@ TOL = 1e-12
 P = np.zeros((6, 6))
 P[:3, 3:] = np.eye(3)
 P[3:, :3] = np.eye(3)
-
-
-def random_rotations(rng, n):
-    q = rng.normal(size=(n, 4))
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = q.T
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
 
 
 def consistent_pin_inertias(rng, n):

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from helpers import BATCH_SHAPES, np_skew
+from helpers import BATCH_SHAPES, np_quat_to_matrix, np_skew
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -27,21 +27,6 @@ CLASSES = [Plx, Plxb]
 # ---------------------------------------------------------------------------
 # NumPy references (closed forms, independent of spatialjax)
 # ---------------------------------------------------------------------------
-
-
-def np_quat_to_matrix(q):
-    """Active rotation of a wxyz quaternion (normalised), textbook closed form."""
-    q = np.asarray(q, np.float64)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = (q[..., i] for i in range(4))
-    return np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
 
 
 def random_rotations(rng, shape, kind="uniform"):
