@@ -86,6 +86,22 @@ def _valid_inputs(Y, f, w, prior_pi, gamma, given):
     return Y, f, w, prior_pi, gamma, finite_in, invalid
 
 
+def _ls_step(A_pinv, A, pi, b):
+    """``−(RᵀR)⁺ (A π − b)``, the least-squares step at ``π``: zero at the solution, whose
+    derivative it carries (``with_derivative``)."""
+    return -A_pinv @ (A @ pi - b)
+
+
+def _newton_step(pi, P, A, b, gamma, k):
+    """``−H⁻¹ ∇F(π)`` with ``H`` held constant (plus ``eps tr H`` on its diagonal): zero at
+    the optimum, whose implicit-function-theorem derivative it carries."""
+    eps = jnp.finfo(pi.dtype).eps
+    H = jax.lax.stop_gradient(hessian_pi(pi, P))
+    H = H + (eps * jnp.trace(H)) * jnp.eye(10, dtype=pi.dtype)
+    grad = 2.0 * (A @ pi - b) + gamma * (k - jax.grad(lambda p: logdet_pi(p)[0])(pi))
+    return -jnp.linalg.solve(H, grad)
+
+
 def _fit_body(Y, f, w, prior_pi, gamma, given, *, rtol: float, max_iters: int):
     """One body; ``given = [prior given, γ given]``; derivatives by implicit differentiation."""
     sg = jax.lax.stop_gradient
@@ -109,7 +125,7 @@ def _fit_body(Y, f, w, prior_pi, gamma, given, *, rtol: float, max_iters: int):
     s_inv = jnp.where(keep, 1.0 / jnp.where(keep, s, 1.0), 0.0)
     pi_ls = Vt.T @ (s_inv * (U.T @ z))
     A_pinv = (Vt.T * s_inv**2) @ Vt  # (RᵀR)⁺
-    pi_ls = with_derivative(pi_ls, -A_pinv @ (A @ pi_ls - b))
+    pi_ls = with_derivative(pi_ls, _ls_step, A_pinv, A, pi_ls, b)
     cond = jnp.where(full_rank, s[0] / jnp.where(full_rank, s[-1], 1.0), jnp.inf)
     # no information at all (zero regressor or zero weights) and no prior: nothing can
     # define the body; solved as a trivial problem and returned as NaN (UNDETERMINED)
@@ -149,10 +165,7 @@ def _fit_body(Y, f, w, prior_pi, gamma, given, *, rtol: float, max_iters: int):
     # dπ* = −H⁻¹ d(∇F); the value stays exactly π*
     pi = sg(pi)
     finite_out = jnp.all(jnp.isfinite(pi))
-    H = sg(hessian_pi(pi, P))
-    H = H + (eps * jnp.trace(H)) * jnp.eye(10, dtype=dtype)
-    grad = 2.0 * (A @ pi - b) + gamma * (k - jax.grad(lambda p: logdet_pi(p)[0])(pi))
-    pi = with_derivative(pi, -jnp.linalg.solve(H, grad))
+    pi = with_derivative(pi, _newton_step, pi, P, A, b, gamma, k)
 
     # status, highest priority first (FitStatus); converged only where CONVERGED
     undetermined = ((P.gamma <= 0) & ~full_rank) | blank

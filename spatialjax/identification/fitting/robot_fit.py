@@ -97,8 +97,9 @@ def _weighted_reduction(Y, E, tau, wc, bad, rank_rtol):
     return A, bvec, R, x_wls, jnp.where(bad, 0.0, rho2), Fw.rank, cond
 
 
-def _implicit_derivative(x, A, bvec, P, mu, k, gamma, nb):
-    """The optimum ``x`` with its implicit-function-theorem derivative attached."""
+def _newton_step(x, A, bvec, P, mu, k, gamma, *, nb):
+    """``s = −H⁻¹ ∇F(x)``, the barrier problem's Newton step at ``x`` with ``H`` held
+    constant: the implicit-function-theorem derivative of the optimum is its derivative."""
     pis, phi = interior_point.split_params(x, nb)
     g_data = 2.0 * (A @ x - bvec)
     ldg = jax.grad(lambda q: jnp.sum(interior_point.logdets(q)[0]))(pis)
@@ -107,8 +108,7 @@ def _implicit_derivative(x, A, bvec, P, mu, k, gamma, nb):
     gphi = jnp.where(P.nonneg, -mu / phi_safe, 0.0) + 2.0 * P.wphi * (phi - P.phi0)
     g_full = g_data + jnp.concatenate([gb.reshape(-1), gphi])
     _, H = interior_point.barrier_grad_hess(x, P, mu, nb)
-    s = interior_point.newton_direction(g_full, jax.lax.stop_gradient(H))
-    return with_derivative(x, s)
+    return interior_point.newton_direction(g_full, jax.lax.stop_gradient(H))
 
 
 def _fit_one_robot(
@@ -154,7 +154,8 @@ def _fit_one_robot(
     )
     atol = jnp.where(bad, jnp.inf, interior_point.atol_floor(rho2, gamma, logdet0))
     out = interior_point.start_and_solve(sg(A), sg(bvec), P, sg(prior_pi), rtol, atol, max_iters)
-    x = _implicit_derivative(sg(out.x), A, bvec, P, out.mu, k, gamma, nb)
+    x = sg(out.x)
+    x = with_derivative(x, functools.partial(_newton_step, nb=nb), x, A, bvec, P, out.mu, k, gamma)
 
     pis, phi = interior_point.split_params(x, nb)
     residual = jnp.sum(reduction.joint_residuals(Y, E, tau, wc, x))
