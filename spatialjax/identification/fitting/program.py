@@ -1,16 +1,19 @@
 """``cpu_program``: a jitted function with XLA:CPU compile options where allowed, whose
-compiled executables a later process can load (``_util.executable_folder``);
-``compile_seconds``: the time JAX spends compiling inside a block.
+compiled executables a later process can load (``_util.executable_folder``) and which can
+be compiled ahead, in a background thread (``prepare``); ``compile_seconds``: the time JAX
+spends compiling inside a block.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import hashlib
 import inspect
 import os
 import pickle
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -47,7 +50,8 @@ def cpu_program(
     options use the plain ``jax.jit(fn)``; both give the same results to rounding.
     While ``_util.executable_folder()`` is set (the command line's compilation
     cache), a top-level call keeps its compiled executable there, and a later
-    process loads it instead of tracing and compiling (``_kept_executable``).
+    process loads it instead of tracing and compiling (``_top_level_call``); ``call.prepare``
+    compiles one ahead, in a background thread.
     """
     names = tuple(static_argnames)
     plain = jax.jit(fn, static_argnames=names)
@@ -59,12 +63,25 @@ def cpu_program(
     def call(*args, **kwargs):
         leaves = jax.tree_util.tree_leaves(args)
         top = is_concrete(leaves) and _on_cpu(leaves)
-        if top and _util.executable_folder() is not None:
+        if top and (_util.executable_folder() is not None or _PENDING or _LOADED):
             program = functools.partial(_tuned_if_supported, tuned, plain, key)
-            return _kept_executable(fn, program, signature, names, key, args, kwargs)
+            return _top_level_call(fn, program, signature, names, key, args, kwargs)
         return (tuned if top and _supported(key) else plain)(*args, **kwargs)
 
-    call.plain, call.tuned = plain, tuned  # pyright: ignore[reportAttributeAccessIssue]
+    def prepare(*args, **kwargs) -> None:
+        """Start compiling (or loading) the executable of ``call(*args, **kwargs)`` in a
+        background thread and return; a later top-level call whose arguments have the same
+        types, shapes and static values waits for it instead of compiling.
+
+        The values of the arrays do not matter (zeros do). Calls inside a trace or off
+        the CPU are not prepared; a preparation that fails leaves the call to compile.
+        """
+        leaves = jax.tree_util.tree_leaves(args)
+        if is_concrete(leaves) and _on_cpu(leaves):
+            program = functools.partial(_tuned_if_supported, tuned, plain, key)
+            _prepare(fn, program, signature, names, key, args, kwargs)
+
+    call.plain, call.tuned, call.prepare = plain, tuned, prepare  # pyright: ignore[reportAttributeAccessIssue]
     call.cache_size = lambda: plain._cache_size() + tuned._cache_size()  # pyright: ignore[reportAttributeAccessIssue]
     return call
 
@@ -84,6 +101,11 @@ SOLVER_OPTIONS = {**LOOP_EMITTERS, "xla_backend_optimization_level": 0}
 
 # ------------------------------------------------------------------ kept executables
 _LOADED: dict[str, Any] = {}  # key -> compiled executable, this process
+#: key -> the future ``(executable, fresh)`` of a ``prepare`` (fresh: compiled, not yet kept)
+_PENDING: dict[str, concurrent.futures.Future] = {}
+_WORKER: list[concurrent.futures.ThreadPoolExecutor] = []
+#: held while JAX's persistent cache is switched off for a compile (``_compile_bypassing``)
+_BYPASS = threading.Lock()
 
 
 @functools.cache
@@ -185,23 +207,74 @@ def _tuned_if_supported(tuned, plain, options):
     return tuned if _supported(options) else plain
 
 
-def _kept_executable(fn, program, signature, names, options, args, kwargs):
-    """``program()(*args, **kwargs)`` through an executable kept on disk.
-
-    Loaded when one with the same key is there and runs (no trace, lowering or
-    compile); otherwise compiled afresh and written (atomically, ``<key>.bin``)
-    once a copy read back from its bytes has computed the same outputs, bit for
-    bit. An entry that does not load or run is compiled and written again.
-    """
-    # the call as made, less its static arguments: what the executable takes
+def _split(signature, names, args, kwargs):
+    """``(static, dyn_args, dyn_kwargs)``: the call's static arguments by name, and the rest
+    (what the executable takes)."""
     positional = list(signature.parameters)[: len(args)]
     static = {n: a for n, a in zip(positional, args, strict=True) if n in names}
     static |= {k: v for k, v in kwargs.items() if k in names}
     dyn_args = tuple(a for n, a in zip(positional, args, strict=True) if n not in names)
     dyn_kwargs = {k: v for k, v in kwargs.items() if k not in names}
+    return static, dyn_args, dyn_kwargs
+
+
+#: JAX settings that change a trace, and their context managers (thread-local values)
+_TRACE_SETTINGS = (
+    ("jax_enable_x64", "enable_x64"),
+    ("jax_default_matmul_precision", "default_matmul_precision"),
+    ("jax_numpy_dtype_promotion", "numpy_dtype_promotion"),
+    ("jax_default_device", "default_device"),
+)
+
+
+def _prepare(fn, program, signature, names, options, args, kwargs) -> None:
+    """Submit ``_obtain`` of this call's executable to the background thread (once per key),
+    with this thread's JAX settings (``with jax.enable_x64(True)`` holds in this thread only)."""
+    static, dyn_args, dyn_kwargs = _split(signature, names, args, kwargs)
+    key = _executable_key(fn, static, (dyn_args, dyn_kwargs), options)
+    if key is None or key in _LOADED or key in _PENDING:
+        return
+    if not _WORKER:
+        _WORKER.append(concurrent.futures.ThreadPoolExecutor(1, "spatialjax-compile"))
+    settings = {ctx: _setting(name) for name, ctx in _TRACE_SETTINGS if hasattr(jax, ctx)}
+    _PENDING[key] = _WORKER[0].submit(
+        _obtain, program, args, kwargs, _util.executable_folder(), key, settings
+    )
+
+
+def _obtain(program, args, kwargs, folder: str | None, key: str, settings: dict):
+    """``(executable, fresh)`` of a call: loaded from ``folder`` where kept there, else
+    compiled (``fresh``: to be kept once it has run), under the caller's ``settings``."""
+    with contextlib.ExitStack() as stack:
+        for ctx, value in settings.items():
+            stack.enter_context(getattr(jax, ctx)(value))
+        return _obtain_here(program, args, kwargs, folder, key)
+
+
+def _obtain_here(program, args, kwargs, folder: str | None, key: str):
+    if folder is None:
+        return program().lower(*args, **kwargs).compile(), False
+    try:
+        with open(os.path.join(folder, key + ".bin"), "rb") as f:
+            return _load(f.read()), False
+    except Exception:  # missing, damaged or from another build: compiled
+        return _compile_bypassing(program(), args, kwargs), True
+
+
+def _top_level_call(fn, program, signature, names, options, args, kwargs):
+    """``program()(*args, **kwargs)`` through an executable prepared, kept on disk or both.
+
+    A prepared one (``prepare``) is waited for. Otherwise, with a folder set,
+    one kept there is loaded when it runs (no trace, lowering or compile), else
+    compiled afresh. A fresh one is written (atomically, ``<key>.bin``) once a
+    copy read back from its bytes has computed the same outputs, bit for bit.
+    """
+    static, dyn_args, dyn_kwargs = _split(signature, names, args, kwargs)
     key = _executable_key(fn, static, (dyn_args, dyn_kwargs), options)
     if key is None:
         return program()(*args, **kwargs)
+    folder = _util.executable_folder()
+    path = None if folder is None else os.path.join(folder, key + ".bin")
 
     def run(compiled):
         return jax.block_until_ready(compiled(*dyn_args, **dyn_kwargs))
@@ -209,15 +282,28 @@ def _kept_executable(fn, program, signature, names, options, args, kwargs):
     try:
         if key in _LOADED:
             return run(_LOADED[key])
-        folder = _util.executable_folder()
-        assert folder is not None
-        path = os.path.join(folder, key + ".bin")
+        compiled = fresh = None
+        pending = _PENDING.pop(key, None)
+        if pending is not None:
+            try:
+                compiled, fresh = pending.result()
+            except Exception:  # the preparation failed: as if there were none
+                compiled = None
+        if compiled is None and path is None:
+            return program()(*args, **kwargs)
         try:
-            with open(path, "rb") as f:
-                compiled = _load(f.read())
+            if compiled is None:
+                assert path is not None
+                with open(path, "rb") as f:
+                    compiled = _load(f.read())
             out = run(compiled)
         except Exception:  # missing, damaged, from another build, or it does not run
-            compiled, out = _compile_and_keep(program(), args, kwargs, run, path)
+            if path is None:
+                return program()(*args, **kwargs)
+            compiled, fresh = _compile_bypassing(program(), args, kwargs), True
+            out = run(compiled)
+        if fresh and path is not None:
+            _keep(compiled, out, run, path)
         _LOADED[key] = compiled
         return out
     except (TypeError, ValueError):  # arguments the executable does not take (devices, layout)
@@ -236,21 +322,22 @@ def _load(blob: bytes):
     )
 
 
-def _compile_and_keep(jitted, args, kwargs, run, path: str):
-    """``(compiled, its outputs)``, compiled afresh and written to ``path`` if its bytes load back.
+def _compile_bypassing(jitted, args, kwargs):
+    """``jitted`` compiled for ``args`` with JAX's persistent cache bypassed: an executable
+    XLA:CPU loaded from it serialises without its kernels (a kept copy would not run)."""
+    with _BYPASS:
+        cache_on = bool(_setting("jax_enable_compilation_cache"))
+        jax.config.update("jax_enable_compilation_cache", False)
+        try:
+            return jitted.lower(*args, **kwargs).compile()
+        finally:
+            jax.config.update("jax_enable_compilation_cache", cache_on)
 
-    JAX's persistent cache is bypassed: an executable XLA:CPU loaded from it
-    serialises without its kernels (the copy fails to run).
-    """
+
+def _keep(compiled, out, run, path: str) -> None:
+    """Write ``compiled`` to ``path`` if a copy read back from its bytes gives ``out``."""
     from jax.experimental import serialize_executable
 
-    cache_on = bool(_setting("jax_enable_compilation_cache"))
-    jax.config.update("jax_enable_compilation_cache", False)
-    try:
-        compiled = jitted.lower(*args, **kwargs).compile()
-    finally:
-        jax.config.update("jax_enable_compilation_cache", cache_on)
-    out = run(compiled)
     try:
         shardings = jax.tree.leaves((compiled.input_shardings, compiled.output_shardings))
         ids = sorted({d.id for s in shardings for d in s.device_set})
@@ -264,7 +351,6 @@ def _compile_and_keep(jitted, args, kwargs, run, path: str):
             _util.write_atomic(path, blob)
     except Exception:  # not serialisable, not the same, or a read-only or full folder: not kept
         pass
-    return compiled, out
 
 
 _COMPILE_EVENTS = "/jax/core/compile/"  # tracing to a jaxpr, lowering to MLIR, XLA compile

@@ -138,6 +138,17 @@ joint_regressors = cpu_program(
 )
 
 
+def prepare_regressors(model, gravity, joint_model) -> None:
+    """Start compiling (or loading) the program of ``regressors_in_chunks`` for ``model``,
+    ``gravity`` and ``joint_model`` in a background thread (``cpu_program.prepare``), so
+    that it is ready when the regressor stage needs it."""
+    import jax.numpy as jnp
+
+    shapes = ((REGRESSOR_CHUNK, n) for n in (model.nq, model.nv, model.nv))
+    g = jnp.asarray(gravity, model.dtype)
+    joint_regressors.prepare(model, *(jnp.zeros(s, model.dtype) for s in shapes), g, joint_model)
+
+
 def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
     """``(Y (M, nv, 10 nb), F (M, nv, ne))`` of ``joint_regressors`` at ``q (M, nq)``,
     ``v, a (M, nv)``, float64, ``REGRESSOR_CHUNK`` samples at a time (a floating
