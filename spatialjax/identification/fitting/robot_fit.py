@@ -224,8 +224,7 @@ def _fit_batch_impl(
         sample_weights=sample_weights,
     )
     flat, in_axes = _flatten_batch((Y, E, tau, w, prior_pi, gamma), _CORES, axes, batch)
-    vone = jax.vmap(one, in_axes=(*in_axes, None, None, None, None, None), axis_size=nbatch)
-    out = vone(*flat, given, nonneg, phi0, wphi, n_rows)  # pyright: ignore[reportCallIssue]
+    out = _over_batch(one, flat, in_axes, nbatch, given, nonneg, phi0, wphi, n_rows)
     return jax.tree.map(lambda v: v.reshape(tuple(batch) + v.shape[1:]), out)
 
 
@@ -237,6 +236,17 @@ _fit_batch = cpu_program(
 
 #: core ranks of ``(Y, E, tau, w, prior_pi, gamma)``
 _CORES = (3, 3, 2, 2, 2, 0)
+
+
+def _over_batch(one, flat, in_axes, nbatch: int, *shared):
+    """``one`` mapped over the flattened batch (``jax.vmap``, ``shared`` unbatched), outputs
+    with a leading batch axis. A batch of one calls ``one`` itself: a vmapped while loop
+    carries a select per value and per iteration, and compiles slower for nothing."""
+    if nbatch == 1:
+        core = [a[0] if ax == 0 else a for a, ax in zip(flat, in_axes, strict=True)]
+        return jax.tree.map(lambda v: v[None], one(*core, *shared))
+    vone = jax.vmap(one, in_axes=(*in_axes, *(None,) * len(shared)), axis_size=nbatch)
+    return vone(*flat, *shared)
 
 
 def _flatten_batch(args, cores, axes, batch):
@@ -302,8 +312,7 @@ def _lstsq_impl(Y, E, tau, w, *, batch, axes):
 
     flat, in_axes = _flatten_batch((Y, E, tau, w), _CORES[:4], axes, batch)
     nbatch = int(np.prod(batch, dtype=np.int64))
-    out = jax.vmap(one, in_axes=tuple(in_axes), axis_size=nbatch)(*flat)
-    return out.reshape(tuple(batch) + (p,))
+    return _over_batch(one, flat, in_axes, nbatch).reshape(tuple(batch) + (p,))
 
 
 _lstsq_batch = cpu_program(
