@@ -14,6 +14,7 @@ import inspect
 import os
 import pickle
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -391,21 +392,25 @@ def compile_seconds() -> Iterator[CompileSeconds]:
     """Measure the wall time JAX spends tracing, lowering and compiling inside the block.
 
     The union of the time spans of JAX's ``/jax/core/compile/`` events (nested
-    traces count once); before jax 0.5, the sum of the XLA compile durations.
+    traces count once), in any thread (``prepare``'s included), within the
+    block's own span; before jax 0.5, the sum of the XLA compile durations.
     """
     out = CompileSeconds()
     spans: list[tuple[float, float]] = []
     with_spans = _listening()
     _OPEN.append(spans)
+    opened = time.time()  # JAX's spans are in time.time()
     try:
         yield out
     finally:
         _OPEN.remove(spans)
+        closed = time.time()
         if not with_spans:  # pragma: no cover - jax before 0.5: disjoint durations
             out.value = sum(end for _, end in spans)
         else:
-            total, reach = 0.0, -float("inf")
-            for start, end in sorted(spans):  # the union of the spans
+            total, reach = 0.0, opened
+            for start, end in sorted(spans):  # the union of the spans, clipped to the block
+                end = min(end, closed)
                 if end > reach:
                     total += end - max(start, reach)
                     reach = end

@@ -323,12 +323,26 @@ _lstsq_batch = cpu_program(
 # ------------------------------------------------------------------ public API
 
 
-def _fit_torques(
+def _fit_torques(Y, tau, **kwargs) -> RobotFitResult:
+    """``fit_torques`` with its solver resolved (``_fit_call``'s arguments)."""
+    args, static = _fit_call(Y, tau, **kwargs)
+    return _fit_batch(*args, **static)
+
+
+def prepare_fit_torques(Y, tau, **kwargs) -> None:
+    """Start compiling the program of ``fit_torques(Y, tau, **kwargs)`` in a background thread
+    (``cpu_program.prepare``): a later call with arrays of the same shapes and types, and the
+    same options, runs it without compiling. The values do not matter (weights of ones do)."""
+    args, static = _fit_call(Y, tau, **kwargs)
+    _fit_batch.prepare(*args, **static)
+
+
+def _fit_call(
     Y,
     tau,
     *,
     prior: RigidBodyInertia,
-    solver: InteriorPoint,
+    solver: InteriorPoint | None = None,
     extra=None,
     extra_nonnegative=None,
     weights=None,
@@ -338,8 +352,10 @@ def _fit_torques(
     extra_prior_weight=None,
     multiplicity=None,
     body_names: tuple | None = None,
-) -> RobotFitResult:
-    """``fit_torques`` with its solver resolved; ``body_names`` name the prior's bodies."""
+) -> tuple[tuple, dict]:
+    """The arguments of ``_fit_batch`` for ``fit_torques`` (checked, samples padded):
+    ``(dynamic, static)``; ``body_names`` name the prior's bodies in errors."""
+    solver = solvers.as_solver(solver)
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
     if multiplicity is not None:
         m = check_weights(multiplicity, N, nv, dtype, data="tau", name="multiplicity")
@@ -368,13 +384,15 @@ def _fit_torques(
     Y, E, tau, w_arr = pad_samples((Y, E, tau, w_arr), (-3, -3, -2, -2))
     args = (Y, E, tau, w_arr, pi0.astype(dtype), g_arr)
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=True))
-    return _fit_batch(
+    dynamic = (
         *args,
         given,
         jnp.asarray(nonneg),
         jnp.asarray(phi0, dtype),
         jnp.asarray(wphi, dtype),
         jnp.asarray(N * nv, dtype),
+    )
+    static = dict(
         batch=tuple(batch),
         rtol=solver.rtol_for(dtype),
         max_iters=int(solver.max_iters),
@@ -382,6 +400,7 @@ def _fit_torques(
         axes=axes,
         sample_weights=w is not None,
     )
+    return dynamic, static
 
 
 def fit_torques(

@@ -68,6 +68,40 @@ class Fitted:
         ), ()
 
 
+def _fit_arguments(model, data: TrainingData, weights, prior: Prior, opts: Options) -> dict:
+    """``fit_torques``'s keyword arguments for the training data (the joint prior apart)."""
+    import jax.numpy as jnp
+
+    from ..._inertia import RigidBodyInertia
+
+    nf = data.F.shape[-1]
+    nonneg = opts.joint_model.nonnegative(model)
+    kw: dict[str, Any] = {
+        "prior": RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype)),
+        "extra": jnp.asarray(data.F) if nf else None,
+        "extra_nonnegative": nonneg[data.friction_kept] if nf else None,
+        "weights": jnp.asarray(weights),
+        "gamma": opts.gamma,
+        "prior_spread": opts.prior_spread,
+    }
+    if data.multiplicity is not None:  # floating base: the equations each row stands for
+        kw["multiplicity"] = jnp.asarray(data.multiplicity)
+    return kw
+
+
+def prepare_fit(model, data: TrainingData, prior: Prior, opts: Options) -> None:
+    """Start compiling ``fit_stage``'s program for ``data`` in a background thread (while
+    the least-squares stage runs): its shapes and options are known, the weights are not
+    yet (ones stand for them; the joint prior's arrays are passed either way)."""
+    import jax.numpy as jnp
+
+    from ..fitting.robot_fit import prepare_fit_torques
+
+    weights = data.sample_weights(np.ones(data.tau.shape[-1]))
+    kw = _fit_arguments(model, data, weights, prior, opts)
+    prepare_fit_torques(jnp.asarray(data.Y), jnp.asarray(data.tau), **kw)
+
+
 def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: Options) -> Fitted:
     """``fit_torques`` on the training data with the priors, the signs and the weights.
 
@@ -77,30 +111,17 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
     import jax
     import jax.numpy as jnp
 
-    from ..._inertia import RigidBodyInertia
     from ..fitting.program import compile_seconds
     from ..fitting.robot_fit import fit_torques
     from ..fitting.status import FitStatus
 
-    nf = data.F.shape[-1]
-    jm = opts.joint_model
-    nonneg = jm.nonnegative(model)
     jp = _joint_prior(model, data, opts)
+    kw = _fit_arguments(model, data, data.sample_weights(ls.weights), prior, opts)
     kept = data.friction_kept
-    J0 = RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype))
-    kw: dict[str, Any] = {
-        "prior": J0,
-        "extra": jnp.asarray(data.F) if nf else None,
-        "extra_nonnegative": nonneg[kept] if nf else None,
-        "weights": jnp.asarray(data.sample_weights(ls.weights)),
-        "gamma": opts.gamma,
-        "prior_spread": opts.prior_spread,
-    }
-    if nf and jp is not None and np.any(jp.weights[kept] > 0):
+    if data.F.shape[-1] and jp is not None and np.any(jp.weights[kept] > 0):
         kw["extra_prior"] = jnp.asarray(jp.values[kept])
         kw["extra_prior_weight"] = jnp.asarray(jp.weights[kept])
-    if data.multiplicity is not None:  # floating base: the equations each row stands for
-        kw["multiplicity"] = jnp.asarray(data.multiplicity)
+    J0 = kw["prior"]
     try:
         t0 = time.perf_counter()
         with compile_seconds() as compiled:

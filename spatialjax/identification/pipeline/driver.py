@@ -24,7 +24,7 @@ from ..output.report import (
 )
 from .channels import Channels, channel_stage
 from .checks import gravity_warnings
-from .consistent_fit import Fitted, fit_stage
+from .consistent_fit import Fitted, fit_stage, prepare_fit
 from .filtering import Filtered, filter_stage
 from .least_squares import LeastSquares, rest_rule, training_data
 from .offsets import least_squares_with_offsets
@@ -269,6 +269,7 @@ def identify_robot(
                          decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
     stages = _floating_base_stages if opts.floating_base else _fixed_base_stages
     regs, channels, data = stages(model, clock, prior, sampled, filtered, opts)
+    prepare_fit(model, data, prior, opts)  # compiles on the other core during least squares
     # a floating base's joint offsets enter by the Bayesian information criterion (offsets.py)
     choice = clock.run("least squares", least_squares_with_offsets, model, data, prior, opts,
                        sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,

@@ -138,6 +138,32 @@ def test_a_damaged_entry_is_compiled_again_and_replaced(monkeypatch, tmp_path):
     np.testing.assert_allclose(_kept_call(monkeypatch, tmp_path, prog, x, k=2.0), ref, rtol=1e-12)
 
 
+def test_a_prepared_executable_is_kept_and_a_kept_one_is_prepared_by_loading(
+    monkeypatch, tmp_path
+):
+    prog = cpu_program(_scaled, static_argnames=("k",), compiler_options={})
+    x = jnp.asarray(np.random.default_rng(1).standard_normal((3, 3)))
+    ref = np.linalg.eigvalsh(np.asarray(x) @ np.asarray(x).T + 3.0 * np.eye(3))
+    monkeypatch.setattr(_util, "_EXECUTABLES", [str(tmp_path)])
+    monkeypatch.setattr(program, "_LOADED", {})
+    monkeypatch.setattr(program, "_PENDING", {})
+    prog.prepare(jnp.zeros((3, 3)), k=3.0)
+    np.testing.assert_allclose(prog(x, k=3.0), ref, rtol=1e-12)
+    (entry,) = tmp_path.iterdir()  # compiled in the background, kept once it ran
+    assert prog.tuned._cache_size() == 0 and prog.plain._cache_size() == 0
+    # another process's preparation loads the entry: a damaged one is compiled again
+    monkeypatch.setattr(program, "_LOADED", {})
+    prog.prepare(jnp.zeros((3, 3)), k=3.0)
+    (future,) = program._PENDING.values()
+    assert future.result()[1] is False  # loaded, not compiled
+    np.testing.assert_allclose(prog(x, k=3.0), ref, rtol=1e-12)
+    entry.write_bytes(b"not an executable")
+    monkeypatch.setattr(program, "_LOADED", {})
+    prog.prepare(jnp.zeros((3, 3)), k=3.0)
+    np.testing.assert_allclose(prog(x, k=3.0), ref, rtol=1e-12)
+    assert entry.read_bytes() != b"not an executable"  # written again
+
+
 def test_an_unwritable_folder_costs_the_copy_not_the_call(monkeypatch, tmp_path):
     prog = cpu_program(_scaled, static_argnames=("k",), compiler_options={})
     blocked = tmp_path / "file"

@@ -9,6 +9,7 @@ are those of the function itself.
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from spatialjax.identification.fitting.program import cpu_program
 
@@ -85,3 +86,57 @@ def test_compile_seconds_counts_compiling_only():
     with compile_seconds() as idle:
         pass
     assert idle.value == 0.0
+
+
+def _own_program():
+    """A ``cpu_program`` of a function of its own (no other test shares its compiled programs)."""
+
+    def poly(x, *, power):
+        return _poly(x, power=power)
+
+    return cpu_program(
+        poly, static_argnames=("power",), compiler_options={"xla_backend_optimization_level": 0}
+    )
+
+
+def test_a_prepared_call_runs_the_program_compiled_in_the_background():
+    from spatialjax.identification.fitting import program
+
+    prog = _own_program()
+    x = jnp.asarray([0.3, -1.2, 2.0])
+    before = len(program._PENDING)
+    prog.prepare(jnp.zeros(3), power=3)  # values do not matter, types and statics do
+    assert len(program._PENDING) == before + 1
+    y = prog(x, power=3)
+    # the call took the prepared executable: neither jit wrapper compiled
+    assert prog.tuned._cache_size() == 0 and prog.plain._cache_size() == 0
+    np.testing.assert_allclose(y, _ref(np.asarray(x), 3), rtol=1e-14)
+    assert y.dtype == jnp.float64
+    # another static value, or other shapes, are not what was prepared: compiled as before
+    np.testing.assert_allclose(prog(x, power=2), _ref(np.asarray(x), 2), rtol=1e-14)
+    assert prog.tuned._cache_size() == 1
+
+
+def test_a_preparation_compiles_with_the_callers_thread_settings():
+    # x64 is on for the suite; a caller that turns it off in its own thread (a context
+    # manager: thread-local) gets a float32 program, as its own call would trace
+    prog = _own_program()
+    with jax.enable_x64(False):
+        x = jnp.asarray([0.3, -1.2, 2.0])
+        prog.prepare(jnp.zeros(3, jnp.float32), power=3)
+        y = prog(x, power=3)
+    assert y.dtype == jnp.float32 and prog.tuned._cache_size() == 0
+    np.testing.assert_allclose(y, _ref(np.asarray(x, np.float64), 3), rtol=1e-6)
+
+
+def test_a_failed_preparation_leaves_the_call_to_compile():
+    def picky(x):
+        if x.shape[0] == 3:  # a trace that fails for this shape only
+            raise ValueError("not this shape")
+        return jnp.sum(x)
+
+    prog = cpu_program(picky, static_argnames=(), compiler_options={})
+    prog.prepare(jnp.zeros(3))
+    np.testing.assert_allclose(prog(jnp.ones(4)), 4.0)
+    with pytest.raises(ValueError, match="not this shape"):  # raised by the call itself
+        prog(jnp.ones(3))

@@ -224,6 +224,34 @@ def test_identify_robot_on_a_simulated_log(toy):
     assert '"links"' in res.to_json()
 
 
+def test_the_programs_prepared_ahead_are_the_ones_run(toy, monkeypatch):
+    """identify compiles its regressor and its fit ahead, in a background thread: each
+    call finds its program prepared (none is left pending), with the same results as
+    programs compiled by the calls themselves."""
+    from spatialjax.identification.fitting import program
+
+    model, log, _ = toy
+    prepared = []
+    real = program._prepare
+
+    def recording(fn, *args):
+        prepared.append(fn.__name__)
+        return real(fn, *args)
+
+    monkeypatch.setattr(program, "_PENDING", {})
+    monkeypatch.setattr(program, "_LOADED", {})
+    monkeypatch.setattr(program, "_prepare", recording)
+    ahead = _run(model, log)
+    assert {"_joint_regressors", "_fit_batch_impl"} <= set(prepared)
+    assert program._PENDING == {}  # every prepared program was taken by its call
+    monkeypatch.setattr(program, "_prepare", lambda *args: None)
+    monkeypatch.setattr(program, "_LOADED", {})
+    plain = _run(model, log)
+    for kind in ("fit", "least_squares"):
+        np.testing.assert_array_equal(ahead.params[kind], plain.params[kind])
+    assert e_hold(ahead.report.to_dict()) == e_hold(plain.report.to_dict())
+
+
 def e_hold(rep):
     return rep["errors"]["fit"]["holdout"]["overall"]
 
