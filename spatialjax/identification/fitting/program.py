@@ -325,13 +325,29 @@ def _load(blob: bytes):
 
 def _compile_bypassing(jitted, args, kwargs):
     """``jitted`` compiled for ``args`` with JAX's persistent cache bypassed: an executable
-    XLA:CPU loaded from it serialises without its kernels (a kept copy would not run)."""
+    XLA:CPU loaded from it serialises without its kernels (a kept copy would not run).
+
+    JAX decides once per process whether its cache is used (``is_cache_used``, read
+    at each compile), so switching ``jax_enable_compilation_cache`` off after a first
+    compile does not bypass it: that decision is answered "no" for this compile. Other
+    threads' compiles in the same moment skip the cache too (they compile).
+    """
+    lowered = jitted.lower(*args, **kwargs)
+    try:
+        from jax._src import compilation_cache
+    except ImportError:  # pragma: no cover - another JAX layout: the setting alone
+        compilation_cache = None
     with _BYPASS:
         cache_on = bool(_setting("jax_enable_compilation_cache"))
         jax.config.update("jax_enable_compilation_cache", False)
+        used = getattr(compilation_cache, "is_cache_used", None)
+        if used is not None:
+            compilation_cache.is_cache_used = lambda backend: False  # pyright: ignore[reportOptionalMemberAccess]
         try:
-            return jitted.lower(*args, **kwargs).compile()
+            return lowered.compile()
         finally:
+            if used is not None:
+                compilation_cache.is_cache_used = used  # pyright: ignore[reportOptionalMemberAccess]
             jax.config.update("jax_enable_compilation_cache", cache_on)
 
 
