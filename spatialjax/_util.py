@@ -1,8 +1,8 @@
 """Helpers shared across spatialjax's packages, as public names in a private module.
 
 ``x64``, ``bucket`` (padded batch sizes), atomic file writes (``write_atomic``,
-``temp_beside``, ``replace_keeping_mode``), ``enable_compilation_cache`` and
-``executable_folder``.
+``temp_beside``, ``replace_keeping_mode``), ``cache_folder``, ``enable_compilation_cache``,
+``use_executable_folder``, ``restore_executable_folder`` and ``executable_folder``.
 """
 
 from __future__ import annotations
@@ -17,10 +17,13 @@ from typing import Any
 __all__ = [
     "CACHE_DIR",
     "bucket",
+    "cache_folder",
     "enable_compilation_cache",
     "executable_folder",
     "replace_keeping_mode",
+    "restore_executable_folder",
     "temp_beside",
+    "use_executable_folder",
     "write_atomic",
     "x64",
 ]
@@ -89,6 +92,15 @@ def write_atomic(path, data: bytes) -> None:
         tmp.unlink(missing_ok=True)
 
 
+def cache_folder(path: str | None = None) -> str | None:
+    """The compilation cache's folder: ``path`` (default ``CACHE_DIR``), ``~`` expanded;
+    None when the environment variable ``SPATIALJAX_NO_COMPILATION_CACHE`` is set (to
+    anything but ``0``). Nothing is created."""
+    if os.environ.get("SPATIALJAX_NO_COMPILATION_CACHE", "") not in ("", "0"):
+        return None
+    return os.path.expanduser(path or CACHE_DIR)
+
+
 def enable_compilation_cache(path: str | None = None) -> str | None:
     """Point JAX's persistent compilation cache at ``path`` (default ``CACHE_DIR``, created).
 
@@ -100,16 +112,36 @@ def enable_compilation_cache(path: str | None = None) -> str | None:
       The folder used, or None when the environment variable
       ``SPATIALJAX_NO_COMPILATION_CACHE`` is set (to anything but ``0``).
     """
-    if os.environ.get("SPATIALJAX_NO_COMPILATION_CACHE", "") not in ("", "0"):
+    folder = cache_folder(path)
+    if folder is None:
         return None
     import jax
 
-    folder = os.path.expanduser(path or CACHE_DIR)
     os.makedirs(folder, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.1)
     _EXECUTABLES[0] = os.path.join(folder, "executables")
     return folder
+
+
+def use_executable_folder(path: str | None = None) -> str | None:
+    """Set ``executable_folder`` to ``path/executables`` before ``enable_compilation_cache``
+    (default ``CACHE_DIR``; off with ``SPATIALJAX_NO_COMPILATION_CACHE``): programs
+    prepared early load what is kept there. Nothing is created until an executable is
+    written, which a program does once it has run.
+
+    Returns:
+      The folder it replaces (``restore_executable_folder`` puts it back).
+    """
+    folder = cache_folder(path)
+    before = _EXECUTABLES[0]
+    _EXECUTABLES[0] = None if folder is None else os.path.join(folder, "executables")
+    return before
+
+
+def restore_executable_folder(folder: str | None) -> None:
+    """Put back the ``executable_folder`` that ``use_executable_folder`` returned."""
+    _EXECUTABLES[0] = folder
 
 
 _EXECUTABLES: list[str | None] = [None]

@@ -8,6 +8,7 @@ written). Usage: docs page ``identification.md#run-spatialjax-identify``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
 import math
@@ -583,20 +584,35 @@ def library_error(e, args) -> Exception:
     return UsageError(f"{text} (log {args.log})")
 
 
+@contextlib.contextmanager
 def _cache_after_filter(args, report):
-    """``report`` that enables the compilation cache once the filter stage has passed."""
+    """A ``report`` that enables the compilation cache once the filter stage has passed.
+
+    The folder is created then, not before: a run refused for its log or its
+    options leaves nothing behind. The executables kept there are read from the
+    start (``use_executable_folder``): the regressor's program, prepared before
+    the filter stage, loads rather than compiles; a run refused before the
+    filter passed leaves the process's folder as it found it.
+    """
+    from .. import _util
+
+    passed = []
+    before = None if args.no_cache else _util.use_executable_folder(args.cache_dir)
 
     def progress(stage, text, lines=()):
         report(stage, text, lines)
         if stage == "filter" and not args.no_cache:
-            from .._util import enable_compilation_cache
-
+            passed.append(stage)
             try:
-                enable_compilation_cache(args.cache_dir)
+                _util.enable_compilation_cache(args.cache_dir)
             except OSError as e:
                 raise UsageError(f"--cache-dir: {e}") from None
 
-    return progress
+    try:
+        yield progress
+    finally:
+        if not args.no_cache and not passed:
+            _util.restore_executable_folder(before)
 
 
 def _floating(args, log) -> bool:
@@ -781,8 +797,8 @@ def identify(args: argparse.Namespace, desc, progress: _Progress):
         jm = mb.JointModel(joint_kinds(args), transmission=transmission)
         options = dataclasses.replace(options, joint_model=jm)
     try:
-        progress_ = _cache_after_filter(args, progress.done)
-        result = ident.identify_robot(model, log, options, validate=others, progress=progress_)
+        with _cache_after_filter(args, progress.done) as progress_:
+            result = ident.identify_robot(model, log, options, validate=others, progress=progress_)
     except ident.IdentifyError as e:
         raise library_error(e, args) from None
     command = {

@@ -213,6 +213,52 @@ def identifiability(
       11(4), 1992 (condition number of the base regressor); Tarantola,
       *Inverse Problem Theory*, SIAM 2005, ch. 3 (posterior covariances).
     """
+    args, static, names = _ident_call(
+        Y,
+        extra=extra,
+        weights=weights,
+        prior=prior,
+        gamma=gamma,
+        names=names,
+        rtol=rtol,
+        extra_prior_weight=extra_prior_weight,
+    )
+    rank, cond, sv, d, piv, null, share, total = _ident(*args, **static)
+    return Identifiability(
+        rank=rank,
+        condition_number=cond,
+        singular_values=sv,
+        column_scale=d,
+        base_columns=piv,
+        null_space=null,
+        data_share=share,
+        total_mass_share=total,
+        names=names or (),
+    )
+
+
+def prepare_identifiability(Y, **kwargs) -> None:
+    """Start compiling the program of ``identifiability(Y, **kwargs)`` in a background
+    thread (``cpu_program.prepare``): a later call with arrays of the same shapes and types
+    and the same static choices (which extra columns have a prior weight) runs it without
+    compiling."""
+    args, static, _ = _ident_call(Y, **kwargs)
+    _ident.prepare(*args, **static)
+
+
+def _ident_call(
+    Y,
+    *,
+    extra=None,
+    weights=None,
+    prior: RigidBodyInertia | None = None,
+    gamma=None,
+    names: tuple | None = None,
+    rtol: float | None = None,
+    extra_prior_weight=None,
+) -> tuple[tuple, dict, tuple | None]:
+    """``identifiability``'s checks: the arguments of ``_ident`` ``(dynamic, static)`` and
+    the names."""
     Y = as_float_array(Y, "Y")
     if Y.ndim != 3:
         raise IdentifyError(
@@ -261,25 +307,5 @@ def identifiability(
     prior_extra = tuple(int(i) for i in np.flatnonzero(he > 0)) if prior is not None else ()
     # zero-weight samples: the same program for logs of similar length, the same A
     Y, E, w = inputs.pad_samples((Y, E, w), (-3, -3, -2))
-    rank, cond, sv, d, piv, null, share, total = _ident(
-        Y,
-        E,
-        w,
-        pi0.astype(dtype),
-        g.astype(dtype),
-        jnp.asarray(2.0 * he, dtype),
-        rtol=rtol,
-        has_prior=prior is not None,
-        prior_extra=prior_extra,
-    )
-    return Identifiability(
-        rank=rank,
-        condition_number=cond,
-        singular_values=sv,
-        column_scale=d,
-        base_columns=piv,
-        null_space=null,
-        data_share=share,
-        total_mass_share=total,
-        names=names or (),
-    )
+    dynamic = (Y, E, w, pi0.astype(dtype), g.astype(dtype), jnp.asarray(2.0 * he, dtype))
+    return dynamic, dict(rtol=rtol, has_prior=prior is not None, prior_extra=prior_extra), names

@@ -115,7 +115,7 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
     from ..fitting.robot_fit import fit_torques
     from ..fitting.status import FitStatus
 
-    jp = _joint_prior(model, data, opts)
+    jp = training_joint_prior(model, data, opts)
     kw = _fit_arguments(model, data, data.sample_weights(ls.weights), prior, opts)
     kept = data.friction_kept
     if data.F.shape[-1] and jp is not None and np.any(jp.weights[kept] > 0):
@@ -154,7 +154,7 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
     )
 
 
-def _joint_prior(model, data: TrainingData, opts: Options):
+def training_joint_prior(model, data: TrainingData, opts: Options):
     """``joint_prior`` of the joint-model columns on the training positions (None: no columns).
 
     The spread is the links' (``prior_spread``, or ``√(2/γ)`` with ``gamma``);

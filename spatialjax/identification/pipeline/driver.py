@@ -32,7 +32,7 @@ from .options import IdentifyOptions, Options, options_with, resolve
 from .prior import Prior, prior_stage
 from .regression import Regressors, prepare_regressors, regressor_stage
 from .sampling import Sampled, sampling_stage
-from .validation import Validated, validate_stage
+from .validation import Validated, prepare_identifiability_stage, validate_stage
 
 
 class _Clock:
@@ -269,7 +269,9 @@ def identify_robot(
                          decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
     stages = _floating_base_stages if opts.floating_base else _fixed_base_stages
     regs, channels, data = stages(model, clock, prior, sampled, filtered, opts)
-    prepare_fit(model, data, prior, opts)  # compiles on the other core during least squares
+    # the fit's and identifiability's programs compile on the other core during least squares
+    prepare_fit(model, data, prior, opts)
+    prepare_identifiability_stage(model, data, prior, opts)
     # a floating base's joint offsets enter by the Bayesian information criterion (offsets.py)
     choice = clock.run("least squares", least_squares_with_offsets, model, data, prior, opts,
                        sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,

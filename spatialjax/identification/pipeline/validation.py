@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from ..errors import IdentifyError
 from ..output.report import (
     Body,
     ErrorFigures,
@@ -22,7 +23,7 @@ from ..output.report import (
     range_text,
 )
 from .checks import error_rows, holdout_warnings, rest_shares
-from .consistent_fit import Fitted
+from .consistent_fit import Fitted, training_joint_prior
 from .least_squares import LeastSquares, TrainingData
 from .options import Options
 from .prior import Prior
@@ -131,6 +132,33 @@ def _errors(regs: Regressors, sets: dict, sampling, used, joints, masks=None) ->
         for k in range(len(sampling) - 1)
     )
     return errors, validation
+
+
+def prepare_identifiability_stage(model, data: TrainingData, prior: Prior, opts: Options) -> None:
+    """Start compiling ``_identifiability``'s program for ``data`` in a background thread
+    (after the fit's): the shapes, and the joint-model columns with a prior weight, are
+    known from the training data; ones stand for the weights, the default for γ."""
+    import jax.numpy as jnp
+
+    from ..._inertia import RigidBodyInertia
+    from ..fitting.identifiability import prepare_identifiability
+
+    try:
+        jp = training_joint_prior(model, data, opts)
+    except IdentifyError:  # the fit stage reports it
+        return
+    nf = data.F.shape[-1]
+    kept = data.friction_kept
+    w = data.sample_weights(np.ones(data.tau.shape[-1]))
+    if data.multiplicity is not None:
+        w = w * data.multiplicity
+    prepare_identifiability(
+        jnp.asarray(data.Y), extra=jnp.asarray(data.F) if nf else None,
+        weights=jnp.asarray(w),
+        prior=RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype)),
+        gamma=2.0 / opts.prior_spread**2 if opts.gamma is None else opts.gamma,
+        extra_prior_weight=jnp.asarray(jp.weights[kept]) if nf and jp is not None else None,
+    )  # fmt: skip
 
 
 def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior, opts: Options):

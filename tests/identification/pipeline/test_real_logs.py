@@ -176,9 +176,14 @@ def test_lowpass_too_low_names_lowpass(toy_csv, capsys):
 
 
 def test_refused_run_creates_no_cache_folder(toy_csv, tmp_path, capsys):
+    from spatialjax import _util
+
+    before = _util.executable_folder()
     cache = tmp_path / "cache"
     status, _, err = _run(capsys, [TOY, toy_csv[0], "--lowpass", "0.05", "--cache-dir", cache])
     assert status == 2 and not cache.exists()
+    # the kept executables' folder, read from the start of the run, is the process's again
+    assert _util.executable_folder() == before
 
 
 def test_irregular_log_through_the_command(toy_csv, tmp_path, capsys):
