@@ -149,9 +149,7 @@ def test_a_damaged_entry_is_compiled_again_and_replaced(monkeypatch, tmp_path):
     np.testing.assert_allclose(_kept_call(monkeypatch, tmp_path, prog, x, k=2.0), ref, rtol=1e-12)
 
 
-def test_a_prepared_executable_is_kept_and_a_kept_one_is_prepared_by_loading(
-    monkeypatch, tmp_path
-):
+def test_a_prepared_executable_is_kept_and_a_kept_one_is_prepared_by_loading(monkeypatch, tmp_path):
     prog = cpu_program(_scaled, static_argnames=("k",), compiler_options={})
     x = jnp.asarray(np.random.default_rng(1).standard_normal((3, 3)))
     ref = np.linalg.eigvalsh(np.asarray(x) @ np.asarray(x).T + 3.0 * np.eye(3))
