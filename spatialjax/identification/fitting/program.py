@@ -105,8 +105,10 @@ _LOADED: dict[str, Any] = {}  # key -> compiled executable, this process
 #: key -> the future ``(executable, fresh)`` of a ``prepare`` (fresh: compiled, not yet kept)
 _PENDING: dict[str, concurrent.futures.Future] = {}
 _WORKER: list[concurrent.futures.ThreadPoolExecutor] = []
-#: held while JAX's persistent cache is switched off for a compile (``_compile_bypassing``)
+#: guards ``_BYPASSED``: the compiles under way with JAX's persistent cache switched off, and
+#: what to restore when the last one ends (``_persistent_cache_bypassed``)
 _BYPASS = threading.Lock()
+_BYPASSED: dict[str, Any] = {"count": 0}
 
 
 @functools.cache
@@ -325,30 +327,43 @@ def _load(blob: bytes):
 
 def _compile_bypassing(jitted, args, kwargs):
     """``jitted`` compiled for ``args`` with JAX's persistent cache bypassed: an executable
-    XLA:CPU loaded from it serialises without its kernels (a kept copy would not run).
-
-    JAX decides once per process whether its cache is used (``is_cache_used``, read
-    at each compile), so switching ``jax_enable_compilation_cache`` off after a first
-    compile does not bypass it: that decision is answered "no" for this compile. Other
-    threads' compiles in the same moment skip the cache too (they compile).
-    """
+    XLA:CPU loaded from it serialises without its kernels (a kept copy would not run)."""
     lowered = jitted.lower(*args, **kwargs)
+    with _persistent_cache_bypassed():
+        return lowered.compile()
+
+
+@contextlib.contextmanager
+def _persistent_cache_bypassed() -> Iterator[None]:
+    """JAX's persistent cache neither read nor written by the compiles inside the block.
+
+    JAX decides once per process whether its cache is used (``is_cache_used``, read at
+    each compile), so switching ``jax_enable_compilation_cache`` off after a first
+    compile does not bypass it: that decision is answered "no" while any such block is
+    open (blocks of several threads overlap; the last one to end restores it). Other
+    threads' compiles in the same moments skip the cache too (they compile).
+    """
     try:
         from jax._src import compilation_cache
     except ImportError:  # pragma: no cover - another JAX layout: the setting alone
         compilation_cache = None
     with _BYPASS:
-        cache_on = bool(_setting("jax_enable_compilation_cache"))
-        jax.config.update("jax_enable_compilation_cache", False)
-        used = getattr(compilation_cache, "is_cache_used", None)
-        if used is not None:
-            compilation_cache.is_cache_used = lambda backend: False  # pyright: ignore[reportOptionalMemberAccess]
-        try:
-            return lowered.compile()
-        finally:
-            if used is not None:
-                compilation_cache.is_cache_used = used  # pyright: ignore[reportOptionalMemberAccess]
-            jax.config.update("jax_enable_compilation_cache", cache_on)
+        if _BYPASSED["count"] == 0:
+            _BYPASSED["setting"] = bool(_setting("jax_enable_compilation_cache"))
+            _BYPASSED["used"] = getattr(compilation_cache, "is_cache_used", None)
+            jax.config.update("jax_enable_compilation_cache", False)
+            if _BYPASSED["used"] is not None:
+                compilation_cache.is_cache_used = lambda backend: False  # pyright: ignore[reportOptionalMemberAccess]
+        _BYPASSED["count"] += 1
+    try:
+        yield
+    finally:
+        with _BYPASS:
+            _BYPASSED["count"] -= 1
+            if _BYPASSED["count"] == 0:
+                if _BYPASSED["used"] is not None:
+                    compilation_cache.is_cache_used = _BYPASSED["used"]  # pyright: ignore[reportOptionalMemberAccess]
+                jax.config.update("jax_enable_compilation_cache", _BYPASSED["setting"])
 
 
 def _keep(compiled, out, run, path: str) -> None:

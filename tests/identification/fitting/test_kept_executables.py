@@ -213,3 +213,21 @@ def test_the_key_changes_with_everything_that_changes_the_program():
 
 def _poly_other(x, *, k):
     return jnp.sum(x) * k
+
+
+def test_overlapping_bypasses_end_with_the_last_one():
+    """Kept compiles of two threads overlap; JAX's cache decision is restored once, at the end."""
+    from jax._src import compilation_cache
+
+    original = compilation_cache.is_cache_used
+    setting = jax.config.values["jax_enable_compilation_cache"]
+    first, second = program._persistent_cache_bypassed(), program._persistent_cache_bypassed()
+    first.__enter__()
+    assert compilation_cache.is_cache_used(None) is False
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert compilation_cache.is_cache_used(None) is False  # the second is still compiling
+    assert jax.config.values["jax_enable_compilation_cache"] is False
+    second.__exit__(None, None, None)
+    assert compilation_cache.is_cache_used is original
+    assert jax.config.values["jax_enable_compilation_cache"] == setting
