@@ -8,10 +8,12 @@ errors and unreadable inputs.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import importlib
 import sys
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["SUBCOMMANDS", "build_parser", "command", "main"]
 
 # name -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -62,16 +64,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
+    """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status.
+
+    ``own_process``: the command is the process (the ``spatialjax`` script, ``python -m
+    spatialjax``), so what its modules made as they loaded is kept out of the garbage
+    collections that follow (``_imports_loaded``).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "bench":
         from . import bench
 
         return bench.main(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 0
-    return int(importlib.import_module(args._module).run(args) or 0)
+    with _imports_loaded(freeze=own_process):
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        module = importlib.import_module(args._module)
+        for name in getattr(module, "PRELOAD", ()):
+            importlib.import_module(name)
+    return int(module.run(args) or 0)
+
+
+def command() -> int:
+    """The ``spatialjax`` script: ``main`` on ``sys.argv``, the command owning the process."""
+    return main(own_process=True)
+
+
+@contextlib.contextmanager
+def _imports_loaded(*, freeze: bool):
+    """No cyclic garbage collection while the command's modules load (the collector's state
+    is restored after); with ``freeze``, what they made is then moved out of the collections
+    that follow (``gc.freeze``). Collections that walk jax's and SciPy's objects again and
+    again took 0.3-0.6 s of a two-second warm ``identify`` (``benchmarks/README.md``,
+    "identify in a fresh process"); a process that goes on to other work (a test calling
+    ``main``) keeps its collector as it was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if enabled:
+            gc.enable()

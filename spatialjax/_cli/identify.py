@@ -33,6 +33,9 @@ from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
 from ._args import InputError, UsageError
 
+#: Modules ``main`` loads before the run: the filter stage's (``scipy.signal``, 0.5 s).
+PRELOAD = ("scipy.signal",)
+
 
 # ------------------------------------------------------------------------- option types
 def _holdout(text: str) -> float:

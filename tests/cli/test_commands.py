@@ -69,11 +69,31 @@ def test_main_help_and_unknown_command_exit_like_argparse(capsys):
     assert "invalid choice" in capsys.readouterr().err
 
 
-def test_console_script_entry_point_is_the_cli_main():
+def test_console_script_entry_point_is_the_cli_command():
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"] == {"spatialjax": "spatialjax._cli:main"}
+    assert pyproject["project"]["scripts"] == {"spatialjax": "spatialjax._cli:command"}
+
+
+def test_only_the_command_that_owns_its_process_freezes_what_its_imports_made(monkeypatch, capsys):
+    import gc
+    import sys
+
+    frozen = []
+    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    assert gc.isenabled()
+    assert cli.main(["info"]) == 0  # a test, a notebook: the collector as it was
+    assert frozen == [] and gc.isenabled()
+    monkeypatch.setattr(sys, "argv", ["spatialjax", "info"])
+    assert cli.command() == 0  # the script, `python -m spatialjax`
+    assert frozen == [True] and gc.isenabled()
+    gc.disable()  # a caller that had turned collection off keeps it off
+    try:
+        assert cli.main(["info"]) == 0 and not gc.isenabled()
+    finally:
+        gc.enable()
+    capsys.readouterr()
 
 
 def test_every_option_has_help_text():
