@@ -67,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
     """Run the command line on ``argv`` (default ``sys.argv[1:]``); returns the exit status.
 
+    A sub-command module may name, in ``preload(args)``, modules its run will import: they
+    load with the others, before the run.
+
     ``own_process``: the command is the process (the ``spatialjax`` script, ``python -m
     spatialjax``), so what its modules made as they loaded is kept out of the garbage
     collections that follow (``_imports_loaded``).
@@ -83,7 +86,7 @@ def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
             parser.print_help()
             return 0
         module = importlib.import_module(args._module)
-        for name in getattr(module, "PRELOAD", ()):
+        for name in module.preload(args) if hasattr(module, "preload") else ():
             importlib.import_module(name)
     return int(module.run(args) or 0)
 

@@ -33,8 +33,11 @@ from ..multibody.joint_model import JOINT_KINDS, JointModel
 from . import _args
 from ._args import InputError, UsageError
 
-#: Modules ``main`` loads before the run: the filter stage's (``scipy.signal``, 0.5 s).
-PRELOAD = ("scipy.signal",)
+
+def preload(args: argparse.Namespace) -> tuple[str, ...]:
+    """Modules ``main`` loads before the run: the filter stage's (``scipy.signal``, 0.5 s),
+    unless ``--lowpass none`` leaves the log unfiltered."""
+    return () if args.lowpass is None else ("scipy.signal",)
 
 
 # ------------------------------------------------------------------------- option types
