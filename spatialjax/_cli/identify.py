@@ -608,11 +608,11 @@ def _cache_after_filter(args, report):
     def progress(stage, text, lines=()):
         report(stage, text, lines)
         if stage == "filter" and not args.no_cache:
-            passed.append(stage)
             try:
                 _util.enable_compilation_cache(args.cache_dir)
             except OSError as e:
                 raise UsageError(f"--cache-dir: {e}") from None
+            passed.append(stage)
 
     try:
         yield progress

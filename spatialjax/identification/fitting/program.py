@@ -221,13 +221,26 @@ def _split(signature, names, args, kwargs):
     return static, dyn_args, dyn_kwargs
 
 
-#: JAX settings that change a trace, and their context managers (thread-local values)
+#: JAX settings that change a trace (thread-local values), by name and the name of their
+#: context manager (``jax.enable_x64``; before jax 0.8 only in ``jax._src.config``)
 _TRACE_SETTINGS = (
     ("jax_enable_x64", "enable_x64"),
     ("jax_default_matmul_precision", "default_matmul_precision"),
     ("jax_numpy_dtype_promotion", "numpy_dtype_promotion"),
     ("jax_default_device", "default_device"),
 )
+
+
+def _setting_context(name: str) -> Any:
+    """The context manager that sets JAX's setting ``name`` in this thread (None: none)."""
+    ctx: Any = getattr(jax, name, None)
+    if ctx is None:
+        try:
+            from jax._src import config as jax_config
+        except ImportError:  # pragma: no cover - another JAX layout
+            return None
+        ctx = getattr(jax_config, name, None)
+    return ctx if callable(ctx) else None
 
 
 def _prepare(fn, program, signature, names, options, args, kwargs) -> None:
@@ -239,18 +252,35 @@ def _prepare(fn, program, signature, names, options, args, kwargs) -> None:
         return
     if not _WORKER:
         _WORKER.append(concurrent.futures.ThreadPoolExecutor(1, "spatialjax-compile"))
-    settings = {ctx: _setting(name) for name, ctx in _TRACE_SETTINGS if hasattr(jax, ctx)}
+    settings = {name: _setting(name) for name, _ in _TRACE_SETTINGS}
     _PENDING[key] = _WORKER[0].submit(
         _obtain, program, args, kwargs, _util.executable_folder(), key, settings
     )
 
 
+def cancel_prepared() -> None:
+    """Drop the preparations not yet started (``prepare``), as when the run that asked for
+    them stops early: the process neither compiles them nor waits for them at exit. One
+    under way finishes and stays available to a call that wants it."""
+    for key, future in list(_PENDING.items()):
+        if future.cancel():
+            del _PENDING[key]
+
+
 def _obtain(program, args, kwargs, folder: str | None, key: str, settings: dict):
     """``(executable, fresh)`` of a call: loaded from ``folder`` where kept there, else
-    compiled (``fresh``: to be kept once it has run), under the caller's ``settings``."""
+    compiled (``fresh``: to be kept once it has run), under the caller's ``settings``.
+
+    Raises (the call then compiles for itself) where a setting cannot be given this
+    thread the caller's value: a program traced with another would compute otherwise.
+    """
     with contextlib.ExitStack() as stack:
-        for ctx, value in settings.items():
-            stack.enter_context(getattr(jax, ctx)(value))
+        for name, ctx_name in _TRACE_SETTINGS:
+            ctx = _setting_context(ctx_name)
+            if ctx is not None:
+                stack.enter_context(ctx(settings[name]))
+            if _setting(name) != settings[name]:
+                raise RuntimeError(f"{name} is not the caller's in the compile thread")
         return _obtain_here(program, args, kwargs, folder, key)
 
 
@@ -288,10 +318,13 @@ def _top_level_call(fn, program, signature, names, options, args, kwargs):
         compiled = fresh = None
         pending = _PENDING.pop(key, None)
         if pending is not None:
+            waited = time.time()
             try:
                 compiled, fresh = pending.result()
-            except Exception:  # the preparation failed: as if there were none
+            except Exception:  # the preparation failed or was cancelled: as if there were none
                 compiled = None
+            if _OPEN:
+                _record(waited, time.time())
         if compiled is None and path is None:
             return program()(*args, **kwargs)
         try:
@@ -386,19 +419,26 @@ def _keep(compiled, out, run, path: str) -> None:
 
 
 _COMPILE_EVENTS = "/jax/core/compile/"  # tracing to a jaxpr, lowering to MLIR, XLA compile
-_OPEN: list[list[tuple[float, float]]] = []  # the spans collected by each open block
+#: the spans collected by each open block, with the thread that opened it
+_OPEN: list[tuple[int, list[tuple[float, float]]]] = []
+
+
+def _record(start: float, end: float) -> None:
+    """A compile span (or a wait for a prepared program) of this thread, in ``time.time()``."""
+    me = threading.get_ident()
+    for thread, spans in list(_OPEN):
+        if thread == me:
+            spans.append((start, end))
 
 
 def _on_span(event, start_time, end_time, **_):
     if _OPEN and event.startswith(_COMPILE_EVENTS):
-        for spans in _OPEN:
-            spans.append((start_time, end_time))
+        _record(start_time, end_time)
 
 
 def _on_duration(event, duration_secs, **_):
     if _OPEN and event == _COMPILE_EVENTS + "backend_compile_duration":
-        for spans in _OPEN:
-            spans.append((0.0, duration_secs))
+        _record(0.0, duration_secs)
 
 
 @functools.cache
@@ -422,19 +462,21 @@ class CompileSeconds:
 def compile_seconds() -> Iterator[CompileSeconds]:
     """Measure the wall time JAX spends tracing, lowering and compiling inside the block.
 
-    The union of the time spans of JAX's ``/jax/core/compile/`` events (nested
-    traces count once), in any thread (``prepare``'s included), within the
-    block's own span; before jax 0.5, the sum of the XLA compile durations.
+    The union of the time spans of JAX's ``/jax/core/compile/`` events in this
+    thread (nested traces count once) and of its waits for programs that
+    ``prepare`` compiles in the background, within the block's own span; before
+    jax 0.5, the sum of the XLA compile durations.
     """
     out = CompileSeconds()
     spans: list[tuple[float, float]] = []
     with_spans = _listening()
-    _OPEN.append(spans)
+    entry = (threading.get_ident(), spans)
+    _OPEN.append(entry)
     opened = time.time()  # JAX's spans are in time.time()
     try:
         yield out
     finally:
-        _OPEN.remove(spans)
+        _OPEN.remove(entry)
         closed = time.time()
         if not with_spans:  # pragma: no cover - jax before 0.5: disjoint durations
             out.value = sum(end for _, end in spans)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..fitting.program import cancel_prepared
 from ..logs.robot_log import RobotLog
 from ..output.report import (
     FitSummary,
@@ -260,28 +261,32 @@ def identify_robot(
     """
     given = options_with(options, changes)
     opts = resolve(model, log, given)
-    # the regressor's program compiles on the other core while the log is filtered
-    prepare_regressors(model, opts.gravity, opts.joint_model)
-    clock = _Clock(progress)
-    prior = clock.run("prior", prior_stage, model, opts)
-    sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)
-    filtered = clock.run("filter", filter_stage, sampled.logs, lowpass=opts.lowpass,
-                         decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
-    stages = _floating_base_stages if opts.floating_base else _fixed_base_stages
-    regs, channels, data = stages(model, clock, prior, sampled, filtered, opts)
-    # the fit's and identifiability's programs compile on the other core during least squares
-    prepare_fit(model, data, prior, opts)
-    prepare_identifiability_stage(model, data, prior, opts)
-    # a floating base's joint offsets enter by the Bayesian information criterion (offsets.py)
-    choice = clock.run("least squares", least_squares_with_offsets, model, data, prior, opts,
-                       sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
-                       rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
-    ls, data = choice.ls, choice.data
-    fitted = clock.run("fit", fit_stage, model, data, ls, prior, opts)
-    validated = clock.run("validate", validate_stage, model, regs, data, ls, fitted, prior,
-                          sampled.sampling, opts)  # fmt: skip
-    report = _report(model, given, opts, prior, sampled, filtered, regs, channels, ls, fitted,
-                     validated, clock.times, choice.notes)  # fmt: skip
+    try:
+        # the regressor's program compiles on the other core while the log is filtered
+        prepare_regressors(model, opts.gravity, opts.joint_model)
+        clock = _Clock(progress)
+        prior = clock.run("prior", prior_stage, model, opts)
+        sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)
+        filtered = clock.run("filter", filter_stage, sampled.logs, lowpass=opts.lowpass,
+                             decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
+        stages = _floating_base_stages if opts.floating_base else _fixed_base_stages
+        regs, channels, data = stages(model, clock, prior, sampled, filtered, opts)
+        # the fit's and identifiability's programs compile on the other core during least squares
+        prepare_fit(model, data, prior, opts)
+        prepare_identifiability_stage(model, data, prior, opts)
+        # a floating base's joint offsets enter by the Bayesian information criterion (offsets.py)
+        choice = clock.run("least squares", least_squares_with_offsets, model, data, prior, opts,
+                           sample_weighting=opts.sample_weighting, lowpass=filtered.lowpass,
+                           rate=filtered.prepared[0].rate / filtered.decimate)  # fmt: skip
+        ls, data = choice.ls, choice.data
+        fitted = clock.run("fit", fit_stage, model, data, ls, prior, opts)
+        validated = clock.run("validate", validate_stage, model, regs, data, ls, fitted, prior,
+                              sampled.sampling, opts)  # fmt: skip
+        report = _report(model, given, opts, prior, sampled, filtered, regs, channels, ls, fitted,
+                         validated, clock.times, choice.notes)  # fmt: skip
+    except BaseException:  # a stage refused the log: the programs prepared for later go
+        cancel_prepared()
+        raise
     jm = opts.joint_model
     return RobotIdentification(
         joints=opts.joints,

@@ -89,7 +89,11 @@ def test_compile_seconds_counts_compiling_only():
 
 
 def _own_program():
-    """A ``cpu_program`` of a function of its own (no other test shares its compiled programs)."""
+    """A ``cpu_program`` of a function of its own (no other test shares its compiled programs).
+
+    Its executables' key names the function by its qualified name, the same for every call
+    of this helper: each test uses its own static ``power``, so that none runs another
+    test's executable."""
 
     def poly(x, *, power):
         return _poly(x, power=power)
@@ -123,10 +127,10 @@ def test_a_preparation_compiles_with_the_callers_thread_settings():
     prog = _own_program()
     with jax.enable_x64(False):
         x = jnp.asarray([0.3, -1.2, 2.0])
-        prog.prepare(jnp.zeros(3, jnp.float32), power=3)
-        y = prog(x, power=3)
+        prog.prepare(jnp.zeros(3, jnp.float32), power=7)
+        y = prog(x, power=7)
     assert y.dtype == jnp.float32 and prog.tuned._cache_size() == 0
-    np.testing.assert_allclose(y, _ref(np.asarray(x, np.float64), 3), rtol=1e-6)
+    np.testing.assert_allclose(y, _ref(np.asarray(x, np.float64), 7), rtol=1e-6)
 
 
 def test_a_failed_preparation_leaves_the_call_to_compile():
@@ -140,3 +144,67 @@ def test_a_failed_preparation_leaves_the_call_to_compile():
     np.testing.assert_allclose(prog(jnp.ones(4)), 4.0)
     with pytest.raises(ValueError, match="not this shape"):  # raised by the call itself
         prog(jnp.ones(3))
+
+
+def _x64_sensitive():
+    """A ``cpu_program`` whose output dtype is the trace's default float: float64 under x64."""
+
+    def plus_one(x):
+        return jnp.sum(x) + jnp.ones(())
+
+    return cpu_program(plus_one, static_argnames=(), compiler_options={})
+
+
+def test_the_settings_reach_the_compile_thread_through_jax_config_where_jax_lacks_them(
+    monkeypatch,
+):
+    # jax before 0.8 has no top-level jax.enable_x64: the setting's own context manager
+    # (jax._src.config) carries the caller's value to the compile thread all the same
+    monkeypatch.delattr(jax, "enable_x64", raising=False)
+    from jax._src import config as jax_config
+
+    prog = _x64_sensitive()
+    with jax_config.enable_x64(False):
+        prog.prepare(jnp.zeros(3, jnp.float32))
+        y = prog(jnp.ones(3, jnp.float32))
+    assert y.dtype == jnp.float32 and float(y) == 4.0
+    assert prog.tuned._cache_size() == 0 and prog.plain._cache_size() == 0
+
+
+def test_a_setting_the_compile_thread_cannot_take_makes_the_call_compile(monkeypatch):
+    from spatialjax.identification.fitting import program
+
+    monkeypatch.setattr(program, "_setting_context", lambda name: None)
+    prog = _x64_sensitive()
+    with jax.enable_x64(False):  # this thread's value; the compile thread would trace with x64
+        prog.prepare(jnp.zeros(4, jnp.float32))
+        y = prog(jnp.ones(4, jnp.float32))
+    assert y.dtype == jnp.float32 and float(y) == 5.0
+    assert max(prog.tuned._cache_size(), prog.plain._cache_size()) == 1  # the call compiled
+
+
+def test_compile_seconds_counts_this_threads_compiles_and_waits_only():
+    import threading
+    import time
+
+    from spatialjax.identification.fitting.program import compile_seconds
+
+    other = jax.jit(lambda x: jnp.cos(x) * 3.0 + jnp.sin(x))
+    done = threading.Event()
+
+    def elsewhere():
+        other(jnp.linspace(0.0, 1.0, 41)).block_until_ready()  # traced and compiled there
+        done.set()
+
+    with compile_seconds() as measured:
+        t = threading.Thread(target=elsewhere)
+        t.start()
+        t.join()
+        time.sleep(0.01)
+    assert done.is_set() and measured.value == 0.0
+    # a prepared program this thread waits for counts
+    prog = _own_program()
+    with compile_seconds() as waited:
+        prog.prepare(jnp.zeros(3), power=4)
+        prog(jnp.ones(3), power=4)
+    assert waited.value > 0.0

@@ -252,6 +252,34 @@ def test_the_programs_prepared_ahead_are_the_ones_run(toy, monkeypatch):
     assert e_hold(ahead.report.to_dict()) == e_hold(plain.report.to_dict())
 
 
+def test_a_refused_run_drops_the_programs_it_prepared(toy, monkeypatch):
+    """Preparations not yet started when a stage refuses the log are cancelled: the process
+    neither compiles them nor waits for them at exit."""
+    import threading
+
+    from spatialjax.identification.fitting import program
+
+    model, log, _ = toy
+    monkeypatch.setattr(program, "_PENDING", {})
+    monkeypatch.setattr(program, "_LOADED", {})
+    gate = threading.Event()
+    worker = program._WORKER[0] if program._WORKER else None
+    if worker is None:
+        import concurrent.futures
+
+        worker = concurrent.futures.ThreadPoolExecutor(1, "spatialjax-compile")
+        monkeypatch.setattr(program, "_WORKER", [worker])
+    busy = worker.submit(gate.wait)  # the compile thread is busy: what identify asks waits
+    try:
+        with pytest.raises(ident.IdentifyError) as e:
+            _run(model, log, lowpass=0.05)  # refused by the filter stage
+        assert e.value.argument == "lowpass"
+        assert program._PENDING == {}  # the regressor's preparation, queued, was dropped
+    finally:
+        gate.set()
+        busy.result()
+
+
 def e_hold(rep):
     return rep["errors"]["fit"]["holdout"]["overall"]
 

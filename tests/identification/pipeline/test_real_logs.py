@@ -184,6 +184,12 @@ def test_refused_run_creates_no_cache_folder(toy_csv, tmp_path, capsys):
     assert status == 2 and not cache.exists()
     # the kept executables' folder, read from the start of the run, is the process's again
     assert _util.executable_folder() == before
+    # also when the folder cannot be made, once the filter stage has passed
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the cache folder would be")
+    status, _, err = _run(capsys, [TOY, toy_csv[0], "--cache-dir", blocked / "cache"])
+    assert status == 2 and "--cache-dir" in err
+    assert _util.executable_folder() == before
 
 
 def test_irregular_log_through_the_command(toy_csv, tmp_path, capsys):
