@@ -6,14 +6,11 @@ Conventions (one set, everywhere): motion vectors ``[ω; v]``, force vectors
 the conventions table of the documentation (``docs/conventions.md``).
 """
 
-import gc as _gc
+from ._util import collector_paused as _collector_paused
 
-# No cyclic garbage collection while the package and jax load: the imports make next to no
-# garbage, and the collections their allocations set off took 0.15-0.2 s of `import
-# spatialjax`'s 0.7 s (the collector's state is restored, whatever happens).
-_gc_enabled = _gc.isenabled()
-_gc.disable()
-try:
+# no cyclic garbage collection while the package and jax load: the collections their
+# allocations set off took 0.15-0.2 s of `import spatialjax`'s 0.7 s
+with _collector_paused():
     from . import interop as interop
     from . import multibody as multibody
     from ._consistency import ConsistencyReport as ConsistencyReport
@@ -60,10 +57,7 @@ try:
     from ._transforms import Plxb as Plxb
     from ._validate import validate as validate
     from ._version import __version__ as __version__
-finally:
-    if _gc_enabled:
-        _gc.enable()
-    del _gc, _gc_enabled
+del _collector_paused
 
 __all__ = [
     "ArgumentError",

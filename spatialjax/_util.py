@@ -1,13 +1,15 @@
 """Helpers shared across spatialjax's packages, as public names in a private module.
 
-``x64``, ``bucket`` (padded batch sizes), atomic file writes (``write_atomic``,
-``temp_beside``, ``replace_keeping_mode``), ``cache_folder``, ``enable_compilation_cache``,
-``use_executable_folder``, ``restore_executable_folder`` and ``executable_folder``.
+``x64``, ``collector_paused``, ``bucket`` (padded batch sizes), atomic file writes
+(``write_atomic``, ``temp_beside``, ``replace_keeping_mode``), ``cache_folder``,
+``enable_compilation_cache``, ``use_executable_folder``, ``restore_executable_folder`` and
+``executable_folder``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import os
 import shutil
@@ -18,6 +20,7 @@ __all__ = [
     "CACHE_DIR",
     "bucket",
     "cache_folder",
+    "collector_paused",
     "enable_compilation_cache",
     "executable_folder",
     "replace_keeping_mode",
@@ -40,6 +43,27 @@ def x64() -> contextlib.AbstractContextManager[Any]:
     if ctx is not None:
         return ctx(True)
     return importlib.import_module("jax.experimental").enable_x64()  # older JAX
+
+
+@contextlib.contextmanager
+def collector_paused(*, freeze: bool = False):
+    """No cyclic garbage collection inside the block, the collector's state restored after.
+
+    For blocks that import modules: imports make next to no garbage, and the
+    collections their allocations set off walk jax's and SciPy's objects again and
+    again (``benchmarks/README.md``, "identify in a fresh process"). ``freeze``: what
+    exists at the end is then moved out of later collections (``gc.freeze``), for a
+    process that is the command itself.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def bucket(n: int) -> int:

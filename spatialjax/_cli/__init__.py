@@ -8,10 +8,10 @@ errors and unreadable inputs.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import importlib
 import sys
+
+from .._util import collector_paused
 
 __all__ = ["SUBCOMMANDS", "build_parser", "command", "main"]
 
@@ -70,16 +70,18 @@ def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
     A sub-command module may name, in ``preload(args)``, modules its run will import: they
     load with the others, before the run.
 
+    The modules load with the garbage collector paused (``_util.collector_paused``);
     ``own_process``: the command is the process (the ``spatialjax`` script, ``python -m
-    spatialjax``), so what its modules made as they loaded is kept out of the garbage
-    collections that follow (``_imports_loaded``).
+    spatialjax``), so what they made is then kept out of the collections that follow; a
+    process that goes on to other work (a test calling ``main``) keeps its collector as it
+    was.
     """
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] == "bench":
         from . import bench
 
         return bench.main(argv[1:])
-    with _imports_loaded(freeze=own_process):
+    with collector_paused(freeze=own_process):
         parser = build_parser()
         args = parser.parse_args(argv)
         if args.command is None:
@@ -94,22 +96,3 @@ def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
 def command() -> int:
     """The ``spatialjax`` script: ``main`` on ``sys.argv``, the command owning the process."""
     return main(own_process=True)
-
-
-@contextlib.contextmanager
-def _imports_loaded(*, freeze: bool):
-    """No cyclic garbage collection while the command's modules load (the collector's state
-    is restored after); with ``freeze``, what they made is then moved out of the collections
-    that follow (``gc.freeze``). Collections that walk jax's and SciPy's objects again and
-    again took 0.3-0.6 s of a two-second warm ``identify`` (``benchmarks/README.md``,
-    "identify in a fresh process"); a process that goes on to other work (a test calling
-    ``main``) keeps its collector as it was."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.freeze()
-        if enabled:
-            gc.enable()

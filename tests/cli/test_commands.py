@@ -81,7 +81,7 @@ def test_only_the_command_that_owns_its_process_freezes_what_its_imports_made(mo
     import sys
 
     frozen = []
-    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(True))
     assert gc.isenabled()
     assert cli.main(["info"]) == 0  # a test, a notebook: the collector as it was
     assert frozen == [] and gc.isenabled()
