@@ -285,6 +285,8 @@ def _obtain(program, args, kwargs, folder: str | None, key: str, settings: dict)
 
 
 def _obtain_here(program, args, kwargs, folder: str | None, key: str):
+    """``(executable, fresh)`` in this thread: the entry kept in ``folder`` where it loads,
+    else compiled (with JAX's cache bypassed where it will be kept)."""
     if folder is None:
         return program().lower(*args, **kwargs).compile(), False
     try:
@@ -325,17 +327,17 @@ def _top_level_call(fn, program, signature, names, options, args, kwargs):
                 compiled = None
             if _OPEN:
                 _record(waited, time.time())
-        if compiled is None and path is None:
-            return program()(*args, **kwargs)
+        if compiled is None:
+            if folder is None:
+                return program()(*args, **kwargs)
+            compiled, fresh = _obtain_here(program, args, kwargs, folder, key)
         try:
-            if compiled is None:
-                assert path is not None
-                with open(path, "rb") as f:
-                    compiled = _load(f.read())
             out = run(compiled)
-        except Exception:  # missing, damaged, from another build, or it does not run
+        except Exception:  # a loaded or prepared executable that does not run
             if path is None:
                 return program()(*args, **kwargs)
+            if fresh:
+                raise
             compiled, fresh = _compile_bypassing(program(), args, kwargs), True
             out = run(compiled)
         if fresh and path is not None:
