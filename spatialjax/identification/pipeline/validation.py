@@ -134,6 +134,24 @@ def _errors(regs: Regressors, sets: dict, sampling, used, joints, masks=None) ->
     return errors, validation
 
 
+def _identifiability_arguments(data: TrainingData, weights, prior, gamma, joint_weights) -> dict:
+    """``identifiability``'s arguments for the training data but ``Y`` and the names: the
+    per-joint ``weights`` ``(nv,)`` made per row (times a floating base's multiplicity),
+    ``prior`` the free bodies, ``joint_weights`` the joint prior's weights (or None)."""
+    import jax.numpy as jnp
+
+    nf, kept = data.F.shape[-1], data.friction_kept
+    w = data.sample_weights(weights)
+    if data.multiplicity is not None:  # floating base: the equations each row stands for
+        w = w * data.multiplicity
+    return dict(
+        extra=jnp.asarray(data.F) if nf else None, weights=jnp.asarray(w), prior=prior,
+        gamma=gamma,
+        extra_prior_weight=jnp.asarray(joint_weights[kept]) if nf and joint_weights is not None
+        else None,
+    )  # fmt: skip
+
+
 def prepare_identifiability_stage(model, data: TrainingData, prior: Prior, opts: Options) -> None:
     """Start compiling ``_identifiability``'s program for ``data`` in a background thread
     (after the fit's): the shapes, and the joint-model columns with a prior weight, are
@@ -147,18 +165,11 @@ def prepare_identifiability_stage(model, data: TrainingData, prior: Prior, opts:
         jp = training_joint_prior(model, data, opts)
     except IdentifyError:  # the fit stage reports it
         return
-    nf = data.F.shape[-1]
-    kept = data.friction_kept
-    w = data.sample_weights(np.ones(data.tau.shape[-1]))
-    if data.multiplicity is not None:
-        w = w * data.multiplicity
-    prepare_identifiability(
-        jnp.asarray(data.Y), extra=jnp.asarray(data.F) if nf else None,
-        weights=jnp.asarray(w),
-        prior=RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype)),
-        gamma=2.0 / opts.prior_spread**2 if opts.gamma is None else opts.gamma,
-        extra_prior_weight=jnp.asarray(jp.weights[kept]) if nf and jp is not None else None,
-    )  # fmt: skip
+    bodies = RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype))
+    gamma = 2.0 / opts.prior_spread**2 if opts.gamma is None else opts.gamma
+    ones = np.ones(data.tau.shape[-1])
+    kw = _identifiability_arguments(data, ones, bodies, gamma, None if jp is None else jp.weights)
+    prepare_identifiability(jnp.asarray(data.Y), **kw)
 
 
 def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior, opts: Options):
@@ -173,14 +184,8 @@ def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior
     names = tuple((b, p) for b in prior.free_names for p in PARAMETER_NAMES) + fr
     nf = data.F.shape[-1]
     wj = fitted.extra_prior_weight
-    w = data.sample_weights(ls.weights)
-    if data.multiplicity is not None:  # floating base: the equations each row stands for
-        w = w * data.multiplicity
-    idf = identifiability(
-        jnp.asarray(data.Y), extra=jnp.asarray(data.F) if nf else None,
-        weights=jnp.asarray(w), prior=fitted.prior, gamma=fitted.gamma, names=names,
-        extra_prior_weight=jnp.asarray(wj[kept]) if nf and wj is not None else None,
-    )  # fmt: skip
+    kw = _identifiability_arguments(data, ls.weights, fitted.prior, fitted.gamma, wj)
+    idf = identifiability(jnp.asarray(data.Y), names=names, **kw)
     share = np.asarray(idf.data_share, np.float64).reshape(-1)
     rank = int(np.asarray(idf.rank))
     base = tuple(np.asarray(idf.base_columns)[:rank].tolist())
