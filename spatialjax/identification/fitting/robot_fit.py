@@ -324,7 +324,7 @@ _lstsq_batch = cpu_program(
 
 
 def _fit_torques(Y, tau, **kwargs) -> RobotFitResult:
-    """``fit_torques`` with its solver resolved (``_fit_call``'s arguments)."""
+    """``fit_torques``: ``_fit_call``'s checked arguments, run by the compiled program."""
     args, static = _fit_call(Y, tau, **kwargs)
     return _fit_batch(*args, **static)
 
