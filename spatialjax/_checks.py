@@ -28,6 +28,28 @@ def _shape_error(name: str, trailing: tuple, shape: tuple) -> ArgumentError:
     return ArgumentError(name, f"expected shape {want}, got shape {shape}")
 
 
+def to_device(x, dtype=None) -> jax.Array:
+    """``x`` as a JAX array (in ``dtype`` if given) without compiling a program.
+
+    ``jnp.asarray`` of a NumPy array or a Python scalar, and any operation on a
+    concrete JAX array outside ``jit``, compile one small program per shape and
+    dtype (milliseconds each, again in every new process). A NumPy array or scalar,
+    or a concrete JAX array whose dtype changes, is converted in NumPy and copied
+    with ``jax.device_put``; a JAX array already in ``dtype`` is returned as it is,
+    a traced one is converted in the trace. Dtypes are canonicalised as JAX does
+    (float64 is float32 without ``jax_enable_x64``; a Python float stays weakly typed).
+    """
+    if isinstance(x, jax.Array):
+        if dtype is None or x.dtype == np.dtype(dtype):
+            return x
+        if isinstance(x, jax.core.Tracer):  # pyright: ignore[reportAttributeAccessIssue]
+            return x.astype(dtype)
+        x = np.asarray(x)
+    if dtype is None and isinstance(x, (int, float)) and not isinstance(x, bool):
+        return jax.device_put(x)  # weakly typed, as jnp.asarray(x)
+    return jax.device_put(np.asarray(x, dtype))
+
+
 def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
     """``x`` as a floating JAX array whose trailing axes equal ``trailing`` (leading axes free).
 
@@ -43,7 +65,7 @@ def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
                 raise _shape_error(name, tuple(trailing), tuple(shape))
             return x
     if isinstance(x, (int, float)) and not isinstance(x, bool):
-        x = jnp.asarray(float(x))
+        x = to_device(float(x))
     elif not hasattr(x, "dtype"):
         x = np.asarray(x)
         if x.dtype.kind in "iu" or x.dtype == object:
@@ -52,13 +74,13 @@ def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
                 f"expected a floating-point array, got a sequence converting to "
                 f"dtype {x.dtype}; write the numbers as floats or pass a float array",
             )
-        x = jnp.asarray(x)
+        x = to_device(x)
     dtype = np.dtype(x.dtype)  # pyright: ignore[reportAttributeAccessIssue]  (x is an array here)
     if not jnp.issubdtype(dtype, jnp.floating):
         raise ArgumentTypeError(
             name, f"expected a floating-point array (float32 or float64), got dtype {dtype}"
         )
-    x = jnp.asarray(x)
+    x = to_device(x) if isinstance(x, np.ndarray) else jnp.asarray(x)
     trailing = tuple(trailing)
     k = len(trailing)
     if x.ndim < k or tuple(x.shape[x.ndim - k :]) != trailing:

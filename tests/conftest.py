@@ -4,6 +4,7 @@ float32 behaviour is tested explicitly by passing float32 arrays (x64 mode
 keeps float32 inputs float32).
 """
 
+import logging
 import os
 from importlib.metadata import version
 from pathlib import Path
@@ -59,6 +60,33 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+class _Compiles(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.names = []
+
+    def emit(self, record):
+        msg = record.getMessage()
+        if msg.startswith("Compiling "):
+            self.names.append(msg.split(" ")[1])
+
+
+@pytest.fixture
+def compiles():
+    """The names of the programs JAX compiles inside the test (its "Compiling" log lines)."""
+    handler = _Compiles()
+    logger = logging.getLogger("jax")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        with jax.log_compiles(True):
+            yield handler.names
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
 
 
 @pytest.hookimpl(tryfirst=True)

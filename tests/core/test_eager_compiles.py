@@ -7,8 +7,6 @@ compiled program. Before, every eager call of the tree algorithms,
 the ``lax.scan``/``fori_loop`` inside them (0.9-2 s per call).
 """
 
-import logging
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -16,32 +14,6 @@ import pytest
 
 import spatialjax as sj
 from spatialjax import multibody as mb
-
-
-class _Compiles(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.names = []
-
-    def emit(self, record):
-        msg = record.getMessage()
-        if msg.startswith("Compiling "):
-            self.names.append(msg.split(" ")[1])
-
-
-@pytest.fixture
-def compiles():
-    handler = _Compiles()
-    logger = logging.getLogger("jax")
-    level = logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
-        with jax.log_compiles(True):
-            yield handler.names
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
 
 
 def _second_calls_compile_nothing(calls, compiles):
@@ -127,3 +99,35 @@ def test_each_eager_call_is_one_program(compiles):
         compiles.clear()
         jax.block_until_ready(call())
         assert len(compiles) <= 1, f"{name}: {len(compiles)} programs compiled: {compiles}"
+
+
+def test_to_device_compiles_nothing(compiles):
+    """``to_device`` of NumPy arrays and scalars of shapes no program has seen, with and without
+    a dtype change, copies them without a program (``jnp.asarray`` compiles one per shape in
+    jax ≥ 0.9), with ``jnp.asarray``'s dtype and weak type."""
+    from spatialjax._checks import to_device
+
+    rng = np.random.default_rng(3)
+    x64 = rng.normal(size=(17, 3, 5))  # shapes used nowhere else
+    cases = [
+        (x64, None),
+        (x64.astype(np.float32), None),
+        (x64, np.float32),
+        (rng.normal(size=(19,)).astype(np.float32), np.float64),
+        (2.5, None),
+        (np.float64(2.5), None),
+        (np.asarray([True, False, True]), None),
+    ]
+    compiles.clear()
+    out = [to_device(x, dtype) for x, dtype in cases]
+    assert compiles == []
+    for (x, dtype), y in zip(cases, out, strict=True):
+        ref = jnp.asarray(x, dtype)
+        assert isinstance(y, jax.Array)
+        assert (y.dtype, y.weak_type, y.shape) == (ref.dtype, ref.weak_type, ref.shape)
+        np.testing.assert_array_equal(np.asarray(y), np.asarray(ref))
+    # a concrete JAX array already in the dtype is returned as it is; a traced one converts
+    y = out[0]
+    assert to_device(y) is y and to_device(y, y.dtype) is y
+    traced = jax.jit(lambda a: to_device(a, jnp.float32))(y)
+    assert traced.dtype == jnp.float32

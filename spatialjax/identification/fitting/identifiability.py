@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import as_float_array, is_concrete, same_dtype
+from ..._checks import as_float_array, is_concrete, same_dtype, to_device
 from ..._inertia import RigidBodyInertia
 from ..._params import PSEUDO_INERTIA_BASIS
 from ..errors import IdentifyError
@@ -267,12 +267,12 @@ def _ident_call(
             f"{tuple(Y.shape)} (call identifiability per robot)",
         )
     N, nv, P = Y.shape
-    tau = jnp.zeros((N, nv), Y.dtype)
+    tau = to_device(np.zeros((N, nv), Y.dtype))
     Y, E, _, w, _, dtype, (N, nv, nb, ne) = inputs.check_torque_data(Y, tau, extra, weights)
     if E.ndim != 3:
         raise IdentifyError("extra", f"expected shape (N, nv, ne), got shape {tuple(E.shape)}")
     p = 10 * nb + ne
-    w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, (N, nv))
+    w = to_device(np.ones((N, nv), dtype)) if w is None else inputs.broadcast_rows(w, N, nv)
     if prior is not None:
         pi0 = inputs.check_prior_bodies(prior, nb, dtype)
         if pi0.ndim != 2:
@@ -280,9 +280,9 @@ def _ident_call(
                 "prior", f"expected batch shape ({nb},), got {tuple(pi0.shape[:-1])}"
             )
     else:
-        pi0 = jnp.tile(jnp.asarray([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], dtype), (nb, 1))
+        pi0 = to_device(np.tile(np.asarray([1.0, 0, 0, 0, 1.0, 0, 1.0, 0, 0, 1.0], dtype), (nb, 1)))
     if gamma is None:
-        g = jnp.asarray(2.0 / PRIOR_SPREAD**2, dtype)
+        g = to_device(np.asarray(2.0 / PRIOR_SPREAD**2, dtype))
     else:
         g = as_float_array(gamma, "gamma")
         same_dtype(Y=Y, gamma=g)
@@ -307,5 +307,5 @@ def _ident_call(
     prior_extra = tuple(int(i) for i in np.flatnonzero(he > 0)) if prior is not None else ()
     # zero-weight samples: the same program for logs of similar length, the same A
     Y, E, w = inputs.pad_samples((Y, E, w), (-3, -3, -2))
-    dynamic = (Y, E, w, pi0.astype(dtype), g.astype(dtype), jnp.asarray(2.0 * he, dtype))
+    dynamic = (Y, E, w, to_device(pi0, dtype), to_device(g, dtype), to_device(2.0 * he, dtype))
     return dynamic, dict(rtol=rtol, has_prior=prior is not None, prior_extra=prior_extra), names

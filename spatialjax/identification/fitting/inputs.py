@@ -17,6 +17,7 @@ from ..._checks import (
     require_finite,
     require_nonnegative,
     same_dtype,
+    to_device,
 )
 from ..._inertia import RigidBodyInertia
 from ...multibody.joint_model import JOINT_KINDS
@@ -41,7 +42,7 @@ def check_gamma(gamma, Y, batch, batch_name: str):
 def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "weights"):
     """Weights broadcastable to ``data`` (``"f"`` or ``"tau"``), in ``dtype``; finite, ``≥ 0``."""
     w = as_float_array(weights, name)
-    same_dtype(Y=jnp.zeros((), dtype), **{name: w})
+    same_dtype(Y=np.zeros((), dtype), **{name: w})
     ws = (1,) * max(0, 2 - w.ndim) + tuple(w.shape)
     if ws[-1] not in (1, k) or ws[-2] not in (1, n):
         axis = "6" if data == "f" else "nv"
@@ -53,7 +54,8 @@ def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "wei
         )
     require_finite(w, name)
     require_nonnegative(w, name, "noise weights (1/σ²)" if name == "weights" else "factors")
-    return w.astype(dtype).reshape(ws)
+    w = to_device(w, dtype)
+    return w if tuple(w.shape) == ws else w.reshape(ws)
 
 
 def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:
@@ -98,7 +100,7 @@ def check_prior_bodies(prior, nb: int, dtype, body_names=None) -> jax.Array:
             f"expected a RigidBodyInertia of batch shape (..., {nb}) (one body per "
             f"10 regressor columns), got batch shape {tuple(pi0.shape[:-1])}",
         )
-    same_dtype(Y=jnp.zeros((), dtype), prior=pi0)
+    same_dtype(Y=np.zeros((), dtype), prior=pi0)
     require_consistent_prior(pi0, body_axis=True, body_names=body_names)
     return pi0
 
@@ -197,12 +199,23 @@ def check_torque_data(Y, tau, extra, weights):
         batch = broadcast_batch("Y and tau", batch, "extra", extra.shape[:-3])
         E = extra
     else:
-        E = jnp.zeros((N, nv, 0), dtype)
+        E = to_device(np.zeros((N, nv, 0), dtype))
     w = None
     if weights is not None:
         w = check_weights(weights, N, nv, dtype, data="tau")
         batch = broadcast_batch("Y and tau", batch, "weights", w.shape[:-2])
     return Y, E, tau, w, tuple(batch), dtype, (N, nv, P // 10, ne)
+
+
+def broadcast_rows(w, N: int, nv: int):
+    """Weights ``(..., n, k)`` (``n`` 1 or ``N``, ``k`` 1 or ``nv``) broadcast to ``(..., N, nv)``:
+    in NumPy when concrete (no program compiled per shape), in the trace when traced."""
+    shape = tuple(w.shape[:-2]) + (N, nv)
+    if tuple(w.shape) == shape:
+        return w
+    if is_concrete(w):
+        return to_device(np.broadcast_to(np.asarray(w), shape))
+    return jnp.broadcast_to(w, shape)
 
 
 def padded_samples(n: int) -> int:

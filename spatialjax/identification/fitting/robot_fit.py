@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._checks import as_float_array, broadcast_batch, require_finite
+from ..._checks import as_float_array, broadcast_batch, require_finite, to_device
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..errors import IdentifyError, IdentifyTypeError
@@ -22,6 +22,7 @@ from . import interior_point, reduction, solvers
 from .implicit import with_derivative
 from .inputs import (
     as_joint_model,
+    broadcast_rows,
     check_extra_nonnegative,
     check_extra_prior,
     check_gamma,
@@ -287,11 +288,10 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
       10-vectors.
     """
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
-    w = jnp.ones((N, nv), dtype) if w is None else jnp.broadcast_to(w, w.shape[:-2] + (N, nv))
+    w = to_device(np.ones((N, nv), dtype)) if w is None else broadcast_rows(w, N, nv)
     args = pad_samples((Y, E, tau, w), (-3, -3, -2, -2))
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=False))
-    x = _lstsq_batch(*args, batch=batch, axes=axes)
-    return x[..., : 10 * nb], x[..., 10 * nb :]
+    return _lstsq_batch(*args, batch=batch, axes=axes)
 
 
 def _lstsq_impl(Y, E, tau, w, *, batch, axes):
@@ -312,7 +312,9 @@ def _lstsq_impl(Y, E, tau, w, *, batch, axes):
 
     flat, in_axes = _flatten_batch((Y, E, tau, w), _CORES[:4], axes, batch)
     nbatch = int(np.prod(batch, dtype=np.int64))
-    return _over_batch(one, flat, in_axes, nbatch).reshape(tuple(batch) + (p,))
+    x = _over_batch(one, flat, in_axes, nbatch).reshape(tuple(batch) + (p,))
+    nb10 = Y.shape[-1]
+    return x[..., :nb10], x[..., nb10:]  # in the program: no slice compiled outside it
 
 
 _lstsq_batch = cpu_program(
@@ -377,20 +379,19 @@ def _fit_call(
     if gamma is not None:
         gamma, batch = check_gamma(gamma, Y, batch, "Y and tau")
     prior_spread = check_prior_spread(prior_spread)
-    given = jnp.asarray([weights is not None, gamma is not None])
-    w_arr = jnp.ones((N, nv), dtype) if w is None else w
-    w_arr = jnp.broadcast_to(w_arr, w_arr.shape[:-2] + (N, nv))
-    g_arr = jnp.zeros((), dtype) if gamma is None else gamma
+    given = to_device(np.asarray([weights is not None, gamma is not None]))
+    w_arr = to_device(np.ones((N, nv), dtype)) if w is None else broadcast_rows(w, N, nv)
+    g_arr = to_device(np.zeros((), dtype)) if gamma is None else gamma
     Y, E, tau, w_arr = pad_samples((Y, E, tau, w_arr), (-3, -3, -2, -2))
-    args = (Y, E, tau, w_arr, pi0.astype(dtype), g_arr)
+    args = (Y, E, tau, w_arr, to_device(pi0, dtype), g_arr)
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=True))
     dynamic = (
         *args,
         given,
-        jnp.asarray(nonneg),
-        jnp.asarray(phi0, dtype),
-        jnp.asarray(wphi, dtype),
-        jnp.asarray(N * nv, dtype),
+        to_device(nonneg),
+        to_device(phi0, dtype),
+        to_device(wphi, dtype),
+        to_device(np.asarray(N * nv, dtype)),
     )
     static = dict(
         batch=tuple(batch),

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._checks import to_device
 from .least_squares import LeastSquares, TrainingData
 from .options import IdentifyError, Options
 from .prior import Prior
@@ -70,22 +71,21 @@ class Fitted:
 
 def _fit_arguments(model, data: TrainingData, weights, prior: Prior, opts: Options) -> dict:
     """``fit_torques``'s keyword arguments for the training data (the joint prior apart)."""
-    import jax.numpy as jnp
 
     from ..._inertia import RigidBodyInertia
 
     nf = data.F.shape[-1]
     nonneg = opts.joint_model.nonnegative(model)
     kw: dict[str, Any] = {
-        "prior": RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype)),
-        "extra": jnp.asarray(data.F) if nf else None,
+        "prior": RigidBodyInertia(to_device(np.asarray(prior.free_prior, model.dtype))),
+        "extra": to_device(data.F) if nf else None,
         "extra_nonnegative": nonneg[data.friction_kept] if nf else None,
-        "weights": jnp.asarray(weights),
+        "weights": to_device(weights),
         "gamma": opts.gamma,
         "prior_spread": opts.prior_spread,
     }
     if data.multiplicity is not None:  # floating base: the equations each row stands for
-        kw["multiplicity"] = jnp.asarray(data.multiplicity)
+        kw["multiplicity"] = to_device(data.multiplicity)
     return kw
 
 
@@ -93,13 +93,12 @@ def prepare_fit(model, data: TrainingData, prior: Prior, opts: Options) -> None:
     """Start compiling ``fit_stage``'s program for ``data`` in a background thread (while
     the least-squares stage runs): its shapes and options are known, the weights are not
     yet (ones stand for them; the joint prior's arrays are passed either way)."""
-    import jax.numpy as jnp
 
     from ..fitting.robot_fit import prepare_fit_torques
 
     weights = data.sample_weights(np.ones(data.tau.shape[-1]))
     kw = _fit_arguments(model, data, weights, prior, opts)
-    prepare_fit_torques(jnp.asarray(data.Y), jnp.asarray(data.tau), **kw)
+    prepare_fit_torques(to_device(data.Y), to_device(data.tau), **kw)
 
 
 def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: Options) -> Fitted:
@@ -109,7 +108,6 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
       IdentifyError: ``"log"``, when the fit fails (not merely unconverged).
     """
     import jax
-    import jax.numpy as jnp
 
     from ..fitting.program import compile_seconds
     from ..fitting.robot_fit import fit_torques
@@ -119,15 +117,13 @@ def fit_stage(model, data: TrainingData, ls: LeastSquares, prior: Prior, opts: O
     kw = _fit_arguments(model, data, data.sample_weights(ls.weights), prior, opts)
     kept = data.friction_kept
     if data.F.shape[-1] and jp is not None and np.any(jp.weights[kept] > 0):
-        kw["extra_prior"] = jnp.asarray(jp.values[kept])
-        kw["extra_prior_weight"] = jnp.asarray(jp.weights[kept])
+        kw["extra_prior"] = to_device(jp.values[kept])
+        kw["extra_prior_weight"] = to_device(jp.weights[kept])
     J0 = kw["prior"]
     try:
         t0 = time.perf_counter()
         with compile_seconds() as compiled:
-            res = jax.block_until_ready(
-                fit_torques(jnp.asarray(data.Y), jnp.asarray(data.tau), **kw)
-            )
+            res = jax.block_until_ready(fit_torques(to_device(data.Y), to_device(data.tau), **kw))
         t_fit = time.perf_counter() - t0
     except ValueError as e:
         raise IdentifyError("log", f"the fit failed: {e}") from None

@@ -12,6 +12,7 @@ import dataclasses
 
 import numpy as np
 
+from ..._checks import to_device
 from ..logs.correlation import correlation_time
 from ..output.report import range_text
 from .channels import Channels
@@ -171,7 +172,6 @@ def least_squares_stage(
       lowpass: the low-pass used, Hz, or None (``"bandwidth"`` weighting).
       rate: the sample rate after decimation, Hz (``"bandwidth"`` weighting).
     """
-    import jax.numpy as jnp
 
     from ..fitting.robot_fit import least_squares_torques
 
@@ -182,8 +182,8 @@ def least_squares_stage(
     if data.multiplicity is not None:  # floating base: the equations each row stands for
         w = w * data.multiplicity
     pi_f, phi = least_squares_torques(
-        jnp.asarray(Y), jnp.asarray(tau), extra=jnp.asarray(F) if nf else None,
-        weights=jnp.asarray(w),
+        to_device(Y), to_device(tau), extra=to_device(F) if nf else None,
+        weights=to_device(w),
     )  # fmt: skip
     pi_f = np.asarray(pi_f, np.float64).reshape(-1, 10)
     phi = np.zeros(0) if phi is None else np.asarray(phi, np.float64).reshape(-1)

@@ -31,6 +31,7 @@ import dataclasses
 
 import numpy as np
 
+from ..._checks import to_device
 from .least_squares import LeastSquares, TrainingData, least_squares_stage
 from .options import Options
 from .prior import Prior
@@ -77,14 +78,13 @@ def _offset_columns(model, opts: Options, data: TrainingData) -> np.ndarray:
 
 def _chi2(data: TrainingData, w: np.ndarray, columns: np.ndarray) -> float:
     """The weighted least-squares χ² of the rows with the joint-model ``columns`` kept."""
-    import jax.numpy as jnp
 
     from ..fitting.robot_fit import least_squares_torques
 
     F = data.F[..., columns]
     pi, phi = least_squares_torques(
-        jnp.asarray(data.Y), jnp.asarray(data.tau), extra=jnp.asarray(F) if F.shape[-1] else None,
-        weights=jnp.asarray(w),
+        to_device(data.Y), to_device(data.tau), extra=to_device(F) if F.shape[-1] else None,
+        weights=to_device(w),
     )  # fmt: skip
     res = data.tau - data.Y @ np.asarray(pi, np.float64).reshape(-1)
     if F.shape[-1]:

@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from ..._checks import to_device
 from ..fitting.program import LOOP_EMITTERS, cpu_program
 from .filtering import Filtered, part_argument, part_error
 from .options import IdentifyError, Options
@@ -142,11 +143,10 @@ def prepare_regressors(model, gravity, joint_model) -> None:
     """Start compiling (or loading) the program of ``regressors_in_chunks`` for ``model``,
     ``gravity`` and ``joint_model`` in a background thread (``cpu_program.prepare``), so
     that it is ready when the regressor stage needs it."""
-    import jax.numpy as jnp
-
     shapes = ((REGRESSOR_CHUNK, n) for n in (model.nq, model.nv, model.nv))
-    g = jnp.asarray(gravity, model.dtype)
-    joint_regressors.prepare(model, *(jnp.zeros(s, model.dtype) for s in shapes), g, joint_model)
+    g = to_device(np.asarray(gravity, model.dtype))
+    zeros = (to_device(np.zeros(s, model.dtype)) for s in shapes)
+    joint_regressors.prepare(model, *zeros, g, joint_model)
 
 
 def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +160,6 @@ def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np
     full-rate rows and a second log of another length reuse the first call's
     program (and the persistent compilation cache holds it).
     """
-    import jax.numpy as jnp
 
     K = REGRESSOR_CHUNK
     M = q.shape[0]
@@ -169,7 +168,10 @@ def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np
         n = min(K, M - i)
         rows = slice(i, i + K) if n == K else np.minimum(np.arange(i, i + K), M - 1)
         y, f = joint_regressors(
-            model, *(jnp.asarray(x[rows], model.dtype) for x in (q, v, a)), g, joint_model
+            model,
+            *(to_device(np.asarray(x[rows], model.dtype)) for x in (q, v, a)),
+            g,
+            joint_model,
         )
         if Y is None or F is None:
             Y, F = np.empty((M,) + y.shape[1:]), np.empty((M,) + f.shape[1:])
@@ -195,13 +197,12 @@ def mass_diagonal(model, q, joint_model) -> np.ndarray:
     Returns:
       ``(M, nv)``: ``M_jj`` at each configuration, the free flyer's first for a floating base.
     """
-    import jax.numpy as jnp
 
     q = np.asarray(q, np.float64)
     M, nv = q.shape[0], model.nv
     acc = np.tile(np.eye(nv), (M, 1))  # sample k, joint j at row k nv + j
     Y, _ = regressors_in_chunks(model, np.repeat(q, nv, axis=0), np.zeros_like(acc), acc,
-                                jnp.zeros(3, model.dtype), joint_model)  # fmt: skip
+                                to_device(np.zeros(3, model.dtype)), joint_model)  # fmt: skip
     pi = np.asarray(model.inertia.params, np.float64).reshape(-1)
     rows = Y[np.arange(M * nv), np.tile(np.arange(nv), M)]  # (M nv, 10 nb): row j of sample k
     return (rows @ pi).reshape(M, nv)
@@ -266,9 +267,8 @@ def regressor_stage(model, filtered: Filtered, opts: Options, unknown=()) -> Reg
       IdentifyError: ``"log"``, fewer torque equations than parameters;
         ``"lowpass"``/``"holdout"``, a part too short for parallel filtering.
     """
-    import jax.numpy as jnp
 
-    g = jnp.asarray(opts.gravity, model.dtype)
+    g = to_device(np.asarray(opts.gravity, model.dtype))
     K, lowpass = filtered.decimate, filtered.lowpass
     if opts.floating_base:
         regs = _floating_parts(model, g, filtered, opts, unknown)

@@ -6,6 +6,7 @@ import dataclasses
 
 import numpy as np
 
+from ..._checks import to_device
 from ..errors import IdentifyError
 from ..output.report import (
     Body,
@@ -138,16 +139,15 @@ def _identifiability_arguments(data: TrainingData, weights, prior, gamma, joint_
     """``identifiability``'s arguments for the training data but ``Y`` and the names: the
     per-joint ``weights`` ``(nv,)`` made per row (times a floating base's multiplicity),
     ``prior`` the free bodies, ``joint_weights`` the joint prior's weights (or None)."""
-    import jax.numpy as jnp
 
     nf, kept = data.F.shape[-1], data.friction_kept
     w = data.sample_weights(weights)
     if data.multiplicity is not None:  # floating base: the equations each row stands for
         w = w * data.multiplicity
     return dict(
-        extra=jnp.asarray(data.F) if nf else None, weights=jnp.asarray(w), prior=prior,
+        extra=to_device(data.F) if nf else None, weights=to_device(w), prior=prior,
         gamma=gamma,
-        extra_prior_weight=jnp.asarray(joint_weights[kept]) if nf and joint_weights is not None
+        extra_prior_weight=to_device(joint_weights[kept]) if nf and joint_weights is not None
         else None,
     )  # fmt: skip
 
@@ -156,7 +156,6 @@ def prepare_identifiability_stage(model, data: TrainingData, prior: Prior, opts:
     """Start compiling ``_identifiability``'s program for ``data`` in a background thread
     (after the fit's): the shapes, and the joint-model columns with a prior weight, are
     known from the training data; ones stand for the weights, the default for γ."""
-    import jax.numpy as jnp
 
     from ..._inertia import RigidBodyInertia
     from ..fitting.identifiability import prepare_identifiability
@@ -165,17 +164,16 @@ def prepare_identifiability_stage(model, data: TrainingData, prior: Prior, opts:
         jp = training_joint_prior(model, data, opts)
     except IdentifyError:  # the fit stage reports it
         return
-    bodies = RigidBodyInertia(jnp.asarray(prior.free_prior, model.dtype))
+    bodies = RigidBodyInertia(to_device(np.asarray(prior.free_prior, model.dtype)))
     gamma = 2.0 / opts.prior_spread**2 if opts.gamma is None else opts.gamma
     ones = np.ones(data.tau.shape[-1])
     kw = _identifiability_arguments(data, ones, bodies, gamma, None if jp is None else jp.weights)
-    prepare_identifiability(jnp.asarray(data.Y), **kw)
+    prepare_identifiability(to_device(data.Y), **kw)
 
 
 def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior, opts: Options):
     """``(summary, data share (10 n_free + nf,), total mass share, notes)`` of
     ``identifiability``."""
-    import jax.numpy as jnp
 
     from ..fitting.identifiability import PARAMETER_NAMES, identifiability
 
@@ -185,7 +183,7 @@ def _identifiability(model, data: TrainingData, ls, fitted: Fitted, prior: Prior
     nf = data.F.shape[-1]
     wj = fitted.extra_prior_weight
     kw = _identifiability_arguments(data, ls.weights, fitted.prior, fitted.gamma, wj)
-    idf = identifiability(jnp.asarray(data.Y), names=names, **kw)
+    idf = identifiability(to_device(data.Y), names=names, **kw)
     share = np.asarray(idf.data_share, np.float64).reshape(-1)
     rank = int(np.asarray(idf.rank))
     base = tuple(np.asarray(idf.base_columns)[:rank].tolist())

@@ -56,6 +56,23 @@ def test_logs_of_similar_length_share_one_program(ur5):
     assert all(a - b <= 1 for a, b in zip(after, before, strict=True)), (before, after)
 
 
+def test_a_second_length_in_the_bucket_compiles_nothing(ur5, compiles):
+    """NumPy data of another length in the same bucket run the first length's programs and
+    nothing else: the checks, the padding, the weights and the split of the solution are
+    NumPy or inside the programs, not eager JAX operations (one small program per shape)."""
+    rng = np.random.default_rng(7)
+    nv = ur5.nv
+    for k, n in enumerate((481, 497, 503)):  # all padded to 512
+        Y, tau = (np.asarray(a) for a in _data(ur5, n, seed=n))
+        F = rng.normal(size=(n, nv, 2 * nv))
+        compiles.clear()
+        jax.block_until_ready(sid.fit_torques(Y, tau, prior=ur5.inertia, extra=F, gamma=0.1))
+        jax.block_until_ready(sid.least_squares_torques(Y, tau, extra=F, weights=np.ones(nv)))
+        jax.block_until_ready(sid.identifiability(Y, extra=F, prior=ur5.inertia))
+        if k:
+            assert compiles == [], f"{n} samples: {compiles}"
+
+
 def test_padding_leaves_every_result_unchanged(ur5):
     """The padded call against the program on the data as they are (500 samples, not a
     bucket), default weights: the noise estimate counts the data's rows, not the padding."""
