@@ -251,7 +251,8 @@ def _prepare(fn, program, signature, names, options, args, kwargs) -> None:
     if key is None or key in _LOADED or key in _PENDING:
         return
     if not _WORKER:
-        _WORKER.append(concurrent.futures.ThreadPoolExecutor(1, "spatialjax-compile"))
+        # two: identify prepares its fit while the regressor compiles (XLA releases the GIL)
+        _WORKER.append(concurrent.futures.ThreadPoolExecutor(2, "spatialjax-compile"))
     settings = {name: _setting(name) for name, _ in _TRACE_SETTINGS}
     _PENDING[key] = _WORKER[0].submit(
         _obtain, program, args, kwargs, _util.executable_folder(), key, settings

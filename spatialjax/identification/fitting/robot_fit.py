@@ -287,11 +287,26 @@ def least_squares_torques(Y, tau, *, extra=None, weights=None):
       ``(pi (..., 10 nb), extra (..., ne))``; ``pi.reshape(..., nb, 10)`` gives the bodies'
       10-vectors.
     """
+    args, static = _lstsq_call(Y, tau, extra, weights)
+    return _lstsq_batch(*args, **static)
+
+
+def prepare_least_squares_torques(Y, tau, *, extra=None, weights=None) -> None:
+    """Start compiling the program of ``least_squares_torques(Y, tau, extra=extra,
+    weights=weights)`` in a background thread (``cpu_program.prepare``), as
+    ``prepare_fit_torques``."""
+    args, static = _lstsq_call(Y, tau, extra, weights)
+    _lstsq_batch.prepare(*args, **static)
+
+
+def _lstsq_call(Y, tau, extra, weights) -> tuple[tuple, dict]:
+    """The arguments of ``_lstsq_batch`` for ``least_squares_torques`` (checked, samples
+    padded): ``(dynamic, static)``."""
     Y, E, tau, w, batch, dtype, (N, nv, nb, ne) = check_torque_data(Y, tau, extra, weights)
     w = to_device(np.ones((N, nv), dtype)) if w is None else broadcast_rows(w, N, nv)
     args = pad_samples((Y, E, tau, w), (-3, -3, -2, -2))
     axes = tuple(a.ndim > c for a, c in zip(args, _CORES, strict=False))
-    return _lstsq_batch(*args, batch=batch, axes=axes)
+    return args, dict(batch=batch, axes=axes)
 
 
 def _lstsq_impl(Y, E, tau, w, *, batch, axes):

@@ -385,7 +385,7 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
     from scipy import signal
 
     sos = signal.butter(prepared.order, prepared.lowpass, fs=prepared.rate, output="sos")
-    keep = slice(edge, M - edge, decimate)
+    keep = parallel_rows(prepared, decimate)
     filtered = [_filter_live_columns(sos, x, keep) for x in arrays]
     log = dataclasses.replace(
         prepared,
@@ -395,6 +395,12 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
         edge=2 * edge,
     )
     return (log, *filtered)
+
+
+def parallel_rows(prepared: PreparedLog, decimate: int) -> slice:
+    """The full-rate samples ``parallel_filter(prepared, ..., decimate=decimate)`` keeps: its
+    filter's edge more at each end, then every ``decimate``-th."""
+    return slice(prepared.edge, prepared.n_samples - prepared.edge, decimate)
 
 
 def _filter_live_columns(sos, x: np.ndarray, keep: slice) -> np.ndarray:

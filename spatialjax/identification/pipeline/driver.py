@@ -23,6 +23,7 @@ from ..output.report import (
     Samples,
     Times,
 )
+from .ahead import prepare_ahead
 from .channels import Channels, channel_stage
 from .checks import gravity_warnings
 from .consistent_fit import Fitted, fit_stage, prepare_fit
@@ -269,6 +270,8 @@ def identify_robot(
         sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)
         filtered = clock.run("filter", filter_stage, sampled.logs, lowpass=opts.lowpass,
                              decimate=opts.decimate, holdout=opts.holdout)  # fmt: skip
+        if not opts.floating_base:  # the solvers' programs compile during the regressor's
+            prepare_ahead(model, filtered, prior, opts)
         stages = _floating_base_stages if opts.floating_base else _fixed_base_stages
         regs, channels, data = stages(model, clock, prior, sampled, filtered, opts)
         # the fit's and identifiability's programs compile on the other core during least squares

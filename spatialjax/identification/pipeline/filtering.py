@@ -38,6 +38,16 @@ class Filtered:
     n_raw_hold: int
     n_validate: int
 
+    def training_rows(self) -> int:
+        """The training part's samples after the regressor stage: those ``parallel_filter``
+        keeps with a low-pass (its edges dropped, then decimated), all without."""
+        from ..logs.preprocess import parallel_rows
+
+        p = self.prepared[0]
+        if not self.lowpass:
+            return p.n_samples
+        return len(range(*parallel_rows(p, self.decimate).indices(p.n_samples)))
+
     def describe(self) -> tuple[str, tuple[str, ...]]:
         """The stage line and its detail lines."""
         p0 = self.prepared[0]

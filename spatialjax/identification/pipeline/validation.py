@@ -156,18 +156,24 @@ def prepare_identifiability_stage(model, data: TrainingData, prior: Prior, opts:
     """Start compiling ``_identifiability``'s program for ``data`` in a background thread
     (after the fit's): the shapes, and the joint-model columns with a prior weight, are
     known from the training data; ones stand for the weights, the default for γ."""
-
-    from ..._inertia import RigidBodyInertia
-    from ..fitting.identifiability import prepare_identifiability
-
     try:
         jp = training_joint_prior(model, data, opts)
     except IdentifyError:  # the fit stage reports it
         return
+    prepare_identifiability_for(model, data, prior, opts, None if jp is None else jp.weights)
+
+
+def prepare_identifiability_for(model, data: TrainingData, prior: Prior, opts: Options,
+                                joint_weights) -> None:  # fmt: skip
+    """``prepare_identifiability_stage`` with the joint prior's weights given (their zero
+    pattern is what selects the program; None: no joint prior)."""
+    from ..._inertia import RigidBodyInertia
+    from ..fitting.identifiability import prepare_identifiability
+
     bodies = RigidBodyInertia(to_device(np.asarray(prior.free_prior, model.dtype)))
     gamma = 2.0 / opts.prior_spread**2 if opts.gamma is None else opts.gamma
     ones = np.ones(data.tau.shape[-1])
-    kw = _identifiability_arguments(data, ones, bodies, gamma, None if jp is None else jp.weights)
+    kw = _identifiability_arguments(data, ones, bodies, gamma, joint_weights)
     prepare_identifiability(to_device(data.Y), **kw)
 
 

@@ -117,8 +117,19 @@ def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> 
         T = jm.matrix(model)  # a motor's reference: the largest joint's, at its largest ratio
         ref = np.max(np.where(T != 0, ref[None, :], 0.0), axis=1) / np.max(T**2, axis=1)
         scale = np.maximum(a0, ref)
-        weights[:, jm.kinds.index("armature")] = 1.0 / (spread * scale) ** 2
+        weights = np.where(weighted_columns(model, jm).reshape(n1, nk),
+                           (1.0 / (spread * scale) ** 2)[:, None], 0.0)  # fmt: skip
     return JointPrior(values, weights.reshape(-1), scale, float(spread))
+
+
+def weighted_columns(model, joint_model) -> np.ndarray:
+    """``(n_columns,)`` booleans: the joint-model columns ``joint_prior`` gives a weight (the
+    armature's; motor-major, as ``JointPrior.weights``)."""
+    nk = len(joint_model.kinds)
+    mask = np.zeros((joint_model.n_motors(model), nk), bool)
+    if "armature" in joint_model.kinds:
+        mask[:, joint_model.kinds.index("armature")] = True
+    return mask.reshape(-1)
 
 
 def velocity_noise(dq) -> np.ndarray:

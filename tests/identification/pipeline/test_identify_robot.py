@@ -252,6 +252,32 @@ def test_the_programs_prepared_ahead_are_the_ones_run(toy, monkeypatch):
     assert e_hold(ahead.report.to_dict()) == e_hold(plain.report.to_dict())
 
 
+@pytest.mark.parametrize("kw", [{"lowpass": 20.0, "decimate": 3}, {"lowpass": None}])
+def test_the_solvers_prepared_before_the_regressor_stage_are_the_ones_run(toy, monkeypatch, kw):
+    """A fixed base's fit, least squares and identifiability compile from the shapes the
+    training data will have, before the regressor stage (``prepare_ahead``): the stages'
+    own preparations then find those programs (add none), and none is left pending."""
+    from spatialjax.identification.fitting import program
+
+    model, log, _ = toy
+    added: dict[str, list[int]] = {}
+    real = program._prepare
+
+    def recording(fn, *args):
+        before = set(program._PENDING)
+        real(fn, *args)
+        added.setdefault(fn.__name__, []).append(len(set(program._PENDING) - before))
+
+    monkeypatch.setattr(program, "_PENDING", {})
+    monkeypatch.setattr(program, "_LOADED", {})
+    monkeypatch.setattr(program, "_prepare", recording)
+    _run(model, log, **kw)
+    assert added["_fit_batch_impl"] == [1, 0]
+    assert added["_lstsq_impl"] == [1]
+    assert added["_ident_impl"] == [1, 0]
+    assert program._PENDING == {}
+
+
 def test_a_refused_run_drops_the_programs_it_prepared(toy, monkeypatch):
     """Preparations not yet started when a stage refuses the log are cancelled: the process
     neither compiles them nor waits for them at exit."""
@@ -267,9 +293,10 @@ def test_a_refused_run_drops_the_programs_it_prepared(toy, monkeypatch):
     if worker is None:
         import concurrent.futures
 
-        worker = concurrent.futures.ThreadPoolExecutor(1, "spatialjax-compile")
+        worker = concurrent.futures.ThreadPoolExecutor(2, "spatialjax-compile")
         monkeypatch.setattr(program, "_WORKER", [worker])
-    busy = worker.submit(gate.wait)  # the compile thread is busy: what identify asks waits
+    # every compile thread is busy: what identify asks waits
+    busy = [worker.submit(gate.wait) for _ in range(worker._max_workers)]
     try:
         with pytest.raises(ident.IdentifyError) as e:
             _run(model, log, lowpass=0.05)  # refused by the filter stage
@@ -277,7 +304,8 @@ def test_a_refused_run_drops_the_programs_it_prepared(toy, monkeypatch):
         assert program._PENDING == {}  # the regressor's preparation, queued, was dropped
     finally:
         gate.set()
-        busy.result()
+        for b in busy:
+            b.result()
 
 
 def e_hold(rep):

@@ -468,6 +468,11 @@ def test_joint_prior_rule_against_pinocchio_crba(arm, arm_file):
     np.testing.assert_allclose(jp.armature_scale, scale, rtol=1e-12)
     np.testing.assert_allclose(jp.weights[::4], 1.0 / (0.5 * scale) ** 2, rtol=1e-12)
     np.testing.assert_array_equal(jp.weights.reshape(3, 4)[:, 1:], 0.0)
+    # the zero pattern identify's programs are prepared for ahead (pipeline/ahead.py)
+    np.testing.assert_array_equal(jp.weights > 0, joint_prior_module.weighted_columns(arm, jm))
+    friction = mb.JointModel(("viscous", "coulomb"))
+    assert not sid.joint_prior(arm, q, friction).weights.any()
+    assert not joint_prior_module.weighted_columns(arm, friction).any()
     values = np.stack([arm.armature, arm.damping, arm.friction, np.zeros(3)], 1).reshape(-1)
     np.testing.assert_array_equal(jp.values, values)
     with raises_argument(IdentifyError, "q"):

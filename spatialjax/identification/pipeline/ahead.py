@@ -1,0 +1,55 @@
+"""The solvers' programs prepared ahead: a fixed base's fit, least squares and identifiability
+compile while the regressor's program does.
+
+After the filter stage the shapes of the training data are known before their values:
+``Filtered.training_rows`` samples, the model's joints and free bodies, every joint-model
+column. ``prepare_ahead`` compiles (or loads) the three programs for those shapes in the
+background (``cpu_program.prepare``), on the second core, while the first compiles the
+regressor's: a cold ``identify`` then waits for one compile instead of two in a row.
+Training data that turn out otherwise (a channel or a column left out) miss these
+programs; the stages' own preparations compile theirs, as without this.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..priors.joint_prior import weighted_columns
+from .consistent_fit import prepare_fit
+from .filtering import Filtered
+from .least_squares import TrainingData
+from .options import IdentifyError, Options
+from .prior import Prior
+from .validation import prepare_identifiability_for
+
+
+def expected_training_data(model, filtered: Filtered, prior: Prior, opts: Options) -> TrainingData:
+    """Zeros of the shapes a fixed base's training data will have when every channel and
+    joint-model column is kept (``training_data``)."""
+    N, nv, ne = filtered.training_rows(), model.nv, opts.joint_model.n_columns(model)
+    n = 10 * int(np.count_nonzero(prior.free_mask))
+    return TrainingData(
+        Y=np.zeros((N, nv, n)), F=np.zeros((N, nv, ne)), tau=np.zeros((N, nv)),
+        used=np.ones(nv, bool), friction_kept=np.ones(ne, bool),
+    )  # fmt: skip
+
+
+def prepare_ahead(model, filtered: Filtered, prior: Prior, opts: Options) -> None:
+    """Start compiling a fixed base's fit, least squares and identifiability programs, in
+    that order, for ``expected_training_data`` (module docstring)."""
+    from ..fitting.robot_fit import prepare_least_squares_torques
+
+    data = expected_training_data(model, filtered, prior, opts)
+    try:
+        prepare_fit(model, data, prior, opts)
+    except IdentifyError:  # too few samples: the fit stage says so
+        return
+    ne = data.F.shape[-1]
+    prepare_least_squares_torques(
+        data.Y, data.tau, extra=data.F if ne else None, weights=np.ones(data.tau.shape)
+    )
+    jm = opts.joint_model
+    weights = None  # the joint prior's zero pattern (``training_joint_prior``)
+    if jm.kinds:
+        weights = np.zeros(ne) if opts.gamma == 0 else weighted_columns(model, jm).astype(float)
+    prepare_identifiability_for(model, data, prior, opts, weights)
