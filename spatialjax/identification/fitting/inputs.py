@@ -55,7 +55,9 @@ def check_weights(weights, n: int, k: int, dtype, *, data: str, name: str = "wei
     require_finite(w, name)
     require_nonnegative(w, name, "noise weights (1/σ²)" if name == "weights" else "factors")
     w = to_device(w, dtype)
-    return w if tuple(w.shape) == ws else w.reshape(ws)
+    if tuple(w.shape) == ws:
+        return w
+    return to_device(np.asarray(w).reshape(ws)) if is_concrete(w) else w.reshape(ws)
 
 
 def require_consistent_prior(pi0, *, body_axis: bool, body_names=None) -> None:

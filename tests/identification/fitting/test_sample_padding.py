@@ -71,6 +71,9 @@ def test_a_second_length_in_the_bucket_compiles_nothing(ur5, compiles):
         jax.block_until_ready(sid.identifiability(Y, extra=F, prior=ur5.inertia))
         if k:
             assert compiles == [], f"{n} samples: {compiles}"
+        else:  # the three programs (and the check of their compile options), nothing eager
+            programs = {"jit(_fit_batch_impl)", "jit(_lstsq_impl)", "jit(_ident_impl)"}
+            assert set(compiles) <= programs | {"jit(negative)"}, compiles
 
 
 def test_padding_leaves_every_result_unchanged(ur5):
