@@ -35,12 +35,13 @@ def to_device(x, dtype=None) -> jax.Array:
     concrete JAX array outside ``jit``, compile one small program per shape and
     dtype (milliseconds each, again in every new process). A NumPy array or scalar,
     or a concrete JAX array whose dtype changes, is converted in NumPy and copied
-    with ``jax.device_put``; a JAX array already in ``dtype`` is returned as it is,
-    a traced one is converted in the trace. Dtypes are canonicalised as JAX does
-    (float64 is float32 without ``jax_enable_x64``; a Python float stays weakly typed).
+    with ``jax.device_put``; a JAX array already in ``dtype`` (strongly typed) is returned
+    as it is, a traced one is converted in the trace. Dtypes are canonicalised as JAX does
+    (float64 is float32 without ``jax_enable_x64``); a Python float stays weakly typed
+    unless ``dtype`` is given (as ``astype``).
     """
     if isinstance(x, jax.Array):
-        if dtype is None or x.dtype == np.dtype(dtype):
+        if dtype is None or (x.dtype == np.dtype(dtype) and not x.weak_type):
             return x
         if isinstance(x, jax.core.Tracer):  # pyright: ignore[reportAttributeAccessIssue]
             return x.astype(dtype)

@@ -118,6 +118,7 @@ def test_to_device_compiles_nothing(compiles):
         (np.float64(2.5), None),
         (np.asarray([True, False, True]), None),
     ]
+    weak = jax.device_put(2.5)  # a Python float on the device: weakly typed
     compiles.clear()
     out = [to_device(x, dtype) for x, dtype in cases]
     assert compiles == []
@@ -126,7 +127,10 @@ def test_to_device_compiles_nothing(compiles):
         assert isinstance(y, jax.Array)
         assert (y.dtype, y.weak_type, y.shape) == (ref.dtype, ref.weak_type, ref.shape)
         np.testing.assert_array_equal(np.asarray(y), np.asarray(ref))
-    # a concrete JAX array already in the dtype is returned as it is; a traced one converts
+    # a concrete JAX array already in the dtype is returned as it is, a weakly typed one made
+    # strong (as astype); a traced one converts
+    strong = to_device(weak, weak.dtype)
+    assert weak.weak_type and not strong.weak_type and strong.dtype == weak.dtype
     y = out[0]
     assert to_device(y) is y and to_device(y, y.dtype) is y
     traced = jax.jit(lambda a: to_device(a, jnp.float32))(y)

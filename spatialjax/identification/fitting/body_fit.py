@@ -21,6 +21,7 @@ from ..._checks import (
     is_concrete,
     require_finite,
     same_dtype,
+    to_device,
 )
 from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
@@ -387,7 +388,7 @@ def fit(
     else:
         w = jnp.broadcast_to(w, shape_f)
     # prior and γ: placeholders and a flag where not given (defaults computed inside)
-    given = jnp.asarray([prior_pi is not None, gamma is not None])
+    given = to_device(np.asarray([prior_pi is not None, gamma is not None]))
     prior_pi = jnp.asarray(_UNIT_BODY, dtype) if prior_pi is None else prior_pi
     prior_pi = jnp.broadcast_to(prior_pi.astype(dtype), batch + (10,))
     gamma = jnp.broadcast_to(jnp.zeros((), dtype) if gamma is None else gamma, batch)

@@ -30,7 +30,7 @@ def check_gamma(gamma, Y, batch, batch_name: str):
         gamma = np.asarray(float(gamma), Y.dtype)
     gamma = as_float_array(gamma, "gamma")
     same_dtype(Y=Y, gamma=gamma)
-    gamma = gamma.astype(Y.dtype)
+    gamma = to_device(gamma, Y.dtype)
     batch = broadcast_batch(batch_name, batch, "gamma", gamma.shape)
     if is_concrete(gamma):
         g = np.asarray(gamma)
