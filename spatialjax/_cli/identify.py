@@ -35,9 +35,9 @@ from ._args import InputError, UsageError
 
 
 def preload(args: argparse.Namespace) -> tuple[str, ...]:
-    """Modules ``main`` loads before the run: the filter stage's (``scipy.signal``, 0.5 s),
-    unless ``--lowpass none`` leaves the log unfiltered."""
-    return () if args.lowpass is None else ("scipy.signal",)
+    """Modules ``main`` loads before the run: the filter stage's (``scipy.linalg``, for its
+    banded solves), unless ``--lowpass none`` leaves the log unfiltered."""
+    return () if args.lowpass is None else ("scipy.linalg",)
 
 
 # ------------------------------------------------------------------------- option types

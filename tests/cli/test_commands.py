@@ -116,11 +116,11 @@ def test_every_subcommand_module_has_the_interface():
         assert help_ and help_ == help_.strip()
 
 
-def test_identify_preloads_scipy_signal_unless_the_log_is_left_unfiltered():
+def test_identify_preloads_scipy_linalg_unless_the_log_is_left_unfiltered():
     from spatialjax._cli import identify
 
     parser = cli.build_parser()
     args = parser.parse_args(["identify", "robot.urdf", "log.csv"])
-    assert identify.preload(args) == ("scipy.signal",)
+    assert identify.preload(args) == ("scipy.linalg",)
     args = parser.parse_args(["identify", "robot.urdf", "log.csv", "--lowpass", "none"])
     assert identify.preload(args) == ()

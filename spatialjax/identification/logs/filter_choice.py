@@ -167,15 +167,12 @@ def grid_step(x: np.ndarray) -> float | None:
 
 
 def _welch(a: np.ndarray, rate: float):
-    from scipy import signal
+    from .spectra import welch
 
     N = a.shape[0]
     nper = int(2 ** math.floor(math.log2(N / 4)))
     # no detrending: the mean of a segment of a blue (differenced) signal is its edges' noise
-    f, P = signal.welch(
-        a, fs=rate, window="hann", nperseg=nper, axis=0,
-        detrend=False,  # pyright: ignore[reportArgumentType]  (documented; the stub says str)
-    )  # fmt: skip
+    f, P = welch(a, rate, nper)
     return f, P, nper
 
 
@@ -189,11 +186,9 @@ def _band_edge(R: np.ndarray, f: np.ndarray) -> float:
 
 def _gain(order: int, fc: float, rate: float, f: np.ndarray) -> np.ndarray:
     """``G = |H(f)|²`` of the digital Butterworth at ``fc``: ``sosfiltfilt``'s amplitude gain."""
-    from scipy import signal
+    from .butterworth import butterworth, power_gain
 
-    sos = signal.butter(order, fc, fs=rate, output="sos")
-    _, h = signal.sosfreqz(sos, worN=f, fs=rate)
-    return np.abs(h) ** 2
+    return power_gain(butterworth(order, fc, rate), f, rate)
 
 
 def _lowest_for_parts(rate: float, order: int, shortest: int, f_hi: float) -> float | None:
@@ -330,17 +325,14 @@ def moving_spans(q: np.ndarray, rate: float) -> np.ndarray:
 def _span_spectra(a: np.ndarray, rate: float, spans: np.ndarray):
     """``(f, P, nperseg)``: each joint's Welch spectrum over the segments inside its span;
     Welch's own over the whole of ``a`` when every span is the whole."""
-    from scipy import signal
+    from .spectra import segment_spectra
 
     N, n = a.shape
     if np.all(spans[:, 0] == 0) and np.all(spans[:, 1] == N):
         return _welch(a, rate)
     shortest = max(int(np.min(spans[:, 1] - spans[:, 0])), N // 8, MIN_SAMPLES)
     nper = int(2 ** math.floor(math.log2(shortest / 4)))
-    f, _, S = signal.spectrogram(
-        a, fs=rate, window="hann", nperseg=nper, noverlap=nper // 2, axis=0, scaling="density",
-        mode="psd", detrend=False,  # pyright: ignore[reportArgumentType]  (as in _welch)
-    )  # fmt: skip
+    f, S = segment_spectra(a, rate, nper, nper // 2)
     start = np.arange(S.shape[-1]) * (nper - nper // 2)  # (segments,)
     P = np.empty(S.shape[:2])
     for j, (lo, hi) in enumerate(spans):

@@ -172,13 +172,13 @@ def uniform_rate(t: np.ndarray, need: str = "") -> float:
 
 def tail_samples(rate: float, lowpass: float, order: int, tail: float) -> int:
     """Samples after which the Butterworth impulse response's tail ``Σ|h|`` is ``≤ tail`` of all."""
-    from scipy import signal
+    from .butterworth import butterworth, sosfilt
 
-    sos = signal.butter(order, lowpass, fs=rate, output="sos")
+    sos = butterworth(order, lowpass, rate)
     L = int(math.ceil(40 * order * rate / lowpass)) + 64
     impulse = np.zeros(L)
     impulse[0] = 1.0
-    h = np.abs(signal.sosfilt(sos, impulse))
+    h = np.abs(sosfilt(sos, impulse))
     rest = np.cumsum(h[::-1])[::-1]  # rest[k] = Σ_{i ≥ k} |h_i|
     return int(np.argmax(rest <= tail * rest[0]))
 
@@ -265,14 +265,12 @@ def prepare_log(
             "differentiation edges)",
         )
 
-    sos = None
-    if lowpass is not None:
-        from scipy import signal
+    from .butterworth import butterworth, sosfiltfilt
 
-        sos = signal.butter(order, float(lowpass), fs=rate, output="sos")
+    sos = None if lowpass is None else butterworth(order, float(lowpass), rate)
 
     def filt(x: np.ndarray) -> np.ndarray:
-        return x if sos is None else np.asarray(signal.sosfiltfilt(sos, x, axis=0))
+        return x if sos is None else sosfiltfilt(sos, x)
 
     q = filt(log.q)
     tau = filt(log.tau)
@@ -382,9 +380,9 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
     edge = prepared.edge
     if M - 2 * edge < 2 * decimate:
         raise TooShortError("prepared", f"{M} samples are too few to drop {edge} more at each end")
-    from scipy import signal
+    from .butterworth import butterworth
 
-    sos = signal.butter(prepared.order, prepared.lowpass, fs=prepared.rate, output="sos")
+    sos = butterworth(prepared.order, prepared.lowpass, prepared.rate)
     keep = parallel_rows(prepared, decimate)
     filtered = [_filter_live_columns(sos, x, keep) for x in arrays]
     log = dataclasses.replace(
@@ -408,12 +406,12 @@ def parallel_rows(prepared: PreparedLog, decimate: int) -> slice:
 
 
 def _filter_live_columns(sos, x: np.ndarray, keep: slice) -> np.ndarray:
-    """``sosfiltfilt(sos, x, axis=0)[keep]``, filtering only the columns that are not all zero.
+    """``sosfiltfilt(sos, x)[keep]``, filtering only the columns that are not all zero.
 
     A regressor is zero wherever a joint does not move a body (half of a chain's
     ``Y``, most joint-model columns): those columns filter to exactly zero.
     """
-    from scipy import signal
+    from .butterworth import sosfiltfilt
 
     flat = x.reshape(x.shape[0], -1)
     live = np.flatnonzero(np.any(flat != 0, axis=0))
@@ -424,5 +422,5 @@ def _filter_live_columns(sos, x: np.ndarray, keep: slice) -> np.ndarray:
     step = max(1, _FILTER_BLOCK_BYTES // (8 * x.shape[0]))
     for i in range(0, live.size, step):
         cols = live[i : i + step]
-        out[:, cols] = np.asarray(signal.sosfiltfilt(sos, flat[:, cols], axis=0))[keep]
+        out[:, cols] = sosfiltfilt(sos, flat[:, cols])[keep]
     return out.reshape(out.shape[:1] + x.shape[1:])
