@@ -15,11 +15,12 @@ subprocesses, alternating, ``--repeats`` rounds of:
   columns, NumPy least squares, the held-out part predicted.
 
 Every process is timed from its start to its exit (interpreter start and imports
-included). With ``--baseline TREE`` another source tree (the code before a
-change) is timed in the same rounds, cold and warm. Reported: medians, the ratio
-to plain of each alternating round (what counts on a loaded machine) and their
-medians, the load average before and after, and the stage times ``identify``
-wrote into its report.
+included), with Python's bytecode cache written and read as on a user's machine (this
+project's machines set ``PYTHONDONTWRITEBYTECODE``, which the timed processes drop).
+With ``--baseline TREE`` another source tree (the code before a change) is timed in the
+same rounds, cold and warm. Reported: medians, the ratio to plain of each alternating
+round (what counts on a loaded machine) and their medians, the load average before and
+after, and the stage times ``identify`` wrote into its report.
 
 Usage::
 
@@ -123,12 +124,17 @@ def plain(urdf: str, log_path: str, holdout: float, lowpass: float, decimate: in
     print(f"plain: {A.shape[0] // n} training samples, held-out relative error {err:.4f}")
 
 
-def _env(tree) -> dict | None:
-    """The environment that imports spatialjax from source tree ``tree`` (None: as installed)."""
-    return None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+def _env(tree) -> dict:
+    """The environment of the timed processes: spatialjax from source tree ``tree`` (None: as
+    installed), and bytecode cached as a user's Python caches it. Where
+    ``PYTHONDONTWRITEBYTECODE`` is set (this project's machines) every run would compile
+    spatialjax's sources again (0.1-0.15 s), which an installed package or a second run never
+    does; the cache-filling run writes the bytecode of each tree."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return env if tree is None else {**env, "PYTHONPATH": str(tree)}
 
 
-def _timed(argv, env=None) -> tuple[float, str]:
+def _timed(argv, env: dict) -> tuple[float, str]:
     # run from the system's temporary folder: `python -m` puts the working folder first
     # on sys.path, which would import a checkout there instead of PYTHONPATH's tree
     t0 = time.perf_counter()
@@ -166,7 +172,7 @@ def _case(urdf: Path, samples: int, args, tmp: Path, say) -> dict:
     for r in range(args.repeats):
         for kind in kinds + ["plain"]:
             if kind == "plain":
-                dt, out = _timed(plain_argv)
+                dt, out = _timed(plain_argv, _env(None))
             else:
                 tag = kind.removeprefix("cold").removeprefix("warm")
                 c = cache[tag] if kind.startswith("warm") else None
