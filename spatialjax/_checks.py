@@ -75,13 +75,12 @@ def as_float_array(x, name: str, trailing: Sequence[int] = ()) -> jnp.ndarray:
                 f"expected a floating-point array, got a sequence converting to "
                 f"dtype {x.dtype}; write the numbers as floats or pass a float array",
             )
-        x = to_device(x)
     dtype = np.dtype(x.dtype)  # pyright: ignore[reportAttributeAccessIssue]  (x is an array here)
     if not jnp.issubdtype(dtype, jnp.floating):
         raise ArgumentTypeError(
             name, f"expected a floating-point array (float32 or float64), got dtype {dtype}"
         )
-    x = to_device(x) if isinstance(x, np.ndarray) else jnp.asarray(x)
+    x = to_device(x)
     trailing = tuple(trailing)
     k = len(trailing)
     if x.ndim < k or tuple(x.shape[x.ndim - k :]) != trailing:

@@ -14,23 +14,23 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..priors.joint_prior import weighted_columns
 from .consistent_fit import prepare_fit
 from .filtering import Filtered
 from .least_squares import TrainingData
 from .options import IdentifyError, Options
 from .prior import Prior
-from .validation import prepare_identifiability_for
+from .validation import prepare_identifiability_stage
 
 
 def expected_training_data(model, filtered: Filtered, prior: Prior, opts: Options) -> TrainingData:
     """Zeros of the shapes a fixed base's training data will have when every channel and
-    joint-model column is kept (``training_data``)."""
+    joint-model column is kept (``training_data``; its positions too, as the regressor
+    stage gives them)."""
     N, nv, ne = filtered.training_rows(), model.nv, opts.joint_model.n_columns(model)
     n = 10 * int(np.count_nonzero(prior.free_mask))
     return TrainingData(
         Y=np.zeros((N, nv, n)), F=np.zeros((N, nv, ne)), tau=np.zeros((N, nv)),
-        used=np.ones(nv, bool), friction_kept=np.ones(ne, bool),
+        used=np.ones(nv, bool), friction_kept=np.ones(ne, bool), q=np.zeros((N, model.nq)),
     )  # fmt: skip
 
 
@@ -48,8 +48,4 @@ def prepare_ahead(model, filtered: Filtered, prior: Prior, opts: Options) -> Non
     prepare_least_squares_torques(
         data.Y, data.tau, extra=data.F if ne else None, weights=np.ones(data.tau.shape)
     )
-    jm = opts.joint_model
-    weights = None  # the joint prior's zero pattern (``training_joint_prior``)
-    if jm.kinds:
-        weights = np.zeros(ne) if opts.gamma == 0 else weighted_columns(model, jm).astype(float)
-    prepare_identifiability_for(model, data, prior, opts, weights)
+    prepare_identifiability_stage(model, data, prior, opts)

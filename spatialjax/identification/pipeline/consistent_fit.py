@@ -174,3 +174,17 @@ def training_joint_prior(model, data: TrainingData, opts: Options):
         return joint_prior(model, data.q, jm, spread=spread)
     except ValueError as e:
         raise IdentifyError("prior", str(e).removeprefix("model: ")) from None
+
+
+def training_prior_pattern(model, data: TrainingData, opts: Options) -> np.ndarray | None:
+    """Ones where ``training_joint_prior``'s weights are not zero (``weighted_columns``),
+    zeros elsewhere; None where it gives no prior. What selects identifiability's
+    program, known without computing the prior (which runs the regressor's program)."""
+    from ..priors.joint_prior import weighted_columns
+
+    jm = opts.joint_model
+    if not jm.kinds or data.q is None:
+        return None
+    if opts.gamma == 0:
+        return np.zeros(jm.n_columns(model))
+    return weighted_columns(model, jm).astype(float)

@@ -7,7 +7,6 @@ import dataclasses
 import numpy as np
 
 from ..._checks import to_device
-from ..errors import IdentifyError
 from ..output.report import (
     Body,
     ErrorFigures,
@@ -24,7 +23,7 @@ from ..output.report import (
     range_text,
 )
 from .checks import error_rows, holdout_warnings, rest_shares
-from .consistent_fit import Fitted, training_joint_prior
+from .consistent_fit import Fitted, training_prior_pattern
 from .least_squares import LeastSquares, TrainingData
 from .options import Options
 from .prior import Prior
@@ -154,26 +153,17 @@ def _identifiability_arguments(data: TrainingData, weights, prior, gamma, joint_
 
 def prepare_identifiability_stage(model, data: TrainingData, prior: Prior, opts: Options) -> None:
     """Start compiling ``_identifiability``'s program for ``data`` in a background thread
-    (after the fit's): the shapes, and the joint-model columns with a prior weight, are
-    known from the training data; ones stand for the weights, the default for γ."""
-    try:
-        jp = training_joint_prior(model, data, opts)
-    except IdentifyError:  # the fit stage reports it
-        return
-    prepare_identifiability_for(model, data, prior, opts, None if jp is None else jp.weights)
-
-
-def prepare_identifiability_for(model, data: TrainingData, prior: Prior, opts: Options,
-                                joint_weights) -> None:  # fmt: skip
-    """``prepare_identifiability_stage`` with the joint prior's weights given (their zero
-    pattern is what selects the program; None: no joint prior)."""
+    (after the fit's): the shapes, and the joint-model columns with a prior weight
+    (``training_prior_pattern``), are known from the training data; ones stand for the
+    weights, the default for γ."""
     from ..._inertia import RigidBodyInertia
     from ..fitting.identifiability import prepare_identifiability
 
     bodies = RigidBodyInertia(to_device(np.asarray(prior.free_prior, model.dtype)))
     gamma = 2.0 / opts.prior_spread**2 if opts.gamma is None else opts.gamma
     ones = np.ones(data.tau.shape[-1])
-    kw = _identifiability_arguments(data, ones, bodies, gamma, joint_weights)
+    pattern = training_prior_pattern(model, data, opts)
+    kw = _identifiability_arguments(data, ones, bodies, gamma, pattern)
     prepare_identifiability(to_device(data.Y), **kw)
 
 
