@@ -159,15 +159,14 @@ def scores(tau_hat: np.ndarray, ref: np.ndarray) -> dict:
 # ------------------------------------------------------------------------------ references
 def reference_rows(model, log, method: str, lowpass: float, decimate: int):
     """``floating_base_rows`` of the whole log, the links' columns only (no joint model)."""
-    import jax.numpy as jnp
 
     import spatialjax.multibody as mb
     from spatialjax.identification import floating_base_rows, prepare_log
-    from spatialjax.identification.pipeline.regression import regressors_in_chunks
+    from spatialjax.identification.pipeline.host_regressor import host_regressors
 
     p = prepare_log(log, lowpass=lowpass)
     q, v, a = p.state()
-    Y, _ = regressors_in_chunks(model, q, v, a, jnp.asarray([0.0, 0.0, -9.81]), mb.JointModel())
+    Y, _ = host_regressors(model, q, v, a, np.array([0.0, 0.0, -9.81]), mb.JointModel())
     return floating_base_rows(model, p, Y, decimate=decimate, method=method)
 
 
@@ -206,11 +205,9 @@ def ols_every_tenth(model, log, method: str, lowpass: float) -> np.ndarray:
     the measured side (torques, wrenches) as logged."""
     import dataclasses
 
-    import jax.numpy as jnp
-
     import spatialjax.multibody as mb
     from spatialjax.identification import floating_base_rows, prepare_log
-    from spatialjax.identification.pipeline.regression import regressors_in_chunks
+    from spatialjax.identification.pipeline.host_regressor import host_regressors
 
     p = prepare_log(log, lowpass=lowpass)
     keep = slice(p.edge, p.q.shape[0] - p.edge, 10)
@@ -218,7 +215,7 @@ def ols_every_tenth(model, log, method: str, lowpass: float) -> np.ndarray:
               if _per_sample(p, k)}  # fmt: skip
     p10 = dataclasses.replace(p, **fields, lowpass=None, rate=p.rate / 10, edge=0)
     q, v, a = p10.state()
-    Y, _ = regressors_in_chunks(model, q, v, a, jnp.asarray([0.0, 0.0, -9.81]), mb.JointModel())
+    Y, _ = host_regressors(model, q, v, a, np.array([0.0, 0.0, -9.81]), mb.JointModel())
     rows = floating_base_rows(model, p10, Y, method=method)
     return least_squares_refs(rows)["ols"]
 

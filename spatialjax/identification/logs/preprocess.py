@@ -352,6 +352,50 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
         a column's first axis is not ``prepared.n_samples``, ``decimate`` is not a positive integer
         or puts the Nyquist frequency below the cut-off, or too few samples remain.
     """
+    sos, keep, log = _parallel_setup(prepared, decimate)
+    M = prepared.n_samples
+    arrays = []
+    for k, x in enumerate(columns):
+        x = np.asarray(x, np.float64)
+        if x.ndim < 1 or x.shape[0] != M:
+            raise IdentifyError(
+                f"columns[{k}]", f"expected {M} rows (prepared.n_samples), got shape {x.shape}"
+            )
+        arrays.append(x)
+    return (log, *(_filter_live_columns(sos, x, keep) for x in arrays))
+
+
+def parallel_filter_last(prepared: PreparedLog, values: np.ndarray, *, decimate: int = 1):
+    """``parallel_filter`` of columns stored samples LAST: ``values (k, N)``, each row a
+    column over the ``prepared.n_samples`` samples (``host_regressor.LiveColumns``).
+
+    Returns:
+      ``(log, filtered (k, N'))``, as ``parallel_filter``.
+
+    Raises:
+      IdentifyError: as ``parallel_filter``.
+    """
+    from .butterworth import sosfiltfilt
+
+    sos, keep, log = _parallel_setup(prepared, decimate)
+    values = np.asarray(values, np.float64)
+    if values.ndim != 2 or values.shape[1] != prepared.n_samples:
+        raise IdentifyError(
+            "values",
+            f"expected shape (k, {prepared.n_samples}) (prepared.n_samples last), "
+            f"got {values.shape}",
+        )
+    out = np.empty((values.shape[0], len(range(*keep.indices(values.shape[1])))))
+    step = max(1, _FILTER_BLOCK_BYTES // (8 * values.shape[1]))
+    for i in range(0, values.shape[0], step):
+        out[i : i + step] = sosfiltfilt(sos, values[i : i + step].T)[keep].T
+    return log, out
+
+
+def _parallel_setup(prepared: PreparedLog, decimate: int):
+    """``(sos, keep, log)`` of a parallel filtering: the torques' filter, the full-rate
+    samples kept, and ``prepared`` cut and decimated like them (the checks of
+    ``parallel_filter``)."""
     if prepared.lowpass is None:
         raise IdentifyError("prepared", "parallel filtering needs prepare_log(..., lowpass=...)")
     if prepared.decimate != 1:
@@ -368,23 +412,13 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
             f"{decimate} puts the Nyquist frequency at {prepared.rate / (2 * decimate):g} Hz, "
             f"below the {prepared.lowpass:g} Hz cut-off",
         )
-    M = prepared.n_samples
-    arrays = []
-    for k, x in enumerate(columns):
-        x = np.asarray(x, np.float64)
-        if x.ndim < 1 or x.shape[0] != M:
-            raise IdentifyError(
-                f"columns[{k}]", f"expected {M} rows (prepared.n_samples), got shape {x.shape}"
-            )
-        arrays.append(x)
-    edge = prepared.edge
+    M, edge = prepared.n_samples, prepared.edge
     if M - 2 * edge < 2 * decimate:
         raise TooShortError("prepared", f"{M} samples are too few to drop {edge} more at each end")
     from .butterworth import butterworth
 
     sos = butterworth(prepared.order, prepared.lowpass, prepared.rate)
     keep = parallel_rows(prepared, decimate)
-    filtered = [_filter_live_columns(sos, x, keep) for x in arrays]
     log = dataclasses.replace(
         prepared,
         **prepared._take(keep),
@@ -392,7 +426,7 @@ def parallel_filter(prepared: PreparedLog, *columns, decimate: int = 1):
         decimate=int(decimate),
         edge=2 * edge,
     )
-    return (log, *filtered)
+    return sos, keep, log
 
 
 #: bytes of one block of columns filtered together by ``_filter_live_columns``

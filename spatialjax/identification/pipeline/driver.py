@@ -32,7 +32,7 @@ from .least_squares import LeastSquares, rest_rule, training_data
 from .offsets import least_squares_with_offsets
 from .options import IdentifyOptions, Options, options_with, resolve
 from .prior import Prior, prior_stage
-from .regression import Regressors, prepare_regressors, regressor_stage
+from .regression import Regressors, regressor_stage
 from .sampling import Sampled, sampling_stage
 from .validation import Validated, prepare_identifiability_stage, validate_stage
 
@@ -263,8 +263,6 @@ def identify_robot(
     given = options_with(options, changes)
     opts = resolve(model, log, given)
     try:
-        # the regressor's program compiles on the other core while the log is filtered
-        prepare_regressors(model, opts.gravity, opts.joint_model)
         clock = _Clock(progress)
         prior = clock.run("prior", prior_stage, model, opts)
         sampled = clock.run("sampling", sampling_stage, model, log, validate, opts)

@@ -81,10 +81,10 @@ def rows_of_part(model, g, opts: Options, p, *, decimate: int, unknown: tuple[st
       IdentifyError: from ``floating_base_rows`` (the caller names the part).
     """
     from ..fitting.floating_rows import floating_base_rows
-    from .regression import regressors_in_chunks
+    from .host_regressor import host_regressors
 
     q, v, a = p.state()
-    Y, F = regressors_in_chunks(model, q, v, a, g, opts.joint_model)
+    Y, F = host_regressors(model, q, v, a, g, opts.joint_model)
     return floating_base_rows(
         model, p, Y, F if F.shape[-1] else None, decimate=decimate,
         method=opts.contact_method, contact_type=opts.contact_type,

@@ -6,9 +6,8 @@ import dataclasses
 
 import numpy as np
 
-from ..._checks import to_device
-from ..fitting.program import LOOP_EMITTERS, cpu_program
 from .filtering import Filtered, part_argument, part_error
+from .host_regressor import host_regressors, live_columns
 from .options import IdentifyError, Options
 from .prior import Prior
 
@@ -121,78 +120,18 @@ class Regressors:
         return text, (self.description, *self._gravity_lines())
 
 
-#: Samples of the full-rate regressor computed at a time (bounds JAX's working memory).
-REGRESSOR_CHUNK = 1024
-
-
-def _joint_regressors(model, q, dq, ddq, g, joint_model):
-    import spatialjax.multibody as mb
-
-    return mb.joint_torque_regressor(model, q, dq, ddq, g), joint_model.regressor(model, dq, ddq)
-
-
-#: Joint-torque and joint-model regressors, one compiled program per model shape and joint
-#: model (its kinds and transmission: a hashable, static argument), compiled with
-#: ``LOOP_EMITTERS``; called by ``regressors_in_chunks``.
-joint_regressors = cpu_program(
-    _joint_regressors, static_argnames=("joint_model",), compiler_options=LOOP_EMITTERS
-)
-
-
-def prepare_regressors(model, gravity, joint_model) -> None:
-    """Start compiling (or loading) the program of ``regressors_in_chunks`` for ``model``,
-    ``gravity`` and ``joint_model`` in a background thread (``cpu_program.prepare``), so
-    that it is ready when the regressor stage needs it."""
-    shapes = ((REGRESSOR_CHUNK, n) for n in (model.nq, model.nv, model.nv))
-    g = to_device(np.asarray(gravity, model.dtype))
-    zeros = (to_device(np.zeros(s, model.dtype)) for s in shapes)
-    joint_regressors.prepare(model, *zeros, g, joint_model)
-
-
-def regressors_in_chunks(model, q, v, a, g, joint_model) -> tuple[np.ndarray, np.ndarray]:
-    """``(Y (M, nv, 10 nb), F (M, nv, ne))`` of ``joint_regressors`` at ``q (M, nq)``,
-    ``v, a (M, nv)``, float64, ``REGRESSOR_CHUNK`` samples at a time (a floating
-    base's ``F`` is zero on the free flyer's rows).
-
-    One compiled program per model and joint model, whatever ``M``: the last
-    chunk is padded with its last sample (each sample's rows are its own), so
-    the training and held-out parts, the validation logs, a floating base's
-    full-rate rows and a second log of another length reuse the first call's
-    program (and the persistent compilation cache holds it).
-    """
-
-    K = REGRESSOR_CHUNK
-    M = q.shape[0]
-    Y = F = None
-    for i in range(0, M, K):
-        n = min(K, M - i)
-        rows = slice(i, i + K) if n == K else np.minimum(np.arange(i, i + K), M - 1)
-        y, f = joint_regressors(
-            model,
-            *(to_device(np.asarray(x[rows], model.dtype)) for x in (q, v, a)),
-            g,
-            joint_model,
-        )
-        if Y is None or F is None:
-            Y, F = np.empty((M,) + y.shape[1:]), np.empty((M,) + f.shape[1:])
-        Y[i : i + n], F[i : i + n] = np.asarray(y)[:n], np.asarray(f)[:n]
-    assert Y is not None and F is not None
-    return Y, F
-
-
 def mass_diagonal(model, q, joint_model) -> np.ndarray:
     """``(M, nv)`` the diagonal of the joint-space inertia ``M(q)`` without armature, float64.
 
     ``M_jj(q) = Y(q, 0, e_j)_j · π`` with gravity zero (RNEA at rest with a
     unit acceleration of joint ``j``; Featherstone 2008, §5.3), ``π`` the
-    model's bodies: computed by the program of ``regressors_in_chunks`` (no
-    program of its own to compile).
+    model's bodies: computed by ``host_regressors`` (NumPy, nothing to compile).
 
     Args:
       model: a [Model][spatialjax.multibody.Model].
       q: ``(M, nq)`` configurations.
-      joint_model: the [JointModel][spatialjax.multibody.JointModel] of the
-        regressor program to reuse (its columns are not used).
+      joint_model: a [JointModel][spatialjax.multibody.JointModel] (its columns are
+        not used).
 
     Returns:
       ``(M, nv)``: ``M_jj`` at each configuration, the free flyer's first for a floating base.
@@ -201,31 +140,32 @@ def mass_diagonal(model, q, joint_model) -> np.ndarray:
     q = np.asarray(q, np.float64)
     M, nv = q.shape[0], model.nv
     acc = np.tile(np.eye(nv), (M, 1))  # sample k, joint j at row k nv + j
-    Y, _ = regressors_in_chunks(model, np.repeat(q, nv, axis=0), np.zeros_like(acc), acc,
-                                to_device(np.zeros(3, model.dtype)), joint_model)  # fmt: skip
+    Y, _ = host_regressors(model, np.repeat(q, nv, axis=0), np.zeros_like(acc), acc,
+                           np.zeros(3), joint_model)  # fmt: skip
     pi = np.asarray(model.inertia.params, np.float64).reshape(-1)
     rows = Y[np.arange(M * nv), np.tile(np.arange(nv), M)]  # (M nv, 10 nb): row j of sample k
     return (rows @ pi).reshape(M, nv)
 
 
 def _part(model, g, joint_model, part: str, p, lowpass, K: int, holdout: float, arg: str):
-    """``(Y, F, tau, dq, q, ddq)`` of one prepared part, parallel-filtered and decimated."""
-    from ..logs.preprocess import parallel_filter
+    """``(Y, F, tau, dq, q, ddq)`` of one prepared part, parallel-filtered and decimated.
 
-    Yp, Fp = regressors_in_chunks(model, p.q, p.dq, p.ddq, g, joint_model)
-    Yp, Fp = np.asarray(Yp, np.float64), np.asarray(Fp, np.float64)
+    The regressor's live entries (``host_regressor.LiveColumns``, samples last) are
+    filtered and decimated before the zero entries are added back: the full-rate
+    regressor is never stored whole.
+    """
+    from ..logs.preprocess import parallel_filter_last
+
+    live = live_columns(model, p.q, p.dq, p.ddq, g, joint_model)
+    values = live.values
     if lowpass:
         try:
-            if Fp.shape[-1]:
-                p, Yp, Fp = parallel_filter(p, Yp, Fp, decimate=K)
-            else:
-                p, Yp = parallel_filter(p, Yp, decimate=K)
-                Fp = np.zeros((Yp.shape[0], model.nv, 0))
+            p, values = parallel_filter_last(p, values, decimate=K)
         except IdentifyError as e:
             raise part_error(e, part, p.n_samples, holdout, lowpass, arg) from None
-    return (np.asarray(Yp), np.asarray(Fp), np.asarray(p.tau, np.float64),
-            np.asarray(p.dq, np.float64), np.asarray(p.q, np.float64),
-            np.asarray(p.ddq, np.float64))  # fmt: skip
+    Yp, Fp = live.dense(values)
+    return (Yp, Fp, np.asarray(p.tau, np.float64), np.asarray(p.dq, np.float64),
+            np.asarray(p.q, np.float64), np.asarray(p.ddq, np.float64))  # fmt: skip
 
 
 def _floating_parts(model, g, filtered: Filtered, opts: Options, unknown) -> Regressors:
@@ -268,7 +208,7 @@ def regressor_stage(model, filtered: Filtered, opts: Options, unknown=()) -> Reg
         ``"lowpass"``/``"holdout"``, a part too short for parallel filtering.
     """
 
-    g = to_device(np.asarray(opts.gravity, model.dtype))
+    g = np.asarray(opts.gravity, np.float64)
     K, lowpass = filtered.decimate, filtered.lowpass
     if opts.floating_base:
         regs = _floating_parts(model, g, filtered, opts, unknown)

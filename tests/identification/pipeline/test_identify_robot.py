@@ -225,9 +225,9 @@ def test_identify_robot_on_a_simulated_log(toy):
 
 
 def test_the_programs_prepared_ahead_are_the_ones_run(toy, monkeypatch):
-    """identify compiles its regressor, fit and identifiability ahead, in a background thread: each
-    call finds its program prepared (none is left pending), with the same results as
-    programs compiled by the calls themselves."""
+    """identify compiles its least squares, fit and identifiability ahead, in background
+    threads: each call finds its program prepared (none is left pending), with the same
+    results as programs compiled by the calls themselves."""
     from spatialjax.identification.fitting import program
 
     model, log, _ = toy
@@ -242,7 +242,7 @@ def test_the_programs_prepared_ahead_are_the_ones_run(toy, monkeypatch):
     monkeypatch.setattr(program, "_LOADED", {})
     monkeypatch.setattr(program, "_prepare", recording)
     ahead = _run(model, log)
-    assert {"_joint_regressors", "_fit_batch_impl", "_ident_impl"} <= set(prepared)
+    assert {"_lstsq_impl", "_fit_batch_impl", "_ident_impl"} <= set(prepared)
     assert program._PENDING == {}  # every prepared program was taken by its call
     monkeypatch.setattr(program, "_prepare", lambda *args: None)
     monkeypatch.setattr(program, "_LOADED", {})

@@ -1,0 +1,321 @@
+"""The joint-torque and joint-model regressors of a log, evaluated with NumPy on the host.
+
+``identify`` evaluates the regressor once per log, on every full-rate sample (the
+columns are then parallel-filtered). That is O(N) arithmetic on a few hundred
+``(3, n)`` arrays per body: NumPy does it in about the time an XLA program takes
+to run, where compiling that program costs several times more in a new process.
+The formulas are those of [joint_torque_regressor][spatialjax.multibody.joint_torque_regressor]
+(the reference the tests compare with, with Pinocchio's):
+
+- the forward recursion of the RNEA in body coordinates (Featherstone 2008,
+  Table 5.1), gravity entering as the root's acceleration ``[0; −g]``;
+- body ``i``'s 10 columns of joint ``d``'s row, for ``i`` in the subtree of ``d``'s
+  body: ``sᵀ Φ(v_i, a_i)``, with ``Φ`` the body regressor of Atkeson, An &
+  Hollerbach (1986) in Pinocchio's parameter order ``[m, m c, I_xx, I_xy, I_yy,
+  I_xz, I_yz, I_zz]`` (inertia about the body origin) and ``s`` the motion
+  subspace of ``d`` in body ``i``'s coordinates;
+- the joint-model columns of [JointModel.regressor][spatialjax.multibody.JointModel.regressor].
+
+Arrays are batch-last inside (``(..., 3, n)``: each component a contiguous row).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+#: samples evaluated at a time: the per-body rows of a block stay in cache
+BLOCK = 4096
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LiveColumns:
+    """The entries of ``[Y | F]`` (``(nv, 10 nb + ne)`` per sample) that the model's structure
+    does not make zero, samples last: each row of ``values`` one entry over the samples.
+
+    A joint's row of ``Y`` is zero on the bodies outside its subtree and a joint-model
+    column on the joints its motor does not drive; the rest is ``live``. Samples last,
+    each entry is a contiguous row: what the zero-phase filter reads (``parallel_filter_last``).
+
+    Attributes:
+      values: ``(n_live, M)`` float64.
+      rows: ``(n_live,)`` the joint (row of ``Y`` and ``F``) of each entry.
+      cols: ``(n_live,)`` its column of ``[Y | F]``.
+      ny: ``10 nb``, the columns of ``Y``.
+      ne: the columns of ``F``.
+      nv: the joints.
+    """
+
+    values: np.ndarray
+    rows: np.ndarray
+    cols: np.ndarray
+    ny: int
+    ne: int
+    nv: int
+
+    def dense(self, values: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(Y (M', nv, 10 nb), F (M', nv, ne))`` holding ``values (n_live, M')`` (default:
+        ``self.values``; a filtered and decimated copy), zero elsewhere."""
+        values = self.values if values is None else values
+        M = values.shape[1]
+        in_y = self.cols < self.ny
+        Y, F = np.zeros((M, self.nv, self.ny)), np.zeros((M, self.nv, self.ne))
+        Y[:, self.rows[in_y], self.cols[in_y]] = values[in_y].T
+        F[:, self.rows[~in_y], self.cols[~in_y] - self.ny] = values[~in_y].T
+        return Y, F
+
+
+def host_regressors(model, q, v, a, gravity, joint_model) -> tuple[np.ndarray, np.ndarray]:
+    """``(Y (M, nv, 10 nb), F (M, nv, ne))`` at ``q (M, nq)``, ``v, a (M, nv)``, float64.
+
+    ``Y`` as ``joint_torque_regressor(model, q, v, a, gravity)``, ``F`` as
+    ``joint_model.regressor(model, v, a)`` (zero on a free flyer's rows); motion
+    ``[ω; v]``, a free flyer's ``q = [p, wxyz]`` and body-frame ``v``, ``a``
+    (docs page ``dynamics.md#joints``). ``gravity`` is ``(3,)``, world frame.
+    """
+    return live_columns(model, q, v, a, gravity, joint_model).dense()
+
+
+def live_columns(model, q, v, a, gravity, joint_model) -> LiveColumns:
+    """``host_regressors``'s entries that are not structurally zero (``LiveColumns``)."""
+    q, v, a = (np.asarray(x, np.float64) for x in (q, v, a))
+    g = np.asarray(gravity, np.float64).reshape(3)
+    M, nv, nb = q.shape[0], model.nv, model.nbodies
+    terms = _model_terms(model)
+    places = [(d, lo, hi) for d, b in enumerate(terms["dof_body"]) for lo, hi in terms["runs"][b]]
+    rows = [np.full(10 * (hi - lo), d) for d, lo, hi in places]
+    cols = [np.arange(10 * lo, 10 * hi) for _, lo, hi in places]
+    n_y = sum(len(r) for r in rows)
+    f_rows, f_cols, f_scale, f_source = _joint_entries(model, joint_model)
+    values = np.empty((n_y + len(f_rows), M))
+    for i in range(0, M, BLOCK):
+        at = slice(i, min(i + BLOCK, M))
+        _write_block(values[:n_y, at], terms, places, q[at].T, v[at].T, a[at].T, g)
+    if len(f_rows):
+        values[n_y:] = f_scale[:, None] * _joint_bases(model, v, a, joint_model)[f_source]
+    return LiveColumns(
+        values,
+        np.concatenate(rows + [f_rows]).astype(np.intp),
+        np.concatenate(cols + [10 * nb + f_cols]).astype(np.intp),
+        10 * nb,
+        len(joint_model.kinds) * _motors(model, joint_model).shape[0],
+        nv,
+    )
+
+
+def _model_terms(model) -> dict:
+    """The model's constants, float64: per body the Rodrigues terms of its joint rotation
+    ``E(q) = P + sin q P K + (1 − cos q) P K²`` (``K = [axis]×``), the offset ``p`` and
+    ``P axis``; the dofs' bodies and the subtree runs of each body."""
+    from ...multibody import _sweep as sweep
+
+    P = np.asarray(model.placements.E, np.float64)
+    axes = np.asarray(model.axes, np.float64)
+    K = np.zeros((len(axes), 3, 3))
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -axes[:, 2], axes[:, 1], -axes[:, 0]
+    K[:, 1, 0], K[:, 2, 0], K[:, 2, 1] = axes[:, 2], -axes[:, 1], axes[:, 0]
+    PK = P @ K
+    return dict(
+        types=model.joint_types,
+        parents=model.parents,
+        P=P,
+        PK=PK,
+        PKK=PK @ K,
+        p=np.asarray(model.placements.r, np.float64),
+        Pa=np.einsum("bij,bj->bi", P, axes),
+        axes=axes,
+        dof_body=tuple(sweep.dof_body(model)),
+        runs=sweep.subtree_runs(model.parents),
+        floating=model.floating_base,
+    )
+
+
+def _write_block(out: np.ndarray, c: dict, places, q, v, a, g) -> None:
+    """Write the live entries of ``Y`` of one block of samples (``q (nq, n)``, ``v, a (nv,
+    n)``) into ``out (n_live_y, n)``, place after place (``(joint, lo, hi)``: the bodies
+    ``lo:hi`` of the joint's subtree)."""
+    n = q.shape[1]
+    Rw, pw, V, A = _forward(c, q, v, a, g, n)
+    Rw, pw, V, A = np.stack(Rw), np.stack(pw), np.stack(V), np.stack(A)
+    w, vl, al, av = V[:, :3], V[:, 3:], A[:, :3], A[:, 3:]
+    x = av + _cross(w, vl)  # the classical acceleration of each body origin, body axes
+    at = 0
+    for d, lo, hi in places:
+        b = c["dof_body"][d]
+        Sw = _world_subspace(c, d, b, Rw[b], pw[b], n)  # (6, n)
+        s = _motion_to_child(Rw[lo:hi], pw[lo:hi], Sw)  # (m, 6, n)
+        cols = _projected_columns(s, w[lo:hi], al[lo:hi], x[lo:hi])  # (m, 10, n)
+        out[at : at + 10 * (hi - lo)] = cols.reshape(10 * (hi - lo), n)
+        at += 10 * (hi - lo)
+
+
+def _forward(c: dict, q, v, a, g, n: int):
+    """World poses ``R (3, 3, n)``, ``p (3, n)`` and body-frame velocity and acceleration
+    ``(6, n)`` (gravity included in the acceleration) of every body, in body order."""
+    Rw, pw, V, A = [], [], [], []
+    ff = c["floating"]
+    a_world = np.zeros((6, n))
+    a_world[3:] = -g[:, None]
+    for i, (parent, kind) in enumerate(zip(c["parents"], c["types"], strict=True)):
+        P = c["P"][i]
+        kq, kv = (i + 6, i + 5) if ff else (i, i)  # this joint's entries of q and of v, a
+        if kind == "free_flyer":
+            E = np.einsum("ij,jkn->ikn", P, _quat_matrix(q[3:7]))
+            r = c["p"][i][:, None] + P @ q[0:3]
+        elif kind == "prismatic":
+            E = np.broadcast_to(P[:, :, None], (3, 3, n))
+            r = c["p"][i][:, None] + c["Pa"][i][:, None] * q[kq]
+        else:  # revolute, continuous
+            E = (P[:, :, None] + c["PK"][i][:, :, None] * np.sin(q[kq])
+                 + c["PKK"][i][:, :, None] * (1.0 - np.cos(q[kq])))  # fmt: skip
+            r = np.broadcast_to(c["p"][i][:, None], (3, n))
+        if parent < 0:
+            Rw.append(E)
+            pw.append(r)
+            vp, ap = None, a_world
+        else:
+            Rw.append(np.einsum("ijn,jkn->ikn", Rw[parent], E))
+            pw.append(pw[parent] + np.einsum("ijn,jn->in", Rw[parent], r))
+            vp, ap = V[parent], A[parent]
+        ai = _motion_to_child(E, r, ap)
+        if kind == "free_flyer":  # S = 1 (RBDA §4.5): v_0 = v[:6], a_0 = X_0 a_world + a[:6]
+            V.append(v[:6])
+            A.append(ai + a[:6])
+            continue
+        lin = 3 if kind == "prismatic" else 0  # S = [axis; 0] or [0; axis]
+        vJ, aJ = np.zeros((6, n)), np.zeros((6, n))
+        vJ[lin : lin + 3] = c["axes"][i][:, None] * v[kv]
+        aJ[lin : lin + 3] = c["axes"][i][:, None] * a[kv]
+        vi = vJ if vp is None else _motion_to_child(E, r, vp) + vJ
+        V.append(vi)
+        A.append(ai + aJ + _crm(vi, vJ))  # a_i = X a_λ + S q̈ + v_i × S q̇
+    return Rw, pw, V, A
+
+
+def _world_subspace(c: dict, d: int, b: int, R, p, n: int):
+    """``(6, n)``: dof ``d`` (of body ``b``, posed ``R, p``) as a world-frame motion."""
+    S = np.zeros((6, 1))
+    kind = c["types"][b]
+    if kind == "free_flyer":
+        S[d, 0] = 1.0
+    else:
+        lin = 3 if kind == "prismatic" else 0
+        S[lin : lin + 3, 0] = c["axes"][b]
+    return _motion_to_parent(R, p, np.broadcast_to(S, (6, n)))
+
+
+def _projected_columns(s, w, al, x):
+    """``sᵀ Φ(v, a)``: the 10 body-regressor columns against the motion ``s``, ``(..., 10, n)``
+    (``w`` angular velocity, ``al`` angular acceleration, ``x`` origin acceleration)."""
+    sw, sv = s[..., :3, :], s[..., 3:, :]
+    h = _cross(x, sw) + _cross(sv, al) + _cross(_cross(sv, w), w)
+    t = _cross(sw, w)
+    s0, s1, s2 = sw[..., 0, :], sw[..., 1, :], sw[..., 2, :]
+    t0, t1, t2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
+    a0, a1, a2 = al[..., 0, :], al[..., 1, :], al[..., 2, :]
+    w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
+    out = np.empty(s.shape[:-2] + (10, s.shape[-1]))
+    out[..., 0, :] = np.sum(sv * x, axis=-2)
+    out[..., 1:4, :] = h
+    out[..., 4, :] = s0 * a0 + t0 * w0
+    out[..., 5, :] = s0 * a1 + s1 * a0 + t0 * w1 + t1 * w0
+    out[..., 6, :] = s1 * a1 + t1 * w1
+    out[..., 7, :] = s0 * a2 + s2 * a0 + t0 * w2 + t2 * w0
+    out[..., 8, :] = s1 * a2 + s2 * a1 + t1 * w2 + t2 * w1
+    out[..., 9, :] = s2 * a2 + t2 * w2
+    return out
+
+
+def _motors(model, joint_model) -> np.ndarray:
+    """``(n_motors, n_joints)`` the transmission matrix (the identity without one)."""
+    off = 6 if model.floating_base else 0
+    if joint_model.transmission is None:
+        return np.eye(model.nv - off)
+    return np.asarray(joint_model.complete_transmission(model).matrix, np.float64)
+
+
+def _joint_entries(model, joint_model):
+    """The live entries of ``F`` (``JointModel.regressor``: column ``m nk + k`` of motor
+    ``m`` and kind ``k`` is ``T[m, j]`` times the motor's kind-``k`` quantity on joint
+    ``j``'s row): ``(rows, cols, scale, source)``, ``source`` the row of
+    ``_joint_bases`` each copies."""
+    off = 6 if model.floating_base else 0
+    T = _motors(model, joint_model)
+    nk = len(joint_model.kinds)
+    rows, cols, scale, source = [], [], [], []
+    for m, j in zip(*np.nonzero(T), strict=True):
+        for k in range(nk):
+            rows.append(off + j)
+            cols.append(m * nk + k)
+            scale.append(T[m, j])
+            source.append(k * T.shape[0] + m)
+    return (np.asarray(rows, np.intp), np.asarray(cols, np.intp), np.asarray(scale, np.float64),
+            np.asarray(source, np.intp))  # fmt: skip
+
+
+def _joint_bases(model, v, a, joint_model) -> np.ndarray:
+    """``(nk n_motors, M)``: per kind (``joint_model.kinds`` order) and motor, the motor's
+    acceleration (armature), velocity (viscous), its sign (Coulomb) or 1 (offset)."""
+    off = 6 if model.floating_base else 0
+    T = _motors(model, joint_model)
+    vm, am = T @ v[:, off:].T, T @ a[:, off:].T  # (n_motors, M)
+    values = {"armature": am, "viscous": vm, "coulomb": np.sign(vm), "offset": np.ones_like(vm)}
+    return np.concatenate([values[k] for k in joint_model.kinds], axis=0)
+
+
+# ------------------------------------------------------------ batch-last spatial algebra
+def _cross(a, b):
+    """``a × b`` of ``(..., 3, n)`` arrays."""
+    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
+    b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-2)
+
+
+def _rotate_back(E, x):
+    """``Eᵀ x`` of ``E (..., 3, 3, n)`` and ``x (..., 3, n)``."""
+    return (
+        E[..., 0, :, :] * x[..., 0:1, :]
+        + E[..., 1, :, :] * x[..., 1:2, :]
+        + (E[..., 2, :, :] * x[..., 2:3, :])
+    )
+
+
+def _rotate(E, x):
+    """``E x`` of ``E (..., 3, 3, n)`` and ``x (..., 3, n)``."""
+    return (
+        E[..., :, 0, :] * x[..., 0:1, :]
+        + E[..., :, 1, :] * x[..., 1:2, :]
+        + (E[..., :, 2, :] * x[..., 2:3, :])
+    )
+
+
+def _motion_to_child(E, r, m):
+    """Parent -> child coordinates, child pose ``(E, r)`` in the parent: ``[Eᵀω; Eᵀ(v − r×ω)]``."""
+    w, v = m[..., :3, :], m[..., 3:, :]
+    return np.concatenate([_rotate_back(E, w), _rotate_back(E, v - _cross(r, w))], axis=-2)
+
+
+def _motion_to_parent(E, r, m):
+    """Child -> parent coordinates of a motion: ``[E ω; E v + r × E ω]``."""
+    w, v = m[..., :3, :], m[..., 3:, :]
+    wp = _rotate(E, w)
+    return np.concatenate([wp, _rotate(E, v) + _cross(r, wp)], axis=-2)
+
+
+def _crm(v, m):
+    """``v ×ₘ m = [ω × m_ω; ω × m_v + v × m_ω]``."""
+    w, vl = v[..., :3, :], v[..., 3:, :]
+    mw, mv = m[..., :3, :], m[..., 3:, :]
+    return np.concatenate([_cross(w, mw), _cross(w, mv) + _cross(vl, mw)], axis=-2)
+
+
+def _quat_matrix(quat):
+    """``(3, 3, n)`` active rotation of ``wxyz`` quaternions ``(4, n)`` (normalised here)."""
+    qw, qx, qy, qz = quat
+    s = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
+    return np.stack([
+        np.stack([1 - s * (qy * qy + qz * qz), s * (qx * qy - qw * qz), s * (qx * qz + qw * qy)]),
+        np.stack([s * (qx * qy + qw * qz), 1 - s * (qx * qx + qz * qz), s * (qy * qz - qw * qx)]),
+        np.stack([s * (qx * qz - qw * qy), s * (qy * qz + qw * qx), 1 - s * (qx * qx + qy * qy)]),
+    ])  # fmt: skip
