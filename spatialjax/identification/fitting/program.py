@@ -289,12 +289,24 @@ def _obtain_here(program, args, kwargs, folder: str | None, key: str):
     """``(executable, fresh)`` in this thread: the entry kept in ``folder`` where it loads,
     else compiled (with JAX's cache bypassed where it will be kept)."""
     if folder is None:
-        return program().lower(*args, **kwargs).compile(), False
+        return _lowered(program, args, kwargs).compile(), False
     try:
         with open(os.path.join(folder, key + ".bin"), "rb") as f:
             return _load(f.read()), False
     except Exception:  # missing, damaged or from another build: compiled
-        return _compile_bypassing(program(), args, kwargs), True
+        return _compile_bypassing(program, args, kwargs), True
+
+
+#: held while a compile thread traces and lowers (Python, under the GIL): the programs
+#: prepared first (the fit, the longest compile) reach XLA's compiler, which runs without
+#: the GIL, before the next one's trace starts competing for the interpreter
+_TRACING = threading.Lock()
+
+
+def _lowered(program, args, kwargs):
+    """``program().lower(*args, **kwargs)``, one thread at a time (``_TRACING``)."""
+    with _TRACING:
+        return program().lower(*args, **kwargs)
 
 
 def _top_level_call(fn, program, signature, names, options, args, kwargs):
@@ -339,7 +351,7 @@ def _top_level_call(fn, program, signature, names, options, args, kwargs):
                 return program()(*args, **kwargs)
             if fresh:
                 raise
-            compiled, fresh = _compile_bypassing(program(), args, kwargs), True
+            compiled, fresh = _compile_bypassing(program, args, kwargs), True
             out = run(compiled)
         if fresh and path is not None:
             _keep(compiled, out, run, path)
@@ -361,10 +373,11 @@ def _load(blob: bytes):
     )
 
 
-def _compile_bypassing(jitted, args, kwargs):
-    """``jitted`` compiled for ``args`` with JAX's persistent cache bypassed: an executable
-    XLA:CPU loaded from it serialises without its kernels (a kept copy would not run)."""
-    lowered = jitted.lower(*args, **kwargs)
+def _compile_bypassing(program, args, kwargs):
+    """``program()`` compiled for ``args`` with JAX's persistent cache bypassed: an
+    executable XLA:CPU loaded from it serialises without its kernels (a kept copy would not
+    run)."""
+    lowered = _lowered(program, args, kwargs)
     with _persistent_cache_bypassed():
         return lowered.compile()
 
