@@ -53,7 +53,6 @@ KEY_PATHS = {
     "ConsistencyReport": ["." + f for f in CONSISTENCY_FIELDS],
     "FitResult": (
         [".inertia.params", ".objective", ".residual", ".iterations", ".converged"]
-        + [".consistency." + f for f in CONSISTENCY_FIELDS]
         + [".condition_number", ".prior.params", ".gamma", ".status"]
     ),
 }
@@ -124,7 +123,6 @@ def make(kind, shape, dtype, rng):
         residual=arr(rng.uniform(size=shape)),
         iterations=arr(rng.integers(1, 50, size=shape), jnp.int32),
         converged=arr(rng.uniform(size=shape) > 0.5, jnp.bool_),
-        consistency=report,
         condition_number=arr(rng.uniform(1, 10, size=shape)),
         prior=RigidBodyInertia(_params(rng, shape, dtype)),
         gamma=arr(rng.uniform(size=shape)),
@@ -395,7 +393,6 @@ KEY_PATHS_FIT = [
     "residual",
     "iterations",
     "converged",
-    "consistency",
     "condition_number",
     "prior",
     "gamma",

@@ -23,7 +23,6 @@ from ..._checks import (
     same_dtype,
     to_device,
 )
-from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..._projection import nearest_consistent
 from ..errors import IdentifyError, IdentifyTypeError
@@ -200,7 +199,6 @@ def _result(Y, f, w, pi, pi_prior, k, logdet0, gamma, iters, status, skip, cond)
         residual=out_(residual),
         iterations=iters.astype(jnp.int32),
         converged=status == FitStatus.CONVERGED,
-        consistency=physical_consistency(inertia),
         condition_number=cond,
         prior=RigidBodyInertia(out_(pi_prior)),
         gamma=out_(jnp.asarray(gamma, dtype)),

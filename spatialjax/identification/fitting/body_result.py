@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jax
 
-from ..._consistency import ConsistencyReport
+from ..._consistency import ConsistencyReport, physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..._pytree import Pytree, pytree_dataclass
 
@@ -41,7 +41,6 @@ class FitResult(Pytree):
       residual: ``(...)`` its data-fit part ``Σ w r²``, ``r = Y π − f``.
       iterations: ``(...)`` int32 Newton iterations.
       converged: ``(...)`` bool, certified to ``rtol`` (``status == FitStatus.CONVERGED``).
-      consistency: ``physical_consistency`` of ``inertia`` (flags and margins).
       condition_number: ``(...)`` ``σ_max / σ_min`` of the whitened regressor stacked over samples
         (``inf`` where the excitation is rank-deficient).
       prior: the prior used (given, or built from least squares).
@@ -54,7 +53,6 @@ class FitResult(Pytree):
     residual: jax.Array
     iterations: jax.Array
     converged: jax.Array
-    consistency: ConsistencyReport
     condition_number: jax.Array
     prior: RigidBodyInertia
     gamma: jax.Array
@@ -63,9 +61,10 @@ class FitResult(Pytree):
     def __post_init__(self):
         if self._is_axis_spec():
             return
-        kinds = {
-            "inertia": RigidBodyInertia,
-            "prior": RigidBodyInertia,
-            "consistency": ConsistencyReport,
-        }
-        check_fields(self, kinds)
+        check_fields(self, {"inertia": RigidBodyInertia, "prior": RigidBodyInertia})
+
+    @property
+    def consistency(self) -> ConsistencyReport:
+        """``physical_consistency`` of ``inertia`` (flags and margins), computed when read:
+        a fit's own program does not carry the check (a third of its compile time)."""
+        return physical_consistency(self.inertia)

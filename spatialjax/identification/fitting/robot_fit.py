@@ -15,7 +15,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..._checks import as_float_array, broadcast_batch, require_finite, to_device
-from ..._consistency import physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..errors import IdentifyError, IdentifyTypeError
 from . import interior_point, reduction, solvers
@@ -188,7 +187,6 @@ def _fit_one_robot(
         gamma=out_(gamma),
         prior=RigidBodyInertia(out_(prior_pi)),
         noise_std=out_(jnp.sqrt(var)),
-        consistency=physical_consistency(inertia),
         rank=rank,
         condition_number=out_(cond),
     )

@@ -6,7 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..._consistency import ConsistencyReport
+from ..._consistency import ConsistencyReport, physical_consistency
 from ..._inertia import RigidBodyInertia
 from ..._pytree import Pytree, pytree_dataclass
 from ..errors import IdentifyError
@@ -35,7 +35,6 @@ class RobotFitResult(Pytree):
       gamma: ``(...)`` the prior weight ``γ`` used.
       prior: ``RigidBodyInertia`` ``(..., nb)``: the prior ``J0`` used.
       noise_std: ``(..., nv)`` per-joint noise standard deviation ``σ̂_j`` (least squares).
-      consistency: ``physical_consistency`` of ``inertia`` (batch ``(..., nb)``).
       rank: ``(...)`` int32 numerical rank of the column-scaled weighted ``[Y | extra]``.
       condition_number: ``(...)`` ``σ_max/σ_min`` of the column-scaled weighted *base* regressor.
     """
@@ -51,7 +50,6 @@ class RobotFitResult(Pytree):
     gamma: jax.Array
     prior: RigidBodyInertia
     noise_std: jax.Array
-    consistency: ConsistencyReport
     rank: jax.Array
     condition_number: jax.Array
     _core_ndims = {"extra": 1, "joint_parameters": 2, "noise_std": 1}
@@ -60,6 +58,12 @@ class RobotFitResult(Pytree):
     def batch_shape(self) -> tuple[int, ...]:
         """The fits' batch shape ``(...)`` (that of ``objective``)."""
         return tuple(np.shape(self.objective))
+
+    @property
+    def consistency(self) -> ConsistencyReport:
+        """``physical_consistency`` of ``inertia`` (batch ``(..., nb)``), computed when read:
+        a fit's own program does not carry the check (a third of its compile time)."""
+        return physical_consistency(self.inertia)
 
     def __getitem__(self, idx):
         """Index the fits' batch axes (``res[i]``); core axes (bodies, joints) are kept."""
@@ -74,12 +78,8 @@ class RobotFitResult(Pytree):
     def __post_init__(self):
         if self._is_axis_spec():
             return
-        kinds = {
-            "inertia": RigidBodyInertia,
-            "prior": RigidBodyInertia,
-            "consistency": ConsistencyReport,
-        }
-        check_fields(self, kinds, optional=("joint_parameters", "consistency"))
+        kinds = {"inertia": RigidBodyInertia, "prior": RigidBodyInertia}
+        check_fields(self, kinds, optional=("joint_parameters",))
 
 
 @pytree_dataclass
