@@ -596,9 +596,9 @@ def _cache_after_filter(args, report):
 
     The folder is created then, not before: a run refused for its log or its
     options leaves nothing behind. The executables kept there are read from the
-    start (``use_executable_folder``): the regressor's program, prepared before
-    the filter stage, loads rather than compiles; a run refused before the
-    filter passed leaves the process's folder as it found it.
+    start (``use_executable_folder``): the solvers' programs, prepared as soon as
+    the filter stage has passed, load rather than compile; a run refused before
+    the filter passed leaves the process's folder as it found it.
     """
     from .. import _util
 

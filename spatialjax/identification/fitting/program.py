@@ -87,18 +87,14 @@ def cpu_program(
     return call
 
 
-#: XLA:CPU options of the one-shot programs of identification (the regressor over a log):
-#: XLA:CPU's loop emitters compile their many small kernels (ops on 6-vectors, 4×4 and
-#: 6×6 blocks per body) about twice as fast as its MLIR fusion emitters and run them no
-#: slower (figures: ``benchmarks/bench_identify_cold.py``).
-LOOP_EMITTERS = {"xla_cpu_use_fusion_emitters": False}
-
 #: XLA:CPU options of the solvers' programs (``fit``, ``fit_torques``,
-#: ``least_squares_torques``, ``identifiability``): the loop emitters, and no LLVM
-#: optimisation: their run time is O(p³) linear algebra in library calls and milliseconds
-#: of small kernels, so optimising buys nothing measurable while it costs most of the
-#: compile time. Results equal to the last bit or two.
-SOLVER_OPTIONS = {**LOOP_EMITTERS, "xla_backend_optimization_level": 0}
+#: ``least_squares_torques``, ``identifiability``): XLA:CPU's loop emitters, which compile
+#: many small kernels (ops on 4×4 blocks per body) about twice as fast as its MLIR fusion
+#: emitters, and no LLVM optimisation: their run time is O(p³) linear algebra in library
+#: calls and milliseconds of small kernels, so optimising buys nothing measurable while it
+#: costs most of the compile time. Results equal to the last bit or two (figures:
+#: ``benchmarks/bench_identify_cold.py``).
+SOLVER_OPTIONS = {"xla_cpu_use_fusion_emitters": False, "xla_backend_optimization_level": 0}
 
 # ------------------------------------------------------------------ kept executables
 _LOADED: dict[str, Any] = {}  # key -> compiled executable, this process
@@ -251,7 +247,8 @@ def _prepare(fn, program, signature, names, options, args, kwargs) -> None:
     if key is None or key in _LOADED or key in _PENDING:
         return
     if not _WORKER:
-        # two: identify prepares its fit while the regressor compiles (XLA releases the GIL)
+        # two: identify's fit compiles beside its least squares and identifiability (XLA
+        # releases the GIL)
         _WORKER.append(concurrent.futures.ThreadPoolExecutor(2, "spatialjax-compile"))
     settings = {name: _setting(name) for name, _ in _TRACE_SETTINGS}
     _PENDING[key] = _WORKER[0].submit(

@@ -1,13 +1,14 @@
 """The solvers' programs prepared ahead: a fixed base's fit, least squares and identifiability
-compile while the regressor's program does.
+compile while the regressor stage runs.
 
 After the filter stage the shapes of the training data are known before their values:
 ``Filtered.training_rows`` samples, the model's joints and free bodies, every joint-model
-column. ``prepare_ahead`` compiles (or loads) the three programs for those shapes in the
-background (``cpu_program.prepare``), on the second core, while the first compiles the
-regressor's: a cold ``identify`` then waits for one compile instead of two in a row.
-Training data that turn out otherwise (a channel or a column left out) miss these
-programs; the stages' own preparations compile theirs, as without this.
+column. ``prepare_ahead`` compiles (or loads) the three programs for those shapes in
+background threads (``cpu_program.prepare``) while the regressor stage computes and
+filters the regressor (NumPy): a cold ``identify`` then waits for the fit's compile,
+started before the data it fits exist. Training data that turn out otherwise (a channel or
+a column left out) miss these programs; the stages' own preparations compile theirs, as
+without this.
 """
 
 from __future__ import annotations

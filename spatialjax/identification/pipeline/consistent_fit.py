@@ -179,7 +179,7 @@ def training_joint_prior(model, data: TrainingData, opts: Options):
 def training_prior_pattern(model, data: TrainingData, opts: Options) -> np.ndarray | None:
     """Ones where ``training_joint_prior``'s weights are not zero (``weighted_columns``),
     zeros elsewhere; None where it gives no prior. What selects identifiability's
-    program, known without computing the prior (which runs the regressor's program)."""
+    program, known without computing the prior (which evaluates the mass diagonal on the log)."""
     from ..priors.joint_prior import weighted_columns
 
     jm = opts.joint_model

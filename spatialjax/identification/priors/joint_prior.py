@@ -100,7 +100,7 @@ def joint_prior(model, q, joint_model=None, *, spread: float = PRIOR_SPREAD) -> 
     scale = np.full(n1, np.nan)
     if "armature" in jm.kinds:
         take = np.unique(np.linspace(0, qa.shape[0] - 1, min(PRIOR_SAMPLES, qa.shape[0])).round())
-        from ..pipeline.regression import mass_diagonal  # the log's regressor program
+        from ..pipeline.regression import mass_diagonal  # NumPy, nothing to compile
 
         mbar = np.mean(mass_diagonal(model, qa[take.astype(int)], jm), axis=0)[off:]
         if not np.all(mbar > 0):
