@@ -15,7 +15,8 @@ the first section.
 
 Filtering: each section is the recursion ``y_k + a₁ y_{k−1} + a₂ y_{k−2} = b₀ x_k + b₁
 x_{k−1} + b₂ x_{k−2}`` (direct form I), solved for all columns at once as a banded
-lower-triangular system (LAPACK ``dtbtrs``). ``sosfiltfilt`` runs it forward and
+lower-triangular system (LAPACK ``dtbtrs``, or with many columns BLAS ``dtrsm`` on blocks
+of samples: ``_recursion``). ``sosfiltfilt`` runs it forward and
 backward over the signal extended by odd reflection, from the steady state of its first
 sample, as SciPy's (Gustafsson's initial conditions; ``padlen = 3 (2 n_sections + 1)``
 less the sections of first order). Round-off differs from SciPy's direct form II
@@ -83,14 +84,10 @@ def sosfilt(sos: np.ndarray, x: np.ndarray, zi: np.ndarray | None = None) -> np.
     ``zi (n_sections, 2, ...)``: each section's direct-form-II-transposed state before the
     first sample (SciPy's ``zi``; default: at rest). Returns float64 of ``x``'s shape.
     """
-    from scipy.linalg import get_lapack_funcs
-
     x = np.asarray(x, np.float64)
     shape = x.shape
     N = shape[0]
     y = np.asfortranarray(x.reshape(N, -1))
-    band = np.empty((3, N), order="F")
-    band[0] = 1.0
     for k, (b0, b1, b2, _, a1, a2) in enumerate(sos):
         rhs = b0 * y
         rhs[1:] += b1 * y[:-1]
@@ -100,12 +97,51 @@ def sosfilt(sos: np.ndarray, x: np.ndarray, zi: np.ndarray | None = None) -> np.
             rhs[0] += state[0]
             if N > 1:
                 rhs[1] += state[1]
-        band[1], band[2] = a1, a2
+        y = _recursion(rhs, a1, a2)
+    return np.asarray(y).reshape(shape)
+
+
+#: columns from which ``_recursion`` solves blocks of samples with ``dtrsm`` (below: one
+#: ``dtbtrs`` recursion per column)
+BLOCKED_COLUMNS = 64
+#: samples per block of the blocked solve
+_BLOCK_SAMPLES = 64
+
+
+def _recursion(rhs: np.ndarray, a1: float, a2: float) -> np.ndarray:
+    """``y (N, k)`` with ``y_n + a₁ y_{n−1} + a₂ y_{n−2} = rhs_n`` from rest, ``rhs`` Fortran
+    order (overwritten).
+
+    The unit lower-triangular banded system, solved column by column (LAPACK ``dtbtrs``:
+    a scalar recursion per column) or, from ``BLOCKED_COLUMNS`` columns, block of samples
+    by block (BLAS ``dtrsm`` on the block's dense triangle, all columns at once: the
+    faster with many columns, ``benchmarks/README.md``), each block's first two equations
+    taking the previous block's last two outputs. Both are forward substitution on the
+    same equations (the block's zeros add nothing).
+    """
+    from scipy.linalg import get_blas_funcs, get_lapack_funcs
+
+    N, k = rhs.shape
+    if k < BLOCKED_COLUMNS:
+        band = np.empty((3, N), order="F")
+        band[0], band[1], band[2] = 1.0, a1, a2
         (tbtrs,) = get_lapack_funcs(("tbtrs",), (band, rhs))
         y, info = tbtrs(band, rhs, uplo="L", diag="U", overwrite_b=1)
         if info != 0:  # pragma: no cover - a unit diagonal is never singular
             raise RuntimeError(f"dtbtrs failed (info={info})")
-    return np.asarray(y).reshape(shape)
+        return y
+    B = _BLOCK_SAMPLES
+    L = np.asfortranarray(np.eye(B) + a1 * np.eye(B, k=-1) + a2 * np.eye(B, k=-2))
+    (trsm,) = get_blas_funcs(("trsm",), (L, rhs))
+    for s in range(0, N, B):
+        e = min(s + B, N)
+        r = np.array(rhs[s:e], order="F")
+        if s:
+            r[0] -= a1 * rhs[s - 1] + a2 * rhs[s - 2]
+            if e - s > 1:
+                r[1] -= a2 * rhs[s - 1]
+        rhs[s:e] = trsm(1.0, L[: e - s, : e - s], r, lower=1, diag=1, overwrite_b=1)
+    return rhs
 
 
 def sosfiltfilt(sos: np.ndarray, x: np.ndarray) -> np.ndarray:

@@ -375,7 +375,7 @@ def parallel_filter_last(prepared: PreparedLog, values: np.ndarray, *, decimate:
     Raises:
       IdentifyError: as ``parallel_filter``.
     """
-    from .butterworth import sosfiltfilt
+    from .butterworth import BLOCKED_COLUMNS, sosfiltfilt
 
     sos, keep, log = _parallel_setup(prepared, decimate)
     values = np.asarray(values, np.float64)
@@ -386,7 +386,8 @@ def parallel_filter_last(prepared: PreparedLog, values: np.ndarray, *, decimate:
             f"got {values.shape}",
         )
     out = np.empty((values.shape[0], len(range(*keep.indices(values.shape[1])))))
-    step = max(1, _FILTER_BLOCK_BYTES // (8 * values.shape[1]))
+    # enough columns at a time for the blocked recursion (butterworth._recursion)
+    step = max(BLOCKED_COLUMNS, _FILTER_BLOCK_BYTES // (8 * values.shape[1]))
     for i in range(0, values.shape[0], step):
         out[i : i + step] = sosfiltfilt(sos, values[i : i + step].T)[keep].T
     return log, out

@@ -57,6 +57,32 @@ def test_sosfiltfilt_is_scipys_for_every_column(shape):
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-10 * abs(ref).max())
 
 
+@pytest.mark.parametrize("n", [3, 64, 65, 129, 1000, 4001])
+def test_the_blocked_recursion_is_the_column_recursion(n):
+    """From ``BLOCKED_COLUMNS`` columns the sections are solved by blocks of samples (BLAS
+    ``dtrsm``): the same filter as SciPy's and as the per-column recursion, for lengths
+    that leave a last block of 1, 64 or some samples, from rest and from a state."""
+    rng = np.random.default_rng(2)
+    k = bw.BLOCKED_COLUMNS + 3
+    x = rng.standard_normal((n, k)).cumsum(axis=0)
+    for order, fc in [(1, 10.0), (4, 14.1), (5, 2.0)]:
+        sos = bw.butterworth(order, fc, 5000.0)
+        zi = rng.standard_normal((sos.shape[0], 2, k))
+        for state in (None, zi):
+            ref = signal.sosfilt(sos, x, axis=0, **({} if state is None else {"zi": state}))
+            ref = ref if state is None else ref[0]
+            got = bw.sosfilt(sos, x, state)
+            # the first columns alone take the per-column recursion (below BLOCKED_COLUMNS)
+            alone = bw.sosfilt(sos, x[:, :4], None if state is None else state[..., :4])
+            tol = 1e-11 * abs(ref).max()
+            np.testing.assert_allclose(got, ref, rtol=0, atol=tol)
+            np.testing.assert_allclose(got[:, :4], alone, rtol=0, atol=tol)
+        if n > 33:  # sosfiltfilt's extension needs more than 3 (2 n_sections + 1) samples
+            ref = signal.sosfiltfilt(sos, x, axis=0)
+            np.testing.assert_allclose(bw.sosfiltfilt(sos, x), ref, rtol=0,
+                                       atol=1e-10 * abs(ref).max())  # fmt: skip
+
+
 def test_bad_designs_and_short_signals_are_refused():
     with pytest.raises(ValueError, match="order"):
         bw.butterworth(0, 10.0, 1000.0)
