@@ -8,6 +8,7 @@ errors and unreadable inputs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
 
@@ -90,7 +91,25 @@ def main(argv: list[str] | None = None, *, own_process: bool = False) -> int:
         module = importlib.import_module(args._module)
         for name in module.preload(args) if hasattr(module, "preload") else ():
             importlib.import_module(name)
-    return int(module.run(args) or 0)
+    with one_blas_thread():
+        return int(module.run(args) or 0)
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """NumPy's and SciPy's BLAS on one thread inside the block (``threadpoolctl``), restored
+    after.
+
+    The commands' NumPy and SciPy linear algebra works on small blocks (a filter's
+    64-sample blocks, a few thousand regressor rows), which a second BLAS thread does not
+    speed up, while its threads, spinning between calls, hold the core that XLA's programs
+    and the compile threads need (``benchmarks/README.md``, "identify in a fresh
+    process").
+    """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"):
+        yield
 
 
 def command() -> int:

@@ -124,3 +124,22 @@ def test_identify_preloads_scipy_linalg_unless_the_log_is_left_unfiltered():
     assert identify.preload(args) == ("scipy.linalg",)
     args = parser.parse_args(["identify", "robot.urdf", "log.csv", "--lowpass", "none"])
     assert identify.preload(args) == ()
+
+
+def test_commands_run_with_one_blas_thread_and_restore_it(monkeypatch, capsys):
+    """A command's run sees every BLAS that NumPy and SciPy loaded on one thread; the setting
+    is back as it was afterwards (a test process, or a caller of ``main``, keeps its own)."""
+    import numpy as np  # noqa: F401  (its BLAS loaded)
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return sorted(i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas")
+
+    before = blas_threads()
+    seen = []
+    info = cli.importlib.import_module("spatialjax._cli.info")
+    monkeypatch.setattr(info, "run", lambda args: seen.append(blas_threads()) or 0)
+    assert cli.main(["info"]) == 0
+    assert seen and seen[0] and set(seen[0]) == {1}
+    assert blas_threads() == before
