@@ -115,12 +115,17 @@ def test_live_entries_hold_every_nonzero_and_dense_puts_them_back(arm):
     assert not np.any(np.concatenate([Y, F], -1)[:, dead])
 
 
-def test_parallel_filter_last_is_parallel_filter_of_the_columns():
-    t = np.arange(3000) / 1000.0
-    rng = np.random.default_rng(2)
+def _prepared(n: int, rng):
+    """A two-joint log of ``n`` samples at 1 kHz, low-passed at 20 Hz (full rate)."""
+    t = np.arange(n) / 1000.0
     q = np.column_stack([np.sin(2 * np.pi * t), np.cos(3 * t)])
     log = sid.RobotLog(t=t, q=q, tau=q + 0.01 * rng.normal(size=q.shape))
-    p = sid.prepare_log(log, lowpass=20.0)
+    return sid.prepare_log(log, lowpass=20.0)
+
+
+def test_parallel_filter_last_is_parallel_filter_of_the_columns():
+    rng = np.random.default_rng(2)
+    p = _prepared(3000, rng)
     cols = rng.normal(size=(p.n_samples, 5))
     cols[:, 3] = np.sign(np.sin(7 * p.t))
     ref_log, ref = sid.parallel_filter(p, cols, decimate=4)
@@ -149,11 +154,8 @@ def test_parallel_filter_skips_zero_columns_exactly():
     """Zero columns stay exactly zero; the others are SciPy's ``sosfiltfilt`` to round-off."""
     from scipy import signal
 
-    t = np.arange(2000) / 1000.0
     rng = np.random.default_rng(2)
-    q = np.column_stack([np.sin(2 * np.pi * t), np.cos(3 * t)])
-    log = sid.RobotLog(t=t, q=q, tau=q + 0.01 * rng.normal(size=q.shape))
-    p = sid.prepare_log(log, lowpass=20.0)
+    p = _prepared(2000, rng)
     cols = np.zeros((p.n_samples, 2, 3))
     cols[:, 0, 1] = rng.normal(size=p.n_samples)
     cols[:, 1, 2] = np.sign(np.sin(7 * p.t))
