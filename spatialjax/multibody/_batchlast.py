@@ -2,11 +2,16 @@
 
 Model leaves get a trailing axis of 1; a child's pose in its parent is ``(E, r)``,
 ``E = R_parent_child``; inertias are 10-vectors about the frame origin.
+
+``mv``, ``mm``, ``cross``, ``split``, ``join``, ``quat_matrix``, ``motion_to_child``,
+``motion_to_parent`` and ``crm`` also run on NumPy arrays, in NumPy (``stack``):
+``identification``'s host regressor evaluates them over a log with nothing compiled.
 """
 
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
 from .._smallmat import sum_terms as _sum
 
@@ -38,10 +43,17 @@ def mm(A, B):
     )
 
 
+def stack(arrays, axis: int):
+    """``jnp.stack``, or ``np.stack`` where every array is a NumPy array (module docstring)."""
+    if all(isinstance(a, np.ndarray) for a in arrays):
+        return np.stack(arrays, axis=axis)
+    return jnp.stack(arrays, axis=axis)
+
+
 def cross(a, b):
     a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
     b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
-    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-2)
+    return stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-2)
 
 
 def skew(a):
@@ -58,6 +70,8 @@ def split(x):
 
 
 def join(a, b):
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
+        return np.concatenate([a, b], axis=-2)
     return jnp.concatenate([a, b], axis=-2)
 
 
@@ -69,7 +83,7 @@ def quat_matrix(qw, qx, qy, qz):
         [s * (qx * qy + qw * qz), 1 - s * (qx * qx + qz * qz), s * (qy * qz - qw * qx)],
         [s * (qx * qz - qw * qy), s * (qy * qz + qw * qx), 1 - s * (qx * qx + qy * qy)],
     ]
-    return jnp.stack([jnp.stack(r, 0) for r in rows], 0)
+    return stack([stack(r, 0) for r in rows], 0)
 
 
 # ------------------------------------------------------------ spatial operations

@@ -17,7 +17,9 @@ from .rnea import _rnea_forward
 
 
 def _projected_regressor_columns(s, w, al, x):
-    """``sᵀ Φ(v, a)``: the 10 body-regressor columns against a motion ``s``, ``(..., 10, N)``."""
+    """``sᵀ Φ(v, a)``: the 10 body-regressor columns against a motion ``s``, ``(..., 10, N)``
+    (``w`` angular velocity, ``al`` angular acceleration, ``x`` the body origin's
+    acceleration, body frame; NumPy arrays in, NumPy out: ``batchlast``'s docstring)."""
     sw, sv = batchlast.split(s)
     h = (
         batchlast.cross(x, sw)
@@ -41,7 +43,7 @@ def _projected_regressor_columns(s, w, al, x):
         s1 * a2 + s2 * a1 + t1 * w2 + t2 * w1,
         s2 * a2 + t2 * w2,
     ]
-    return jnp.stack(cols, axis=-2)
+    return batchlast.stack(cols, axis=-2)
 
 
 def joint_torque_regressor(

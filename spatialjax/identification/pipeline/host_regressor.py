@@ -16,7 +16,9 @@ The formulas are those of [joint_torque_regressor][spatialjax.multibody.joint_to
   subspace of ``d`` in body ``i``'s coordinates;
 - the joint-model columns of [JointModel.regressor][spatialjax.multibody.JointModel.regressor].
 
-Arrays are batch-last inside (``(..., 3, n)``: each component a contiguous row).
+Arrays are batch-last inside (``(..., 3, n)``: each component a contiguous row), and the
+spatial algebra is the JAX sweeps' own (``multibody._batchlast`` and the regressor's
+columns), run on NumPy arrays.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+
+from ...multibody import _batchlast as bl
+from ...multibody.regressor import _projected_regressor_columns
 
 #: samples evaluated at a time: the per-body rows of a block stay in cache
 BLOCK = 4096
@@ -87,19 +92,20 @@ def live_columns(model, q, v, a, gravity, joint_model) -> LiveColumns:
     rows = [np.full(10 * (hi - lo), d) for d, lo, hi in places]
     cols = [np.arange(10 * lo, 10 * hi) for _, lo, hi in places]
     n_y = sum(len(r) for r in rows)
-    f_rows, f_cols, f_scale, f_source = _joint_entries(model, joint_model)
+    T, off = _motors(model, joint_model), 6 if model.floating_base else 0
+    f_rows, f_cols, f_scale, f_source = _joint_entries(T, off, len(joint_model.kinds))
     values = np.empty((n_y + len(f_rows), M))
     for i in range(0, M, BLOCK):
         at = slice(i, min(i + BLOCK, M))
         _write_block(values[:n_y, at], terms, places, q[at].T, v[at].T, a[at].T, g)
     if len(f_rows):
-        values[n_y:] = f_scale[:, None] * _joint_bases(model, v, a, joint_model)[f_source]
+        values[n_y:] = f_scale[:, None] * _joint_bases(T, off, v, a, joint_model.kinds)[f_source]
     return LiveColumns(
         values,
         np.concatenate(rows + [f_rows]).astype(np.intp),
         np.concatenate(cols + [10 * nb + f_cols]).astype(np.intp),
         10 * nb,
-        len(joint_model.kinds) * _motors(model, joint_model).shape[0],
+        len(joint_model.kinds) * T.shape[0],
         nv,
     )
 
@@ -139,13 +145,13 @@ def _write_block(out: np.ndarray, c: dict, places, q, v, a, g) -> None:
     Rw, pw, V, A = _forward(c, q, v, a, g, n)
     Rw, pw, V, A = np.stack(Rw), np.stack(pw), np.stack(V), np.stack(A)
     w, vl, al, av = V[:, :3], V[:, 3:], A[:, :3], A[:, 3:]
-    x = av + _cross(w, vl)  # the classical acceleration of each body origin, body axes
+    x = av + bl.cross(w, vl)  # the classical acceleration of each body origin, body axes
     at = 0
     for d, lo, hi in places:
         b = c["dof_body"][d]
         Sw = _world_subspace(c, d, b, Rw[b], pw[b], n)  # (6, n)
-        s = _motion_to_child(Rw[lo:hi], pw[lo:hi], Sw)  # (m, 6, n)
-        cols = _projected_columns(s, w[lo:hi], al[lo:hi], x[lo:hi])  # (m, 10, n)
+        s = bl.motion_to_child(Rw[lo:hi], pw[lo:hi], Sw)  # (m, 6, n)
+        cols = _projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi])  # (m, 10, n)
         out[at : at + 10 * (hi - lo)] = cols.reshape(10 * (hi - lo), n)
         at += 10 * (hi - lo)
 
@@ -161,7 +167,7 @@ def _forward(c: dict, q, v, a, g, n: int):
         P = c["P"][i]
         kq, kv = (i + 6, i + 5) if ff else (i, i)  # this joint's entries of q and of v, a
         if kind == "free_flyer":
-            E = np.einsum("ij,jkn->ikn", P, _quat_matrix(q[3:7]))
+            E = bl.mm(P[:, :, None], bl.quat_matrix(*q[3:7]))
             r = c["p"][i][:, None] + P @ q[0:3]
         elif kind == "prismatic":
             E = np.broadcast_to(P[:, :, None], (3, 3, n))
@@ -175,10 +181,10 @@ def _forward(c: dict, q, v, a, g, n: int):
             pw.append(r)
             vp, ap = None, a_world
         else:
-            Rw.append(np.einsum("ijn,jkn->ikn", Rw[parent], E))
-            pw.append(pw[parent] + np.einsum("ijn,jn->in", Rw[parent], r))
+            Rw.append(bl.mm(Rw[parent], E))
+            pw.append(pw[parent] + bl.mv(Rw[parent], r))
             vp, ap = V[parent], A[parent]
-        ai = _motion_to_child(E, r, ap)
+        ai = bl.motion_to_child(E, r, ap)
         if kind == "free_flyer":  # S = 1 (RBDA §4.5): v_0 = v[:6], a_0 = X_0 a_world + a[:6]
             V.append(v[:6])
             A.append(ai + a[:6])
@@ -187,9 +193,9 @@ def _forward(c: dict, q, v, a, g, n: int):
         vJ, aJ = np.zeros((6, n)), np.zeros((6, n))
         vJ[lin : lin + 3] = c["axes"][i][:, None] * v[kv]
         aJ[lin : lin + 3] = c["axes"][i][:, None] * a[kv]
-        vi = vJ if vp is None else _motion_to_child(E, r, vp) + vJ
+        vi = vJ if vp is None else bl.motion_to_child(E, r, vp) + vJ
         V.append(vi)
-        A.append(ai + aJ + _crm(vi, vJ))  # a_i = X a_λ + S q̈ + v_i × S q̇
+        A.append(ai + aJ + bl.crm(vi, vJ))  # a_i = X a_λ + S q̈ + v_i × S q̇
     return Rw, pw, V, A
 
 
@@ -202,29 +208,7 @@ def _world_subspace(c: dict, d: int, b: int, R, p, n: int):
     else:
         lin = 3 if kind == "prismatic" else 0
         S[lin : lin + 3, 0] = c["axes"][b]
-    return _motion_to_parent(R, p, np.broadcast_to(S, (6, n)))
-
-
-def _projected_columns(s, w, al, x):
-    """``sᵀ Φ(v, a)``: the 10 body-regressor columns against the motion ``s``, ``(..., 10, n)``
-    (``w`` angular velocity, ``al`` angular acceleration, ``x`` origin acceleration)."""
-    sw, sv = s[..., :3, :], s[..., 3:, :]
-    h = _cross(x, sw) + _cross(sv, al) + _cross(_cross(sv, w), w)
-    t = _cross(sw, w)
-    s0, s1, s2 = sw[..., 0, :], sw[..., 1, :], sw[..., 2, :]
-    t0, t1, t2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
-    a0, a1, a2 = al[..., 0, :], al[..., 1, :], al[..., 2, :]
-    w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
-    out = np.empty(s.shape[:-2] + (10, s.shape[-1]))
-    out[..., 0, :] = np.sum(sv * x, axis=-2)
-    out[..., 1:4, :] = h
-    out[..., 4, :] = s0 * a0 + t0 * w0
-    out[..., 5, :] = s0 * a1 + s1 * a0 + t0 * w1 + t1 * w0
-    out[..., 6, :] = s1 * a1 + t1 * w1
-    out[..., 7, :] = s0 * a2 + s2 * a0 + t0 * w2 + t2 * w0
-    out[..., 8, :] = s1 * a2 + s2 * a1 + t1 * w2 + t2 * w1
-    out[..., 9, :] = s2 * a2 + t2 * w2
-    return out
+    return bl.motion_to_parent(R, p, np.broadcast_to(S, (6, n)))
 
 
 def _motors(model, joint_model) -> np.ndarray:
@@ -235,14 +219,11 @@ def _motors(model, joint_model) -> np.ndarray:
     return np.asarray(joint_model.complete_transmission(model).matrix, np.float64)
 
 
-def _joint_entries(model, joint_model):
+def _joint_entries(T: np.ndarray, off: int, nk: int):
     """The live entries of ``F`` (``JointModel.regressor``: column ``m nk + k`` of motor
-    ``m`` and kind ``k`` is ``T[m, j]`` times the motor's kind-``k`` quantity on joint
-    ``j``'s row): ``(rows, cols, scale, source)``, ``source`` the row of
-    ``_joint_bases`` each copies."""
-    off = 6 if model.floating_base else 0
-    T = _motors(model, joint_model)
-    nk = len(joint_model.kinds)
+    ``m`` and kind ``k`` is ``T[m, j]`` times the motor's kind-``k`` quantity on the row of
+    joint ``j``, ``off`` rows after a free flyer's): ``(rows, cols, scale, source)``,
+    ``source`` the row of ``_joint_bases`` each copies."""
     rows, cols, scale, source = [], [], [], []
     for m, j in zip(*np.nonzero(T), strict=True):
         for k in range(nk):
@@ -254,68 +235,9 @@ def _joint_entries(model, joint_model):
             np.asarray(source, np.intp))  # fmt: skip
 
 
-def _joint_bases(model, v, a, joint_model) -> np.ndarray:
-    """``(nk n_motors, M)``: per kind (``joint_model.kinds`` order) and motor, the motor's
+def _joint_bases(T: np.ndarray, off: int, v, a, kinds) -> np.ndarray:
+    """``(nk n_motors, M)``: per kind (``kinds`` order) and motor of ``T``, the motor's
     acceleration (armature), velocity (viscous), its sign (Coulomb) or 1 (offset)."""
-    off = 6 if model.floating_base else 0
-    T = _motors(model, joint_model)
     vm, am = T @ v[:, off:].T, T @ a[:, off:].T  # (n_motors, M)
     values = {"armature": am, "viscous": vm, "coulomb": np.sign(vm), "offset": np.ones_like(vm)}
-    return np.concatenate([values[k] for k in joint_model.kinds], axis=0)
-
-
-# ------------------------------------------------------------ batch-last spatial algebra
-def _cross(a, b):
-    """``a × b`` of ``(..., 3, n)`` arrays."""
-    a0, a1, a2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
-    b0, b1, b2 = b[..., 0, :], b[..., 1, :], b[..., 2, :]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-2)
-
-
-def _rotate_back(E, x):
-    """``Eᵀ x`` of ``E (..., 3, 3, n)`` and ``x (..., 3, n)``."""
-    return (
-        E[..., 0, :, :] * x[..., 0:1, :]
-        + E[..., 1, :, :] * x[..., 1:2, :]
-        + (E[..., 2, :, :] * x[..., 2:3, :])
-    )
-
-
-def _rotate(E, x):
-    """``E x`` of ``E (..., 3, 3, n)`` and ``x (..., 3, n)``."""
-    return (
-        E[..., :, 0, :] * x[..., 0:1, :]
-        + E[..., :, 1, :] * x[..., 1:2, :]
-        + (E[..., :, 2, :] * x[..., 2:3, :])
-    )
-
-
-def _motion_to_child(E, r, m):
-    """Parent -> child coordinates, child pose ``(E, r)`` in the parent: ``[Eᵀω; Eᵀ(v − r×ω)]``."""
-    w, v = m[..., :3, :], m[..., 3:, :]
-    return np.concatenate([_rotate_back(E, w), _rotate_back(E, v - _cross(r, w))], axis=-2)
-
-
-def _motion_to_parent(E, r, m):
-    """Child -> parent coordinates of a motion: ``[E ω; E v + r × E ω]``."""
-    w, v = m[..., :3, :], m[..., 3:, :]
-    wp = _rotate(E, w)
-    return np.concatenate([wp, _rotate(E, v) + _cross(r, wp)], axis=-2)
-
-
-def _crm(v, m):
-    """``v ×ₘ m = [ω × m_ω; ω × m_v + v × m_ω]``."""
-    w, vl = v[..., :3, :], v[..., 3:, :]
-    mw, mv = m[..., :3, :], m[..., 3:, :]
-    return np.concatenate([_cross(w, mw), _cross(w, mv) + _cross(vl, mw)], axis=-2)
-
-
-def _quat_matrix(quat):
-    """``(3, 3, n)`` active rotation of ``wxyz`` quaternions ``(4, n)`` (normalised here)."""
-    qw, qx, qy, qz = quat
-    s = 2.0 / (qw * qw + qx * qx + qy * qy + qz * qz)
-    return np.stack([
-        np.stack([1 - s * (qy * qy + qz * qz), s * (qx * qy - qw * qz), s * (qx * qz + qw * qy)]),
-        np.stack([s * (qx * qy + qw * qz), 1 - s * (qx * qx + qz * qz), s * (qy * qz - qw * qx)]),
-        np.stack([s * (qx * qz - qw * qy), s * (qy * qz + qw * qx), 1 - s * (qx * qx + qy * qy)]),
-    ])  # fmt: skip
+    return np.concatenate([values[k] for k in kinds], axis=0)
