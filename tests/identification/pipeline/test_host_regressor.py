@@ -92,6 +92,16 @@ def test_matches_pinocchio_on_a_real_arm():
         np.testing.assert_allclose(Y[k], ref, rtol=0, atol=1e-11 * np.abs(ref).max())
 
 
+def test_evaluated_in_numpy_with_nothing_compiled(arm, compiles):
+    """The shared batch-last kernels (``multibody._batchlast``) run on NumPy arrays in NumPy:
+    a floating base (quaternions, every kernel) and a transmission compile no program."""
+    model = mb.Model.from_urdf(arm, dtype="float64", floating_base=True)
+    q, v, a = _states(model, 20, seed=4)
+    tr = mb.Transmission(("m1", "m2"), ("j3", "j4"), [[2.0, 0.0], [-1.5, 3.0]])
+    live = live_columns(model, q, v, a, GRAVITY, mb.JointModel(transmission=tr))
+    assert type(live.values) is np.ndarray and not compiles
+
+
 def test_live_entries_hold_every_nonzero_and_dense_puts_them_back(arm):
     """What ``live_columns`` leaves out is zero in the JAX regressor whatever the state (the
     bodies outside a joint's subtree, the joints a motor does not drive)."""
