@@ -4,8 +4,9 @@ Model leaves get a trailing axis of 1; a child's pose in its parent is ``(E, r)`
 ``E = R_parent_child``; inertias are 10-vectors about the frame origin.
 
 ``mv``, ``mm``, ``cross``, ``split``, ``join``, ``quat_matrix``, ``motion_to_child``,
-``motion_to_parent`` and ``crm`` also run on NumPy arrays, in NumPy (``stack``):
-``identification``'s host regressor evaluates them over a log with nothing compiled.
+``motion_to_parent``, ``crm`` and ``projected_regressor_columns`` also run on NumPy arrays,
+in NumPy (``stack``): ``identification``'s host regressor evaluates them over a log with
+nothing compiled.
 """
 
 from __future__ import annotations
@@ -112,6 +113,32 @@ def crm(v, m):
     w, vl = split(v)
     mw, mv = split(m)
     return join(cross(w, mw), cross(w, mv) + cross(vl, mw))
+
+
+def projected_regressor_columns(s, w, al, x):
+    """``sᵀ Φ(v, a)``: the 10 body-regressor columns against a motion ``s``, ``(..., 10, N)``
+    (``w`` angular velocity, ``al`` angular acceleration, ``x`` the body origin's
+    acceleration, body frame; NumPy arrays in, NumPy out: ``batchlast``'s docstring)."""
+    sw, sv = split(s)
+    h = cross(x, sw) + cross(sv, al) + cross(cross(sv, w), w)
+    t = cross(sw, w)
+    s0, s1, s2 = sw[..., 0, :], sw[..., 1, :], sw[..., 2, :]
+    t0, t1, t2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
+    a0, a1, a2 = al[..., 0, :], al[..., 1, :], al[..., 2, :]
+    w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
+    cols = [
+        sv[..., 0, :] * x[..., 0, :] + sv[..., 1, :] * x[..., 1, :] + sv[..., 2, :] * x[..., 2, :],
+        h[..., 0, :],
+        h[..., 1, :],
+        h[..., 2, :],
+        s0 * a0 + t0 * w0,
+        s0 * a1 + s1 * a0 + t0 * w1 + t1 * w0,
+        s1 * a1 + t1 * w1,
+        s0 * a2 + s2 * a0 + t0 * w2 + t2 * w0,
+        s1 * a2 + s2 * a1 + t1 * w2 + t2 * w1,
+        s2 * a2 + t2 * w2,
+    ]
+    return stack(cols, axis=-2)
 
 
 def crf(v, f):

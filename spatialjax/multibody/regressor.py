@@ -16,36 +16,6 @@ from ._model import Model
 from .rnea import _rnea_forward
 
 
-def _projected_regressor_columns(s, w, al, x):
-    """``sᵀ Φ(v, a)``: the 10 body-regressor columns against a motion ``s``, ``(..., 10, N)``
-    (``w`` angular velocity, ``al`` angular acceleration, ``x`` the body origin's
-    acceleration, body frame; NumPy arrays in, NumPy out: ``batchlast``'s docstring)."""
-    sw, sv = batchlast.split(s)
-    h = (
-        batchlast.cross(x, sw)
-        + batchlast.cross(sv, al)
-        + batchlast.cross(batchlast.cross(sv, w), w)
-    )
-    t = batchlast.cross(sw, w)
-    s0, s1, s2 = sw[..., 0, :], sw[..., 1, :], sw[..., 2, :]
-    t0, t1, t2 = t[..., 0, :], t[..., 1, :], t[..., 2, :]
-    a0, a1, a2 = al[..., 0, :], al[..., 1, :], al[..., 2, :]
-    w0, w1, w2 = w[..., 0, :], w[..., 1, :], w[..., 2, :]
-    cols = [
-        sv[..., 0, :] * x[..., 0, :] + sv[..., 1, :] * x[..., 1, :] + sv[..., 2, :] * x[..., 2, :],
-        h[..., 0, :],
-        h[..., 1, :],
-        h[..., 2, :],
-        s0 * a0 + t0 * w0,
-        s0 * a1 + s1 * a0 + t0 * w1 + t1 * w0,
-        s1 * a1 + t1 * w1,
-        s0 * a2 + s2 * a0 + t0 * w2 + t2 * w0,
-        s1 * a2 + s2 * a1 + t1 * w2 + t2 * w1,
-        s2 * a2 + t2 * w2,
-    ]
-    return batchlast.stack(cols, axis=-2)
-
-
 def joint_torque_regressor(
     model: Model, q, v, a, gravity=None, *, method: str = "auto"
 ) -> jax.Array:
@@ -100,7 +70,7 @@ def _regressor_kernel(model: Model, q, v, a, g, *, batch, method) -> jax.Array:
             s = jax.lax.optimization_barrier(
                 batchlast.motion_to_child(Rw[lo:hi], pw[lo:hi], Sw[d][None])
             )
-            out.append(_projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi]))
+            out.append(batchlast.projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi]))
         return out
 
     # only the bodies i in the subtree of body(d) (static runs); the rest of row d is zero

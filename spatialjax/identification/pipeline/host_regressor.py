@@ -28,7 +28,6 @@ import dataclasses
 import numpy as np
 
 from ...multibody import _batchlast as bl
-from ...multibody.regressor import _projected_regressor_columns
 
 #: samples evaluated at a time: the per-body rows of a block stay in cache
 BLOCK = 4096
@@ -151,7 +150,7 @@ def _write_block(out: np.ndarray, c: dict, places, q, v, a, g) -> None:
         b = c["dof_body"][d]
         Sw = _world_subspace(c, d, b, Rw[b], pw[b], n)  # (6, n)
         s = bl.motion_to_child(Rw[lo:hi], pw[lo:hi], Sw)  # (m, 6, n)
-        cols = _projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi])  # (m, 10, n)
+        cols = bl.projected_regressor_columns(s, w[lo:hi], al[lo:hi], x[lo:hi])  # (m, 10, n)
         out[at : at + 10 * (hi - lo)] = cols.reshape(10 * (hi - lo), n)
         at += 10 * (hi - lo)
 
