@@ -375,7 +375,7 @@ def parallel_filter_last(prepared: PreparedLog, values: np.ndarray, *, decimate:
     Raises:
       IdentifyError: as ``parallel_filter``.
     """
-    from .butterworth import BLOCKED_COLUMNS, sosfiltfilt
+    from .butterworth import sosfiltfilt
 
     sos, keep, log = _parallel_setup(prepared, decimate)
     values = np.asarray(values, np.float64)
@@ -385,11 +385,7 @@ def parallel_filter_last(prepared: PreparedLog, values: np.ndarray, *, decimate:
             f"expected shape (k, {prepared.n_samples}) (prepared.n_samples last), "
             f"got {values.shape}",
         )
-    out = np.empty((values.shape[0], len(range(*keep.indices(values.shape[1])))))
-    # enough columns at a time for the blocked recursion (butterworth._recursion)
-    step = max(BLOCKED_COLUMNS, _FILTER_BLOCK_BYTES // (8 * values.shape[1]))
-    for i in range(0, values.shape[0], step):
-        out[i : i + step] = sosfiltfilt(sos, values[i : i + step].T)[keep].T
+    out = sosfiltfilt(sos, values, axis=-1, keep=keep)
     return log, out
 
 
@@ -430,10 +426,6 @@ def _parallel_setup(prepared: PreparedLog, decimate: int):
     return sos, keep, log
 
 
-#: bytes of one block of columns filtered together by ``_filter_live_columns``
-_FILTER_BLOCK_BYTES = 2 << 20
-
-
 def parallel_rows(prepared: PreparedLog, decimate: int) -> slice:
     """The full-rate samples ``parallel_filter(prepared, ..., decimate=decimate)`` keeps: its
     filter's edge more at each end, then every ``decimate``-th."""
@@ -451,11 +443,5 @@ def _filter_live_columns(sos, x: np.ndarray, keep: slice) -> np.ndarray:
     flat = x.reshape(x.shape[0], -1)
     live = np.flatnonzero(np.any(flat != 0, axis=0))
     out = np.zeros((len(range(*keep.indices(x.shape[0]))), flat.shape[1]))
-    # a few columns at a time: each column filters alone, and blocks of about 2 MB reuse
-    # the memory of the previous one, where the whole (tens of MB) had every page of each
-    # of sosfiltfilt's temporaries faulted in afresh (4x the time in a new process)
-    step = max(1, _FILTER_BLOCK_BYTES // (8 * x.shape[0]))
-    for i in range(0, live.size, step):
-        cols = live[i : i + step]
-        out[:, cols] = sosfiltfilt(sos, flat[:, cols])[keep]
+    out[:, live] = sosfiltfilt(sos, flat[:, live], keep=keep)
     return out.reshape(out.shape[:1] + x.shape[1:])
