@@ -141,3 +141,21 @@ def test_bad_designs_and_short_signals_are_refused():
     for keep in ([1, 2], slice(None, None, -1), slice(0, 10, 0)):
         with pytest.raises(ValueError, match="keep: expected a slice with a positive step"):
             bw.sosfiltfilt(sos, np.zeros(100), keep=keep)  # pyright: ignore[reportArgumentType]
+
+
+def test_edge_is_where_the_impulse_response_tail_falls_below_its_share():
+    """``tail_samples`` against SciPy's impulse response over a window ten times as long as
+    the slowest pole's 60 time constants: the same count for orders 1-10 and cut-offs from
+    1e-4 of the rate to just below Nyquist (where the poles near ``z = −1`` ring longest)."""
+    from spatialjax.identification.logs.preprocess import tail_samples
+
+    for order in (1, 2, 4, 7, 10):
+        for share in (1e-4, 3e-3, 0.05, 0.3, 0.45, 0.499):
+            sos = signal.butter(order, share * 1000.0, fs=1000.0, output="sos")
+            slowest = np.max(np.abs(np.concatenate([np.roots(s[3:]) for s in sos])))
+            impulse = np.zeros(int(600 / -np.log(slowest)) + 1000)
+            impulse[0] = 1.0
+            rest = np.cumsum(np.abs(signal.sosfilt(sos, impulse))[::-1])[::-1]
+            ref = int(np.flatnonzero(rest <= 1e-6 * rest[0])[0])
+            assert tail_samples(1000.0, share * 1000.0, order, 1e-6) == ref, (order, share)
+            assert ref > 0
