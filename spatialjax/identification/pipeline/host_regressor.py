@@ -29,8 +29,14 @@ import numpy as np
 
 from ...multibody import _batchlast as bl
 
-#: samples evaluated at a time: the per-body rows of a block stay in cache
-BLOCK = 4096
+#: body-samples evaluated at a time (``block_samples``): the per-body rows of a block stay
+#: in cache (UR5, 6 bodies: 5,461 samples; ANYmal, 12: 2,730, 0.13 -> 0.087 s for 26,250)
+BODY_SAMPLES = 32768
+
+
+def block_samples(nbodies: int) -> int:
+    """Samples per block of a model of ``nbodies`` bodies."""
+    return max(256, BODY_SAMPLES // max(nbodies, 1))
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -94,8 +100,9 @@ def live_columns(model, q, v, a, gravity, joint_model) -> LiveColumns:
     T, off = _motors(model, joint_model), 6 if model.floating_base else 0
     f_rows, f_cols, f_scale, f_source = _joint_entries(T, off, len(joint_model.kinds))
     values = np.empty((n_y + len(f_rows), M))
-    for i in range(0, M, BLOCK):
-        at = slice(i, min(i + BLOCK, M))
+    block = block_samples(nb)
+    for i in range(0, M, block):
+        at = slice(i, min(i + block, M))
         _write_block(values[:n_y, at], terms, places, q[at].T, v[at].T, a[at].T, g)
     if len(f_rows):
         values[n_y:] = f_scale[:, None] * _joint_bases(T, off, v, a, joint_model.kinds)[f_source]

@@ -12,7 +12,7 @@ import spatialjax.identification as sid
 import spatialjax.multibody as mb
 from spatialjax.identification.logs.preprocess import parallel_filter_last
 from spatialjax.identification.pipeline.host_regressor import (
-    BLOCK,
+    block_samples,
     host_regressors,
     live_columns,
 )
@@ -65,7 +65,7 @@ def test_equals_the_jax_regressor_over_blocks(arm, floating):
     """Over more than one block of samples, a fixed and a floating base, joint models with
     and without a transmission (one motor driving j3 and j4 together)."""
     model = mb.Model.from_urdf(arm, dtype="float64", floating_base=floating)
-    q, v, a = _states(model, BLOCK + 5)
+    q, v, a = _states(model, block_samples(model.nbodies) + 5)
     ref_Y = np.asarray(mb.joint_torque_regressor(model, q, v, a, jnp.asarray(GRAVITY)))
     tr = mb.Transmission(("m1", "m2"), ("j3", "j4"), [[2.0, 0.0], [-1.5, 3.0]])
     for jm in (mb.JointModel(), mb.JointModel(("viscous", "offset"), transmission=tr)):
