@@ -23,6 +23,7 @@ from ..io._load import read_description
 from ._build import model_arguments
 
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "free_flyer")
+_Tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
 _ONE_DOF = ("revolute", "continuous", "prismatic")
 
 
@@ -105,9 +106,16 @@ class Model:
 
     The static fields (``name`` to ``frame_bodies``, read-only properties over
     ``structure``) are what ``jit`` specialises on; the numeric fields
-    (``placements`` to ``effort_limit``) are pytree leaves. Joint dynamics and
+    (``placements`` to ``effort_limit``) are held in the model's two pytree leaves,
+    [`body_values`][spatialjax.multibody.Model.body_values] and
+    [`other_values`][spatialjax.multibody.Model.other_values] (a model passed to ``jit`` is
+    two arguments; a model rebuilt by ``jit``, ``vmap``, ``grad`` or ``jax.tree.map`` reads
+    its fields from them when one is first used: slices of traced leaves, NumPy views of
+    concrete ones). Joint dynamics and
     limits are in ``v``'s order unless said; a free flyer's entries are 0 and ±inf.
-    Batch robots with ``jax.vmap`` over a model whose leaves carry a leading axis.
+    Batch robots with ``jax.vmap`` over a model whose fields carry a leading axis
+    (``jax.tree.map(lambda x: jnp.stack([x, x]), model)``: ``body_values`` of shape
+    ``(2, nbodies, 25)``).
 
     Attributes:
       structure: the static fields as one hashable ``ModelStructure``.
@@ -235,6 +243,41 @@ class Model:
     def frame_bodies(self) -> tuple:
         """The body each frame is attached to (``-1``: the world)."""
         return self.structure.frame_bodies
+
+    # ------------------------------------------------------- the two leaves
+    @property
+    def body_values(self):
+        """``(..., nbodies, 25)``: per body, ``placements.E`` (row-major), ``placements.r``,
+        ``axes`` and ``inertia.params``, after the fields' leading batch axes: the first of
+        the model's two pytree leaves."""
+        return self._leaves()[0]
+
+    @property
+    def other_values(self):
+        """``(..., n)``: ``frame_placements`` (``E`` row-major, then ``r``), ``armature``,
+        ``damping``, ``friction``, ``lower``, ``upper``, ``velocity_limit`` and
+        ``effort_limit``, raveled one after the other: the second pytree leaf."""
+        return self._leaves()[1]
+
+    def _leaves(self) -> tuple:
+        # jit, vmap, grad, lax.scan and jax.tree.map see these two arrays (a model passed to
+        # jit is two arguments); a model they rebuild reads its fields from them on first use
+        d = self.__dict__
+        if "_values" in d:
+            return d["_values"]
+        leaves = _pack(self)
+        if not any(isinstance(x, _Tracer) for x in leaves):  # kept unless traced
+            object.__setattr__(self, "_values", leaves)
+        return leaves
+
+    def __getattr__(self, name: str):
+        # the numeric fields of a model rebuilt from its leaf (_unflatten_model), on first use
+        d = self.__dict__
+        if name in _NUMERIC_FIELDS and "_values" in d and "structure" in d:
+            for k, x in _unpack(d["structure"], d["_values"]).items():
+                object.__setattr__(self, k, x)
+            return d[name]
+        raise AttributeError(f"'Model' object has no attribute {name!r}")
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -412,7 +455,8 @@ class Model:
 
     @property
     def dtype(self):
-        return self.axes.dtype
+        d = self.__dict__
+        return d["axes"].dtype if "axes" in d else self.body_values.dtype
 
     def body_index(self, name: str) -> int:
         """Index of the body whose frame is link ``name`` (raises ``KeyError`` naming it)."""
@@ -568,24 +612,74 @@ class Model:
         return self._v_perm()
 
 
-#: The numeric leaves of a :class:`Model`, in flattening order, as key paths.
-_LEAF_PATHS = (
-    "placements.E",
-    "placements.r",
-    "axes",
-    "inertia.params",
-    "frame_placements.E",
-    "frame_placements.r",
-    "armature",
-    "damping",
-    "friction",
-    "lower",
-    "upper",
-    "velocity_limit",
-    "effort_limit",
-)
-_LEAF_KEYS = tuple(jax.tree_util.GetAttrKey(k) for k in _LEAF_PATHS)
-_JOINT_FIELDS = _LEAF_PATHS[6:]
+#: The numeric fields of a :class:`Model` held per body, in the columns of its first leaf
+#: (``body_values``), and their widths
+_BODY_PATHS = ("placements.E", "placements.r", "axes", "inertia.params")
+_BODY_WIDTHS = (9, 3, 3, 10)
+#: The other numeric fields, raveled one after the other in its second leaf (``other_values``)
+_OTHER_PATHS = ("frame_placements.E", "frame_placements.r", "armature", "damping", "friction",
+                "lower", "upper", "velocity_limit", "effort_limit")  # fmt: skip
+_NUMERIC_PATHS = _BODY_PATHS + _OTHER_PATHS
+_JOINT_PATHS = _OTHER_PATHS[2:]
+_NUMERIC_FIELDS = ("placements", "axes", "inertia", "frame_placements", *_JOINT_PATHS)
+_LEAF_KEYS = (jax.tree_util.GetAttrKey("body_values"), jax.tree_util.GetAttrKey("other_values"))
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(structure: ModelStructure) -> tuple:
+    """``(shapes, other)``: each numeric field's shape (``_NUMERIC_PATHS`` order, without
+    leading batch axes), and ``(start, stop)`` of each of ``_OTHER_PATHS`` in
+    ``other_values``."""
+    nb, nf = len(structure.parents), len(structure.frame_names)
+    nq = sum(7 if t == "free_flyer" else 1 for t in structure.joint_types)
+    nv = sum(6 if t == "free_flyer" else 1 for t in structure.joint_types)
+    shapes = {"placements.E": (nb, 3, 3), "placements.r": (nb, 3), "axes": (nb, 3),
+              "inertia.params": (nb, 10), "frame_placements.E": (nf, 3, 3),
+              "frame_placements.r": (nf, 3), "lower": (nq,), "upper": (nq,)}  # fmt: skip
+    shapes = tuple(shapes.get(path, (nv,)) for path in _NUMERIC_PATHS)
+    other, at = [], 0
+    for shape in shapes[len(_BODY_PATHS) :]:
+        other.append((at, at + math.prod(shape)))
+        at += math.prod(shape)
+    return shapes, tuple(other)
+
+
+def _numeric_arrays(m: Model) -> list:
+    out = []
+    for path in _NUMERIC_PATHS:
+        x = m
+        for name in path.split("."):
+            x = getattr(x, name)
+        out.append(x)
+    return out
+
+
+def _pack(m: Model):
+    """``(body_values, other_values)``; NumPy, then one ``device_put`` each, when no field
+    is traced (no program compiled)."""
+    shapes, _ = _layout(m.structure)
+    arrays = _numeric_arrays(m)
+    lead = None
+    for path, x, shape in zip(_NUMERIC_PATHS, arrays, shapes, strict=True):
+        x_shape = tuple(np.shape(x))
+        k = len(x_shape) - len(shape)
+        if k < 0 or x_shape[k:] != shape or (lead is not None and x_shape[:k] != lead):
+            expected = f"{lead} + {shape}" if lead is not None else f"(...) + {shape}"
+            raise ArgumentError(
+                f"model.{path}",
+                f"expected shape {expected} for model {m.name!r}, got {x_shape}",
+            )
+        lead = x_shape[:k]
+    assert lead is not None
+    nb = shapes[0][0]
+    traced = any(isinstance(x, _Tracer) for x in arrays)
+    xp = jnp if traced else np
+    body = [xp.reshape(xp.asarray(x), lead + (nb, -1)) for x in arrays[: len(_BODY_PATHS)]]
+    rest = [xp.reshape(xp.asarray(x), lead + (-1,)) for x in arrays[len(_BODY_PATHS) :]]
+    leaves = (xp.concatenate(body, axis=-1), xp.concatenate(rest, axis=-1))
+    if traced or all(isinstance(x, np.ndarray) for x in arrays):
+        return leaves
+    return tuple(jax.device_put(x) for x in leaves)
 
 
 @functools.lru_cache(maxsize=1)
@@ -600,32 +694,62 @@ def _node_defs():
     )
 
 
+def _unpack(structure: ModelStructure, values) -> dict:
+    """The numeric fields of ``values`` (``(body_values, other_values)``): slices of traced
+    arrays, views of concrete ones on the host (NumPy: valid in any trace, no program
+    compiled)."""
+    shapes, other = _layout(structure)
+    nb = shapes[0][0]
+    expected = ((nb, sum(_BODY_WIDTHS)), (other[-1][1],))
+    if not isinstance(values, tuple) or len(values) != 2:
+        raise ArgumentError("model.values", f"expected 2 arrays, got {type(values).__name__}")
+    for name, x, tail in zip(("body_values", "other_values"), values, expected, strict=True):
+        if not hasattr(x, "shape") or tuple(x.shape[x.ndim - len(tail) :]) != tail:
+            raise ArgumentError(
+                f"model.{name}",
+                f"expected shape (...) + {tail} for a model of this structure, got "
+                f"{getattr(x, 'shape', type(x).__name__)}",
+            )
+    body, rest = (x if isinstance(x, _Tracer) else np.asarray(x) for x in values)
+    lead = tuple(rest.shape[:-1])
+    part, at = {}, 0
+    for path, width, shape in zip(_BODY_PATHS, _BODY_WIDTHS, shapes, strict=False):
+        part[path] = body[..., at : at + width].reshape(lead + shape)
+        at += width
+    for path, (a, b), shape in zip(_OTHER_PATHS, other, shapes[len(_BODY_PATHS) :], strict=True):
+        part[path] = rest[..., a:b].reshape(lead + shape)
+    plxb, inertia = _node_defs()
+    return dict(
+        placements=jax.tree.unflatten(plxb, (part["placements.E"], part["placements.r"])),
+        axes=part["axes"],
+        inertia=jax.tree.unflatten(inertia, (part["inertia.params"],)),
+        frame_placements=jax.tree.unflatten(
+            plxb, (part["frame_placements.E"], part["frame_placements.r"])
+        ),
+        **{k: part[k] for k in _JOINT_PATHS},
+    )
+
+
 def _flatten_model(m: Model):
-    """The 13 arrays in one flat tuple and the structure (one flatten call per model)."""
-    P, F = m.placements, m.frame_placements
-    leaves = (P.E, P.r, m.axes, m.inertia.params, F.E, F.r)
-    return leaves + tuple(getattr(m, k) for k in _JOINT_FIELDS), m.structure
+    """Two leaves, ``m.body_values`` and ``m.other_values``, and the structure."""
+    return m._leaves(), m.structure
 
 
 def _flatten_model_with_keys(m: Model):
-    leaves, aux = _flatten_model(m)
-    return tuple(zip(_LEAF_KEYS, leaves, strict=True)), aux
+    return tuple(zip(_LEAF_KEYS, m._leaves(), strict=True)), m.structure
 
 
 def _unflatten_model(structure, leaves):
-    plxb, inertia = _node_defs()
-    E, r, axes, params, FE, Fr, *joint = leaves
+    """The model of ``leaves``: traced leaves are split at once, in the trace that rebuilds
+    the model; concrete ones when a field is first used (``Model.__getattr__``); any other
+    objects JAX puts in the leaves' places (an axis, a sentinel) are kept as they are for
+    the next flattening."""
     obj = object.__new__(Model)
-    fields = dict(
-        placements=jax.tree.unflatten(plxb, (E, r)),
-        axes=axes,
-        inertia=jax.tree.unflatten(inertia, (params,)),
-        frame_placements=jax.tree.unflatten(plxb, (FE, Fr)),
-        structure=structure,
-        **dict(zip(_JOINT_FIELDS, joint, strict=True)),
-    )
-    for k, x in fields.items():
-        object.__setattr__(obj, k, x)
+    object.__setattr__(obj, "structure", structure)
+    object.__setattr__(obj, "_values", tuple(leaves))
+    if any(isinstance(x, _Tracer) for x in leaves):
+        for k, x in _unpack(structure, tuple(leaves)).items():
+            object.__setattr__(obj, k, x)
     return obj
 
 
