@@ -110,8 +110,7 @@ class Model:
     [`body_values`][spatialjax.multibody.Model.body_values] and
     [`other_values`][spatialjax.multibody.Model.other_values] (a model passed to ``jit`` is
     two arguments; a model rebuilt by ``jit``, ``vmap``, ``grad`` or ``jax.tree.map`` reads
-    its fields from them when one is first used: slices of traced leaves, NumPy views of
-    concrete ones). Joint dynamics and
+    its fields from them when one is first used). Joint dynamics and
     limits are in ``v``'s order unless said; a free flyer's entries are 0 and ±inf.
     Batch robots with ``jax.vmap`` over a model whose fields carry a leading axis
     (``jax.tree.map(lambda x: jnp.stack([x, x]), model)``: ``body_values`` of shape
@@ -266,7 +265,7 @@ class Model:
         if "_values" in d:
             return d["_values"]
         leaves = _pack(self)
-        if not any(isinstance(x, _Tracer) for x in leaves):  # kept unless traced
+        if _keepable(self, leaves):
             object.__setattr__(self, "_values", leaves)
         return leaves
 
@@ -274,10 +273,24 @@ class Model:
         # the numeric fields of a model rebuilt from its leaf (_unflatten_model), on first use
         d = self.__dict__
         if name in _NUMERIC_FIELDS and "_values" in d and "structure" in d:
-            for k, x in _unpack(d["structure"], d["_values"]).items():
-                object.__setattr__(self, k, x)
-            return d[name]
+            fields = _unpack(d["structure"], d["_values"])
+            # kept unless made in a trace (a concrete leaf first read inside jit)
+            if not any(isinstance(x, _Tracer) for x in jax.tree.leaves(fields)):
+                for k, x in fields.items():
+                    object.__setattr__(self, k, x)
+            return fields[name]
         raise AttributeError(f"'Model' object has no attribute {name!r}")
+
+    def __eq__(self, other) -> bool:
+        """Same structure and the same values (a Python ``bool``; not inside ``jit``)."""
+        if not isinstance(other, Model) or self.structure != other.structure:
+            return False
+        return all(
+            np.array_equal(np.asarray(a), np.asarray(b))
+            for a, b in zip(self._leaves(), other._leaves(), strict=True)
+        )
+
+    __hash__ = None  # pyright: ignore[reportAssignmentType]
 
     # ------------------------------------------------------------ constructors
     @classmethod
@@ -654,32 +667,107 @@ def _numeric_arrays(m: Model) -> list:
     return out
 
 
-def _pack(m: Model):
-    """``(body_values, other_values)``; NumPy, then one ``device_put`` each, when no field
-    is traced (no program compiled)."""
+def _is_array(x) -> bool:
+    return isinstance(x, (np.ndarray, jax.Array))  # tracers are jax.Array too
+
+
+def _pack(m: Model) -> tuple:
+    """``(body_values, other_values)`` of ``m``'s fields.
+
+    Array fields: one float dtype, leading batch shapes broadcast to one; NumPy arrays stay
+    NumPy, others are concatenated on the host and put on the first JAX field's device (no
+    program compiled), traced ones with ``jnp``. A leaf whose fields are all one non-array
+    object (``None``, an axis of ``in_axes``, a sentinel) is that object.
+    """
     shapes, _ = _layout(m.structure)
     arrays = _numeric_arrays(m)
-    lead = None
-    for path, x, shape in zip(_NUMERIC_PATHS, arrays, shapes, strict=True):
-        x_shape = tuple(np.shape(x))
-        k = len(x_shape) - len(shape)
-        if k < 0 or x_shape[k:] != shape or (lead is not None and x_shape[:k] != lead):
-            expected = f"{lead} + {shape}" if lead is not None else f"(...) + {shape}"
+    nbody = len(_BODY_PATHS)
+    groups = (range(nbody), range(nbody, len(_NUMERIC_PATHS)))
+    leads, dtype, first = [], None, None
+    for group in groups:
+        kinds = [_is_array(arrays[i]) for i in group]
+        if not all(kinds):
+            i = group[kinds.index(False)] if any(kinds) else group[0]
+            if any(kinds) or any(arrays[j] is not arrays[i] for j in group):
+                raise ArgumentError(
+                    f"model.{_NUMERIC_PATHS[i]}",
+                    f"expected an array, or the one object of every field of its leaf "
+                    f"({', '.join(_NUMERIC_PATHS[j] for j in group)}), got "
+                    f"{type(arrays[i]).__name__}",
+                )
+            continue
+        for i in group:
+            x, shape, path = arrays[i], shapes[i], _NUMERIC_PATHS[i]
+            k = x.ndim - len(shape)
+            if k < 0 or tuple(x.shape[k:]) != shape:
+                raise ArgumentError(
+                    f"model.{path}",
+                    f"expected shape (...) + {shape} for model {m.name!r}, got {tuple(x.shape)}",
+                )
+            if dtype is None:
+                dtype, first = x.dtype, path
+            elif x.dtype != dtype:
+                raise ArgumentTypeError(
+                    f"model.{path}", f"expected {dtype} like model.{first}, got {x.dtype}"
+                )
+            leads.append((path, tuple(x.shape[:k])))
+    lead: tuple = ()
+    for path, shape in leads:
+        try:
+            lead = np.broadcast_shapes(lead, shape)
+        except ValueError:
             raise ArgumentError(
                 f"model.{path}",
-                f"expected shape {expected} for model {m.name!r}, got {x_shape}",
-            )
-        lead = x_shape[:k]
-    assert lead is not None
-    nb = shapes[0][0]
-    traced = any(isinstance(x, _Tracer) for x in arrays)
+                f"leading batch shape {shape} does not broadcast with the other fields' {lead}",
+            ) from None
+    traced = any(isinstance(arrays[i], _Tracer) for group in groups for i in group
+                 if _is_array(arrays[i]))  # fmt: skip
     xp = jnp if traced else np
-    body = [xp.reshape(xp.asarray(x), lead + (nb, -1)) for x in arrays[: len(_BODY_PATHS)]]
-    rest = [xp.reshape(xp.asarray(x), lead + (-1,)) for x in arrays[len(_BODY_PATHS) :]]
-    leaves = (xp.concatenate(body, axis=-1), xp.concatenate(rest, axis=-1))
-    if traced or all(isinstance(x, np.ndarray) for x in arrays):
-        return leaves
-    return tuple(jax.device_put(x) for x in leaves)
+    leaves = []
+    for group in groups:
+        if not _is_array(arrays[group[0]]):
+            leaves.append(arrays[group[0]])
+            continue
+        parts = []
+        for i in group:
+            x, shape = arrays[i], shapes[i]
+            tail = (shape[0], math.prod(shape[1:])) if i < nbody else (math.prod(shape),)
+            x = x if traced else np.asarray(x)
+            parts.append(xp.reshape(xp.broadcast_to(x, lead + shape), lead + tail))
+        leaf = xp.concatenate(parts, axis=-1)
+        jax_fields = [arrays[i] for i in group if isinstance(arrays[i], jax.Array)]
+        if not traced and jax_fields:
+            leaf = _on_device_of(np.asarray(leaf), jax_fields[0])
+        leaves.append(leaf)
+    return tuple(leaves)
+
+
+def _keepable(m: Model, leaves: tuple) -> bool:
+    """Whether ``leaves`` may be kept on ``m``: not traced, and no field a NumPy array that
+    may still change in place."""
+    if any(isinstance(x, _Tracer) for x in leaves):
+        return False
+    return not any(isinstance(x, np.ndarray) and x.flags.writeable for x in _numeric_arrays(m))
+
+
+def _on_device_of(host: np.ndarray, like: jax.Array):
+    """``host`` put where ``like`` lives: its device, or its sharding of the leading axes."""
+    if len(like.sharding.device_set) == 1:
+        return jax.device_put(host, like.sharding)
+    return jax.device_put(host, _leading_sharding(like, host.ndim))
+
+
+def _leading_sharding(like: jax.Array, ndim: int):
+    """``like``'s sharding of its leading (batch) axes, for an array of ``ndim`` axes."""
+    sharding = like.sharding
+    if not isinstance(sharding, jax.sharding.NamedSharding):  # replicated on its devices
+        return jax.sharding.NamedSharding(
+            jax.sharding.Mesh(np.array(sorted(sharding.device_set, key=lambda d: d.id)), ("d",)),
+            jax.sharding.PartitionSpec(),
+        )
+    spec = sharding.spec
+    lead = [spec[i] if i < len(spec) else None for i in range(ndim - 1)]
+    return jax.sharding.NamedSharding(sharding.mesh, jax.sharding.PartitionSpec(*lead, None))
 
 
 @functools.lru_cache(maxsize=1)
@@ -695,29 +783,48 @@ def _node_defs():
 
 
 def _unpack(structure: ModelStructure, values) -> dict:
-    """The numeric fields of ``values`` (``(body_values, other_values)``): slices of traced
-    arrays, views of concrete ones on the host (NumPy: valid in any trace, no program
-    compiled)."""
+    """The numeric fields of the leaves ``values`` (``(body_values, other_values)``).
+
+    Traced leaves: slices. NumPy leaves: views. Concrete JAX leaves: views on the host put
+    back on the leaf's device or sharding (no program compiled; traced when called inside
+    a trace). ``jax.ShapeDtypeStruct`` leaves: ``ShapeDtypeStruct`` fields. Any other object
+    (``None``, an axis, a sentinel, a symbolic zero): every field of its leaf is that object.
+    """
     shapes, other = _layout(structure)
     nb = shapes[0][0]
-    expected = ((nb, sum(_BODY_WIDTHS)), (other[-1][1],))
     if not isinstance(values, tuple) or len(values) != 2:
-        raise ArgumentError("model.values", f"expected 2 arrays, got {type(values).__name__}")
-    for name, x, tail in zip(("body_values", "other_values"), values, expected, strict=True):
-        if not hasattr(x, "shape") or tuple(x.shape[x.ndim - len(tail) :]) != tail:
+        raise ArgumentError("model.values", f"expected 2 leaves, got {type(values).__name__}")
+    nbody = len(_BODY_PATHS)
+    spans, at = [], 0
+    for width in _BODY_WIDTHS:
+        spans.append((at, at + width))
+        at += width
+    spans += list(other)
+    tails = ((nb, sum(_BODY_WIDTHS)), (other[-1][1],))
+    groups = (range(nbody), range(nbody, len(_NUMERIC_PATHS)))
+    part = {}
+    for name, x, tail, group in zip(("body_values", "other_values"), values, tails, groups,
+                                    strict=True):  # fmt: skip
+        if not (_is_array(x) or isinstance(x, jax.ShapeDtypeStruct)):
+            part.update((_NUMERIC_PATHS[i], x) for i in group)
+            continue
+        if tuple(x.shape[len(x.shape) - len(tail) :]) != tail:
             raise ArgumentError(
                 f"model.{name}",
-                f"expected shape (...) + {tail} for a model of this structure, got "
-                f"{getattr(x, 'shape', type(x).__name__)}",
+                f"expected shape (...) + {tail} for a model of this structure, got {x.shape}",
             )
-    body, rest = (x if isinstance(x, _Tracer) else np.asarray(x) for x in values)
-    lead = tuple(rest.shape[:-1])
-    part, at = {}, 0
-    for path, width, shape in zip(_BODY_PATHS, _BODY_WIDTHS, shapes, strict=False):
-        part[path] = body[..., at : at + width].reshape(lead + shape)
-        at += width
-    for path, (a, b), shape in zip(_OTHER_PATHS, other, shapes[len(_BODY_PATHS) :], strict=True):
-        part[path] = rest[..., a:b].reshape(lead + shape)
+        lead = tuple(x.shape[: len(x.shape) - len(tail)])
+        if isinstance(x, jax.ShapeDtypeStruct):
+            part.update((_NUMERIC_PATHS[i], jax.ShapeDtypeStruct(lead + shapes[i], x.dtype))
+                        for i in group)  # fmt: skip
+            continue
+        host = x if isinstance(x, (np.ndarray, _Tracer)) else np.asarray(x)
+        for i in group:
+            a, b = spans[i]
+            field = host[..., a:b].reshape(lead + shapes[i])
+            if host is not x:
+                field = _on_device_of(field, x)
+            part[_NUMERIC_PATHS[i]] = field
     plxb, inertia = _node_defs()
     return dict(
         placements=jax.tree.unflatten(plxb, (part["placements.E"], part["placements.r"])),
@@ -740,10 +847,8 @@ def _flatten_model_with_keys(m: Model):
 
 
 def _unflatten_model(structure, leaves):
-    """The model of ``leaves``: traced leaves are split at once, in the trace that rebuilds
-    the model; concrete ones when a field is first used (``Model.__getattr__``); any other
-    objects JAX puts in the leaves' places (an axis, a sentinel) are kept as they are for
-    the next flattening."""
+    """The model of ``leaves``, whose fields are read from them when one is first used
+    (``Model.__getattr__``): traced leaves at once, in the trace that rebuilds the model."""
     obj = object.__new__(Model)
     object.__setattr__(obj, "structure", structure)
     object.__setattr__(obj, "_values", tuple(leaves))

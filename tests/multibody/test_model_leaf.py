@@ -131,9 +131,93 @@ def test_fields_of_the_wrong_shape_and_leaves_of_the_wrong_length_are_refused():
     bad = dataclasses.replace(model, axes=model.axes[:, :2])
     with raises_argument(sj.ArgumentError, "model.axes"):
         jax.tree.leaves(bad)
-    ragged = dataclasses.replace(model, armature=jnp.stack([model.armature] * 2))
+    three = sj.RigidBodyInertia(jnp.stack([model.inertia.params] * 3))
+    ragged = dataclasses.replace(model, armature=jnp.stack([model.armature] * 2), inertia=three)
     with raises_argument(sj.ArgumentError, "model.armature"):
         jax.jit(mb.rnea)(ragged, *_state(model))
     short = jax.tree.unflatten(jax.tree.structure(model), [model.body_values, np.zeros(5)])
     with raises_argument(sj.ArgumentError, "model.other_values"):
         _ = short.inertia
+
+
+def test_shapes_specs_and_sentinels_take_the_place_of_the_leaves():
+    """``eval_shape`` gives shape-only fields; a leaf replaced by any other object (an axis,
+    ``None``) gives that object as each of its fields; a spec batches the per-body fields
+    alone (``in_axes``)."""
+    model = _model()
+    shapes = jax.eval_shape(lambda m: m, model)
+    assert shapes.axes.shape == (model.nbodies, 3) and shapes.armature.dtype == np.float64
+    zeros = jax.tree.map(lambda x: 0, model)
+    assert zeros.axes == 0 and zeros.inertia.params == 0 and "Model(" in repr(zeros)
+    spec = jax.tree.unflatten(jax.tree.structure(model), [0, None])
+    assert spec.inertia.params == 0 and spec.armature is None
+    other = dataclasses.replace(model, inertia=sj.RigidBodyInertia(model.inertia.params * 1.5))
+    both = jax.tree.unflatten(
+        jax.tree.structure(model),
+        [jnp.stack([model.body_values, other.body_values]), model.other_values],
+    )
+    q, v, a = _state(model)
+    tau = jax.vmap(lambda m: mb.rnea(m, q, v, a), in_axes=(spec,))(both)
+    for k, m in enumerate((model, other)):
+        np.testing.assert_allclose(tau[k], mb.rnea(m, q, v, a), rtol=1e-12, atol=1e-12)
+    # a leaf's fields either all arrays or all the same object
+    with raises_argument(sj.ArgumentError, "model.placements.E"):
+        jax.tree.leaves(
+            dataclasses.replace(zeros, inertia=sj.RigidBodyInertia(model.inertia.params))
+        )
+
+
+def test_fields_broadcast_to_one_batch_shape_and_keep_one_dtype():
+    model = _model()
+    q, v, a = _state(model)
+    params = jnp.stack([model.inertia.params, 1.5 * model.inertia.params])
+    two = dataclasses.replace(model, inertia=sj.RigidBodyInertia(params))
+    assert two.body_values.shape == (2, model.nbodies, 25)
+    assert two.other_values.shape == (2, model.other_values.shape[0])
+    tau = jax.vmap(lambda m: mb.rnea(m, q, v, a))(two)
+    np.testing.assert_allclose(tau[0], mb.rnea(model, q, v, a), rtol=1e-12, atol=1e-12)
+    single = model.astype("float32")
+    with raises_argument(sj.ArgumentTypeError, "model.lower"):
+        jax.tree.leaves(dataclasses.replace(single, lower=np.zeros(model.nq)))
+    empty = jax.tree.map(lambda x: jnp.stack([x, x])[:0], model)
+    assert jax.tree.leaves(dataclasses.replace(empty, damping=empty.damping))[0].shape == (0, 3, 25)
+
+
+def test_zero_bodies_equality_and_numpy_fields():
+    model = _model()
+    assert model == jax.tree.map(lambda x: x, model)
+    assert model != dataclasses.replace(model, damping=model.damping + 1.0)
+    none = dataclasses.replace(model, placements=model.placements[:0], axes=model.axes[:0],
+                               inertia=sj.RigidBodyInertia(model.inertia.params[:0]),
+                               parents=(), joint_types=(), joint_names=(), body_names=(),
+                               armature=model.armature[:0], damping=model.damping[:0],
+                               friction=model.friction[:0], lower=model.lower[:0],
+                               upper=model.upper[:0], velocity_limit=model.velocity_limit[:0],
+                               effort_limit=model.effort_limit[:0], frame_names=(),
+                               frame_bodies=(),
+                               frame_placements=model.frame_placements[:0])  # fmt: skip
+    assert [x.shape for x in jax.tree.leaves(none)] == [(0, 25), (0,)]
+    # NumPy fields are read afresh at each flattening: an edit in place is seen
+    arm = np.array(model.armature)
+    mn = dataclasses.replace(model, armature=arm)
+    q, v, a = _state(model)
+    before = np.asarray(jax.jit(mb.rnea)(mn, q, v, a))
+    arm += 1.0
+    after = np.asarray(jax.jit(mb.rnea)(mn, q, v, a))
+    np.testing.assert_allclose(after - before, np.asarray(a), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(jax.device_count() < 2, reason="needs 2 devices (tests/conftest.py)")
+def test_a_model_stays_on_its_device_and_its_sharding():
+    model = _model()
+    dev = jax.devices()[1]
+    m1 = jax.device_put(model, dev)
+    assert m1.body_values.devices() == {dev} and m1.axes.devices() == {dev}
+    moved = dataclasses.replace(m1, damping=m1.damping * 2.0)
+    assert all(x.devices() == {dev} for x in jax.tree.leaves(moved))
+    n = jax.device_count()
+    batch = jax.tree.map(lambda x: jnp.stack([x] * n), model)
+    sharded = sj.shard_batch(batch)
+    assert len(sharded.inertia.params.sharding.device_set) == n
+    again = dataclasses.replace(sharded, damping=sharded.damping * 2.0)
+    assert all(len(x.sharding.device_set) == n for x in jax.tree.leaves(again))

@@ -18,11 +18,13 @@ x_{k−1} + b₂ x_{k−2}`` (direct form I). ``sosfilt`` solves it section by s
 column (LAPACK ``dtbtrs``). ``sosfiltfilt`` runs the sections forward, then backward, over
 the signal extended by odd reflection, each pass from the steady state of its first sample,
 as SciPy's (Gustafsson's initial conditions; ``padlen = 3 (2 n_sections + 1)`` less the
-sections of first order), on blocks of samples: each block's outputs and end state are one
-matrix product of its inputs and the state entering it (``_block_operator``), the states
-carried from block to block, and with decimation the backward pass evaluates only the
-samples kept. It stays within 1e-14 of the largest value of an exact filtering down to a
-cut-off 1e-4 of the rate, where SciPy's is 1e-10 off.
+sections of first order). Below a quarter of the rate it works on blocks of samples: each
+block's outputs and end state are one matrix product of its inputs and the state entering it
+(``_block_operator``), the states carried from block to block, and with decimation the
+backward pass evaluates only the samples kept; there it stays within 1e-14 of the largest
+value of an exact filtering down to a cut-off 1e-4 of the rate, where SciPy's is 1e-10 off.
+Above (poles left of the imaginary axis; no decimation possible) it runs ``sosfilt``'s
+recursion per column, from the same steady states.
 """
 
 from __future__ import annotations
@@ -68,8 +70,10 @@ def butterworth(order: int, cutoff: float, rate: float) -> np.ndarray:
     return sos
 
 
-def sosfilt(sos: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """The sections ``sos`` applied in turn along the first axis of ``x (N, ...)``, from rest.
+def sosfilt(sos: np.ndarray, x: np.ndarray, *, steady: bool = False) -> np.ndarray:
+    """The sections ``sos`` applied in turn along the first axis of ``x (N, ...)``, from rest
+    or, with ``steady``, from the steady state of a constant input equal to ``x[0]`` (each
+    section's earlier inputs and outputs at their DC values, ``_dc_gains``).
 
     Each section is the unit lower-triangular banded system of its recursion, solved column
     by column (LAPACK ``dtbtrs``). Returns float64 of ``x``'s shape.
@@ -80,10 +84,17 @@ def sosfilt(sos: np.ndarray, x: np.ndarray) -> np.ndarray:
     shape = x.shape
     N = shape[0]
     y = np.asfortranarray(x.reshape(N, -1))
-    for b0, b1, b2, _, a1, a2 in sos:
+    u0 = y[0].copy()
+    for (b0, b1, b2, _, a1, a2), gain in zip(sos, _dc_gains(sos), strict=True):
         rhs = b0 * y
         rhs[1:] += b1 * y[:-1]
         rhs[2:] += b2 * y[:-2]
+        if steady:  # the terms of the samples before the first: inputs u0, outputs y0
+            y0 = gain * u0
+            rhs[0] += (b1 + b2) * u0 - (a1 + a2) * y0
+            if N > 1:
+                rhs[1] += b2 * u0 - a2 * y0
+            u0 = y0
         band = np.empty((3, N), order="F")
         band[0], band[1], band[2] = 1.0, a1, a2
         (tbtrs,) = get_lapack_funcs(("tbtrs",), (band, rhs))
@@ -113,6 +124,7 @@ def sosfiltfilt(sos: np.ndarray, x: np.ndarray, *, axis: int = 0, keep: slice = 
         above the extension's length.
     """
     x = np.asarray(x, np.float64)
+    sos = np.asarray(sos, np.float64)
     if axis not in (0, -1) and not (x.ndim and axis == x.ndim - 1):
         raise ValueError(f"axis: expected 0 or -1, got {axis!r}")
     if not isinstance(keep, slice) or (keep.step is not None and keep.step < 1):
@@ -174,6 +186,15 @@ def _filtfilt_rows(sos: np.ndarray, X: np.ndarray, keep: slice) -> np.ndarray:
     idx = np.arange(start, stop, step) + pad  # kept samples, in the extended signal
     if k == 0 or idx.size == 0:
         return np.zeros((k, idx.size))
+    if _left_poles(sos):
+        # poles left of the imaginary axis (a cut-off above a quarter of the rate, so no
+        # decimation): the blocks' states would drift (_block_operator); each column's
+        # recursion instead, from the same steady states
+        ext = np.concatenate([2 * X[:, :1] - X[:, pad:0:-1], X,
+                              2 * X[:, -1:] - X[:, -2 : -pad - 2 : -1]], axis=1)  # fmt: skip
+        y = sosfilt(sos, ext.T, steady=True)
+        y = sosfilt(sos, y[::-1], steady=True)[::-1]
+        return np.ascontiguousarray(y[idx].T)
     B = _block_size(step)
     nb = -(-Ne // B)
     Tout, Tst, H, A = _block_operator(sos.tobytes(), B)
@@ -259,17 +280,28 @@ def _steady_state(sos: np.ndarray, x0: np.ndarray) -> np.ndarray:
     constant input ``x0 (k,)``: each section's output its DC gain times its input.
 
     Gustafsson's initial conditions, as SciPy's ``sosfiltfilt`` (which solves for them,
-    ``sosfilt_zi``): here each gain's sums ``b₀ + b₁ + b₂``, ``1 + a₁ + a₂`` are exact
-    (``_two_sum``) before the division, where a cut-off far below the rate cancels most
-    digits of the second.
+    ``sosfilt_zi``), from ``_dc_gains``.
     """
     state = np.zeros((x0.shape[0], 2 + 2 * sos.shape[0]))
     state[:, 0] = x0
-    gain = 1.0
-    for s, (b0, b1, b2, _, a1, a2) in enumerate(sos):
-        gain *= _exact_sum(b0, b1, b2) / _exact_sum(1.0, a1, a2)
-        state[:, 2 + 2 * s] = gain * x0
+    total = 1.0
+    for s, gain in enumerate(_dc_gains(sos)):
+        total *= gain
+        state[:, 2 + 2 * s] = total * x0  # (level, difference 0) of a constant
     return state
+
+
+def _dc_gains(sos: np.ndarray) -> list:
+    """Each section's gain at 0 Hz, ``(b₀ + b₁ + b₂) / (1 + a₁ + a₂)``: both sums exact
+    (``_two_sum``) before the division, where a cut-off far below the rate cancels most
+    digits of the second."""
+    return [_exact_sum(b0, b1, b2) / _exact_sum(1.0, a1, a2) for b0, b1, b2, _, a1, a2 in sos]
+
+
+def _left_poles(sos: np.ndarray) -> bool:
+    """Whether a section's poles lie left of the imaginary axis (their sum ``−a₁`` below 0:
+    a Butterworth cut-off above a quarter of the rate)."""
+    return bool(np.any(-sos[:, 4] < 0))
 
 
 def _exact_sum(a: float, b: float, c: float) -> float:
@@ -318,9 +350,11 @@ def _block_operator(sos_bytes: bytes, B: int):
     (a cut-off far below the rate) the plain pair ``(v[−1], v[−2])`` makes every block sum
     terms a block's length larger than its result, and the filter's gain drifts from
     block to block (1e-10 of the signal at a cut-off 1e-4 of the rate); in this basis the
-    zero-phase filter stays within 1e-14 of an exact one (the tests'). The entries are
-    computed in double-double arithmetic (Dekker 1971) from the recursion of each section,
-    then rounded once.
+    zero-phase filter stays within 1e-14 of an exact one (the tests'). Poles left of the
+    imaginary axis (near −1 just below Nyquist) would drift the same way in any such
+    basis: ``_filtfilt_rows`` does not use blocks for them. The entries are computed in
+    double-double arithmetic (Dekker 1971) from the recursion of each section, then
+    rounded once.
     """
     sos = np.frombuffer(sos_bytes).reshape(-1, 6)
     S = sos.shape[0]

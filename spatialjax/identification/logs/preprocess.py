@@ -176,13 +176,14 @@ def tail_samples(rate: float, lowpass: float, order: int, tail: float) -> int:
     """Samples after which the Butterworth impulse response's tail ``Σ|h|`` is ``≤ tail`` of all.
 
     The response is computed over 60 time constants of the slowest pole (``|p|ⁿ = e⁻⁶⁰``,
-    1e-26, of it left out) and 64 samples more.
+    1e-26, of it left out), or more for a ``tail`` below e⁻³⁰, and 64 samples more.
     """
     from .butterworth import butterworth, sosfilt
 
     sos = butterworth(order, lowpass, rate)
     slowest = max(float(np.max(np.abs(np.roots(s[3:])))) for s in sos)
-    L = int(math.ceil(60.0 / -math.log(slowest))) + 64
+    spans = max(60.0, 30.0 - math.log(tail))  # time constants: e^-30 of the tail left out
+    L = int(math.ceil(spans / -math.log(slowest))) + 64
     impulse = np.zeros(L)
     impulse[0] = 1.0
     h = np.abs(sosfilt(sos, impulse))
