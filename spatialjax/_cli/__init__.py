@@ -100,10 +100,10 @@ def one_blas_thread():
     """NumPy's and SciPy's BLAS on one thread inside the block (``threadpoolctl``), restored
     after.
 
-    The commands' NumPy and SciPy linear algebra works on small blocks (a filter's
-    64-sample blocks, a few thousand regressor rows), which a second BLAS thread does not
-    speed up, while its threads, spinning between calls, hold the core that XLA's programs
-    and the compile threads need (``benchmarks/README.md``, "identify in a fresh
+    The commands' NumPy and SciPy linear algebra works on small blocks (the zero-phase
+    filter's chunks of blocks, a few thousand regressor rows), which a second BLAS thread
+    does not speed up, while its threads, spinning between calls, hold the core that XLA's
+    programs and the compile threads need (``benchmarks/README.md``, "identify in a fresh
     process").
     """
     from threadpoolctl import threadpool_limits

@@ -626,13 +626,14 @@ class Model:
 
 
 #: The numeric fields of a :class:`Model` held per body, in the columns of its first leaf
-#: (``body_values``), and their widths
+#: (``body_values``)
 _BODY_PATHS = ("placements.E", "placements.r", "axes", "inertia.params")
-_BODY_WIDTHS = (9, 3, 3, 10)
 #: The other numeric fields, raveled one after the other in its second leaf (``other_values``)
 _OTHER_PATHS = ("frame_placements.E", "frame_placements.r", "armature", "damping", "friction",
                 "lower", "upper", "velocity_limit", "effort_limit")  # fmt: skip
 _NUMERIC_PATHS = _BODY_PATHS + _OTHER_PATHS
+#: the indices in ``_NUMERIC_PATHS`` of each leaf's fields
+_GROUPS = (range(len(_BODY_PATHS)), range(len(_BODY_PATHS), len(_NUMERIC_PATHS)))
 _JOINT_PATHS = _OTHER_PATHS[2:]
 _NUMERIC_FIELDS = ("placements", "axes", "inertia", "frame_placements", *_JOINT_PATHS)
 _LEAF_KEYS = (jax.tree_util.GetAttrKey("body_values"), jax.tree_util.GetAttrKey("other_values"))
@@ -640,9 +641,9 @@ _LEAF_KEYS = (jax.tree_util.GetAttrKey("body_values"), jax.tree_util.GetAttrKey(
 
 @functools.lru_cache(maxsize=256)
 def _layout(structure: ModelStructure) -> tuple:
-    """``(shapes, other)``: each numeric field's shape (``_NUMERIC_PATHS`` order, without
-    leading batch axes), and ``(start, stop)`` of each of ``_OTHER_PATHS`` in
-    ``other_values``."""
+    """``(shapes, spans)``: each numeric field's shape (``_NUMERIC_PATHS`` order, without
+    leading batch axes) and its ``(start, stop)`` on its leaf's last axis (a body's row of
+    ``body_values``, ``other_values``)."""
     nb, nf = len(structure.parents), len(structure.frame_names)
     nq = sum(7 if t == "free_flyer" else 1 for t in structure.joint_types)
     nv = sum(6 if t == "free_flyer" else 1 for t in structure.joint_types)
@@ -650,11 +651,14 @@ def _layout(structure: ModelStructure) -> tuple:
               "inertia.params": (nb, 10), "frame_placements.E": (nf, 3, 3),
               "frame_placements.r": (nf, 3), "lower": (nq,), "upper": (nq,)}  # fmt: skip
     shapes = tuple(shapes.get(path, (nv,)) for path in _NUMERIC_PATHS)
-    other, at = [], 0
-    for shape in shapes[len(_BODY_PATHS) :]:
-        other.append((at, at + math.prod(shape)))
-        at += math.prod(shape)
-    return shapes, tuple(other)
+    spans = []
+    for group, per_body in zip(_GROUPS, (True, False), strict=True):
+        at = 0
+        for i in group:
+            n = math.prod(shapes[i][1:] if per_body else shapes[i])
+            spans.append((at, at + n))
+            at += n
+    return shapes, tuple(spans)
 
 
 def _numeric_arrays(m: Model) -> list:
@@ -679,12 +683,10 @@ def _pack(m: Model) -> tuple:
     program compiled), traced ones with ``jnp``. A leaf whose fields are all one non-array
     object (``None``, an axis of ``in_axes``, a sentinel) is that object.
     """
-    shapes, _ = _layout(m.structure)
+    shapes, spans = _layout(m.structure)
     arrays = _numeric_arrays(m)
-    nbody = len(_BODY_PATHS)
-    groups = (range(nbody), range(nbody, len(_NUMERIC_PATHS)))
     leads, dtype, first = [], None, None
-    for group in groups:
+    for group in _GROUPS:
         kinds = [_is_array(arrays[i]) for i in group]
         if not all(kinds):
             i = group[kinds.index(False)] if any(kinds) else group[0]
@@ -720,18 +722,17 @@ def _pack(m: Model) -> tuple:
                 f"model.{path}",
                 f"leading batch shape {shape} does not broadcast with the other fields' {lead}",
             ) from None
-    traced = any(isinstance(arrays[i], _Tracer) for group in groups for i in group
-                 if _is_array(arrays[i]))  # fmt: skip
+    traced = any(isinstance(x, _Tracer) for x in arrays)
     xp = jnp if traced else np
     leaves = []
-    for group in groups:
+    for group in _GROUPS:
         if not _is_array(arrays[group[0]]):
             leaves.append(arrays[group[0]])
             continue
         parts = []
         for i in group:
-            x, shape = arrays[i], shapes[i]
-            tail = (shape[0], math.prod(shape[1:])) if i < nbody else (math.prod(shape),)
+            x, shape, (a, b) = arrays[i], shapes[i], spans[i]
+            tail = (shape[0], b - a) if group is _GROUPS[0] else (b - a,)
             x = x if traced else np.asarray(x)
             parts.append(xp.reshape(xp.broadcast_to(x, lead + shape), lead + tail))
         leaf = xp.concatenate(parts, axis=-1)
@@ -790,21 +791,11 @@ def _unpack(structure: ModelStructure, values) -> dict:
     a trace). ``jax.ShapeDtypeStruct`` leaves: ``ShapeDtypeStruct`` fields. Any other object
     (``None``, an axis, a sentinel, a symbolic zero): every field of its leaf is that object.
     """
-    shapes, other = _layout(structure)
-    nb = shapes[0][0]
-    if not isinstance(values, tuple) or len(values) != 2:
-        raise ArgumentError("model.values", f"expected 2 leaves, got {type(values).__name__}")
-    nbody = len(_BODY_PATHS)
-    spans, at = [], 0
-    for width in _BODY_WIDTHS:
-        spans.append((at, at + width))
-        at += width
-    spans += list(other)
-    tails = ((nb, sum(_BODY_WIDTHS)), (other[-1][1],))
-    groups = (range(nbody), range(nbody, len(_NUMERIC_PATHS)))
+    shapes, spans = _layout(structure)
     part = {}
-    for name, x, tail, group in zip(("body_values", "other_values"), values, tails, groups,
-                                    strict=True):  # fmt: skip
+    for name, x, group in zip(("body_values", "other_values"), values, _GROUPS, strict=True):
+        width = spans[group[-1]][1]  # of a body's row, or of the whole leaf
+        tail = (shapes[0][0], width) if group is _GROUPS[0] else (width,)
         if not (_is_array(x) or isinstance(x, jax.ShapeDtypeStruct)):
             part.update((_NUMERIC_PATHS[i], x) for i in group)
             continue

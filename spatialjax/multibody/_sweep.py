@@ -548,7 +548,8 @@ def scan_poses(model: Model, q, c=None):
 
 
 def rodrigues_terms(model: Model):
-    """Per body ``(P, P K, P K²)`` as ``(nb, 9)`` rows (row-major) and ``P a``, ``p``."""
+    """Per body ``(P, P K, P K²)`` as ``(nb, 9)`` rows (row-major) and ``P a``, ``p``
+    (NumPy for a model of NumPy fields)."""
     P = model.placements.E
     a = model.axes[:, None, :]
     # row r of P K is P_r × a (K = [a]×), of P K² is (P K)_r × a: written out, so that a
@@ -561,10 +562,10 @@ def rodrigues_terms(model: Model):
 
 
 def _cross3(x, a):
-    """``x × a`` on the last axis (written out)."""
+    """``x × a`` on the last axis (written out; NumPy in, NumPy out: ``batchlast.stack``)."""
     x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    return jnp.stack([x1 * a2 - x2 * a1, x2 * a0 - x0 * a2, x0 * a1 - x1 * a0], axis=-1)
+    return batchlast.stack([x1 * a2 - x2 * a1, x2 * a0 - x0 * a2, x0 * a1 - x1 * a0], axis=-1)
 
 
 def step_frame(x):

@@ -190,9 +190,9 @@ def _filtfilt_rows(sos: np.ndarray, X: np.ndarray, keep: slice) -> np.ndarray:
         # poles left of the imaginary axis (a cut-off above a quarter of the rate, so no
         # decimation): the blocks' states would drift (_block_operator); each column's
         # recursion instead, from the same steady states
-        ext = np.concatenate([2 * X[:, :1] - X[:, pad:0:-1], X,
-                              2 * X[:, -1:] - X[:, -2 : -pad - 2 : -1]], axis=1)  # fmt: skip
-        y = sosfilt(sos, ext.T, steady=True)
+        ext = np.empty((1, k, Ne))
+        _extended_blocks(X, pad, 0, Ne, ext)  # the whole extended signal as one block
+        y = sosfilt(sos, ext[0].T, steady=True)
         y = sosfilt(sos, y[::-1], steady=True)[::-1]
         return np.ascontiguousarray(y[idx].T)
     B = _block_size(step)

@@ -119,24 +119,24 @@ def live_columns(model, q, v, a, gravity, joint_model) -> LiveColumns:
 def _model_terms(model) -> dict:
     """The model's constants, float64: per body the Rodrigues terms of its joint rotation
     ``E(q) = P + sin q P K + (1 − cos q) P K²`` (``K = [axis]×``), the offset ``p`` and
-    ``P axis``; the dofs' bodies and the subtree runs of each body."""
+    ``P axis`` (``_sweep.rodrigues_terms`` of the model's fields in NumPy); the dofs' bodies
+    and the subtree runs of each body."""
+    import jax
+
     from ...multibody import _sweep as sweep
 
-    P = np.asarray(model.placements.E, np.float64)
-    axes = np.asarray(model.axes, np.float64)
-    K = np.zeros((len(axes), 3, 3))
-    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -axes[:, 2], axes[:, 1], -axes[:, 0]
-    K[:, 1, 0], K[:, 2, 0], K[:, 2, 1] = axes[:, 2], -axes[:, 1], axes[:, 0]
-    PK = P @ K
+    host = jax.tree.map(lambda x: np.asarray(x, np.float64), model)
+    P, PK, PKK, Pa, p = sweep.rodrigues_terms(host)
+    nb = model.nbodies
     return dict(
         types=model.joint_types,
         parents=model.parents,
-        P=P,
-        PK=PK,
-        PKK=PK @ K,
-        p=np.asarray(model.placements.r, np.float64),
-        Pa=np.einsum("bij,bj->bi", P, axes),
-        axes=axes,
+        P=P.reshape(nb, 3, 3),
+        PK=PK.reshape(nb, 3, 3),
+        PKK=PKK.reshape(nb, 3, 3),
+        p=p,
+        Pa=Pa,
+        axes=host.axes,
         dof_body=tuple(sweep.dof_body(model)),
         runs=sweep.subtree_runs(model.parents),
         floating=model.floating_base,
