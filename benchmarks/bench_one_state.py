@@ -177,6 +177,11 @@ def frax_fns(fr, spec) -> dict:
 
 
 STATE_ARGS = dict(fk="q", jac="q", rnea="qva", mass="q", fd="qvt", ctrl="qv")
+#: the no-op floors: a jitted sum of the same state arguments plus one, per argument count
+FLOORS = {"q + 1": "q", "q + v + 1": "qv", "q + v + a + 1": "qva"}
+FLOOR_OF = {
+    op: next(k for k, c in FLOORS.items() if len(c) == len(a)) for op, a in STATE_ARGS.items()
+}
 
 
 def closed(fn, model):
@@ -363,9 +368,10 @@ def main(a) -> int:
             else:
                 jf, r = row(op, column, "spatialjax", our[op], (m, *x), 1)
                 calls[(op, "spatialjax")], rows[(op, "spatialjax")] = (jf, (m, *x)), r
-        for name, (x0,) in (("q + 1", (state["q"],)),):
-            f = (lambda q: q + 1.0) if column == "one" else (lambda model, q: q + 1.0)
-            x = (x0,) if column == "one" else (m, x0)
+        for name, cs in FLOORS.items():  # no-ops with the same state arguments as the ops
+            x0 = tuple(state[c] for c in cs)
+            f = (lambda *s: sum(s) + 1.0) if column == "one" else (lambda model, *s: sum(s) + 1.0)
+            x = x0 if column == "one" else (m, *x0)
             jf, r = row(name, column, "jax", f, x, 1)
             calls[(name, "jax")], rows[(name, "jax")] = (jf, x), r
         print(f"timing column {column!r}: {len(calls)} calls interleaved", flush=True)
@@ -443,20 +449,23 @@ def report(results, ops, columns) -> str:
     ]
     cols = [c for c in columns if c != "arg"]
     head = "| op | " + " | ".join(
-        f"{c}: spatialjax | frax | ratio" + (" | arg: spatialjax | ratio" if c == "one" else "")
+        f"{c}: spatialjax | frax | ratio"
+        + (" | / no-op, same arguments | arg: spatialjax | ratio" if c == "one" else "")
         for c in cols
     ) + " |"  # fmt: skip
-    lines += [head, "|" + "---|" * (1 + sum(5 if c == "one" else 3 for c in cols))]
-    for op in ops + ["q + 1"]:
+    lines += [head, "|" + "---|" * (1 + sum(6 if c == "one" else 3 for c in cols))]
+    for op in ops + list(FLOORS):
         cells = []
         for c in cols:
-            who = "jax" if op == "q + 1" else "spatialjax"
+            who = "jax" if op in FLOORS else "spatialjax"
             o = _cell(results, op, c, who)
             f = _cell(results, op, c, "frax")
             ratio = f"{f['run_s'] / o['run_s']:.2f}" if o and f else "-"
             best = f" ({fmt(o['best_s'])})" if o else ""
             cells += [fmt(o and o["run_s"]) + best, fmt(f and f["run_s"]), ratio]
             if c == "one":
+                fl = _cell(results, FLOOR_OF.get(op, op), c, "jax")
+                cells += [f"{o['run_s'] / fl['run_s']:.2f}" if o and fl else "-"]
                 ao = _cell(results, op, "arg", who)
                 ratio = f"{f['run_s'] / ao['run_s']:.2f}" if ao and f else "-"
                 cells += [fmt(ao and ao["run_s"]), ratio]

@@ -2,36 +2,60 @@
 
 Every quantity in world axes about a common origin (the world's, or a free-flyer
 root's). Derivation: docs page ``dynamics.md#one-state``.
+
+The model's numbers reach these programs as *terms* (``terms``): from the model's fields
+when they are traced, or, for a model whose values are known when the caller's program is
+traced (closed over by ``jit``), computed here in NumPy and packed into a few constants of
+at most 512 bytes behind an ``optimization_barrier`` (``host_terms``). XLA:CPU allocates a
+buffer per constant at every call, and would otherwise fold the model into one constant
+per field and body; the tree's structure enters as static sums over ancestors and
+subtrees, not as constant 0/1 matrices.
 """
 
 from __future__ import annotations
 
 import functools
+import types
+from typing import Any
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _smallmat as smallmat
+from . import _batchlast as batchlast
 from . import _sweep as sweep
-from ._model import Model
+from ._model import Model, _unpack
+
+_Tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
 
 
 # ----------------------------------------------------------------- structure
 @functools.lru_cache(maxsize=256)
 def _layout(parents: tuple, joint_types: tuple):
-    """Static ``(dof_body, anc, sub, upper)`` index arrays of a tree (NumPy, cached)."""
+    """Static index sets of a tree: per body its ancestors (root first, itself last) and its
+    subtree; per dof its body; per body the dofs of its ancestors (itself included)."""
     nb = len(parents)
-    sub = np.eye(nb)
-    for k in range(nb - 1, -1, -1):
-        if parents[k] >= 0:
-            sub[parents[k]] += sub[k]
+    anc: list[tuple] = []
+    for i, p in enumerate(parents):
+        anc.append((anc[p] if p >= 0 else ()) + (i,))
+    sub = tuple(tuple(k for k in range(nb) if i in anc[k]) for i in range(nb))
     db = []
     for i, t in enumerate(joint_types):
         db += [i] * (6 if t == "free_flyer" else 1)
-    db = np.asarray(db, int)
-    anc = sub.T[:, db]  # anc[i, d] = sub[body(d), i]
-    upper = sub[db][:, db] > 0  # body(e) ⪯ body(d)
-    return db, anc, sub, upper
+    anc_dofs = tuple(tuple(d for d, b in enumerate(db) if b in anc[i]) for i in range(nb))
+    return tuple(anc), sub, tuple(db), anc_dofs
+
+
+def _sums(x, sets):
+    """``stack([Σ_{j ∈ s} x[j] for s in sets])``: static sums of rows, in one fused kernel."""
+    out = []
+    for s in sets:
+        total = x[s[0]]
+        for j in s[1:]:
+            total = total + x[j]
+        out.append(total)
+    return jnp.stack(out)
 
 
 def _cross_rows(a, b):
@@ -41,11 +65,210 @@ def _cross_rows(a, b):
     return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
+# ---------------------------------------------------------------------- terms
+def _sigma_matrix() -> np.ndarray:
+    """``(10, 9)``: the 10-vector ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` -> ``Σ = ½ tr(I) 1 − I``
+    (row-major 3x3), ``Σ`` the second moment of the mass about the frame origin."""
+    C = np.zeros((10, 3, 3))
+    ij = {4: (0, 0), 5: (0, 1), 6: (1, 1), 7: (0, 2), 8: (1, 2), 9: (2, 2)}
+    for k, (i, j) in ij.items():
+        C[k, i, j] -= 1.0
+        if i != j:
+            C[k, j, i] -= 1.0
+        else:
+            C[k] += 0.5 * np.eye(3)
+    return C.reshape(10, 9)
+
+
+_SIGMA = _sigma_matrix()
+
+
+def _term_shapes(model: Model) -> tuple:
+    """``(name, shape)`` of every term, in the order ``host_terms`` packs them."""
+    nb, nv, nf = model.nbodies, model.nv, len(model.frame_names)
+    return (
+        ("P", (nb, 9)), ("PK", (nb, 9)), ("PKK", (nb, 9)), ("Pa", (nb, 3)), ("p", (nb, 3)),
+        ("axes", (nb, 3)), ("m", (nb,)), ("h", (nb, 3)), ("Sigma", (nb, 9)),
+        ("armature", (nv,)), ("damping", (nv,)),
+    ) + tuple((f"frame{k}", (12,)) for k in range(nf))  # fmt: skip
+
+
+def _term_values(model: Any) -> dict:
+    """The terms of a ``Model`` (traced fields) or of its fields in NumPy (``host_terms``).
+
+    Per body: the Rodrigues terms of its joint rotation ``E(q) = P + sin q P K + (1 − cos q)
+    P K²`` (``K = [axis]×``; rows row-major), ``P axis``, the offset ``p``, the axis, the
+    mass, the first moment ``h`` and ``Σ = ½ tr(I) 1 − I`` (row-major; the second moment of
+    the mass about the body origin, body axes); the armature and damping; per frame ``k``
+    (``"frame{k}"``) its placement ``[E (row-major), r]``.
+    """
+    P, PK, PKK, Pa, p = sweep.rodrigues_terms(model)
+    params = model.inertia.params
+    nf = len(model.frame_names)
+    E, r = model.frame_placements.E.reshape(nf, 9), model.frame_placements.r
+    frames = np.concatenate([E, r], 1) if isinstance(E, np.ndarray) else jnp.concatenate([E, r], 1)
+    return dict(
+        P=P, PK=PK, PKK=PKK, Pa=Pa, p=p, axes=model.axes, m=params[:, 0], h=params[:, 1:4],
+        Sigma=params @ _SIGMA.astype(params.dtype), armature=model.armature, damping=model.damping,
+        **{f"frame{k}": frames[k] for k in range(nf)},
+    )  # fmt: skip
+
+
+_FIELDS = ("placements", "axes", "inertia", "armature", "damping", "frame_placements")
+
+
+def _host_fields(model: Model) -> dict | None:
+    """The model's fields that the terms are made of, in NumPy; None where one is traced.
+
+    A model rebuilt from its two leaves (``jit``, ``tree.map``, ``astype``) reads them from
+    the leaves on the host: reading its fields first inside a trace would trace them."""
+    values = model.__dict__.get("_values")
+    if values is not None and all(_is_concrete(v) for v in values):
+        fields = _unpack(model.structure, tuple(np.asarray(v) for v in values))
+        return {k: fields[k] for k in _FIELDS}
+    fields = {k: getattr(model, k) for k in _FIELDS}
+    if not all(_is_concrete(v) for v in jax.tree.leaves(fields)):
+        return None
+    return jax.tree.map(np.asarray, fields)
+
+
+def _is_concrete(x) -> bool:
+    return hasattr(x, "dtype") and not isinstance(x, _Tracer)
+
+
+#: bytes per constant: XLA:CPU runs a program's kernels one after the other, in the calling
+#: thread, when no buffer is larger (its thunk executor's ``execute_sequential_buffer_threshold``)
+_CHUNK_BYTES = 512
+
+
+def host_terms(model: Model, x, names: tuple) -> tuple | None:
+    """The terms ``names`` of the model as NumPy arrays of at most ``_CHUNK_BYTES`` each (the
+    terms one after the other, raveled, in the model's dtype), when a program is being
+    traced (``x`` a tracer) with this model's values known (no traced or batched leaf);
+    None otherwise (an eager call passes the model's two arrays, a traced model its
+    fields). Kept on the model object after the first call."""
+    if not isinstance(x, _Tracer):
+        return None  # an eager call
+    fields = _host_fields(model)
+    if fields is None or fields["placements"].E.ndim != 3:
+        return None  # a traced model, or a batch of models
+    cache = model.__dict__.get("_host_terms")
+    if cache is None:
+        cache = {}
+        object.__setattr__(model, "_host_terms", cache)
+    names = names_for(model, names)
+    if names not in cache:
+        dtype = fields["axes"].dtype
+        host = jax.tree.map(lambda v: np.asarray(v, np.float64), fields)
+        values = _term_values(types.SimpleNamespace(**host, frame_names=model.frame_names))
+        parts = [np.zeros(int(k[4:])) if k.startswith("pad:") else np.ravel(values[k])
+                 for k in _aligned(model, names, dtype)[1]]  # fmt: skip
+        flat = np.concatenate(parts)
+        n = _CHUNK_BYTES // np.dtype(dtype).itemsize
+        flat = flat.astype(dtype)
+        cache[names] = tuple(flat[i : i + n] for i in range(0, flat.size, n))
+    return cache[names]
+
+
+def terms(model: Model, names: tuple, packed=None) -> dict:
+    """The terms ``names`` (``_term_values``): sliced from ``packed`` (``host_terms``'s
+    arrays, held behind an ``optimization_barrier`` so that XLA keeps them as they are, a
+    few constants) or computed from the model's fields."""
+    names = names_for(model, names)
+    if packed is None:
+        values = _term_values(model)
+        return {k: values[k] for k in names}
+    chunks = jax.lax.optimization_barrier(tuple(jnp.asarray(c) for c in packed))
+    n = _CHUNK_BYTES // chunks[0].dtype.itemsize
+    starts, _ = _aligned(model, names, chunks[0].dtype)
+    shapes = dict(_term_shapes(model))
+    out = {}
+    for name, start in zip(names, starts, strict=True):
+        stop = start + int(np.prod(shapes[name]))
+        parts = [chunks[c][max(start - c * n, 0) : min(stop - c * n, n)]
+                 for c in range(start // n, (stop - 1) // n + 1)]  # fmt: skip
+        flat = parts[0] if len(parts) == 1 else jnp.concatenate(parts)
+        out[name] = flat.reshape(shapes[name])
+    return out
+
+
+def _aligned(model: Model, names: tuple, dtype) -> tuple:
+    """Where each term starts in the packed terms, and the names with ``"pad:k"`` entries
+    (``k`` zeros) such that a term that fits in one chunk does not straddle two."""
+    n = _CHUNK_BYTES // np.dtype(dtype).itemsize
+    shapes = dict(_term_shapes(model))
+    starts, padded, at = [], [], 0
+    for name in names:
+        size = int(np.prod(shapes[name]))
+        if size <= n and at // n != (at + size - 1) // n:
+            gap = n - at % n
+            padded.append(f"pad:{gap}")
+            at += gap
+        starts.append(at)
+        padded.append(name)
+        at += size
+    return starts, padded
+
+
+#: the terms each one-state program reads (``"Pa"`` dropped where no joint is prismatic),
+#: in an order that packs them into few chunks
+POSES = ("P", "PK", "PKK", "Pa", "p")
+JACOBIAN = POSES + ("axes",)
+RNEA = JACOBIAN + ("m", "h", "armature", "Sigma")
+MASS = RNEA
+FD = JACOBIAN + ("m", "h", "armature", "damping", "Sigma")
+
+
+def names_for(model: Model, names: tuple) -> tuple:
+    """``names`` without the terms this model's joints do not use."""
+    return names if "prismatic" in model.joint_types else tuple(k for k in names if k != "Pa")
+
+
 # ------------------------------------------------------------------ kinematics
-def poses(model: Model, q):
-    """World poses of one state: ``q (nq,)`` -> ``R (nb, 3, 3)``, ``p (nb, 3)``."""
-    R, p = sweep.poses_one(model, q[:, None])
-    return R[..., 0], p[..., 0]
+def _joint_frame(model: Model, K: dict, q, i: int, wait=None):
+    """Body ``i``'s pose in its parent, ``E (3, 3)`` and ``r (3,)`` (``q`` of one state), from
+    its own rows of the terms; ``wait`` (a scalar or None) is added as ``0 · wait`` to the
+    joint coordinate, so that the kernel runs only once ``wait`` is computed."""
+    t = model.joint_types[i]
+    P, r = K["P"][i].reshape(3, 3), K["p"][i]
+    if t == "free_flyer":
+        Q = batchlast.quat_matrix(q[3:4], q[4:5], q[5:6], q[6:7])[..., 0]
+        return P @ Q, r + smallmat.mv(P, q[0:3])
+    x = q[i + 6 if model.floating_base else i]
+    if wait is not None:
+        x = x + 0.0 * wait  # the same number (x + ±0 = x); NaN stays NaN
+    if t in ("revolute", "continuous"):
+        s, omc = jnp.sin(x), 1.0 - jnp.cos(x)
+        return P + s * K["PK"][i].reshape(3, 3) + omc * K["PKK"][i].reshape(3, 3), r
+    return P, r + K["Pa"][i] * x  # prismatic
+
+
+def poses(model: Model, K: dict, q):
+    """World poses of one state: ``q (nq,)`` -> ``R (nb, 3, 3)``, ``p (nb, 3)``.
+
+    ``R_i = R_λ E_i`` by one 3x3 product per body; every origin ``p_i`` as the sum over its
+    ancestors of ``R_λ(k) r_k``, all in one fused kernel (the fewest operations: under
+    1,000 flops, forward kinematics runs in the caller's thread, README's "One state").
+    """
+    R, r = [], []
+    for i, parent in enumerate(model.parents):
+        if parent < 0:
+            Ei, ri = _joint_frame(model, K, q, i)
+            R.append(Ei)
+        else:
+            # E_i waits for its parent's rotation: computed when the program starts, every
+            # body's E_i would be ready at once, and XLA:CPU hands a fan-out of more than
+            # eight ready kernels to other threads (benchmarks/README.md, "One state")
+            Ei, ri = _joint_frame(model, K, q, i, wait=R[parent][0, 0])
+            R.append(R[parent] @ Ei)
+        r.append(ri)
+    R = jnp.stack(R)
+    u = [r[k] if parent < 0 else smallmat.mv(R[parent], r[k])
+         for k, parent in enumerate(model.parents)]  # fmt: skip
+    anc, _, _, _ = _layout(model.parents, model.joint_types)
+    # materialised once: fused into several consumers, XLA would recompute the sums in each
+    p = jax.lax.optimization_barrier(_sums(u, anc))
+    return R, p
 
 
 def _crm_rows(v, m):
@@ -68,76 +291,55 @@ def _times(m, h, I, x):
     )
 
 
-def subspaces(model: Model, R, p):
+def subspaces(model: Model, K: dict, R, p):
     """World motion subspaces ``S (nv, 6)`` about the common origin, and ``p`` relative to it."""
+    types = model.joint_types
     ff = model.floating_base
     if ff:
         p = p - p[0]
-    types = model.joint_types
-    body = np.array([i for i, t in enumerate(types) if t != "free_flyer"], int)
-    cols = []
-    if ff:
-        zero = jnp.zeros((3, 3), R.dtype)
-        Rt = R[0].T  # rows R e_k: ω columns [R e_k; 0], v columns [0; R e_k]
-        cols.append(
-            jnp.concatenate([jnp.concatenate([Rt, zero], 1), jnp.concatenate([zero, Rt], 1)])
-        )
-    if body.size:
-        rot = np.array([types[i] in ("revolute", "continuous") for i in body])[:, None]
-        z = smallmat.mv(R[body] if ff else R, model.axes[body] if ff else model.axes)  # world axes
-        pb = p[body] if ff else p
-        cols.append(
-            jnp.concatenate([jnp.where(rot, z, 0.0), jnp.where(rot, _cross_rows(pb, z), z)], 1)
-        )
-    return (jnp.concatenate(cols) if len(cols) > 1 else cols[0]), p
+    rows = []
+    if ff:  # ω columns [R e_k; 0], v columns [0; R e_k]
+        Rt, zero = R[0].T, jnp.zeros((3, 3), R.dtype)
+        rows.append(jnp.concatenate([jnp.concatenate([Rt, zero], 1),
+                                     jnp.concatenate([zero, Rt], 1)]))  # fmt: skip
+    lo = 1 if ff else 0
+    if lo < len(types):
+        z = smallmat.mv(R[lo:], K["axes"][lo:])  # the world axes
+        rev = jnp.concatenate([z, _cross_rows(p[lo:], z)], axis=1)  # [z; p × z]
+        kinds = [t in ("revolute", "continuous") for t in types[lo:]]
+        if all(kinds):
+            rows.append(rev)
+        else:  # a prismatic joint's row is [0; z]: rows picked statically, no mask array
+            pri = jnp.concatenate([jnp.zeros_like(z), z], axis=1)
+            rows.append(jnp.stack([(rev if k else pri)[i] for i, k in enumerate(kinds)]))
+    return (jnp.concatenate(rows) if len(rows) > 1 else rows[0]), p
 
 
-def _c(x, like):
-    return jnp.asarray(x, like.dtype)
-
-
-def _sigma_matrix() -> np.ndarray:
-    """``(10, 9)``: the 10-vector ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` -> ``Σ = ½ tr(I) 1 − I``
-    (row-major 3x3), ``Σ`` the second moment of the mass about the frame origin."""
-    C = np.zeros((10, 3, 3))
-    ij = {4: (0, 0), 5: (0, 1), 6: (1, 1), 7: (0, 2), 8: (1, 2), 9: (2, 2)}
-    for k, (i, j) in ij.items():
-        C[k, i, j] -= 1.0
-        if i != j:
-            C[k, j, i] -= 1.0
-        else:
-            C[k] += 0.5 * np.eye(3)
-    return C.reshape(10, 9)
-
-
-_SIGMA = _sigma_matrix()
-
-
-def world_inertias(params, R, p):
+def world_inertias(K: dict, R, p):
     """Body inertias about the common origin, world axes: ``m (nb,)``, ``h``, ``I (nb, 3, 3)``."""
-    m, h = params[:, 0], params[:, 1:4]
-    # Σ is linear in the 10-vector: one product with a constant matrix (one kernel)
-    Sb = (params @ _c(_SIGMA, params)).reshape(params.shape[0], 3, 3)
-    u = smallmat.mv(R, h)
+    m = K["m"]
+    Sb = K["Sigma"].reshape(-1, 3, 3)
+    u = smallmat.mv(R, K["h"])
     up = u[:, :, None] * p[:, None, :]
     Sw = smallmat.mm(smallmat.mm(R, Sb), jnp.swapaxes(R, -1, -2))
     Sw = Sw + up + jnp.swapaxes(up, -1, -2) + m[:, None, None] * p[:, :, None] * p[:, None, :]
     tr = Sw[:, 0, 0] + Sw[:, 1, 1] + Sw[:, 2, 2]
-    eye = jnp.eye(3, dtype=params.dtype)
+    eye = jnp.eye(3, dtype=R.dtype)
     return m, u + m[:, None] * p, tr[:, None, None] * eye - Sw
 
 
 # --------------------------------------------------------------------- dynamics
-def motion(anc, db, S, v, a, g):
+def motion(model: Model, S, v, a, g):
     """Body velocities and accelerations ``(nb, 6)`` about the common origin (``a`` None: 0)."""
+    _, _, db, anc_dofs = _layout(model.parents, model.joint_types)
     Sq = S * v[:, None]
-    V = _c(anc, v) @ Sq
-    Vd = V if np.array_equal(db, np.arange(len(db))) else _c(anc[db], v) @ Sq
+    V = _sums(Sq, anc_dofs)  # V_i = Σ over the dofs of i's ancestors of S_d v_d
+    Vd = V if db == tuple(range(len(db))) else _sums(V, [(b,) for b in db])
     c = _crm_rows(Vd, Sq)
     if a is not None:
         c = c + S * a[:, None]
-    A = _c(anc, v) @ c
-    return V, A + jnp.concatenate([jnp.zeros_like(g), -g])
+    A = _sums(c, anc_dofs)
+    return V, A - jnp.concatenate([jnp.zeros_like(g), g])
 
 
 def forces(m, h, I, V, A):
@@ -151,70 +353,75 @@ def external_forces(f_ext, R, p):
     return jnp.concatenate([smallmat.mv(R, f_ext[:, :3]) + _cross_rows(p, fl), fl], axis=-1)
 
 
-def generalised_forces(anc, S, f):
+def generalised_forces(model: Model, S, f):
     """``τ_d = S_dᵀ Σ_{body(d) ⪯ k} f_k`` in ``v``'s order (``(nv,)``)."""
-    return jnp.sum(S * (_c(anc.T, f) @ f), axis=-1)
+    _, sub, db, _ = _layout(model.parents, model.joint_types)
+    SF = S * _sums(f, [sub[b] for b in db])
+    return SF[:, 0] + SF[:, 1] + SF[:, 2] + SF[:, 3] + SF[:, 4] + SF[:, 5]
 
 
-def rnea_world(model: Model, q, v, a, g, f_ext=None):
+def rnea_world(model: Model, K: dict, q, v, a, g, f_ext=None):
     """RNEA of one state in the world-frame form: ``(nv,)`` generalised forces, armature
     included (``a = None``: zero); what ``rnea`` runs for one state of a small model."""
-    db, anc, _, _ = _layout(model.parents, model.joint_types)
-    R, p = poses(model, q)
-    S, p = subspaces(model, R, p)
-    V, A = motion(anc, db, S, v, a, jnp.broadcast_to(g, (3,)))
-    f = forces(*world_inertias(model.inertia.params, R, p), V, A)
+    R, p = poses(model, K, q)
+    S, p = subspaces(model, K, R, p)
+    V, A = motion(model, S, v, a, jnp.broadcast_to(g, (3,)))
+    f = forces(*world_inertias(K, R, p), V, A)
     if f_ext is not None:
         f = f - external_forces(f_ext, R, p)
-    tau = generalised_forces(anc, S, f)
-    return tau if a is None else tau + model.armature * a
+    tau = generalised_forces(model, S, f)
+    return tau if a is None else tau + K["armature"] * a
 
 
-def _mass(sub, db, upper, S, m, h, I):
+def _mass(model: Model, S, m, h, I):
     """``H (nv, nv)`` from the world subspaces and inertias (armature not included)."""
-    C = _c(sub, m)  # C[i, k] = 1: k in the subtree of i
-    Cd = C if np.array_equal(db, np.arange(len(db))) else _c(sub[db], m)
-    F = _times(Cd @ m, Cd @ h, jnp.einsum("ik,kab->iab", Cd, I), S)  # I^c_{body(d)} S_d
-    H = S @ F.T  # H[e, d] = S_eᵀ I^c_{body(d)} S_d
+    anc, sub, db, _ = _layout(model.parents, model.joint_types)
+    comp = [sub[b] for b in db]  # the subtree of each dof's body
+    F = _times(_sums(m, comp), _sums(h, comp), _sums(I, comp), S)  # I^c_{body(d)} S_d
+    H = S @ F.T  # H[e, d] = S_eᵀ I^c_{body(d)} S_d: right where body(e) ⪯ body(d)
+    nv = len(db)
+    if all(db[e] in anc[db[d]] for d in range(nv) for e in range(d)):  # a chain
+        return jnp.triu(H) + jnp.triu(H, 1).T
+    upper = np.array([[db[e] in anc[db[d]] for d in range(nv)] for e in range(nv)])
     return jnp.where(upper, H, jnp.where(upper.T, H.T, 0.0))
 
 
-def mass_matrix_world(model: Model, q):
+def mass_matrix_world(model: Model, K: dict, q):
     """Joint-space inertia matrix of one state ``(nv, nv)`` in the world-frame form, armature
     on the diagonal; what ``mass_matrix`` runs for one state of a small model."""
-    db, _, sub, upper = _layout(model.parents, model.joint_types)
-    R, p = poses(model, q)
-    S, p = subspaces(model, R, p)
-    H = _mass(sub, db, upper, S, *world_inertias(model.inertia.params, R, p))
-    return H + jnp.diag(model.armature)
+    R, p = poses(model, K, q)
+    S, p = subspaces(model, K, R, p)
+    H = _mass(model, S, *world_inertias(K, R, p))
+    return H + jnp.diag(K["armature"])
 
 
-def mass_and_bias(model: Model, q, v, g, f_ext=None):
+def mass_and_bias(model: Model, K: dict, q, v, g, f_ext=None):
     """``(H + diag(armature), h)``: the mass matrix and the bias forces of one state, one sweep."""
-    db, anc, sub, upper = _layout(model.parents, model.joint_types)
-    R, p = poses(model, q)
-    S, p = subspaces(model, R, p)
-    m, h, I = world_inertias(model.inertia.params, R, p)
-    H = _mass(sub, db, upper, S, m, h, I) + jnp.diag(model.armature)
-    V, A = motion(anc, db, S, v, None, jnp.broadcast_to(g, (3,)))
+    R, p = poses(model, K, q)
+    S, p = subspaces(model, K, R, p)
+    m, h, I = world_inertias(K, R, p)
+    H = _mass(model, S, m, h, I) + jnp.diag(K["armature"])
+    V, A = motion(model, S, v, None, jnp.broadcast_to(g, (3,)))
     f = forces(m, h, I, V, A)
     if f_ext is not None:
         f = f - external_forces(f_ext, R, p)
-    return H, generalised_forces(anc, S, f)
+    return H, generalised_forces(model, S, f)
 
 
-def frame_jacobian_world(model: Model, q, body: int, placement, reference: str):
-    """``(6, nv)`` Jacobian, rows ``[ω; v]``, of a frame on ``body`` (``placement`` or None)."""
-    R, p = poses(model, q)
+def frame_jacobian_world(model: Model, K: dict, q, body: int, frame: int, reference: str):
+    """``(6, nv)`` Jacobian, rows ``[ω; v]``, of frame ``frame`` (``-1``: the body's own) on
+    ``body``."""
+    R, p = poses(model, K, q)
     dt = q.dtype
     types = model.joint_types
     if body < 0:
         return jnp.zeros((6, model.nv), dt)
     Rb, pb = R[body], p[body]
-    if placement is None:
+    if frame < 0:
         Rf, o = Rb, pb
     else:
-        Rf, o = Rb @ placement[0], pb + smallmat.mv(Rb, placement[1])
+        X = K[f"frame{frame}"]
+        Rf, o = Rb @ X[:9].reshape(3, 3), pb + smallmat.mv(Rb, X[9:])
     anc = []
     j = body
     while j >= 0:
@@ -231,7 +438,7 @@ def frame_jacobian_world(model: Model, q, body: int, placement, reference: str):
             cols[off[j]] = (jnp.concatenate([W, jnp.zeros((3, 3), dt)]),
                             jnp.concatenate([lin, W]))  # fmt: skip
             continue
-        z = smallmat.mv(R[j], model.axes[j])
+        z = smallmat.mv(R[j], K["axes"][j])
         if t == "prismatic":
             cols[off[j]] = (jnp.zeros((1, 3), dt), z[None])
         else:

@@ -498,47 +498,6 @@ def scan_forward(model: Model, q, v=None, a=None, a0=None, pose=True):
     return c
 
 
-def poses_one(model: Model, q):
-    """World poses of one state, ``q (nq, 1)`` -> ``(nb, 3, 3, 1)``, ``(nb, 3, 1)``."""
-    ff = model.floating_base
-    P, PK, PKK, Pa, pp = rodrigues_terms(model)
-    x = q[:, 0]
-    Rw, r_of = [], []
-    for i, (p, t) in enumerate(zip(model.parents, model.joint_types, strict=True)):
-        Pi = P[i].reshape(3, 3)
-        if t == "free_flyer":
-            Q = batchlast.quat_matrix(x[3:4], x[4:5], x[5:6], x[6:7])[..., 0]
-            E, r = Pi @ Q, pp[i] + Pi @ x[0:3]
-        else:
-            k = i + 6 if ff else i
-            if t in ("revolute", "continuous"):
-                s, omc = jnp.sin(x[k]), 1.0 - jnp.cos(x[k])
-                E = Pi + s * PK[i].reshape(3, 3) + omc * PKK[i].reshape(3, 3)
-                r = pp[i]
-            else:
-                E, r = Pi, pp[i] + Pa[i] * x[k] if t == "prismatic" else pp[i]
-        Rw.append(E if p < 0 else Rw[p] @ E)
-        r_of.append(r)
-    R = jnp.stack(Rw)
-    # R_λ(k) r_k of every body (a root's r_k as it is), then each origin as the sum of
-    # its ancestors' terms: one fused kernel
-    u = []
-    for k, p in enumerate(model.parents):
-        r = r_of[k]
-        u.append(r if p < 0 else R[p, :, 0] * r[0] + R[p, :, 1] * r[1] + R[p, :, 2] * r[2])
-    pw, anc = [], {}
-    for i, p in enumerate(model.parents):
-        anc[i] = (anc[p] if p >= 0 else ()) + (i,)
-        terms = [u[k] for k in anc[i]]
-        total = terms[0]
-        for t in terms[1:]:
-            total = total + t
-        pw.append(jnp.broadcast_to(total, (3,)))
-    # materialised once: fused into several consumers, XLA would recompute the sums in each
-    pw = jax.lax.optimization_barrier(jnp.stack(pw))
-    return R[..., None], pw[..., None]
-
-
 def scan_poses(model: Model, q, c=None):
     """World poses ``(nb, 3, 3, N)``, ``(nb, 3, N)`` from a scan carry (run when ``c`` is None)."""
     if c is None:

@@ -81,7 +81,9 @@ def forward_dynamics(
     if route == "aba":
         a, singular = _aba_kernel(model, q, v, tau, g, f_ext, batch=batch)
     else:
-        a, singular = _crba_fd_kernel(model, q, v, tau, g, f_ext, batch=batch)
+        one = sweep.one_state("auto", model, batch)
+        packed = _onestate.host_terms(model, q, _onestate.FD) if one else None
+        a, singular = _crba_fd_kernel(model, q, v, tau, g, f_ext, packed, batch=batch)
     if is_concrete((model, q, v, tau, g, f_ext)):
         bad = np.asarray(singular)
         if bad.any():
@@ -225,16 +227,18 @@ def _fd_route(method: str, model: Model, batch: tuple) -> str:
 
 
 @functools.partial(jax.jit, static_argnames=("batch",))
-def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, *, batch):
-    """``forward_dynamics`` as ``M⁻¹ (τ − h)`` by Cholesky: ``(a, singular)``."""
+def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, packed=None, *, batch):
+    """``forward_dynamics`` as ``M⁻¹ (τ − h)`` by Cholesky: ``(a, singular)`` (``packed``:
+    the model's one-state terms, ``_onestate.host_terms``)."""
     from .crba import _mass_matrix_kernel
     from .rnea import _rnea_kernel
 
     if sweep.one_state("auto", model, batch):  # M and h from one world-frame sweep
         fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
         q1, v1, g1 = (x.reshape(-1) for x in (q, v, g))
-        H, h = _onestate.mass_and_bias(model, q1, v1, g1, fe)
-        rhs = (tau - model.damping * v).reshape(-1) - h
+        K = _onestate.terms(model, _onestate.FD, packed)
+        H, h = _onestate.mass_and_bias(model, K, q1, v1, g1, fe)
+        rhs = (tau - K["damping"] * v).reshape(-1) - h
         L, ok = _guarded_cholesky(H)
         a = jax.scipy.linalg.cho_solve((L, True), rhs)
         a = jnp.where(ok, a, jnp.nan)

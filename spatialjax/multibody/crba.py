@@ -31,14 +31,19 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
     """
     sweep.check_method(method)
     q = sweep.as_input(q, "q", model.nq, model)
-    return _mass_matrix_kernel(model, q, batch=tuple(q.shape[:-1]), method=method)
+    batch = tuple(q.shape[:-1])
+    one = sweep.one_state(method, model, batch)
+    packed = _onestate.host_terms(model, q, _onestate.MASS) if one else None
+    return _mass_matrix_kernel(model, q, packed, batch=batch, method=method)
 
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
-def _mass_matrix_kernel(model: Model, q, *, batch, method) -> jax.Array:
-    """``mass_matrix`` on a checked ``q``: one compiled program per structure."""
+def _mass_matrix_kernel(model: Model, q, packed=None, *, batch, method) -> jax.Array:
+    """``mass_matrix`` on a checked ``q``: one compiled program per structure (``packed``:
+    the model's one-state terms, ``_onestate.host_terms``)."""
     if sweep.one_state(method, model, batch):
-        H = _onestate.mass_matrix_world(model, q.reshape(-1))
+        K = _onestate.terms(model, _onestate.MASS, packed)
+        H = _onestate.mass_matrix_world(model, K, q.reshape(-1))
         return H.reshape(batch + (model.nv, model.nv))
     method = sweep.resolve_method(method, model, batch)
     db = sweep.dof_body(model)

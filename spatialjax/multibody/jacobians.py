@@ -152,15 +152,19 @@ def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Arra
     _check_reference(reference)
     body, idx = _resolve_frame(model, frame)
     q = sweep.as_input(q, "q", model.nq, model)
-    return _frame_jacobian_kernel(model, q, body=body, idx=idx, reference=reference)
+    one = sweep.one_state("auto", model, tuple(q.shape[:-1]))
+    names = _onestate.JACOBIAN + ((f"frame{idx}",) if idx >= 0 else ())
+    packed = _onestate.host_terms(model, q, names) if one else None
+    return _frame_jacobian_kernel(model, q, packed, body=body, idx=idx, reference=reference)
 
 
 @functools.partial(jax.jit, static_argnames=("body", "idx", "reference"))
-def _frame_jacobian_kernel(model: Model, q, *, body, idx, reference):
+def _frame_jacobian_kernel(model: Model, q, packed=None, *, body, idx, reference):
     batch = q.shape[:-1]
     if sweep.one_state("auto", model, batch):  # world-frame columns of the ancestors only
-        X = None if idx < 0 else (model.frame_placements.E[idx], model.frame_placements.r[idx])
-        J = _onestate.frame_jacobian_world(model, q.reshape(-1), body, X, reference)
+        names = _onestate.JACOBIAN + ((f"frame{idx}",) if idx >= 0 else ())
+        K = _onestate.terms(model, names, packed)
+        J = _onestate.frame_jacobian_world(model, K, q.reshape(-1), body, idx, reference)
         return J.reshape(batch + (6, model.nv))
     dt = q.dtype
     ang, lin, poses = _world_columns(model, q)

@@ -7,6 +7,7 @@ Motions ``[ω; v]`` in each body's frame; world poses as [`Plxb`][spatialjax.Plx
 from __future__ import annotations
 
 import functools
+import math
 from typing import NamedTuple
 
 import jax
@@ -15,6 +16,7 @@ import numpy as np
 
 from .._errors import ArgumentError
 from .._transforms import Plxb
+from . import _onestate
 from . import _sweep as sweep
 from ._model import Model
 
@@ -70,13 +72,25 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
         raise ArgumentError("v", "accelerations a need v as well (pass v=zeros)")
     v = None if v is None else sweep.as_input(v, "v", model.nv, model)
     a = None if a is None else sweep.as_input(a, "a", model.nv, model)
-    return _fk_kernel(model, q, v, a, batch=sweep.batch(q=q, v=v, a=a), method=method)
+    batch = sweep.batch(q=q, v=v, a=a)
+    one = v is None and sweep.resolve_method(method, model, batch) == "loop" and _one(batch)
+    packed = _onestate.host_terms(model, q, _onestate.POSES) if one else None
+    return _fk_kernel(model, q, v, a, packed, batch=batch, method=method)
+
+
+def _one(batch) -> bool:
+    return math.prod(batch) == 1
 
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
-def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
-    """``forward_kinematics`` on checked inputs: one compiled program per structure."""
+def _fk_kernel(model: Model, q, v, a, packed=None, *, batch, method) -> Kinematics:
+    """``forward_kinematics`` on checked inputs: one compiled program per structure
+    (``packed``: the model's one-state terms, ``_onestate.host_terms``)."""
     method = sweep.resolve_method(method, model, batch)
+    if method == "loop" and v is None and _one(batch):  # one state: poses only
+        K = _onestate.terms(model, _onestate.POSES, packed)
+        R, p = _onestate.poses(model, K, q.reshape(-1))
+        return Kinematics(Plxb(R.reshape(batch + R.shape), p.reshape(batch + p.shape)), None, None)
 
     def core(q, v=None, a=None):
         if method == "scan":
@@ -85,8 +99,6 @@ def _fk_kernel(model: Model, q, v, a, *, batch, method) -> Kinematics:
             vel = None if v is None else c["V"][:nb]
             acc = None if a is None else c["A"][:nb]
             return *sweep.scan_poses(model, q, c), vel, acc
-        if method == "loop" and v is None and q.shape[-1] == 1:
-            return *sweep.poses_one(model, q), None, None
         E, r = sweep.joint_frames(model, q)
         vff = qd = aff = qdd = None
         if v is not None:

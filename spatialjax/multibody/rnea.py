@@ -127,16 +127,21 @@ def rnea(
     q, v, a, g, batch = sweep.dynamics_inputs(model, q, v, a, gravity)
     f_ext = sweep.as_fext(f_ext, model)
     batch = sweep.batch_with_fext(batch, f_ext)
-    return _rnea_kernel(model, q, v, a, g, f_ext, batch=batch, method=method)
+    one = sweep.one_state(method, model, batch)
+    packed = _onestate.host_terms(model, q, _onestate.RNEA) if one else None
+    return _rnea_kernel(model, q, v, a, g, f_ext, packed, batch=batch, method=method)
 
 
 @functools.partial(jax.jit, static_argnames=("batch", "method"))
-def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, *, batch, method) -> jax.Array:
-    """``rnea`` on checked inputs: one compiled program per structure."""
+def _rnea_kernel(model: Model, q, v, a, g, f_ext=None, packed=None, *, batch, method) -> jax.Array:
+    """``rnea`` on checked inputs: one compiled program per structure (``packed``: the
+    model's one-state terms, ``_onestate.host_terms``)."""
     if sweep.one_state(method, model, batch):
         fe = None if f_ext is None else f_ext.reshape(model.nbodies, 6)
         q1, v1, a1, g1 = (x.reshape(-1) for x in (q, v, a, g))
-        return _onestate.rnea_world(model, q1, v1, a1, g1, fe).reshape(batch + (model.nv,))
+        K = _onestate.terms(model, _onestate.RNEA, packed)
+        tau = _onestate.rnea_world(model, K, q1, v1, a1, g1, fe)
+        return tau.reshape(batch + (model.nv,))
     method = sweep.resolve_method(method, model, batch)
     q, v, a, g = sweep.flat_dynamics(q, v, a, g, batch)
     xs = (q, v, a, g) if f_ext is None else (q, v, a, g, sweep.flat_fext(f_ext, batch))
@@ -186,7 +191,9 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
     g = sweep.as_gravity(gravity, model)
     batch = sweep.batch(q=q, v=v, gravity=g)
     a = np.zeros((model.nv,), model.dtype)  # NumPy: no eager program
-    return _rnea_kernel(model, q, v, a, g, batch=batch, method=method)
+    one = sweep.one_state(method, model, batch)
+    packed = _onestate.host_terms(model, q, _onestate.RNEA) if one else None
+    return _rnea_kernel(model, q, v, a, g, None, packed, batch=batch, method=method)
 
 
 def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> jax.Array:
@@ -213,4 +220,6 @@ def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> j
     g = sweep.as_gravity(gravity, model)
     batch = sweep.batch(q=q, gravity=g)
     z = np.zeros((model.nv,), model.dtype)
-    return _rnea_kernel(model, q, z, z, g, batch=batch, method=method)
+    one = sweep.one_state(method, model, batch)
+    packed = _onestate.host_terms(model, q, _onestate.RNEA) if one else None
+    return _rnea_kernel(model, q, z, z, g, None, packed, batch=batch, method=method)

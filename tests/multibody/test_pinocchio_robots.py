@@ -151,7 +151,7 @@ def test_float32_matches_pinocchio(robot):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_one_state_poses_match_pinocchio_and_the_batched_sweep(tmp_path, dtype):
-    """One state ``(nq,)`` takes its own pose path (``_sweep.poses_one``): Pinocchio's ``oMi``,
+    """One state ``(nq,)`` takes its own pose path (``_onestate.poses``): Pinocchio's ``oMi``,
     the batched sweep's poses, and the same under ``vmap`` and ``grad``."""
     path = tree_urdf(tmp_path)
     model = mb.Model.from_urdf(path, floating_base=True, dtype=dtype)

@@ -1,0 +1,141 @@
+"""The model's terms of the one-state programs (``multibody/_onestate.py``).
+
+A model closed over by ``jit`` reaches the one-state programs as a few constants of at
+most 512 bytes (``host_terms``; XLA:CPU allocates a buffer per constant at every call and
+runs a program's kernels in sequence only when no buffer is larger). Here: the packed
+terms against the model's fields and the closed forms they stand for, the compiled
+programs' constants, when the terms are packed at all, and the closed-over forward
+kinematics and Jacobians against the eager ones (the eager calls compute the terms from
+the model's two arrays).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from helpers import random_states, tree_urdf
+
+import spatialjax.multibody as mb
+from spatialjax.multibody import _onestate
+
+ALL = ("P", "PK", "PKK", "Pa", "p", "axes", "m", "h", "armature", "damping", "Sigma")
+
+
+def _tree(tmp_path, dtype):
+    model = mb.Model.from_urdf(tree_urdf(tmp_path), floating_base=True, dtype=dtype)
+    rng = np.random.default_rng(3)
+    arm, damp = (jnp.asarray(rng.uniform(0.0, 0.2, model.nv), dtype) for _ in range(2))
+    return dataclasses.replace(model, armature=arm, damping=damp)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("which", ["tree", "chain of 10"])  # 10 bodies: terms over 512 bytes
+def test_packed_terms_are_the_model_numbers_in_chunks_of_at_most_512_bytes(tmp_path, dtype, which):
+    if which == "tree":
+        model = _tree(tmp_path, dtype)
+    else:
+        model = mb.chain_model(10, length=0.3).astype(dtype)
+    names = ALL + tuple(f"frame{k}" for k in range(len(model.frame_names)))
+    seen = {}
+
+    def trace(q):  # inside a trace q is a tracer and the closed-over model concrete
+        seen["packed"] = _onestate.host_terms(model, q, names)
+        return q
+
+    jax.make_jaxpr(trace)(jnp.zeros(model.nq, dtype))
+    packed = seen["packed"]
+    assert packed is not None and len(packed) > 1
+    assert all(c.dtype == np.dtype(dtype) and c.nbytes <= 512 for c in packed)
+    K = _onestate.terms(model, names, packed)
+    # against the model's fields and the closed forms (Rodrigues terms, Σ = ½ tr(I) 1 − I)
+    P = np.asarray(model.placements.E, np.float64)
+    a = np.asarray(model.axes, np.float64)
+    Kx = np.stack([np.cross(np.eye(3), a[i]) for i in range(model.nbodies)])  # [a]×
+    params = np.asarray(model.inertia.params, np.float64)
+    ixx, ixy, iyy, ixz, iyz, izz = params[:, 4:].T
+    inertia = np.stack([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]).transpose(2, 0, 1)
+    sigma = 0.5 * np.trace(inertia, axis1=1, axis2=2)[:, None, None] * np.eye(3) - inertia
+    want = dict(
+        P=P.reshape(-1, 9), PK=(P @ Kx).reshape(-1, 9), PKK=(P @ Kx @ Kx).reshape(-1, 9),
+        Pa=np.einsum("bij,bj->bi", P, a), p=np.asarray(model.placements.r), axes=a,
+        m=params[:, 0], h=params[:, 1:4], armature=np.asarray(model.armature),
+        damping=np.asarray(model.damping), Sigma=sigma.reshape(-1, 9),
+    )  # fmt: skip
+    E, r = np.asarray(model.frame_placements.E), np.asarray(model.frame_placements.r)
+    want.update({f"frame{k}": np.r_[E[k].ravel(), r[k]] for k in range(len(model.frame_names))})
+    tol = 1e-15 if dtype == "float64" else 1e-6
+    assert ("Pa" in K) == ("prismatic" in model.joint_types)  # "Pa" only where it is used
+    for name in K:
+        scale = max(1.0, float(np.max(np.abs(want[name]), initial=0.0)))
+        np.testing.assert_allclose(np.asarray(K[name], np.float64), want[name],
+                                   rtol=0, atol=tol * scale, err_msg=name)  # fmt: skip
+
+
+def test_terms_are_packed_only_for_a_concrete_model_inside_a_trace(tmp_path):
+    model = _tree(tmp_path, "float64")
+    q = jnp.zeros(model.nq)
+    assert _onestate.host_terms(model, q, _onestate.RNEA) is None  # an eager call
+    got = {}
+
+    def f(m, q):
+        got["closed"] = _onestate.host_terms(model, q, _onestate.RNEA)
+        got["argued"] = _onestate.host_terms(m, q, _onestate.RNEA)
+        return q
+
+    jax.make_jaxpr(f)(model, q)
+    assert got["closed"] is not None and got["argued"] is None
+    batched = jax.tree.map(lambda x: jnp.stack([x, x]), model)
+    jax.make_jaxpr(lambda q: _onestate.host_terms(batched, q, _onestate.RNEA) or q)(q)
+    # kept on the model: the second trace reuses the first's arrays
+    first = got["closed"]
+    jax.make_jaxpr(f)(model, q)
+    assert all(a is b for a, b in zip(first, got["closed"], strict=True))
+
+
+def _constant_bytes(compiled_text):
+    sizes = []
+    for dt, dims in re.findall(r"= (f64|f32|s32|pred)\[([\d,]*)\]\{?[\d,]*\}? constant\(",
+                               compiled_text):  # fmt: skip
+        n = int(np.prod([int(d) for d in dims.split(",") if d])) if dims else 1
+        sizes.append(n * {"f64": 8, "f32": 4, "s32": 4, "pred": 1}[dt])
+    return sizes
+
+
+@pytest.mark.parametrize("op", ["fk", "jacobian", "rnea", "mass", "fd"])
+def test_closed_over_one_state_programs_hold_no_constant_over_512_bytes(tmp_path, op):
+    model = _tree(tmp_path, "float64")
+    rng = np.random.default_rng(1)
+    Q, V, A = random_states(model, 1, rng)
+    q, v, a = Q[0], V[0], A[0]
+    f = {
+        "fk": lambda q: mb.forward_kinematics(model, q).poses,
+        "jacobian": lambda q: mb.frame_jacobian(model, q, model.frame_names[-1]),
+        "rnea": lambda q: mb.rnea(model, q, v, a),
+        "mass": lambda q: mb.mass_matrix(model, q),
+        "fd": lambda q: mb.forward_dynamics(model, q, v, a),
+    }[op]
+    text = str(jax.jit(f).lower(q).compile().as_text())
+    sizes = _constant_bytes(text[text.index("ENTRY") :])
+    assert sizes and max(sizes) <= 512, sizes
+    assert len(sizes) <= 10, sizes  # not one per folded field
+
+
+@pytest.mark.parametrize("reference", ["world", "local", "local_world_aligned"])
+def test_closed_over_kinematics_and_jacobians_equal_the_eager_ones(tmp_path, reference):
+    model = _tree(tmp_path, "float64")
+    Q, _, _ = random_states(model, 2, np.random.default_rng(2))
+    frames = [model.frame_names[0], model.frame_names[-1], model.body_names[-1]]
+    for q in Q:
+        eager = mb.forward_kinematics(model, q).poses
+        closed = jax.jit(lambda q: mb.forward_kinematics(model, q).poses)(q)
+        for x, y in zip(jax.tree.leaves(eager), jax.tree.leaves(closed), strict=True):
+            np.testing.assert_allclose(np.asarray(y), np.asarray(x), rtol=0, atol=1e-13)
+        for name in frames:
+            J = mb.frame_jacobian(model, q, name, reference=reference)
+            Jc = jax.jit(lambda q, n=name: mb.frame_jacobian(model, q, n, reference=reference))
+            np.testing.assert_allclose(np.asarray(Jc(q)), np.asarray(J), rtol=0, atol=1e-13)
