@@ -117,19 +117,26 @@ def _term_values(model: Any) -> dict:
 _FIELDS = ("placements", "axes", "inertia", "armature", "damping", "frame_placements")
 
 
-def _host_fields(model: Model) -> dict | None:
-    """The model's fields that the terms are made of, in NumPy; None where one is traced.
+def _host_fields(model: Model) -> tuple[dict | None, bool]:
+    """The model's fields that the terms are made of, in NumPy (None where one is traced),
+    and whether terms made of them may be kept on the model: no NumPy array among them or
+    the model's leaves that may still change in place.
 
     A model rebuilt from its two leaves (``jit``, ``tree.map``, ``astype``) reads them from
     the leaves on the host: reading its fields first inside a trace would trace them."""
     values = model.__dict__.get("_values")
     if values is not None and all(_is_concrete(v) for v in values):
         fields = _unpack(model.structure, tuple(np.asarray(v) for v in values))
-        return {k: fields[k] for k in _FIELDS}
+        return {k: fields[k] for k in _FIELDS}, not any(map(_writable, values))
     fields = {k: getattr(model, k) for k in _FIELDS}
-    if not all(_is_concrete(v) for v in jax.tree.leaves(fields)):
-        return None
-    return jax.tree.map(np.asarray, fields)
+    arrays = jax.tree.leaves(fields)
+    if not all(_is_concrete(v) for v in arrays):
+        return None, False
+    return jax.tree.map(np.asarray, fields), not any(map(_writable, arrays))
+
+
+def _writable(x) -> bool:
+    return isinstance(x, np.ndarray) and x.flags.writeable
 
 
 def _is_concrete(x) -> bool:
@@ -146,16 +153,18 @@ def host_terms(model: Model, x, names: tuple) -> tuple | None:
     terms one after the other, raveled, in the model's dtype), when a program is being
     traced (``x`` a tracer) with this model's values known (no traced or batched leaf);
     None otherwise (an eager call passes the model's two arrays, a traced model its
-    fields). Kept on the model object after the first call."""
+    fields). Kept on the model object after the first call, unless the model holds NumPy
+    arrays that may change in place."""
     if not isinstance(x, _Tracer):
         return None  # an eager call
-    fields = _host_fields(model)
+    fields, keep = _host_fields(model)
     if fields is None or fields["placements"].E.ndim != 3:
         return None  # a traced model, or a batch of models
     cache = model.__dict__.get("_host_terms")
-    if cache is None:
+    if cache is None or not keep:  # writable NumPy fields: made again at every trace
         cache = {}
-        object.__setattr__(model, "_host_terms", cache)
+        if keep:
+            object.__setattr__(model, "_host_terms", cache)
     names = names_for(model, names)
     if names not in cache:
         dtype = fields["axes"].dtype

@@ -139,3 +139,27 @@ def test_closed_over_kinematics_and_jacobians_equal_the_eager_ones(tmp_path, ref
             J = mb.frame_jacobian(model, q, name, reference=reference)
             Jc = jax.jit(lambda q, n=name: mb.frame_jacobian(model, q, n, reference=reference))
             np.testing.assert_allclose(np.asarray(Jc(q)), np.asarray(J), rtol=0, atol=1e-13)
+
+
+def test_a_model_of_writable_numpy_arrays_is_read_again_at_every_trace():
+    """Terms are kept on the model only if its arrays cannot change in place: after a change
+    of a writable NumPy field, a new closed-over program sees the new values (reference: the
+    eager call, which reads the model's arrays)."""
+    model = dataclasses.replace(mb.chain_model(4, length=0.3), armature=np.zeros(4))
+    q, v, a = jnp.linspace(0.1, 0.4, 4), jnp.full(4, 0.3), jnp.ones(4)
+    before = jax.jit(lambda q: mb.rnea(model, q, v, a))(q)
+    model.armature[:] = 5.0
+    after = jax.jit(lambda q: mb.rnea(model, q, v, a))(q)
+    np.testing.assert_allclose(np.asarray(after - before), 5.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(after), np.asarray(mb.rnea(model, q, v, a)), atol=1e-12)
+    leaves = jax.tree.map(np.array, mb.chain_model(3, length=0.3))  # writable leaves
+    H0 = jax.jit(lambda q: mb.mass_matrix(leaves, q))(jnp.zeros(3))
+    leaves.body_values[:, 15] *= 2.0  # every body's mass (after E, r and the axis) doubled
+    H1 = jax.jit(lambda q: mb.mass_matrix(leaves, q))(jnp.zeros(3))
+    np.testing.assert_allclose(np.asarray(H1), np.asarray(mb.mass_matrix(leaves, jnp.zeros(3))),
+                               rtol=0, atol=1e-12)  # fmt: skip
+    assert not np.allclose(np.asarray(H1), np.asarray(H0))
+    # immutable (JAX) arrays: the terms are kept, the second trace reuses them
+    fixed = mb.chain_model(4, length=0.3)
+    jax.jit(lambda q: mb.rnea(fixed, q, v, a))(q)
+    assert "_host_terms" in fixed.__dict__
