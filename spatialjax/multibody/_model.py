@@ -748,7 +748,12 @@ def _keepable(m: Model, leaves: tuple) -> bool:
     may still change in place."""
     if any(isinstance(x, _Tracer) for x in leaves):
         return False
-    return not any(isinstance(x, np.ndarray) and x.flags.writeable for x in _numeric_arrays(m))
+    return not any(map(_writable, _numeric_arrays(m)))
+
+
+def _writable(x) -> bool:
+    """Whether ``x`` is a NumPy array that may still change in place."""
+    return isinstance(x, np.ndarray) and x.flags.writeable
 
 
 def _on_device_of(host: np.ndarray, like: jax.Array):

@@ -25,7 +25,7 @@ import numpy as np
 from .. import _smallmat as smallmat
 from . import _batchlast as batchlast
 from . import _sweep as sweep
-from ._model import Model, _unpack
+from ._model import Model, _unpack, _writable
 
 _Tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
 
@@ -135,10 +135,6 @@ def _host_fields(model: Model) -> tuple[dict | None, bool]:
     return jax.tree.map(np.asarray, fields), not any(map(_writable, arrays))
 
 
-def _writable(x) -> bool:
-    return isinstance(x, np.ndarray) and x.flags.writeable
-
-
 def _is_concrete(x) -> bool:
     return hasattr(x, "dtype") and not isinstance(x, _Tracer)
 
@@ -157,26 +153,24 @@ def host_terms(model: Model, x, names: tuple) -> tuple | None:
     arrays that may change in place."""
     if not isinstance(x, _Tracer):
         return None  # an eager call
+    names = names_for(model, names)
+    cache = model.__dict__.get("_host_terms", {})  # only ever kept on a model that is fixed
+    if names in cache:
+        return cache[names]
     fields, keep = _host_fields(model)
     if fields is None or fields["placements"].E.ndim != 3:
         return None  # a traced model, or a batch of models
-    cache = model.__dict__.get("_host_terms")
-    if cache is None or not keep:  # writable NumPy fields: made again at every trace
-        cache = {}
-        if keep:
-            object.__setattr__(model, "_host_terms", cache)
-    names = names_for(model, names)
-    if names not in cache:
-        dtype = fields["axes"].dtype
-        host = jax.tree.map(lambda v: np.asarray(v, np.float64), fields)
-        values = _term_values(types.SimpleNamespace(**host, frame_names=model.frame_names))
-        parts = [np.zeros(int(k[4:])) if k.startswith("pad:") else np.ravel(values[k])
-                 for k in _aligned(model, names, dtype)[1]]  # fmt: skip
-        flat = np.concatenate(parts)
-        n = _CHUNK_BYTES // np.dtype(dtype).itemsize
-        flat = flat.astype(dtype)
-        cache[names] = tuple(flat[i : i + n] for i in range(0, flat.size, n))
-    return cache[names]
+    dtype = fields["axes"].dtype
+    host = jax.tree.map(lambda v: np.asarray(v, np.float64), fields)
+    values = _term_values(types.SimpleNamespace(**host, frame_names=model.frame_names))
+    parts = [np.zeros(int(k[4:])) if k.startswith("pad:") else np.ravel(values[k])
+             for k in _aligned(model, names, dtype)[1]]  # fmt: skip
+    flat = np.concatenate(parts).astype(dtype)
+    n = _CHUNK_BYTES // flat.itemsize
+    packed = tuple(flat[i : i + n] for i in range(0, flat.size, n))
+    if keep:  # writable NumPy fields: made again at every trace
+        object.__setattr__(model, "_host_terms", {**cache, names: packed})
+    return packed
 
 
 def terms(model: Model, names: tuple, packed=None) -> dict:
@@ -431,11 +425,7 @@ def frame_jacobian_world(model: Model, K: dict, q, body: int, frame: int, refere
     else:
         X = K[f"frame{frame}"]
         Rf, o = Rb @ X[:9].reshape(3, 3), pb + smallmat.mv(Rb, X[9:])
-    anc = []
-    j = body
-    while j >= 0:
-        anc.append(j)
-        j = model.parents[j]
+    anc = _layout(model.parents, types)[0][body]  # the body and its ancestors
     off = np.cumsum([0] + [6 if t == "free_flyer" else 1 for t in types])
     cols = {}
     aligned = reference != "world"
