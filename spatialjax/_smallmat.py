@@ -419,6 +419,51 @@ def cho_solve(L, b):
     return jnp.stack(x, axis=-1)
 
 
+#: the largest ``n`` for which ``solve_spd_unrolled`` is written out entry by entry: up to
+#: n = 10 it is faster than LAPACK's calls, at n = 11 XLA's fusions of the scalar graph make it
+#: 3x slower (``benchmarks/README.md``, "Forward dynamics of one state"); 8 leaves a margin
+SOLVE_UNROLL_MAX = 8
+
+
+def _minus(a, terms):
+    """``a`` minus the sum of ``terms`` (chained subtractions; ``a`` when there are none)."""
+    return a - sum_terms(terms) if terms else a
+
+
+def solve_spd_unrolled(H, b):
+    """``(x, ok)``: ``x`` with ``H x = b`` for one symmetric ``H (n, n)`` and ``b (n,)`` by a
+    Cholesky factorisation written out entry by entry (``n <= SOLVE_UNROLL_MAX``), and ``ok``
+    (a boolean scalar): every pivot finite and positive (``H`` positive definite).
+
+    A pivot that is not positive is replaced by 1, so ``x`` and its derivatives stay finite
+    when ``ok`` is False (the caller masks ``x``); no LAPACK call, which at this size costs more
+    than the arithmetic."""
+    n = H.shape[-1]
+    h = [[H[i, j] for j in range(n)] for i in range(n)]
+    one = jnp.ones((), H.dtype)
+    L = [[one] * n for _ in range(n)]
+    ok = jnp.ones((), bool)
+    for j in range(n):
+        d = _minus(h[j][j], [L[j][k] * L[j][k] for k in range(j)])
+        good = (d > 0) & jnp.isfinite(d)
+        ok = ok & good
+        L[j][j] = jnp.sqrt(jnp.where(good, d, one))
+        for i in range(j + 1, n):
+            L[i][j] = _minus(h[i][j], [L[i][k] * L[j][k] for k in range(j)]) / L[j][j]
+        # column j as one array: its consumers read it instead of each fusing (and
+        # recomputing) the scalar graph behind it
+        col = jax.lax.optimization_barrier(jnp.stack([L[i][j] for i in range(j, n)]))
+        for i in range(j, n):
+            L[i][j] = col[i - j]
+    y = []
+    for i in range(n):  # L y = b
+        y.append(_minus(b[i], [L[i][k] * y[k] for k in range(i)]) / L[i][i])
+    x = [one] * n
+    for i in reversed(range(n)):  # Lᵀ x = y
+        x[i] = _minus(y[i], [L[k][i] * x[k] for k in range(i + 1, n)]) / L[i][i]
+    return jnp.stack(x), ok
+
+
 def ldl_pivots4(J):
     """Pivots ``d`` of ``J = L diag(d) Lᵀ`` for a symmetric 4×4 (``J ≻ 0`` iff all ``d > 0``)."""
     a = [[J[..., i, j] for j in range(4)] for i in range(4)]

@@ -11,9 +11,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _smallmat as smallmat
 from .._checks import is_concrete
 from .._errors import ArgumentError
-from .._smallmat import sum_terms
 from . import _batchlast as batchlast
 from . import _onestate
 from . import _sweep as sweep
@@ -159,7 +159,7 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
         )
         Ul = batchlast.m6v(IAl, Sl)  # (k, 6, N)
         D = batchlast.dot(Sl, Ul, 6) + arm[np.asarray(dofs)][:, None]
-        tr = sum_terms(IAl[:, k, k] for k in range(6))
+        tr = smallmat.sum_terms(IAl[:, k, k] for k in range(6))
         okl = D > eps * tr
         Dl = jnp.where(okl, 1.0 / jnp.where(okl, D, 1.0), 0.0)
         ul = sweep.rows(tau, dofs) - batchlast.dot(Sl, pAl, 6)
@@ -194,7 +194,7 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
         )
         L, ok0 = _guarded_cholesky(D0)
         qdd0 = jax.scipy.linalg.cho_solve((L, True), rhs.T[..., None])[..., 0].T  # (6, N)
-        A[0] = a_g + sum_terms(S[k] * qdd0[k] for k in range(6))
+        A[0] = a_g + smallmat.sum_terms(S[k] * qdd0[k] for k in range(6))
         out.append(qdd0)
         bad = bad | ~ok0
     # root to leaves: q̈_i = D_i⁻¹ (u_i − U_iᵀ (a_λ + c_i)), a_i = a_λ + c_i + S_i q̈_i
@@ -239,8 +239,11 @@ def _crba_fd_kernel(model: Model, q, v, tau, g, f_ext, packed=None, *, batch):
         K = _onestate.terms(model, _onestate.FD, packed)
         H, h = _onestate.mass_and_bias(model, K, q1, v1, g1, fe)
         rhs = (tau - K["damping"] * v).reshape(-1) - h
-        L, ok = _guarded_cholesky(H)
-        a = jax.scipy.linalg.cho_solve((L, True), rhs)
+        if model.nv <= smallmat.SOLVE_UNROLL_MAX:  # no LAPACK call: it costs more than the work
+            a, ok = smallmat.solve_spd_unrolled(H, rhs)
+        else:
+            L, ok = _guarded_cholesky(H)
+            a = jax.scipy.linalg.cho_solve((L, True), rhs)
         a = jnp.where(ok, a, jnp.nan)
         return a.reshape(batch + (model.nv,)), (~ok).reshape(batch)
     H = _mass_matrix_kernel(model, q, batch=batch, method="auto")
