@@ -83,6 +83,19 @@ def _sigma_matrix() -> np.ndarray:
 _SIGMA = _sigma_matrix()
 
 
+def _sigma(params):
+    """``Σ`` (row-major, ``(nb, 9)``) of the bodies' 10-vectors ``params (nb, 10)``, as the sum
+    of the six second-moment entries times their rows of ``_SIGMA`` (NumPy in, NumPy out):
+    for a model passed as an argument, one fused kernel, where ``params @ _SIGMA`` was a
+    matrix-product call and a stack of the nine entries became six kernels."""
+    if isinstance(params, np.ndarray):
+        return params @ _SIGMA
+    I9 = jnp.take(params, np.array([4, 5, 7, 5, 6, 8, 7, 8, 9]), axis=1)
+    half = 0.5 * (params[:, 4:5] + params[:, 6:7] + params[:, 9:10])
+    diag = jax.lax.broadcasted_iota(np.int32, (1, 9), 1) % 4 == 0
+    return jnp.where(diag, half, 0.0) - I9
+
+
 def _term_shapes(model: Model) -> tuple:
     """``(name, shape)`` of every term, in the order ``host_terms`` packs them."""
     nb, nv, nf = model.nbodies, model.nv, len(model.frame_names)
@@ -106,11 +119,11 @@ def _term_values(model: Any) -> dict:
     params = model.inertia.params
     nf = len(model.frame_names)
     E, r = model.frame_placements.E.reshape(nf, 9), model.frame_placements.r
-    frames = np.concatenate([E, r], 1) if isinstance(E, np.ndarray) else jnp.concatenate([E, r], 1)
+    cat = np.concatenate if isinstance(E, np.ndarray) else jnp.concatenate
     return dict(
         P=P, PK=PK, PKK=PKK, Pa=Pa, p=p, axes=model.axes, m=params[:, 0], h=params[:, 1:4],
-        Sigma=params @ _SIGMA.astype(params.dtype), armature=model.armature, damping=model.damping,
-        **{f"frame{k}": frames[k] for k in range(nf)},
+        Sigma=_sigma(params), armature=model.armature, damping=model.damping,
+        **{f"frame{k}": cat([E[k], r[k]]) for k in range(nf)},  # one frame, not all frames
     )  # fmt: skip
 
 
@@ -176,11 +189,15 @@ def host_terms(model: Model, x, names: tuple) -> tuple | None:
 def terms(model: Model, names: tuple, packed=None) -> dict:
     """The terms ``names`` (``_term_values``): sliced from ``packed`` (``host_terms``'s
     arrays, held behind an ``optimization_barrier`` so that XLA keeps them as they are, a
-    few constants) or computed from the model's fields."""
+    few constants) or computed from the model's fields (then ``"PK"`` and ``"PKK"`` are None
+    and ``"axes"`` is there: each joint rotation forms its own, ``_joint_frame``)."""
     names = names_for(model, names)
     if packed is None:
         values = _term_values(model)
-        return {k: values[k] for k in names}
+        # P K and P K² are left to each joint rotation (_joint_frame), from P and the axis:
+        # materialised here, they were two more kernels ready when the program starts
+        out = {k: values[k] for k in names + ("axes",)}
+        return out | {"PK": None, "PKK": None}
     chunks = jax.lax.optimization_barrier(tuple(jnp.asarray(c) for c in packed))
     n = _CHUNK_BYTES // chunks[0].dtype.itemsize
     starts, _ = _aligned(model, names, chunks[0].dtype)
@@ -242,6 +259,9 @@ def _joint_frame(model: Model, K: dict, q, i: int, wait=None):
         x = x + 0.0 * wait  # the same number (x + ±0 = x); NaN stays NaN
     if t in ("revolute", "continuous"):
         s, omc = jnp.sin(x), 1.0 - jnp.cos(x)
+        if K["PK"] is None:  # a traced model: P K and P K² of this body here, fused with E
+            PK = sweep.cross3(P, K["axes"][i])
+            return P + s * PK + omc * sweep.cross3(PK, K["axes"][i]), r
         return P + s * K["PK"][i].reshape(3, 3) + omc * K["PKK"][i].reshape(3, 3), r
     return P, r + K["Pa"][i] * x  # prismatic
 

@@ -513,14 +513,14 @@ def rodrigues_terms(model: Model):
     a = model.axes[:, None, :]
     # row r of P K is P_r × a (K = [a]×), of P K² is (P K)_r × a: written out, so that a
     # model passed as an argument adds a few fused kernels, not matrix products
-    PK = _cross3(P, a)
-    PKK = _cross3(PK, a)
+    PK = cross3(P, a)
+    PKK = cross3(PK, a)
     nb = P.shape[0]
     Pa = P[:, :, 0] * a[:, :, 0] + P[:, :, 1] * a[:, :, 1] + P[:, :, 2] * a[:, :, 2]
     return P.reshape(nb, 9), PK.reshape(nb, 9), PKK.reshape(nb, 9), Pa, model.placements.r
 
 
-def _cross3(x, a):
+def cross3(x, a):
     """``x × a`` on the last axis (written out; NumPy in, NumPy out: ``batchlast.stack``)."""
     x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
     a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
