@@ -184,6 +184,25 @@ FLOOR_OF = {
 }
 
 
+def noop_name(op: str) -> str:
+    """The row of the no-op with ``op``'s state arguments and outputs (``noop_like``)."""
+    return f"{op} no-op"
+
+
+def noop_like(fn, model, x):
+    """A jitted-to-be no-op with ``fn``'s state arguments AND its outputs: every output a
+    broadcast of ``sum(state)[0] + 1`` to that output's shape (XLA:CPU pays ~0.8 µs per
+    output array of a call, so a no-op returning one array understates the floor of an op
+    that returns five)."""
+    shapes = jax.eval_shape(closed(fn, model), *x)
+
+    def noop(*s):
+        first = (sum(s) + 1.0)[0]
+        return jax.tree.map(lambda sd: jnp.broadcast_to(first, sd.shape).astype(sd.dtype), shapes)
+
+    return noop
+
+
 def closed(fn, model):
     """``fn`` with the model closed over: ``(*state) -> fn(model, *state)``."""
     return lambda *s: fn(model, *s)
@@ -374,6 +393,14 @@ def main(a) -> int:
             x = x0 if column == "one" else (m, *x0)
             jf, r = row(name, column, "jax", f, x, 1)
             calls[(name, "jax")], rows[(name, "jax")] = (jf, x), r
+        for op in ops:  # no-ops with the same state arguments and the same outputs
+            x0 = tuple(state[c] for c in STATE_ARGS[op])
+            f = noop_like(our[op], m, x0)
+            if column == "arg":
+                f = (lambda g: lambda model, *s: g(*s))(f)
+            x = x0 if column == "one" else (m, *x0)
+            jf, r = row(noop_name(op), column, "jax", f, x, 1)
+            calls[(noop_name(op), "jax")], rows[(noop_name(op), "jax")] = (jf, x), r
         print(f"timing column {column!r}: {len(calls)} calls interleaved", flush=True)
         t = time_rounds(calls, a.rounds, a.chunk)
         for k, ts in t.items():
@@ -450,22 +477,30 @@ def report(results, ops, columns) -> str:
     cols = [c for c in columns if c != "arg"]
     head = "| op | " + " | ".join(
         f"{c}: spatialjax | frax | ratio"
-        + (" | / no-op, same arguments | arg: spatialjax | ratio" if c == "one" else "")
+        + (
+            " | / no-op, same arguments | / no-op, same arguments and outputs"
+            " | arg: spatialjax | ratio"
+            if c == "one"
+            else ""
+        )
         for c in cols
     ) + " |"  # fmt: skip
-    lines += [head, "|" + "---|" * (1 + sum(6 if c == "one" else 3 for c in cols))]
-    for op in ops + list(FLOORS):
+    lines += [head, "|" + "---|" * (1 + sum(7 if c == "one" else 3 for c in cols))]
+    floors = list(FLOORS) + [noop_name(op) for op in ops]
+    for op in ops + floors:
         cells = []
         for c in cols:
-            who = "jax" if op in FLOORS else "spatialjax"
+            who = "jax" if op in floors else "spatialjax"
             o = _cell(results, op, c, who)
             f = _cell(results, op, c, "frax")
             ratio = f"{f['run_s'] / o['run_s']:.2f}" if o and f else "-"
             best = f" ({fmt(o['best_s'])})" if o else ""
             cells += [fmt(o and o["run_s"]) + best, fmt(f and f["run_s"]), ratio]
             if c == "one":
-                fl = _cell(results, FLOOR_OF.get(op, op), c, "jax")
-                cells += [f"{o['run_s'] / fl['run_s']:.2f}" if o and fl else "-"]
+                base = op.removesuffix(" no-op")
+                for name in (FLOOR_OF.get(base, op), op if op in floors else noop_name(op)):
+                    fl = _cell(results, name, c, "jax")
+                    cells += [f"{o['run_s'] / fl['run_s']:.2f}" if o and fl else "-"]
                 ao = _cell(results, op, "arg", who)
                 ratio = f"{f['run_s'] / ao['run_s']:.2f}" if ao and f else "-"
                 cells += [fmt(ao and ao["run_s"]), ratio]
