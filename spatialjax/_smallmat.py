@@ -419,9 +419,10 @@ def cho_solve(L, b):
     return jnp.stack(x, axis=-1)
 
 
-#: the largest ``n`` for which ``solve_spd_unrolled`` is written out entry by entry: up to
-#: n = 10 it is faster than LAPACK's calls, at n = 11 XLA's fusions of the scalar graph make it
-#: 3x slower (``benchmarks/README.md``, "Forward dynamics of one state"); 8 leaves a margin
+#: the largest ``n`` for which ``solve_spd_unrolled`` is written out entry by entry: a float64
+#: ``H`` of at most 512 bytes, so that XLA:CPU still runs the program's many small kernels one
+#: after the other in the calling thread (faster than LAPACK's calls up to n = 9; from n = 10,
+#: handed to other threads, 4x slower: ``benchmarks/README.md``, "Forward dynamics of one state")
 SOLVE_UNROLL_MAX = 8
 
 
@@ -443,6 +444,7 @@ def solve_spd_unrolled(H, b):
     one = jnp.ones((), H.dtype)
     L = [[one] * n for _ in range(n)]
     ok = jnp.ones((), bool)
+    y = []  # L y = b, one entry per column
     for j in range(n):
         d = _minus(h[j][j], [L[j][k] * L[j][k] for k in range(j)])
         good = (d > 0) & jnp.isfinite(d)
@@ -450,14 +452,13 @@ def solve_spd_unrolled(H, b):
         L[j][j] = jnp.sqrt(jnp.where(good, d, one))
         for i in range(j + 1, n):
             L[i][j] = _minus(h[i][j], [L[i][k] * L[j][k] for k in range(j)]) / L[j][j]
-        # column j as one array: its consumers read it instead of each fusing (and
+        yj = _minus(b[j], [L[j][k] * y[k] for k in range(j)]) / L[j][j]
+        # column j and y_j as one array: its readers read it instead of each fusing (and
         # recomputing) the scalar graph behind it
-        col = jax.lax.optimization_barrier(jnp.stack([L[i][j] for i in range(j, n)]))
+        col = jax.lax.optimization_barrier(jnp.stack([L[i][j] for i in range(j, n)] + [yj]))
         for i in range(j, n):
             L[i][j] = col[i - j]
-    y = []
-    for i in range(n):  # L y = b
-        y.append(_minus(b[i], [L[i][k] * y[k] for k in range(i)]) / L[i][i])
+        y.append(col[n - j])
     x = [one] * n
     for i in reversed(range(n)):  # Lᵀ x = y
         x[i] = _minus(y[i], [L[k][i] * x[k] for k in range(i + 1, n)]) / L[i][i]
