@@ -97,7 +97,7 @@ def _sigma(params):
 
 
 def _term_shapes(model: Model) -> tuple:
-    """``(name, shape)`` of every term, in the order ``host_terms`` packs them."""
+    """``(name, shape)`` of every term (packed in the order of ``all_names``)."""
     nb, nv, nf = model.nbodies, model.nv, len(model.frame_names)
     return (
         ("P", (nb, 9)), ("PK", (nb, 9)), ("PKK", (nb, 9)), ("Pa", (nb, 3)), ("p", (nb, 3)),
@@ -157,19 +157,21 @@ def _is_concrete(x) -> bool:
 _CHUNK_BYTES = 512
 
 
-def host_terms(model: Model, x, names: tuple) -> tuple | None:
-    """The terms ``names`` of the model as NumPy arrays of at most ``_CHUNK_BYTES`` each (the
-    terms one after the other, raveled, in the model's dtype), when a program is being
-    traced (``x`` a tracer) with this model's values known (no traced or batched leaf);
-    None otherwise (an eager call passes the model's two arrays, a traced model its
-    fields). Kept on the model object after the first call, unless the model holds NumPy
-    arrays that may change in place."""
+def host_terms(model: Model, x) -> tuple | None:
+    """Every term of the model (``all_names``) as NumPy arrays of at most ``_CHUNK_BYTES``
+    each (the terms one after the other, raveled, in the model's dtype), when a program is
+    being traced (``x`` a tracer) with this model's values known (no traced or batched leaf);
+    None otherwise (an eager call passes the model's two arrays, a traced model its fields).
+
+    One layout per model, whatever the program reads: two one-state calls in one program
+    (a controller's mass matrix and Jacobian) then read the same constants, and XLA computes
+    what they share (the poses) once. Kept on the model object after the first call, unless
+    the model holds NumPy arrays that may change in place."""
     if not isinstance(x, _Tracer):
         return None  # an eager call
-    names = names_for(model, names)
-    cache = model.__dict__.get("_host_terms", {})  # only ever kept on a model that is fixed
-    if names in cache:
-        return cache[names]
+    packed = model.__dict__.get("_host_terms")  # only ever kept on a model that is fixed
+    if packed is not None:
+        return packed
     fields, keep = _host_fields(model)
     if fields is None or fields["placements"].E.ndim != 3:
         return None  # a traced model, or a batch of models
@@ -177,20 +179,21 @@ def host_terms(model: Model, x, names: tuple) -> tuple | None:
     host = jax.tree.map(lambda v: np.asarray(v, np.float64), fields)
     values = _term_values(types.SimpleNamespace(**host, frame_names=model.frame_names))
     parts = [np.zeros(int(k[4:])) if k.startswith("pad:") else np.ravel(values[k])
-             for k in _aligned(model, names, dtype)[1]]  # fmt: skip
+             for k in _aligned(model, dtype)[1]]  # fmt: skip
     flat = np.concatenate(parts).astype(dtype)
     n = _CHUNK_BYTES // flat.itemsize
     packed = tuple(flat[i : i + n] for i in range(0, flat.size, n))
     if keep:  # writable NumPy fields: made again at every trace
-        object.__setattr__(model, "_host_terms", {**cache, names: packed})
+        object.__setattr__(model, "_host_terms", packed)
     return packed
 
 
 def terms(model: Model, names: tuple, packed=None) -> dict:
     """The terms ``names`` (``_term_values``): sliced from ``packed`` (``host_terms``'s
-    arrays, held behind an ``optimization_barrier`` so that XLA keeps them as they are, a
-    few constants) or computed from the model's fields (then ``"PK"`` and ``"PKK"`` are None
-    and ``"axes"`` is there: each joint rotation forms its own, ``_joint_frame``)."""
+    arrays, each held behind an ``optimization_barrier`` so that XLA keeps it as it is, one
+    constant; only those that hold ``names`` enter the program) or computed from the
+    model's fields (then ``"PK"`` and ``"PKK"`` are None and ``"axes"`` is there: each joint
+    rotation forms its own, ``_joint_frame``)."""
     names = names_for(model, names)
     if packed is None:
         values = _term_values(model)
@@ -198,27 +201,32 @@ def terms(model: Model, names: tuple, packed=None) -> dict:
         # materialised here, they were two more kernels ready when the program starts
         out = {k: values[k] for k in names + ("axes",)}
         return out | {"PK": None, "PKK": None}
-    chunks = jax.lax.optimization_barrier(tuple(jnp.asarray(c) for c in packed))
-    n = _CHUNK_BYTES // chunks[0].dtype.itemsize
-    starts, _ = _aligned(model, names, chunks[0].dtype)
+    n = _CHUNK_BYTES // packed[0].dtype.itemsize
+    starts = dict(zip(all_names(model), _aligned(model, packed[0].dtype)[0], strict=True))
     shapes = dict(_term_shapes(model))
+    chunks = {}
     out = {}
-    for name, start in zip(names, starts, strict=True):
+    for name in names:
+        start = starts[name]
         stop = start + int(np.prod(shapes[name]))
-        parts = [chunks[c][max(start - c * n, 0) : min(stop - c * n, n)]
-                 for c in range(start // n, (stop - 1) // n + 1)]  # fmt: skip
+        parts = []
+        for c in range(start // n, (stop - 1) // n + 1):
+            if c not in chunks:
+                chunks[c] = jax.lax.optimization_barrier(jnp.asarray(packed[c]))
+            parts.append(chunks[c][max(start - c * n, 0) : min(stop - c * n, n)])
         flat = parts[0] if len(parts) == 1 else jnp.concatenate(parts)
         out[name] = flat.reshape(shapes[name])
     return out
 
 
-def _aligned(model: Model, names: tuple, dtype) -> tuple:
-    """Where each term starts in the packed terms, and the names with ``"pad:k"`` entries
-    (``k`` zeros) such that a term that fits in one chunk does not straddle two."""
+def _aligned(model: Model, dtype) -> tuple:
+    """Where each term of ``all_names`` starts in the packed terms, and the names with
+    ``"pad:k"`` entries (``k`` zeros) such that a term that fits in one chunk does not
+    straddle two."""
     n = _CHUNK_BYTES // np.dtype(dtype).itemsize
     shapes = dict(_term_shapes(model))
     starts, padded, at = [], [], 0
-    for name in names:
+    for name in all_names(model):
         size = int(np.prod(shapes[name]))
         if size <= n and at // n != (at + size - 1) // n:
             gap = n - at % n
@@ -230,13 +238,20 @@ def _aligned(model: Model, names: tuple, dtype) -> tuple:
     return starts, padded
 
 
-#: the terms each one-state program reads (``"Pa"`` dropped where no joint is prismatic),
-#: in an order that packs them into few chunks
+def all_names(model: Model) -> tuple:
+    """Every term of the model, in the order they are packed (``names_for`` of ``ALL`` and a
+    placement per frame)."""
+    return names_for(model, ALL) + tuple(f"frame{k}" for k in range(len(model.frame_names)))
+
+
+#: the terms each one-state program reads (``"Pa"`` dropped where no joint is prismatic)
 POSES = ("P", "PK", "PKK", "Pa", "p")
 JACOBIAN = POSES + ("axes",)
 RNEA = JACOBIAN + ("m", "h", "armature", "Sigma")
 MASS = RNEA
 FD = JACOBIAN + ("m", "h", "armature", "damping", "Sigma")
+#: every term but the frames', in the order they are packed: those of the poses first
+ALL = FD
 
 
 def names_for(model: Model, names: tuple) -> tuple:

@@ -74,7 +74,7 @@ def forward_kinematics(model: Model, q, v=None, a=None, *, method: str = "auto")
     a = None if a is None else sweep.as_input(a, "a", model.nv, model)
     batch = sweep.batch(q=q, v=v, a=a)
     one = v is None and sweep.resolve_method(method, model, batch) == "loop" and _one(batch)
-    packed = _onestate.host_terms(model, q, _onestate.POSES) if one else None
+    packed = _onestate.host_terms(model, q) if one else None
     return _fk_kernel(model, q, v, a, packed, batch=batch, method=method)
 
 

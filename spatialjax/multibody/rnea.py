@@ -128,7 +128,7 @@ def rnea(
     f_ext = sweep.as_fext(f_ext, model)
     batch = sweep.batch_with_fext(batch, f_ext)
     one = sweep.one_state(method, model, batch)
-    packed = _onestate.host_terms(model, q, _onestate.RNEA) if one else None
+    packed = _onestate.host_terms(model, q) if one else None
     return _rnea_kernel(model, q, v, a, g, f_ext, packed, batch=batch, method=method)
 
 
@@ -192,7 +192,7 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
     batch = sweep.batch(q=q, v=v, gravity=g)
     a = np.zeros((model.nv,), model.dtype)  # NumPy: no eager program
     one = sweep.one_state(method, model, batch)
-    packed = _onestate.host_terms(model, q, _onestate.RNEA) if one else None
+    packed = _onestate.host_terms(model, q) if one else None
     return _rnea_kernel(model, q, v, a, g, None, packed, batch=batch, method=method)
 
 
@@ -221,5 +221,5 @@ def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> j
     batch = sweep.batch(q=q, gravity=g)
     z = np.zeros((model.nv,), model.dtype)
     one = sweep.one_state(method, model, batch)
-    packed = _onestate.host_terms(model, q, _onestate.RNEA) if one else None
+    packed = _onestate.host_terms(model, q) if one else None
     return _rnea_kernel(model, q, z, z, g, None, packed, batch=batch, method=method)

@@ -40,11 +40,14 @@ def test_packed_terms_are_the_model_numbers_in_chunks_of_at_most_512_bytes(tmp_p
         model = _tree(tmp_path, dtype)
     else:
         model = mb.chain_model(10, length=0.3).astype(dtype)
-    names = ALL + tuple(f"frame{k}" for k in range(len(model.frame_names)))
+    names = _onestate.all_names(model)
+    assert set(names) == set(ALL + tuple(f"frame{k}" for k in range(len(model.frame_names)))) - (
+        set() if "prismatic" in model.joint_types else {"Pa"}
+    )
     seen = {}
 
     def trace(q):  # inside a trace q is a tracer and the closed-over model concrete
-        seen["packed"] = _onestate.host_terms(model, q, names)
+        seen["packed"] = _onestate.host_terms(model, q)
         return q
 
     jax.make_jaxpr(trace)(jnp.zeros(model.nq, dtype))
@@ -79,18 +82,18 @@ def test_packed_terms_are_the_model_numbers_in_chunks_of_at_most_512_bytes(tmp_p
 def test_terms_are_packed_only_for_a_concrete_model_inside_a_trace(tmp_path):
     model = _tree(tmp_path, "float64")
     q = jnp.zeros(model.nq)
-    assert _onestate.host_terms(model, q, _onestate.RNEA) is None  # an eager call
+    assert _onestate.host_terms(model, q) is None  # an eager call
     got = {}
 
     def f(m, q):
-        got["closed"] = _onestate.host_terms(model, q, _onestate.RNEA)
-        got["argued"] = _onestate.host_terms(m, q, _onestate.RNEA)
+        got["closed"] = _onestate.host_terms(model, q)
+        got["argued"] = _onestate.host_terms(m, q)
         return q
 
     jax.make_jaxpr(f)(model, q)
     assert got["closed"] is not None and got["argued"] is None
     batched = jax.tree.map(lambda x: jnp.stack([x, x]), model)
-    jax.make_jaxpr(lambda q: _onestate.host_terms(batched, q, _onestate.RNEA) or q)(q)
+    jax.make_jaxpr(lambda q: _onestate.host_terms(batched, q) or q)(q)
     # kept on the model: the second trace reuses the first's arrays
     first = got["closed"]
     jax.make_jaxpr(f)(model, q)
@@ -163,3 +166,21 @@ def test_a_model_of_writable_numpy_arrays_is_read_again_at_every_trace():
     fixed = mb.chain_model(4, length=0.3)
     jax.jit(lambda q: mb.rnea(fixed, q, v, a))(q)
     assert "_host_terms" in fixed.__dict__
+
+
+def test_one_state_calls_in_one_program_share_their_poses(tmp_path):
+    """Every one-state program reads the same packed terms (one layout per model): a
+    controller step (mass matrix, bias, Jacobian, forward kinematics in one jitted program)
+    computes the joint rotations' 3x3 products once, as many as the mass matrix alone."""
+    model = mb.chain_model(6, length=0.3)
+    q, v = jnp.linspace(0.1, 0.6, 6), jnp.full(6, 0.3)
+
+    def products(f):
+        text = jax.jit(f).lower(q).compile().as_text()
+        return len(re.findall(r"= f(?:64|32)\[3,3\]\{1,0\} dot\(", text[text.index("ENTRY") :]))
+
+    alone = products(lambda q: mb.mass_matrix(model, q))
+    step = products(lambda q: (mb.mass_matrix(model, q), mb.nonlinear_effects(model, q, v),
+                               mb.frame_jacobian(model, q, model.frame_names[-1]),
+                               mb.forward_kinematics(model, q).poses))  # fmt: skip
+    assert alone >= model.nbodies - 1 and step == alone
