@@ -18,7 +18,10 @@ only ratios within one run mean anything.
 
 Rows, each frax's and ours computing the same thing (checked equal first):
 
-* ``fk``: every body's world pose; ``jac``: the end effector's Jacobian,
+* ``fk``: every body's world pose (ours the two arrays of a ``Plxb``, frax one
+  ``(nb, 4, 4)``; the check compares the blocks); ``fk4x4``: the same as frax's one
+  ``(nb, 4, 4)`` array (ours ``poses.inverse().as_homogeneous()``, in the program);
+  ``jac``: the end effector's Jacobian,
   world-aligned axes at the frame origin; ``rnea``; ``mass``: the mass matrix;
   ``fd``: forward dynamics (ours: ``method="auto"``, frax: its
   ``forward_dynamics``); ``ctrl``: a controller step in one call, the end
@@ -68,7 +71,7 @@ def _parse(argv=None):
         action="store_true",
         help="jax_cpu_enable_async_dispatch=False: every program runs in the calling thread",
     )
-    p.add_argument("--ops", default="fk,jac,rnea,mass,fd,ctrl")
+    p.add_argument("--ops", default="fk,fk4x4,jac,rnea,mass,fd,ctrl")
     p.add_argument("--columns", default="one,arg,scan,1000,100000")
     p.add_argument("--rounds", type=int, default=15)
     p.add_argument("--chunk", type=int, default=25, help="calls per round at one state")
@@ -135,6 +138,9 @@ def ours(m, ee: str) -> dict:
 
     return dict(
         fk=lambda model, q: _er(mb.forward_kinematics(model, q).poses),
+        # frax's output: one (nb, 4, 4) array of [[E, r], [0, 1]] (the inverse of our Plxb's
+        # as_homogeneous, which maps world points into the body)
+        fk4x4=lambda model, q: mb.forward_kinematics(model, q).poses.inverse().as_homogeneous(),
         jac=jac,
         rnea=lambda model, q, v, a: mb.rnea(model, q, v, a),
         mass=lambda model, q: mb.mass_matrix(model, q),
@@ -168,6 +174,7 @@ def frax_fns(fr, spec) -> dict:
 
     return dict(
         fk=lambda q: fr.joint_to_world_transforms(q),
+        fk4x4=lambda q: fr.joint_to_world_transforms(q),
         jac=lambda q: fr._frame_jacobian(fr.joint_to_world_transforms(q), offset, chain),
         rnea=lambda q, v, a: fr.rnea(q, v, a, g6, None),
         mass=fr.mass_matrix,
@@ -176,7 +183,7 @@ def frax_fns(fr, spec) -> dict:
     )
 
 
-STATE_ARGS = dict(fk="q", jac="q", rnea="qva", mass="q", fd="qvt", ctrl="qv")
+STATE_ARGS = dict(fk="q", fk4x4="q", jac="q", rnea="qva", mass="q", fd="qvt", ctrl="qv")
 #: the no-op floors: a jitted sum of the same state arguments plus one, per argument count
 FLOORS = {"q + 1": "q", "q + v + 1": "qv", "q + v + a + 1": "qva"}
 FLOOR_OF = {
@@ -513,7 +520,7 @@ def report(results, ops, columns) -> str:
     for r in results["rows"]:
         if r["column"] in ("one", "arg") and r["library"] != "jax":
             lines.append(
-                f"  {r['op']:5s} {r['column']:4s} {r['library']:10s} {r['flops']:8.0f} flops, "
+                f"  {r['op']:6s} {r['column']:4s} {r['library']:10s} {r['flops']:8.0f} flops, "
                 f"{r['fusions']} + {r['dots']} + {r['custom_calls']} kernels, "
                 f"compile {r['compile_s']:.2f} s"
             )
