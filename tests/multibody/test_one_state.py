@@ -121,6 +121,34 @@ def test_one_state_matches_pinocchio_on_a_floating_tree(tmp_path, dtype):
                                            err_msg=f"{what}, {name}")  # fmt: skip
 
 
+def test_one_state_forward_dynamics_of_a_floating_base_with_eight_dofs(tmp_path):
+    """Free flyer and two joints (the prismatic one locked): ``nv = 8``, the largest mass
+    matrix that one-state forward dynamics factorises written out (``_smallmat``) rather than
+    with LAPACK; against Pinocchio's ABA, eager, closed over and with the model an argument."""
+    path = tree_urdf(tmp_path)
+    locked = {"ja2": 0.1}
+    model = mb.Model.from_urdf(path, floating_base=True, locked_joints=locked, dtype="float64")
+    pm = pin_model(str(path), True, locked)
+    pm.gravity.linear = GRAVITY
+    assert model.nv == 8
+    rng = np.random.default_rng(4)
+    Q, V, _ = random_states(model, 2, rng)
+    T = jnp.asarray(rng.standard_normal((2, model.nv)))
+    g = jnp.asarray(GRAVITY)
+    p = model.v_permutation()
+    for q, v, tau in zip(Q, V, T, strict=True):
+        qp, vp, tp = (np.asarray(x, np.float64) for x in (model.q_to_pinocchio(q),
+                      model.v_to_pinocchio(v), model.v_to_pinocchio(tau)))  # fmt: skip
+        want = pin.aba(pm, pm.createData(), qp, vp, tp)
+        for name, got in (
+            ("eager", mb.forward_dynamics(model, q, v, tau, g)),
+            ("jit", jax.jit(lambda *x: mb.forward_dynamics(model, *x, g))(q, v, tau)),
+            ("jit, model as argument", jax.jit(mb.forward_dynamics)(model, q, v, tau, g)),
+        ):
+            tol = 1e-10 * max(1.0, np.abs(want).max())
+            np.testing.assert_allclose(np.asarray(got)[p], want, rtol=0, atol=tol, err_msg=name)
+
+
 @pytest.mark.slow  # compile time; CI's second step
 def test_one_state_agrees_with_the_batched_sweeps_under_vmap_and_grad(tmp_path):
     """vmap of the one-state call equals the batched call; the gradients with respect to q,
