@@ -422,7 +422,8 @@ def cho_solve(L, b):
 #: the largest ``n`` for which ``solve_spd_unrolled`` is written out entry by entry: a float64
 #: ``H`` of at most 512 bytes, so that XLA:CPU still runs the program's many small kernels one
 #: after the other in the calling thread (faster than LAPACK's calls up to n = 9; from n = 10,
-#: handed to other threads, 4x slower: ``benchmarks/README.md``, "Forward dynamics of one state")
+#: handed to other threads, 4x slower: ``benchmarks/README.md``, "Forward dynamics of one
+#: state, the model as an argument, one layout of constants")
 SOLVE_UNROLL_MAX = 8
 
 
