@@ -420,10 +420,10 @@ def cho_solve(L, b):
 
 
 #: the largest ``n`` for which ``solve_spd_unrolled`` is written out entry by entry: a float64
-#: ``H`` of at most 512 bytes, so that XLA:CPU still runs the program's many small kernels one
-#: after the other in the calling thread (faster than LAPACK's calls up to n = 9; from n = 10,
-#: handed to other threads, 4x slower: ``benchmarks/README.md``, "Forward dynamics of one
-#: state, the model as an argument, one layout of constants")
+#: ``H`` of at most 512 bytes, with which XLA:CPU runs the program's many small kernels one
+#: after the other in the calling thread by rule (measured: faster than LAPACK's calls up to
+#: n = 9; from n = 10 handed to other threads, 4x slower: ``benchmarks/README.md``, "Forward
+#: dynamics of one state, the model as an argument, one layout of constants")
 SOLVE_UNROLL_MAX = 8
 
 
@@ -433,13 +433,15 @@ def _minus(a, terms):
 
 
 def solve_spd_unrolled(H, b):
-    """``(x, ok)``: ``x`` with ``H x = b`` for one symmetric ``H (n, n)`` and ``b (n,)`` by a
-    Cholesky factorisation written out entry by entry (``n <= SOLVE_UNROLL_MAX``), and ``ok``
-    (a boolean scalar): every pivot finite and positive (``H`` positive definite).
+    """``(x, ok)``: ``x`` with ``H x = b`` for one symmetric ``H (n, n)`` (its lower triangle is
+    read) and ``b (n,)`` by a Cholesky factorisation written out entry by entry (``n <=
+    SOLVE_UNROLL_MAX``), and ``ok`` (a boolean scalar): every pivot finite and positive (``H``
+    positive definite).
 
-    A pivot that is not positive is replaced by 1, so ``x`` and its derivatives stay finite
-    when ``ok`` is False (the caller masks ``x``); no LAPACK call, which at this size costs more
-    than the arithmetic."""
+    A pivot that is not positive or not finite is replaced by 1: for a finite ``H`` without a
+    factor, ``x`` and its derivatives with respect to ``H`` and ``b`` stay finite (the caller
+    masks ``x`` where ``ok`` is False). No LAPACK call: at this size it costs more than the
+    arithmetic."""
     n = H.shape[-1]
     h = [[H[i, j] for j in range(n)] for i in range(n)]
     one = jnp.ones((), H.dtype)

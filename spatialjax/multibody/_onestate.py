@@ -66,34 +66,24 @@ def _cross_rows(a, b):
 
 
 # ---------------------------------------------------------------------- terms
-def _sigma_matrix() -> np.ndarray:
-    """``(10, 9)``: the 10-vector ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` -> ``Σ = ½ tr(I) 1 − I``
-    (row-major 3x3), ``Σ`` the second moment of the mass about the frame origin."""
-    C = np.zeros((10, 3, 3))
-    ij = {4: (0, 0), 5: (0, 1), 6: (1, 1), 7: (0, 2), 8: (1, 2), 9: (2, 2)}
-    for k, (i, j) in ij.items():
-        C[k, i, j] -= 1.0
-        if i != j:
-            C[k, j, i] -= 1.0
-        else:
-            C[k] += 0.5 * np.eye(3)
-    return C.reshape(10, 9)
-
-
-_SIGMA = _sigma_matrix()
+#: ``[Ixx, Ixy, Ixz, Ixy, Iyy, Iyz, Ixz, Iyz, Izz]`` (``I`` row-major) in the 10-vector
+#: ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
+_I_ENTRIES = np.array([4, 5, 7, 5, 6, 8, 7, 8, 9])
 
 
 def _sigma(params):
-    """``Σ`` (row-major, ``(nb, 9)``) of the bodies' 10-vectors ``params (nb, 10)``, as the sum
-    of the six second-moment entries times their rows of ``_SIGMA`` (NumPy in, NumPy out):
-    for a model passed as an argument, one fused kernel, where ``params @ _SIGMA`` was a
-    matrix-product call and a stack of the nine entries became six kernels."""
-    if isinstance(params, np.ndarray):
-        return params @ _SIGMA
-    I9 = jnp.take(params, np.array([4, 5, 7, 5, 6, 8, 7, 8, 9]), axis=1)
-    half = 0.5 * (params[:, 4:5] + params[:, 6:7] + params[:, 9:10])
-    diag = jax.lax.broadcasted_iota(np.int32, (1, 9), 1) % 4 == 0
-    return jnp.where(diag, half, 0.0) - I9
+    """``Σ = ½ tr(I) 1 − I`` (row-major, ``(..., nb, 9)``) of the bodies' 10-vectors ``params
+    (..., nb, 10)``: the second moment of the mass about the body origin (NumPy in, NumPy
+    out). A gather and a diagonal mask: for a model passed as an argument one fused kernel,
+    where a product with a constant matrix was a matrix-product call and a stack of the nine
+    entries six kernels."""
+    xp = np if isinstance(params, np.ndarray) else jnp
+    half = 0.5 * (params[..., 4:5] + params[..., 6:7] + params[..., 9:10])
+    if xp is np:
+        diag = np.arange(9) % 4 == 0
+    else:  # an iota, not a constant of the program
+        diag = jax.lax.broadcasted_iota(np.int32, (9,), 0) % 4 == 0
+    return xp.where(diag, half, 0.0) - xp.take(params, _I_ENTRIES, axis=-1)
 
 
 def _term_shapes(model: Model) -> tuple:
@@ -250,7 +240,8 @@ JACOBIAN = POSES + ("axes",)
 RNEA = JACOBIAN + ("m", "h", "armature", "Sigma")
 MASS = RNEA
 FD = JACOBIAN + ("m", "h", "armature", "damping", "Sigma")
-#: every term but the frames', in the order they are packed: those of the poses first
+#: every term but the frames', in the order they are packed: those of the poses first, the
+#: small armature and damping side by side (forward dynamics reads every term: a test checks)
 ALL = FD
 
 

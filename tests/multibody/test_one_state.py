@@ -121,21 +121,24 @@ def test_one_state_matches_pinocchio_on_a_floating_tree(tmp_path, dtype):
                                            err_msg=f"{what}, {name}")  # fmt: skip
 
 
-def test_one_state_forward_dynamics_of_a_floating_base_with_eight_dofs(tmp_path):
-    """Free flyer and two joints (the prismatic one locked): ``nv = 8``, the largest mass
-    matrix that one-state forward dynamics factorises written out (``_smallmat``) rather than
-    with LAPACK; against Pinocchio's ABA, eager, closed over and with the model an argument."""
+@pytest.mark.parametrize("dtype", ["float64", pytest.param("float32", marks=pytest.mark.slow)])
+def test_one_state_forward_dynamics_of_a_floating_base_with_eight_dofs(tmp_path, dtype):
+    """Free flyer, a revolute and a prismatic joint (the other revolute locked): ``nv = 8``,
+    the largest mass matrix that one-state forward dynamics factorises written out
+    (``_smallmat``) rather than with LAPACK; against Pinocchio's ABA, eager, closed over and
+    with the model an argument."""
     path = tree_urdf(tmp_path)
-    locked = {"ja2": 0.1}
-    model = mb.Model.from_urdf(path, floating_base=True, locked_joints=locked, dtype="float64")
+    locked = {"jb1": 0.3}
+    model = mb.Model.from_urdf(path, floating_base=True, locked_joints=locked, dtype=dtype)
     pm = pin_model(str(path), True, locked)
     pm.gravity.linear = GRAVITY
-    assert model.nv == 8
+    assert model.nv == 8 and "prismatic" in model.joint_types
     rng = np.random.default_rng(4)
-    Q, V, _ = random_states(model, 2, rng)
-    T = jnp.asarray(rng.standard_normal((2, model.nv)))
-    g = jnp.asarray(GRAVITY)
+    Q, V, _ = random_states(model, 2, rng, np.dtype(dtype))
+    T = jnp.asarray(rng.standard_normal((2, model.nv)), dtype)
+    g = jnp.asarray(GRAVITY, dtype)
     p = model.v_permutation()
+    rel = 1e-10 if dtype == "float64" else 2e-3
     for q, v, tau in zip(Q, V, T, strict=True):
         qp, vp, tp = (np.asarray(x, np.float64) for x in (model.q_to_pinocchio(q),
                       model.v_to_pinocchio(v), model.v_to_pinocchio(tau)))  # fmt: skip
@@ -145,7 +148,8 @@ def test_one_state_forward_dynamics_of_a_floating_base_with_eight_dofs(tmp_path)
             ("jit", jax.jit(lambda *x: mb.forward_dynamics(model, *x, g))(q, v, tau)),
             ("jit, model as argument", jax.jit(mb.forward_dynamics)(model, q, v, tau, g)),
         ):
-            tol = 1e-10 * max(1.0, np.abs(want).max())
+            assert got.dtype == np.dtype(dtype)
+            tol = rel * max(1.0, np.abs(want).max())
             np.testing.assert_allclose(np.asarray(got)[p], want, rtol=0, atol=tol, err_msg=name)
 
 

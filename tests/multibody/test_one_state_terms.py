@@ -41,6 +41,8 @@ def test_packed_terms_are_the_model_numbers_in_chunks_of_at_most_512_bytes(tmp_p
     else:
         model = mb.chain_model(10, length=0.3).astype(dtype)
     names = _onestate.all_names(model)
+    for program in (_onestate.POSES, _onestate.JACOBIAN, _onestate.RNEA, _onestate.MASS):
+        assert set(program) <= set(_onestate.ALL)  # every program's terms are packed
     assert set(names) == set(ALL + tuple(f"frame{k}" for k in range(len(model.frame_names)))) - (
         set() if "prismatic" in model.joint_types else {"Pa"}
     )
@@ -73,10 +75,17 @@ def test_packed_terms_are_the_model_numbers_in_chunks_of_at_most_512_bytes(tmp_p
     want.update({f"frame{k}": np.r_[E[k].ravel(), r[k]] for k in range(len(model.frame_names))})
     tol = 1e-15 if dtype == "float64" else 1e-6
     assert ("Pa" in K) == ("prismatic" in model.joint_types)  # "Pa" only where it is used
+    # the traced model's terms (the model's fields in the program): P K and P K² are left to
+    # each joint rotation, the others are the same numbers
+    traced = jax.jit(lambda m: _onestate.terms(m, names))(model)
+    assert traced["PK"] is None and traced["PKK"] is None
     for name in K:
         scale = max(1.0, float(np.max(np.abs(want[name]), initial=0.0)))
-        np.testing.assert_allclose(np.asarray(K[name], np.float64), want[name],
-                                   rtol=0, atol=tol * scale, err_msg=name)  # fmt: skip
+        for how, got in (("packed", K[name]), ("traced", traced[name])):
+            if got is None:
+                continue
+            np.testing.assert_allclose(np.asarray(got, np.float64), want[name], rtol=0,
+                                       atol=tol * scale, err_msg=f"{name}, {how}")  # fmt: skip
 
 
 def test_terms_are_packed_only_for_a_concrete_model_inside_a_trace(tmp_path):
@@ -168,19 +177,26 @@ def test_a_model_of_writable_numpy_arrays_is_read_again_at_every_trace():
     assert "_host_terms" in fixed.__dict__
 
 
-def test_one_state_calls_in_one_program_share_their_poses(tmp_path):
-    """Every one-state program reads the same packed terms (one layout per model): a
-    controller step (mass matrix, bias, Jacobian, forward kinematics in one jitted program)
-    computes the joint rotations' 3x3 products once, as many as the mass matrix alone."""
+def test_one_state_calls_in_one_program_share_their_poses():
+    """Every one-state program reads the same packed terms (one layout per model), only the
+    chunks it needs: a controller step (mass matrix, bias, Jacobian, forward kinematics in one
+    jitted program) computes the joint rotations' 3x3 products once, as many as the mass
+    matrix alone; forward kinematics alone holds fewer constants than forward dynamics."""
     model = mb.chain_model(6, length=0.3)
     q, v = jnp.linspace(0.1, 0.6, 6), jnp.full(6, 0.3)
 
-    def products(f):
+    def entry(f):
         text = jax.jit(f).lower(q).compile().as_text()
-        return len(re.findall(r"= f(?:64|32)\[3,3\]\{1,0\} dot\(", text[text.index("ENTRY") :]))
+        return text[text.index("ENTRY") :]
+
+    def products(f):
+        return len(re.findall(r"= f(?:64|32)\[3,3\]\{1,0\} dot\(", entry(f)))
 
     alone = products(lambda q: mb.mass_matrix(model, q))
     step = products(lambda q: (mb.mass_matrix(model, q), mb.nonlinear_effects(model, q, v),
                                mb.frame_jacobian(model, q, model.frame_names[-1]),
                                mb.forward_kinematics(model, q).poses))  # fmt: skip
     assert alone >= model.nbodies - 1 and step == alone
+    fk = _constant_bytes(entry(lambda q: mb.forward_kinematics(model, q).poses))
+    fd = _constant_bytes(entry(lambda q: mb.forward_dynamics(model, q, v, v)))
+    assert 0 < len(fk) < len(fd)
