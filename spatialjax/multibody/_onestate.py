@@ -49,13 +49,7 @@ def _layout(parents: tuple, joint_types: tuple):
 
 def _sums(x, sets):
     """``stack([Σ_{j ∈ s} x[j] for s in sets])``: static sums of rows, in one fused kernel."""
-    out = []
-    for s in sets:
-        total = x[s[0]]
-        for j in s[1:]:
-            total = total + x[j]
-        out.append(total)
-    return jnp.stack(out)
+    return jnp.stack([smallmat.sum_terms(x[j] for j in s) for s in sets])
 
 
 def _cross_rows(a, b):
@@ -74,9 +68,9 @@ _I_ENTRIES = np.array([4, 5, 7, 5, 6, 8, 7, 8, 9])
 def _sigma(params):
     """``Σ = ½ tr(I) 1 − I`` (row-major, ``(..., nb, 9)``) of the bodies' 10-vectors ``params
     (..., nb, 10)``: the second moment of the mass about the body origin (NumPy in, NumPy
-    out). A gather and a diagonal mask: for a model passed as an argument one fused kernel,
-    where a product with a constant matrix was a matrix-product call and a stack of the nine
-    entries six kernels."""
+    out). A gather and a diagonal mask: for a model passed as an argument one fused kernel
+    (a product with a constant matrix is a matrix-product call, a stack of the nine entries
+    several kernels)."""
     xp = np if isinstance(params, np.ndarray) else jnp
     half = 0.5 * (params[..., 4:5] + params[..., 6:7] + params[..., 9:10])
     if xp is np:
@@ -188,11 +182,13 @@ def terms(model: Model, names: tuple, packed=None) -> dict:
     if packed is None:
         values = _term_values(model)
         # P K and P K² are left to each joint rotation (_joint_frame), from P and the axis:
-        # materialised here, they were two more kernels ready when the program starts
+        # materialised here, they would be two more kernels ready when the program starts.
+        # Packed, they stay terms: formed in the program they would take the closed-over
+        # forward kinematics over 1,000 flops, off the caller's thread (poses)
         out = {k: values[k] for k in names + ("axes",)}
         return out | {"PK": None, "PKK": None}
     n = _CHUNK_BYTES // packed[0].dtype.itemsize
-    starts = dict(zip(all_names(model), _aligned(model, packed[0].dtype)[0], strict=True))
+    starts, _ = _aligned(model, packed[0].dtype)
     shapes = dict(_term_shapes(model))
     chunks = {}
     out = {}
@@ -210,19 +206,19 @@ def terms(model: Model, names: tuple, packed=None) -> dict:
 
 
 def _aligned(model: Model, dtype) -> tuple:
-    """Where each term of ``all_names`` starts in the packed terms, and the names with
-    ``"pad:k"`` entries (``k`` zeros) such that a term that fits in one chunk does not
+    """``{name: start}`` of every term of ``all_names`` in the packed terms, and the names
+    with ``"pad:k"`` entries (``k`` zeros) such that a term that fits in one chunk does not
     straddle two."""
     n = _CHUNK_BYTES // np.dtype(dtype).itemsize
     shapes = dict(_term_shapes(model))
-    starts, padded, at = [], [], 0
+    starts, padded, at = {}, [], 0
     for name in all_names(model):
         size = int(np.prod(shapes[name]))
         if size <= n and at // n != (at + size - 1) // n:
             gap = n - at % n
             padded.append(f"pad:{gap}")
             at += gap
-        starts.append(at)
+        starts[name] = at
         padded.append(name)
         at += size
     return starts, padded
@@ -386,7 +382,7 @@ def generalised_forces(model: Model, S, f):
     """``τ_d = S_dᵀ Σ_{body(d) ⪯ k} f_k`` in ``v``'s order (``(nv,)``)."""
     _, sub, db, _ = _layout(model.parents, model.joint_types)
     SF = S * _sums(f, [sub[b] for b in db])
-    return SF[:, 0] + SF[:, 1] + SF[:, 2] + SF[:, 3] + SF[:, 4] + SF[:, 5]
+    return smallmat.sum_terms(SF[:, k] for k in range(6))
 
 
 def rnea_world(model: Model, K: dict, q, v, a, g, f_ext=None):
