@@ -187,8 +187,15 @@ def primitives(run: Run, cfg: dict, clock: Clock, device) -> None:
 
 
 # ------------------------------------------------------------------ 2. dynamics
+#: ``--robots``: a folder laid out as example-robot-data's ``robots/`` (for a machine without it)
+ROBOTS_DIR: Path | None = None
+
+
 def robots_dir() -> Path | None:
     import importlib.metadata as md
+
+    if ROBOTS_DIR is not None:
+        return ROBOTS_DIR
 
     try:
         dist = md.distribution("example-robot-data")
@@ -456,7 +463,17 @@ def main(argv=None) -> int:
     p.add_argument("--budget", type=float, default=None,
                    help="seconds for all sections (default 450; --smoke: no limit)")  # fmt: skip
     p.add_argument("--sections", default="primitives,dynamics,pinocchio,identification")
+    p.add_argument("--robots", default=None,
+                   help="folder laid out as example-robot-data's robots/ (default: the installed "
+                        "package's)")  # fmt: skip
     a = p.parse_args(argv)
+    if a.robots is not None:
+        global ROBOTS_DIR
+        ROBOTS_DIR = Path(a.robots).resolve()
+        missing = [r for r, (rel, _, _) in ROBOT_FILES.items() if not (ROBOTS_DIR / rel).is_file()]
+        if missing:
+            p.error(f"--robots {a.robots}: no URDF for {', '.join(missing)} "
+                    f"(expected {', '.join(ROBOT_FILES[r][0] for r in missing)})")  # fmt: skip
     cfg = SMOKE if a.smoke else FULL
     budget = a.budget if a.budget is not None else (1e4 if a.smoke else 450.0)
     t_start = time.perf_counter()
