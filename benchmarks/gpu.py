@@ -23,7 +23,12 @@ every row, so a run killed at any point leaves the figures measured so far:
    the GPU batch over the CPU loop (what BARD reports for forward kinematics);
 4. ``identification``: ``identification.fit`` of 10² to 10⁴ bodies at once
    (``benchmarks/bench_identification.py``'s problem: 32 samples per body,
-   float64), compile time apart.
+   float64), compile time apart;
+5. ``agreement``: float32 results against float64 on the same states and model
+   numbers (the float32 ones, widened), both on the device: per state
+   ``‖x₃₂ − x₆₄‖ / ‖x₆₄‖`` (median and largest over 4096 states) of forward dynamics
+   by each route, the mass matrix and RNEA of the Panda and Talos (a float32 product
+   rounded to TensorFloat-32 shows here; ``smallmat.FULL``).
 
 Sizes whose inputs and outputs (with headroom) do not fit in the device's free
 memory are skipped with a note. A missing Pinocchio or example-robot-data skips
@@ -75,6 +80,7 @@ FULL = dict(
     dyn_dtype="float32",
     pin_states=300,
     fit_bodies=(100, 1000, 10000),
+    agree_states=4096,
     min_time=0.2,
 )  # fmt: skip
 SMOKE = dict(
@@ -85,10 +91,11 @@ SMOKE = dict(
     dyn_dtype="float32",
     pin_states=20,
     fit_bodies=(2,),
+    agree_states=8,
     min_time=0.01,
 )
 #: share of the budget per section (what is left of a section's share is not carried over)
-SHARES = dict(primitives=0.22, dynamics=0.48, pinocchio=0.08, identification=0.22)
+SHARES = dict(primitives=0.2, dynamics=0.44, pinocchio=0.08, identification=0.2, agreement=0.08)
 ROBOT_FILES = dict(
     panda=("panda_description/urdf/panda.urdf", False,
            {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}),
@@ -102,7 +109,7 @@ class Run:
     def __init__(self, path: Path, meta: dict):
         self.path = path
         self.doc = dict(meta=meta, primitives=[], dynamics=[], pinocchio=[], identification=[],
-                        notes=[])  # fmt: skip
+                        agreement=[], notes=[])  # fmt: skip
         self.save()
 
     def add(self, section: str, row: dict) -> None:
@@ -394,6 +401,48 @@ def identification(run: Run, cfg: dict, clock: Clock) -> None:
         run.add("identification", row)
 
 
+# ------------------------------------------------------------------ 5. float32 agreement
+AGREE_OPS = dict(
+    fd_aba=lambda m: lambda q, v, a: mb.forward_dynamics(m, q, v, a, method="aba"),
+    fd_crba=lambda m: lambda q, v, a: mb.forward_dynamics(m, q, v, a, method="crba"),
+    mass=lambda m: lambda q, v, a: mb.mass_matrix(m, q).reshape(q.shape[:-1] + (-1,)),
+    rnea=lambda m: lambda q, v, a: mb.rnea(m, q, v, a),
+)
+
+
+def agreement(run: Run, cfg: dict, clock: Clock, device, work: Path) -> None:
+    clock.start("agreement")
+    n = cfg["agree_states"]
+    for robot in cfg["robots"]:
+        if clock.left() <= 0:
+            run.note(f"agreement {robot}: skipped (the section's time budget was spent)")
+            continue
+        loaded = load_robot(robot, "float32", work)
+        if loaded is None:
+            run.note(f"agreement {robot}: skipped (example-robot-data is not installed)")
+            continue
+        m32 = loaded[0]
+        m64 = m32.astype("float64")  # the same (float32) numbers: only the arithmetic differs
+        x32 = random_states(m32, n, np.float32, seed=2)
+        on = lambda xs, dt: tuple(jax.device_put(np.asarray(x, dt), device) for x in xs)  # noqa: E731
+        for op, make in AGREE_OPS.items():
+            row = dict(robot=robot, op=op, states=n)
+            try:
+                lo = np.asarray(jax.jit(make(m32))(*on(x32, np.float32)), np.float64)
+                hi = np.asarray(jax.jit(make(m64))(*on(x32, np.float64)))
+                err = np.linalg.norm(lo - hi, axis=-1) / np.linalg.norm(hi, axis=-1)
+                bad = int(np.sum(~np.isfinite(err)))
+                ok = err[np.isfinite(err)]
+                row.update(status="ok", median_rel=float(np.median(ok)), max_rel=float(ok.max()),
+                           nonfinite=bad)  # fmt: skip
+                print(f"  {robot:6s} {op:8s} float32/float64: median {row['median_rel']:.1e}, "
+                      f"max {row['max_rel']:.1e}, non-finite {bad}", flush=True)  # fmt: skip
+            except Exception as e:  # noqa: BLE001
+                row["status"] = f"failed: {type(e).__name__}: {str(e)[:300]}"
+                traceback.print_exc()
+            run.add("agreement", row)
+
+
 # ------------------------------------------------------------------ plot
 def plot(doc: dict, path: Path) -> Path | None:
     try:
@@ -428,7 +477,8 @@ def plot(doc: dict, path: Path) -> Path | None:
     ax.set_xlabel("states per call")
     ax.set_ylabel("µs per state")
     ax.set_title("dynamics (float32)", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6, ncol=2)
     ax = axes[2]
     for k, row in enumerate(doc["pinocchio"]):
         if row["speedup"]:
@@ -440,7 +490,8 @@ def plot(doc: dict, path: Path) -> Path | None:
     ax.set_xlabel("states per call")
     ax.set_ylabel("Pinocchio loop time / ours")
     ax.set_title("speed-up over a Pinocchio loop on the host CPU", fontsize=9)
-    ax.legend(fontsize=6, ncol=2)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=6, ncol=2)
     ax = axes[3]
     fits = [r for r in doc["identification"] if r.get("status") == "ok"]
     if fits:
@@ -462,7 +513,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", default=str(HERE / "results"))
     p.add_argument("--budget", type=float, default=None,
                    help="seconds for all sections (default 450; --smoke: no limit)")  # fmt: skip
-    p.add_argument("--sections", default="primitives,dynamics,pinocchio,identification")
+    p.add_argument("--sections",
+                   default="primitives,dynamics,pinocchio,identification,agreement")  # fmt: skip
     p.add_argument("--robots", default=None,
                    help="folder laid out as example-robot-data's robots/ (default: the installed "
                         "package's)")  # fmt: skip
@@ -517,6 +569,9 @@ def main(argv=None) -> int:
     if "identification" in sections:
         print("identification", flush=True)
         identification(run, cfg, clock)
+    if "agreement" in sections:
+        print("float32 against float64", flush=True)
+        agreement(run, cfg, clock, device, work)
     run.doc["meta"]["total_s"] = time.perf_counter() - t_start
     run.save()
     png = plot(run.doc, out / f"{stem}.png")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
+from . import _smallmat as smallmat
 from ._checks import as_float_array, broadcast_batch, same_dtype
 
 
@@ -66,7 +67,7 @@ def _sum_log_sq_eig_jvp(primals, tangents):
     (M,), (dM,) = primals, tangents
     lam, V = jnp.linalg.eigh(M)
     logl = jnp.log(lam)
-    G = jnp.einsum("...ik,...k,...jk->...ij", V, 2.0 * logl / lam, V)
+    G = jnp.einsum("...ik,...k,...jk->...ij", V, 2.0 * logl / lam, V, precision=smallmat.FULL)
     return jnp.sum(logl**2, axis=-1), jnp.sum(G * dM, axis=(-2, -1))
 
 

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from . import _smallmat as smallmat
 from ._checks import is_concrete
 from ._consistency import EPS_ULPS, as_inertia, body_from, physical_consistency
 from ._errors import ArgumentError
@@ -46,12 +47,12 @@ def _clip_eigs_jvp(primals, tangents):
     Vt = jnp.swapaxes(V, -1, -2)
     dA = 0.5 * (dA + jnp.swapaxes(dA, -1, -2))
     inner = (
-        G * (Vt @ dA @ V)
+        G * smallmat.matmul(smallmat.matmul(Vt, dA), V)
         + (1.0 - above)[..., None, :]
         * jnp.eye(A.shape[-1], dtype=A.dtype)
         * (dfloor[..., None, None])
     )
-    return out, V @ inner @ Vt
+    return out, smallmat.matmul(smallmat.matmul(V, inner), Vt)
 
 
 _PARAM_NAMES = ("m", "hx", "hy", "hz", "Ixx", "Ixy", "Iyy", "Ixz", "Iyz", "Izz")

@@ -11,6 +11,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+#: ``precision=`` of every matrix product in the package: float32 operands are multiplied
+#: in float32. JAX's default lets recent NVIDIA GPUs round them to TensorFloat-32 (10
+#: mantissa bits) and TPUs to bfloat16, relative errors near 1e-3 that a mass matrix's
+#: condition number then multiplies (benchmarks/README.md, "Float32 products on a GPU");
+#: ``tests/core/test_matmul_precision.py`` checks that no product of the package's
+#: programs is left at the default.
+FULL = jax.lax.Precision.HIGHEST
+
+
+def matmul(A, B):
+    """``A @ B`` (``jnp.matmul``) with ``precision=FULL``."""
+    return jnp.matmul(A, B, precision=FULL)
+
 
 def sum_terms(terms):
     """Sum of a non-empty sequence of arrays as chained adds (typed as its terms; fuses)."""

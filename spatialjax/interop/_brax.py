@@ -12,6 +12,7 @@ from .._checks import as_float_array
 from .._errors import ArgumentTypeError
 from .._inertia import RigidBodyInertia
 from .._rotations import matrix_to_quat, quat_to_matrix
+from .._smallmat import matmul
 from .._transforms import Plxb
 from ._common import as_plxb, import_optional
 
@@ -106,7 +107,7 @@ def from_brax_inertia(it) -> RigidBodyInertia:
     """brax ``Inertia`` (link convention, see ``to_brax_inertia``) -> ``RigidBodyInertia``."""
     R = quat_to_matrix(jnp.asarray(it.transform.rot))
     i = jnp.asarray(it.i)
-    I_c = R @ i @ jnp.swapaxes(R, -1, -2)
+    I_c = matmul(matmul(R, i), jnp.swapaxes(R, -1, -2))
     return RigidBodyInertia.from_mass_com_inertia(
         jnp.asarray(it.mass), jnp.asarray(it.transform.pos), I_c
     )

@@ -12,6 +12,7 @@ from .._checks import as_float_array, broadcast_batch, same_dtype
 from .._errors import ArgumentError, ArgumentTypeError
 from .._inertia import RigidBodyInertia
 from .._rotations import quat_to_matrix
+from .._smallmat import matmul
 from .._spatial_matrix import swap_linear_angular, transform_spatial_matrix
 from .._transforms import Plxb
 
@@ -105,7 +106,7 @@ def gazebo_link_spatial_inertia(
     shape = broadcast_batch("mass", m.shape, "com_pose", pose_shape)
     broadcast_batch("mass, com_pose", shape, "inertia_com", I.shape[:-2])
     I_sym = 0.5 * (I + jnp.swapaxes(I, -1, -2))
-    I_BBcm_B = R @ I_sym @ jnp.swapaxes(R, -1, -2)
+    I_BBcm_B = matmul(matmul(R, I_sym), jnp.swapaxes(R, -1, -2))
     M = RigidBodyInertia.from_mass_com_inertia(m, c, I_BBcm_B).as_matrix()
     if fluid_added_mass is None:
         return M

@@ -255,7 +255,7 @@ def _joint_frame(model: Model, K: dict, q, i: int, wait=None):
     P, r = K["P"][i].reshape(3, 3), K["p"][i]
     if t == "free_flyer":
         Q = batchlast.quat_matrix(q[3:4], q[4:5], q[5:6], q[6:7])[..., 0]
-        return P @ Q, r + smallmat.mv(P, q[0:3])
+        return smallmat.matmul(P, Q), r + smallmat.mv(P, q[0:3])
     x = q[i + 6 if model.floating_base else i]
     if wait is not None:
         x = x + 0.0 * wait  # the same number (x + ±0 = x); NaN stays NaN
@@ -285,7 +285,7 @@ def poses(model: Model, K: dict, q):
             # body's E_i would be ready at once, and XLA:CPU hands a fan-out of more than
             # eight ready kernels to other threads (benchmarks/README.md, "One state")
             Ei, ri = _joint_frame(model, K, q, i, wait=R[parent][0, 0])
-            R.append(R[parent] @ Ei)
+            R.append(smallmat.matmul(R[parent], Ei))
         r.append(ri)
     R = jnp.stack(R)
     u = [r[k] if parent < 0 else smallmat.mv(R[parent], r[k])
@@ -403,7 +403,7 @@ def _mass(model: Model, S, m, h, I):
     anc, sub, db, _ = _layout(model.parents, model.joint_types)
     comp = [sub[b] for b in db]  # the subtree of each dof's body
     F = _times(_sums(m, comp), _sums(h, comp), _sums(I, comp), S)  # I^c_{body(d)} S_d
-    H = S @ F.T  # H[e, d] = S_eᵀ I^c_{body(d)} S_d: right where body(e) ⪯ body(d)
+    H = smallmat.matmul(S, F.T)  # H[e, d] = S_eᵀ I^c_{body(d)} S_d: right where body(e) ⪯ body(d)
     nv = len(db)
     if all(db[e] in anc[db[d]] for d in range(nv) for e in range(d)):  # a chain
         return jnp.triu(H) + jnp.triu(H, 1).T
@@ -446,7 +446,7 @@ def frame_jacobian_world(model: Model, K: dict, q, body: int, frame: int, refere
         Rf, o = Rb, pb
     else:
         X = K[f"frame{frame}"]
-        Rf, o = Rb @ X[:9].reshape(3, 3), pb + smallmat.mv(Rb, X[9:])
+        Rf, o = smallmat.matmul(Rb, X[:9].reshape(3, 3)), pb + smallmat.mv(Rb, X[9:])
     anc = _layout(model.parents, types)[0][body]  # the body and its ancestors
     off = np.cumsum([0] + [6 if t == "free_flyer" else 1 for t in types])
     cols = {}
@@ -477,5 +477,5 @@ def frame_jacobian_world(model: Model, K: dict, q, body: int, frame: int, refere
             lin.append(zero)
     ang, lin = jnp.concatenate(ang), jnp.concatenate(lin)  # (nv, 3)
     if reference == "local":
-        ang, lin = ang @ Rf, lin @ Rf  # rows Rᵀ x
+        ang, lin = smallmat.matmul(ang, Rf), smallmat.matmul(lin, Rf)  # rows Rᵀ x
     return jnp.concatenate([ang, lin], axis=1).T

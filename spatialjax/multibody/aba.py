@@ -130,7 +130,7 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
     db = sweep.dof_body(model)
     anc = sweep.ancestor_mask(model.parents, tuple(db)).astype(np.float64)  # (nv, nb)
     Sq = S * v[:, None, :]  # S_d q̇_d
-    V = jnp.einsum("di,dcn->icn", jnp.asarray(anc, dt), Sq)  # (nb, 6, N) body velocities
+    V = jnp.einsum("di,dcn->icn", jnp.asarray(anc, dt), Sq, precision=smallmat.FULL)  # (nb, 6, N)
     d0 = 6 if ff else 0  # dof of body i (i >= s0): d0 + i - s0
     I0 = batchlast.inertia_to_parent(batchlast.n(model.inertia.params), Rw, pw)  # (nb, 10, N)
     pA0 = batchlast.crf(V, batchlast.inertia_times(I0, V))  # p_i = v_i ×* I_i v_i − f_ext,i

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _smallmat as smallmat
 from . import _batchlast as batchlast
 from . import _sweep as sweep
 from ._model import Model
@@ -89,8 +90,8 @@ def _coriolis_kernel(model: Model, q, v, *, batch):
             + batchlast.crf_bar_matrix(batchlast.m6v(I0, V0))
         )
         D = jnp.asarray(subtree, I0.dtype)  # D[k, j]: k ancestor of (or equal to) j
-        Ic = jnp.einsum("kj,j...->k...", D, I0)  # subtree sums
-        Bc = jnp.einsum("kj,j...->k...", D, B)
+        Ic = jnp.einsum("kj,j...->k...", D, I0, precision=smallmat.FULL)  # subtree sums
+        Bc = jnp.einsum("kj,j...->k...", D, B, precision=smallmat.FULL)
         S = sweep.world_subspaces(model, Rw, pw)  # (nv, 6, N)
         Sd = batchlast.crm(sweep.rows(V0, db), S)  # Ṡ_d = v_body(d) × S_d
         W = batchlast.m6v(Ic[None], Sd[:, None]) + batchlast.m6v(

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _smallmat as smallmat
 from . import _batchlast as batchlast
 from . import _onestate
 from . import _sweep as sweep
@@ -64,7 +65,7 @@ def _mass_matrix_kernel(model: Model, q, packed=None, *, batch, method) -> jax.A
         # composite inertias: in one (world) frame a plain sum over each subtree,
         # written as one product with the static 0/1 subtree matrix (no scatter)
         D = sweep.ancestor_mask(model.parents, tuple(range(model.nbodies))).astype(np.float64)
-        Ic = jnp.einsum("kj,jcn->kcn", jnp.asarray(D, I0.dtype), I0)
+        Ic = jnp.einsum("kj,jcn->kcn", jnp.asarray(D, I0.dtype), I0, precision=smallmat.FULL)
         Sw = sweep.world_subspaces(model, Rw, pw)  # (nv, 6, N)
         return Sw, batchlast.inertia_times(sweep.rows(Ic, db), Sw)  # and I^c_{body(d)} S_d
 

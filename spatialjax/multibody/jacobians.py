@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _smallmat as smallmat
 from .._checks import is_concrete
 from .._errors import ArgumentError, ArgumentTypeError
 from . import _onestate
@@ -177,7 +178,7 @@ def _frame_jacobian_kernel(model: Model, q, packed=None, *, body, idx, reference
             Rf, pf = jnp.eye(3, dtype=dt), jnp.zeros((3,), dt)
         if body >= 0:
             Rb, pb = poses.E[..., body, :, :], poses.r[..., body, :]
-            R = Rb @ Rf
+            R = smallmat.matmul(Rb, Rf)
             o = pb + jnp.sum(Rb * pf[..., None, :], axis=-1)
         else:
             R, o = jnp.broadcast_to(Rf, q.shape[:-1] + (3, 3)), pf
@@ -284,7 +285,8 @@ def _com_jacobian_kernel(model: Model, q):
     dof_body, sub = _dof_layout(model)
     m, s = _first_moments(model, poses)
     sub = jnp.asarray(sub, q.dtype)
-    M_sub = (sub @ m)[dof_body]  # (nv,) mass each dof moves
-    s_sub = jnp.einsum("ik,...kj->...ij", sub, s)[..., dof_body, :]  # (..., nv, 3)
+    M_sub = smallmat.matmul(sub, m)[dof_body]  # (nv,) mass each dof moves
+    s_sub = jnp.einsum("ik,...kj->...ij", sub, s, precision=smallmat.FULL)
+    s_sub = s_sub[..., dof_body, :]  # (..., nv, 3)
     cols = M_sub[:, None] * lin + jnp.cross(ang, s_sub)
     return _safe_div(jnp.swapaxes(cols, -1, -2), jnp.sum(m))

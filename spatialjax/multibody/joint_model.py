@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _smallmat as smallmat
 from .._errors import ArgumentError, ArgumentTypeError
 from . import _sweep as sweep
 from .transmission import Transmission
@@ -230,7 +231,7 @@ class JointModel:
                 f"{', '.join(self.kinds) or 'none'}), got {phi.shape}",
             )
         Y = self.regressor(model, v, a)
-        return jnp.einsum("...jc,...c->...j", Y, phi)
+        return jnp.einsum("...jc,...c->...j", Y, phi, precision=smallmat.FULL)
 
     def as_table(self, model, coefficients) -> np.ndarray:
         """``(..., n_motors, 4)`` ``[armature, viscous, coulomb, offset]`` per motor (per
@@ -295,8 +296,8 @@ def _joint_kernel(model, v, a, kinds, T):
     nm = Tm.shape[0]
     if not kinds:
         return jnp.zeros(v.shape + (0,), v.dtype)
-    vm = v[..., off:] @ Tm.T if T is not None else v[..., off:]
-    am = a[..., off:] @ Tm.T if T is not None else a[..., off:]
+    vm = smallmat.matmul(v[..., off:], Tm.T) if T is not None else v[..., off:]
+    am = smallmat.matmul(a[..., off:], Tm.T) if T is not None else a[..., off:]
     values = {"armature": am, "viscous": vm, "coulomb": jnp.sign(vm), "offset": jnp.ones_like(vm)}
     cols = jnp.stack([values[k] for k in kinds], axis=-1)  # (..., nm, nk)
     rows = jnp.concatenate([jnp.zeros((off, nm), v.dtype), Tm.T], axis=0)  # (nv, nm)

@@ -2,8 +2,8 @@
 
 The GPU run itself needs a GPU; this runs every section of the same script (primitives
 against the copy roofline, dynamics of the Panda and Talos, the Pinocchio loop, the
-batched identification fit) on a few items, so that the script is known to work the day a
-GPU is at hand. No timing is asserted.
+batched identification fit, float32 against float64) on a few items, so that the script
+is known to work the day a GPU is at hand. No timing is asserted.
 """
 
 from __future__ import annotations
@@ -37,4 +37,8 @@ def test_gpu_script_smoke_run_writes_every_section(tmp_path):
     assert all(r["per_state_s"] > 0 for r in doc["dynamics"] if r["status"] == "ok")
     assert doc["pinocchio"] and all(r["speedup"] for r in doc["pinocchio"])
     assert doc["identification"] and doc["identification"][0]["status"] == "ok"
+    # float32 against float64 on the CPU: float32 rounding, far below TensorFloat-32's 1e-3
+    assert {r["op"] for r in doc["agreement"]} == {"fd_aba", "fd_crba", "mass", "rnea"}
+    assert all(r["status"] == "ok" and r["nonfinite"] == 0 for r in doc["agreement"])
+    assert max(r["median_rel"] for r in doc["agreement"]) < 1e-4
     assert (tmp_path / path.name.replace(".json", ".png")).exists()

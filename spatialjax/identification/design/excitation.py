@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import multibody as mb
+from ..._smallmat import matmul
 from ..errors import IdentifyError, IdentifyTypeError
 from ..fitting import reduction
 from .trajectory import fourier_trajectory
@@ -63,7 +64,7 @@ def _forward_rows(model, q, dq, ddq, gravity):
     """``[Y | Y_f]`` ``(C, n, p)`` and the torques ``Y π + armature ⊙ q̈`` ``(C, n)``."""
     Y = mb.joint_torque_regressor(model, q, dq, ddq, gravity)
     F = _friction_columns(model, dq)
-    tau = Y @ model.inertia.params.reshape(-1) + model.armature * ddq
+    tau = matmul(Y, model.inertia.params.reshape(-1)) + model.armature * ddq
     return jnp.concatenate([Y, F], axis=-1), tau
 
 
@@ -200,11 +201,11 @@ def _criterion_value(Xb, kind, scale):
     """The criterion of base columns ``Xb (rows, p_b)``."""
     if kind in ("logdet", "aoptimal"):
         Xs = Xb / scale
-        A = Xs.T @ Xs / Xb.shape[0]
+        A = matmul(Xs.T, Xs) / Xb.shape[0]
         if kind == "logdet":
             return -jnp.linalg.slogdet(A)[1]
         return jnp.log(jnp.trace(jnp.linalg.inv(0.5 * (A + A.T))))
-    A = Xb.T @ Xb
+    A = matmul(Xb.T, Xb)
     d = jnp.sqrt(jnp.maximum(jnp.diagonal(A), jnp.finfo(A.dtype).tiny))
     As = A / d[:, None] / d[None, :]
     lam = jnp.linalg.eigvalsh(0.5 * (As + As.T))
@@ -228,7 +229,7 @@ def _shape(z, u, basis, box, t, f):
     """``_shape_trajectory`` with infinite limits handled without NaN gradients."""
     centre, half, bounded, vel, acc = box
     H = basis.shape[0] // 2
-    ab = z @ basis.T  # (n, 2H)
+    ab = matmul(z, basis.T)  # (n, 2H)
     a, b = ab[..., :H], ab[..., H:]
     q0 = centre + jnp.where(bounded, half * jnp.tanh(u), u)
     dev, dq, ddq = fourier_trajectory(a, b, jnp.zeros_like(q0), f, t)  # (N, n)
@@ -255,7 +256,7 @@ def _losses(z, u, model, basis, box, t, f, base, scale, kind, tau_lim, gravity):
     crit = jax.vmap(lambda X: _criterion_value(X[:, base], kind, scale))(X)
     if tau_lim is None:
         return crit, crit
-    tau = Y @ model.inertia.params.reshape(-1)  # = rnea(model, q, dq, ddq, gravity)
+    tau = matmul(Y, model.inertia.params.reshape(-1))  # = rnea(model, q, dq, ddq, gravity)
     excess = jnp.maximum(jnp.abs(tau) / tau_lim - 1.0, 0.0)
     return crit + _PENALTY * jnp.mean(excess**2, axis=(-2, -1)), crit
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ... import _params
 from ..._inertia import RigidBodyInertia
+from ..._smallmat import FULL
 from ..errors import IdentifyError, IdentifyTypeError
 from ..logs.robot_log import RobotLog
 
@@ -35,7 +36,7 @@ def _as_key(key):
 def _sym_fn(M, fn):
     """``V fn(λ) Vᵀ`` for symmetric ``(..., 4, 4)`` ``M = V diag(λ) Vᵀ``."""
     lam, V = jnp.linalg.eigh(M)
-    return jnp.einsum("...ij,...j,...kj->...ik", V, fn(lam), V)
+    return jnp.einsum("...ij,...j,...kj->...ik", V, fn(lam), V, precision=FULL)
 
 
 def perturb_inertia(inertia: RigidBodyInertia, relative, key) -> RigidBodyInertia:
@@ -83,7 +84,7 @@ def _perturb(params, rel, key):
     J0 = 0.5 * (J0 + jnp.swapaxes(J0, -1, -2))
     R = _sym_fn(J0, lambda lam: jnp.sqrt(jnp.maximum(lam, 0.0)))
     E = _sym_fn(rel[..., None, None] * G, jnp.exp)
-    J = jnp.einsum("...ij,...jk,...lk->...il", R, E, R)
+    J = jnp.einsum("...ij,...jk,...lk->...il", R, E, R, precision=FULL)
     J = 0.5 * (J + jnp.swapaxes(J, -1, -2))
     return _params.from_pseudo_inertia(J)
 

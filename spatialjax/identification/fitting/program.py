@@ -42,6 +42,18 @@ def _on_cpu(leaves) -> bool:
     )
 
 
+def _full_precision(fn: Callable) -> Callable:
+    """``fn`` traced with every matrix product at ``smallmat.FULL`` (float32 operands
+    multiplied in float32 on a GPU or TPU, not TensorFloat-32 or bfloat16)."""
+
+    @functools.wraps(fn)
+    def traced(*args, **kwargs):
+        with jax.default_matmul_precision("highest"):
+            return fn(*args, **kwargs)
+
+    return traced
+
+
 def cpu_program(
     fn: Callable, *, static_argnames: Sequence[str], compiler_options: Mapping[str, Any]
 ) -> Callable:
@@ -55,8 +67,9 @@ def cpu_program(
     compiles one ahead, in a background thread.
     """
     names = tuple(static_argnames)
-    plain = jax.jit(fn, static_argnames=names)
-    tuned = jax.jit(fn, static_argnames=names, compiler_options=dict(compiler_options))
+    exact = _full_precision(fn)
+    plain = jax.jit(exact, static_argnames=names)
+    tuned = jax.jit(exact, static_argnames=names, compiler_options=dict(compiler_options))
     key = tuple(sorted(compiler_options.items()))
     signature = inspect.signature(fn)
 
