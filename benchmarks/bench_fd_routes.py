@@ -9,7 +9,9 @@ call waited for). The table says which route was faster and whether ``"auto"`` t
 it (``auto / best``: 1.0 when it did). The three agree to 1e-9 (checked first).
 
 Run: ``PYTHONPATH=. python benchmarks/bench_fd_routes.py --out benchmarks/results``
-(``--robots panda --batches 1,1000``: a subset).
+(``--robots panda --batches 1,1000``: a subset; ``--robots-dir DIR``: URDFs from a folder
+laid out as example-robot-data's ``robots/``). It runs on JAX's default device: on a GPU
+machine it measures the GPU (``--name fd_routes_gpu``).
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ ROBOTS = dict(
 METHODS = ("aba", "crba", "auto")
 
 
-def load(name, work):
+def load(name, work, root: Path):
     info = ROBOTS[name]
-    urdf = bd.strip_urdf(bd.robots_dir() / info["file"], work / f"{name}.urdf", info["fixed"])
+    urdf = bd.strip_urdf(root / info["file"], work / f"{name}.urdf", info["fixed"])
     m = mb.Model.from_urdf(str(urdf), floating_base=info["floating"], dtype="float64")
     z = jnp.zeros_like(m.damping)
     return dataclasses.replace(m, damping=z, armature=z)
@@ -77,14 +79,21 @@ def main(argv=None) -> int:
     p.add_argument("--min-time", type=float, default=0.05, help="seconds per round and call")
     p.add_argument("--out", default="")
     p.add_argument("--name", default="fd_routes_cpu")
+    p.add_argument("--robots-dir", default=None,
+                   help="example-robot-data's robots/ folder or one laid out as it (default: "
+                        "the installed package's)")  # fmt: skip
     a = p.parse_args(argv)
+    root = Path(a.robots_dir) if a.robots_dir else bd.robots_dir()
+    device = jax.devices()[0]
+    where = f"{device.platform}: {getattr(device, 'device_kind', '') or device.platform}"
     work = Path(tempfile.mkdtemp(prefix="bench_fd_routes_"))
     rng = np.random.default_rng(0)
     load0 = os.getloadavg()
-    print(f"bench_fd_routes: jax {jax.__version__}, load average {load0[0]:.2f}", flush=True)
+    print(f"bench_fd_routes: {where}, jax {jax.__version__}, load average {load0[0]:.2f}",
+          flush=True)  # fmt: skip
     rows = []
     for robot in a.robots.split(","):
-        m = load(robot, work)
+        m = load(robot, work, root)
         for n in (int(float(b)) for b in a.batches.split(",")):
             x = states(m, n, rng)
             calls = {}
@@ -127,7 +136,7 @@ def main(argv=None) -> int:
                   flush=True)  # fmt: skip
     load1 = os.getloadavg()
     date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    head = (f"forward_dynamics routes, float64, CPU; {date}; load average {load0[0]:.2f} "
+    head = (f"forward_dynamics routes, float64, {where}; {date}; load average {load0[0]:.2f} "
             f"(start) {load1[0]:.2f} (end)")  # fmt: skip
     lines = [head, "", "| robot | nv | batch | aba | crba | auto | crba / aba | auto / faster |",
              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -142,7 +151,7 @@ def main(argv=None) -> int:
         out = Path(a.out)
         out.mkdir(parents=True, exist_ok=True)
         meta = dict(jax=jax.__version__, load_average_start=load0, load_average_end=load1,
-                    rounds=a.rounds, dtype="float64", device="cpu")  # fmt: skip
+                    rounds=a.rounds, dtype="float64", device=where)  # fmt: skip
         (out / f"{a.name}.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1))
         (out / f"{a.name}.txt").write_text(txt + "\n")
         print(f"wrote {out / a.name}.json/.txt")

@@ -148,6 +148,18 @@ def is_concrete(tree) -> bool:
     return not any(isinstance(leaf, tracer) for leaf in jax.tree_util.tree_leaves(tree))
 
 
+def on_cpu(tree) -> bool:
+    """Whether a computation on ``tree`` runs on the CPU: the devices of its concrete JAX
+    arrays where it has any (all on the CPU), else JAX's default backend (NumPy inputs and
+    tracers go there)."""
+    tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
+    leaves = jax.tree_util.tree_leaves(tree)
+    placed = [x for x in leaves if isinstance(x, jax.Array) and not isinstance(x, tracer)]
+    if placed:
+        return all(d.platform == "cpu" for x in placed for d in x.devices())
+    return jax.default_backend() == "cpu"
+
+
 # ------------------------------------------------------------------ eager value checks
 def first_bad(mask) -> tuple[int, ...]:
     """Index of the first true entry of a boolean mask with at least one (``()`` for 0-d)."""

@@ -268,3 +268,17 @@ def test_write_identified_urdf_names_the_given_path(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError) as info:
         write_identified_urdf(_FIX / "arm.urdf", model, model.inertia, "no_dir/o.urdf")
     assert "'no_dir/o.urdf'" in str(info.value) and ".tmp" not in str(info.value)
+
+
+def test_on_cpu_reads_placed_arrays_else_the_default_backend():
+    """``_checks.on_cpu``: the devices of concrete JAX arrays decide; NumPy inputs and
+    tracers go to the default backend."""
+    from spatialjax._checks import on_cpu
+
+    default = jax.default_backend() == "cpu"
+    cpu = jax.devices("cpu")[0]
+    assert on_cpu((jax.device_put(jnp.ones(2), cpu), None, np.ones(2))) is True
+    assert on_cpu((np.ones(2), None)) is default
+    seen = []
+    jax.jit(lambda x: seen.append(on_cpu((x,))) or x)(jnp.ones(2))
+    assert seen == [default]

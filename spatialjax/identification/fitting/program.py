@@ -23,7 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ... import _util
-from ..._checks import is_concrete
+from ..._checks import is_concrete, on_cpu
 
 
 @functools.cache
@@ -36,10 +36,16 @@ def _supported(options: tuple[tuple[str, object], ...]) -> bool:
     return True
 
 
-def _on_cpu(leaves) -> bool:
-    return jax.default_backend() == "cpu" and all(
-        d.platform == "cpu" for x in leaves if isinstance(x, jax.Array) for d in x.devices()
-    )
+def _full_precision(fn: Callable) -> Callable:
+    """``fn`` traced with every matrix product at ``smallmat.FULL`` (float32 operands
+    multiplied in float32 on a GPU or TPU, not TensorFloat-32 or bfloat16)."""
+
+    @functools.wraps(fn)
+    def traced(*args, **kwargs):
+        with jax.default_matmul_precision("highest"):
+            return fn(*args, **kwargs)
+
+    return traced
 
 
 def _full_precision(fn: Callable) -> Callable:
@@ -76,7 +82,7 @@ def cpu_program(
     @functools.wraps(fn)
     def call(*args, **kwargs):
         leaves = jax.tree_util.tree_leaves(args)
-        top = is_concrete(leaves) and _on_cpu(leaves)
+        top = is_concrete(leaves) and on_cpu(leaves)
         if top and (_util.executable_folder() is not None or _PENDING or _LOADED):
             program = functools.partial(_tuned_if_supported, tuned, plain, key)
             return _top_level_call(fn, program, signature, names, key, args, kwargs)
@@ -91,7 +97,7 @@ def cpu_program(
         the CPU are not prepared; a preparation that fails leaves the call to compile.
         """
         leaves = jax.tree_util.tree_leaves(args)
-        if is_concrete(leaves) and _on_cpu(leaves):
+        if is_concrete(leaves) and on_cpu(leaves):
             program = functools.partial(_tuned_if_supported, tuned, plain, key)
             _prepare(fn, program, signature, names, key, args, kwargs)
 
