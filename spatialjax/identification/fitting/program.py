@@ -48,18 +48,6 @@ def _full_precision(fn: Callable) -> Callable:
     return traced
 
 
-def _full_precision(fn: Callable) -> Callable:
-    """``fn`` traced with every matrix product at ``smallmat.FULL`` (float32 operands
-    multiplied in float32 on a GPU or TPU, not TensorFloat-32 or bfloat16)."""
-
-    @functools.wraps(fn)
-    def traced(*args, **kwargs):
-        with jax.default_matmul_precision("highest"):
-            return fn(*args, **kwargs)
-
-    return traced
-
-
 def cpu_program(
     fn: Callable, *, static_argnames: Sequence[str], compiler_options: Mapping[str, Any]
 ) -> Callable:
