@@ -89,6 +89,11 @@ def _multibody_cases():
     tau = jnp.zeros((10, m.nv), F32)
     yield "rollout", lambda q, v, tau: mb.rollout(m, q[0], v[0], tau, 0.01).q, (q, v, tau)
     yield "integrate", lambda q, v: mb.integrate(m, q, v, 0.01), (q, v)
+    # a differential pair: one motor drives joints 1 and 2 (joint-space rows of motor columns)
+    pair = mb.Transmission(("m1", "m2"), m.joint_names[1:], [[1.0, 0.0], [1.0, 1.0]])
+    jm = mb.JointModel(("armature", "viscous", "coulomb"), transmission=pair)
+    phi = jnp.ones((jm.n_columns(m),), F32)
+    yield "JointModel.torque, coupled", lambda v: jm.torque(m, v, v, phi), (v,)
 
 
 def _model_cases(m, tag, q, v):
