@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .._checks import FLOATING_DTYPES as _FLOATING
-from .._checks import is_concrete
+from .._checks import is_concrete, on_cpu
 from .._errors import ArgumentError, ArgumentTypeError
 from . import _batchlast as batchlast
 from ._model import Model
@@ -265,6 +265,16 @@ def _unflat(y, batch):
 # "Multibody sweeps", for the measurement behind the size).
 _CHUNK = 2048
 _CHUNK_BYTES = 2**20  # target bytes of result per chunk (chunk_for)
+# On an accelerator the chunks run one after another, each a sequence of kernel launches
+# (an H200 took a time proportional to the number of chunks: benchmarks/README.md, "The GPU
+# run"), so a chunk there is as long as memory allows: 2^15 states, about 1 GB of the
+# ABA's intermediates for a 38-dof model in float64.
+_ACCEL_CHUNK = 2**15
+
+
+def chunk_length(chunk: int, xs) -> int:
+    """``chunk`` on the CPU, ``_ACCEL_CHUNK`` on an accelerator (``_checks.on_cpu(xs)``)."""
+    return chunk if on_cpu(xs) else _ACCEL_CHUNK
 
 
 def chunk_for(out_bytes_per_state: int) -> int:
@@ -280,6 +290,7 @@ def chunked(core, *xs, chunk: int = _CHUNK):
         return jax.tree.map(lambda y: jnp.moveaxis(y, -1, 0), out)
 
     n = max(x.shape[-1] for x in xs)
+    chunk = chunk_length(chunk, xs)
     if n <= 2 * chunk:
         return batch_first(core(*xs))
     nc = -(-n // chunk)
@@ -653,8 +664,11 @@ def chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | No
     (n,) = np.broadcast_shapes(*(x.shape[-1:] for x in xs))
     if n == 0:  # an empty batch: nothing to sweep
         return jnp.zeros((0,) + tuple(shape), xs[0].dtype)
-    outer = min(max(_CHUNK, chunk), n)
-    chunk = min(chunk, outer)
+    if on_cpu(xs):
+        outer = min(max(_CHUNK, chunk), n)
+        chunk = min(chunk, outer)
+    else:  # one pass per chunk: no inner chunks kept in a cache
+        outer = chunk = min(_ACCEL_CHUNK, n)
     dyn = jax.lax.dynamic_slice_in_dim
 
     def sl(y, at, size):

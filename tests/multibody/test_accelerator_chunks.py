@@ -1,0 +1,92 @@
+"""Long batches on an accelerator: a few long chunks, the same results as the CPU's.
+
+On the CPU a batch longer than a few thousand states is swept in chunks of 64-2048 states
+that stay in cache (``_sweep.chunked``, ``chunked_blocks``). On an accelerator the chunks
+run one after another, so there they are ``_sweep._ACCEL_CHUNK`` states long. The
+accelerator is simulated here by patching ``_sweep.on_cpu`` (and ``_ACCEL_CHUNK`` to 1024,
+so that 5,000 states make five chunks); JAX's compilation caches are cleared around the
+patch so that no program traced for one platform is reused for the other.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+import pytest
+from jax.extend import core as jcore
+
+import spatialjax.multibody as mb
+from spatialjax.multibody import _sweep as sweep
+
+N = 5000
+ACCEL = 1024
+
+
+def _model():
+    return mb.chain_model(4, floating_base=True, dtype="float64")
+
+
+def _states(m):
+    rng = np.random.default_rng(3)
+    q = rng.uniform(-1.0, 1.0, (N, m.nq))
+    quat = rng.standard_normal((N, 4))
+    q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    return q, rng.standard_normal((N, m.nv)), rng.standard_normal((N, m.nv))
+
+
+CALLS = {
+    "forward_kinematics": lambda m, q, v, a: mb.forward_kinematics(m, q).poses.r,
+    "rnea": lambda m, q, v, a: mb.rnea(m, q, v, a),
+    "mass_matrix": lambda m, q, v, a: mb.mass_matrix(m, q),
+    "forward_dynamics aba": lambda m, q, v, a: mb.forward_dynamics(m, q, v, a, method="aba"),
+    "coriolis_matrix": lambda m, q, v, a: mb.coriolis_matrix(m, q, v),
+    "joint_torque_regressor": lambda m, q, v, a: mb.joint_torque_regressor(m, q, v, a),
+}
+
+
+def _loop_lengths(jaxpr) -> list[int]:
+    """The trip counts of every ``scan`` in ``jaxpr`` and the programs it calls."""
+    found = []
+    for e in jaxpr.eqns:
+        if e.primitive.name == "scan":
+            found.append(int(e.params["length"]))
+        for value in e.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(sub, jcore.ClosedJaxpr):
+                    found += _loop_lengths(sub.jaxpr)
+                elif isinstance(sub, jcore.Jaxpr):
+                    found += _loop_lengths(sub)
+    return found
+
+
+@pytest.fixture
+def accelerator(monkeypatch):
+    jax.clear_caches()
+    monkeypatch.setattr(sweep, "on_cpu", lambda xs: False)
+    monkeypatch.setattr(sweep, "_ACCEL_CHUNK", ACCEL)
+    yield
+    jax.clear_caches()
+
+
+@pytest.fixture(scope="module")
+def cpu_results():
+    m = _model()
+    x = _states(m)
+    jax.clear_caches()
+    out = {name: np.asarray(f(m, *x)) for name, f in CALLS.items()}
+    lengths = {name: _loop_lengths(jax.make_jaxpr(lambda *x, f=f: f(m, *x))(*x).jaxpr)
+               for name, f in CALLS.items()}  # fmt: skip
+    return m, x, out, lengths
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_an_accelerator_sweeps_a_long_batch_in_long_chunks(cpu_results, accelerator, name):
+    m, x, ref, cpu_lengths = cpu_results
+    f = CALLS[name]
+    lengths = _loop_lengths(jax.make_jaxpr(lambda *x: f(m, *x))(*x).jaxpr)
+    chunks = math.ceil(N / ACCEL)
+    assert chunks in lengths and max(lengths) == chunks  # five chunks of 1024, nothing longer
+    assert chunks not in cpu_lengths[name]  # the CPU's chunks are other lengths
+    np.testing.assert_allclose(np.asarray(f(m, *x)), ref[name], rtol=1e-11, atol=1e-11)
