@@ -6,14 +6,13 @@ Featherstone 2008, Table 7.1; derivation: docs page ``dynamics.md#forward-dynami
 from __future__ import annotations
 
 import functools
-import math
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _smallmat as smallmat
-from .._checks import is_concrete, on_cpu
+from .._checks import is_concrete
 from .._errors import ArgumentError
 from . import _batchlast as batchlast
 from . import _onestate
@@ -78,7 +77,7 @@ def forward_dynamics(
     g = sweep.as_gravity(gravity, model)
     f_ext = sweep.as_fext(f_ext, model)
     batch = sweep.batch_with_fext(sweep.batch(q=q, v=v, tau=tau, gravity=g), f_ext)
-    route = _fd_route(method, model, batch, (q, v, tau, g, f_ext))
+    route = _fd_route(method, model, batch)
     if route == "aba":
         a, singular = _aba_kernel(model, q, v, tau, g, f_ext, batch=batch)
     else:
@@ -214,23 +213,17 @@ def _aba_core(model: Model, q, v, tau, g, fext=None, *, method: str = "scan"):
 
 #: ``forward_dynamics(method="auto")`` on batches of more than one state takes the
 #: Cholesky route (``"crba"``) for models of at most this many dofs, the ABA for larger
-#: ones, except on an accelerator for batches of at least ``_AUTO_CRBA_STATES_GPU`` states:
-#: the Cholesky route there too (``benchmarks/README.md``, "Forward dynamics: which route").
+#: ones (``benchmarks/README.md``, "Forward dynamics: which route").
 _AUTO_CRBA_DOFS = 12
-_AUTO_CRBA_STATES_GPU = 256
 
 
-def _fd_route(method: str, model: Model, batch: tuple, arrays: tuple) -> str:
-    """``"aba"`` or ``"crba"``: the route ``method`` takes for this model and batch shape,
-    on the platform ``arrays`` live on."""
+def _fd_route(method: str, model: Model, batch: tuple) -> str:
+    """``"aba"`` or ``"crba"``: the route ``method`` takes for this model and batch shape."""
     if method != "auto":
         return method
     if sweep.one_state("auto", model, batch):
         return "crba"  # one sweep for M and h (_onestate.mass_and_bias), one Cholesky
-    if model.nv <= _AUTO_CRBA_DOFS:
-        return "crba"
-    wide = math.prod(batch) >= _AUTO_CRBA_STATES_GPU and not on_cpu(arrays)
-    return "crba" if wide else "aba"  # wide: batched Cholesky beats the ABA's long chain
+    return "crba" if model.nv <= _AUTO_CRBA_DOFS else "aba"
 
 
 @functools.partial(jax.jit, static_argnames=("batch",))
