@@ -150,13 +150,16 @@ def is_concrete(tree) -> bool:
 
 def on_cpu(tree) -> bool:
     """Whether a computation on ``tree`` runs on the CPU: the devices of its concrete JAX
-    arrays where it has any (all on the CPU), else JAX's default backend (NumPy inputs and
-    tracers go there)."""
+    arrays where it has any (all on the CPU), else the device of ``jax.default_device``
+    where one is set, else JAX's default backend (NumPy inputs and tracers go there)."""
     tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
     leaves = jax.tree_util.tree_leaves(tree)
     placed = [x for x in leaves if isinstance(x, jax.Array) and not isinstance(x, tracer)]
     if placed:
         return all(d.platform == "cpu" for x in placed for d in x.devices())
+    device = jax.config.jax_default_device  # pyright: ignore[reportAttributeAccessIssue]
+    if device is not None:
+        return (device if isinstance(device, str) else device.platform) == "cpu"
     return jax.default_backend() == "cpu"
 
 

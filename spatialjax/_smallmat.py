@@ -375,7 +375,7 @@ def _cholesky_loop(A, floor):
     idx = jnp.arange(n)
 
     def body(j, L):
-        v = A[:, j] - L @ L[j, :]  # columns ≥ j of L are still zero
+        v = A[:, j] - matmul(L, L[j, :])  # columns ≥ j of L are still zero
         d = jnp.maximum(jnp.abs(v[j]), floor)
         ljj = jnp.sqrt(d)
         col = jnp.where(idx > j, v / ljj, jnp.where(idx == j, ljj, 0.0))
@@ -391,7 +391,7 @@ def lower_inverse(L):
         eye = jnp.eye(n, dtype=L.dtype)
 
         def body(i, X):  # row i of X from rows < i (rows ≥ i are still zero)
-            return X.at[i, :].set((eye[i] - L[i, :] @ X) / L[i, i])
+            return X.at[i, :].set((eye[i] - matmul(L[i, :], X)) / L[i, i])
 
         return jax.lax.fori_loop(0, n, body, jnp.zeros_like(L))
     n, l = _entries(L)
@@ -411,11 +411,11 @@ def cho_solve(L, b):
         n = L.shape[-1]
 
         def fwd(i, y):
-            return y.at[i].set((b[i] - L[i, :] @ y) / L[i, i])
+            return y.at[i].set((b[i] - matmul(L[i, :], y)) / L[i, i])
 
         def bwd(k, x):
             i = n - 1 - k
-            return x.at[i].set((y[i] - L[:, i] @ x) / L[i, i])
+            return x.at[i].set((y[i] - matmul(L[:, i], x)) / L[i, i])
 
         y = jax.lax.fori_loop(0, n, fwd, jnp.zeros_like(b))
         return jax.lax.fori_loop(0, n, bwd, jnp.zeros_like(b))

@@ -127,6 +127,8 @@ def excitation(rng, n_bodies, n_samples, dtype):
     import jax
     import jax.numpy as jnp
 
+    from .._smallmat import FULL, matmul
+
     t = jnp.asarray(np.linspace(0.0, DURATION, n_samples, endpoint=False), dtype)
     amp_rot = jnp.asarray(rng.uniform(0.9, 1.2, size=(n_bodies, 1, 3)), dtype)
     f_rot = jnp.asarray(rng.uniform(0.15, 0.4, size=(n_bodies, 1, 3)), dtype)
@@ -137,20 +139,20 @@ def excitation(rng, n_bodies, n_samples, dtype):
 
     def pose(t):
         ang = amp_rot * jnp.sin(two_pi * f_rot * t[:, None] + phase[..., :3])
-        R = _rot(2, ang[..., 0]) @ _rot(1, ang[..., 1]) @ _rot(0, ang[..., 2])
+        R = matmul(matmul(_rot(2, ang[..., 0]), _rot(1, ang[..., 1])), _rot(0, ang[..., 2]))
         p = amp_pos * jnp.sin(two_pi * f_pos * t[:, None] + phase[..., 3:])
         return R, p
 
     def twist(t):
         (R, _), (Rd, pd) = jax.jvp(pose, (t,), (jnp.ones_like(t),))
-        W = jnp.swapaxes(R, -1, -2) @ Rd  # = skew(ω) in B
+        W = matmul(jnp.swapaxes(R, -1, -2), Rd)  # = skew(ω) in B
         w = jnp.stack([W[..., 2, 1], W[..., 0, 2], W[..., 1, 0]], -1)
-        vo = jnp.einsum("...ji,...j->...i", R, pd)
+        vo = jnp.einsum("...ji,...j->...i", R, pd, precision=FULL)
         return jnp.concatenate([w, vo], -1)
 
     v, a = jax.jvp(twist, (t,), (jnp.ones_like(t),))
     R, _ = pose(t)
-    g = jnp.einsum("...ji,j->...i", R, jnp.asarray([0.0, 0.0, -G], dtype))
+    g = jnp.einsum("...ji,j->...i", R, jnp.asarray([0.0, 0.0, -G], dtype), precision=FULL)
     return v, a, g
 
 
@@ -199,17 +201,19 @@ def _simulate(rng, args, sigma, dtype):
 
     from spatialjax.identification import body_regressor
 
+    from .._smallmat import FULL
+
     n = args.bodies
     truth = make_payloads(rng, n, dtype)
     v, a, g = excitation(rng, n, args.samples, dtype)
     Y = body_regressor(v, a, gravity=g)  # (n, samples, 6, 10): Y @ π = sensor wrench [n; f]
-    clean = jnp.einsum("nsij,nj->nsi", Y, truth.params)
+    clean = jnp.einsum("nsij,nj->nsi", Y, truth.params, precision=FULL)
     noise = jnp.asarray(rng.normal(size=clean.shape) * sigma, dtype)
     f = clean + noise
     w = jnp.asarray(1.0 / np.maximum(sigma, 1e-12) ** 2, dtype)
     # signal-to-noise per axis: RMS of the wrench (gravity included) and of its dynamic part
     Y0 = body_regressor(v, a)  # the same motion without gravity
-    dyn = jnp.einsum("nsij,nj->nsi", Y0, truth.params)
+    dyn = jnp.einsum("nsij,nj->nsi", Y0, truth.params, precision=FULL)
     rms = np.sqrt(np.mean(np.asarray(clean) ** 2, axis=(0, 1)))
     rms_dyn = np.sqrt(np.mean(np.asarray(dyn) ** 2, axis=(0, 1)))
     snr = rms / np.maximum(sigma, 1e-300)

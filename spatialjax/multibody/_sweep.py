@@ -267,14 +267,16 @@ _CHUNK = 2048
 _CHUNK_BYTES = 2**20  # target bytes of result per chunk (chunk_for)
 # On an accelerator the chunks run one after another, each a sequence of kernel launches
 # (an H200 took a time proportional to the number of chunks: benchmarks/README.md, "The GPU
-# run"), so a chunk there is as long as memory allows: 2^15 states, about 1 GB of the
-# ABA's intermediates for a 38-dof model in float64.
+# run"), so a chunk there is as long as memory allows: at most 2^15 states, about 1 GB of
+# the ABA's intermediates for a 38-dof model in float64.
 _ACCEL_CHUNK = 2**15
 
 
-def chunk_length(chunk: int, xs) -> int:
-    """``chunk`` on the CPU, ``_ACCEL_CHUNK`` on an accelerator (``_checks.on_cpu(xs)``)."""
-    return chunk if on_cpu(xs) else _ACCEL_CHUNK
+def accel_chunk(n: int, limit: int | None = None) -> int:
+    """Length of the fewest equal chunks of at most ``limit`` (default ``_ACCEL_CHUNK``)
+    states that cover ``n``."""
+    limit = _ACCEL_CHUNK if limit is None else limit
+    return -(-n // -(-n // limit)) if n > 0 else 0
 
 
 def chunk_for(out_bytes_per_state: int) -> int:
@@ -283,15 +285,20 @@ def chunk_for(out_bytes_per_state: int) -> int:
     return int(np.clip(2 ** int(np.floor(np.log2(max(n, 1)))), 64, _CHUNK))
 
 
-def chunked(core, *xs, chunk: int = _CHUNK):
-    """``core(*xs)`` on ``(k, N)`` inputs in chunks; outputs batch FIRST, ``(N, k...)``."""
+def chunked(core, *xs, chunk: int = _CHUNK, accel: int | None = None):
+    """``core(*xs)`` on ``(k, N)`` inputs in chunks; outputs batch FIRST, ``(N, k...)``.
+
+    Chunks of ``chunk`` states on the CPU (batches up to ``2 chunk`` in one pass), of at
+    most ``accel`` (default ``_ACCEL_CHUNK``) on an accelerator (``_checks.on_cpu(xs)``
+    false; ``accel_chunk``)."""
 
     def batch_first(out):
         return jax.tree.map(lambda y: jnp.moveaxis(y, -1, 0), out)
 
     n = max(x.shape[-1] for x in xs)
-    chunk = chunk_length(chunk, xs)
-    if n <= 2 * chunk:
+    if not on_cpu(xs):
+        chunk = accel_chunk(n, accel)
+    if n <= (2 * chunk if on_cpu(xs) else chunk):
         return batch_first(core(*xs))
     nc = -(-n // chunk)
     pad = nc * chunk - n
@@ -668,7 +675,7 @@ def chunked_blocks(fwd, pairs, *xs, chunk: int, shape: tuple, places: tuple | No
         outer = min(max(_CHUNK, chunk), n)
         chunk = min(chunk, outer)
     else:  # one pass per chunk: no inner chunks kept in a cache
-        outer = chunk = min(_ACCEL_CHUNK, n)
+        outer = chunk = accel_chunk(n)
     dyn = jax.lax.dynamic_slice_in_dim
 
     def sl(y, at, size):

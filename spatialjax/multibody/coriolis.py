@@ -101,5 +101,8 @@ def _coriolis_kernel(model: Model, q, v, *, batch):
         C = batchlast.dot(S[:, None], G, 6)  # (nv, nv, N): S_dᵀ W[e, K[d, e]]
         return C * jnp.asarray(mask, C.dtype)[..., None]
 
-    C = sweep.chunked(core, sweep.flat(q, batch), sweep.flat(v, batch), chunk=256)
+    # a quarter of an accelerator's chunk: W and G hold 6 nv² numbers per state (Talos,
+    # float64: 70 kB)
+    xs = sweep.flat(q, batch), sweep.flat(v, batch)
+    C = sweep.chunked(core, *xs, chunk=256, accel=sweep._ACCEL_CHUNK // 4)
     return sweep.unflat_bf(C, batch)

@@ -270,15 +270,23 @@ def test_write_identified_urdf_names_the_given_path(tmp_path, monkeypatch):
     assert "'no_dir/o.urdf'" in str(info.value) and ".tmp" not in str(info.value)
 
 
-def test_on_cpu_reads_placed_arrays_else_the_default_backend():
+def test_on_cpu_reads_placed_arrays_then_the_default_device_then_the_backend(monkeypatch):
     """``_checks.on_cpu``: the devices of concrete JAX arrays decide; NumPy inputs and
-    tracers go to the default backend."""
+    tracers go to ``jax.default_device`` where one is set, else to the default backend
+    (patched here to a GPU's name: this machine has only a CPU)."""
     from spatialjax._checks import on_cpu
 
-    default = jax.default_backend() == "cpu"
     cpu = jax.devices("cpu")[0]
-    assert on_cpu((jax.device_put(jnp.ones(2), cpu), None, np.ones(2))) is True
-    assert on_cpu((np.ones(2), None)) is default
+    placed = jax.device_put(jnp.ones(2), cpu)
+    monkeypatch.setattr(jax, "default_backend", lambda: "gpu")
+    assert on_cpu((placed, None, np.ones(2))) is True
+    assert on_cpu((np.ones(2), None)) is False
     seen = []
-    jax.jit(lambda x: seen.append(on_cpu((x,))) or x)(jnp.ones(2))
-    assert seen == [default]
+    jax.jit(lambda x: seen.append(on_cpu((x,))) or x)(jnp.ones(3))
+    assert seen == [False]
+    with jax.default_device(cpu):
+        assert on_cpu((np.ones(2),)) is True
+        jax.jit(lambda x: seen.append(on_cpu((x,))) or x)(jnp.ones(4))
+    with jax.default_device("cpu"):
+        assert on_cpu(np.ones(2)) is True
+    assert seen == [False, True]

@@ -185,7 +185,16 @@ def _identification_cases():
     yield "identifiability", lambda Y: identifiability(Y).rank, (Yj,)
 
 
-CASES = [*_multibody_cases(), *_spatial_cases(), *_identification_cases()]
+def _demo_cases():
+    from spatialjax._cli.demo_payload import excitation
+
+    def motion():  # `spatialjax demo payload --float32`: the wrist's twists and gravity
+        return excitation(np.random.default_rng(0), 2, 20, F32)
+
+    yield "demo payload excitation", motion, ()
+
+
+CASES = [*_multibody_cases(), *_spatial_cases(), *_identification_cases(), *_demo_cases()]
 
 
 @pytest.mark.parametrize(("name", "fn", "args"), CASES, ids=[c[0] for c in CASES])

@@ -21,7 +21,7 @@ import spatialjax.multibody as mb
 from spatialjax.multibody import _sweep as sweep
 
 N = 5000
-ACCEL = 1024
+ACCEL = 1200  # five chunks of 1,000 states; Coriolis, a quarter: 17 of 295
 
 
 def _model():
@@ -86,7 +86,37 @@ def test_an_accelerator_sweeps_a_long_batch_in_long_chunks(cpu_results, accelera
     m, x, ref, cpu_lengths = cpu_results
     f = CALLS[name]
     lengths = _loop_lengths(jax.make_jaxpr(lambda *x: f(m, *x))(*x).jaxpr)
-    chunks = math.ceil(N / ACCEL)
-    assert chunks in lengths and max(lengths) == chunks  # five chunks of 1024, nothing longer
+    # five chunks of 1,000 (at most 1,200), nothing longer; Coriolis: a quarter of the length
+    chunks = math.ceil(N / (ACCEL // 4 if name == "coriolis_matrix" else ACCEL))
+    assert chunks in lengths and max(lengths) == chunks
     assert chunks not in cpu_lengths[name]  # the CPU's chunks are other lengths
     np.testing.assert_allclose(np.asarray(f(m, *x)), ref[name], rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("name", ["rnea", "mass_matrix", "forward_dynamics aba"])
+def test_an_accelerator_sweeps_a_batch_shorter_than_a_chunk_in_one_pass(
+    cpu_results, accelerator, monkeypatch, name
+):
+    m, x, ref, _ = cpu_results
+    f, short = CALLS[name], tuple(y[:300] for y in x)
+
+    def lengths():
+        return sorted(_loop_lengths(jax.make_jaxpr(lambda *x: f(m, *x))(*short).jaxpr))
+
+    one = lengths()
+    np.testing.assert_allclose(np.asarray(f(m, *short)), ref[name][:300], rtol=1e-11, atol=1e-11)
+    monkeypatch.setattr(sweep, "_ACCEL_CHUNK", 10**6)  # certainly one pass
+    jax.clear_caches()
+    assert one == lengths()  # the same loops: only the sweep's own, no chunks
+    if name == "forward_dynamics aba":  # the CPU sweeps 300 states in chunks of 64
+        monkeypatch.setattr(sweep, "on_cpu", lambda xs: True)
+        jax.clear_caches()
+        assert math.ceil(300 / 64) in lengths() and one != lengths()
+
+
+def test_accelerator_chunks_are_the_fewest_equal_ones():
+    assert sweep.accel_chunk(1) == 1 and sweep.accel_chunk(0) == 0
+    assert sweep.accel_chunk(2**15) == 2**15
+    assert sweep.accel_chunk(2**15 + 1) == 2**14 + 1  # two chunks, not 2^15 and 1
+    assert sweep.accel_chunk(65537) == 21846  # three chunks, 1 state of padding
+    assert sweep.accel_chunk(5000, 1200) == 1000
