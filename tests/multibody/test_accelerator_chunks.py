@@ -114,6 +114,15 @@ def test_an_accelerator_sweeps_a_batch_shorter_than_a_chunk_in_one_pass(
         assert math.ceil(300 / 64) in lengths() and one != lengths()
 
 
+@pytest.mark.parametrize("name", ["rnea", "mass_matrix", "forward_dynamics aba"])
+def test_an_accelerator_pads_or_overlaps_the_last_chunk(cpu_results, accelerator, name):
+    m, x, ref, _ = cpu_results
+    f, k = CALLS[name], N - 3  # five chunks of 1,000 for 4,997 states: 3 padded or overlapped
+    part = tuple(y[:k] for y in x)
+    assert math.ceil(k / ACCEL) in _loop_lengths(jax.make_jaxpr(lambda *x: f(m, *x))(*part).jaxpr)
+    np.testing.assert_allclose(np.asarray(f(m, *part)), ref[name][:k], rtol=1e-11, atol=1e-11)
+
+
 def test_accelerator_chunks_are_the_fewest_equal_ones():
     assert sweep.accel_chunk(1) == 1 and sweep.accel_chunk(0) == 0
     assert sweep.accel_chunk(2**15) == 2**15
