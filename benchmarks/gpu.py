@@ -95,7 +95,7 @@ SMOKE = dict(
     min_time=0.01,
 )
 #: share of the budget per section (what is left of a section's share is not carried over)
-SHARES = dict(primitives=0.2, dynamics=0.44, pinocchio=0.08, identification=0.2, agreement=0.08)
+SHARES = dict(primitives=0.18, dynamics=0.44, pinocchio=0.08, identification=0.18, agreement=0.12)
 ROBOT_FILES = dict(
     panda=("panda_description/urdf/panda.urdf", False,
            {"panda_finger_joint1": 0.0, "panda_finger_joint2": 0.0}),

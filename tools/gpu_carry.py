@@ -20,6 +20,10 @@ On the GPU machine, from the copy of the repository (``.gpu`` carried)::
     mkdir -p /tmp/site && tar xzf .gpu/pinsite.tgz -C /tmp/site
     export PYTHONPATH=$PWD:/tmp/site/cmeel.prefix/lib/python3.12/site-packages
     python3 benchmarks/gpu.py --robots .gpu/robots --out $OUT --budget 390
+    python3 benchmarks/bench_fd_routes.py --robots solo12,talos --batches 100,1000,10000 \
+        --robots-dir .gpu/robots --out $OUT --name fd_routes_gpu
+
+(together about 8 minutes: one ``run`` call within its 10-minute limit).
 
 The GPU machine's own JAX (with CUDA), NumPy, SciPy, optax and matplotlib are used;
 spatialjax runs from the source tree.
