@@ -243,8 +243,9 @@ def dyn_fn(m, op: str):
         return lambda q, v, a: mb.rnea(m, q, v, a)
     if op == "mass":
         return lambda q, v, a: mb.mass_matrix(m, q)
-    if op == "fd":
-        return lambda q, v, a: mb.forward_dynamics(m, q, v, a)
+    if op.startswith("fd"):  # "fd": method="auto"; "fd_aba", "fd_crba": that route
+        method = op[3:] or "auto"
+        return lambda q, v, a: mb.forward_dynamics(m, q, v, a, method=method)
     raise KeyError(op)
 
 
@@ -402,12 +403,14 @@ def identification(run: Run, cfg: dict, clock: Clock) -> None:
 
 
 # ------------------------------------------------------------------ 5. float32 agreement
-AGREE_OPS = dict(
-    fd_aba=lambda m: lambda q, v, a: mb.forward_dynamics(m, q, v, a, method="aba"),
-    fd_crba=lambda m: lambda q, v, a: mb.forward_dynamics(m, q, v, a, method="crba"),
-    mass=lambda m: lambda q, v, a: mb.mass_matrix(m, q).reshape(q.shape[:-1] + (-1,)),
-    rnea=lambda m: lambda q, v, a: mb.rnea(m, q, v, a),
-)
+AGREE_OPS = ("fd_aba", "fd_crba", "mass", "rnea")  # dyn_fn's names
+
+
+def _rows(m, op: str, states, dtype, device) -> np.ndarray:
+    """``dyn_fn(m, op)`` on ``states`` as ``dtype`` on ``device``: a float64 row per state."""
+    xs = tuple(jax.device_put(np.asarray(x, dtype), device) for x in states)
+    out = np.asarray(jax.jit(dyn_fn(m, op))(*xs), np.float64)
+    return out.reshape(len(states[0]), -1)
 
 
 def agreement(run: Run, cfg: dict, clock: Clock, device, work: Path) -> None:
@@ -424,12 +427,11 @@ def agreement(run: Run, cfg: dict, clock: Clock, device, work: Path) -> None:
         m32 = loaded[0]
         m64 = m32.astype("float64")  # the same (float32) numbers: only the arithmetic differs
         x32 = random_states(m32, n, np.float32, seed=2)
-        on = lambda xs, dt: tuple(jax.device_put(np.asarray(x, dt), device) for x in xs)  # noqa: E731
-        for op, make in AGREE_OPS.items():
+        for op in AGREE_OPS:
             row = dict(robot=robot, op=op, states=n)
             try:
-                lo = np.asarray(jax.jit(make(m32))(*on(x32, np.float32)), np.float64)
-                hi = np.asarray(jax.jit(make(m64))(*on(x32, np.float64)))
+                lo = _rows(m32, op, x32, np.float32, device)
+                hi = _rows(m64, op, x32, np.float64, device)
                 err = np.linalg.norm(lo - hi, axis=-1) / np.linalg.norm(hi, axis=-1)
                 bad = int(np.sum(~np.isfinite(err)))
                 ok = err[np.isfinite(err)]

@@ -296,9 +296,12 @@ def chunked(core, *xs, chunk: int = _CHUNK, accel: int | None = None):
         return jax.tree.map(lambda y: jnp.moveaxis(y, -1, 0), out)
 
     n = max(x.shape[-1] for x in xs)
-    if not on_cpu(xs):
+    if on_cpu(xs):
+        whole = n <= 2 * chunk
+    else:
         chunk = accel_chunk(n, accel)
-    if n <= (2 * chunk if on_cpu(xs) else chunk):
+        whole = n <= chunk
+    if whole:
         return batch_first(core(*xs))
     nc = -(-n // chunk)
     pad = nc * chunk - n
