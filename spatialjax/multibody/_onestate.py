@@ -172,6 +172,12 @@ def host_terms(model: Model, x) -> tuple | None:
     return packed
 
 
+def packed_terms(method: str, model: Model, batch: tuple, q) -> tuple | None:
+    """``host_terms(model, q)`` for a call that ``method`` sweeps as one state
+    (``sweep.one_state``), else None: what a public function passes to its kernel."""
+    return host_terms(model, q) if sweep.one_state(method, model, batch) else None
+
+
 def terms(model: Model, names: tuple, packed=None) -> dict:
     """The terms ``names`` (``_term_values``): sliced from ``packed`` (``host_terms``'s
     arrays, each held behind an ``optimization_barrier`` so that XLA keeps it as it is, one

@@ -81,8 +81,7 @@ def forward_dynamics(
     if route == "aba":
         a, singular = _aba_kernel(model, q, v, tau, g, f_ext, batch=batch)
     else:
-        one = sweep.one_state("auto", model, batch)
-        packed = _onestate.host_terms(model, q) if one else None
+        packed = _onestate.packed_terms("auto", model, batch, q)
         a, singular = _crba_fd_kernel(model, q, v, tau, g, f_ext, packed, batch=batch)
     if is_concrete((model, q, v, tau, g, f_ext)):
         bad = np.asarray(singular)

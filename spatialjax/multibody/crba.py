@@ -33,8 +33,7 @@ def mass_matrix(model: Model, q, *, method: str = "auto") -> jax.Array:
     sweep.check_method(method)
     q = sweep.as_input(q, "q", model.nq, model)
     batch = tuple(q.shape[:-1])
-    one = sweep.one_state(method, model, batch)
-    packed = _onestate.host_terms(model, q) if one else None
+    packed = _onestate.packed_terms(method, model, batch, q)
     return _mass_matrix_kernel(model, q, packed, batch=batch, method=method)
 
 

@@ -153,8 +153,7 @@ def frame_jacobian(model: Model, q, frame, reference: str = "world") -> jax.Arra
     _check_reference(reference)
     body, idx = _resolve_frame(model, frame)
     q = sweep.as_input(q, "q", model.nq, model)
-    one = sweep.one_state("auto", model, tuple(q.shape[:-1]))
-    packed = _onestate.host_terms(model, q) if one else None
+    packed = _onestate.packed_terms("auto", model, tuple(q.shape[:-1]), q)
     return _frame_jacobian_kernel(model, q, packed, body=body, idx=idx, reference=reference)
 
 

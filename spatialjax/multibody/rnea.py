@@ -127,8 +127,7 @@ def rnea(
     q, v, a, g, batch = sweep.dynamics_inputs(model, q, v, a, gravity)
     f_ext = sweep.as_fext(f_ext, model)
     batch = sweep.batch_with_fext(batch, f_ext)
-    one = sweep.one_state(method, model, batch)
-    packed = _onestate.host_terms(model, q) if one else None
+    packed = _onestate.packed_terms(method, model, batch, q)
     return _rnea_kernel(model, q, v, a, g, f_ext, packed, batch=batch, method=method)
 
 
@@ -191,8 +190,7 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
     g = sweep.as_gravity(gravity, model)
     batch = sweep.batch(q=q, v=v, gravity=g)
     a = np.zeros((model.nv,), model.dtype)  # NumPy: no eager program
-    one = sweep.one_state(method, model, batch)
-    packed = _onestate.host_terms(model, q) if one else None
+    packed = _onestate.packed_terms(method, model, batch, q)
     return _rnea_kernel(model, q, v, a, g, None, packed, batch=batch, method=method)
 
 
@@ -220,6 +218,5 @@ def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> j
     g = sweep.as_gravity(gravity, model)
     batch = sweep.batch(q=q, gravity=g)
     z = np.zeros((model.nv,), model.dtype)
-    one = sweep.one_state(method, model, batch)
-    packed = _onestate.host_terms(model, q) if one else None
+    packed = _onestate.packed_terms(method, model, batch, q)
     return _rnea_kernel(model, q, z, z, g, None, packed, batch=batch, method=method)
