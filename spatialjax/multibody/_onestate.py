@@ -52,13 +52,6 @@ def _sums(x, sets):
     return jnp.stack([smallmat.sum_terms(x[j] for j in s) for s in sets])
 
 
-def _cross_rows(a, b):
-    """``a × b`` of vectors stored as rows, ``(..., 3)`` (written out, ``jnp.stack``)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-
-
 # ---------------------------------------------------------------------- terms
 #: ``[Ixx, Ixy, Ixz, Ixy, Iyy, Iyz, Ixz, Iyz, Izz]`` (``I`` row-major) in the 10-vector
 #: ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
@@ -305,20 +298,22 @@ def poses(model: Model, K: dict, q):
 def _crm_rows(v, m):
     """Motion cross products ``v × m`` of ``(n, 6)`` rows ``[ω; v]`` (RBDA eq. 2.31)."""
     w, vl, mw, mv = v[:, :3], v[:, 3:], m[:, :3], m[:, 3:]
-    return jnp.concatenate([_cross_rows(w, mw), _cross_rows(w, mv) + _cross_rows(vl, mw)], axis=-1)
+    x = sweep.cross3
+    return jnp.concatenate([x(w, mw), x(w, mv) + x(vl, mw)], axis=-1)
 
 
 def _crf_rows(v, f):
     """Force cross products ``v ×* f`` of ``(n, 6)`` rows (RBDA eq. 2.32), as ``_crm_rows``."""
     w, vl, n, fl = v[:, :3], v[:, 3:], f[:, :3], f[:, 3:]
-    return jnp.concatenate([_cross_rows(w, n) + _cross_rows(vl, fl), _cross_rows(w, fl)], axis=-1)
+    x = sweep.cross3
+    return jnp.concatenate([x(w, n) + x(vl, fl), x(w, fl)], axis=-1)
 
 
 def _times(m, h, I, x):
     """Spatial inertias times motions ``(n, 6)``: ``[I ω + h × v; m v − h × ω]`` (RBDA eq. 2.63)."""
     w, v = x[:, :3], x[:, 3:]
     return jnp.concatenate(
-        [smallmat.mv(I, w) + _cross_rows(h, v), m[:, None] * v - _cross_rows(h, w)], axis=-1
+        [smallmat.mv(I, w) + sweep.cross3(h, v), m[:, None] * v - sweep.cross3(h, w)], axis=-1
     )
 
 
@@ -336,7 +331,7 @@ def subspaces(model: Model, K: dict, R, p):
     lo = 1 if ff else 0
     if lo < len(types):
         z = smallmat.mv(R[lo:], K["axes"][lo:])  # the world axes
-        rev = jnp.concatenate([z, _cross_rows(p[lo:], z)], axis=1)  # [z; p × z]
+        rev = jnp.concatenate([z, sweep.cross3(p[lo:], z)], axis=1)  # [z; p × z]
         kinds = [t in ("revolute", "continuous") for t in types[lo:]]
         if all(kinds):
             rows.append(rev)
@@ -381,7 +376,7 @@ def forces(m, h, I, V, A):
 def external_forces(f_ext, R, p):
     """Body-frame wrenches ``(nb, 6)`` ``[n; f]`` -> world axes about the common origin."""
     fl = smallmat.mv(R, f_ext[:, 3:])
-    return jnp.concatenate([smallmat.mv(R, f_ext[:, :3]) + _cross_rows(p, fl), fl], axis=-1)
+    return jnp.concatenate([smallmat.mv(R, f_ext[:, :3]) + sweep.cross3(p, fl), fl], axis=-1)
 
 
 def generalised_forces(model: Model, S, f):
@@ -461,7 +456,7 @@ def frame_jacobian_world(model: Model, K: dict, q, body: int, frame: int, refere
         t = types[j]
         if t == "free_flyer":
             W = R[j].T  # rows R e_k
-            lin = _cross_rows(jnp.broadcast_to(p[j] - o if aligned else p[j], (3, 3)), W)
+            lin = sweep.cross3(jnp.broadcast_to(p[j] - o if aligned else p[j], (3, 3)), W)
             cols[off[j]] = (jnp.concatenate([W, jnp.zeros((3, 3), dt)]),
                             jnp.concatenate([lin, W]))  # fmt: skip
             continue
@@ -469,7 +464,7 @@ def frame_jacobian_world(model: Model, K: dict, q, body: int, frame: int, refere
         if t == "prismatic":
             cols[off[j]] = (jnp.zeros((1, 3), dt), z[None])
         else:
-            lin = _cross_rows(z, o - p[j]) if aligned else _cross_rows(p[j], z)
+            lin = sweep.cross3(z, o - p[j]) if aligned else sweep.cross3(p[j], z)
             cols[off[j]] = (z[None], lin[None])
     ang, lin = [], []
     zero = jnp.zeros((1, 3), dt)
