@@ -364,3 +364,18 @@ def qvel_to_v(model, q):
         T[0:3, 3:6] = np.eye(3)
         T[3:6, 0:3] = R.T
     return T
+
+
+def all_equations(jaxpr):
+    """Every equation of ``jaxpr`` and of the jaxprs its equations hold as parameters
+    (``jit``, ``scan``, ``while``, ``cond``, custom derivatives), depth first."""
+    from jax.extend import core as jcore
+
+    for e in jaxpr.eqns:
+        yield e
+        for value in e.params.values():
+            for sub in value if isinstance(value, (tuple, list)) else (value,):
+                if isinstance(sub, jcore.ClosedJaxpr):
+                    yield from all_equations(sub.jaxpr)
+                elif isinstance(sub, jcore.Jaxpr):
+                    yield from all_equations(sub)

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.extend import core as jcore
+from helpers import all_equations, random_states
 
 import spatialjax as sj
 import spatialjax.multibody as mb
@@ -36,25 +36,14 @@ F32 = jnp.float32
 FULL = (jax.lax.Precision.HIGHEST, jax.lax.Precision.HIGHEST)
 
 
-def _sub_jaxprs(value):
-    for v in value if isinstance(value, (tuple, list)) else (value,):
-        if isinstance(v, jcore.ClosedJaxpr):
-            yield v.jaxpr
-        elif isinstance(v, jcore.Jaxpr):
-            yield v
-
-
 def default_precision_products(jaxpr) -> list[str]:
     """``"file:line"`` of each ``dot_general`` in ``jaxpr`` (recursively) below HIGHEST."""
     found = []
-    for e in jaxpr.eqns:
+    for e in all_equations(jaxpr):
         if e.primitive.name == "dot_general" and e.params.get("precision") != FULL:
             tb = e.source_info.traceback
             frames = [] if tb is None else [f for f in tb.frames if "spatialjax" in f.file_name]
             found.append(f"{frames[0].file_name}:{frames[0].line_num}" if frames else "?")
-        for value in e.params.values():
-            for sub in _sub_jaxprs(value):
-                found += default_precision_products(sub)
     return found
 
 
@@ -66,14 +55,10 @@ def test_the_check_sees_a_default_product_and_one_at_full_precision():
     assert default_precision_products(full) == []
 
 
-def _states(m, batch, seed=0):
-    rng = np.random.default_rng(seed)
-    q = rng.uniform(-1.0, 1.0, batch + (m.nq,))
-    if m.floating_base:
-        quat = rng.standard_normal(batch + (4,))
-        q[..., 3:7] = quat / np.linalg.norm(quat, axis=-1, keepdims=True)
-    v = rng.standard_normal(batch + (m.nv,))
-    return jnp.asarray(q, F32), jnp.asarray(v, F32)
+def _states(m, batch):
+    """float32 ``q``, ``v`` of shape ``batch + (n,)`` (``batch`` is ``()`` or ``(k,)``)."""
+    q, v, _ = random_states(m, batch[0] if batch else 1, np.random.default_rng(0), F32)
+    return (q, v) if batch else (q[0], v[0])
 
 
 def _multibody_cases():

@@ -15,7 +15,7 @@ import math
 import jax
 import numpy as np
 import pytest
-from jax.extend import core as jcore
+from helpers import all_equations, random_states
 
 import spatialjax.multibody as mb
 from spatialjax.multibody import _sweep as sweep
@@ -26,14 +26,6 @@ ACCEL = 1200  # five chunks of 1,000 states; Coriolis, a quarter: 17 of 295
 
 def _model():
     return mb.chain_model(4, floating_base=True, dtype="float64")
-
-
-def _states(m):
-    rng = np.random.default_rng(3)
-    q = rng.uniform(-1.0, 1.0, (N, m.nq))
-    quat = rng.standard_normal((N, 4))
-    q[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
-    return q, rng.standard_normal((N, m.nv)), rng.standard_normal((N, m.nv))
 
 
 CALLS = {
@@ -48,17 +40,7 @@ CALLS = {
 
 def _loop_lengths(jaxpr) -> list[int]:
     """The trip counts of every ``scan`` in ``jaxpr`` and the programs it calls."""
-    found = []
-    for e in jaxpr.eqns:
-        if e.primitive.name == "scan":
-            found.append(int(e.params["length"]))
-        for value in e.params.values():
-            for sub in value if isinstance(value, (tuple, list)) else (value,):
-                if isinstance(sub, jcore.ClosedJaxpr):
-                    found += _loop_lengths(sub.jaxpr)
-                elif isinstance(sub, jcore.Jaxpr):
-                    found += _loop_lengths(sub)
-    return found
+    return [int(e.params["length"]) for e in all_equations(jaxpr) if e.primitive.name == "scan"]
 
 
 @pytest.fixture
@@ -73,7 +55,7 @@ def accelerator(monkeypatch):
 @pytest.fixture(scope="module")
 def cpu_results():
     m = _model()
-    x = _states(m)
+    x = tuple(random_states(m, N, np.random.default_rng(3)))
     jax.clear_caches()
     out = {name: np.asarray(f(m, *x)) for name, f in CALLS.items()}
     lengths = {name: _loop_lengths(jax.make_jaxpr(lambda *x, f=f: f(m, *x))(*x).jaxpr)
