@@ -112,10 +112,10 @@ def pinocchio_site(python: str, out: Path) -> Path:
 
 
 def robots(out: Path) -> Path:
-    dist = importlib.metadata.distribution("example-robot-data")
-    pkg = next(f for f in dist.files or [] if str(f).endswith("example-robot-data/package.xml"))
-    src = Path(str(dist.locate_file(pkg))).parent / "robots"
-    dst = out / "robots"
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_dynamics  # NumPy only: where example-robot-data keeps its robots/
+
+    src, dst = bench_dynamics.robots_dir(), out / "robots"
     for rel in ROBOT_FILES:
         (dst / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / rel, dst / rel)
