@@ -6,10 +6,11 @@ root's). Derivation: docs page ``dynamics.md#one-state``.
 The model's numbers reach these programs as *terms* (``terms``): from the model's fields
 when they are traced, or, for a model whose values are known when the caller's program is
 traced (closed over by ``jit``), computed here in NumPy and packed into a few constants of
-at most 512 bytes behind an ``optimization_barrier`` (``host_terms``). XLA:CPU allocates a
-buffer per constant at every call, and would otherwise fold the model into one constant
-per field and body; the tree's structure enters as static sums over ancestors and
-subtrees, not as constant 0/1 matrices.
+at most 512 bytes behind an ``optimization_barrier`` (``host_terms``), the joint axes as
+numbers written into the program (``HostTerms.axes``). XLA:CPU allocates a buffer per
+constant at every call, and would otherwise fold the model into one constant per field and
+body; the tree's structure enters as static sums over ancestors and subtrees, not as
+constant 0/1 matrices.
 """
 
 from __future__ import annotations
@@ -74,32 +75,31 @@ def _sigma(params):
 
 
 def _term_shapes(model: Model) -> tuple:
-    """``(name, shape)`` of every term (packed in the order of ``all_names``)."""
+    """``(name, shape)`` of every packed term (in the order of ``all_names``)."""
     nb, nv, nf = model.nbodies, model.nv, len(model.frame_names)
     return (
-        ("P", (nb, 9)), ("PK", (nb, 9)), ("PKK", (nb, 9)), ("Pa", (nb, 3)), ("p", (nb, 3)),
-        ("axes", (nb, 3)), ("m", (nb,)), ("h", (nb, 3)), ("Sigma", (nb, 9)),
-        ("armature", (nv,)), ("damping", (nv,)),
+        ("P", (nb, 9)), ("p", (nb, 3)), ("m", (nb,)), ("h", (nb, 3)),
+        ("armature", (nv,)), ("damping", (nv,)), ("Sigma", (nb, 9)),
     ) + tuple((f"frame{k}", (12,)) for k in range(nf))  # fmt: skip
 
 
 def _term_values(model: Any) -> dict:
     """The terms of a ``Model`` (traced fields) or of its fields in NumPy (``host_terms``).
 
-    Per body: the Rodrigues terms of its joint rotation ``E(q) = P + sin q P K + (1 − cos q)
-    P K²`` (``K = [axis]×``; rows row-major), ``P axis``, the offset ``p``, the axis, the
+    Per body: its placement in its parent at ``q = 0``, ``P`` (row-major) and ``p``, the
     mass, the first moment ``h`` and ``Σ = ½ tr(I) 1 − I`` (row-major; the second moment of
-    the mass about the body origin, body axes); the armature and damping; per frame ``k``
-    (``"frame{k}"``) its placement ``[E (row-major), r]``.
+    the mass about the body origin, body axes), its joint axis (``"axes"``: not packed); the
+    armature and damping; per frame ``k`` (``"frame{k}"``) its placement ``[E (row-major),
+    r]``.
     """
-    P, PK, PKK, Pa, p = sweep.rodrigues_terms(model)
     params = model.inertia.params
-    nf = len(model.frame_names)
+    nb, nf = model.axes.shape[0], len(model.frame_names)
     E, r = model.frame_placements.E.reshape(nf, 9), model.frame_placements.r
     cat = np.concatenate if isinstance(E, np.ndarray) else jnp.concatenate
     return dict(
-        P=P, PK=PK, PKK=PKK, Pa=Pa, p=p, axes=model.axes, m=params[:, 0], h=params[:, 1:4],
-        Sigma=_sigma(params), armature=model.armature, damping=model.damping,
+        P=model.placements.E.reshape(nb, 9), p=model.placements.r, axes=model.axes,
+        m=params[:, 0], h=params[:, 1:4], Sigma=_sigma(params), armature=model.armature,
+        damping=model.damping,
         **{f"frame{k}": cat([E[k], r[k]]) for k in range(nf)},  # one frame, not all frames
     )  # fmt: skip
 
@@ -134,11 +134,34 @@ def _is_concrete(x) -> bool:
 _CHUNK_BYTES = 512
 
 
-def host_terms(model: Model, x) -> tuple | None:
-    """Every term of the model (``all_names``) as NumPy arrays of at most ``_CHUNK_BYTES``
-    each (the terms one after the other, raveled, in the model's dtype), when a program is
-    being traced (``x`` a tracer) with this model's values known (no traced or batched leaf);
-    None otherwise (an eager call passes the model's two arrays, a traced model its fields).
+@jax.tree_util.register_pytree_node_class
+class HostTerms:
+    """A closed-over model's terms for the one-state programs (``host_terms``): ``chunks``,
+    NumPy arrays of at most ``_CHUNK_BYTES`` (the packed terms one after the other, raveled,
+    in the model's dtype: the leaves, which enter a program as constants), ``axes``, the
+    joint axes as tuples of Python floats, and ``gravity``, a call's gravity known when it
+    is traced (``packed_terms``; None otherwise). The last two are static: written into the
+    program as numbers, so that the joint rotations' ``P K`` and ``P K²`` and the gravity
+    cost no constant, and a product with a zero or unit component no operation."""
+
+    def __init__(self, chunks: tuple, axes: tuple, gravity: tuple | None = None):
+        self.chunks = chunks
+        self.axes = axes
+        self.gravity = gravity
+
+    def tree_flatten(self):
+        return self.chunks, (self.axes, self.gravity)
+
+    @classmethod
+    def tree_unflatten(cls, static, chunks):
+        return cls(tuple(chunks), *static)
+
+
+def host_terms(model: Model, x) -> HostTerms | None:
+    """Every packed term of the model (``all_names``) and its joint axes (``HostTerms``),
+    when a program is being traced (``x`` a tracer) with this model's values known (no
+    traced or batched leaf); None otherwise (an eager call passes the model's two arrays, a
+    traced model its fields).
 
     One layout per model, whatever the program reads: two one-state calls in one program
     (a controller's mass matrix and Jacobian) then read the same constants, and XLA computes
@@ -159,35 +182,39 @@ def host_terms(model: Model, x) -> tuple | None:
              for k in _aligned(model, dtype)[1]]  # fmt: skip
     flat = np.concatenate(parts).astype(dtype)
     n = _CHUNK_BYTES // flat.itemsize
-    packed = tuple(flat[i : i + n] for i in range(0, flat.size, n))
+    axes = tuple(tuple(float(c) for c in a) for a in fields["axes"])  # in the model's dtype
+    packed = HostTerms(tuple(flat[i : i + n] for i in range(0, flat.size, n)), axes)
     if keep:  # writable NumPy fields: made again at every trace
         object.__setattr__(model, "_host_terms", packed)
     return packed
 
 
-def packed_terms(method: str, model: Model, batch: tuple, q) -> tuple | None:
+def packed_terms(method: str, model: Model, batch: tuple, q, gravity=None) -> HostTerms | None:
     """``host_terms(model, q)`` for a call that ``method`` sweeps as one state
-    (``sweep.one_state``), else None: what a public function passes to its kernel."""
-    return host_terms(model, q) if sweep.one_state(method, model, batch) else None
+    (``sweep.one_state``), else None: what a public function passes to its kernel; with
+    the call's ``gravity`` (a checked ``(3,)`` array) as numbers where it is known (not
+    traced)."""
+    if not sweep.one_state(method, model, batch):
+        return None
+    packed = host_terms(model, q)
+    if packed is None or gravity is None or isinstance(gravity, _Tracer):
+        return packed
+    g = tuple(float(x) for x in np.asarray(gravity).reshape(3))
+    return HostTerms(packed.chunks, packed.axes, g)
 
 
-def terms(model: Model, names: tuple, packed=None) -> dict:
-    """The terms ``names`` (``_term_values``): sliced from ``packed`` (``host_terms``'s
-    arrays, each held behind an ``optimization_barrier`` so that XLA keeps it as it is, one
-    constant; only those that hold ``names`` enter the program) or computed from the
-    model's fields (then ``"PK"`` and ``"PKK"`` are None and ``"axes"`` is there: each joint
-    rotation forms its own, ``_joint_frame``)."""
-    names = names_for(model, names)
+def terms(model: Model, names: tuple, packed: HostTerms | None = None) -> dict:
+    """The terms ``names`` (``_term_values``), ``"axes"`` and ``"gravity"``: sliced from
+    ``packed``'s chunks (each held behind an ``optimization_barrier`` so that XLA keeps it
+    as it is, one constant; only those that hold ``names`` enter the program), its axes and
+    gravity static numbers, or computed from the model's fields (``"axes"`` an array,
+    ``"gravity"`` None: the call's own)."""
     if packed is None:
         values = _term_values(model)
-        # P K and P K² are left to each joint rotation (_joint_frame), from P and the axis:
-        # materialised here, they would be two more kernels ready when the program starts.
-        # Packed, they stay terms: formed in the program they would take the closed-over
-        # forward kinematics over 1,000 flops, off the caller's thread (poses)
-        out = {k: values[k] for k in names + ("axes",)}
-        return out | {"PK": None, "PKK": None}
-    n = _CHUNK_BYTES // packed[0].dtype.itemsize
-    starts, _ = _aligned(model, packed[0].dtype)
+        return {k: values[k] for k in names + ("axes",)} | {"gravity": None}
+    chunk0 = packed.chunks[0]
+    n = _CHUNK_BYTES // chunk0.dtype.itemsize
+    starts, _ = _aligned(model, chunk0.dtype)
     shapes = dict(_term_shapes(model))
     chunks = {}
     out = {}
@@ -197,11 +224,11 @@ def terms(model: Model, names: tuple, packed=None) -> dict:
         parts = []
         for c in range(start // n, (stop - 1) // n + 1):
             if c not in chunks:
-                chunks[c] = jax.lax.optimization_barrier(jnp.asarray(packed[c]))
+                chunks[c] = jax.lax.optimization_barrier(jnp.asarray(packed.chunks[c]))
             parts.append(chunks[c][max(start - c * n, 0) : min(stop - c * n, n)])
         flat = parts[0] if len(parts) == 1 else jnp.concatenate(parts)
         out[name] = flat.reshape(shapes[name])
-    return out
+    return out | {"axes": packed.axes, "gravity": packed.gravity}
 
 
 def _aligned(model: Model, dtype) -> tuple:
@@ -224,32 +251,73 @@ def _aligned(model: Model, dtype) -> tuple:
 
 
 def all_names(model: Model) -> tuple:
-    """Every term of the model, in the order they are packed (``names_for`` of ``ALL`` and a
+    """Every packed term of the model, in the order they are packed (``ALL`` and a
     placement per frame)."""
-    return names_for(model, ALL) + tuple(f"frame{k}" for k in range(len(model.frame_names)))
+    return ALL + tuple(f"frame{k}" for k in range(len(model.frame_names)))
 
 
-#: the terms each one-state program reads (``"Pa"`` dropped where no joint is prismatic)
-POSES = ("P", "PK", "PKK", "Pa", "p")
-JACOBIAN = POSES + ("axes",)
-RNEA = JACOBIAN + ("m", "h", "armature", "Sigma")
+#: the packed terms each one-state program reads (and every program the axes)
+POSES = ("P", "p")
+JACOBIAN = POSES
+RNEA = POSES + ("m", "h", "armature", "Sigma")
 MASS = RNEA
-FD = JACOBIAN + ("m", "h", "armature", "damping", "Sigma")
+FD = POSES + ("m", "h", "armature", "damping", "Sigma")
 #: every term but the frames', in the order they are packed: those of the poses first, the
-#: small armature and damping side by side (forward dynamics reads every term: a test checks)
+#: small ones side by side (forward dynamics reads every term: a test checks)
 ALL = FD
 
 
-def names_for(model: Model, names: tuple) -> tuple:
-    """``names`` without the terms this model's joints do not use."""
-    return names if "prismatic" in model.joint_types else tuple(k for k in names if k != "Pa")
+# ------------------------------------------------------------------------ axes
+def _scaled_sum(terms: list, like):
+    """``Σ k x`` over ``(x, k)`` pairs with Python-float ``k``: a zero ``k`` skipped, ``±1``
+    a sign (zeros like ``like`` if nothing is left)."""
+    out = None
+    for x, k in terms:
+        if k == 0.0:
+            continue
+        x = x if k == 1.0 else -x if k == -1.0 else k * x
+        out = x if out is None else out + x
+    return jnp.zeros_like(like) if out is None else out
+
+
+def axis_cross(x, a):
+    """Rows ``x × a`` (``(..., 3)``) by a joint axis: an array, or static numbers (a tuple,
+    ``HostTerms.axes``) whose zero and unit components cost no operation."""
+    if not isinstance(a, tuple):
+        return sweep.cross3(x, a)
+    x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
+    return jnp.stack([_scaled_sum([(x1, a[2]), (x2, -a[1])], x0),
+                      _scaled_sum([(x2, a[0]), (x0, -a[2])], x0),
+                      _scaled_sum([(x0, a[1]), (x1, -a[0])], x0)], axis=-1)  # fmt: skip
+
+
+def axis_times(M, a):
+    """``M a`` for ``(..., 3, 3)`` matrices ``M`` and a joint axis (as ``axis_cross``)."""
+    if not isinstance(a, tuple):
+        return smallmat.mv(M, a)
+    return _scaled_sum([(M[..., :, c], a[c]) for c in range(3)], M[..., :, 0])
+
+
+def _world_axes(R, axes):
+    """``R_i a_i`` of bodies' rotations ``R (n, 3, 3)`` and axes ``(n, 3)`` (as
+    ``axis_cross``: static axes shared by every body in one operation)."""
+    if not isinstance(axes, tuple):
+        return smallmat.mv(R, axes)
+    if all(a == axes[0] for a in axes):
+        return axis_times(R, axes[0])
+    return jnp.stack([axis_times(R[i], a) for i, a in enumerate(axes)])
 
 
 # ------------------------------------------------------------------ kinematics
 def _joint_frame(model: Model, K: dict, q, i: int, wait=None):
     """Body ``i``'s pose in its parent, ``E (3, 3)`` and ``r (3,)`` (``q`` of one state), from
     its own rows of the terms; ``wait`` (a scalar or None) is added as ``0 · wait`` to the
-    joint coordinate, so that the kernel runs only once ``wait`` is computed."""
+    joint coordinate, so that the kernel runs only once ``wait`` is computed.
+
+    A revolute joint's ``E(q) = P + sin q P K + (1 − cos q) P K²`` (Rodrigues, ``K =
+    [axis]×``), its rows ``P K`` and ``P K²`` formed here (``axis_cross``), fused with ``E``:
+    as packed terms they were two more constants, each a buffer XLA:CPU allocates at every
+    call (``benchmarks/README.md``, "One state")."""
     t = model.joint_types[i]
     P, r = K["P"][i].reshape(3, 3), K["p"][i]
     if t == "free_flyer":
@@ -258,13 +326,12 @@ def _joint_frame(model: Model, K: dict, q, i: int, wait=None):
     x = q[i + 6 if model.floating_base else i]
     if wait is not None:
         x = x + 0.0 * wait  # the same number (x + ±0 = x); NaN stays NaN
+    axis = K["axes"][i]
     if t in ("revolute", "continuous"):
         s, omc = jnp.sin(x), 1.0 - jnp.cos(x)
-        if K["PK"] is None:  # a traced model: P K and P K² of this body here, fused with E
-            PK = sweep.cross3(P, K["axes"][i])
-            return P + s * PK + omc * sweep.cross3(PK, K["axes"][i]), r
-        return P + s * K["PK"][i].reshape(3, 3) + omc * K["PKK"][i].reshape(3, 3), r
-    return P, r + K["Pa"][i] * x  # prismatic
+        PK = axis_cross(P, axis)
+        return P + s * PK + omc * axis_cross(PK, axis), r
+    return P, r + axis_times(P, axis) * x  # prismatic
 
 
 def poses(model: Model, K: dict, q):
@@ -330,7 +397,7 @@ def subspaces(model: Model, K: dict, R, p):
                                      jnp.concatenate([zero, Rt], 1)]))  # fmt: skip
     lo = 1 if ff else 0
     if lo < len(types):
-        z = smallmat.mv(R[lo:], K["axes"][lo:])  # the world axes
+        z = _world_axes(R[lo:], K["axes"][lo:])
         rev = jnp.concatenate([z, sweep.cross3(p[lo:], z)], axis=1)  # [z; p × z]
         kinds = [t in ("revolute", "continuous") for t in types[lo:]]
         if all(kinds):
@@ -355,8 +422,19 @@ def world_inertias(K: dict, R, p):
 
 
 # --------------------------------------------------------------------- dynamics
+def _gravity_rows(g, dtype):
+    """``[0; g]`` (``(6,)``) of a gravity ``(3,)``: static numbers (a tuple) as selects on an
+    index, which XLA does not fold into a constant (a buffer at every call)."""
+    if not isinstance(g, tuple):
+        return jnp.concatenate([jnp.zeros_like(g), g])
+    k = jax.lax.broadcasted_iota(np.int32, (6,), 0)
+    rows = jnp.where(k == 3, g[0], jnp.where(k == 4, g[1], jnp.where(k == 5, g[2], 0.0)))
+    return rows.astype(dtype)
+
+
 def motion(model: Model, S, v, a, g):
-    """Body velocities and accelerations ``(nb, 6)`` about the common origin (``a`` None: 0)."""
+    """Body velocities and accelerations ``(nb, 6)`` about the common origin (``a`` None: 0;
+    ``g`` the gravity, an array ``(3,)`` or static numbers)."""
     _, _, db, anc_dofs = _layout(model.parents, model.joint_types)
     Sq = S * v[:, None]
     V = _sums(Sq, anc_dofs)  # V_i = Σ over the dofs of i's ancestors of S_d v_d
@@ -365,7 +443,7 @@ def motion(model: Model, S, v, a, g):
     if a is not None:
         c = c + S * a[:, None]
     A = _sums(c, anc_dofs)
-    return V, A - jnp.concatenate([jnp.zeros_like(g), g])
+    return V, A - _gravity_rows(g, A.dtype)
 
 
 def forces(m, h, I, V, A):
@@ -391,7 +469,7 @@ def rnea_world(model: Model, K: dict, q, v, a, g, f_ext=None):
     included (``a = None``: zero); what ``rnea`` runs for one state of a small model."""
     R, p = poses(model, K, q)
     S, p = subspaces(model, K, R, p)
-    V, A = motion(model, S, v, a, jnp.broadcast_to(g, (3,)))
+    V, A = motion(model, S, v, a, K["gravity"] or jnp.broadcast_to(g, (3,)))
     f = forces(*world_inertias(K, R, p), V, A)
     if f_ext is not None:
         f = f - external_forces(f_ext, R, p)
@@ -427,7 +505,7 @@ def mass_and_bias(model: Model, K: dict, q, v, g, f_ext=None):
     S, p = subspaces(model, K, R, p)
     m, h, I = world_inertias(K, R, p)
     H = _mass(model, S, m, h, I) + jnp.diag(K["armature"])
-    V, A = motion(model, S, v, None, jnp.broadcast_to(g, (3,)))
+    V, A = motion(model, S, v, None, K["gravity"] or jnp.broadcast_to(g, (3,)))
     f = forces(m, h, I, V, A)
     if f_ext is not None:
         f = f - external_forces(f_ext, R, p)
@@ -460,7 +538,7 @@ def frame_jacobian_world(model: Model, K: dict, q, body: int, frame: int, refere
             cols[off[j]] = (jnp.concatenate([W, jnp.zeros((3, 3), dt)]),
                             jnp.concatenate([lin, W]))  # fmt: skip
             continue
-        z = smallmat.mv(R[j], K["axes"][j])
+        z = axis_times(R[j], K["axes"][j])
         if t == "prismatic":
             cols[off[j]] = (jnp.zeros((1, 3), dt), z[None])
         else:

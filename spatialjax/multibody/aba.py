@@ -81,7 +81,7 @@ def forward_dynamics(
     if route == "aba":
         a, singular = _aba_kernel(model, q, v, tau, g, f_ext, batch=batch)
     else:
-        packed = _onestate.packed_terms("auto", model, batch, q)
+        packed = _onestate.packed_terms("auto", model, batch, q, g)
         a, singular = _crba_fd_kernel(model, q, v, tau, g, f_ext, packed, batch=batch)
     if is_concrete((model, q, v, tau, g, f_ext)):
         bad = np.asarray(singular)

@@ -127,7 +127,7 @@ def rnea(
     q, v, a, g, batch = sweep.dynamics_inputs(model, q, v, a, gravity)
     f_ext = sweep.as_fext(f_ext, model)
     batch = sweep.batch_with_fext(batch, f_ext)
-    packed = _onestate.packed_terms(method, model, batch, q)
+    packed = _onestate.packed_terms(method, model, batch, q, g)
     return _rnea_kernel(model, q, v, a, g, f_ext, packed, batch=batch, method=method)
 
 
@@ -190,7 +190,7 @@ def nonlinear_effects(model: Model, q, v, gravity=None, *, method: str = "auto")
     g = sweep.as_gravity(gravity, model)
     batch = sweep.batch(q=q, v=v, gravity=g)
     a = np.zeros((model.nv,), model.dtype)  # NumPy: no eager program
-    packed = _onestate.packed_terms(method, model, batch, q)
+    packed = _onestate.packed_terms(method, model, batch, q, g)
     return _rnea_kernel(model, q, v, a, g, None, packed, batch=batch, method=method)
 
 
@@ -218,5 +218,5 @@ def gravity_torques(model: Model, q, gravity=None, *, method: str = "auto") -> j
     g = sweep.as_gravity(gravity, model)
     batch = sweep.batch(q=q, gravity=g)
     z = np.zeros((model.nv,), model.dtype)
-    packed = _onestate.packed_terms(method, model, batch, q)
+    packed = _onestate.packed_terms(method, model, batch, q, g)
     return _rnea_kernel(model, q, z, z, g, None, packed, batch=batch, method=method)

@@ -23,7 +23,7 @@ from helpers import random_states, tree_urdf
 import spatialjax.multibody as mb
 from spatialjax.multibody import _onestate
 
-ALL = ("P", "PK", "PKK", "Pa", "p", "axes", "m", "h", "armature", "damping", "Sigma")
+ALL = ("P", "p", "m", "h", "armature", "damping", "Sigma")
 
 
 def _tree(tmp_path, dtype):
@@ -43,9 +43,7 @@ def test_packed_terms_are_the_model_numbers_in_chunks_of_at_most_512_bytes(tmp_p
     names = _onestate.all_names(model)
     for program in (_onestate.POSES, _onestate.JACOBIAN, _onestate.RNEA, _onestate.MASS):
         assert set(program) <= set(_onestate.ALL)  # every program's terms are packed
-    assert set(names) == set(ALL + tuple(f"frame{k}" for k in range(len(model.frame_names)))) - (
-        set() if "prismatic" in model.joint_types else {"Pa"}
-    )
+    assert set(names) == set(ALL + tuple(f"frame{k}" for k in range(len(model.frame_names))))
     seen = {}
 
     def trace(q):  # inside a trace q is a tracer and the closed-over model concrete
@@ -54,36 +52,32 @@ def test_packed_terms_are_the_model_numbers_in_chunks_of_at_most_512_bytes(tmp_p
 
     jax.make_jaxpr(trace)(jnp.zeros(model.nq, dtype))
     packed = seen["packed"]
-    assert packed is not None and len(packed) > 1
-    assert all(c.dtype == np.dtype(dtype) and c.nbytes <= 512 for c in packed)
+    assert packed is not None and len(packed.chunks) > 1
+    assert all(c.dtype == np.dtype(dtype) and c.nbytes <= 512 for c in packed.chunks)
     K = _onestate.terms(model, names, packed)
-    # against the model's fields and the closed forms (Rodrigues terms, Σ = ½ tr(I) 1 − I)
-    P = np.asarray(model.placements.E, np.float64)
+    # the axes: static numbers, the model's own (in its dtype)
     a = np.asarray(model.axes, np.float64)
-    Kx = np.stack([np.cross(np.eye(3), a[i]) for i in range(model.nbodies)])  # [a]×
+    assert K["axes"] is packed.axes and np.array_equal(np.array(packed.axes), a)
+    # against the model's fields and the closed form Σ = ½ tr(I) 1 − I
+    P = np.asarray(model.placements.E, np.float64)
     params = np.asarray(model.inertia.params, np.float64)
     ixx, ixy, iyy, ixz, iyz, izz = params[:, 4:].T
     inertia = np.stack([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]]).transpose(2, 0, 1)
     sigma = 0.5 * np.trace(inertia, axis1=1, axis2=2)[:, None, None] * np.eye(3) - inertia
     want = dict(
-        P=P.reshape(-1, 9), PK=(P @ Kx).reshape(-1, 9), PKK=(P @ Kx @ Kx).reshape(-1, 9),
-        Pa=np.einsum("bij,bj->bi", P, a), p=np.asarray(model.placements.r), axes=a,
-        m=params[:, 0], h=params[:, 1:4], armature=np.asarray(model.armature),
+        P=P.reshape(-1, 9), p=np.asarray(model.placements.r), axes=a, m=params[:, 0],
+        h=params[:, 1:4], armature=np.asarray(model.armature),
         damping=np.asarray(model.damping), Sigma=sigma.reshape(-1, 9),
     )  # fmt: skip
     E, r = np.asarray(model.frame_placements.E), np.asarray(model.frame_placements.r)
     want.update({f"frame{k}": np.r_[E[k].ravel(), r[k]] for k in range(len(model.frame_names))})
     tol = 1e-15 if dtype == "float64" else 1e-6
-    assert ("Pa" in K) == ("prismatic" in model.joint_types)  # "Pa" only where it is used
-    # the traced model's terms (the model's fields in the program): P K and P K² are left to
-    # each joint rotation, the others are the same numbers
+    # the traced model's terms (the model's fields in the program): the same numbers
     traced = jax.jit(lambda m: _onestate.terms(m, names))(model)
-    assert traced["PK"] is None and traced["PKK"] is None
-    for name in K:
+    assert K["gravity"] is None and traced["gravity"] is None  # no call's gravity here
+    for name in names + ("axes",):
         scale = max(1.0, float(np.max(np.abs(want[name]), initial=0.0)))
         for how, got in (("packed", K[name]), ("traced", traced[name])):
-            if got is None:
-                continue
             np.testing.assert_allclose(np.asarray(got, np.float64), want[name], rtol=0,
                                        atol=tol * scale, err_msg=f"{name}, {how}")  # fmt: skip
 
@@ -106,7 +100,7 @@ def test_terms_are_packed_only_for_a_concrete_model_inside_a_trace(tmp_path):
     # kept on the model: the second trace reuses the first's arrays
     first = got["closed"]
     jax.make_jaxpr(f)(model, q)
-    assert all(a is b for a, b in zip(first, got["closed"], strict=True))
+    assert got["closed"] is first
 
 
 def _constant_bytes(compiled_text):
@@ -200,3 +194,77 @@ def test_one_state_calls_in_one_program_share_their_poses():
     fk = _constant_bytes(entry(lambda q: mb.forward_kinematics(model, q).poses))
     fd = _constant_bytes(entry(lambda q: mb.forward_dynamics(model, q, v, v)))
     assert 0 < len(fk) < len(fd)
+
+
+AXES = [(0.0, 0.0, 1.0), (0.0, -1.0, 0.0), (1.0, 0.0, 0.0), (0.6, 0.0, -0.8), (0.48, 0.6, 0.64)]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("axis", AXES)
+def test_static_axis_products_equal_the_closed_forms(dtype, axis):
+    """``axis_cross`` and ``axis_times`` with the axis as static numbers (a closed-over
+    model's ``HostTerms.axes``) and as an array (a traced model): the rows ``x × a`` and
+    ``M a`` (NumPy's cross and matrix product, float64)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3, 3))
+    want_cross = np.cross(x, np.array(axis))
+    want_times = x @ np.array(axis)
+    tol = 1e-15 if dtype == "float64" else 1e-6
+    for a in (axis, jnp.asarray(axis, dtype)):
+        xs = jnp.asarray(x, dtype)
+        got = jax.jit(lambda x, a=a: (_onestate.axis_cross(x, a), _onestate.axis_times(x, a)))(xs)
+        assert all(g.dtype == np.dtype(dtype) for g in got)
+        np.testing.assert_allclose(np.asarray(got[0], np.float64), want_cross, rtol=0, atol=tol * 4)
+        np.testing.assert_allclose(np.asarray(got[1], np.float64), want_times, rtol=0, atol=tol * 4)
+
+
+def test_a_coordinate_axis_costs_no_multiplication():
+    """A joint about a coordinate axis (most URDF joints): ``P K``, ``P K²`` and ``R a`` are
+    signs and selections of entries, no product (a general axis: products)."""
+    x = jnp.ones((3, 3))
+
+    def muls(f):
+        return sum(e.primitive.name == "mul" for e in jax.make_jaxpr(f)(x).eqns)
+
+    for axis in AXES[:3]:
+        assert muls(lambda x, a=axis: _onestate.axis_cross(_onestate.axis_cross(x, a), a)) == 0
+        assert muls(lambda x, a=axis: _onestate.axis_times(x, a)) == 0
+    assert muls(lambda x: _onestate.axis_cross(x, AXES[3])) == 4
+    assert muls(lambda x: _onestate.axis_times(x, AXES[4])) == 3
+
+
+def test_closed_over_forward_kinematics_reads_only_the_placements():
+    """The closed-over forward kinematics' constants are the chunks that hold ``P`` and ``p``
+    (the joint axes are numbers in the program, ``P K`` and ``P K²`` formed there)."""
+    model = mb.chain_model(7, length=0.3)  # P and p: 7 · 12 doubles, two chunks of 64
+    q = jnp.linspace(0.1, 0.7, 7)
+    text = jax.jit(lambda q: mb.forward_kinematics(model, q).poses).lower(q).compile().as_text()
+    sizes = _constant_bytes(text[text.index("ENTRY") :])
+    assert sizes == [512, 512], sizes
+
+
+@pytest.mark.parametrize("gravity", [None, (0.3, -9.7, 1.2), np.array([0.0, 0.0, 3.0])])
+def test_a_known_gravity_is_numbers_in_the_program(tmp_path, gravity):
+    """A gravity known when the caller's program is traced (the default, a tuple, a NumPy
+    array) enters the closed-over one-state programs as numbers, not a constant: the same
+    torques and accelerations as the eager calls (which pass it as an array) and as a
+    gravity passed as an argument of the program; the RNEA's constants are its terms'."""
+    model = _tree(tmp_path, "float64")
+    Q, V, A = random_states(model, 1, np.random.default_rng(4))
+    q, v, a = Q[0], V[0], A[0]
+    calls = {
+        "rnea": lambda q, g: mb.rnea(model, q, v, a, gravity=g),
+        "nle": lambda q, g: mb.nonlinear_effects(model, q, v, gravity=g),
+        "gravity": lambda q, g: mb.gravity_torques(model, q, gravity=g),
+        "fd": lambda q, g: mb.forward_dynamics(model, q, v, a, gravity=g),
+    }
+    for name, f in calls.items():
+        eager = np.asarray(f(q, gravity))
+        closed = np.asarray(jax.jit(lambda q, f=f: f(q, gravity))(q))
+        np.testing.assert_allclose(closed, eager, rtol=0, atol=1e-11, err_msg=name)
+        if gravity is not None:
+            argued = np.asarray(jax.jit(f)(q, jnp.asarray(gravity, jnp.float64)))
+            np.testing.assert_allclose(argued, eager, rtol=0, atol=1e-11, err_msg=name)
+    text = jax.jit(lambda q: calls["rnea"](q, gravity)).lower(q).compile().as_text()
+    sizes = _constant_bytes(text[text.index("ENTRY") :])
+    assert sizes and 6 * 8 not in sizes, sizes  # the terms' chunks, no [0; g] (6 doubles)
