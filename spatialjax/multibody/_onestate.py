@@ -64,14 +64,16 @@ def _sigma(params):
     (..., nb, 10)``: the second moment of the mass about the body origin (NumPy in, NumPy
     out). A gather and a diagonal mask: for a model passed as an argument one fused kernel
     (a product with a constant matrix is a matrix-product call, a stack of the nine entries
-    several kernels)."""
+    or selects on an index several kernels)."""
     xp = np if isinstance(params, np.ndarray) else jnp
     half = 0.5 * (params[..., 4:5] + params[..., 6:7] + params[..., 9:10])
     if xp is np:
         diag = np.arange(9) % 4 == 0
     else:  # an iota, not a constant of the program
         diag = jax.lax.broadcasted_iota(np.int32, (9,), 0) % 4 == 0
-    return xp.where(diag, half, 0.0) - xp.take(params, _I_ENTRIES, axis=-1)
+    p = params  # I row-major: entries 4 5 7 / 5 6 8 / 7 8 9 of the 10-vector, five runs
+    runs = [p[..., 4:6], p[..., 7:8], p[..., 5:7], p[..., 8:9], p[..., 7:10]]
+    return xp.where(diag, half, 0.0) - xp.concatenate(runs, axis=-1)
 
 
 def _term_shapes(model: Model) -> tuple:
@@ -144,17 +146,18 @@ class HostTerms:
     program as numbers, so that the joint rotations' ``P K`` and ``P K²`` and the gravity
     cost no constant, and a product with a zero or unit component no operation."""
 
-    def __init__(self, chunks: tuple, axes: tuple, gravity: tuple | None = None):
-        self.chunks = chunks
+    def __init__(self, chunks: tuple | None, axes: tuple | None, gravity: tuple | None = None):
+        self.chunks = chunks  # None (and axes None): a traced model, only the gravity known
         self.axes = axes
         self.gravity = gravity
 
     def tree_flatten(self):
-        return self.chunks, (self.axes, self.gravity)
+        return self.chunks or (), (self.axes, self.gravity, self.chunks is None)
 
     @classmethod
     def tree_unflatten(cls, static, chunks):
-        return cls(tuple(chunks), *static)
+        axes, gravity, traced = static
+        return cls(None if traced else tuple(chunks), axes, gravity)
 
 
 def host_terms(model: Model, x) -> HostTerms | None:
@@ -191,15 +194,18 @@ def host_terms(model: Model, x) -> HostTerms | None:
 
 def packed_terms(method: str, model: Model, batch: tuple, q, gravity=None) -> HostTerms | None:
     """``host_terms(model, q)`` for a call that ``method`` sweeps as one state
-    (``sweep.one_state``), else None: what a public function passes to its kernel; with
-    the call's ``gravity`` (a checked ``(3,)`` array) as numbers where it is known (not
-    traced)."""
+    (``sweep.one_state``), else None: what a public function passes to its kernel; inside a
+    trace (``q`` a tracer), with the call's ``gravity`` (a checked ``(3,)`` array) as
+    numbers where it is known (an eager call passes it as an array: one compiled kernel
+    whatever its value)."""
     if not sweep.one_state(method, model, batch):
         return None
     packed = host_terms(model, q)
-    if packed is None or gravity is None or isinstance(gravity, _Tracer):
+    if not isinstance(q, _Tracer) or gravity is None or isinstance(gravity, _Tracer):
         return packed
     g = tuple(float(x) for x in np.asarray(gravity).reshape(3))
+    if packed is None:
+        return HostTerms(None, None, g)
     return HostTerms(packed.chunks, packed.axes, g)
 
 
@@ -209,9 +215,10 @@ def terms(model: Model, names: tuple, packed: HostTerms | None = None) -> dict:
     as it is, one constant; only those that hold ``names`` enter the program), its axes and
     gravity static numbers, or computed from the model's fields (``"axes"`` an array,
     ``"gravity"`` None: the call's own)."""
-    if packed is None:
+    if packed is None or packed.chunks is None:
         values = _term_values(model)
-        return {k: values[k] for k in names + ("axes",)} | {"gravity": None}
+        gravity = None if packed is None else packed.gravity
+        return {k: values[k] for k in names + ("axes",)} | {"gravity": gravity}
     chunk0 = packed.chunks[0]
     n = _CHUNK_BYTES // chunk0.dtype.itemsize
     starts, _ = _aligned(model, chunk0.dtype)
@@ -477,17 +484,23 @@ def rnea_world(model: Model, K: dict, q, v, a, g, f_ext=None):
     return tau if a is None else tau + K["armature"] * a
 
 
-def _mass(model: Model, S, m, h, I):
-    """``H (nv, nv)`` from the world subspaces and inertias (armature not included)."""
+def _mass(model: Model, S, m, h, I, armature):
+    """``H (nv, nv)`` from the world subspaces and inertias, ``armature (nv,)`` on the
+    diagonal."""
     anc, sub, db, _ = _layout(model.parents, model.joint_types)
     comp = [sub[b] for b in db]  # the subtree of each dof's body
     F = _times(_sums(m, comp), _sums(h, comp), _sums(I, comp), S)  # I^c_{body(d)} S_d
     H = smallmat.matmul(S, F.T)  # H[e, d] = S_eᵀ I^c_{body(d)} S_d: right where body(e) ⪯ body(d)
     nv = len(db)
     if all(db[e] in anc[db[d]] for d in range(nv) for e in range(d)):  # a chain
-        return jnp.triu(H) + jnp.triu(H, 1).T
+        # the upper triangle mirrored and the armature added by selects on indices: no
+        # constant mask, no zeros (a constant that the solve's kernels of forward dynamics,
+        # each recomputing its entries of H, would read as a buffer)
+        row = jax.lax.broadcasted_iota(np.int32, (nv, nv), 0)
+        col = jax.lax.broadcasted_iota(np.int32, (nv, nv), 1)
+        return jnp.where(row < col, H, jnp.where(row == col, H + armature, H.T))
     upper = np.array([[db[e] in anc[db[d]] for d in range(nv)] for e in range(nv)])
-    return jnp.where(upper, H, jnp.where(upper.T, H.T, 0.0))
+    return jnp.where(upper, H, jnp.where(upper.T, H.T, 0.0)) + jnp.diag(armature)
 
 
 def mass_matrix_world(model: Model, K: dict, q):
@@ -495,8 +508,7 @@ def mass_matrix_world(model: Model, K: dict, q):
     on the diagonal; what ``mass_matrix`` runs for one state of a small model."""
     R, p = poses(model, K, q)
     S, p = subspaces(model, K, R, p)
-    H = _mass(model, S, *world_inertias(K, R, p))
-    return H + jnp.diag(K["armature"])
+    return _mass(model, S, *world_inertias(K, R, p), K["armature"])
 
 
 def mass_and_bias(model: Model, K: dict, q, v, g, f_ext=None):
@@ -504,7 +516,7 @@ def mass_and_bias(model: Model, K: dict, q, v, g, f_ext=None):
     R, p = poses(model, K, q)
     S, p = subspaces(model, K, R, p)
     m, h, I = world_inertias(K, R, p)
-    H = _mass(model, S, m, h, I) + jnp.diag(K["armature"])
+    H = _mass(model, S, m, h, I, K["armature"])
     V, A = motion(model, S, v, None, K["gravity"] or jnp.broadcast_to(g, (3,)))
     f = forces(m, h, I, V, A)
     if f_ext is not None:

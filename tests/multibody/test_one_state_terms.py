@@ -268,3 +268,22 @@ def test_a_known_gravity_is_numbers_in_the_program(tmp_path, gravity):
     text = jax.jit(lambda q: calls["rnea"](q, gravity)).lower(q).compile().as_text()
     sizes = _constant_bytes(text[text.index("ENTRY") :])
     assert sizes and 6 * 8 not in sizes, sizes  # the terms' chunks, no [0; g] (6 doubles)
+
+
+@pytest.mark.parametrize("op", ["fk", "jacobian", "rnea", "mass", "fd"])
+def test_one_state_programs_of_a_model_passed_as_an_argument_hold_no_constant(op):
+    """The model an argument of ``jit`` (its terms read from its two leaves): no constant in
+    the one-state programs of a chain, every one a buffer XLA:CPU allocates at every call
+    (the default gravity is numbers in the program, ``Σ`` formed from slices, not a gather
+    of constant indices, and the mass matrix mirrored by selects on indices, no zeros)."""
+    model = mb.chain_model(6, length=0.3)
+    q, v = jnp.linspace(0.1, 0.6, 6), jnp.full(6, 0.3)
+    f = {
+        "fk": lambda m, q: mb.forward_kinematics(m, q).poses,
+        "jacobian": lambda m, q: mb.frame_jacobian(m, q, m.body_names[-1]),
+        "rnea": lambda m, q: mb.rnea(m, q, v, v),
+        "mass": lambda m, q: mb.mass_matrix(m, q),
+        "fd": lambda m, q: mb.forward_dynamics(m, q, v, v),
+    }[op]
+    text = jax.jit(f).lower(model, q).compile().as_text()
+    assert _constant_bytes(text[text.index("ENTRY") :]) == []
