@@ -839,8 +839,8 @@ def _unpack(structure: ModelStructure, values) -> dict:
 #: ``(leaves, structure)`` of a model (``jax.tree.flatten``; at every call of a jitted function
 #: that takes the model): the two leaves, ``m.body_values`` and ``m.other_values``, are
 #: ``m._values`` when kept on the model (else ``Model.__getattr__`` packs them). An
-#: ``attrgetter`` runs no Python frame: 0.17 µs less per call than a function calling
-#: ``m._leaves()`` (benchmarks/README.md, "The model as an argument, after the axes")
+#: ``attrgetter`` runs no Python frame (benchmarks/README.md, "The joint axes and gravity as
+#: numbers in the program")
 _flatten_model = operator.attrgetter("_values", "structure")
 
 
