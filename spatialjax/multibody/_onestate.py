@@ -54,24 +54,22 @@ def _sums(x, sets):
 
 
 # ---------------------------------------------------------------------- terms
-#: ``[Ixx, Ixy, Ixz, Ixy, Iyy, Iyz, Ixz, Iyz, Izz]`` (``I`` row-major) in the 10-vector
-#: ``[m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``
-_I_ENTRIES = np.array([4, 5, 7, 5, 6, 8, 7, 8, 9])
-
-
 def _sigma(params):
     """``Σ = ½ tr(I) 1 − I`` (row-major, ``(..., nb, 9)``) of the bodies' 10-vectors ``params
     (..., nb, 10)``: the second moment of the mass about the body origin (NumPy in, NumPy
-    out). A gather and a diagonal mask: for a model passed as an argument one fused kernel
-    (a product with a constant matrix is a matrix-product call, a stack of the nine entries
-    or selects on an index several kernels)."""
+    out). ``I`` row-major is the entries ``4 5 7 / 5 6 8 / 7 8 9`` of the 10-vector ``[m, h,
+    Ixx, Ixy, Iyy, Ixz, Iyz, Izz]``: five runs of it concatenated, and a diagonal mask. For a
+    model passed as an argument one fused kernel and no constant (a gather reads its indices
+    from a constant, a buffer at every call; a product with a constant matrix is a
+    matrix-product call; a stack of the nine entries or selects on an index several
+    kernels)."""
     xp = np if isinstance(params, np.ndarray) else jnp
     half = 0.5 * (params[..., 4:5] + params[..., 6:7] + params[..., 9:10])
     if xp is np:
         diag = np.arange(9) % 4 == 0
     else:  # an iota, not a constant of the program
         diag = jax.lax.broadcasted_iota(np.int32, (9,), 0) % 4 == 0
-    p = params  # I row-major: entries 4 5 7 / 5 6 8 / 7 8 9 of the 10-vector, five runs
+    p = params
     runs = [p[..., 4:6], p[..., 7:8], p[..., 5:7], p[..., 8:9], p[..., 7:10]]
     return xp.where(diag, half, 0.0) - xp.concatenate(runs, axis=-1)
 
