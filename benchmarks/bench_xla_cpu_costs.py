@@ -18,6 +18,9 @@ Families (rows ``family/variant``):
 * ``big-constant/...``: the same chain of 32 products reading six constants of 64 doubles,
   or one of 64, or one of 512 doubles (over 512 bytes: the thunk executor's sequential
   rule no longer holds);
+* ``executor/...``: two independent chains of 8 products (a program that is not one chain)
+  reading an argument of 504 or of 1,400 bytes (the Panda model's first leaf): over 512
+  bytes, XLA:CPU's thunk executor leaves its sequential mode;
 * ``model/...``: a no-op taking the Panda ``Model``, a plain custom pytree node of the same
   two arrays, the two arrays alone, and neither (the cost of flattening the model).
 
@@ -106,6 +109,14 @@ def _chain(n: int, sizes=()):
     return f
 
 
+def _two_chains(q, x):
+    a, b = q[:3, None] * q[None, 1:4], q[1:4, None] * q[None, 4:7] + 0.0 * x[0, 0]
+    for _ in range(8):
+        a = jnp.dot(a, a, precision="highest") * 0.1 + 0.5
+        b = jnp.dot(b, b, precision="highest") * 0.1 + 0.5
+    return a + b
+
+
 class _Node:
     """Two arrays as a plain custom pytree node (the reference for ``Model``'s flattening)."""
 
@@ -129,6 +140,10 @@ def families(model) -> dict:
             "6 x 64": (_chain(32, (64,) * 6), (q,)),
             "1 x 64": (_chain(32, (64,)), (q,)),
             "1 x 512": (_chain(32, (512,)), (q,)),
+        },
+        "executor": {
+            "504-byte argument": (_two_chains, (q, jnp.ones((7, 9)))),
+            "1,400-byte argument": (_two_chains, (q, jnp.ones((7, 25)))),
         },
         "model": {
             "q": (noop, (q,)),

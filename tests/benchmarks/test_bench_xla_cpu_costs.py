@@ -39,6 +39,8 @@ def test_every_variant_computes_what_it_names():
         np.testing.assert_allclose(np.asarray(jax.jit(f)(*x)), q + 1.0, rtol=0, atol=1e-15)
     big = {k: np.asarray(jax.jit(f)(*x)) for k, (f, x) in fams["big-constant"].items()}
     assert all(np.isfinite(v).all() for v in big.values())
+    small, large = (np.asarray(jax.jit(f)(*x)) for f, x in fams["executor"].values())
+    np.testing.assert_array_equal(small, large)  # the argument's size, nothing else
 
 
 def test_command_line_writes_its_table(tmp_path):
@@ -50,7 +52,7 @@ def test_command_line_writes_its_table(tmp_path):
            "--calls", "2", "--out", str(tmp_path), "--name", "costs"]  # fmt: skip
     subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
     rows = json.loads((tmp_path / "costs.json").read_text())["rows"]
-    families = {"constants", "outputs", "kernels", "big-constant", "model"}
+    families = {"constants", "outputs", "kernels", "big-constant", "executor", "model"}
     assert {r["family"] for r in rows} == families
     assert all(r["run_s"] > 0 for r in rows)
     assert (tmp_path / "costs.txt").read_text().count("\n| ") == len(rows) + 1
