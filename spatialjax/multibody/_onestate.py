@@ -22,6 +22,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.interpreters import partial_eval as pe
 
 from .. import _smallmat as smallmat
 from . import _batchlast as batchlast
@@ -29,6 +30,7 @@ from . import _sweep as sweep
 from ._model import Model, _unpack, _writable
 
 _Tracer = jax.core.Tracer  # pyright: ignore[reportAttributeAccessIssue]
+_StagingTracer = pe.DynamicJaxprTracer
 
 
 # ----------------------------------------------------------------- structure
@@ -136,26 +138,56 @@ _CHUNK_BYTES = 512
 
 @jax.tree_util.register_pytree_node_class
 class HostTerms:
-    """A closed-over model's terms for the one-state programs (``host_terms``): ``chunks``,
-    NumPy arrays of at most ``_CHUNK_BYTES`` (the packed terms one after the other, raveled,
-    in the model's dtype: the leaves, which enter a program as constants), ``axes``, the
-    joint axes as tuples of Python floats, and ``gravity``, a call's gravity known when it
-    is traced (``packed_terms``; None otherwise). The last two are static: written into the
-    program as numbers, so that the joint rotations' ``P K`` and ``P K²`` and the gravity
-    cost no constant, and a product with a zero or unit component no operation."""
+    """A closed-over model's terms for the one-state programs (``host_terms``).
 
-    def __init__(self, chunks: tuple | None, axes: tuple | None, gravity: tuple | None = None):
-        self.chunks = chunks  # None (and axes None): a traced model, only the gravity known
+    Attributes:
+      chunks: NumPy arrays of at most ``_CHUNK_BYTES``, the packed terms one after the other,
+        raveled, in the model's dtype (leaves: constants of the program); None for a traced
+        model (only ``gravity`` is known).
+      axes: the joint axes ``(nb, 3)``: tuples of Python floats (static: numbers written into
+        the program, so that the joint rotations' ``P K`` and ``P K²`` cost no constant, and a
+        product with a zero or unit component no operation), or a NumPy array (a leaf).
+      gravity: a call's gravity ``(3,)`` as static numbers, or None (the call's array).
+
+    Static numbers are part of the compiled kernels' cache keys: ``host_terms`` and
+    ``packed_terms`` write them only while a program is being staged (``staging``), whose
+    constants they replace; under an eager ``vmap`` or ``grad`` they stay leaves, and one
+    compiled kernel serves every model of a structure and every gravity.
+    """
+
+    def __init__(self, chunks: tuple | None, axes, gravity: tuple | None = None):
+        self.chunks = chunks
         self.axes = axes
         self.gravity = gravity
 
     def tree_flatten(self):
-        return self.chunks or (), (self.axes, self.gravity, self.chunks is None)
+        static = isinstance(self.axes, tuple) or self.axes is None
+        leaves = (self.chunks or ()) + (() if static else (self.axes,))
+        return leaves, (self.axes if static else None, self.gravity, self.chunks is None, static)
 
     @classmethod
-    def tree_unflatten(cls, static, chunks):
-        axes, gravity, traced = static
-        return cls(None if traced else tuple(chunks), axes, gravity)
+    def tree_unflatten(cls, aux, leaves):
+        axes, gravity, traced, static = aux
+        leaves = tuple(leaves)
+        if not static:
+            leaves, axes = leaves[:-1], leaves[-1]
+        return cls(None if traced else leaves, axes, gravity)
+
+
+def staging(x) -> bool:
+    """Whether ``x`` is a tracer of a program being staged (``jit``, ``lax.scan``, ...), not of
+    an eager transformation (``vmap``, ``grad`` of an eager call) whose kernels are compiled
+    on their own."""
+    return isinstance(x, _StagingTracer)
+
+
+def _static_numbers(x) -> tuple | None:
+    """A NumPy array's entries as nested tuples of Python floats (in its dtype), or None if
+    one is not finite (NaN is unequal to itself: a cache key that never matches)."""
+    x = np.asarray(x)
+    if not np.isfinite(x).all():
+        return None
+    return tuple(map(tuple, x.tolist())) if x.ndim == 2 else tuple(x.tolist())
 
 
 def host_terms(model: Model, x) -> HostTerms | None:
@@ -172,7 +204,7 @@ def host_terms(model: Model, x) -> HostTerms | None:
         return None  # an eager call
     packed = model.__dict__.get("_host_terms")  # only ever kept on a model that is fixed
     if packed is not None:
-        return packed
+        return _for_trace(packed, x)
     fields, keep = _host_fields(model)
     if fields is None or fields["placements"].E.ndim != 3:
         return None  # a traced model, or a batch of models
@@ -183,25 +215,34 @@ def host_terms(model: Model, x) -> HostTerms | None:
              for k in _aligned(model, dtype)[1]]  # fmt: skip
     flat = np.concatenate(parts).astype(dtype)
     n = _CHUNK_BYTES // flat.itemsize
-    axes = tuple(tuple(float(c) for c in a) for a in fields["axes"])  # in the model's dtype
-    packed = HostTerms(tuple(flat[i : i + n] for i in range(0, flat.size, n)), axes)
+    chunks = tuple(flat[i : i + n] for i in range(0, flat.size, n))
+    packed = HostTerms(chunks, np.array(fields["axes"], dtype))
     if keep:  # writable NumPy fields: made again at every trace
         object.__setattr__(model, "_host_terms", packed)
-    return packed
+    return _for_trace(packed, x)
+
+
+def _for_trace(packed: HostTerms, x) -> HostTerms:
+    """``packed`` (its axes a NumPy array) with the axes as static numbers if ``x`` is being
+    staged (``staging``) and they are finite."""
+    axes = _static_numbers(packed.axes) if staging(x) else None
+    return packed if axes is None else HostTerms(packed.chunks, axes)
 
 
 def packed_terms(method: str, model: Model, batch: tuple, q, gravity=None) -> HostTerms | None:
     """``host_terms(model, q)`` for a call that ``method`` sweeps as one state
-    (``sweep.one_state``), else None: what a public function passes to its kernel; inside a
-    trace (``q`` a tracer), with the call's ``gravity`` (a checked ``(3,)`` array) as
-    numbers where it is known (an eager call passes it as an array: one compiled kernel
-    whatever its value)."""
+    (``sweep.one_state``), else None: what a public function passes to its kernel; while a
+    program is being staged (``staging(q)``), with the call's ``gravity`` (a checked ``(3,)``
+    array) as static numbers where it is known and finite (otherwise it stays the kernel's
+    array argument: one compiled kernel whatever its value)."""
     if not sweep.one_state(method, model, batch):
         return None
     packed = host_terms(model, q)
-    if not isinstance(q, _Tracer) or gravity is None or isinstance(gravity, _Tracer):
+    if not staging(q) or gravity is None or isinstance(gravity, _Tracer):
         return packed
-    g = tuple(float(x) for x in np.asarray(gravity).reshape(3))
+    g = _static_numbers(np.asarray(gravity).reshape(3))
+    if g is None:
+        return packed
     if packed is None:
         return HostTerms(None, None, g)
     return HostTerms(packed.chunks, packed.axes, g)
