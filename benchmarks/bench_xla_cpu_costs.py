@@ -14,7 +14,8 @@ Families (rows ``family/variant``):
   ``optimization_barrier`` (a buffer allocated at every call);
 * ``outputs/k``: ``k`` output arrays of one number each (a buffer and an array object
   each);
-* ``kernels/k``: a chain of ``k`` 3x3 products (a dot and a fused kernel each);
+* ``kernels/k``: ``k`` kernels, a chain of ``(k - 1) / 2`` 3x3 products (a dot and a fused
+  kernel each, after the first kernel);
 * ``big-constant/...``: the same chain of 32 products reading six constants of 64 doubles,
   or one of 64, or one of 512 doubles (over 512 bytes: the thunk executor's sequential
   rule no longer holds);
