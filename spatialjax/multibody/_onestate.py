@@ -317,13 +317,8 @@ ALL = FD
 def _scaled_sum(terms: list, like):
     """``Σ k x`` over ``(x, k)`` pairs with Python-float ``k``: a zero ``k`` skipped, ``±1``
     a sign (zeros like ``like`` if nothing is left)."""
-    out = None
-    for x, k in terms:
-        if k == 0.0:
-            continue
-        x = x if k == 1.0 else -x if k == -1.0 else k * x
-        out = x if out is None else out + x
-    return jnp.zeros_like(like) if out is None else out
+    scaled = [x if k == 1.0 else -x if k == -1.0 else k * x for x, k in terms if k != 0.0]
+    return smallmat.sum_terms(scaled) if scaled else jnp.zeros_like(like)
 
 
 def axis_cross(x, a):
