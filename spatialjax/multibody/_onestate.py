@@ -6,11 +6,11 @@ root's). Derivation: docs page ``dynamics.md#one-state``.
 The model's numbers reach these programs as *terms* (``terms``): from the model's fields
 when they are traced, or, for a model whose values are known when the caller's program is
 traced (closed over by ``jit``), computed here in NumPy and packed into a few constants of
-at most 512 bytes behind an ``optimization_barrier`` (``host_terms``), the joint axes as
-numbers written into the program (``HostTerms.axes``). XLA:CPU allocates a buffer per
-constant at every call, and would otherwise fold the model into one constant per field and
-body; the tree's structure enters as static sums over ancestors and subtrees, not as
-constant 0/1 matrices.
+at most 512 bytes behind an ``optimization_barrier`` (``host_terms``), the joint axes (and a
+known gravity) as numbers written into the program while it is staged (``HostTerms``).
+XLA:CPU allocates a buffer per constant at every call, and would otherwise fold the model
+into one constant per field and body; the tree's structure enters as static sums over
+ancestors and subtrees, not as constant 0/1 matrices.
 """
 
 from __future__ import annotations
