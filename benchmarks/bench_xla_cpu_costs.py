@@ -21,9 +21,12 @@ Families (rows ``family/variant``):
   rule no longer holds);
 * ``executor/...``: two independent chains of 8 products (a program that is not one chain)
   reading an argument of 504 or of 1,400 bytes (the Panda model's first leaf): over 512
-  bytes, XLA:CPU's thunk executor leaves its sequential mode;
+  bytes, XLA:CPU's thunk executor leaves its sequential mode; and one chain of 16 products
+  reading the same arguments (every kernel reads its predecessor's result: in sequence
+  whatever the sizes);
 * ``model/...``: a no-op taking the Panda ``Model``, a plain custom pytree node of the same
-  two arrays, the two arrays alone, and neither (the cost of flattening the model).
+  two arrays, the same two arrays as the fields of a ``register_dataclass`` node, the two
+  arrays alone, and neither (the cost of flattening the model).
 
 Run: ``PYTHONPATH=. python benchmarks/bench_xla_cpu_costs.py --out benchmarks/results
 --name xla_cpu_costs``.
@@ -54,6 +57,7 @@ ARGS = _parse() if __name__ == "__main__" else None
 if ARGS is not None:
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + FRAX_FLAGS).strip()
 
+import dataclasses  # noqa: E402
 import datetime  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
@@ -118,6 +122,13 @@ def _two_chains(q, x):
     return a + b
 
 
+def _one_chain(q, x):
+    a = q[:3, None] * q[None, 1:4] + 0.0 * x[0, 0]
+    for _ in range(16):
+        a = jnp.dot(a, a, precision="highest") * 0.1 + 0.5
+    return a
+
+
 class _Node:
     """Two arrays as a plain custom pytree node (the reference for ``Model``'s flattening)."""
 
@@ -126,6 +137,15 @@ class _Node:
 
 
 jax.tree_util.register_pytree_node(_Node, lambda n: (n.leaves, None), lambda _, x: _Node(x))
+
+
+@jax.tree_util.register_dataclass
+@dataclasses.dataclass(frozen=True)
+class _Fields:
+    """Two arrays as the fields of a ``register_dataclass`` node (flattened by JAX in C++)."""
+
+    first: jax.Array
+    second: jax.Array
 
 
 def families(model) -> dict:
@@ -145,11 +165,14 @@ def families(model) -> dict:
         "executor": {
             "504-byte argument": (_two_chains, (q, jnp.ones((7, 9)))),
             "1,400-byte argument": (_two_chains, (q, jnp.ones((7, 25)))),
+            "504-byte argument, one chain": (_one_chain, (q, jnp.ones((7, 9)))),
+            "1,400-byte argument, one chain": (_one_chain, (q, jnp.ones((7, 25)))),
         },
         "model": {
             "q": (noop, (q,)),
             "two arrays, q": (noop, (*leaves, q)),
             "plain node, q": (noop, (_Node(leaves), q)),
+            "dataclass node, q": (noop, (_Fields(*leaves), q)),
             "Model, q": (noop, (model, q)),
         },
     }

@@ -39,8 +39,19 @@ def test_every_variant_computes_what_it_names():
         np.testing.assert_allclose(np.asarray(jax.jit(f)(*x)), q + 1.0, rtol=0, atol=1e-15)
     big = {k: np.asarray(jax.jit(f)(*x)) for k, (f, x) in fams["big-constant"].items()}
     assert all(np.isfinite(v).all() for v in big.values())
-    small, large = (np.asarray(jax.jit(f)(*x)) for f, x in fams["executor"].values())
+    small, large, small1, large1 = (
+        np.asarray(jax.jit(f)(*x)) for f, x in fams["executor"].values()
+    )
     np.testing.assert_array_equal(small, large)  # the argument's size, nothing else
+    np.testing.assert_array_equal(small1, large1)
+    assert (
+        bx.kernels(
+            jax.jit(fams["executor"]["1,400-byte argument, one chain"][0])
+            .lower(*fams["executor"]["1,400-byte argument, one chain"][1])
+            .compile()
+        )
+        == 33
+    )
 
 
 def test_command_line_writes_its_table(tmp_path):
