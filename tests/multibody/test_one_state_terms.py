@@ -104,6 +104,12 @@ def test_terms_are_packed_only_for_a_concrete_model_inside_a_trace(tmp_path):
     assert got["closed"].chunks is first.chunks
 
 
+def _entry(f, *x):
+    """The entry computation of ``jax.jit(f)``'s compiled program at ``x`` (XLA's text)."""
+    text = jax.jit(f).lower(*x).compile().as_text()
+    return text[text.index("ENTRY") :]
+
+
 def _constant_bytes(compiled_text):
     sizes = []
     for dt, dims in re.findall(r"= (f64|f32|s32|pred)\[([\d,]*)\]\{?[\d,]*\}? constant\(",
@@ -126,8 +132,7 @@ def test_closed_over_one_state_programs_hold_no_constant_over_512_bytes(tmp_path
         "mass": lambda q: mb.mass_matrix(model, q),
         "fd": lambda q: mb.forward_dynamics(model, q, v, a),
     }[op]
-    text = str(jax.jit(f).lower(q).compile().as_text())
-    sizes = _constant_bytes(text[text.index("ENTRY") :])
+    sizes = _constant_bytes(_entry(f, q))
     assert sizes and max(sizes) <= 512, sizes
     assert len(sizes) <= 10, sizes  # not one per folded field
 
@@ -180,20 +185,16 @@ def test_one_state_calls_in_one_program_share_their_poses():
     model = mb.chain_model(6, length=0.3)
     q, v = jnp.linspace(0.1, 0.6, 6), jnp.full(6, 0.3)
 
-    def entry(f):
-        text = jax.jit(f).lower(q).compile().as_text()
-        return text[text.index("ENTRY") :]
-
     def products(f):
-        return len(re.findall(r"= f(?:64|32)\[3,3\]\{1,0\} dot\(", entry(f)))
+        return len(re.findall(r"= f(?:64|32)\[3,3\]\{1,0\} dot\(", _entry(f, q)))
 
     alone = products(lambda q: mb.mass_matrix(model, q))
     step = products(lambda q: (mb.mass_matrix(model, q), mb.nonlinear_effects(model, q, v),
                                mb.frame_jacobian(model, q, model.frame_names[-1]),
                                mb.forward_kinematics(model, q).poses))  # fmt: skip
     assert alone >= model.nbodies - 1 and step == alone
-    fk = _constant_bytes(entry(lambda q: mb.forward_kinematics(model, q).poses))
-    fd = _constant_bytes(entry(lambda q: mb.forward_dynamics(model, q, v, v)))
+    fk = _constant_bytes(_entry(lambda q: mb.forward_kinematics(model, q).poses, q))
+    fd = _constant_bytes(_entry(lambda q: mb.forward_dynamics(model, q, v, v), q))
     assert 0 < len(fk) < len(fd)
 
 
@@ -239,8 +240,7 @@ def test_closed_over_forward_kinematics_reads_only_the_placements():
     (the joint axes are numbers in the program, ``P K`` and ``P K²`` formed there)."""
     model = mb.chain_model(7, length=0.3)  # P and p: 7 · 12 doubles, two chunks of 64
     q = jnp.linspace(0.1, 0.7, 7)
-    text = jax.jit(lambda q: mb.forward_kinematics(model, q).poses).lower(q).compile().as_text()
-    sizes = _constant_bytes(text[text.index("ENTRY") :])
+    sizes = _constant_bytes(_entry(lambda q: mb.forward_kinematics(model, q).poses, q))
     assert sizes == [512, 512], sizes
 
 
@@ -268,8 +268,7 @@ def test_a_known_gravity_is_numbers_in_the_program(tmp_path, gravity):
             np.testing.assert_allclose(argued, eager, rtol=0, atol=1e-11, err_msg=name)
 
     def constants(f, *x):
-        text = jax.jit(f).lower(*x).compile().as_text()
-        return sorted(_constant_bytes(text[text.index("ENTRY") :]))
+        return sorted(_constant_bytes(_entry(f, *x)))
 
     # no constant that the program with the gravity as its argument does not have too
     closed = constants(lambda q: calls["rnea"](q, gravity), q)
@@ -294,8 +293,7 @@ def test_one_state_programs_of_a_model_passed_as_an_argument_hold_no_constant(op
         "mass": lambda m, q: mb.mass_matrix(m, q),
         "fd": lambda m, q: mb.forward_dynamics(m, q, v, v),
     }[op]
-    text = jax.jit(f).lower(model, q).compile().as_text()
-    assert _constant_bytes(text[text.index("ENTRY") :]) == []
+    assert _constant_bytes(_entry(f, model, q)) == []
 
 
 def test_eager_transforms_compile_one_kernel_whatever_the_gravity_and_the_axes(compiles):
